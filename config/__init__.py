@@ -1,0 +1,1 @@
+"""Settings: settings.yaml, profiles and environment variables, as pydantic-settings models."""

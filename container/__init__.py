@@ -1,0 +1,1 @@
+"""The composition root: wires bloge from settings, and the ``bloge`` command line."""
