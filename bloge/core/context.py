@@ -1,0 +1,112 @@
+"""``OperatorContext``: the values an operator can see, layered from root to child."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+_MISSING: Any = object()
+
+
+class OperatorContext(Mapping[str, Any]):
+    """Read-only values visible to an operator, with parent fallback and dotted lookups.
+
+    ``ctx["user"]`` reads one key (own values first, then the parents');
+    ``ctx.get("user.locale")`` walks a dotted path through nested mappings and objects.
+    ``execution_id``, ``graph_name`` and ``node_id`` say where in a run the operator executes.
+    """
+
+    __slots__ = ("_parent", "_values", "execution_id", "graph_name", "node_id")
+
+    execution_id: str
+    graph_name: str | None
+    node_id: str | None
+
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        parent: OperatorContext | None = None,
+        execution_id: str | None = None,
+        graph_name: str | None = None,
+        node_id: str | None = None,
+    ) -> None:
+        self._values: dict[str, Any] = dict(values or {})
+        self._parent = parent
+        self.execution_id = execution_id or (parent.execution_id if parent else uuid.uuid4().hex)
+        self.graph_name = graph_name if graph_name is not None else (
+            parent.graph_name if parent else None
+        )
+        self.node_id = node_id if node_id is not None else (parent.node_id if parent else None)
+
+    @classmethod
+    def root(
+        cls,
+        values: Mapping[str, Any] | None = None,
+        *,
+        execution_id: str | None = None,
+        graph_name: str | None = None,
+    ) -> OperatorContext:
+        """A context with no parent: the start of one execution."""
+        return cls(values, execution_id=execution_id, graph_name=graph_name)
+
+    def child(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        graph_name: str | None = None,
+        node_id: str | None = None,
+    ) -> OperatorContext:
+        """A context that sees ``values`` first and this context's values behind them."""
+        return OperatorContext(values, parent=self, graph_name=graph_name, node_id=node_id)
+
+    def __getitem__(self, key: str) -> Any:
+        context: OperatorContext | None = self
+        while context is not None:
+            value = context._values.get(key, _MISSING)
+            if value is not _MISSING:
+                return value
+            context = context._parent
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value at ``key``; a dotted key such as ``"user.locale"`` walks nested values."""
+        try:
+            return self[key]
+        except KeyError:
+            pass
+        if "." not in key:
+            return default
+        head, *rest = key.split(".")
+        value = self.get(head, _MISSING)
+        for part in rest:
+            if value is _MISSING or value is None:
+                return default
+            if isinstance(value, Mapping):
+                value = value.get(part, _MISSING)
+            else:
+                value = getattr(value, part, _MISSING)
+        return default if value is _MISSING else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flattened())
+
+    def __len__(self) -> int:
+        return len(self._flattened())
+
+    def __contains__(self, key: object) -> bool:
+        context: OperatorContext | None = self
+        while context is not None:
+            if key in context._values:
+                return True
+            context = context._parent
+        return False
+
+    def _flattened(self) -> dict[str, Any]:
+        merged = dict(self._parent._flattened()) if self._parent else {}
+        merged.update(self._values)
+        return merged
+
+    def __repr__(self) -> str:
+        return f"OperatorContext({self._flattened()!r}, execution_id={self.execution_id!r})"

@@ -1,0 +1,129 @@
+"""Operators: the units of work a graph node (or an agent's tool) runs.
+
+An operator is anything with ``execute(input, ctx)`` — sync or async — or a plain function
+``fn(input, ctx)`` / ``fn(input)``. :func:`bind` inspects it once and returns a
+:class:`BoundOperator` whose ``invoke`` is always awaitable: sync code runs in a worker thread
+so that the event loop, concurrency caps and cancellation keep working around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from bloge.core.context import OperatorContext
+
+
+@runtime_checkable
+class Operator(Protocol):
+    """The operator protocol. ``execute`` may be a coroutine function."""
+
+    def execute(self, input: Any, ctx: OperatorContext) -> Any:
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorMetadata:
+    """What an operator tells a model about itself (Chapter 7, "Designing Good Operators").
+
+    An agent tool whose DSL ``description`` is empty is described to the model with these.
+    """
+
+    prompt_hint: str = ""
+    usage_example: str = ""
+    constraints_description: str = ""
+
+    def describe(self) -> str:
+        """One tool description: the hint, then the example and constraints when present."""
+        parts = [self.prompt_hint.strip()]
+        if self.usage_example.strip():
+            parts.append(f"Example: {self.usage_example.strip()}")
+        if self.constraints_description.strip():
+            parts.append(f"Constraints: {self.constraints_description.strip()}")
+        return "\n".join(p for p in parts if p)
+
+
+def operator_metadata(operator: object) -> OperatorMetadata:
+    """The operator's ``metadata`` attribute, or a hint taken from its docstring."""
+    declared = getattr(operator, "metadata", None)
+    if isinstance(declared, OperatorMetadata):
+        return declared
+    doc = inspect.getdoc(operator if callable(operator) and not hasattr(operator, "execute")
+                         else type(operator))
+    first_paragraph = doc.split("\n\n", 1)[0].replace("\n", " ").strip() if doc else ""
+    return OperatorMetadata(prompt_hint=first_paragraph)
+
+
+class BoundOperator:
+    """An operator inspected once, ready to be invoked many times."""
+
+    __slots__ = ("_call", "_takes_ctx", "input_type", "is_async", "name", "target")
+
+    def __init__(self, name: str, target: object) -> None:
+        call = _entry_point(name, target)
+        self.name = name
+        self.target = target
+        self._call = call
+        self.is_async = inspect.iscoroutinefunction(call)
+        self._takes_ctx = _positional_arity(call) >= 2
+        self.input_type = _input_annotation(call)
+
+    async def invoke(self, input: Any, ctx: OperatorContext) -> Any:
+        """Run the operator; sync operators run in a worker thread."""
+        args = (input, ctx) if self._takes_ctx else (input,)
+        if self.is_async:
+            return await self._call(*args)
+        result = await asyncio.to_thread(self._call, *args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def __repr__(self) -> str:
+        kind = "async" if self.is_async else "sync"
+        return f"<BoundOperator {self.name!r} ({kind}) {self.target!r}>"
+
+
+def bind(name: str, target: object) -> BoundOperator:
+    """Inspect ``target`` as an operator; raise ``TypeError`` when it cannot be one."""
+    return BoundOperator(name, target)
+
+
+def _entry_point(name: str, target: object) -> Callable[..., Any]:
+    execute = getattr(target, "execute", None)
+    if callable(execute):
+        return execute  # type: ignore[no-any-return]  # getattr is untyped; checked callable
+    if callable(target) and not isinstance(target, type):
+        return target
+    raise TypeError(
+        f"operator {name!r} must have an execute(input, ctx) method or be a function, "
+        f"got {type(target).__name__}"
+    )
+
+
+def _positional_arity(call: Callable[..., Any]) -> int:
+    try:
+        signature = inspect.signature(call)
+    except (TypeError, ValueError):  # builtins without a signature: assume the full protocol
+        return 2
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = list(signature.parameters.values())
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return 2
+    return sum(1 for p in params if p.kind in kinds)
+
+
+def _input_annotation(call: Callable[..., Any]) -> Any:
+    """The declared type of the operator's input parameter, or ``None``."""
+    try:
+        hints = typing.get_type_hints(call)
+        first = next(iter(inspect.signature(call).parameters))
+    except (NameError, TypeError, ValueError, StopIteration):
+        return None
+    return hints.get(first)
+
+
+OperatorFunction = Callable[[Any, OperatorContext], Any | Awaitable[Any]]

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from bloge import Graph, JsonCodec, Node, OperatorContext, OperatorRegistry
+from bloge.core import BlogeUsageError
+
+
+def test_dotted_lookups_walk_nested_values() -> None:
+    ctx = OperatorContext.root({"user": {"locale": "de-DE", "profile": {"tier": "gold"}}})
+    assert ctx.get("user.locale") == "de-DE"
+    assert ctx.get("user.profile.tier") == "gold"
+    assert ctx.get("user.missing.deeper", "fallback") == "fallback"
+
+
+def test_a_child_sees_its_own_values_first_then_its_parents() -> None:
+    root = OperatorContext.root({"a": 1, "b": 2}, graph_name="g")
+    child = root.child({"b": 20}, node_id="n1")
+    assert (child["a"], child["b"]) == (1, 20)
+    assert dict(child) == {"a": 1, "b": 20}
+    assert child.execution_id == root.execution_id
+    assert (child.graph_name, child.node_id) == ("g", "n1")
+
+
+class _Add:
+    async def execute(self, input: Mapping[str, Any], ctx: OperatorContext) -> int:
+        return int(input["a"]) + int(input["b"])
+
+
+class _Const:
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def evaluate(self, scope: Mapping[str, Any]) -> object:
+        return scope["args"][self.value] if isinstance(self.value, str) else self.value
+
+
+async def test_a_one_node_graph_runs_its_operator_and_hands_back_the_result_node() -> None:
+    graph = Graph("tool:add", (Node("add", "adder", {"a": _Const("x"), "b": _Const(2)}),))
+    outputs = await graph.run(
+        OperatorRegistry({"adder": _Add()}), None, OperatorContext.root(), scope={"args": {"x": 40}}
+    )
+    assert outputs == {"add": 42}
+
+
+async def test_nodes_without_bindings_receive_the_previous_output() -> None:
+    graph = Graph("chain", (Node("one", "inc"), Node("two", "inc")))
+    outputs = await graph.run(OperatorRegistry({"inc": lambda n: n + 1}), 1, OperatorContext.root())
+    assert outputs == {"one": 2, "two": 3}
+
+
+def test_graphs_need_nodes_with_unique_ids() -> None:
+    with pytest.raises(BlogeUsageError, match="no nodes"):
+        Graph("empty", ())
+    with pytest.raises(BlogeUsageError, match="repeats node ids"):
+        Graph("dup", (Node("a", "x"), Node("a", "y")))
+
+
+class _Tier(enum.Enum):
+    GOLD = "gold"
+
+
+@dataclasses.dataclass
+class _Ticket:
+    id: str
+    opened: dt.date
+    tier: _Tier
+
+
+def test_the_default_codec_writes_compact_json_of_records() -> None:
+    codec = JsonCodec()
+    ticket = _Ticket("TCK-1", dt.date(2026, 1, 2), _Tier.GOLD)
+    assert codec.encode({"ticket": ticket, "n": None, "ü": (1, 2)}) == (
+        '{"ticket":{"id":"TCK-1","opened":"2026-01-02","tier":"gold"},"n":null,"ü":[1,2]}'
+    )
+    assert codec.decode('{"a": [1, 2.5]}') == {"a": [1, 2.5]}
+
+
+def test_the_codec_refuses_values_without_a_json_form() -> None:
+    with pytest.raises(TypeError, match="no JSON form"):
+        JsonCodec().encode(object())
