@@ -1,0 +1,76 @@
+"""Requests, responses, stream chunks and tool definitions of the provider SPI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bloge.llm.messages import LlmMessage, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """What a model sees of a tool: its name, description and JSON-schema ``parameters``."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}, "required": []}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LlmRequest:
+    """One chat-completion request, provider-neutral.
+
+    ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or a tool name;
+    ``response_format`` is passed to providers that support structured output.
+    """
+
+    model: str
+    messages: tuple[LlmMessage, ...]
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    tools: tuple[ToolDefinition, ...] = ()
+    tool_choice: str | None = None
+    response_format: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LlmResponse:
+    """A complete model answer: text and/or tool calls, why it stopped, and token usage."""
+
+    content: str = ""
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class LlmChunk:
+    """One piece of a streamed answer.
+
+    A chunk carries text (``content``) and/or one complete ``tool_call``. The last chunk has
+    ``done=True`` and, when the provider reported them, ``finish_reason`` and usage.
+    """
+
+    content: str = ""
+    done: bool = False
+    tool_call: ToolCall | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+def effective_finish_reason(reason: str | None, *, has_tool_calls: bool) -> str:
+    """A stream's finish reason; when the provider left it out, infer it from the calls."""
+    if reason:
+        return reason
+    return "tool_calls" if has_tool_calls else "stop"
