@@ -1,0 +1,259 @@
+"""The expression language's standard library.
+
+Functions are plain Python callables registered with their arity; :data:`STANDARD_LIBRARY`
+is what every expression sees. Arity is checked when an expression is compiled; type errors
+raise :class:`FunctionError`, which the evaluator reports as an ``ExpressionError`` at the
+call's position.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bloge.dsl.expression.values import is_number, to_text, type_name
+
+
+class FunctionError(Exception):
+    """A function was called with values it cannot work on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A library function. With ``needs_scope`` it receives the evaluation scope first."""
+
+    name: str
+    call: Callable[..., Any]
+    min_args: int
+    max_args: int | None
+    needs_scope: bool = False
+
+    def arity_text(self) -> str:
+        if self.max_args == self.min_args:
+            return f"{self.min_args} argument{'s' if self.min_args != 1 else ''}"
+        if self.max_args is None:
+            return f"at least {self.min_args} arguments"
+        return f"{self.min_args} to {self.max_args} arguments"
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise FunctionError(f"{name}() needs a string, got {type_name(value)}")
+    return value
+
+
+def _number(name: str, value: Any) -> int | float:
+    if not is_number(value):
+        raise FunctionError(f"{name}() needs a number, got {type_name(value)}")
+    return value  # type: ignore[no-any-return]  # checked by is_number
+
+
+def _len(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, (str, Sequence, Mapping)):
+        return len(value)
+    raise FunctionError(f"len() needs a string, list or map, got {type_name(value)}")
+
+
+def _lower(value: Any) -> str | None:
+    return None if value is None else _text("lower", value).lower()
+
+
+def _upper(value: Any) -> str | None:
+    return None if value is None else _text("upper", value).upper()
+
+
+def _trim(value: Any) -> str | None:
+    return None if value is None else _text("trim", value).strip()
+
+
+def _contains(haystack: Any, needle: Any) -> bool:
+    if haystack is None:
+        return False
+    if isinstance(haystack, str):
+        return _text("contains", needle) in haystack
+    if isinstance(haystack, Mapping):
+        return needle in haystack
+    if isinstance(haystack, Sequence):
+        return needle in haystack
+    raise FunctionError(f"contains() needs a string, list or map, got {type_name(haystack)}")
+
+
+def _starts_with(value: Any, prefix: Any) -> bool:
+    return value is not None and _text("startsWith", value).startswith(_text("startsWith", prefix))
+
+
+def _ends_with(value: Any, suffix: Any) -> bool:
+    return value is not None and _text("endsWith", value).endswith(_text("endsWith", suffix))
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise FunctionError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def _matches(value: Any, pattern: Any) -> bool:
+    if value is None:
+        return False
+    return _regex(_text("matches", pattern)).search(_text("matches", value)) is not None
+
+
+def _replace(value: Any, old: Any, new: Any) -> str | None:
+    if value is None:
+        return None
+    return _text("replace", value).replace(_text("replace", old), _text("replace", new))
+
+
+def _split(value: Any, separator: Any) -> list[str]:
+    if value is None:
+        return []
+    separator = _text("split", separator)
+    if not separator:
+        raise FunctionError("split() needs a non-empty separator")
+    return _text("split", value).split(separator)
+
+
+def _join(values: Any, separator: Any = ",") -> str:
+    if values is None:
+        return ""
+    if not isinstance(values, Sequence) or isinstance(values, str):
+        raise FunctionError(f"join() needs a list, got {type_name(values)}")
+    return _text("join", separator).join(to_text(v) for v in values)
+
+
+def _keys(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise FunctionError(f"keys() needs a map, got {type_name(value)}")
+    return list(value.keys())
+
+
+def _values(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise FunctionError(f"values() needs a map, got {type_name(value)}")
+    return list(value.values())
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or _len(value) == 0
+
+
+def _string(value: Any) -> str:
+    return to_text(value)
+
+
+def _to_number(value: Any) -> int | float | None:
+    if value is None or is_number(value):
+        return value  # type: ignore[no-any-return]  # None or a checked number
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            try:
+                return float(value)
+            except ValueError:
+                raise FunctionError(f"number() cannot read {value!r} as a number") from None
+    raise FunctionError(f"number() needs a string or number, got {type_name(value)}")
+
+
+def _to_int(value: Any) -> int | None:
+    number = _to_number(value)
+    if number is None:
+        return None
+    try:
+        return int(number)
+    except (OverflowError, ValueError):
+        raise FunctionError(f"int() cannot convert {number!r}") from None
+
+
+def _abs(value: Any) -> int | float:
+    return abs(_number("abs", value))
+
+
+def _min(*values: Any) -> Any:
+    items = _spread("min", values)
+    return min(items) if items else None
+
+
+def _max(*values: Any) -> Any:
+    items = _spread("max", values)
+    return max(items) if items else None
+
+
+def _spread(name: str, values: tuple[Any, ...]) -> list[int | float]:
+    if len(values) == 1 and isinstance(values[0], Sequence) and not isinstance(values[0], str):
+        values = tuple(values[0])
+    return [_number(name, v) for v in values]
+
+
+def _round(value: Any, digits: Any = 0) -> int | float:
+    number = _number("round", value)
+    places = _number("round", digits)
+    if not isinstance(places, int):
+        raise FunctionError("round() needs a whole number of digits")
+    try:
+        return round(number) if places == 0 else round(number, places)
+    except OverflowError:
+        raise FunctionError(f"round() cannot round {number!r}") from None
+
+
+def _coalesce(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _tool_call(scope: Mapping[str, Any], name: Any) -> bool:
+    """True when the current turn called the tool ``name`` (agent exit conditions)."""
+    calls = scope.get("tool_calls")
+    if not calls:
+        return False
+    wanted = _text("tool_call", name)
+    for call in calls:
+        called = call.get("name") if isinstance(call, Mapping) else getattr(call, "name", None)
+        if called == wanted:
+            return True
+    return False
+
+
+def _fn(name: str, call: Callable[..., Any], low: int, high: int | None = -1,
+        *, needs_scope: bool = False) -> Function:
+    return Function(name, call, low, low if high == -1 else high, needs_scope)
+
+
+STANDARD_LIBRARY: Mapping[str, Function] = {
+    f.name: f
+    for f in (
+        _fn("len", _len, 1),
+        _fn("lower", _lower, 1),
+        _fn("upper", _upper, 1),
+        _fn("trim", _trim, 1),
+        _fn("contains", _contains, 2),
+        _fn("startsWith", _starts_with, 2),
+        _fn("endsWith", _ends_with, 2),
+        _fn("matches", _matches, 2),
+        _fn("replace", _replace, 3),
+        _fn("split", _split, 2),
+        _fn("join", _join, 1, 2),
+        _fn("keys", _keys, 1),
+        _fn("values", _values, 1),
+        _fn("isEmpty", _is_empty, 1),
+        _fn("string", _string, 1),
+        _fn("number", _to_number, 1),
+        _fn("int", _to_int, 1),
+        _fn("abs", _abs, 1),
+        _fn("min", _min, 1, None),
+        _fn("max", _max, 1, None),
+        _fn("round", _round, 1, 2),
+        _fn("coalesce", _coalesce, 1, None),
+        _fn("tool_call", _tool_call, 1, needs_scope=True),
+    )
+}

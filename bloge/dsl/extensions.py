@@ -1,0 +1,124 @@
+"""The DSL extension SPI and the generic compiler that dispatches blocks to extensions.
+
+An extension claims blocks by their keywords (the agent extension claims ``agent`` and
+``stream agent``) and turns each into a definition. Installed packages advertise extensions
+through the entry-point group ``bloge.dsl.extensions`` — the way a Java jar contributes a
+``DslExtensionProvider`` through its SPI file — so a new block kind needs no wiring.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
+
+from bloge.core.codec import DEFAULT_CODEC, JsonCodec
+from bloge.core.errors import BlogeUsageError, DslError
+from bloge.core.registry import OperatorRegistry
+from bloge.dsl import syntax as s
+from bloge.dsl.parser import parse_document
+from bloge.dsl.source import SourceText
+
+ENTRY_POINT_GROUP = "bloge.dsl.extensions"
+
+
+@dataclass(frozen=True, slots=True)
+class CompileOptions:
+    """What extensions may consult while compiling: the operators that will run, the codec."""
+
+    registry: OperatorRegistry | None = None
+    json_codec: JsonCodec = field(default=DEFAULT_CODEC)
+
+
+@runtime_checkable
+class DslExtensionProvider(Protocol):
+    """Contributes one kind of block to the DSL."""
+
+    kind: str
+
+    def claims(self, block: s.Block) -> bool:
+        """Whether this extension compiles ``block``."""
+        ...
+
+    def compile_block(self, block: s.Block, source: SourceText, options: CompileOptions) -> Any:
+        """The definition ``block`` declares; raise ``DslError`` (possibly collected) if invalid."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledBlock:
+    """One extension block of a document, compiled."""
+
+    kind: str
+    name: str | None
+    definition: Any
+    span: s.Span
+
+
+@functools.cache
+def discover_extensions() -> tuple[DslExtensionProvider, ...]:
+    """Every extension advertised in the ``bloge.dsl.extensions`` entry-point group."""
+    found: list[DslExtensionProvider] = []
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        provided = entry.load()
+        provider = provided() if isinstance(provided, type) else provided
+        if not isinstance(provider, DslExtensionProvider):
+            raise BlogeUsageError(
+                f"entry point {entry.name!r} in {ENTRY_POINT_GROUP!r} is not a "
+                "DslExtensionProvider (needs kind, claims() and compile_block())"
+            )
+        found.append(provider)
+    return tuple(found)
+
+
+class DslCompiler:
+    """Parses documents and compiles every block an extension claims, in document order.
+
+    Blocks no extension claims (``graph``, ``phase``, ``state``, …) are searched for claimed
+    blocks inside them; their own meaning belongs to other parts of bloge.
+    """
+
+    def __init__(
+        self,
+        extensions: Sequence[DslExtensionProvider] | None = None,
+        *,
+        options: CompileOptions | None = None,
+    ) -> None:
+        self._extensions = tuple(extensions) if extensions is not None else discover_extensions()
+        self._options = options or CompileOptions()
+
+    @property
+    def extensions(self) -> tuple[DslExtensionProvider, ...]:
+        return self._extensions
+
+    def compile(self, text: str, *, filename: str = "<string>") -> list[CompiledBlock]:
+        """Every claimed block, compiled; one ``DslError`` carrying all problems otherwise."""
+        source = SourceText(text, filename)
+        document = parse_document(text, filename=filename)
+        compiled: list[CompiledBlock] = []
+        errors: list[DslError] = []
+        for block, extension in self.claimed_blocks(document.statements):
+            try:
+                definition = extension.compile_block(block, source, self._options)
+            except DslError as exc:
+                errors.extend(exc.errors)
+                continue
+            compiled.append(CompiledBlock(extension.kind, block.name, definition, block.span))
+        if errors:
+            raise DslError.collect(errors)
+        return compiled
+
+    def claimed_blocks(
+        self, statements: Iterable[s.Statement]
+    ) -> Iterator[tuple[s.Block, DslExtensionProvider]]:
+        """Blocks an extension claims, depth first in document order."""
+        for statement in statements:
+            if not isinstance(statement, s.Block):
+                continue
+            extension = next((e for e in self._extensions if e.claims(statement)), None)
+            if extension is not None:
+                yield statement, extension
+            else:
+                yield from self.claimed_blocks(statement.body)

@@ -1,0 +1,442 @@
+"""Parse DSL text into the syntax tree of :mod:`bloge.dsl.syntax`.
+
+The grammar is ``bloge.lark`` beside this module; lark builds one LALR parser for it, once per
+process, and the transformer below turns lark's tree into our nodes as it parses. Parse
+failures become :class:`DslSyntaxError` saying what was expected, at ``file:line:column``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+import threading
+from importlib import resources
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
+
+from bloge.core.errors import DslSyntaxError
+from bloge.dsl import syntax as s
+from bloge.dsl.source import SourceText
+
+_DURATION_UNITS = {"ms": "milliseconds", "s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "$": "$", "0": "\0"}
+_INTERPOLATION = re.compile(r"\$\{([^}]*)\}")
+_BUILD_LOCK = threading.Lock()
+
+
+def parse_document(text: str, *, filename: str = "<string>") -> s.Document:
+    """Parse a whole DSL document."""
+    source = SourceText(text, filename)
+    statements = _parse(source, "document")
+    return s.Document(tuple(statements), filename)
+
+
+def parse_expression(
+    text: str, *, filename: str = "<expression>", line: int = 1, column: int = 1
+) -> s.Expr:
+    """Parse one expression; spans are reported as if the text began at ``line``:``column``."""
+    source = SourceText(text, filename)
+    node: s.Expr = _parse(source, "expr")
+    if (line, column) != (1, 1):
+        node = shift_spans(node, line, column)
+    return node
+
+
+def _parse(source: SourceText, start: str) -> Any:
+    parser = _parser(start)
+    try:
+        tree = parser.parse(source.text)
+    except UnexpectedInput as exc:
+        raise _syntax_error(source, exc, parser) from None
+    try:
+        return _TO_SYNTAX.transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, _InterpolationError):
+            raise source.error(DslSyntaxError, exc.orig_exc.message, exc.orig_exc.span) from None
+        raise
+
+
+@functools.cache
+def _grammar() -> str:
+    return resources.files("bloge.dsl").joinpath("bloge.lark").read_text(encoding="utf-8")
+
+
+def _parser(start: str) -> Lark:
+    with _BUILD_LOCK:
+        return _build_parser(start)
+
+
+@functools.cache
+def _build_parser(start: str) -> Lark:
+    return Lark(
+        _grammar(),
+        start=start,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+# ---------------------------------------------------------------------------- tree building
+
+
+def _span(meta: Any) -> s.Span:
+    return s.Span(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _token_span(token: Token) -> s.Span:
+    return s.Span(
+        token.line or 1, token.column or 1, token.end_line or 1, token.end_column or 1
+    )
+
+
+class _InterpolationError(Exception):
+    def __init__(self, message: str, span: s.Span) -> None:
+        self.message = message
+        self.span = span
+
+
+@v_args(meta=True)
+class _ToSyntax(Transformer[Token, Any]):
+    """Builds bloge.dsl.syntax nodes bottom-up from lark's tree."""
+
+    # -- statements
+
+    def document(self, meta: Any, children: list[s.Statement]) -> list[s.Statement]:
+        return children
+
+    def binding(self, meta: Any, children: list[Any]) -> s.Binding:
+        key, value = children
+        return s.Binding(str(key), value, _span(meta), _token_span(key))
+
+    def block(self, meta: Any, children: list[Any]) -> s.Block:
+        header, *body = children
+        words, ref, ref_span = header
+        keywords = tuple(str(w) for w in (words[:-1] if len(words) > 1 else words))
+        name_token = words[-1] if len(words) > 1 else None
+        return s.Block(
+            keywords=keywords,
+            name=str(name_token) if name_token is not None else None,
+            ref=ref,
+            body=tuple(body),
+            span=_span(meta),
+            name_span=_token_span(name_token) if name_token is not None else None,
+            ref_span=ref_span,
+        )
+
+    def header(self, meta: Any, children: list[Any]) -> tuple[list[Token], str | None, Any]:
+        if children and isinstance(children[-1], tuple):
+            ref, ref_span = children[-1]
+            return children[:-1], ref, ref_span
+        return children, None, None
+
+    def qualified_name(self, meta: Any, children: list[Token]) -> tuple[str, s.Span]:
+        return ".".join(str(c) for c in children), _span(meta)
+
+    def edge(self, meta: Any, children: list[Token]) -> s.Edge:
+        return s.Edge(tuple(str(c) for c in children), _span(meta))
+
+    # -- expressions
+
+    def ternary(self, meta: Any, children: list[s.Expr]) -> s.Ternary:
+        condition, then, otherwise = children
+        return s.Ternary(condition, then, otherwise, _span(meta))
+
+    def coalesce(self, meta: Any, children: list[s.Expr]) -> s.Binary:
+        return s.Binary("??", children[0], children[1], _span(meta))
+
+    def or_op(self, meta: Any, children: list[s.Expr]) -> s.Binary:
+        return s.Binary("||", children[0], children[1], _span(meta))
+
+    def and_op(self, meta: Any, children: list[s.Expr]) -> s.Binary:
+        return s.Binary("&&", children[0], children[1], _span(meta))
+
+    def binary(self, meta: Any, children: list[Any]) -> s.Binary:
+        left, op, right = children
+        return s.Binary(str(op), left, right, _span(meta))
+
+    def unary(self, meta: Any, children: list[Any]) -> s.Unary:
+        op, operand = children
+        return s.Unary(str(op), operand, _span(meta))
+
+    def member(self, meta: Any, children: list[Any]) -> s.Member:
+        return s.Member(children[0], str(children[1]), False, _span(meta))
+
+    def safe_member(self, meta: Any, children: list[Any]) -> s.Member:
+        return s.Member(children[0], str(children[1]), True, _span(meta))
+
+    def index(self, meta: Any, children: list[s.Expr]) -> s.Index:
+        return s.Index(children[0], children[1], False, _span(meta))
+
+    def safe_index(self, meta: Any, children: list[s.Expr]) -> s.Index:
+        return s.Index(children[0], children[1], True, _span(meta))
+
+    def call(self, meta: Any, children: list[Any]) -> s.Call:
+        name, *args = children
+        return s.Call(str(name), tuple(args), _span(meta))
+
+    def var(self, meta: Any, children: list[Token]) -> s.Var:
+        return s.Var(str(children[0]), _span(meta))
+
+    def list_expr(self, meta: Any, children: list[s.Expr]) -> s.ListExpr:
+        return s.ListExpr(tuple(children), _span(meta))
+
+    def map_expr(self, meta: Any, children: list[tuple[str, s.Expr]]) -> s.MapExpr:
+        return s.MapExpr(tuple(children), _span(meta))
+
+    def entry(self, meta: Any, children: list[Any]) -> tuple[str, s.Expr]:
+        key, value = children
+        if key.type == "STRING":
+            text = _unescape(str(key)[1:-1], _token_span(key))
+            return text, value
+        return str(key), value
+
+    # -- literals
+
+    def string(self, meta: Any, children: list[Token]) -> s.Literal | s.Interpolation:
+        return _string_node(children[0])
+
+    def raw_string(self, meta: Any, children: list[Token]) -> s.Literal:
+        return s.Literal(str(children[0])[3:-3], _span(meta))
+
+    def duration(self, meta: Any, children: list[Token]) -> s.Literal:
+        text = str(children[0])
+        number = text.rstrip("mshd")
+        unit = text[len(number):]
+        return s.Literal(dt.timedelta(**{_DURATION_UNITS[unit]: int(number)}), _span(meta))
+
+    def decimal(self, meta: Any, children: list[Token]) -> s.Literal:
+        return s.Literal(float(children[0]), _span(meta))
+
+    def integer(self, meta: Any, children: list[Token]) -> s.Literal:
+        return s.Literal(int(children[0]), _span(meta))
+
+    def true(self, meta: Any, children: list[Token]) -> s.Literal:
+        return s.Literal(True, _span(meta))
+
+    def false(self, meta: Any, children: list[Token]) -> s.Literal:
+        return s.Literal(False, _span(meta))
+
+    def null(self, meta: Any, children: list[Token]) -> s.Literal:
+        return s.Literal(None, _span(meta))
+
+
+_TO_SYNTAX = _ToSyntax()
+
+
+def _string_node(token: Token) -> s.Literal | s.Interpolation:
+    """A quoted string; double-quoted strings may hold ``${expr}`` (``\\${`` stays literal)."""
+    raw = str(token)
+    span = _token_span(token)
+    body = raw[1:-1]
+    if raw[0] == "'" or "${" not in body:
+        return s.Literal(_unescape(body, span), span)
+    parts: list[str | s.Expr] = []
+    position = 0
+    for match in _INTERPOLATION.finditer(body):
+        start = match.start()
+        if _escaped(body, start):
+            continue
+        if start > position:
+            parts.append(_unescape(body[position:start], span))
+        parts.append(_interpolated_expression(match, token))
+        position = match.end()
+    if position < len(body):
+        parts.append(_unescape(body[position:], span))
+    if all(isinstance(p, str) for p in parts):
+        return s.Literal("".join(p for p in parts if isinstance(p, str)), span)
+    return s.Interpolation(tuple(parts), span)
+
+
+def _interpolated_expression(match: re.Match[str], token: Token) -> s.Expr:
+    # +1 for the opening quote, +2 for "${": the column where the expression text begins.
+    column = (token.column or 1) + 1 + match.start(1)
+    line = token.line or 1
+    inner = match.group(1)
+    if not inner.strip():
+        span = s.Span(line, column - 2, line, column + 1)
+        raise _InterpolationError("empty ${} interpolation", span)
+    try:
+        node: s.Expr = _TO_SYNTAX.transform(_parser("expr").parse(inner))
+    except UnexpectedInput as exc:
+        where = s.Span(line, column + max(0, (exc.column or 1) - 1), line, column + len(inner))
+        raise _InterpolationError(f"invalid expression in ${{{inner}}}", where) from None
+    return shift_spans(node, line, column)
+
+
+def _escaped(body: str, index: int) -> bool:
+    backslashes = 0
+    while index > backslashes and body[index - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+def _unescape(text: str, span: s.Span) -> str:
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char != "\\":
+            out.append(char)
+            i += 1
+            continue
+        code = text[i + 1] if i + 1 < len(text) else ""
+        if code in _ESCAPES:
+            out.append(_ESCAPES[code])
+            i += 2
+        elif code == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2 : i + 6]):
+            out.append(chr(int(text[i + 2 : i + 6], 16)))
+            i += 6
+        else:
+            where = s.Span(span.line, span.column + 1 + i, span.line, span.column + 3 + i)
+            raise _InterpolationError(f"unknown escape sequence '\\{code}' in string", where)
+    return "".join(out)
+
+
+def shift_spans(node: s.Expr, line: int, column: int) -> s.Expr:
+    """``node`` with every span moved as if its text started at ``line``:``column``."""
+    match node:
+        case s.Literal(value, span):
+            return s.Literal(value, span.shifted(line, column))
+        case s.Var(name, span):
+            return s.Var(name, span.shifted(line, column))
+        case s.Interpolation(parts, span):
+            moved = tuple(p if isinstance(p, str) else shift_spans(p, line, column) for p in parts)
+            return s.Interpolation(moved, span.shifted(line, column))
+        case s.Member(target, name, safe, span):
+            return s.Member(shift_spans(target, line, column), name, safe,
+                            span.shifted(line, column))
+        case s.Index(target, index, safe, span):
+            return s.Index(shift_spans(target, line, column), shift_spans(index, line, column),
+                           safe, span.shifted(line, column))
+        case s.Unary(op, operand, span):
+            return s.Unary(op, shift_spans(operand, line, column), span.shifted(line, column))
+        case s.Binary(op, left, right, span):
+            return s.Binary(op, shift_spans(left, line, column), shift_spans(right, line, column),
+                            span.shifted(line, column))
+        case s.Ternary(condition, then, otherwise, span):
+            return s.Ternary(shift_spans(condition, line, column), shift_spans(then, line, column),
+                             shift_spans(otherwise, line, column), span.shifted(line, column))
+        case s.Call(function, args, span):
+            return s.Call(function, tuple(shift_spans(a, line, column) for a in args),
+                          span.shifted(line, column))
+        case s.ListExpr(items, span):
+            return s.ListExpr(tuple(shift_spans(i, line, column) for i in items),
+                              span.shifted(line, column))
+        case s.MapExpr(entries, span):
+            return s.MapExpr(tuple((k, shift_spans(v, line, column)) for k, v in entries),
+                             span.shifted(line, column))
+
+
+# ---------------------------------------------------------------------------- syntax errors
+
+_TERMINAL_NAMES = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "RAW_STRING": 'a """raw string"""',
+    "DURATION": "a duration",
+    "DECIMAL": "a number",
+    "INT": "a number",
+    "EQ_OP": "'==' or '!='",
+    "REL_OP": "a comparison",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "'*', '/' or '%'",
+    "IN": "'in'",
+    "NOT": "'!'",
+    "MINUS": "'-'",
+    "$END": "the end of the text",
+}
+
+
+def _describe_terminal(name: str, parser: Lark) -> str:
+    if name in _TERMINAL_NAMES:
+        return _TERMINAL_NAMES[name]
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return name
+    return f"'{pattern.value}'" if pattern.type == "str" else name.lower()
+
+
+_EXPRESSION_STARTS = frozenset(
+    {"NAME", "STRING", "RAW_STRING", "DURATION", "DECIMAL", "INT", "TRUE", "FALSE", "NULL",
+     "LPAR", "LSQB", "LBRACE", "NOT", "MINUS"}
+)
+_OPERATORS = frozenset(
+    {"EQ_OP", "REL_OP", "IN", "ADD_OP", "MUL_OP", "QMARK", "DOT", "LSQB", "__ANON_0",
+     "__ANON_1", "__ANON_2", "__ANON_3", "__ANON_4"}
+)
+
+
+def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
+    """A readable list of what the parser would have accepted."""
+    names = set(names)
+    groups: list[str] = []
+    if {"NAME", "INT", "STRING"} <= names and len(names & _EXPRESSION_STARTS) >= 5:
+        groups.append("an expression")
+        names -= _EXPRESSION_STARTS
+    operators = {n for n in names if n in _OPERATORS or _is_operator(n, parser)}
+    if len(operators) >= 3:
+        groups.append("an operator")
+        names -= operators
+    described = groups + sorted({_describe_terminal(n, parser) for n in names})
+    if len(described) > 6:
+        described = [*described[:6], "…"]
+    if len(described) <= 1:
+        return "".join(described)
+    return ", ".join(described[:-1]) + " or " + described[-1]
+
+
+def _is_operator(name: str, parser: Lark) -> bool:
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return False
+    return pattern.type == "str" and pattern.value in {"&&", "||", "??", "?", ".", "?.", "?["}
+
+
+def _syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslSyntaxError:
+    line = exc.line if isinstance(exc.line, int) and exc.line > 0 else 1
+    column = exc.column if isinstance(exc.column, int) and exc.column > 0 else 1
+    match exc:
+        case UnexpectedToken(token=token, expected=expected):
+            if exc.interactive_parser is not None:
+                accepted: set[str] = exc.interactive_parser.accepts()  # type: ignore[no-untyped-call]  # lark leaves it unannotated
+                expected = accepted or expected
+            found = "end of the text" if token.type == "$END" else f"{str(token)!r}"
+            if token.type == "$END":
+                line, column = _end_position(source)
+            message = f"unexpected {found}; expected {_expected(expected, parser)}"
+            width = len(str(token)) if token.type != "$END" else 1
+        case UnexpectedCharacters(char=char, allowed=allowed):
+            message = f"unexpected character {char!r}"
+            if char == '"':
+                message = "unterminated string"
+            elif allowed:
+                message += f"; expected {_expected(allowed, parser)}"
+            width = 1
+        case UnexpectedEOF(expected=expected):
+            line, column = _end_position(source)
+            message = f"unexpected end of the text; expected {_expected(set(expected), parser)}"
+            width = 1
+        case _:
+            message, width = "syntax error", 1
+    span = s.Span(line, column, line, column + width)
+    return source.error(DslSyntaxError, message, span)
+
+
+def _end_position(source: SourceText) -> tuple[int, int]:
+    lines = source.text.splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1

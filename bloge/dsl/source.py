@@ -1,0 +1,54 @@
+"""``SourceText``: a DSL text with its file name, for locating errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from bloge.core.errors import DslError
+from bloge.dsl.syntax import Span
+
+E = TypeVar("E", bound=DslError)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceText:
+    text: str
+    filename: str = "<string>"
+    _lines: list[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_lines", self.text.splitlines())
+
+    def line(self, number: int) -> str | None:
+        """The text of 1-based line ``number``, or ``None`` past the end."""
+        if 1 <= number <= len(self._lines):
+            return self._lines[number - 1]
+        return None
+
+    def error(
+        self, kind: type[E], message: str, span: Span | None, *, width: int | None = None
+    ) -> E:
+        """A located error of ``kind`` pointing at ``span`` (the file's start when ``None``)."""
+        line, column = (span.line, span.column) if span else (1, 1)
+        return kind(
+            message,
+            filename=self.filename,
+            line=line,
+            column=column,
+            source_line=self.line(line),
+            width=width if width is not None else (span.width if span else 1),
+        )
+
+    def slice(self, span: Span) -> str:
+        """The source text ``span`` covers."""
+        if span.line == span.end_line:
+            line = self.line(span.line) or ""
+            return line[span.column - 1 : span.end_column - 1]
+        first = (self.line(span.line) or "")[span.column - 1 :]
+        middle = [self.line(n) or "" for n in range(span.line + 1, span.end_line)]
+        last = (self.line(span.end_line) or "")[: span.end_column - 1]
+        return "\n".join([first, *middle, last])
+
+    def location(self, span: Span) -> str:
+        return f"{self.filename}:{span.line}:{span.column}"

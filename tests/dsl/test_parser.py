@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from bloge import DslSyntaxError
+from bloge.dsl import parse_document
+from bloge.dsl import syntax as s
+
+
+def test_both_example_files_parse_byte_for_byte(fixtures) -> None:
+    for name in ("agent-customer-support.bloge", "streaming-analysis-agent.bloge"):
+        document = parse_document((fixtures / name).read_text(encoding="utf-8"), filename=name)
+        (agent,) = document.statements
+        assert isinstance(agent, s.Block)
+        assert agent.keywords[-1] == "agent"
+
+
+SURROUNDING = '''
+/// A graph with nested blocks; only the agent inside has meaning to the agent extension.
+graph orderFlow {
+  timeout = 3s; retries = 2, backoff = 100ms   // separators are optional
+  window = 5m
+  retention = 24h
+  ttl = 7d
+  labels = ["a", "b",]
+  limits = { cpu: 2 memory: "1Gi", "disk-size": 10 }
+  template = """raw ${not interpolated}
+second line"""
+  fetch -> score -> route
+  phase intake {
+    state waiting : WaitOperator {
+      agent helper { model = "m" }
+    }
+  }
+}
+'''
+
+
+def test_the_surrounding_syntax_parses_into_blocks_and_bindings() -> None:
+    (graph,) = parse_document(SURROUNDING).statements
+    assert isinstance(graph, s.Block)
+    assert (graph.keywords, graph.name) == (("graph",), "orderFlow")
+    bindings = {b.key: b.value for b in graph.body if isinstance(b, s.Binding)}
+    assert bindings["timeout"] == s.Literal(dt.timedelta(seconds=3), bindings["timeout"].span)
+    values = {key: node.value for key, node in bindings.items() if isinstance(node, s.Literal)}
+    assert values["backoff"] == dt.timedelta(milliseconds=100)
+    assert values["window"] == dt.timedelta(minutes=5)
+    assert values["retention"] == dt.timedelta(hours=24)
+    assert values["ttl"] == dt.timedelta(days=7)
+    assert values["template"] == "raw ${not interpolated}\nsecond line"
+    labels = bindings["labels"]
+    assert isinstance(labels, s.ListExpr)
+    assert len(labels.items) == 2
+    limits = bindings["limits"]
+    assert isinstance(limits, s.MapExpr)
+    assert [k for k, _ in limits.entries] == ["cpu", "memory", "disk-size"]
+    edges = [st for st in graph.body if isinstance(st, s.Edge)]
+    assert edges[0].nodes == ("fetch", "score", "route")
+
+
+def test_nested_blocks_keep_names_references_and_positions() -> None:
+    (graph,) = parse_document(SURROUNDING, filename="flow.bloge").statements
+    phase = next(b for b in graph.body if isinstance(b, s.Block))
+    state = phase.body[0]
+    assert isinstance(state, s.Block)
+    assert (state.keywords, state.name, state.ref) == (("state",), "waiting", "WaitOperator")
+    agent = state.body[0]
+    assert isinstance(agent, s.Block)
+    assert (agent.span.line, agent.span.column) == (15, 7)
+    assert agent.name_span is not None
+    assert agent.name_span.column == 13
+
+
+def test_every_expression_node_knows_its_line_and_column() -> None:
+    (agent,) = parse_document('agent a {\n  exit_condition = x.y == "z"\n}').statements
+    assert isinstance(agent, s.Block)
+    binding = agent.body[0]
+    assert isinstance(binding, s.Binding)
+    comparison = binding.value
+    assert isinstance(comparison, s.Binary)
+    assert (comparison.span.line, comparison.span.column) == (2, 20)
+    assert (comparison.right.span.line, comparison.right.span.column) == (2, 27)
+
+
+def test_interpolation_parts_are_located_inside_their_string() -> None:
+    (binding,) = parse_document('greeting = "Hi ${user.name}!"').statements
+    assert isinstance(binding, s.Binding)
+    value = binding.value
+    assert isinstance(value, s.Interpolation)
+    text, expr, tail = value.parts
+    assert (text, tail) == ("Hi ", "!")
+    assert isinstance(expr, s.Member)
+    assert (expr.span.line, expr.span.column) == (1, 18)
+
+
+def test_an_escaped_interpolation_stays_literal_text() -> None:
+    (binding,) = parse_document(r'price = "costs \${amount} \"now\""').statements
+    assert isinstance(binding, s.Binding)
+    assert binding.value == s.Literal('costs ${amount} "now"', binding.value.span)
+
+
+@pytest.mark.parametrize(
+    ("source", "where", "expected"),
+    [
+        ('agent a {\n  model = \n}', "<string>:3:1:", "expected an expression"),
+        ('agent a {\n  model "gpt"\n}', "<string>:2:9:", "expected '->', ':', '=', '{' or a name"),
+        ("agent a {\n  model = 1\n", "<string>:2:12:", "unexpected end of the text; expected '}'"),
+        ('x = "never closed', "<string>:1:5:", "unterminated string"),
+        ("x = [1 2]", "<string>:1:8:", "expected an operator, ',' or ']'"),
+        ("x = 1 }", "<string>:1:7:", "unexpected '}'"),
+        ('x = "bad \\q escape"', "<string>:1:10:", "unknown escape sequence '\\q'"),
+        ('x = "${}"', "<string>:1:6:", "empty ${} interpolation"),
+        ('x = "${a +}"', "<string>:1:", "invalid expression in ${a +}"),
+    ],
+)
+def test_syntax_errors_say_where_and_what_was_expected(source: str, where: str, expected: str) -> None:
+    with pytest.raises(DslSyntaxError) as caught:
+        parse_document(source)
+    message = str(caught.value)
+    assert message.startswith(where)
+    assert expected in message
+
+
+def test_a_syntax_error_shows_the_line_with_a_caret() -> None:
+    with pytest.raises(DslSyntaxError) as caught:
+        parse_document('agent a {\n  model "gpt"\n}', filename="a.bloge")
+    assert str(caught.value).splitlines()[1:] == [
+        '    2 |   model "gpt"',
+        "      |         ^~~~~",
+    ]
+    assert (caught.value.filename, caught.value.line, caught.value.column) == ("a.bloge", 2, 9)
