@@ -1,0 +1,137 @@
+"""``AgentBuilder``: every DSL keyword as a fluent Python method."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+from bloge.agent.definition import AgentDef, AgentToolRef, memory_problem
+from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
+from bloge.agent.memory.strategy import MemoryStrategy
+from bloge.core.errors import BlogeUsageError
+from bloge.core.registry import OperatorRegistry
+from bloge.dsl.expression import Expression
+
+
+class AgentBuilder:
+    """Builds an :class:`AgentDef` in Python, with the DSL compiler's rules.
+
+    >>> agent = (AgentBuilder.create("support").model("gpt-4o").max_turns(6)
+    ...          .exit_condition('finish_reason == "stop"').build())
+
+    Each setter checks its value at once and raises ``BlogeUsageError`` naming the problem.
+    """
+
+    __slots__ = ("_registry", "_tools", "_values")
+
+    def __init__(self, agent_id: str, *, registry: OperatorRegistry | None = None) -> None:
+        if not isinstance(agent_id, str) or not agent_id.strip():
+            raise BlogeUsageError(f"an agent id must be a non-empty string, got {agent_id!r}")
+        self._values: dict[str, Any] = {"id": agent_id}
+        self._tools: list[AgentToolRef] = []
+        self._registry = registry
+
+    @classmethod
+    def create(cls, agent_id: str, *, registry: OperatorRegistry | None = None) -> AgentBuilder:
+        """A fresh builder. ``registry`` is used to check tools and to materialize operators."""
+        return cls(agent_id, registry=registry)
+
+    @classmethod
+    def from_def(cls, definition: AgentDef, *, registry: OperatorRegistry | None = None) -> Self:
+        """A builder holding every value of ``definition``, to derive a variant from it."""
+        builder = cls(definition.id, registry=registry)
+        builder._values.update(
+            model=definition.model,
+            system_prompt=definition.system_prompt,
+            max_turns=definition.max_turns,
+            max_tool_concurrency=definition.max_tool_concurrency,
+            temperature=definition.temperature,
+            memory_strategy=definition.memory_strategy,
+            exit_condition=definition.exit_condition,
+            streaming=definition.streaming,
+            streaming_buffer_capacity=definition.streaming_buffer_capacity,
+        )
+        builder._tools = list(definition.tools)
+        return builder
+
+    # -- keywords
+
+    def model(self, model: str) -> Self:
+        return self._set("model", model)
+
+    def system_prompt(self, prompt: str | None) -> Self:
+        return self._set("system_prompt", prompt)
+
+    def max_turns(self, turns: int) -> Self:
+        return self._set("max_turns", turns)
+
+    def max_tool_concurrency(self, limit: int | None) -> Self:
+        return self._set("max_tool_concurrency", limit)
+
+    def temperature(self, temperature: float | None) -> Self:
+        return self._set("temperature", temperature)
+
+    def streaming(self, streaming: bool = True) -> Self:
+        return self._set("streaming", streaming)
+
+    def streaming_buffer_capacity(self, capacity: int) -> Self:
+        return self._set("streaming_buffer_capacity", capacity)
+
+    def memory(self, strategy: MemoryStrategy) -> Self:
+        """Pick a memory strategy, e.g. ``AgentMemoryStrategy.SlidingWindow(20)``."""
+        problem = memory_problem(strategy)
+        if problem:
+            raise BlogeUsageError(problem)
+        self._values["memory_strategy"] = strategy
+        return self
+
+    def exit_condition(self, condition: str | Expression | None) -> Self:
+        """Compile or attach the exit condition; unknown variables and ``tool_args`` are errors."""
+        if condition is None:
+            self._values["exit_condition"] = None
+            return self
+        expression = condition if isinstance(condition, Expression) else Expression.compile(
+            condition, filename="<exit_condition>"
+        )
+        for name in sorted(expression.variables):
+            problem = exit_condition_variable_problem(name)
+            if problem:
+                raise BlogeUsageError(problem)
+        self._values["exit_condition"] = expression
+        return self
+
+    def tool(
+        self,
+        tool: AgentToolRef | str,
+        operator_ref: str | None = None,
+        *,
+        description: str = "",
+        input: Mapping[str, str | Expression] | None = None,
+        parameters: Mapping[str, Any] | None = None,
+    ) -> Self:
+        """Add a tool: an :class:`AgentToolRef`, or its parts as for ``AgentToolRef.of``."""
+        if isinstance(tool, str):
+            if operator_ref is None:
+                raise BlogeUsageError(f"tool {tool!r} needs an operator_ref")
+            tool = AgentToolRef.of(tool, operator_ref, description=description, input=input,
+                                   parameters=parameters, registry=self._registry)
+        if any(existing.name == tool.name for existing in self._tools):
+            raise BlogeUsageError(f"duplicate tool name {tool.name!r}")
+        if self._registry is not None and tool.operator_ref not in self._registry:
+            self._registry.get(tool.operator_ref)  # raises with a did-you-mean
+        self._tools.append(tool)
+        return self
+
+    def build(self) -> AgentDef:
+        """The immutable definition; ``BlogeUsageError`` when ``model`` was never set."""
+        if "model" not in self._values:
+            raise BlogeUsageError(f"agent {self._values['id']!r} has no model; call .model(…)")
+        return AgentDef(tools=tuple(self._tools), **self._values)
+
+    def _set(self, keyword: str, value: Any) -> Self:
+        rule = KEYWORDS[keyword]
+        problem = rule.problem(value)
+        if problem:
+            raise BlogeUsageError(problem)
+        self._values[keyword] = rule.normalize(value)
+        return self

@@ -1,0 +1,158 @@
+"""The agent records: ``AgentDef`` and ``AgentToolRef`` (appendix "Record Schemas")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bloge.agent.keywords import (
+    DEFAULT_MAX_TURNS,
+    DEFAULT_STREAMING_BUFFER_CAPACITY,
+    KEYWORDS,
+    memory_size_problem,
+)
+from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
+from bloge.agent.schema import infer_parameters
+from bloge.core.errors import BlogeUsageError
+from bloge.core.graph import Graph, Node
+from bloge.core.operator import operator_metadata
+from bloge.core.registry import OperatorRegistry
+from bloge.dsl.expression import Expression
+from bloge.llm.types import ToolDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolRef:
+    """One tool of an agent: what the model sees and the subgraph that runs it."""
+
+    name: str
+    operator_ref: str
+    description: str
+    graph: Graph
+    result_node_id: str
+    tool_definition: ToolDefinition
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        operator_ref: str,
+        *,
+        description: str = "",
+        input: Mapping[str, str | Expression] | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        registry: OperatorRegistry | None = None,
+    ) -> AgentToolRef:
+        """A tool as the DSL would compile it.
+
+        ``input`` maps operator input keys to expressions (``{"query": "tool_args.query"}``);
+        without it the operator receives the model's arguments whole. ``parameters`` overrides
+        the inferred JSON schema. With a ``registry``, an empty description falls back to the
+        operator's metadata and typed operator inputs refine the schema.
+        """
+        bindings = None if input is None else {
+            key: value if isinstance(value, Expression) else Expression.compile(
+                value, filename=f"<tool {name} input {key}>"
+            )
+            for key, value in input.items()
+        }
+        return build_tool(
+            name, operator_ref, description=description, bindings=bindings,
+            parameters=parameters, registry=registry,
+        )
+
+
+def build_tool(
+    name: str,
+    operator_ref: str,
+    *,
+    description: str,
+    bindings: Mapping[str, Expression] | None,
+    parameters: Mapping[str, Any] | None = None,
+    registry: OperatorRegistry | None = None,
+) -> AgentToolRef:
+    """Assemble an :class:`AgentToolRef`: the inferred schema, the one-node subgraph."""
+    input_type = None
+    if registry is not None and operator_ref in registry:
+        bound = registry.bound(operator_ref)
+        input_type = bound.input_type
+        if not description.strip():
+            description = operator_metadata(bound.target).describe()
+    schema = dict(parameters) if parameters is not None else infer_parameters(
+        None if bindings is None else {k: e.node for k, e in bindings.items()}, input_type
+    )
+    node = Node(id=name, operator_ref=operator_ref, inputs=bindings)
+    return AgentToolRef(
+        name=name,
+        operator_ref=operator_ref,
+        description=description,
+        graph=Graph(name=f"tool:{name}", nodes=(node,)),
+        result_node_id=node.id,
+        tool_definition=ToolDefinition(name, description, schema),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDef:
+    """An agent's complete, validated definition. Fields in the appendix's order."""
+
+    id: str
+    model: str
+    system_prompt: str | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    max_tool_concurrency: int | None = None
+    temperature: float | None = None
+    memory_strategy: MemoryStrategy = field(default_factory=AgentMemoryStrategy.Full)
+    tools: tuple[AgentToolRef, ...] = ()
+    exit_condition: Expression | None = None
+    streaming: bool = False
+    streaming_buffer_capacity: int = DEFAULT_STREAMING_BUFFER_CAPACITY
+
+    def __post_init__(self) -> None:
+        problems = definition_problems(self)
+        if problems:
+            raise BlogeUsageError(f"invalid agent {self.id!r}: " + "; ".join(problems))
+
+    def tool(self, name: str) -> AgentToolRef:
+        """The tool called ``name``; ``KeyError`` when there is none."""
+        for candidate in self.tools:
+            if candidate.name == name:
+                return candidate
+        raise KeyError(name)
+
+
+def definition_problems(agent: AgentDef) -> list[str]:
+    """Every rule ``agent`` breaks (the same rules the DSL compiler applies)."""
+    problems: list[str] = []
+    if not isinstance(agent.id, str) or not agent.id.strip():
+        problems.append(f"id must be a non-empty string, got {agent.id!r}")
+    for keyword in KEYWORDS.values():
+        problem = keyword.problem(getattr(agent, keyword.name))
+        if problem:
+            problems.append(problem)
+    problem = memory_problem(agent.memory_strategy)
+    if problem:
+        problems.append(problem)
+    exit_condition: object = agent.exit_condition
+    if exit_condition is not None and not isinstance(exit_condition, Expression):
+        problems.append("exit_condition must be an Expression or None")
+    names = [t.name for t in agent.tools]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        problems.append(f"tool names must be unique, repeated: {', '.join(repeated)}")
+    return problems
+
+
+def memory_problem(strategy: Any) -> str | None:
+    """Why ``strategy`` is not a valid memory strategy, or ``None``."""
+    match strategy:
+        case AgentMemoryStrategy.Full() | AgentMemoryStrategy.Custom():
+            return None
+        case AgentMemoryStrategy.SlidingWindow(size):
+            return memory_size_problem("sliding_window", "window size", size)
+        case AgentMemoryStrategy.TokenBudget(size):
+            return memory_size_problem("token_budget", "token budget", size)
+        case AgentMemoryStrategy.Summary(size):
+            return memory_size_problem("summary", "summary threshold", size)
+    return f"memory_strategy must be an AgentMemoryStrategy, got {type(strategy).__name__}"

@@ -1,0 +1,296 @@
+"""The agent DSL extension: compiles ``agent`` and ``stream agent`` blocks into ``AgentDef``.
+
+Registered in the ``bloge.dsl.extensions`` entry-point group as ``agent``. Every problem in a
+block is collected and reported at once, each at its own ``file:line:column``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
+from bloge.agent.keywords import (
+    AGENT_BODY_WORDS,
+    KEYWORDS,
+    TOOL_ARGS_SCOPE,
+    TOOL_BODY_WORDS,
+    exit_condition_variable_problem,
+    memory_size_problem,
+)
+from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
+from bloge.agent.schema import TOOL_ARGS
+from bloge.core.errors import CompileError, DslError, ExpressionError
+from bloge.core.suggest import did_you_mean
+from bloge.dsl import syntax as s
+from bloge.dsl.expression import Expression, walk
+from bloge.dsl.extensions import CompileOptions
+from bloge.dsl.source import SourceText
+
+
+class AgentExtensionProvider:
+    """Contributes the ``agent`` block kind (and its ``stream agent`` shorthand)."""
+
+    kind = "agent"
+
+    def claims(self, block: s.Block) -> bool:
+        words = _header_words(block)
+        return words[:1] == ("agent",) or words[:2] == ("stream", "agent")
+
+    def compile_block(
+        self, block: s.Block, source: SourceText, options: CompileOptions
+    ) -> AgentDef:
+        return _AgentBlock(block, source, options).compile()
+
+
+def _header_words(block: s.Block) -> tuple[str, ...]:
+    return (*block.keywords, block.name) if block.name is not None else block.keywords
+
+
+@dataclass
+class _AgentBlock:
+    """Compiles one agent block, collecting every problem it finds."""
+
+    block: s.Block
+    source: SourceText
+    options: CompileOptions
+    errors: list[DslError] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+    seen: dict[str, s.Span] = field(default_factory=dict)
+    tools: list[AgentToolRef] = field(default_factory=list)
+
+    def compile(self) -> AgentDef:
+        agent_id = self._header()
+        streaming_prefix = self.block.keywords[:1] == ("stream",)
+        for statement in self.block.body:
+            self._statement(statement)
+        if "model" not in self.values and "model" not in self.seen:
+            where = self.block.name_span or self.block.span
+            self._error(f"agent {agent_id!r} has no model; add model = \"<model id>\"", where)
+        if streaming_prefix and self.values.get("streaming") is False:
+            self._error("'stream agent' declares a streaming agent; remove streaming = false",
+                        self.seen["streaming"])
+        if self.errors:
+            raise DslError.collect(self.errors)
+        return AgentDef(
+            id=agent_id,
+            tools=tuple(self.tools),
+            **{**self.values, **({"streaming": True} if streaming_prefix else {})},
+        )
+
+    # -- header and body
+
+    def _header(self) -> str:
+        words = _header_words(self.block)
+        prefix = 2 if words[0] == "stream" else 1
+        if len(words) == prefix:
+            self._error(f"{' '.join(words)} blocks need a name: {' '.join(words)} <id> {{ … }}",
+                        self.block.span)
+            raise DslError.collect(self.errors)
+        if len(words) > prefix + 1:
+            self._error(f"unexpected words in the agent header: {' '.join(words[prefix:-1])}",
+                        self.block.span)
+        if self.block.ref is not None and self.block.ref_span is not None:
+            self._error("an agent block takes no ': <Operator>' reference", self.block.ref_span)
+        return words[-1]
+
+    def _statement(self, statement: s.Statement) -> None:
+        match statement:
+            case s.Binding(key, value, span, key_span):
+                if not self._first(key, key_span):
+                    return
+                if key in KEYWORDS:
+                    self._keyword(key, value)
+                elif key == "memory":
+                    self._memory(value)
+                elif key == "exit_condition":
+                    self._exit_condition(value)
+                else:
+                    self._unknown(key, key_span, AGENT_BODY_WORDS, self._where)
+            case s.Block(keywords=("tool",)):
+                self._tool(statement)
+            case s.Block(span=span):
+                label = " ".join(statement.keywords)
+                self._unknown(label, span, ("tool",), self._where, block=True)
+            case s.Edge(span=span):
+                self._error("edges (a -> b) belong in a graph, not in an agent", span)
+
+    @property
+    def _where(self) -> str:
+        return f"agent {self.block.name!r}"
+
+    def _first(self, key: str, span: s.Span, scope: dict[str, s.Span] | None = None) -> bool:
+        seen = self.seen if scope is None else scope
+        if key in seen:
+            first = seen[key]
+            what = (f"tool name {key.removeprefix('tool ')!r}" if key.startswith("tool ")
+                    else f"keyword {key!r}")
+            self._error(f"duplicate {what} (first at line {first.line}, column {first.column})",
+                        span)
+            return False
+        seen[key] = span
+        return True
+
+    def _unknown(self, word: str, span: s.Span, known: tuple[str, ...], where: str,
+                 *, block: bool = False) -> None:
+        suggestions = did_you_mean(word, known)
+        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+        what = "block" if block else "keyword"
+        self._error(f"unknown {what} {word!r} in {where}{hint}", span, width=len(word))
+
+    # -- values
+
+    def _keyword(self, key: str, node: s.Expr) -> None:
+        value = self._constant(key, node)
+        if value is _INVALID:
+            return
+        keyword = KEYWORDS[key]
+        problem = keyword.problem(value)
+        if problem:
+            self._error(problem, node.span)
+            return
+        self.values[key] = keyword.normalize(value)
+
+    def _constant(self, key: str, node: s.Expr) -> Any:
+        for variable in (n for n in walk(node) if isinstance(n, s.Var)):
+            if variable.name == TOOL_ARGS:
+                self._error(TOOL_ARGS_SCOPE, variable.span, width=len(TOOL_ARGS))
+            elif isinstance(node, s.Var):
+                self._error(f"{key} must be a constant; did you mean the string "
+                            f"\"{variable.name}\"?", variable.span)
+            else:
+                self._error(f"{key} must be a constant; {variable.name!r} is not defined here",
+                            variable.span)
+            return _INVALID
+        try:
+            return self._expression(node).evaluate()
+        except ExpressionError as exc:
+            self._error(exc.reason, node.span)
+            return _INVALID
+        except DslError as exc:
+            self.errors.extend(exc.errors)
+            return _INVALID
+
+    def _expression(self, node: s.Expr) -> Expression:
+        return Expression.from_node(node, self.source, self.source.slice(node.span))
+
+    def _memory(self, node: s.Expr) -> None:
+        strategy = self._memory_strategy(node)
+        if strategy is not None:
+            self.values["memory_strategy"] = strategy
+
+    def _memory_strategy(self, node: s.Expr) -> MemoryStrategy | None:
+        known = tuple(DSL_STRATEGIES)
+        if isinstance(node, s.Var) and node.name in DSL_STRATEGIES:
+            self._error(f"memory strategies are calls: write {node.name}(…)", node.span)
+            return None
+        if not isinstance(node, s.Call):
+            self._error(f"memory must be one of {', '.join(f'{k}(…)' for k in known)}", node.span)
+            return None
+        if node.function not in DSL_STRATEGIES:
+            self._unknown_strategy(node)
+            return None
+        kind, meaning = DSL_STRATEGIES[node.function]
+        if meaning is None:
+            if node.args:
+                self._error(f"{node.function}() takes no arguments", node.span)
+                return None
+            return AgentMemoryStrategy.Full()
+        if len(node.args) != 1:
+            self._error(f"{node.function}(n) takes exactly one argument, the {meaning}",
+                        node.span)
+            return None
+        size = self._constant(node.function, node.args[0])
+        if size is _INVALID:
+            return None
+        problem = memory_size_problem(node.function, meaning, size)
+        if problem:
+            self._error(problem, node.args[0].span)
+            return None
+        strategy: MemoryStrategy = kind(size)
+        return strategy
+
+    def _unknown_strategy(self, node: s.Call) -> None:
+        suggestions = did_you_mean(node.function, DSL_STRATEGIES)
+        hint = f"; did you mean {suggestions[0]}()?" if suggestions else ""
+        listing = ", ".join(f"{k}()" for k in DSL_STRATEGIES)
+        self._error(f"unknown memory strategy {node.function}(){hint} (known: {listing})",
+                    node.span, width=len(node.function))
+
+    def _exit_condition(self, node: s.Expr) -> None:
+        if isinstance(node, s.Literal) and node.value is None:
+            return
+        problems = False
+        for variable in (n for n in walk(node) if isinstance(n, s.Var)):
+            problem = exit_condition_variable_problem(variable.name)
+            if problem:
+                self._error(problem, variable.span, width=len(variable.name))
+                problems = True
+        if problems:
+            return
+        try:
+            self.values["exit_condition"] = self._expression(node)
+        except DslError as exc:
+            self.errors.extend(exc.errors)
+
+    # -- tools
+
+    def _tool(self, block: s.Block) -> None:
+        if block.name is None or block.ref is None:
+            self._error("a tool needs a name and an operator: tool <name> : <Operator> { … }",
+                        block.span)
+            return
+        if not self._first(f"tool {block.name}", block.name_span or block.span):
+            return
+        seen: dict[str, s.Span] = {}
+        description = ""
+        bindings: dict[str, Expression] | None = None
+        for statement in block.body:
+            match statement:
+                case s.Binding("description", value, _, key_span):
+                    if self._first("description", key_span, seen):
+                        text = self._constant("description", value)
+                        if text is not _INVALID and not isinstance(text, str):
+                            self._error("description must be a string", value.span)
+                        elif isinstance(text, str):
+                            description = text
+                case s.Block(keywords=("input",), name=None, span=span) if statement.ref is None:
+                    if self._first("input", span, seen):
+                        bindings = self._input(statement)
+                case s.Binding(key, _, _, key_span):
+                    self._unknown(key, key_span, TOOL_BODY_WORDS, f"tool {block.name!r}")
+                case s.Block(span=span):
+                    self._unknown(" ".join(statement.keywords), span, TOOL_BODY_WORDS,
+                                  f"tool {block.name!r}", block=True)
+                case s.Edge(span=span):
+                    self._error("edges (a -> b) belong in a graph, not in a tool", span)
+        registry = self.options.registry
+        if registry is not None and block.ref not in registry:
+            suggestions = did_you_mean(block.ref, registry)
+            hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+            self._error(f"tool {block.name!r} refers to operator {block.ref!r}, which is not "
+                        f"in the registry{hint}", block.ref_span or block.span)
+            return
+        self.tools.append(build_tool(block.name, block.ref, description=description,
+                                     bindings=bindings, registry=registry))
+
+    def _input(self, block: s.Block) -> dict[str, Expression]:
+        bindings: dict[str, Expression] = {}
+        seen: dict[str, s.Span] = {}
+        for statement in block.body:
+            if not isinstance(statement, s.Binding):
+                self._error("an input block holds only key = value bindings", statement.span)
+                continue
+            if not self._first(statement.key, statement.key_span, seen):
+                continue
+            try:
+                bindings[statement.key] = self._expression(statement.value)
+            except DslError as exc:
+                self.errors.extend(exc.errors)
+        return bindings
+
+    def _error(self, message: str, span: s.Span, *, width: int | None = None) -> None:
+        self.errors.append(self.source.error(CompileError, message, span, width=width))
+
+
+_INVALID: Any = object()

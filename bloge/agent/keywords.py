@@ -1,0 +1,122 @@
+"""The agent keywords with plain values, their types, defaults and limits.
+
+One table serves the DSL compiler, ``AgentBuilder`` and ``AgentDef`` itself, so that a value
+is judged the same way wherever it comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bloge.core.suggest import did_you_mean
+
+DEFAULT_MAX_TURNS = 10
+DEFAULT_STREAMING_BUFFER_CAPACITY = 16
+MAX_TEMPERATURE = 2.0
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def describe_value(value: Any) -> str:
+    """A value as an error message shows it: ``the string "6"``, ``the number 2.5``."""
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "true" if value else "false"
+        case str():
+            return f"the string {value!r}"
+        case int() | float():
+            return f"the number {value}"
+    return f"a {type(value).__name__}"
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """One ``key = value`` keyword of an agent body."""
+
+    name: str
+    expects: str
+    accepts: Callable[[Any], bool]
+    nullable: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not acceptable, or ``None`` when it is."""
+        if value is None:
+            return None if self.nullable else f"{self.name} must be {self.expects}, got null"
+        if not self.accepts(value):
+            return f"{self.name} must be {self.expects}, got {describe_value(value)}"
+        if self.minimum is not None and self.maximum is not None and not (
+            self.minimum <= value <= self.maximum
+        ):
+            return (f"{self.name} must be between {self.minimum:g} and {self.maximum:g}, "
+                    f"got {value}")
+        if self.minimum is not None and value < self.minimum:
+            return f"{self.name} must be at least {self.minimum:g}, got {value}"
+        if isinstance(value, str) and not value.strip() and not self.nullable:
+            return f"{self.name} must not be empty"
+        return None
+
+    def normalize(self, value: Any) -> Any:
+        """The value as ``AgentDef`` stores it (a whole-number temperature becomes a float)."""
+        if self.accepts is _is_number and value is not None:
+            return float(value)
+        return value
+
+
+KEYWORDS: dict[str, Keyword] = {
+    k.name: k
+    for k in (
+        Keyword("model", "a string", lambda v: isinstance(v, str)),
+        Keyword("system_prompt", "a string", lambda v: isinstance(v, str), nullable=True),
+        Keyword("max_turns", "a whole number", _is_int, minimum=1),
+        Keyword("max_tool_concurrency", "a whole number", _is_int, nullable=True, minimum=1),
+        Keyword("temperature", "a number", _is_number, nullable=True, minimum=0.0,
+                maximum=MAX_TEMPERATURE),
+        Keyword("streaming", "true or false", lambda v: isinstance(v, bool)),
+        Keyword("streaming_buffer_capacity", "a whole number", _is_int, minimum=1),
+    )
+}
+
+#: Every keyword of an agent body, for "did you mean" suggestions.
+AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool")
+TOOL_BODY_WORDS = ("description", "input")
+
+#: The variables an exit condition can read (appendix "Exit Condition").
+EXIT_CONDITION_VARIABLES = (
+    "finish_reason", "content", "turn", "tool_calls", "tool_results", "messages",
+)
+
+
+TOOL_ARGS_SCOPE = "tool_args is only in scope inside a tool's input { … } block"
+
+
+def exit_condition_variable_problem(name: str) -> str | None:
+    """Why an exit condition cannot read the variable ``name``, or ``None`` when it can."""
+    if name in EXIT_CONDITION_VARIABLES:
+        return None
+    if name == "tool_args":
+        return TOOL_ARGS_SCOPE
+    suggestions = did_you_mean(name, EXIT_CONDITION_VARIABLES)
+    hint = (f"; did you mean {suggestions[0]!r}?" if suggestions
+            else f" (available: {', '.join(EXIT_CONDITION_VARIABLES)})")
+    return f"unknown variable {name!r} in exit_condition{hint}"
+
+
+def memory_size_problem(function: str, meaning: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid size for ``function(n)``, or ``None``."""
+    if not _is_int(value):
+        return f"{function}(n) needs a whole number {meaning}, got {describe_value(value)}"
+    if value < 1:
+        return f"{function}(n) needs n >= 1, got {value}"
+    return None

@@ -1,0 +1,73 @@
+"""``AgentMemoryStrategy``: which conversation memory an agent uses (the DSL's ``memory =``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+
+class AgentMemoryStrategy:
+    """The memory strategies. ``AgentMemoryStrategy.Full()`` is the default.
+
+    ============================== ================== ===========================================
+    Strategy                       DSL                Keeps
+    ============================== ================== ===========================================
+    ``Full()``                     ``full()``         every message
+    ``SlidingWindow(n)``           ``sliding_window`` system messages + the last n others
+    ``TokenBudget(n)``             ``token_budget``   the newest messages that fit in n tokens
+    ``Summary(n)``                 ``summary``        the last n messages + a summary of the rest
+    ``Custom(factory)``            (Python only)      whatever ``factory.create(initial)`` builds
+    ============================== ================== ===========================================
+    """
+
+    @dataclass(frozen=True, slots=True)
+    class Full:
+        def to_dsl(self) -> str:
+            return "full()"
+
+    @dataclass(frozen=True, slots=True)
+    class SlidingWindow:
+        window_size: int
+
+        def to_dsl(self) -> str:
+            return f"sliding_window({self.window_size})"
+
+    @dataclass(frozen=True, slots=True)
+    class TokenBudget:
+        max_tokens: int
+
+        def to_dsl(self) -> str:
+            return f"token_budget({self.max_tokens})"
+
+    @dataclass(frozen=True, slots=True)
+    class Summary:
+        threshold: int
+
+        def to_dsl(self) -> str:
+            return f"summary({self.threshold})"
+
+    @dataclass(frozen=True, slots=True)
+    class Custom:
+        """A user-supplied ``ConversationMemory.Factory``; not expressible in the DSL."""
+
+        factory: Any
+
+        def to_dsl(self) -> str:
+            return f"<custom {type(self.factory).__name__}>"
+
+
+MemoryStrategy: TypeAlias = (
+    AgentMemoryStrategy.Full
+    | AgentMemoryStrategy.SlidingWindow
+    | AgentMemoryStrategy.TokenBudget
+    | AgentMemoryStrategy.Summary
+    | AgentMemoryStrategy.Custom
+)
+
+#: DSL function name → (strategy class, its single size argument's meaning)
+DSL_STRATEGIES: dict[str, tuple[type[Any], str | None]] = {
+    "full": (AgentMemoryStrategy.Full, None),
+    "sliding_window": (AgentMemoryStrategy.SlidingWindow, "window size"),
+    "token_budget": (AgentMemoryStrategy.TokenBudget, "token budget"),
+    "summary": (AgentMemoryStrategy.Summary, "summary threshold"),
+}

@@ -1,0 +1,186 @@
+"""Tool schema inference: from a tool's ``input { … }`` bindings to a JSON-schema object.
+
+Every ``tool_args.<field>`` path becomes a required property (optional when it sits on the
+left of ``??``, which supplies a default). ``tool_args.a.b`` makes ``a`` an object with a
+required ``b``. A property is a ``string`` unless the operator declares a typed input
+(a dataclass, ``TypedDict`` or pydantic model as the annotation of its input parameter) whose
+field of the same name says better. Bindings that read no ``tool_args`` never reach the schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from bloge.dsl import syntax as s
+
+TOOL_ARGS = "tool_args"
+_STRING: dict[str, Any] = {"type": "string"}
+
+
+def empty_object_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {}, "required": []}
+
+
+def infer_parameters(
+    bindings: Mapping[str, s.Expr] | None, input_type: Any = None
+) -> dict[str, Any]:
+    """The JSON-schema ``parameters`` object of a tool.
+
+    Without bindings (no ``input`` block) the operator receives the arguments whole, and the
+    schema comes from its declared input type when it has one.
+    """
+    if bindings is None:
+        declared = schema_for_type(input_type) if input_type is not None else None
+        return declared if declared and declared.get("type") == "object" else empty_object_schema()
+    fields = input_fields(input_type)
+    schema = empty_object_schema()
+    for key, node in bindings.items():
+        for path, optional in tool_args_paths(node):
+            leaf = _STRING
+            if len(path) == 1 and _is_direct(node, path) and key in fields:
+                leaf = schema_for_type(fields[key][0]) or _STRING
+            _add_path(schema, path, leaf, required=not optional)
+    return schema
+
+
+def tool_args_paths(node: s.Expr, optional: bool = False) -> Iterator[tuple[tuple[str, ...], bool]]:
+    """Each longest ``tool_args`` path in ``node``, with whether a ``??`` default covers it."""
+    chain = _chain(node)
+    if chain is not None:
+        if chain:
+            yield chain, optional
+        return
+    match node:
+        case s.Binary("??", left, right):
+            yield from tool_args_paths(left, True)
+            yield from tool_args_paths(right, optional)
+        case s.Index(target, index):
+            yield from tool_args_paths(target, optional)
+            yield from tool_args_paths(index, optional)
+        case _:
+            for child in _children(node):
+                yield from tool_args_paths(child, optional)
+
+
+def _chain(node: s.Expr) -> tuple[str, ...] | None:
+    match node:
+        case s.Var(name):
+            return () if name == TOOL_ARGS else None
+        case s.Member(target, name):
+            head = _chain(target)
+            return None if head is None else (*head, name)
+        case s.Index(target, s.Literal(value)) if isinstance(value, str):
+            head = _chain(target)
+            return None if head is None else (*head, value)
+    return None
+
+
+def _children(node: s.Expr) -> Sequence[s.Expr]:
+    match node:
+        case s.Interpolation(parts):
+            return [p for p in parts if not isinstance(p, str)]
+        case s.Member(target) | s.Unary(_, target):
+            return [target]
+        case s.Binary(_, left, right):
+            return [left, right]
+        case s.Ternary(condition, then, otherwise):
+            return [condition, then, otherwise]
+        case s.Call(_, args):
+            return list(args)
+        case s.ListExpr(items):
+            return list(items)
+        case s.MapExpr(entries):
+            return [v for _, v in entries]
+    return []
+
+
+def _is_direct(node: s.Expr, path: tuple[str, ...]) -> bool:
+    return _chain(node) == path
+
+
+def _add_path(
+    schema: dict[str, Any], path: tuple[str, ...], leaf: Mapping[str, Any], *, required: bool
+) -> None:
+    head, rest = path[0], path[1:]
+    properties: dict[str, Any] = schema.setdefault("properties", {})
+    if rest:
+        child = properties.get(head)
+        if child is None or child.get("type") != "object":
+            child = empty_object_schema()
+            properties[head] = child
+        _add_path(child, rest, leaf, required=required)
+    elif properties.get(head, {}).get("type") != "object":
+        properties[head] = dict(leaf)
+    required_list: list[str] = schema.setdefault("required", [])
+    if required and head not in required_list:
+        required_list.append(head)
+
+
+# ---------------------------------------------------------------------------- Python types
+
+
+def input_fields(input_type: Any) -> dict[str, tuple[Any, bool]]:
+    """Field name → (type, required) of a dataclass, ``TypedDict`` or pydantic model."""
+    if input_type is None or not isinstance(input_type, type):
+        return {}
+    try:
+        hints = typing.get_type_hints(input_type)
+    except (NameError, TypeError):
+        return {}
+    if dataclasses.is_dataclass(input_type):
+        return {
+            f.name: (hints.get(f.name, Any), f.default is dataclasses.MISSING
+                     and f.default_factory is dataclasses.MISSING)
+            for f in dataclasses.fields(input_type)
+        }
+    if typing.is_typeddict(input_type):
+        required_keys: frozenset[str] = getattr(input_type, "__required_keys__", frozenset())
+        return {name: (tp, name in required_keys) for name, tp in hints.items()}
+    model_fields = getattr(input_type, "model_fields", None)
+    if isinstance(model_fields, Mapping):
+        return {
+            name: (getattr(info, "annotation", Any), bool(info.is_required()))
+            for name, info in model_fields.items()
+        }
+    return {}
+
+
+def schema_for_type(tp: Any) -> dict[str, Any] | None:
+    """The JSON schema of a Python type annotation, or ``None`` when it says nothing useful."""
+    if tp is Any or tp is object or tp is None:
+        return None
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        concrete = [a for a in args if a is not type(None)]
+        return schema_for_type(concrete[0]) if len(concrete) == 1 else None
+    if origin is typing.Literal:
+        schema = schema_for_type(type(args[0])) or {}
+        return {**schema, "enum": list(args)}
+    if origin is typing.Annotated:
+        return schema_for_type(args[0])
+    simple = {str: "string", bool: "boolean", int: "integer", float: "number"}
+    if tp in simple:
+        return {"type": simple[tp]}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [member.value for member in tp]}
+    fields = input_fields(tp)
+    if fields:
+        return {
+            "type": "object",
+            "properties": {name: schema_for_type(t) or {} for name, (t, _) in fields.items()},
+            "required": [name for name, (_, required) in fields.items() if required],
+        }
+    container = origin or tp
+    if isinstance(container, type) and issubclass(container, Mapping):
+        return {"type": "object"}
+    if isinstance(container, type) and issubclass(container, (list, tuple, set, frozenset,
+                                                              Sequence)) and container is not str:
+        items = schema_for_type(args[0]) if args else None
+        return {"type": "array", "items": items} if items else {"type": "array"}
+    return None

@@ -1,0 +1,115 @@
+"""Every compile-time mistake is reported at file:line:column with the line and a caret."""
+
+from __future__ import annotations
+
+import pytest
+
+from bloge import AgentDslCompiler, CompileError, DslError, DslSyntaxError, OperatorRegistry
+
+
+def first_error(source: str, registry: OperatorRegistry | None = None) -> DslError:
+    with pytest.raises(DslError) as caught:
+        AgentDslCompiler(registry).compile(source, filename="agents.bloge")
+    return caught.value
+
+
+def agent(body: str) -> str:
+    return f'agent support {{\n  model = "gpt-4o"\n{body}\n}}'
+
+
+@pytest.mark.parametrize(
+    ("source", "position", "message"),
+    [
+        ("agent support {\n  max_turns = 3\n}", "1:7", "agent 'support' has no model"),
+        (agent("  max_turn = 3"), "3:3",
+         "unknown keyword 'max_turn' in agent 'support'; did you mean 'max_turns'?"),
+        (agent('  model = "again"'), "3:3", "duplicate keyword 'model' (first at line 2, column 3)"),
+        (agent("  tool a : Op {}\n  tool a : Other {}"), "4:8", "duplicate tool name 'a'"),
+        (agent('  max_turns = "6"'), "3:15", "max_turns must be a whole number, got the string '6'"),
+        (agent("  streaming = 1"), "3:15", "streaming must be true or false, got the number 1"),
+        (agent("  max_turns = 0"), "3:15", "max_turns must be at least 1, got 0"),
+        (agent("  max_tool_concurrency = 0"), "3:26", "max_tool_concurrency must be at least 1, got 0"),
+        (agent("  temperature = 2.5"), "3:17", "temperature must be between 0 and 2, got 2.5"),
+        (agent("  temperature = -0.1"), "3:17", "temperature must be between 0 and 2, got -0.1"),
+        (agent("  memory = sliding_window(0)"), "3:27", "sliding_window(n) needs n >= 1, got 0"),
+        (agent("  memory = token_budget(0)"), "3:25", "token_budget(n) needs n >= 1, got 0"),
+        (agent("  memory = summary(0)"), "3:20", "summary(n) needs n >= 1, got 0"),
+        (agent("  memory = sliding(3)"), "3:12",
+         "unknown memory strategy sliding(); did you mean sliding_window()?"),
+        (agent("  memory = full"), "3:12", "memory strategies are calls: write full(…)"),
+        (agent("  streaming_buffer_capacity = 0"), "3:31",
+         "streaming_buffer_capacity must be at least 1, got 0"),
+        (agent('  exit_condition = tool_args.reason == "x"'), "3:20",
+         "tool_args is only in scope inside a tool's input { … } block"),
+        (agent("  description = tool_args.x"), "3:3", "unknown keyword 'description'"),
+        (agent('  exit_condition = finishReason == "stop"'), "3:20",
+         "unknown variable 'finishReason' in exit_condition; did you mean 'finish_reason'?"),
+        (agent("  tool t : Op { descripton = \"d\" }"), "3:17",
+         "unknown keyword 'descripton' in tool 't'; did you mean 'description'?"),
+        (agent("  tool t : Op { input { a = tool_args.a\n a = tool_args.b } }"), "4:2",
+         "duplicate keyword 'a'"),
+        (agent("  tool t { }"), "3:3", "a tool needs a name and an operator"),
+        (agent("  model_name = gpt"), "3:3", "unknown keyword 'model_name'"),
+        ('agent support {\n  model = gpt4o\n}', "2:11", 'model must be a constant; did you mean the string "gpt4o"?'),
+        (agent("  max_turns = 1 / 0"), "3:15", "division by zero"),
+        ('stream agent s {\n  model = "m"\n  streaming = false\n}', "3:3",
+         "'stream agent' declares a streaming agent"),
+        ("agnet support {\n  model = \"m\"\n}", "1:1", "unknown block 'agnet'; did you mean 'agent'?"),
+        ("graph g { }", "1:1", "no agent block found"),
+    ],
+)
+def test_compile_errors_are_located(source: str, position: str, message: str) -> None:
+    error = first_error(source)
+    assert isinstance(error, CompileError)
+    assert str(error).startswith(f"agents.bloge:{position}: ")
+    assert message in str(error).splitlines()[0]
+
+
+def test_the_error_shows_the_source_line_and_a_caret_under_the_problem() -> None:
+    error = first_error(agent("  max_turn = 3"))
+    assert str(error).splitlines()[:3] == [
+        "agents.bloge:3:3: unknown keyword 'max_turn' in agent 'support'; did you mean 'max_turns'?",
+        "    3 |   max_turn = 3",
+        "      |   ^~~~~~~~",
+    ]
+
+
+def test_every_problem_of_an_agent_is_reported_at_once() -> None:
+    error = first_error("agent a {\n  max_turns = 0\n  temperature = 9\n}")
+    lines = [e.reason for e in error.errors]
+    assert lines == [
+        "max_turns must be at least 1, got 0",
+        "temperature must be between 0 and 2, got 9",
+        "agent 'a' has no model; add model = \"<model id>\"",
+    ]
+    assert str(error).count("agents.bloge:") == 3
+
+
+def test_an_operator_missing_from_the_registry_is_a_compile_error_with_a_suggestion() -> None:
+    registry = OperatorRegistry({"KBSearchOperator": lambda input: input})
+    error = first_error(agent("  tool search : KBSearch { input { q = tool_args.q } }"), registry)
+    assert str(error).startswith("agents.bloge:3:17: ")
+    assert "refers to operator 'KBSearch', which is not in the registry; did you mean 'KBSearchOperator'?" in str(error)
+
+
+def test_without_a_registry_operators_are_not_checked() -> None:
+    compiled = AgentDslCompiler().compile(agent("  tool search : Anything {}"))
+    assert compiled.tool("search").operator_ref == "Anything"
+
+
+def test_syntax_errors_come_through_the_compiler_located() -> None:
+    error = first_error('agent support {\n  model "gpt-4o"\n}')
+    assert isinstance(error, DslSyntaxError)
+    assert str(error).startswith("agents.bloge:2:9: unexpected '\"gpt-4o\"'")
+
+
+def test_compile_wants_exactly_one_agent() -> None:
+    with pytest.raises(CompileError, match=r"expected exactly one agent, found 2 \('a', 'b'\)"):
+        AgentDslCompiler().compile('agent a { model = "m" } agent b { model = "m" }')
+
+
+def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path) -> None:
+    from bloge import BlogeUsageError
+
+    with pytest.raises(BlogeUsageError, match=r"DSL file not found: .*nope\.bloge"):
+        AgentDslCompiler().compile_file(tmp_path / "nope.bloge")
