@@ -1,0 +1,5 @@
+"""The ``bloge`` command line."""
+
+from container.cli.app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,93 @@
+"""The import rules of DESIGN.md section 2 and the pinned public surface."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import bloge
+import bloge.llm
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: package → the first-party packages it may import (besides itself)
+ALLOWED = {
+    "bloge.core": set(),
+    "bloge.llm": {"bloge.core"},
+    "bloge.dsl": {"bloge.core"},
+    "bloge.agent": {"bloge.core", "bloge.llm", "bloge.dsl"},
+}
+FIRST_PARTY = ("bloge", "config", "container", "examples")
+CONTAINER_ONLY = ("dependency_injector",)
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")[: -node.level]
+                found.add(".".join([*base, node.module] if node.module else base))
+            elif node.module:
+                found.add(node.module)
+    return found
+
+
+def package_of(name: str, packages: list[str]) -> str | None:
+    return next((p for p in packages if name == p or name.startswith(p + ".")), None)
+
+
+def python_files(*folders: str) -> list[Path]:
+    return [p for folder in folders for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
+@pytest.mark.parametrize("path", python_files("bloge"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_framework_layers_import_only_what_they_may(path: Path) -> None:
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    layers = sorted(ALLOWED, key=len, reverse=True)
+    layer = package_of(module, layers)
+    for name in imports_of(path):
+        assert not name.startswith(("config", "container", *CONTAINER_ONLY)), (
+            f"{module} imports {name}: the framework never knows the application shell")
+        if layer is None or not name.startswith("bloge"):
+            continue
+        target = package_of(name, layers)
+        if target is None:
+            assert name == "bloge", f"{module} imports {name}, above its layer {layer}"
+            continue
+        assert target == layer or target in ALLOWED[layer], (
+            f"{module} ({layer}) imports {name} ({target}); allowed: {sorted(ALLOWED[layer])}")
+
+
+@pytest.mark.parametrize("path", python_files("config"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_config_knows_only_settings_libraries(path: Path) -> None:
+    for name in imports_of(path):
+        assert not name.startswith(("bloge", "container", *CONTAINER_ONLY)), name
+
+
+def test_only_the_container_knows_dependency_injector() -> None:
+    for path in python_files("bloge", "config"):
+        assert not any(n.startswith(CONTAINER_ONLY) for n in imports_of(path)), path
+
+
+def test_the_public_surface_is_pinned() -> None:
+    assert sorted(bloge.__all__) == sorted([
+        "AgentBuilder", "AgentDef", "AgentDslCompiler", "AgentMemoryStrategy", "AgentToolRef",
+        "BlogeError", "BlogeUsageError", "CompileError", "DslCompiler", "DslError",
+        "DslExtensionProvider", "DslSyntaxError", "Expression", "ExpressionError", "Graph",
+        "JsonCodec", "LlmMessage", "LlmProvider", "Node", "Operator", "OperatorContext",
+        "OperatorMetadata", "OperatorRegistry", "ProviderError", "RunError", "ToolCall",
+        "ToolDefinition", "UnknownOperatorError", "__version__",
+    ])
+    assert sorted(bloge.llm.__all__) == sorted([
+        "ContentPart", "ImagePart", "LlmChunk", "LlmMessage", "LlmProvider", "LlmRequest",
+        "LlmResponse", "Role", "TextPart", "ToolCall", "ToolDefinition",
+    ])
+    for name in bloge.__all__:
+        assert hasattr(bloge, name), name
