@@ -8,6 +8,7 @@ BlogeError
 │   ├── DslSyntaxError         the text does not parse
 │   └── CompileError           it parses, but does not mean anything valid
 ├── ExpressionError            an expression failed while it was evaluated
+├── OperatorInputError         an input does not fit an operator's declared input type
 └── RunError                   a run failed (see bloge.agent for AgentRunError and friends)
     └── ProviderError          an LLM provider failed after its retries
 ```
@@ -45,6 +46,10 @@ class UnknownOperatorError(BlogeUsageError, LookupError):
         hint = f"; did you mean {self.suggestions[0]!r}?" if self.suggestions else ""
         listing = ", ".join(self.known) if self.known else "none"
         super().__init__(f"{what}{hint} (registered operators: {listing})")
+
+
+class OperatorInputError(BlogeError, ValueError):
+    """An input does not fit the type an operator declares for it (a dataclass or model)."""
 
 
 class RunError(BlogeError):

@@ -9,13 +9,15 @@ so that the event loop, concurrency caps and cancellation keep working around it
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from bloge.core.context import OperatorContext
+from bloge.core.errors import OperatorInputError
 
 
 @runtime_checkable
@@ -61,7 +63,7 @@ def operator_metadata(operator: object) -> OperatorMetadata:
 class BoundOperator:
     """An operator inspected once, ready to be invoked many times."""
 
-    __slots__ = ("_call", "_takes_ctx", "input_type", "is_async", "name", "target")
+    __slots__ = ("_call", "_convert", "_takes_ctx", "input_type", "is_async", "name", "target")
 
     def __init__(self, name: str, target: object) -> None:
         call = _entry_point(name, target)
@@ -71,9 +73,16 @@ class BoundOperator:
         self.is_async = inspect.iscoroutinefunction(call)
         self._takes_ctx = _positional_arity(call) >= 2
         self.input_type = _input_annotation(call)
+        self._convert = _converter(self.input_type)
 
     async def invoke(self, input: Any, ctx: OperatorContext) -> Any:
-        """Run the operator; sync operators run in a worker thread."""
+        """Run the operator; sync operators run in a worker thread.
+
+        A mapping given to an operator that declares a dataclass or pydantic-model input is
+        converted first; ``OperatorInputError`` says why when it does not fit.
+        """
+        if self._convert is not None and isinstance(input, Mapping):
+            input = self._convert(input)
         args = (input, ctx) if self._takes_ctx else (input,)
         if self.is_async:
             return await self._call(*args)
@@ -93,6 +102,11 @@ def bind(name: str, target: object) -> BoundOperator:
 
 
 def _entry_point(name: str, target: object) -> Callable[..., Any]:
+    # An object with an async twin of execute (an agent operator, say) is awaited directly
+    # instead of running its sync facade in a worker thread.
+    aexecute = getattr(target, "aexecute", None)
+    if callable(aexecute) and inspect.iscoroutinefunction(aexecute):
+        return aexecute  # type: ignore[no-any-return]  # getattr is untyped; checked callable
     execute = getattr(target, "execute", None)
     if callable(execute):
         return execute  # type: ignore[no-any-return]  # getattr is untyped; checked callable
@@ -124,6 +138,30 @@ def _input_annotation(call: Callable[..., Any]) -> Any:
     except (NameError, TypeError, ValueError, StopIteration):
         return None
     return hints.get(first)
+
+
+def _converter(input_type: Any) -> Callable[[Mapping[str, Any]], Any] | None:
+    """How to turn a mapping into the operator's declared input type, if it declares one."""
+    if not isinstance(input_type, type):
+        return None
+    if dataclasses.is_dataclass(input_type):
+        def to_dataclass(values: Mapping[str, Any]) -> Any:
+            try:
+                return input_type(**values)
+            except TypeError as exc:
+                raise OperatorInputError(f"{input_type.__name__}: {exc}") from exc
+
+        return to_dataclass
+    validate = getattr(input_type, "model_validate", None)
+    if callable(validate):
+        def to_model(values: Mapping[str, Any]) -> Any:
+            try:
+                return validate(values)
+            except ValueError as exc:  # pydantic's ValidationError is a ValueError
+                raise OperatorInputError(str(exc)) from exc
+
+        return to_model
+    return None
 
 
 OperatorFunction = Callable[[Any, OperatorContext], Any | Awaitable[Any]]

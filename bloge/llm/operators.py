@@ -1,0 +1,59 @@
+"""The chat operators the agent loop calls by their standard registry names."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from bloge.core.context import OperatorContext
+from bloge.core.operator import OperatorMetadata
+from bloge.llm.provider import LlmProvider
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+
+#: Registry name of the synchronous (whole-answer) chat operator.
+LLM_CHAT = "llmChat"
+#: Registry name of the streaming chat operator.
+LLM_STREAMING_CHAT = "llmStreamingChat"
+
+
+class LlmChatOperator:
+    """Answers an :class:`LlmRequest` with the provider's complete :class:`LlmResponse`.
+
+    Register it as ``"llmChat"``; the agent loop routes every model call through it.
+    """
+
+    metadata = OperatorMetadata(prompt_hint="Call the chat model with a request.")
+
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: LlmProvider) -> None:
+        self.provider = provider
+
+    async def execute(self, input: LlmRequest, ctx: OperatorContext) -> LlmResponse:
+        return await self.provider.chat(input)
+
+    def __repr__(self) -> str:
+        return f"LlmChatOperator({self.provider!r})"
+
+
+class LlmStreamingChatOperator:
+    """Answers an :class:`LlmRequest` with the provider's stream of :class:`LlmChunk`.
+
+    Register it as ``"llmStreamingChat"`` for streaming agents.
+    """
+
+    metadata = OperatorMetadata(prompt_hint="Stream the chat model's answer to a request.")
+
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: LlmProvider) -> None:
+        self.provider = provider
+
+    async def execute(
+        self,
+        input: LlmRequest,
+        ctx: OperatorContext,
+    ) -> AsyncIterator[LlmChunk]:
+        return self.provider.stream_chat(input)
+
+    def __repr__(self) -> str:
+        return f"LlmStreamingChatOperator({self.provider!r})"
