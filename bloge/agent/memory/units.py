@@ -1,0 +1,72 @@
+"""Pair-aware grouping: the units a memory keeps or drops whole.
+
+An assistant message that asks for tool calls and the tool messages answering it form one
+unit; every other non-system message is a unit of its own. Providers reject a tool result
+whose call was pruned (and a call left without its result), so pruning works on units.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+
+from bloge.llm.messages import LlmMessage
+
+
+class Unit:
+    """Messages kept or dropped together, with their summed weight (count or tokens)."""
+
+    __slots__ = ("messages", "pending", "weight")
+
+    def __init__(self, message: LlmMessage, weight: int) -> None:
+        self.messages = [message]
+        self.weight = weight
+        self.pending = {call.id for call in message.tool_calls} if message.tool_calls else None
+
+    def accepts(self, message: LlmMessage) -> bool:
+        """Whether ``message`` answers one of this unit's outstanding tool calls."""
+        return self.pending is not None and message.tool_call_id in self.pending
+
+
+class Units:
+    """A queue of units, oldest first, with their total weight."""
+
+    __slots__ = ("_units", "_weigh", "count", "weight")
+
+    def __init__(self, weigh: Callable[[LlmMessage], int]) -> None:
+        self._units: deque[Unit] = deque()
+        self._weigh = weigh
+        self.weight = 0
+        self.count = 0
+
+    def add(self, message: LlmMessage) -> None:
+        """Append ``message``, joining the newest unit when it answers that unit's call."""
+        weight = self._weigh(message)
+        last = self._units[-1] if self._units else None
+        if last is not None and message.role == "tool" and last.accepts(message):
+            last.messages.append(message)
+            last.weight += weight
+        else:
+            self._units.append(Unit(message, weight))
+        self.weight += weight
+        self.count += 1
+
+    def drop_oldest_while(self, too_heavy: Callable[[], bool]) -> list[LlmMessage]:
+        """Drop the oldest units while ``too_heavy()``; the newest unit always stays.
+
+        Returns the dropped messages, oldest first.
+        """
+        dropped: list[LlmMessage] = []
+        while len(self._units) > 1 and too_heavy():
+            unit = self._units.popleft()
+            self.weight -= unit.weight
+            self.count -= len(unit.messages)
+            dropped.extend(unit.messages)
+        return dropped
+
+    def messages(self) -> Iterator[LlmMessage]:
+        for unit in self._units:
+            yield from unit.messages
+
+    def __len__(self) -> int:
+        return len(self._units)
