@@ -78,16 +78,24 @@ def test_only_the_container_knows_dependency_injector() -> None:
 
 def test_the_public_surface_is_pinned() -> None:
     assert sorted(bloge.__all__) == sorted([
-        "AgentBuilder", "AgentDef", "AgentDslCompiler", "AgentMemoryStrategy", "AgentToolRef",
-        "BlogeError", "BlogeUsageError", "CompileError", "DslCompiler", "DslError",
-        "DslExtensionProvider", "DslSyntaxError", "Expression", "ExpressionError", "Graph",
-        "JsonCodec", "LlmMessage", "LlmProvider", "Node", "Operator", "OperatorContext",
-        "OperatorMetadata", "OperatorRegistry", "ProviderError", "RunError", "ToolCall",
-        "ToolDefinition", "UnknownOperatorError", "__version__",
+        "AgentBuilder", "AgentCallbackContext", "AgentCheckpoint", "AgentDef", "AgentDslCompiler",
+        "AgentExecutionListener", "AgentInput", "AgentLoopOperator", "AgentMemoryStrategy",
+        "AgentOutput", "AgentRunError", "AgentStreamChunk", "AgentToolRef", "AgentUsage",
+        "BlogeError", "BlogeUsageError", "CompileError", "ConversationMemory", "Done",
+        "DslCompiler", "DslError", "DslExtensionProvider", "DslSyntaxError", "Expression",
+        "ExpressionError", "Graph", "JsonCodec", "LlmCalledPayload", "LlmChatOperator",
+        "LlmMessage", "LlmProvider", "LlmStreamingChatOperator", "LoopExitedPayload",
+        "MaxTurnsExceededError", "Node", "Operator", "OperatorContext", "OperatorInputError",
+        "OperatorMetadata", "OperatorRegistry", "ProviderError", "RunError",
+        "StreamingAgentLoopOperator", "Token", "ToolCall", "ToolCompletedPayload",
+        "ToolDefinition", "ToolDispatchedPayload", "ToolEnd", "ToolStart", "TurnStartedPayload",
+        "UnknownOperatorError", "__version__", "agent_operator",
     ])
     assert sorted(bloge.llm.__all__) == sorted([
-        "ContentPart", "ImagePart", "LlmChunk", "LlmMessage", "LlmProvider", "LlmRequest",
-        "LlmResponse", "Role", "TextPart", "ToolCall", "ToolDefinition",
+        "ContentPart", "FunctionProvider", "HeuristicTokenEstimator", "ImagePart", "LLM_CHAT",
+        "LLM_STREAMING_CHAT", "LlmChatOperator", "LlmChunk", "LlmMessage", "LlmProvider",
+        "LlmRequest", "LlmResponse", "LlmStreamingChatOperator", "Role", "ScriptedProvider",
+        "TextPart", "TokenEstimator", "ToolCall", "ToolDefinition", "tool_call_response",
     ])
     for name in bloge.__all__:
         assert hasattr(bloge, name), name

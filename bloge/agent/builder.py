@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Self
 
 from bloge.agent.definition import AgentDef, AgentToolRef, memory_problem
 from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
+from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.operator import AgentLoopOperator
+from bloge.agent.loop.streaming import StreamingAgentLoopOperator
+from bloge.agent.memory.conversation import ConversationMemory
 from bloge.agent.memory.strategy import MemoryStrategy
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
@@ -50,6 +55,7 @@ class AgentBuilder:
             exit_condition=definition.exit_condition,
             streaming=definition.streaming,
             streaming_buffer_capacity=definition.streaming_buffer_capacity,
+            tool_timeout=definition.tool_timeout,
         )
         builder._tools = list(definition.tools)
         return builder
@@ -76,6 +82,10 @@ class AgentBuilder:
 
     def streaming_buffer_capacity(self, capacity: int) -> Self:
         return self._set("streaming_buffer_capacity", capacity)
+
+    def tool_timeout(self, seconds: float | None) -> Self:
+        """Cancel any tool call that runs longer than ``seconds`` (our addition)."""
+        return self._set("tool_timeout", seconds)
 
     def memory(self, strategy: MemoryStrategy) -> Self:
         """Pick a memory strategy, e.g. ``AgentMemoryStrategy.SlidingWindow(20)``."""
@@ -108,13 +118,15 @@ class AgentBuilder:
         description: str = "",
         input: Mapping[str, str | Expression] | None = None,
         parameters: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> Self:
         """Add a tool: an :class:`AgentToolRef`, or its parts as for ``AgentToolRef.of``."""
         if isinstance(tool, str):
             if operator_ref is None:
                 raise BlogeUsageError(f"tool {tool!r} needs an operator_ref")
             tool = AgentToolRef.of(tool, operator_ref, description=description, input=input,
-                                   parameters=parameters, registry=self._registry)
+                                   parameters=parameters, registry=self._registry,
+                                   timeout=timeout)
         if any(existing.name == tool.name for existing in self._tools):
             raise BlogeUsageError(f"duplicate tool name {tool.name!r}")
         if self._registry is not None and tool.operator_ref not in self._registry:
@@ -127,6 +139,40 @@ class AgentBuilder:
         if "model" not in self._values:
             raise BlogeUsageError(f"agent {self._values['id']!r} has no model; call .model(…)")
         return AgentDef(tools=tuple(self._tools), **self._values)
+
+    def to_operator(
+        self,
+        ref: str,
+        registry: OperatorRegistry | None = None,
+        *,
+        listeners: Sequence[AgentExecutionListener] = (),
+        summarizer: ConversationMemory.Summarizer | None = None,
+    ) -> AgentLoopOperator:
+        """Build the definition and materialize an :class:`AgentLoopOperator`."""
+        return AgentLoopOperator(ref, self.build(), self._registry_for(registry),
+                                 listeners=listeners, summarizer=summarizer)
+
+    def to_streaming_operator(
+        self,
+        ref: str,
+        registry: OperatorRegistry | None = None,
+        *,
+        listeners: Sequence[AgentExecutionListener] = (),
+        summarizer: ConversationMemory.Summarizer | None = None,
+    ) -> StreamingAgentLoopOperator:
+        """Build the definition and materialize a :class:`StreamingAgentLoopOperator`."""
+        definition = self.build()
+        if not definition.streaming:
+            definition = replace(definition, streaming=True)
+        return StreamingAgentLoopOperator(ref, definition, self._registry_for(registry),
+                                          listeners=listeners, summarizer=summarizer)
+
+    def _registry_for(self, registry: OperatorRegistry | None) -> OperatorRegistry:
+        chosen = registry if registry is not None else self._registry
+        if chosen is None:
+            raise BlogeUsageError("materializing an agent operator needs an OperatorRegistry: "
+                                  "pass one here or to AgentBuilder.create(…, registry=…)")
+        return chosen
 
     def _set(self, keyword: str, value: Any) -> Self:
         rule = KEYWORDS[keyword]

@@ -10,6 +10,7 @@ from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
     DEFAULT_STREAMING_BUFFER_CAPACITY,
     KEYWORDS,
+    TOOL_TIMEOUT,
     memory_size_problem,
 )
 from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
@@ -32,6 +33,8 @@ class AgentToolRef:
     graph: Graph
     result_node_id: str
     tool_definition: ToolDefinition
+    timeout: float | None = None
+    """Seconds a call may take before it is cancelled (``None``: the agent's ``tool_timeout``)."""
 
     @classmethod
     def of(
@@ -43,6 +46,7 @@ class AgentToolRef:
         input: Mapping[str, str | Expression] | None = None,
         parameters: Mapping[str, Any] | None = None,
         registry: OperatorRegistry | None = None,
+        timeout: float | None = None,
     ) -> AgentToolRef:
         """A tool as the DSL would compile it.
 
@@ -57,9 +61,12 @@ class AgentToolRef:
             )
             for key, value in input.items()
         }
+        problem = TOOL_TIMEOUT.problem(timeout)
+        if problem:
+            raise BlogeUsageError(f"tool {name!r}: {problem}")
         return build_tool(
             name, operator_ref, description=description, bindings=bindings,
-            parameters=parameters, registry=registry,
+            parameters=parameters, registry=registry, timeout=timeout,
         )
 
 
@@ -71,6 +78,7 @@ def build_tool(
     bindings: Mapping[str, Expression] | None,
     parameters: Mapping[str, Any] | None = None,
     registry: OperatorRegistry | None = None,
+    timeout: float | None = None,
 ) -> AgentToolRef:
     """Assemble an :class:`AgentToolRef`: the inferred schema, the one-node subgraph."""
     input_type = None
@@ -90,6 +98,7 @@ def build_tool(
         graph=Graph(name=f"tool:{name}", nodes=(node,)),
         result_node_id=node.id,
         tool_definition=ToolDefinition(name, description, schema),
+        timeout=timeout,
     )
 
 
@@ -108,6 +117,8 @@ class AgentDef:
     exit_condition: Expression | None = None
     streaming: bool = False
     streaming_buffer_capacity: int = DEFAULT_STREAMING_BUFFER_CAPACITY
+    tool_timeout: float | None = None
+    """Seconds any tool call may take (our addition; ``None``: no limit)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)

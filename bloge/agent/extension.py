@@ -15,6 +15,7 @@ from bloge.agent.keywords import (
     KEYWORDS,
     TOOL_ARGS_SCOPE,
     TOOL_BODY_WORDS,
+    TOOL_TIMEOUT,
     exit_condition_variable_problem,
     memory_size_problem,
 )
@@ -244,6 +245,7 @@ class _AgentBlock:
             return
         seen: dict[str, s.Span] = {}
         description = ""
+        timeout: float | None = None
         bindings: dict[str, Expression] | None = None
         for statement in block.body:
             match statement:
@@ -254,6 +256,9 @@ class _AgentBlock:
                             self._error("description must be a string", value.span)
                         elif isinstance(text, str):
                             description = text
+                case s.Binding("timeout", value, _, key_span):
+                    if self._first("timeout", key_span, seen):
+                        timeout = self._tool_timeout(value)
                 case s.Block(keywords=("input",), name=None, span=span) if statement.ref is None:
                     if self._first("input", span, seen):
                         bindings = self._input(statement)
@@ -272,7 +277,18 @@ class _AgentBlock:
                         f"in the registry{hint}", block.ref_span or block.span)
             return
         self.tools.append(build_tool(block.name, block.ref, description=description,
-                                     bindings=bindings, registry=registry))
+                                     bindings=bindings, registry=registry, timeout=timeout))
+
+    def _tool_timeout(self, node: s.Expr) -> float | None:
+        value = self._constant("timeout", node)
+        if value is _INVALID:
+            return None
+        problem = TOOL_TIMEOUT.problem(value)
+        if problem:
+            self._error(problem, node.span)
+            return None
+        normalized: float | None = TOOL_TIMEOUT.normalize(value)
+        return normalized
 
     def _input(self, block: s.Block) -> dict[str, Expression]:
         bindings: dict[str, Expression] = {}

@@ -6,6 +6,7 @@ is judged the same way wherever it comes from.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,15 @@ def _is_int(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_seconds(value: Any) -> bool:
+    return _is_number(value)
+
+
+def seconds(value: Any) -> Any:
+    """A duration (``30s`` in the DSL) as float seconds; other values unchanged."""
+    return value.total_seconds() if isinstance(value, dt.timedelta) else value
 
 
 def describe_value(value: Any) -> str:
@@ -49,9 +59,12 @@ class Keyword:
     nullable: bool = False
     minimum: float | None = None
     maximum: float | None = None
+    convert: Callable[[Any], Any] | None = None
 
     def problem(self, value: Any) -> str | None:
         """Why ``value`` is not acceptable, or ``None`` when it is."""
+        if self.convert is not None:
+            value = self.convert(value)
         if value is None:
             return None if self.nullable else f"{self.name} must be {self.expects}, got null"
         if not self.accepts(value):
@@ -63,13 +76,17 @@ class Keyword:
                     f"got {value}")
         if self.minimum is not None and value < self.minimum:
             return f"{self.name} must be at least {self.minimum:g}, got {value}"
+        if self.accepts is _is_seconds and value <= 0:
+            return f"{self.name} must be positive, got {value:g} s"
         if isinstance(value, str) and not value.strip() and not self.nullable:
             return f"{self.name} must not be empty"
         return None
 
     def normalize(self, value: Any) -> Any:
         """The value as ``AgentDef`` stores it (a whole-number temperature becomes a float)."""
-        if self.accepts is _is_number and value is not None:
+        if self.convert is not None:
+            value = self.convert(value)
+        if self.accepts in (_is_number, _is_seconds) and value is not None:
             return float(value)
         return value
 
@@ -85,12 +102,16 @@ KEYWORDS: dict[str, Keyword] = {
                 maximum=MAX_TEMPERATURE),
         Keyword("streaming", "true or false", lambda v: isinstance(v, bool)),
         Keyword("streaming_buffer_capacity", "a whole number", _is_int, minimum=1),
+        Keyword("tool_timeout", "a duration such as 30s", _is_seconds, nullable=True,
+                convert=seconds),
     )
 }
 
 #: Every keyword of an agent body, for "did you mean" suggestions.
 AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool")
-TOOL_BODY_WORDS = ("description", "input")
+TOOL_BODY_WORDS = ("description", "input", "timeout")
+TOOL_TIMEOUT = Keyword("timeout", "a duration such as 30s", _is_seconds, nullable=True,
+                       convert=seconds)
 
 #: The variables an exit condition can read (appendix "Exit Condition").
 EXIT_CONDITION_VARIABLES = (

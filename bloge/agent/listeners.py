@@ -1,0 +1,130 @@
+"""Agent execution listeners: five callbacks, their payloads, and the chain that calls them.
+
+Order per turn: ``on_agent_turn_started`` → ``on_agent_llm_called`` → one
+``on_agent_tool_dispatched`` per call (in the model's order) → one ``on_agent_tool_completed``
+per call (as they finish) → the next turn, or ``on_agent_loop_exited``. A listener that raises
+is logged and skipped; it never breaks the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+_log = logging.getLogger("bloge.agent.listeners")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCallbackContext:
+    """Where the callback comes from: the execution, graph, node and agent operator."""
+
+    execution_id: str
+    graph_name: str | None
+    node_id: str | None
+    operator_ref: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStartedPayload:
+    turn_number: int
+    message_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class LlmCalledPayload:
+    turn_number: int
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    finish_reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDispatchedPayload:
+    turn_number: int
+    tool_call_id: str
+    tool_name: str
+    arguments_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCompletedPayload:
+    turn_number: int
+    tool_call_id: str
+    tool_name: str
+    success: bool
+    latency_ms: float
+    result_summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoopExitedPayload:
+    """``exit_reason``: ``"stop"``, ``"exit_condition"``, ``"max_turns"``, and our additions
+    ``"error"`` (a failure ended the run) and ``"cancelled"``."""
+
+    total_turns: int
+    total_llm_calls: int
+    total_llm_tokens: int
+    total_latency_ms: float
+    exit_reason: str
+
+
+class AgentExecutionListener:
+    """Subclass and override the callbacks you care about; the others do nothing."""
+
+    def on_agent_turn_started(
+        self, context: AgentCallbackContext, payload: TurnStartedPayload
+    ) -> None:
+        """A turn begins (before the model call)."""
+
+    def on_agent_llm_called(self, context: AgentCallbackContext, payload: LlmCalledPayload) -> None:
+        """The model answered."""
+
+    def on_agent_tool_dispatched(
+        self, context: AgentCallbackContext, payload: ToolDispatchedPayload
+    ) -> None:
+        """A tool call was handed to the dispatcher."""
+
+    def on_agent_tool_completed(
+        self, context: AgentCallbackContext, payload: ToolCompletedPayload
+    ) -> None:
+        """A tool call finished, successfully or not."""
+
+    def on_agent_loop_exited(
+        self, context: AgentCallbackContext, payload: LoopExitedPayload
+    ) -> None:
+        """The loop ended; ``payload.exit_reason`` says why."""
+
+
+Callback = Literal[
+    "on_agent_turn_started",
+    "on_agent_llm_called",
+    "on_agent_tool_dispatched",
+    "on_agent_tool_completed",
+    "on_agent_loop_exited",
+]
+CALLBACKS: tuple[Callback, ...] = get_args(Callback)
+
+
+class ListenerChain:
+    """Calls every listener in order; a raising listener is logged and the others still run."""
+
+    __slots__ = ("listeners",)
+
+    def __init__(self, listeners: Iterable[AgentExecutionListener]) -> None:
+        self.listeners = tuple(listeners)
+
+    def __bool__(self) -> bool:
+        return bool(self.listeners)
+
+    def notify(self, callback: Callback, context: AgentCallbackContext, payload: object) -> None:
+        """Deliver one event to every listener."""
+        for listener in self.listeners:
+            try:
+                getattr(listener, callback)(context, payload)
+            except Exception:
+                _log.warning("listener %r raised in %s; skipped", listener, callback,
+                             exc_info=True)

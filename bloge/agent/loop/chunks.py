@@ -1,0 +1,46 @@
+"""``AgentStreamChunk``: what a streaming agent emits, in order, ``Done`` last."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.records import AgentOutput
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token (or token group) from the model."""
+
+    text: str
+    turn_number: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    """Just before a tool is dispatched."""
+
+    tool_name: str
+    tool_call_id: str
+    turn_number: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd:
+    """Right after a tool completed; ``success`` is false when it failed or was refused."""
+
+    tool_name: str
+    tool_call_id: str
+    success: bool
+    turn_number: int
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The last chunk: the loop has exited with ``final_output``."""
+
+    final_output: AgentOutput
+
+
+AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Done

@@ -1,0 +1,347 @@
+"""The ReAct loop, shared by ``AgentLoopOperator`` and ``StreamingAgentLoopOperator``.
+
+:class:`AgentEngine` holds what does not change between runs; each run gets a :class:`_Run`
+with its memory, transcript and counters, and walks the steps of :mod:`.steps` until it
+finishes, runs out of turns, fails or is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, assert_never
+
+from bloge.agent.definition import AgentDef
+from bloge.agent.listeners import (
+    AgentCallbackContext,
+    AgentExecutionListener,
+    ListenerChain,
+    LlmCalledPayload,
+    LoopExitedPayload,
+    TurnStartedPayload,
+)
+from bloge.agent.loop import steps
+from bloge.agent.loop.checkpoint import AgentCheckpoint
+from bloge.agent.loop.chunks import Token
+from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
+from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
+from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
+from bloge.agent.memory.conversation import ConversationMemory
+from bloge.agent.memory.factory import create_memory
+from bloge.core.codec import DEFAULT_CODEC, JsonCodec
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
+from bloge.core.operator import BoundOperator
+from bloge.core.registry import OperatorRegistry
+from bloge.llm.messages import LlmMessage
+from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
+from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse, effective_finish_reason
+
+ModelCall = Callable[[LlmRequest, int], Awaitable[LlmResponse]]
+
+
+class AgentEngine:
+    """Everything a run of one agent needs that does not change from run to run."""
+
+    __slots__ = ("codec", "definition",
+                 "exit_needs_messages", "listeners", "ref", "registry", "streaming",
+                 "summarizer", "token_estimator", "tool_definitions")
+
+    def __init__(
+        self,
+        ref: str,
+        definition: AgentDef,
+        registry: OperatorRegistry,
+        *,
+        listeners: Sequence[AgentExecutionListener] = (),
+        summarizer: ConversationMemory.Summarizer | None = None,
+        json_codec: JsonCodec | None = None,
+        token_estimator: TokenEstimator | None = None,
+        streaming: bool = False,
+    ) -> None:
+        if not isinstance(definition, AgentDef):
+            raise BlogeUsageError(f"an agent operator needs an AgentDef, got {definition!r}")
+        if not isinstance(registry, OperatorRegistry):
+            raise BlogeUsageError(f"an agent operator needs an OperatorRegistry, got {registry!r}")
+        self.ref = ref
+        self.definition = definition
+        self.registry = registry
+        self.listeners = ListenerChain(listeners)
+        self.summarizer = summarizer
+        self.codec = json_codec or DEFAULT_CODEC
+        self.token_estimator = token_estimator or DEFAULT_TOKEN_ESTIMATOR
+        self.streaming = streaming
+        self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
+        condition = definition.exit_condition
+        self.exit_needs_messages = condition is not None and "messages" in condition.variables
+
+    async def run(
+        self,
+        input: AgentInput | None,
+        ctx: OperatorContext | Mapping[str, Any] | None,
+        *,
+        checkpoint: AgentCheckpoint | None = None,
+        sink: ChunkSink | None = None,
+    ) -> AgentOutput:
+        """One run from ``input`` (or from ``checkpoint``, with optional new ``input``)."""
+        context = ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx)
+        chat = self._chat_operator()
+        for tool in self.definition.tools:
+            self.registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
+        run = _Run(self, context, self._start(input, checkpoint), chat, sink)
+        return await run.execute()
+
+    def _chat_operator(self) -> BoundOperator:
+        name = LLM_STREAMING_CHAT if self.streaming else LLM_CHAT
+        purpose = "streaming chat operator" if self.streaming else "chat operator"
+        return self.registry.bound(name, purpose=purpose)
+
+    def _start(self, input: AgentInput | None, checkpoint: AgentCheckpoint | None) -> _Start:
+        new = list(input.messages) if input is not None else []
+        if checkpoint is None:
+            prompt = self.definition.system_prompt
+            initial = [LlmMessage.system(prompt), *new] if prompt else new
+            return _Start(initial, initial, 0, AgentUsage(), {})
+        if checkpoint.agent_id not in (None, self.definition.id):
+            raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
+                                  f"agent {self.definition.id!r}")
+        conversation = [*checkpoint.conversation, *new]
+        return _Start(conversation, conversation, checkpoint.turn_count, checkpoint.usage,
+                      dict(checkpoint.tool_results))
+
+
+class _Start:
+    __slots__ = ("base_usage", "memory_messages", "tool_results", "transcript", "turns_done")
+
+    def __init__(self, memory_messages: list[LlmMessage], transcript: list[LlmMessage],
+                 turns_done: int, base_usage: AgentUsage, tool_results: dict[str, Any]) -> None:
+        self.memory_messages = memory_messages
+        self.transcript = transcript
+        self.turns_done = turns_done
+        self.base_usage = base_usage
+        self.tool_results = tool_results
+
+
+class _Run:
+    """One execution: the state machine and its bookkeeping."""
+
+    __slots__ = ("_call_model", "_context", "_ctx", "_dispatcher", "_engine", "_memory",
+                 "_prepare", "base_usage", "calls", "completion_tokens", "prompt_tokens",
+                 "tool_results", "transcript", "turn")
+
+    def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: _Start,
+                 chat: BoundOperator, sink: ChunkSink | None) -> None:
+        definition = engine.definition
+        self._engine = engine
+        self._ctx = ctx
+        self._context = AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
+                                             engine.ref)
+        self._memory = create_memory(definition.memory_strategy, start.memory_messages,
+                                     token_estimator=engine.token_estimator,
+                                     summarizer=engine.summarizer)
+        self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
+        self.transcript = list(start.transcript)
+        self.turn = start.turns_done
+        self.base_usage = start.base_usage
+        self.tool_results: Mapping[str, Any] = start.tool_results
+        self.calls = self.prompt_tokens = self.completion_tokens = 0
+        self._call_model: ModelCall = (
+            _StreamingModelCall(chat, ctx, sink) if engine.streaming else _ModelCall(chat, ctx)
+        )
+        self._dispatcher = ToolDispatcher(
+            definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
+            listeners=engine.listeners, context=self._context,
+            max_concurrency=definition.max_tool_concurrency,
+            default_timeout=definition.tool_timeout, sink=sink,
+        )
+
+    async def execute(self) -> AgentOutput:
+        started = time.perf_counter()
+        max_turns = self._engine.definition.max_turns
+        step: steps.Step = steps.next_turn(self.turn, max_turns)
+        try:
+            while True:
+                match step:
+                    case steps.CallModel(turn):
+                        response = await self._model_turn(turn)
+                        step = steps.after_model(turn, response)
+                    case steps.RunTools(turn, response):
+                        outcomes = await self._dispatcher.run(turn, response.tool_calls)
+                        met = self._record_tools(turn, response, outcomes)
+                        step = steps.after_tools(turn, max_turns, response, exit_condition_met=met)
+                    case steps.Finish(exit_reason, response):
+                        self._exited(exit_reason, started)
+                        return self._output(exit_reason, response)
+                    case steps.OutOfTurns():
+                        self._exited(steps.MAX_TURNS, started)
+                        raise MaxTurnsExceededError(agent_id=self._engine.definition.id,
+                                                    max_turns=max_turns,
+                                                    checkpoint=self.checkpoint())
+                    case _:
+                        assert_never(step)
+        except MaxTurnsExceededError:
+            raise
+        except asyncio.CancelledError:
+            self._exited(steps.CANCELLED, started)
+            raise
+        except Exception as exc:
+            self._exited(steps.ERROR, started)
+            agent_id = self._engine.definition.id
+            raise AgentRunError(
+                f"agent {agent_id!r} failed in turn {self.turn}: {type(exc).__name__}: {exc}",
+                agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.ERROR,
+            ) from exc
+
+    # -- steps
+
+    async def _model_turn(self, turn: int) -> LlmResponse:
+        self.turn = turn
+        engine, definition = self._engine, self._engine.definition
+        if self._prepare:
+            await self._memory.prepare()
+        view = self._memory.messages()
+        listeners = engine.listeners
+        if listeners:
+            listeners.notify("on_agent_turn_started", self._context,
+                             TurnStartedPayload(turn, len(view)))
+        request = LlmRequest(definition.model, tuple(view), definition.temperature,
+                             tools=engine.tool_definitions)
+        started = time.perf_counter()
+        response = await self._call_model(request, turn)
+        latency = (time.perf_counter() - started) * 1000.0
+        self.calls += 1
+        self.prompt_tokens += response.prompt_tokens
+        self.completion_tokens += response.completion_tokens
+        if listeners:
+            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
+                turn, definition.model, response.prompt_tokens, response.completion_tokens,
+                latency, response.finish_reason,
+            ))
+        self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
+        return response
+
+    def _record_tools(self, turn: int, response: LlmResponse,
+                      outcomes: list[ToolOutcome]) -> bool:
+        """Append the tool messages in the model's order; return whether to exit now."""
+        for outcome in outcomes:
+            self._append(LlmMessage("tool", outcome.content, tool_call_id=outcome.call.id,
+                                    is_error=not outcome.success))
+        self.tool_results = {o.call.id: o.result for o in outcomes if o.success}
+        condition = self._engine.definition.exit_condition
+        if condition is None:
+            return False
+        scope = {
+            "finish_reason": response.finish_reason,
+            "content": response.content,
+            "turn": turn,
+            "tool_calls": [{"id": o.call.id, "name": o.call.name, "arguments": o.arguments}
+                           for o in outcomes],
+            "tool_results": {o.call.name: o.result for o in outcomes if o.success},
+        }
+        if self._engine.exit_needs_messages:
+            scope["messages"] = list(self.transcript)
+        return bool(condition.evaluate(scope))
+
+    def _append(self, message: LlmMessage) -> None:
+        self._memory.append(message)
+        self.transcript.append(message)
+
+    # -- results
+
+    @property
+    def usage(self) -> AgentUsage:
+        memory = self._memory.usage
+        base = self.base_usage
+        return AgentUsage(
+            base.llm_calls + self.calls + memory.llm_calls,
+            base.prompt_tokens + self.prompt_tokens + memory.prompt_tokens,
+            base.completion_tokens + self.completion_tokens + memory.completion_tokens,
+        )
+
+    def checkpoint(self) -> AgentCheckpoint:
+        return AgentCheckpoint(tuple(self._memory.messages()), self.turn,
+                               dict(self.tool_results), self._engine.definition.id, self.usage)
+
+    def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
+        return AgentOutput(
+            content=response.content,
+            finish_reason=response.finish_reason,
+            turns_used=self.turn,
+            messages=tuple(self.transcript),
+            tool_results=self.tool_results,
+            checkpoint=self.checkpoint(),
+            exit_reason=exit_reason,
+            usage=self.usage,
+        )
+
+    def _exited(self, exit_reason: str, started: float) -> None:
+        listeners = self._engine.listeners
+        if listeners:
+            usage = self.usage
+            listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(
+                self.turn, usage.llm_calls, usage.total_tokens,
+                (time.perf_counter() - started) * 1000.0, exit_reason,
+            ))
+
+
+class _ModelCall:
+    """A whole-answer model call through the ``llmChat`` operator."""
+
+    __slots__ = ("_chat", "_ctx")
+
+    def __init__(self, chat: BoundOperator, ctx: OperatorContext) -> None:
+        self._chat = chat
+        self._ctx = ctx
+
+    async def __call__(self, request: LlmRequest, turn: int) -> LlmResponse:
+        response = await self._chat.invoke(request, self._ctx)
+        if not isinstance(response, LlmResponse):
+            raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
+                                  f"{type(response).__name__}, not an LlmResponse")
+        return response
+
+
+class _StreamingModelCall:
+    """A streamed model call through ``llmStreamingChat``: tokens go to the sink as they come,
+    and the chunks are assembled into the response the loop continues with."""
+
+    __slots__ = ("_chat", "_ctx", "_sink")
+
+    def __init__(self, chat: BoundOperator, ctx: OperatorContext, sink: ChunkSink | None) -> None:
+        self._chat = chat
+        self._ctx = ctx
+        self._sink = sink
+
+    async def __call__(self, request: LlmRequest, turn: int) -> LlmResponse:
+        stream = await self._chat.invoke(request, self._ctx)
+        if not isinstance(stream, AsyncIterator):
+            raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
+                                  f"{type(stream).__name__}, not an async iterator of LlmChunk")
+        text: list[str] = []
+        calls = []
+        last: LlmChunk | None = None
+        try:
+            async for chunk in stream:
+                if chunk.content:
+                    text.append(chunk.content)
+                    if self._sink is not None:
+                        await self._sink(Token(chunk.content, turn))
+                if chunk.tool_call is not None:
+                    calls.append(chunk.tool_call)
+                if chunk.done:
+                    last = chunk
+                    break
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+        return LlmResponse(
+            content="".join(text),
+            finish_reason=effective_finish_reason(last.finish_reason if last else None,
+                                                  has_tool_calls=bool(calls)),
+            prompt_tokens=(last.prompt_tokens or 0) if last else 0,
+            completion_tokens=(last.completion_tokens or 0) if last else 0,
+            tool_calls=tuple(calls),
+        )

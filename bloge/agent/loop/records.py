@@ -1,0 +1,92 @@
+"""What goes into an agent run and what comes out: ``AgentInput``, ``AgentOutput``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bloge.core.errors import BlogeUsageError
+from bloge.llm.messages import LlmMessage
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.checkpoint import AgentCheckpoint
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInput:
+    """The messages that start (or continue) a run."""
+
+    messages: tuple[LlmMessage, ...]
+
+    @classmethod
+    def of(cls, value: object) -> AgentInput:
+        """Coerce a string, a message, a message dict, ``{"messages": [...]}``, or a list of
+        those into an ``AgentInput``. Strings become user messages."""
+        if isinstance(value, AgentInput):
+            return value
+        if isinstance(value, Mapping) and "messages" in value:
+            return cls.of(list(value["messages"]))
+        if isinstance(value, (list, tuple)):
+            messages = tuple(_message(item, index) for index, item in enumerate(value))
+        else:
+            messages = (_message(value, None),)
+        if not messages:
+            raise BlogeUsageError("an agent input needs at least one message")
+        return cls(messages)
+
+
+def _message(value: object, index: int | None) -> LlmMessage:
+    where = "" if index is None else f" (item {index})"
+    match value:
+        case LlmMessage():
+            return value
+        case str():
+            return LlmMessage.user(value)
+        case Mapping():
+            try:
+                return LlmMessage.from_dict(value)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise BlogeUsageError(f"invalid message{where}: {exc}") from exc
+    raise BlogeUsageError(
+        f"cannot use a {type(value).__name__}{where} as agent input; pass a string, an "
+        'LlmMessage, a message dict such as {"role": "user", "content": "…"}, '
+        '{"messages": [...]}, or a list of those'
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentUsage:
+    """Model calls and tokens of a run (summary calls of ``summary(n)`` memory included)."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {"llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutput:
+    """The result of a run. The appendix's fields, then our additions.
+
+    ``finish_reason`` is the latest provider reason (``"stop"``, ``"length"``, ``"tool_calls"``
+    …), unchanged; ``exit_reason`` says why the loop ended (``"stop"`` or
+    ``"exit_condition"``). ``messages`` is the whole transcript, never pruned;
+    ``tool_results`` holds the last tool batch's successful results by tool-call id.
+    """
+
+    content: str
+    finish_reason: str
+    turns_used: int
+    messages: tuple[LlmMessage, ...]
+    tool_results: Mapping[str, Any]
+    checkpoint: AgentCheckpoint
+    exit_reason: str = "stop"
+    usage: AgentUsage = field(default_factory=AgentUsage)

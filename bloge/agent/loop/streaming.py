@@ -1,0 +1,133 @@
+"""``StreamingAgentLoopOperator``: the same loop, emitting ``AgentStreamChunk`` values.
+
+The loop runs as a producer task writing into a channel bounded by
+``streaming_buffer_capacity``: a slow consumer slows the producer, and memory stays bounded.
+Closing the stream (``aclose()``, leaving ``async with``, or dropping it after ``break``)
+cancels the run — the provider stream is closed and running tools are cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from bloge.agent.definition import AgentDef
+from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.checkpoint import AgentCheckpoint
+from bloge.agent.loop.chunks import AgentStreamChunk, Done
+from bloge.agent.loop.engine import AgentEngine
+from bloge.agent.loop.records import AgentInput, AgentOutput
+from bloge.agent.loop.sync import run_sync
+from bloge.agent.loop.tools import ChunkSink
+from bloge.agent.memory.conversation import ConversationMemory
+from bloge.core.codec import JsonCodec
+from bloge.core.context import OperatorContext
+from bloge.core.registry import OperatorRegistry
+from bloge.llm.tokens import TokenEstimator
+
+Context = OperatorContext | Mapping[str, Any] | None
+_END: Any = object()
+
+
+class StreamingAgentLoopOperator:
+    """Runs the ReAct loop of ``agent_def`` and streams its progress.
+
+    The model is reached through the ``"llmStreamingChat"`` operator. ``stream()`` yields
+    ``Token``, ``ToolStart`` and ``ToolEnd`` chunks as they happen and ``Done`` last;
+    ``execute()`` returns the whole list.
+    """
+
+    __slots__ = ("_engine",)
+
+    def __init__(
+        self,
+        ref: str,
+        agent_def: AgentDef,
+        registry: OperatorRegistry,
+        *,
+        listeners: Sequence[AgentExecutionListener] = (),
+        summarizer: ConversationMemory.Summarizer | None = None,
+        json_codec: JsonCodec | None = None,
+        token_estimator: TokenEstimator | None = None,
+    ) -> None:
+        self._engine = AgentEngine(ref, agent_def, registry, listeners=listeners,
+                                   summarizer=summarizer, json_codec=json_codec,
+                                   token_estimator=token_estimator, streaming=True)
+
+    @property
+    def ref(self) -> str:
+        return self._engine.ref
+
+    @property
+    def agent_def(self) -> AgentDef:
+        return self._engine.definition
+
+    @property
+    def registry(self) -> OperatorRegistry:
+        return self._engine.registry
+
+    def stream(self, input: object, ctx: Context = None) -> AsyncIterator[AgentStreamChunk]:
+        """The run's chunks; use ``async with contextlib.aclosing(...)`` to stop early."""
+        agent_input = AgentInput.of(input)
+        return self._channel(lambda sink: self._engine.run(agent_input, ctx, sink=sink))
+
+    def resume_stream(
+        self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None
+    ) -> AsyncIterator[AgentStreamChunk]:
+        """The chunks of a run continued from ``checkpoint``."""
+        new = None if input is None else AgentInput.of(input)
+        return self._channel(
+            lambda sink: self._engine.run(new, ctx, checkpoint=checkpoint, sink=sink)
+        )
+
+    async def aexecute(self, input: object, ctx: Context = None) -> list[AgentStreamChunk]:
+        """Every chunk of a run, ``Done`` last."""
+        return [chunk async for chunk in self.stream(input, ctx)]
+
+    def execute(self, input: object, ctx: Context = None) -> list[AgentStreamChunk]:
+        """The sync facade of :meth:`aexecute`."""
+        return run_sync(self.aexecute(input, ctx), method="execute")
+
+    async def aresume(
+        self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None
+    ) -> list[AgentStreamChunk]:
+        return [chunk async for chunk in self.resume_stream(checkpoint, input, ctx)]
+
+    def resume(
+        self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None
+    ) -> list[AgentStreamChunk]:
+        return run_sync(self.aresume(checkpoint, input, ctx), method="resume")
+
+    async def _channel(
+        self, produce: Callable[[ChunkSink], Awaitable[AgentOutput]]
+    ) -> AsyncIterator[AgentStreamChunk]:
+        capacity = self._engine.definition.streaming_buffer_capacity
+        channel: asyncio.Queue[Any] = asyncio.Queue(capacity)
+        producer = asyncio.create_task(_produce(produce, channel))
+        try:
+            while (item := await channel.get()) is not _END:
+                yield item
+            await producer  # re-raises the run's failure, if any
+        finally:
+            if not producer.done():
+                producer.cancel()
+                await asyncio.wait([producer])
+
+    def __repr__(self) -> str:
+        return f"StreamingAgentLoopOperator({self.ref!r}, agent={self.agent_def.id!r})"
+
+
+async def _produce(
+    produce: Callable[[ChunkSink], Awaitable[AgentOutput]], channel: asyncio.Queue[Any]
+) -> None:
+    try:
+        output = await produce(channel.put)
+        await channel.put(Done(output))
+    except asyncio.CancelledError:
+        raise
+    except BaseException:
+        await channel.put(_END)  # wake the consumer, which then awaits this task's error
+        raise
+    await channel.put(_END)
+

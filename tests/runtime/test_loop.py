@@ -1,0 +1,217 @@
+"""The loop's turns, exits, errors, inputs and checkpoints."""
+
+from __future__ import annotations
+
+import pytest
+
+from bloge import (
+    AgentCheckpoint,
+    AgentInput,
+    AgentRunError,
+    BlogeUsageError,
+    LlmMessage,
+    MaxTurnsExceededError,
+    OperatorRegistry,
+    ProviderError,
+    UnknownOperatorError,
+)
+from bloge.agent import AgentBuilder
+from bloge.llm import FunctionProvider, LlmRequest, LlmResponse
+
+from .helpers import Recorder, agent_with, calls, scripted
+
+
+def test_an_answer_without_tool_calls_ends_the_loop_with_stop() -> None:
+    output = agent_with(scripted(LlmResponse("Hi!", prompt_tokens=7, completion_tokens=2))).execute("Hello")
+    assert (output.content, output.finish_reason, output.exit_reason) == ("Hi!", "stop", "stop")
+    assert output.turns_used == 1
+    assert (output.usage.llm_calls, output.usage.total_tokens) == (1, 9)
+
+
+def test_the_provider_finish_reason_is_kept_unchanged() -> None:
+    output = agent_with(scripted(LlmResponse("cut off", finish_reason="length"))).execute("x")
+    assert (output.finish_reason, output.exit_reason) == ("length", "stop")
+
+
+def test_the_system_prompt_model_temperature_and_tools_reach_every_call() -> None:
+    provider = scripted(calls(("echo", {"text": "a"})), "done")
+    agent_with(provider, configure=lambda b: b.system_prompt("Be terse.").temperature(0.3)).execute("go")
+    for request in provider.requests:
+        assert request.messages[0] == LlmMessage.system("Be terse.")
+        assert (request.model, request.temperature) == ("test-model", 0.3)
+        assert [tool.name for tool in request.tools] == ["echo"]
+
+
+def test_the_transcript_holds_every_message_of_the_run() -> None:
+    output = agent_with(scripted(calls(("echo", {"text": "a"})), "done")).execute("go")
+    assert [m.role for m in output.messages] == ["user", "assistant", "tool", "assistant"]
+    assert output.messages[2].content == '{"echo":{"text":"a"}}'
+
+
+def test_tool_results_are_keyed_by_call_id_and_hold_raw_operator_results() -> None:
+    provider = scripted(calls(("echo", {"text": "a"}, "id-a"), ("echo", {"text": "b"}, "id-b")), "ok")
+    output = agent_with(provider).execute("go")
+    assert output.tool_results == {"id-a": {"echo": {"text": "a"}}, "id-b": {"echo": {"text": "b"}}}
+
+
+def test_exit_condition_sees_tool_results_by_tool_name_and_the_turn() -> None:
+    provider = scripted(calls(("echo", {"text": "stop-now"})), "never")
+    agent = agent_with(provider, configure=lambda b: b.exit_condition(
+        'tool_results.echo.echo.text == "stop-now" && turn == 1 && len(messages) == 3'))
+    output = agent.execute("go")
+    assert output.exit_reason == "exit_condition"
+    assert output.finish_reason == "tool_calls"
+    assert len(provider.requests) == 1
+
+
+def test_exit_condition_is_not_consulted_when_the_model_answers_in_text() -> None:
+    agent = agent_with(scripted("plain answer"), configure=lambda b: b.exit_condition("1 / 0 == 1"))
+    assert agent.execute("go").exit_reason == "stop"
+
+
+def test_max_turns_raises_with_a_checkpoint_after_the_loop_exited_listener() -> None:
+    recorder = Recorder()
+    provider = scripted(*[calls(("echo", {"text": str(i)})) for i in range(3)])
+    agent = agent_with(provider, listeners=[recorder], configure=lambda b: b.max_turns(2))
+    with pytest.raises(MaxTurnsExceededError) as caught:
+        agent.execute("loop forever")
+    error = caught.value
+    assert error.checkpoint.turn_count == 2
+    assert len(provider.requests) == 2
+    assert [m.role for m in error.checkpoint.conversation] == [
+        "user", "assistant", "tool", "assistant", "tool"]
+    assert recorder.names()[-1] == "loop_exited"
+    assert recorder.payloads("loop_exited")[0].exit_reason == "max_turns"
+
+
+def test_resume_with_a_higher_cap_continues_the_turn_count_to_a_normal_answer() -> None:
+    provider = scripted(calls(("echo", {"text": "1"})), calls(("echo", {"text": "2"})), "finally")
+    capped = agent_with(provider, configure=lambda b: b.max_turns(1))
+    with pytest.raises(MaxTurnsExceededError) as caught:
+        capped.execute("work")
+    restored = AgentCheckpoint.from_json(caught.value.checkpoint.to_json())
+    raised = (AgentBuilder.from_def(capped.agent_def, registry=capped.registry)
+              .max_turns(5).to_operator("testAgent"))
+    output = raised.resume(restored)
+    assert (output.content, output.turns_used) == ("finally", 3)
+    assert output.usage.llm_calls == 3
+    assert [m.role for m in provider.requests[-1].messages] == [
+        "user", "assistant", "tool", "assistant", "tool"]
+
+
+def test_resume_can_add_a_follow_up_message() -> None:
+    provider = scripted("first answer", "second answer")
+    agent = agent_with(provider)
+    first = agent.execute("question one")
+    second = agent.resume(first.checkpoint, "question two")
+    assert second.content == "second answer"
+    assert [m.content for m in provider.requests[1].messages] == [
+        "question one", "first answer", "question two"]
+    assert second.turns_used == 2
+
+
+def test_a_checkpoint_of_another_agent_is_refused() -> None:
+    checkpoint = AgentCheckpoint((LlmMessage.user("x"),), 1, {}, agent_id="someoneElse")
+    with pytest.raises(BlogeUsageError, match="checkpoint of agent 'someoneElse'"):
+        agent_with(scripted("x")).resume(checkpoint)
+
+
+def test_a_missing_chat_operator_is_a_clear_error_at_the_first_turn() -> None:
+    agent = AgentBuilder.create("a").model("m").to_operator("a", OperatorRegistry({"x": lambda i: i}))
+    with pytest.raises(UnknownOperatorError, match="no chat operator registered under 'llmChat'"):
+        agent.execute("hello")
+
+
+def test_a_provider_failure_ends_the_run_with_error_and_a_checkpoint() -> None:
+    recorder = Recorder()
+
+    def failing(request: LlmRequest) -> LlmResponse:
+        if len(failing_provider.requests) > 1:
+            raise ProviderError("rate limited", provider="test", status_code=429)
+        return calls(("echo", {"text": "a"}))
+
+    failing_provider = FunctionProvider(failing)
+    agent = agent_with(failing_provider, listeners=[recorder])
+    with pytest.raises(AgentRunError) as caught:
+        agent.execute("go")
+    assert isinstance(caught.value.__cause__, ProviderError)
+    assert caught.value.exit_reason == "error"
+    assert caught.value.checkpoint.turn_count == 2
+    assert "test (HTTP 429): rate limited" in str(caught.value)
+    assert recorder.payloads("loop_exited")[0].exit_reason == "error"
+
+
+async def test_cancelling_a_run_reports_cancelled_and_propagates() -> None:
+    import asyncio
+
+    recorder = Recorder()
+    started = asyncio.Event()
+
+    async def slow(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    task = asyncio.create_task(agent_with(FunctionProvider(slow), listeners=[recorder]).aexecute("x"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert recorder.payloads("loop_exited")[0].exit_reason == "cancelled"
+
+
+async def test_execute_inside_a_running_loop_says_to_await_aexecute() -> None:
+    with pytest.raises(BlogeUsageError, match=r"await aexecute\(\) instead"):
+        agent_with(scripted("x")).execute("hello")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("hello", [LlmMessage.user("hello")]),
+        (LlmMessage.system("s"), [LlmMessage.system("s")]),
+        ({"role": "user", "content": "d"}, [LlmMessage.user("d")]),
+        ({"messages": ["a", {"role": "assistant", "content": "b"}]},
+         [LlmMessage.user("a"), LlmMessage.assistant("b")]),
+        (["a", LlmMessage.user("b")], [LlmMessage.user("a"), LlmMessage.user("b")]),
+    ],
+)
+def test_agent_input_coerces_strings_messages_dicts_and_lists(value: object, expected: list[LlmMessage]) -> None:
+    assert list(AgentInput.of(value).messages) == expected
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (42, "cannot use a int as agent input"),
+    ([], "at least one message"),
+    ({"role": "wizard"}, "invalid message: message role must be one of"),
+])
+def test_agent_input_rejects_what_it_cannot_use(value: object, message: str) -> None:
+    with pytest.raises(BlogeUsageError, match=message):
+        AgentInput.of(value)
+
+
+def test_a_checkpoint_round_trips_through_json() -> None:
+    output = agent_with(scripted(calls(("echo", {"text": "a"})), "done")).execute("go")
+    restored = AgentCheckpoint.from_json(output.checkpoint.to_json())
+    assert restored == output.checkpoint
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("not json", "not valid JSON"),
+    ('{"schema": "other/9"}', "not a bloge agent checkpoint"),
+    ('{"schema": "bloge.agent.checkpoint/1"}', "checkpoint is malformed"),
+])
+def test_a_bad_checkpoint_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(BlogeUsageError, match=message):
+        AgentCheckpoint.from_json(text)
+
+
+def test_an_agent_operator_is_itself_an_operator_in_a_registry() -> None:
+    import asyncio
+
+    from bloge import OperatorContext
+
+    agent = agent_with(scripted("nested answer"))
+    registry = OperatorRegistry({"support": agent})
+    output = asyncio.run(registry.bound("support").invoke("hi", OperatorContext.root()))
+    assert output.content == "nested answer"
