@@ -91,7 +91,7 @@ class ProviderHttpClient:
                     self._base_url + path, json=body, headers=self._headers, timeout=self._timeout
                 )
             except httpx.HTTPError as exc:
-                raise self._transport_failure(exc) from exc
+                raise self._transport_failure(exc) from self._shown(exc)
             if response.is_error:
                 raise self._status_failure(response)
             try:
@@ -124,7 +124,8 @@ class ProviderHttpClient:
                     for event in decoder.feed(text.decode(chunk)):
                         yield event
             except httpx.HTTPError as exc:
-                raise self.error(f"the stream broke off: {_describe(exc)}") from exc
+                error = self.error(f"the stream broke off: {_describe(exc)}")
+                raise error from self._shown(exc)
             for event in decoder.feed(text.decode(b"", final=True)) + decoder.close():
                 yield event
         finally:
@@ -159,7 +160,7 @@ class ProviderHttpClient:
         try:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise self._transport_failure(exc) from exc
+            raise self._transport_failure(exc) from self._shown(exc)
         try:
             if response.is_error:
                 await response.aread()
@@ -174,7 +175,7 @@ class ProviderHttpClient:
         except BaseException as exc:
             await response.aclose()
             if isinstance(exc, httpx.HTTPError):
-                raise self._transport_failure(exc) from exc
+                raise self._transport_failure(exc) from self._shown(exc)
             raise
         return response, chunks, first
 
@@ -202,6 +203,12 @@ class ProviderHttpClient:
         return self._failure(
             f"{self._base_url}: {_describe(exc)}", retryable=isinstance(exc, _TRANSIENT)
         )
+
+    def _shown(self, exc: httpx.HTTPError) -> httpx.HTTPError | None:
+        """The cause to chain our error to: ``exc``, unless its own message holds a secret (a
+        proxy URL with credentials, say), which a traceback would print."""
+        text = str(exc)
+        return exc if redact(text, self._secrets) == text else None
 
     def _status_failure(self, response: httpx.Response) -> AttemptError:
         status = response.status_code
