@@ -13,10 +13,14 @@ import pytest
 
 from bloge.core import ProviderError
 from bloge.llm import LlmMessage, LlmRequest
-from bloge.llm.providers import OpenAIChatProvider, RetryPolicy
-from tests.llm.providers.conftest import OPENAI_KEY, RecordedSleeps
+from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider, RetryPolicy
+from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, RecordedSleeps
 from tests.llm.providers.wire_payloads import (
     Script,
+    anthropic_error,
+    anthropic_events,
+    anthropic_message,
+    anthropic_sse,
     fail_with,
     json_response,
     openai_completion,
@@ -25,6 +29,7 @@ from tests.llm.providers.wire_payloads import (
     openai_stream,
     openai_text_delta,
     sse_response,
+    text_block,
 )
 
 NO_JITTER = RetryPolicy(jitter=False)
@@ -51,7 +56,16 @@ OPENAI = Api(
     lambda kind, message: openai_error(message, kind),
     LlmRequest("gpt-4o", (LlmMessage.user("Hi"),)),
 )
-APIS = [pytest.param(OPENAI, id="openai")]
+ANTHROPIC = Api(
+    "anthropic",
+    lambda script, **o: AnthropicProvider(api_key=ANTHROPIC_KEY, http_client=script.client(),
+                                          **o),
+    lambda: json_response(200, anthropic_message([text_block("Hi")])),
+    lambda: sse_response(anthropic_sse(anthropic_events(["Hi"]))),
+    anthropic_error,
+    LlmRequest("claude-sonnet-4-5", (LlmMessage.user("Hi"),)),
+)
+APIS = [pytest.param(OPENAI, id="openai"), pytest.param(ANTHROPIC, id="anthropic")]
 
 
 def failure(api: Api, status: int, message: str = "Try again later",

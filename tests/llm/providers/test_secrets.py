@@ -13,9 +13,18 @@ import pytest
 
 from bloge.core import ProviderError
 from bloge.llm import LlmMessage, LlmRequest
-from bloge.llm.providers import OpenAIChatProvider, RetryPolicy
-from tests.llm.providers.conftest import OPENAI_KEY, RecordedSleeps
-from tests.llm.providers.wire_payloads import Script, json_response, openai_completion, openai_error
+from bloge.llm.providers import AnthropicProvider, ClaudeProvider, OpenAIChatProvider, RetryPolicy
+from bloge.llm.providers.http_client import ProviderHttpClient
+from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, RecordedSleeps
+from tests.llm.providers.wire_payloads import (
+    Script,
+    anthropic_error,
+    anthropic_message,
+    json_response,
+    openai_completion,
+    openai_error,
+    text_block,
+)
 
 REQUEST = LlmRequest("gpt-4o", (LlmMessage.user("Hi"),))
 
@@ -33,8 +42,30 @@ def echo_openai(status: int) -> Any:
         "invalid_api_key"))
 
 
-PROVIDERS = [pytest.param(openai, OPENAI_KEY, echo_openai,
-                          lambda: json_response(200, openai_completion("Hi")), id="openai")]
+def anthropic(script: Script, sleeps: RecordedSleeps) -> Any:
+    return AnthropicProvider(api_key=ANTHROPIC_KEY, http_client=script.client(),
+                             retry=RetryPolicy(max_attempts=2, jitter=False), sleep=sleeps)
+
+
+def claude(script: Script, sleeps: RecordedSleeps) -> Any:
+    return ClaudeProvider(anthropic(script, sleeps))
+
+
+def echo_anthropic(status: int) -> Any:
+    return json_response(status, anthropic_error("authentication_error",
+                                                 f"invalid x-api-key: {ANTHROPIC_KEY}"))
+
+
+def anthropic_ok() -> Any:
+    return json_response(200, anthropic_message([text_block("Hi")]))
+
+
+PROVIDERS = [
+    pytest.param(openai, OPENAI_KEY, echo_openai,
+                 lambda: json_response(200, openai_completion("Hi")), id="openai"),
+    pytest.param(anthropic, ANTHROPIC_KEY, echo_anthropic, anthropic_ok, id="anthropic"),
+    pytest.param(claude, ANTHROPIC_KEY, echo_anthropic, anthropic_ok, id="claude"),
+]
 
 
 def everything_about(error: BaseException) -> str:
@@ -44,9 +75,7 @@ def everything_about(error: BaseException) -> str:
 @pytest.mark.parametrize(("make", "key", "echo", "ok"), PROVIDERS)
 def test_the_repr_leaves_the_key_out(make: Callable, key: str, echo: Callable, ok: Callable,
                                      sleeps: RecordedSleeps) -> None:
-    provider = make(Script([]), sleeps)
-    assert key not in repr(provider)
-    assert key not in repr(provider._http)
+    assert key not in repr(make(Script([]), sleeps))
 
 
 @pytest.mark.parametrize(("make", "key", "echo", "ok"), PROVIDERS)
@@ -81,3 +110,9 @@ async def test_a_key_in_a_transport_error_is_redacted(
         await make(Script([refuse]), sleeps).chat(REQUEST)
     assert "proxy refused credentials ***" in str(caught.value)
     assert key not in everything_about(caught.value)
+
+
+def test_the_http_shell_repr_leaves_the_headers_out(sleeps: RecordedSleeps) -> None:
+    shell = openai(Script([]), sleeps)._http
+    assert isinstance(shell, ProviderHttpClient)
+    assert repr(shell) == "ProviderHttpClient(provider='openai', base_url='https://api.openai.com/v1')"
