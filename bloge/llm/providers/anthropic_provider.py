@@ -75,9 +75,7 @@ class AnthropicProvider(HttpProvider):
 
     __call__ = send_messages
 
-    async def stream_messages(
-        self, body: Mapping[str, Any]
-    ) -> AsyncGenerator[LlmChunk, None]:
+    async def stream_messages(self, body: Mapping[str, Any]) -> AsyncGenerator[LlmChunk, None]:
         """Stream a prepared body; the chunks of :meth:`stream_chat`."""
         assembler = AnthropicStreamAssembler()
         events = self._http.stream_events(_PATH, {**body, "stream": True})

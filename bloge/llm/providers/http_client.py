@@ -232,7 +232,6 @@ def _describe(exc: httpx.HTTPError) -> str:
     return f"{kind}: {detail}" if detail else kind
 
 
-
 class HttpProvider:
     """What every HTTP provider does with its :class:`ProviderHttpClient`: close it, also as
     an async context manager (``async with OpenAIChatProvider(...) as provider:``)."""

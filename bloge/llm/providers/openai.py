@@ -122,12 +122,21 @@ def parse_chat_response(body: Mapping[str, Any]) -> LlmResponse:
     return LlmResponse(
         # A refusal arrives instead of content; the caller should still see what was said.
         content=message.get("content") or message.get("refusal") or "",
-        finish_reason=effective_finish_reason(
-            choice.get("finish_reason"), has_tool_calls=bool(calls)
-        ),
+        finish_reason=finish_reason_of(choice.get("finish_reason"), has_tool_calls=bool(calls)),
         prompt_tokens=prompt or 0,
         completion_tokens=completion or 0,
         tool_calls=calls,
+    )
+
+
+def finish_reason_of(reason: Any, *, has_tool_calls: bool) -> str:
+    """The server's finish reason, except that an answer with tool calls finishes with
+    ``tool_calls``: OpenAI says ``stop`` when ``tool_choice`` forced a function, and Ollama
+    always does; a missing reason is inferred the same way."""
+    if has_tool_calls and reason in (None, "", "stop"):
+        return "tool_calls"
+    return effective_finish_reason(
+        reason if isinstance(reason, str) else None, has_tool_calls=has_tool_calls
     )
 
 

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from bloge.llm.messages import ToolCall
-from bloge.llm.providers.openai import new_call_id, usage_from_wire
+from bloge.llm.providers.openai import finish_reason_of, new_call_id, usage_from_wire
 from bloge.llm.providers.server_errors import message_of
 from bloge.llm.providers.wire import ServerStreamError, WireFormatError
-from bloge.llm.types import LlmChunk, effective_finish_reason
+from bloge.llm.types import LlmChunk
 
 
 class _PartialCall:
@@ -92,12 +92,11 @@ class OpenAIStreamAssembler:
     def finish(self) -> list[LlmChunk]:
         """The tool-call chunks and the final ``done`` chunk."""
         chunks = [LlmChunk(tool_call=call.complete()) for call in self._calls]
+        reason = finish_reason_of(self._finish_reason, has_tool_calls=bool(self._calls))
         chunks.append(
             LlmChunk(
                 done=True,
-                finish_reason=effective_finish_reason(
-                    self._finish_reason, has_tool_calls=bool(self._calls)
-                ),
+                finish_reason=reason,
                 prompt_tokens=self._prompt,
                 completion_tokens=self._completion,
             )

@@ -128,6 +128,12 @@ def test_a_repeated_name_while_arguments_are_incomplete_continues_the_call() -> 
     assert [(c.name, c.arguments) for c in calls_of(chunks)] == [("a", '{"x":1}')]
 
 
+def test_streamed_tool_calls_with_finish_reason_stop_finish_with_tool_calls() -> None:
+    chunks = assemble([openai_call_fragment(0, id="call_1", name="a", arguments="{}"),
+                       finished("stop")])
+    assert chunks[-1].finish_reason == "tool_calls"
+
+
 def test_usage_may_arrive_with_the_finish_reason() -> None:
     chunks = assemble([openai_text_delta("Hi"),
                        openai_chunk({}, finish_reason="stop", usage=openai_usage(5, 1))])

@@ -137,6 +137,18 @@ def test_a_missing_finish_reason_is_inferred_from_the_tool_calls() -> None:
     assert parse_chat_response(body).finish_reason == "tool_calls"
 
 
+def test_tool_calls_with_finish_reason_stop_finish_with_tool_calls() -> None:
+    # OpenAI with a forced tool_choice, and Ollama always, say "stop" next to tool calls.
+    body = openai_completion(None, calls=[WireCall("call_1", "list_tickets")], finish_reason="stop")
+    assert parse_chat_response(body).finish_reason == "tool_calls"
+
+
+def test_other_finish_reasons_next_to_tool_calls_are_kept() -> None:
+    body = openai_completion(None, calls=[WireCall("call_1", "a", ('{"x":',))],
+                             finish_reason="length")
+    assert parse_chat_response(body).finish_reason == "length"
+
+
 def test_a_response_without_usage_counts_zero_tokens() -> None:
     body = openai_completion("Hi")
     del body["usage"]
