@@ -1,0 +1,21 @@
+"""Real LLM providers over HTTP: OpenAI Chat Completions and Anthropic Messages.
+
+Each provider is a pure wire translation (``openai``, ``anthropic``) plus a thin HTTP shell
+(``http_client``) with tenacity retries (``retry``); streams are decoded by ``sse``.
+"""
+
+from bloge.llm.providers.anthropic import build_messages_request
+from bloge.llm.providers.anthropic_provider import AnthropicProvider
+from bloge.llm.providers.claude import ClaudeProvider, ClaudeTransport
+from bloge.llm.providers.openai_provider import OpenAIChatProvider
+from bloge.llm.providers.retry import RetryPolicy, retry_after_seconds
+
+__all__ = [
+    "AnthropicProvider",
+    "ClaudeProvider",
+    "ClaudeTransport",
+    "OpenAIChatProvider",
+    "RetryPolicy",
+    "build_messages_request",
+    "retry_after_seconds",
+]

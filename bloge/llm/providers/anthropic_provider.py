@@ -1,0 +1,110 @@
+"""``AnthropicProvider``: the Messages API over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
+from typing import Any
+
+import httpx
+
+from bloge.llm.providers.anthropic import messages_request_for, parse_messages_response
+from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
+from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
+from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
+from bloge.llm.providers.wire import ServerStreamError, WireFormatError, payload
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_VERSION = "2023-06-01"
+_PATH = "/v1/messages"
+
+
+class AnthropicProvider(HttpProvider):
+    """An :class:`~bloge.llm.LlmProvider` for ``POST {base_url}/v1/messages``.
+
+    ``api_key`` goes in ``x-api-key`` and never appears in errors, logs or reprs; ``version``
+    in ``anthropic-version``. ``max_tokens`` applies when a request sets none (the API
+    requires one). ``headers`` are added to every request and win over ours (``anthropic-beta``
+    for instance). ``timeout``, ``http_client``, ``retry`` and ``sleep`` work as for
+    :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
+
+    The provider is also a :data:`~bloge.llm.providers.claude.ClaudeTransport`: awaiting
+    ``provider(body)`` sends a prepared request body and returns the response JSON.
+    """
+
+    __slots__ = ("_max_tokens",)
+
+    def __init__(
+        self,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str,
+        version: str = DEFAULT_VERSION,
+        max_tokens: int = 1024,
+        timeout: Timeout = 60.0,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._max_tokens = max_tokens
+        self._http = ProviderHttpClient(
+            provider="anthropic",
+            base_url=base_url,
+            headers={"x-api-key": api_key, "anthropic-version": version, **(headers or {})},
+            secrets=(api_key,),
+            timeout=timeout,
+            http_client=http_client,
+            retry=retry,
+            sleep=sleep,
+        )
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        """One message: text and/or tool calls, finish reason and usage."""
+        return self.parse(await self.send_messages(self._body(request)))
+
+    def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        """Text chunks as they arrive, each tool call when its block ends, then ``done``."""
+        return self.stream_messages(self._body(request))
+
+    async def send_messages(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST a prepared body (see :func:`build_messages_request`); the response JSON."""
+        return await self._http.post_json(_PATH, body)
+
+    __call__ = send_messages
+
+    async def stream_messages(self, body: Mapping[str, Any]) -> AsyncGenerator[LlmChunk, None]:
+        """Stream a prepared body; the chunks of :meth:`stream_chat`."""
+        assembler = AnthropicStreamAssembler()
+        events = self._http.stream_events(_PATH, {**body, "stream": True})
+        async with aclosing(events):
+            try:
+                async for event in events:
+                    for chunk in assembler.feed(payload(event.data)):
+                        yield chunk
+                    if assembler.stopped:
+                        break
+                if not assembler.finished:
+                    raise self._http.error("the stream ended before the answer was complete")
+                final = assembler.finish()
+            except WireFormatError as exc:
+                raise self._http.error(str(exc)) from exc
+            except ServerStreamError as exc:
+                raise self._http.error(exc.message, retryable=exc.retryable) from exc
+        for chunk in final:
+            yield chunk
+
+    def parse(self, body: Mapping[str, Any]) -> LlmResponse:
+        """The neutral answer in a response body; :class:`ProviderError` when malformed."""
+        try:
+            return parse_messages_response(body)
+        except WireFormatError as exc:
+            raise self._http.error(str(exc)) from exc
+
+    def _body(self, request: LlmRequest) -> dict[str, Any]:
+        return messages_request_for(request, model=request.model, max_tokens=self._max_tokens)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._http.base_url!r})"

@@ -1,0 +1,97 @@
+"""``OpenAIChatProvider``: Chat Completions over HTTP (OpenAI and compatible servers)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
+
+import httpx
+
+from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
+from bloge.llm.providers.openai import chat_request_body, parse_chat_response
+from bloge.llm.providers.openai_stream import OpenAIStreamAssembler
+from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
+from bloge.llm.providers.wire import ServerStreamError, WireFormatError, payload
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+
+_PATH = "/chat/completions"
+_DONE = "[DONE]"
+
+
+class OpenAIChatProvider(HttpProvider):
+    """An :class:`~bloge.llm.LlmProvider` for ``POST {base_url}/chat/completions``.
+
+    Works with OpenAI (``base_url="https://api.openai.com/v1"``) and with compatible servers
+    such as Ollama or vLLM. ``api_key`` is sent as ``Authorization: Bearer`` (left out when
+    empty, for local servers that need none) and never appears in errors, logs or reprs.
+    ``headers`` are added to every request and win over ours. ``timeout`` (seconds or an
+    ``httpx.Timeout``) applies to every request, also with an injected ``http_client``, which
+    :meth:`aclose` leaves open. Failures are retried as ``retry`` says, waiting with ``sleep``;
+    what still fails raises :class:`~bloge.core.errors.ProviderError`.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        organization: str | None = None,
+        timeout: Timeout = 60.0,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        wire_headers: dict[str, str] = {}
+        if api_key:
+            wire_headers["Authorization"] = f"Bearer {api_key}"
+        if organization:
+            wire_headers["OpenAI-Organization"] = organization
+        wire_headers.update(headers or {})
+        self._http = ProviderHttpClient(
+            provider="openai",
+            base_url=base_url,
+            headers=wire_headers,
+            secrets=(api_key,),
+            timeout=timeout,
+            http_client=http_client,
+            retry=retry,
+            sleep=sleep,
+        )
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        """One completion: text and/or tool calls, finish reason and usage."""
+        body = await self._http.post_json(_PATH, chat_request_body(request, stream=False))
+        try:
+            return parse_chat_response(body)
+        except WireFormatError as exc:
+            raise self._http.error(str(exc)) from exc
+
+    async def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
+        """Text chunks as they arrive, then one chunk per complete tool call, then a ``done``
+        chunk with the finish reason and usage (requested with ``include_usage``)."""
+        assembler = OpenAIStreamAssembler()
+        events = self._http.stream_events(_PATH, chat_request_body(request, stream=True))
+        async with aclosing(events):
+            try:
+                async for event in events:
+                    if event.data == _DONE:
+                        break
+                    for chunk in assembler.feed(payload(event.data)):
+                        yield chunk
+                else:
+                    if not assembler.finished:
+                        raise self._http.error("the stream ended before the answer was complete")
+                final = assembler.finish()
+            except WireFormatError as exc:
+                raise self._http.error(str(exc)) from exc
+            except ServerStreamError as exc:
+                raise self._http.error(exc.message, retryable=exc.retryable) from exc
+        for chunk in final:
+            yield chunk
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._http.base_url!r})"

@@ -1,0 +1,206 @@
+"""Retries of provider HTTP calls: one policy, and one tenacity ``AsyncRetrying`` per call.
+
+A shared ``AsyncRetrying`` keeps its attempt count in one place, so concurrent calls would
+corrupt each other's count (DESIGN.md section 5); :func:`call_with_retries` builds a fresh one
+every time it is called.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TypeAlias, TypeVar
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from bloge.core.errors import BlogeUsageError, ProviderError
+
+Sleep: TypeAlias = Callable[[float], Awaitable[None]]
+"""How a provider waits between attempts; ``asyncio.sleep`` unless a test injects another."""
+
+T = TypeVar("T")
+
+_log = logging.getLogger("bloge.llm.providers")
+
+# Exponents past this only matter for absurd settings; capping them keeps the float finite.
+_MAX_EXPONENT = 64
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a provider retries a failed call (settings ``bloge.llm.retry``, DESIGN.md section 5).
+
+    A call is tried at most ``max_attempts`` times. It is retried after a timeout, a connection
+    error, or an HTTP status in ``retry_on_status`` (``on-http-codes``); any other error status
+    fails at once. The wait before retry *n* is ``initial_backoff * multiplier ** (n - 1)``
+    seconds, capped at ``max_backoff``; with ``jitter`` it is drawn uniformly from the upper half
+    of that, so that clients which failed together do not come back together. When the server
+    says how long to wait (``retry-after-ms`` or ``Retry-After``), that wins, capped at
+    ``max_retry_after``.
+    """
+
+    max_attempts: int = 4
+    initial_backoff: float = 1.0
+    multiplier: float = 2.0
+    max_backoff: float = 30.0
+    retry_on_status: tuple[int, ...] = (408, 409, 429, 500, 502, 503, 504)
+    max_retry_after: float = 60.0
+    jitter: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise BlogeUsageError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        for name in ("initial_backoff", "multiplier", "max_backoff", "max_retry_after"):
+            value = getattr(self, name)
+            if not (value >= 0 and math.isfinite(value)):
+                raise BlogeUsageError(f"{name} must be a finite number >= 0, got {value!r}")
+
+    def backoff(self, retry_number: int, *, draw: Callable[[], float] = random.random) -> float:
+        """Seconds to wait before retry ``retry_number`` (1 for the first retry).
+
+        ``draw`` returns a number in [0, 1) and is only used with ``jitter``.
+        """
+        exponent = min(max(retry_number - 1, 0), _MAX_EXPONENT)
+        ceiling = min(self.max_backoff, self.initial_backoff * self.multiplier**exponent)
+        return ceiling * (0.5 + draw() / 2) if self.jitter else ceiling
+
+    def wait(self, retry_number: int, retry_after: float | None) -> float:
+        """The wait before retry ``retry_number``: the server's ``retry_after`` when it sent
+        one (capped at ``max_retry_after``), else :meth:`backoff`."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        return self.backoff(retry_number)
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+def retry_after_seconds(headers: Mapping[str, str], *, now: float) -> float | None:
+    """How long the server asked us to wait, from ``retry-after-ms`` or ``Retry-After``.
+
+    ``Retry-After`` may be seconds or an HTTP date (compared with ``now``, a POSIX time). Pass
+    case-insensitive headers (``httpx.Headers``) or lower-case keys. ``None`` when neither
+    header is present or parses.
+    """
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return seconds
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def _number(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+class AttemptError(Exception):
+    """One failed attempt of a provider call, before retries are decided.
+
+    ``retryable`` says whether another attempt may succeed; ``retry_after`` is the server's
+    requested wait in seconds. It never leaves the providers package:
+    :func:`call_with_retries` turns the last one into a :class:`ProviderError`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    sleep: Sleep,
+    provider: str,
+) -> T:
+    """Await ``attempt()`` until it succeeds, raises a non-retryable :class:`AttemptError`,
+    or ``policy.max_attempts`` are used up; then raise a :class:`ProviderError` naming
+    ``provider``, the HTTP status and the server's message, chained to the transport error.
+    """
+    attempts = 0
+
+    async def counted() -> T:
+        nonlocal attempts
+        attempts += 1
+        return await attempt()
+
+    def wait(state: RetryCallState) -> float:
+        return policy.wait(state.attempt_number, _failure_of(state).retry_after)
+
+    def log_retry(state: RetryCallState) -> None:
+        failure = _failure_of(state)
+        pause = state.next_action.sleep if state.next_action else 0.0
+        _log.warning(
+            "%s: %s; retrying in %.2fs (attempt %d of %d)",
+            provider,
+            _with_status(failure),
+            pause,
+            state.attempt_number,
+            policy.max_attempts,
+        )
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        wait=wait,
+        retry=retry_if_exception(lambda exc: isinstance(exc, AttemptError) and exc.retryable),
+        sleep=sleep,
+        before_sleep=log_retry,
+        reraise=True,
+    )
+    try:
+        return await retrying(counted)
+    except AttemptError as failure:
+        message = failure.message
+        if attempts > 1:
+            message += f" (gave up after {attempts} attempts)"
+        raise ProviderError(
+            message,
+            provider=provider,
+            status_code=failure.status_code,
+            retryable=failure.retryable,
+        ) from failure.__cause__
+
+
+def _failure_of(state: RetryCallState) -> AttemptError:
+    # The retry predicate only lets AttemptError through, so waits and logs always see one.
+    assert state.outcome is not None
+    failure = state.outcome.exception()
+    assert isinstance(failure, AttemptError)
+    return failure
+
+
+def _with_status(failure: AttemptError) -> str:
+    if failure.status_code is None:
+        return failure.message
+    return f"HTTP {failure.status_code}: {failure.message}"
