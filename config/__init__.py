@@ -1,10 +1,20 @@
 """Settings: ``settings.yaml``, profiles, environment variables and overrides, as pydantic models.
 
-This package imports only pydantic, pydantic-settings, PyYAML and the standard library.
+```python
+from config import load_settings
+
+settings = load_settings()                      # or load_settings(profile="prod", ...)
+settings.llm.provider                           # "offline" | "openai" | "anthropic"
+settings.llm.retry.initial_backoff              # durations are float seconds
+```
+
+Every problem in any source is a :class:`SettingsError` with a one-paragraph message. This
+package imports only pydantic, pydantic-settings, PyYAML and the standard library.
 """
 
 from config.errors import SettingsError
 from config.fields import Duration, format_duration, parse_duration
+from config.loading import load_settings
 from config.models import (
     AgentsSettings,
     AnthropicSettings,
@@ -28,5 +38,6 @@ __all__ = [
     "RetrySettings",
     "SettingsError",
     "format_duration",
+    "load_settings",
     "parse_duration",
 ]
