@@ -1,11 +1,13 @@
 """Settings: ``settings.yaml``, profiles, environment variables and overrides, as pydantic models.
 
 ```python
-from config import load_settings
+from config import load_settings, effective_settings, settings_sources
 
 settings = load_settings()                      # or load_settings(profile="prod", ...)
 settings.llm.provider                           # "offline" | "openai" | "anthropic"
 settings.llm.retry.initial_backoff              # durations are float seconds
+effective_settings(settings)                    # plain data, secrets masked
+settings_sources(settings)["bloge.llm.provider"]  # "environment variable BLOGE_LLM__PROVIDER"
 ```
 
 Every problem in any source is a :class:`SettingsError` with a one-paragraph message. This
@@ -25,6 +27,7 @@ from config.models import (
     Provider,
     RetrySettings,
 )
+from config.provenance import effective_settings, settings_sources
 
 __all__ = [
     "AgentsSettings",
@@ -37,7 +40,9 @@ __all__ = [
     "Provider",
     "RetrySettings",
     "SettingsError",
+    "effective_settings",
     "format_duration",
     "load_settings",
     "parse_duration",
+    "settings_sources",
 ]

@@ -31,6 +31,7 @@ from config.environment import (
 from config.errors import SettingsError
 from config.layers import KeyPath, Layer, Origin
 from config.models import BlogeSettings
+from config.provenance import record_origins
 from config.validation import validate
 from config.yaml_file import read_settings_file
 
@@ -45,7 +46,7 @@ def load_settings(
     overrides: Mapping[str, Any] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
 ) -> BlogeSettings:
-    """The application's settings from every source.
+    """The application's settings from every source, each value remembering where it came from.
 
     ``environ`` defaults to ``os.environ`` and ``base_dir`` (against which relative file names
     are resolved) to the working directory; ``profile=""`` turns ``BLOGE_PROFILE`` off.
@@ -71,7 +72,7 @@ def load_settings(
         bound = bind(layer)
         _merge(values, bound.values)
         origins.update(bound.origins)
-    return validate(values, origins)
+    return record_origins(validate(values, origins), origins)
 
 
 def _settings_file(named: str | os.PathLike[str] | None, env: Mapping[str, str],

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from config.fields import Duration, HttpUrl, ImportPath, Secret
@@ -105,7 +105,9 @@ class EventJournalSettings(BaseModel):
 class BlogeSettings(BaseSettings):
     """The ``bloge:`` section: every setting of a bloge application.
 
-    Constructing it validates the given values and fills in defaults, and reads nothing else.
+    Build it with :func:`config.load_settings`, which reads the files, the environment and the
+    overrides and remembers where each value came from. Constructing it directly validates the
+    given values and fills in defaults, and reads nothing else.
     """
 
     model_config = SettingsConfigDict(
@@ -120,6 +122,9 @@ class BlogeSettings(BaseSettings):
     """Import paths of extra listener classes, added to the built-in ones."""
     event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
 
+    # Leaf key → where its value came from; filled by load_settings (see config.provenance).
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -129,10 +134,16 @@ class BlogeSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only the constructor's arguments: the config loader owns the sources.
+        """Only the constructor's arguments: :func:`config.load_settings` owns the sources.
 
         pydantic-settings would merge its sources into one dict before validating, losing which
         source gave each value — which our error messages and ``bloge config`` report — and its
         environment source reads ``os.environ`` only, where ours takes a mapping for tests.
         """
         return (init_settings,)
+
+    def __eq__(self, other: object) -> bool:
+        # Equal values are equal settings, wherever they came from: provenance is not a value.
+        if not isinstance(other, BlogeSettings):
+            return NotImplemented
+        return self.__dict__ == other.__dict__

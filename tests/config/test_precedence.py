@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from config import BlogeSettings, SettingsError, load_settings
+from config import BlogeSettings, SettingsError, load_settings, settings_sources
 from tests.config.conftest import Write
 
 RETRY_2 = "bloge:\n  llm:\n    retry:\n      max-attempts: 2\n"
@@ -90,6 +90,8 @@ def test_setting_the_provider_changes_nothing_else(tmp_path: Path) -> None:
     expected = BlogeSettings().model_copy(
         update={"llm": BlogeSettings().llm.model_copy(update={"provider": "openai"})})
     assert settings == expected
+    changed = {k for k, v in settings_sources(settings).items() if v != "default"}
+    assert changed == {"bloge.llm.provider"}
 
 
 def test_the_profile_argument_wins_over_bloge_profile(write: Write, tmp_path: Path) -> None:
