@@ -64,6 +64,9 @@ def _shown(value: Any) -> str:
     # Plain values are shown; a whole mapping or list is only named, as it may hold a secret.
     if isinstance(value, dict | list | tuple):
         return f"({describe(value)})"
+    # Spelled as in the files and JSON the values came from, not as Python.
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
     text = repr(value)
     if len(text) > _SHOWN_VALUE_LENGTH:
         return text[: _SHOWN_VALUE_LENGTH - 3] + "..."

@@ -80,19 +80,22 @@ def _yaml_problem(path: Path, exc: yaml.MarkedYAMLError) -> str:
     mark = exc.problem_mark or exc.context_mark
     where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
     problem = exc.problem or exc.context or "malformed YAML"
-    context = ""
-    if exc.context and exc.problem and exc.context_mark:
-        at = exc.context_mark
-        context = f" ({exc.context} at line {at.line + 1}, column {at.column + 1})"
-    return f"{where}: not valid YAML: {problem}{context}"
+    if not (exc.context and exc.problem and exc.context_mark):
+        return f"{where}: not valid YAML: {problem}"
+    at = f"line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
+    if problem.startswith("but "):  # PyYAML split one sentence: "expected X" / "but found Y"
+        return f"{where}: not valid YAML: {exc.context} (from {at}), {problem}"
+    return f"{where}: not valid YAML: {problem} ({exc.context} at {at})"
 
 
 def _mark(node: yaml.Node, path: RawPath, source: str, marks: dict[RawPath, Origin],
-          seen: set[int]) -> None:
-    # An alias repeats a node, and a recursive one would loop: walk each node once.
-    if id(node) in seen:
+          walked: set[int], ancestors: frozenset[int] = frozenset()) -> None:
+    # An alias repeats a node: walk it once, keeping the marks of its first place.
+    if id(node) in walked:
         return
-    seen.add(id(node))
+    walked.add(id(node))
+    inside = ancestors | {id(node)}
+    children: list[tuple[str | int, yaml.Node, yaml.Node]] = []
     if isinstance(node, yaml.MappingNode):
         first: dict[str, yaml.Node] = {}
         for key, value in node.value:
@@ -103,12 +106,15 @@ def _mark(node: yaml.Node, path: RawPath, source: str, marks: dict[RawPath, Orig
             if key.value in first:
                 raise SettingsError(_duplicate(source, key, first[key.value]), source=source)
             first[key.value] = key
-            marks[(*path, key.value)] = _origin(source, key)
-            _mark(value, (*path, key.value), source, marks, seen)
+            children.append((key.value, key, value))
     elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            marks[(*path, index)] = _origin(source, item)
-            _mark(item, (*path, index), source, marks, seen)
+        children = [(index, item, item) for index, item in enumerate(node.value)]
+    for segment, marked, child in children:
+        marks[(*path, segment)] = _origin(source, marked)
+        if id(child) in inside:
+            raise SettingsError(f"{_origin(source, marked)}: this alias refers to a value that "
+                                "contains it; settings cannot be recursive", source=source)
+        _mark(child, (*path, segment), source, marks, walked, inside)
 
 
 def _origin(source: str, node: yaml.Node) -> Origin:

@@ -37,6 +37,19 @@ def test_a_profile_file_error_names_the_profile_file(write: Write, tmp_path: Pat
     assert str(error(tmp_path, profile="prod")).startswith(f"{path}:2:1: not valid YAML")
 
 
+def test_more_than_one_document_is_refused(write: Write, tmp_path: Path) -> None:
+    path = write("bloge: {}\n---\nbloge: {}\n")
+    assert str(error(tmp_path)) == (
+        f"{path}:2:1: not valid YAML: expected a single document in the stream (from line 1, "
+        "column 1), but found another document")
+
+
+def test_a_recursive_alias_is_refused(write: Write, tmp_path: Path) -> None:
+    path = write("bloge:\n  llm:\n    retry: &r\n      again: *r\n")
+    assert str(error(tmp_path)) == (
+        f"{path}:4:7: this alias refers to a value that contains it; settings cannot be recursive")
+
+
 def test_a_key_given_twice_in_a_mapping_is_located(write: Write, tmp_path: Path) -> None:
     path = write("bloge:\n  llm:\n    provider: openai\n    provider: anthropic\n")
     assert str(error(tmp_path)) == (
@@ -132,6 +145,12 @@ def test_a_bad_variable_value_names_the_variable(tmp_path: Path) -> None:
     assert str(error(tmp_path, environ={"BLOGE_LLM__RETRY__MAX_ATTEMPTS": "lots"})) == (
         "environment variable BLOGE_LLM__RETRY__MAX_ATTEMPTS: bloge.llm.retry.max-attempts = "
         "'lots' is not valid: expected a valid integer, unable to parse string as an integer")
+
+
+def test_an_empty_value_is_shown_as_null(write: Write, tmp_path: Path) -> None:
+    path = write("bloge:\n  llm:\n    retry:\n      max-attempts:\n")
+    assert str(error(tmp_path)) == (
+        f"{path}:4:7: bloge.llm.retry.max-attempts = null is not valid: expected a valid integer")
 
 
 def test_a_bad_duration_says_what_a_duration_looks_like(write: Write, tmp_path: Path) -> None:
