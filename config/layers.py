@@ -25,8 +25,9 @@ def show(path: KeyPath) -> str:
 
 
 def show_raw(path: RawPath) -> str:
-    """A path as the user wrote it (``bloge.llm.Max_Attempts``, list items as ``[i]``)."""
-    return show(tuple(f"[{s}]" if isinstance(s, int) else s for s in path))
+    """A path as the user wrote it (``bloge.llm.Max_Attempts``); list items and keys that are
+    not text (YAML reads ``1:`` and ``true:`` as a number and a boolean) as ``[key]``."""
+    return show(tuple(s if isinstance(s, str) else f"[{s}]" for s in path))
 
 
 @dataclass(frozen=True, slots=True)

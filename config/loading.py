@@ -48,6 +48,8 @@ def load_settings(
 ) -> BlogeSettings:
     """The application's settings from every source, each value remembering where it came from.
 
+    The sources and their precedence are listed at the top of this module.
+
     ``environ`` defaults to ``os.environ`` and ``base_dir`` (against which relative file names
     are resolved) to the working directory; ``profile=""`` turns ``BLOGE_PROFILE`` off.
     Raises ``SettingsError``, whose one-paragraph message names the source and the key, for

@@ -58,3 +58,11 @@ def test_an_unset_placeholder_without_default_names_key_file_and_line(write: Wri
         f"{path}:4:7: bloge.llm.openai.api-key uses ${{MY_KEY}}, but environment variable MY_KEY "
         "is not set and the placeholder has no default; set MY_KEY or write ${MY_KEY:default}")
     assert caught.value.key == "bloge.llm.openai.api-key"
+
+
+def test_an_unset_placeholder_under_a_key_that_is_not_text_is_still_named(write: Write, tmp_path: Path) -> None:
+    path = write('bloge:\n  llm:\n    model-aliases:\n      true: "${MODEL}"\n')
+    with pytest.raises(SettingsError) as caught:
+        load_settings(base_dir=tmp_path, environ={})
+    # Only text keys carry their own line; this one is located at its parent key.
+    assert str(caught.value).startswith(f"{path}:3:5: bloge.llm.model-aliases[True] uses ${{MODEL}}")
