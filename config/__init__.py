@@ -1,1 +1,48 @@
-"""Settings: settings.yaml, profiles and environment variables, as pydantic-settings models."""
+"""Settings: ``settings.yaml``, profiles, environment variables and overrides, as pydantic models.
+
+```python
+from config import load_settings, effective_settings, settings_sources
+
+settings = load_settings()                      # or load_settings(profile="prod", ...)
+settings.llm.provider                           # "offline" | "openai" | "anthropic"
+settings.llm.retry.initial_backoff              # durations are float seconds
+effective_settings(settings)                    # plain data, secrets masked
+settings_sources(settings)["bloge.llm.provider"]  # "environment variable BLOGE_LLM__PROVIDER"
+```
+
+Every problem in any source is a :class:`SettingsError` with a one-paragraph message. This
+package imports only pydantic, pydantic-settings, PyYAML and the standard library.
+"""
+
+from config.errors import SettingsError
+from config.fields import Duration, format_duration, parse_duration
+from config.loading import load_settings
+from config.models import (
+    AgentsSettings,
+    AnthropicSettings,
+    BlogeSettings,
+    EventJournalSettings,
+    LlmSettings,
+    OpenAiSettings,
+    Provider,
+    RetrySettings,
+)
+from config.provenance import effective_settings, settings_sources
+
+__all__ = [
+    "AgentsSettings",
+    "AnthropicSettings",
+    "BlogeSettings",
+    "Duration",
+    "EventJournalSettings",
+    "LlmSettings",
+    "OpenAiSettings",
+    "Provider",
+    "RetrySettings",
+    "SettingsError",
+    "effective_settings",
+    "format_duration",
+    "load_settings",
+    "parse_duration",
+    "settings_sources",
+]

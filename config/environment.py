@@ -1,0 +1,70 @@
+"""Environment variables as layers: ``BLOGE_<SECTION>__<KEY>`` and the vendors' API keys.
+
+``BLOGE_`` is bloge's namespace: every variable in it is a setting, except ``BLOGE_PROFILE`` and
+``BLOGE_SETTINGS_FILE``, which choose the files. ``__`` separates the levels of the key path
+(``BLOGE_LLM__RETRY__MAX_ATTEMPTS``), and each level is matched like a file's keys (case,
+dashes and underscores ignored). Map entries keep their spelling
+(``BLOGE_OPERATORS__KBSearchOperator=pkg.mod:Cls``). A section, map or list may also be given
+whole as JSON (``BLOGE_LLM__RETRY__ON_HTTP_CODES='[429,503]'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from config.errors import SettingsError
+from config.layers import Layer, Origin
+
+PREFIX = "BLOGE_"
+PROFILE = "BLOGE_PROFILE"
+SETTINGS_FILE = "BLOGE_SETTINGS_FILE"
+_SEPARATOR = "__"
+
+#: the vendors' conventional variables, read as defaults for the API keys
+VENDOR_KEYS = {
+    "OPENAI_API_KEY": ("llm", "openai", "api_key"),
+    "ANTHROPIC_API_KEY": ("llm", "anthropic", "api_key"),
+}
+
+
+def vendor_key_layers(environ: Mapping[str, str]) -> list[Layer]:
+    """A layer per non-empty vendor key variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``).
+
+    These rank just above the defaults, as if the defaults said ``api-key: ${OPENAI_API_KEY:}``,
+    so an exported key works without any settings file, and any source above can replace it.
+    """
+    return [
+        Layer(_nested(path, environ[name]), Origin(f"environment variable {name}"))
+        for name, path in VENDOR_KEYS.items()
+        if environ.get(name)
+    ]
+
+
+def environment_layers(environ: Mapping[str, str]) -> list[Layer]:
+    """A layer per ``BLOGE_`` setting variable, lowest precedence first.
+
+    Shallower variables come first, so ``BLOGE_LLM__RETRY__MAX_ATTEMPTS`` wins over the same key
+    inside a JSON ``BLOGE_LLM__RETRY``; names break ties, so the order never depends on the
+    environment's. Raises ``SettingsError`` for a name with an empty level (``BLOGE_LLM____X``).
+    """
+    names = [n for n in environ
+             if n.upper().startswith(PREFIX) and n.upper() not in (PROFILE, SETTINGS_FILE)]
+    layers = []
+    for name in sorted(names, key=lambda n: (n.count(_SEPARATOR), n)):
+        levels = name[len(PREFIX):].split(_SEPARATOR)
+        origin = Origin(f"environment variable {name}")
+        if not all(levels):
+            raise SettingsError(
+                f"{origin}: not a settings variable name; expected BLOGE_<SECTION>__<KEY>, "
+                "e.g. BLOGE_LLM__PROVIDER", source=str(origin))
+        layers.append(Layer(_nested(levels, environ[name]), origin, json_strings=True))
+    return layers
+
+
+def _nested(path: Sequence[str], value: str) -> dict[str, Any]:
+    nested: Any = value
+    for level in reversed(path):
+        nested = {level: nested}
+    result: dict[str, Any] = nested
+    return result

@@ -1,0 +1,149 @@
+"""The settings sections, one model per section of ``settings.yaml``.
+
+Field names are snake_case; each also answers to its kebab-case alias (``max_attempts`` and
+``max-attempts``), which is also how the models dump with ``by_alias=True``. Every field has a
+default, so an empty settings file gives a working offline application. Durations are ``float``
+seconds (see :mod:`config.fields`). Models are frozen; treat the dicts inside them as read-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from config.fields import Duration, HttpUrl, ImportPath, Secret
+
+
+def kebab(name: str) -> str:
+    """The kebab-case alias of a field name: ``max_attempts`` → ``max-attempts``."""
+    return name.replace("_", "-")
+
+
+_SECTION = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, alias_generator=kebab)
+
+Provider = Literal["offline", "openai", "anthropic"]
+HttpStatus = Annotated[int, Field(ge=100, le=599)]
+
+
+class OpenAiSettings(BaseModel):
+    """``bloge.llm.openai``: the OpenAI (or OpenAI-compatible) chat completions endpoint."""
+
+    model_config = _SECTION
+
+    base_url: HttpUrl = "https://api.openai.com/v1"
+    api_key: Secret = SecretStr("")
+    organization: str | None = None
+    timeout: Annotated[Duration, Field(gt=0)] = 60.0
+
+
+class AnthropicSettings(BaseModel):
+    """``bloge.llm.anthropic``: the Anthropic messages API."""
+
+    model_config = _SECTION
+
+    base_url: HttpUrl = "https://api.anthropic.com"
+    api_key: Secret = SecretStr("")
+    version: str = "2023-06-01"
+    max_tokens: int = Field(default=1024, gt=0)
+    timeout: Annotated[Duration, Field(gt=0)] = 60.0
+
+
+class RetrySettings(BaseModel):
+    """``bloge.llm.retry``: exponential backoff for provider calls.
+
+    Attempt ``n`` (from 1) waits ``min(initial_backoff * multiplier ** (n - 1), max_backoff)``;
+    a server's ``Retry-After`` is honoured up to ``max_retry_after`` seconds.
+    """
+
+    model_config = _SECTION
+
+    max_attempts: int = Field(default=4, ge=1)
+    initial_backoff: Duration = 1.0
+    multiplier: float = Field(default=2.0, ge=1)
+    max_backoff: Duration = 30.0
+    on_http_codes: tuple[HttpStatus, ...] = (408, 409, 429, 500, 502, 503, 504)
+    max_retry_after: Duration = 60.0
+
+
+class LlmSettings(BaseModel):
+    """``bloge.llm``: which provider answers, and how each one is reached."""
+
+    model_config = _SECTION
+
+    provider: Provider = "offline"
+    model_aliases: dict[str, str] = Field(default_factory=dict)
+    """Model names a DSL asks for → the model the provider is sent (run one DSL anywhere)."""
+    openai: OpenAiSettings = Field(default_factory=OpenAiSettings)
+    anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+
+
+class AgentsSettings(BaseModel):
+    """``bloge.agents``: where agent DSL files are found (glob patterns, ``**`` recurses)."""
+
+    model_config = _SECTION
+
+    dsl_locations: tuple[str, ...] = ("examples/**/*.bloge",)
+
+
+class EventJournalSettings(BaseModel):
+    """``bloge.event-journal``: the journal of agent callbacks, off unless enabled."""
+
+    model_config = _SECTION
+
+    enabled: bool = False
+    sink: Literal["stdout", "file"] = "stdout"
+    path: Path = Path("var/journal.jsonl")
+    """Where the ``file`` sink appends JSON lines; ignored by ``stdout``."""
+    redact_keys: tuple[str, ...] = ()
+    """Payload keys redacted in addition to API keys, which are always redacted."""
+
+
+class BlogeSettings(BaseSettings):
+    """The ``bloge:`` section: every setting of a bloge application.
+
+    Build it with :func:`config.load_settings`, which reads the files, the environment and the
+    overrides and remembers where each value came from. Constructing it directly validates the
+    given values and fills in defaults, and reads nothing else.
+    """
+
+    model_config = SettingsConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, alias_generator=kebab
+    )
+
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    agents: AgentsSettings = Field(default_factory=AgentsSettings)
+    operators: dict[str, ImportPath] = Field(default_factory=dict)
+    """Operator name → ``"module:attribute"`` of the operator to register under that name."""
+    listeners: tuple[ImportPath, ...] = ()
+    """Import paths of extra listener classes, added to the built-in ones."""
+    event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
+
+    # Leaf key → where its value came from; filled by load_settings (see config.provenance).
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the constructor's arguments: :func:`config.load_settings` owns the sources.
+
+        pydantic-settings would merge its sources into one dict before validating, losing which
+        source gave each value — which our error messages and ``bloge config`` report — and its
+        environment source reads ``os.environ`` only, where ours takes a mapping for tests.
+        """
+        return (init_settings,)
+
+    def __eq__(self, other: object) -> bool:
+        # Equal values are equal settings, wherever they came from: provenance is not a value.
+        if not isinstance(other, BlogeSettings):
+            return NotImplemented
+        return self.__dict__ == other.__dict__

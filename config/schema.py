@@ -1,0 +1,103 @@
+"""The models as the loaders see them: sections, maps, lists and plain values.
+
+Relaxed binding (Spring's name for it) lives here: a key matches a field when both agree
+after ignoring case, dashes and underscores, so ``max-attempts``, ``max_attempts``,
+``MAX_ATTEMPTS`` and ``maxAttempts`` all name ``max_attempts``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal, get_origin
+
+from pydantic import BaseModel, SecretStr
+from pydantic.fields import FieldInfo
+
+from config.layers import KeyPath
+from config.models import kebab
+
+Kind = Literal["section", "map", "list", "value"]
+
+
+def canonical(key: str) -> str:
+    """The relaxed form of a key: lower case, without dashes and underscores."""
+    return key.replace("-", "").replace("_", "").lower()
+
+
+def section_model(annotation: Any) -> type[BaseModel] | None:
+    """The model of a field that holds a section, else ``None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def kind_of(annotation: Any) -> Kind:
+    """Whether a field holds a section (a model), a map, a list or a plain value."""
+    if section_model(annotation) is not None:
+        return "section"
+    origin = get_origin(annotation)
+    if origin is dict:
+        return "map"
+    if origin in (list, tuple):
+        return "list"
+    return "value"
+
+
+def field_named(model: type[BaseModel], key: str) -> str | None:
+    """The name of ``model``'s field that ``key`` names, relaxed; ``None`` if there is none."""
+    wanted = canonical(key)
+    return next((name for name in model.model_fields if canonical(name) == wanted), None)
+
+
+def is_secret(field: FieldInfo) -> bool:
+    """Whether the field holds a secret, whose value no message may show."""
+    return field.annotation is SecretStr
+
+
+def describe(value: Any) -> str:
+    """What kind of value this is, for messages that must not show it (it may be a secret)."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def suggestion(model: type[BaseModel], key: str) -> str:
+    """``"; did you mean 'retry'?"`` for the closest field, or ``""``; then the known keys."""
+    known = [kebab(name) for name in model.model_fields]
+    close = difflib.get_close_matches(kebab(key.lower()), known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{hint} (known keys: {', '.join(known)})"
+
+
+def locate(model: type[BaseModel], loc: tuple[str | int, ...]) -> tuple[KeyPath, bool]:
+    """The key path of a pydantic error location, and whether it is (inside) a secret.
+
+    Segments after a plain value (pydantic's union and validator tags) are dropped.
+    """
+    path: list[str] = []
+    secret = False
+    current: type[BaseModel] | Kind = model
+    for element in loc:
+        if isinstance(current, type):
+            name = field_named(current, str(element))
+            if name is None:
+                path.append(str(element))
+                break
+            field = current.model_fields[name]
+            path.append(kebab(name))
+            secret = secret or is_secret(field)
+            current = section_model(field.annotation) or kind_of(field.annotation)
+        elif current in ("map", "list") and element != "[key]":
+            path.append(f"[{element}]")
+            current = "value"
+        else:
+            break
+    return tuple(path), secret

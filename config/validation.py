@@ -1,0 +1,73 @@
+"""Validating the merged values, with pydantic's errors told against their sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from config.errors import SettingsError
+from config.fields import MASK
+from config.layers import DEFAULT, KeyPath, Origin, nearest, show
+from config.models import BlogeSettings
+from config.schema import describe, locate
+
+_SHOWN_VALUE_LENGTH = 80
+
+
+def validate(values: Mapping[str, Any], origins: Mapping[KeyPath, Origin]) -> BlogeSettings:
+    """``values`` (keyed by field name) as settings.
+
+    Raises ``SettingsError`` naming, for every bad value, its source, key path, the value
+    (masked for secrets) and what was expected.
+    """
+    try:
+        return BlogeSettings.model_validate(values)
+    except ValidationError as exc:
+        problems = [_Problem.of(error, origins) for error in exc.errors()]
+        # Not `from exc`: pydantic's message quotes every input, secrets included.
+        raise SettingsError("; ".join(map(str, problems)), key=problems[0].key,
+                            source=problems[0].source) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    source: str
+    key: str
+    value: str
+    expected: str
+
+    @classmethod
+    def of(cls, error: ErrorDetails, origins: Mapping[KeyPath, Origin]) -> _Problem:
+        path, secret = locate(BlogeSettings, error["loc"])
+        value = MASK if secret else _shown(error["input"])
+        return cls(str(nearest(origins, path, DEFAULT)), show(path), value, _expected(error))
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.key} = {self.value} is not valid: {self.expected}"
+
+
+def _expected(error: ErrorDetails) -> str:
+    if error["type"] == "value_error":
+        return str(error.get("ctx", {}).get("error", error["msg"]))
+    # Lists are tuples inside the models, which is no concern of whoever wrote the value.
+    message = error["msg"].replace("a valid tuple", "a list")
+    if message.startswith("Input should be "):
+        return "expected " + message.removeprefix("Input should be ")
+    return message[:1].lower() + message[1:]
+
+
+def _shown(value: Any) -> str:
+    # Plain values are shown; a whole mapping or list is only named, as it may hold a secret.
+    if isinstance(value, dict | list | tuple):
+        return f"({describe(value)})"
+    # Spelled as in the files and JSON the values came from, not as Python.
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    text = repr(value)
+    if len(text) > _SHOWN_VALUE_LENGTH:
+        return text[: _SHOWN_VALUE_LENGTH - 3] + "..."
+    return text

@@ -1,0 +1,93 @@
+"""What `bloge config` shows: the effective settings, secrets masked, and each value's source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from config import (
+    BlogeSettings,
+    LlmSettings,
+    OpenAiSettings,
+    effective_settings,
+    load_settings,
+    settings_sources,
+)
+from tests.config.conftest import Write
+
+
+def test_effective_settings_are_kebab_case_plain_data() -> None:
+    effective = effective_settings(BlogeSettings())
+    assert json.loads(json.dumps(effective)) == effective
+    assert effective["bloge"]["llm"]["retry"] == {
+        "max-attempts": 4, "initial-backoff": "1s", "multiplier": 2.0, "max-backoff": "30s",
+        "on-http-codes": [408, 409, 429, 500, 502, 503, 504], "max-retry-after": "60s",
+    }
+    assert effective["bloge"]["event-journal"] == {
+        "enabled": False, "sink": "stdout", "path": "var/journal.jsonl", "redact-keys": [],
+    }
+
+
+def test_effective_secrets_are_masked_when_set_and_empty_when_not() -> None:
+    settings = BlogeSettings(llm=LlmSettings(openai=OpenAiSettings(api_key=SecretStr("sk-1"))))
+    llm = effective_settings(settings)["bloge"]["llm"]
+    assert (llm["openai"]["api-key"], llm["anthropic"]["api-key"]) == ("****", "")
+    assert "sk-1" not in repr(effective_settings(settings))
+
+
+def test_effective_settings_load_back_as_the_same_settings(write: Write, tmp_path: Path) -> None:
+    settings = load_settings(base_dir=tmp_path, environ={}, overrides={
+        "llm": {"model-aliases": {"gpt-4o": "claude"}, "retry": {"initial-backoff": "250ms"}},
+        "operators": {"KB": "pkg.mod:KB"}, "event-journal": {"sink": "file"},
+    })
+    overrides = effective_settings(settings)["bloge"]
+    assert load_settings(base_dir=tmp_path, environ={}, overrides=overrides) == settings
+
+
+def test_every_leaf_reports_the_source_that_won(write: Write, tmp_path: Path) -> None:
+    main = write("bloge:\n  llm:\n    provider: anthropic\n    retry:\n      max-attempts: 2\n"
+                 "  operators: {KB: 'pkg.kb:KB'}\n")
+    profile = write("bloge:\n  llm:\n    retry: {multiplier: 3}\n", "settings.prod.yaml")
+    environ = {"BLOGE_PROFILE": "prod", "BLOGE_LLM__RETRY__MAX_ATTEMPTS": "5",
+               "ANTHROPIC_API_KEY": "sk-a", "BLOGE_OPERATORS__Web": "pkg.web:Web"}
+    settings = load_settings(base_dir=tmp_path, environ=environ,
+                             overrides={"event_journal": {"enabled": True}})
+    sources = settings_sources(settings)
+    assert {key: sources[key] for key in [
+        "bloge.llm.provider", "bloge.llm.retry.max-attempts", "bloge.llm.retry.multiplier",
+        "bloge.llm.anthropic.api-key", "bloge.operators[KB]", "bloge.operators[Web]",
+        "bloge.event-journal.enabled", "bloge.event-journal.sink",
+    ]} == {
+        "bloge.llm.provider": f"{main}:3:5",
+        "bloge.llm.retry.max-attempts": "environment variable BLOGE_LLM__RETRY__MAX_ATTEMPTS",
+        "bloge.llm.retry.multiplier": f"{profile}:3:13",
+        "bloge.llm.anthropic.api-key": "environment variable ANTHROPIC_API_KEY",
+        "bloge.operators[KB]": f"{main}:6:15",
+        "bloge.operators[Web]": "environment variable BLOGE_OPERATORS__Web",
+        "bloge.event-journal.enabled": "override",
+        "bloge.event-journal.sink": "default",
+    }
+
+
+def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
+    sources = settings_sources(load_settings(base_dir=tmp_path, environ={}))
+    assert len(sources) == 24
+    assert set(sources.values()) == {"default"}
+    assert {"bloge.llm.model-aliases", "bloge.operators", "bloge.listeners",
+            "bloge.llm.retry.on-http-codes"} <= set(sources)
+
+
+def test_settings_built_in_code_report_code_where_given() -> None:
+    sources = settings_sources(BlogeSettings(llm=LlmSettings(provider="openai")))
+    assert (sources["bloge.llm.provider"], sources["bloge.llm.retry.max-attempts"]) == (
+        "code", "default")
+
+
+def test_where_values_came_from_does_not_make_settings_unequal(write: Write, tmp_path: Path) -> None:
+    write("bloge:\n  llm: {provider: openai}\n")
+    from_file = load_settings(base_dir=tmp_path, environ={})
+    from_env = load_settings(base_dir=tmp_path / "none", environ={"BLOGE_LLM__PROVIDER": "openai"})
+    assert from_file == from_env
+    assert settings_sources(from_file) != settings_sources(from_env)
