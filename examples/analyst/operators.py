@@ -1,9 +1,9 @@
-"""The data-analyst agent's tools: metric time series over the dataset.
+"""The data-analyst agent's tools: metric time series and read-only SQL over the dataset.
 
 Each operator receives the dict built by its tool's ``input { … }`` block in
 ``streaming-analysis-agent.bloge`` and returns a JSON-ready dict. They are synchronous; the
 agent runtime runs them in worker threads. A ``ValueError`` is the model's mistake (an unknown
-metric, a bad time range): the runtime shows its message to the model.
+metric, a bad time range, a SQL error): the runtime shows its message to the model.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import re
 from typing import Any, TypedDict
 
 from bloge.core import OperatorContext, OperatorMetadata, did_you_mean
+from examples.analyst.analytics_database import DEFAULT_MAX_ROWS, AnalyticsDatabase
 from examples.analyst.dataset import MetricsDataset
 from examples.analyst.time_range import ACCEPTED_FORMS, DateWindow, resolve_time_range
 from examples.analyst.trend import FLAT_WITHIN_PCT, compare_totals
@@ -24,6 +25,12 @@ class MetricsFetchInput(TypedDict):
 
     metricName: str
     timeRange: str
+
+
+class QueryRunnerInput(TypedDict):
+    """``runQuery``'s arguments."""
+
+    sql: str
 
 
 class MetricsFetchOperator:
@@ -96,6 +103,51 @@ class MetricsFetchOperator:
             f"with, but the dataset starts on {self.dataset.first_day.isoformat()} ({span} days); "
             f"use at most last_{span // 2}_days"
         )
+
+
+class QueryRunnerOperator:
+    """Run one read-only SQL query (SQLite dialect) against the analytics database.
+
+    Output: ``{columns, rows, rowCount, truncated}``: ``rows`` is a list of lists in column
+    order, capped at ``max_rows``; ``truncated`` says rows were dropped. Writes, several
+    statements and SQL errors raise ``ValueError`` with SQLite's message.
+    """
+
+    def __init__(
+        self, *, dataset: MetricsDataset | None = None, max_rows: int = DEFAULT_MAX_ROWS
+    ) -> None:
+        # Loaded once: every query after that reads the same in-memory database.
+        self.database = AnalyticsDatabase(dataset or MetricsDataset.bundled())
+        self.max_rows = max_rows
+        self.metadata = OperatorMetadata(
+            prompt_hint=(
+                "Run one read-only SQL SELECT (SQLite dialect) against the analytics database "
+                "of daily business metrics."
+            ),
+            usage_example=(
+                '{"sql": "SELECT date, revenue FROM daily_metrics ORDER BY date DESC LIMIT 7"}'
+            ),
+            constraints_description=(
+                f"{self.database.describe_schema()} Only a single SELECT or WITH statement; "
+                f"at most {max_rows} rows are returned (truncated says when more existed), "
+                "so aggregate in SQL rather than fetching everything."
+            ),
+        )
+
+    def execute(
+        self, input: QueryRunnerInput, ctx: OperatorContext | None = None
+    ) -> dict[str, Any]:
+        result = self.database.query(str(input.get("sql") or ""), max_rows=self.max_rows)
+        return {
+            "columns": list(result.columns),
+            "rows": [list(row) for row in result.rows],
+            "rowCount": len(result.rows),
+            "truncated": result.truncated,
+        }
+
+    def close(self) -> None:
+        """Release the in-memory database."""
+        self.database.close()
 
 
 def _window_json(window: DateWindow) -> dict[str, str]:
