@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from bloge import AgentDslCompiler, OperatorContext, OperatorRegistry
+from bloge import OperatorContext
 from bloge.core import bind, operator_metadata
 from examples.support.operators import (
     CreateTicketInput,
@@ -136,17 +135,3 @@ async def test_the_runtime_binds_kb_search_with_its_typed_input(kb_search: KBSea
     output = await bound.invoke({"query": "refund"}, OperatorContext.root())
     assert output["articleId"] == "KB-REFUND-014"
 
-
-def test_the_bundled_dsl_compiles_against_these_operators_with_string_schemas(tmp_path: Path) -> None:
-    registry = OperatorRegistry({
-        "KBSearchOperator": KBSearchOperator(),
-        "CreateTicketOperator": CreateTicketOperator(db_path=tmp_path / "t.db"),
-        "EscalateOperator": EscalateOperator(),
-    })
-    source = resources.files("examples.support").joinpath("agent-customer-support.bloge").read_text("utf-8")
-    agent = AgentDslCompiler(registry).compile(source)
-    assert [t.tool_definition.parameters["properties"] for t in agent.tools] == [
-        {"query": {"type": "string"}},
-        {name: {"type": "string"} for name in ("title", "description", "priority")},
-        {"reason": {"type": "string"}},
-    ]
