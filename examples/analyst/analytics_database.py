@@ -5,11 +5,12 @@ Schema:
 - ``metrics(date TEXT, name TEXT, value REAL)`` — one row per metric per day (ISO dates);
 - ``daily_metrics(date TEXT, <one REAL column per metric>)`` — a view, one row per day.
 
-Read-only is enforced by SQLite itself, in three layers: the text must be one ``SELECT`` or
-``WITH`` statement (for a clear message), an authorizer denies every action but reading and
-calling functions while a statement is compiled, and ``PRAGMA query_only`` refuses writes even
-if something slipped through. A progress handler stops queries that run away (a recursive CTE
-without end), and results are capped at ``max_rows``.
+Read-only is enforced in three layers: the text must start a ``SELECT`` or ``WITH`` statement
+(a check that exists for its clear message, not for safety); then SQLite itself, whose
+authorizer denies every action but reading and calling functions while a statement compiles,
+and whose ``PRAGMA query_only`` refuses writes should anything slip through. A progress
+handler stops queries that run away (a recursive CTE without end), and results are capped at
+``max_rows``.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from examples.analyst.dataset import MetricsDataset
 
 DEFAULT_MAX_ROWS = 200
 DEFAULT_MAX_INSTRUCTIONS = 50_000_000
-"""A query needing more SQLite VM instructions than this (a fraction of a second's work, far
-beyond anything this small dataset needs) is a runaway, not an analysis."""
+"""A query needing more SQLite VM instructions than this (under a second of work, far beyond
+anything this small dataset needs) is a runaway, not an analysis."""
 # SQLite calls the progress handler every _PROGRESS_INTERVAL virtual-machine instructions.
 _PROGRESS_INTERVAL = 1000
 _READ_ACTIONS = frozenset({
