@@ -1,0 +1,7 @@
+"""Example applications built on bloge: each folder holds an agent's DSL file and its operators.
+
+- ``examples.support``: the customer-support agent (knowledge-base search, tickets, escalation).
+- ``examples.analyst``: the streaming data-analyst agent (metrics and read-only SQL).
+
+The ``.bloge`` files are the public example agents, copied unchanged.
+"""

@@ -1,0 +1,1 @@
+"""The streaming data-analyst agent's operators (``streaming-analysis-agent.bloge``)."""

@@ -1,0 +1,1 @@
+"""The customer-support agent's operators (``agent-customer-support.bloge``)."""
