@@ -92,6 +92,7 @@ def test_the_public_surface_is_pinned() -> None:
         "UnknownOperatorError", "__version__", "agent_operator",
     ])
     assert sorted(bloge.llm.__all__) == sorted([
+        "AnthropicProvider", "ClaudeProvider", "OpenAIChatProvider", "RetryPolicy",
         "ContentPart", "FunctionProvider", "HeuristicTokenEstimator", "ImagePart", "LLM_CHAT",
         "LLM_STREAMING_CHAT", "LlmChatOperator", "LlmChunk", "LlmMessage", "LlmProvider",
         "LlmRequest", "LlmResponse", "LlmStreamingChatOperator", "Role", "ScriptedProvider",
@@ -99,3 +100,5 @@ def test_the_public_surface_is_pinned() -> None:
     ])
     for name in bloge.__all__:
         assert hasattr(bloge, name), name
+    for name in bloge.llm.__all__:
+        assert hasattr(bloge.llm, name), name

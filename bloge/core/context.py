@@ -34,11 +34,15 @@ class OperatorContext(Mapping[str, Any]):
     ) -> None:
         self._values: dict[str, Any] = dict(values or {})
         self._parent = parent
-        self.execution_id = execution_id or (parent.execution_id if parent else uuid.uuid4().hex)
-        self.graph_name = graph_name if graph_name is not None else (
-            parent.graph_name if parent else None
+        self.execution_id = execution_id or (
+            parent.execution_id if parent is not None else uuid.uuid4().hex
         )
-        self.node_id = node_id if node_id is not None else (parent.node_id if parent else None)
+        self.graph_name = graph_name if graph_name is not None else (
+            parent.graph_name if parent is not None else None
+        )
+        self.node_id = node_id if node_id is not None else (
+            parent.node_id if parent is not None else None
+        )
 
     @classmethod
     def root(
@@ -104,7 +108,7 @@ class OperatorContext(Mapping[str, Any]):
         return False
 
     def _flattened(self) -> dict[str, Any]:
-        merged = dict(self._parent._flattened()) if self._parent else {}
+        merged = dict(self._parent._flattened()) if self._parent is not None else {}
         merged.update(self._values)
         return merged
 

@@ -85,3 +85,9 @@ def test_the_default_codec_writes_compact_json_of_records() -> None:
 def test_the_codec_refuses_values_without_a_json_form() -> None:
     with pytest.raises(TypeError, match="no JSON form"):
         JsonCodec().encode(object())
+
+
+def test_a_child_of_an_empty_context_keeps_its_execution_and_graph() -> None:
+    root = OperatorContext.root(execution_id="exec-1", graph_name="flow")
+    child = root.child(node_id="n")
+    assert (child.execution_id, child.graph_name, child.node_id) == ("exec-1", "flow", "n")
