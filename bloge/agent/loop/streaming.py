@@ -9,28 +9,20 @@ cancels the run — the provider stream is closed and running tools are cancelle
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from bloge.agent.definition import AgentDef
-from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.base import AgentOperatorBase, Context
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk, Done
-from bloge.agent.loop.engine import AgentEngine
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.sync import run_sync
 from bloge.agent.loop.tools import ChunkSink
-from bloge.agent.memory.conversation import ConversationMemory
-from bloge.core.codec import JsonCodec
-from bloge.core.context import OperatorContext
-from bloge.core.registry import OperatorRegistry
-from bloge.llm.tokens import TokenEstimator
 
-Context = OperatorContext | Mapping[str, Any] | None
 _END: Any = object()
 
 
-class StreamingAgentLoopOperator:
+class StreamingAgentLoopOperator(AgentOperatorBase):
     """Runs the ReAct loop of ``agent_def`` and streams its progress.
 
     The model is reached through the ``"llmStreamingChat"`` operator. ``stream()`` yields
@@ -38,34 +30,8 @@ class StreamingAgentLoopOperator:
     ``execute()`` returns the whole list.
     """
 
-    __slots__ = ("_engine",)
-
-    def __init__(
-        self,
-        ref: str,
-        agent_def: AgentDef,
-        registry: OperatorRegistry,
-        *,
-        listeners: Sequence[AgentExecutionListener] = (),
-        summarizer: ConversationMemory.Summarizer | None = None,
-        json_codec: JsonCodec | None = None,
-        token_estimator: TokenEstimator | None = None,
-    ) -> None:
-        self._engine = AgentEngine(ref, agent_def, registry, listeners=listeners,
-                                   summarizer=summarizer, json_codec=json_codec,
-                                   token_estimator=token_estimator, streaming=True)
-
-    @property
-    def ref(self) -> str:
-        return self._engine.ref
-
-    @property
-    def agent_def(self) -> AgentDef:
-        return self._engine.definition
-
-    @property
-    def registry(self) -> OperatorRegistry:
-        return self._engine.registry
+    __slots__ = ()
+    streaming = True
 
     def stream(self, input: object, ctx: Context = None) -> AsyncIterator[AgentStreamChunk]:
         """The run's chunks; use ``async with contextlib.aclosing(...)`` to stop early."""
@@ -114,8 +80,6 @@ class StreamingAgentLoopOperator:
                 producer.cancel()
                 await asyncio.wait([producer])
 
-    def __repr__(self) -> str:
-        return f"StreamingAgentLoopOperator({self.ref!r}, agent={self.agent_def.id!r})"
 
 
 async def _produce(
