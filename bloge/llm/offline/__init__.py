@@ -1,6 +1,6 @@
 """The offline default model: a deterministic, rule-based ``LlmProvider`` that needs no
 network or key and does real work through an agent's tools.
 
-:mod:`.words` reads words for matching; :mod:`.phrases` reads argument values out of a
-message.
+:mod:`.choice` picks a tool from the message's words (:mod:`.words`); :mod:`.arguments` fills
+its arguments (kinds in :mod:`.parameters`, values from :mod:`.phrases` and :mod:`.sql`).
 """
