@@ -2,5 +2,7 @@
 network or key and does real work through an agent's tools.
 
 :mod:`.choice` picks a tool from the message's words (:mod:`.words`); :mod:`.arguments` fills
-its arguments (kinds in :mod:`.parameters`, values from :mod:`.phrases` and :mod:`.sql`).
+its arguments (kinds in :mod:`.parameters`, values from :mod:`.phrases` and :mod:`.sql`), and
+:mod:`.answer` turns the tool results into the reply. :mod:`.direct` is what it says when no
+tool fits.
 """
