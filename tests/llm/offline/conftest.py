@@ -1,4 +1,5 @@
-"""The example agents, compiled from their DSL files over their real operators."""
+"""The example agents, compiled from their DSL files over their real operators, driven by the
+offline model."""
 
 from __future__ import annotations
 
@@ -8,13 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from bloge import AgentDef, AgentDslCompiler, OperatorRegistry, ToolDefinition
+from bloge import (
+    AgentDef,
+    AgentDslCompiler,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    OperatorRegistry,
+    ToolDefinition,
+)
+from bloge.llm.offline import OfflineProvider
 from examples.analyst.operators import MetricsFetchOperator, QueryRunnerOperator
 from examples.support.operators import CreateTicketOperator, EscalateOperator, KBSearchOperator
 
 
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[OperatorRegistry]:
+    provider = OfflineProvider()
     query_runner = QueryRunnerOperator()
     yield OperatorRegistry({
         "KBSearchOperator": KBSearchOperator(),
@@ -22,6 +32,8 @@ def registry(tmp_path: Path) -> Iterator[OperatorRegistry]:
         "EscalateOperator": EscalateOperator(db_path=tmp_path / "tickets.db"),
         "MetricsFetchOperator": MetricsFetchOperator(),
         "QueryRunnerOperator": query_runner,
+        "llmChat": LlmChatOperator(provider),
+        "llmStreamingChat": LlmStreamingChatOperator(provider),
     })
     query_runner.close()
 
