@@ -8,6 +8,7 @@ and what to try next; anything else is shown as its top-level fields.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,7 +83,7 @@ def _article(value: Mapping[str, Any], others: Sequence[ToolDefinition]) -> str:
             text += f" I can also {abilities(others)}: just ask."
         return text
     text = f"{value['articleId']} — {value['summary']}"
-    related = [str(r) for r in value.get("related") or () if r]
+    related = [str(r) for r in _list(value.get("related")) if r]
     if related:
         text += f" Related articles: {', '.join(related)}."
     return text
@@ -152,7 +153,7 @@ def _points(points: Any) -> str:
 
 def _rows(value: Mapping[str, Any]) -> str:
     rows: list[Any] = value["rows"]
-    columns = [str(c) for c in value.get("columns") or ()]
+    columns = [str(c) for c in _list(value.get("columns"))]
     if not rows:
         return "The query returned no rows."
     count = value.get("rowCount", len(rows))
@@ -196,6 +197,8 @@ def _failure(result: ToolResult) -> str:
 
 def _number(value: float) -> str:
     """A number as people write it: ``12,975.48``, ``324``, ``0.0251``."""
+    if not math.isfinite(value):
+        return str(value)
     if value == int(value):
         return f"{int(value):,}"
     if abs(value) < 1:
@@ -209,6 +212,11 @@ def _scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return _number(value)
     return _clip(str(value))
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list; any other JSON value counts as no items."""
+    return value if isinstance(value, list) else []
 
 
 def _clip(text: str) -> str:
