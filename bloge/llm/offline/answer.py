@@ -54,7 +54,8 @@ def describe(result: ToolResult, tools: Sequence[ToolDefinition] = ()) -> str:
         value = json.loads(result.content)
     except ValueError:
         text = " ".join(result.content.split())
-        return f"{result.tool_name} returned: {_clip(text)}"
+        return f"{result.tool_name} returned: {_clip(text)}" if text else (
+            f"{result.tool_name} returned nothing.")
     match value:
         case {"articleId": _, "summary": str()}:
             return _article(value, [t for t in tools if t.name != result.tool_name])
@@ -82,11 +83,7 @@ def _article(value: Mapping[str, Any], others: Sequence[ToolDefinition]) -> str:
         if others:
             text += f" I can also {abilities(others)}: just ask."
         return text
-    text = f"{value['articleId']} — {value['summary']}"
-    related = [str(r) for r in _list(value.get("related")) if r]
-    if related:
-        text += f" Related articles: {', '.join(related)}."
-    return text
+    return f"{value['articleId']} — {value['summary']}"
 
 
 def _ticket(value: Mapping[str, Any]) -> str:

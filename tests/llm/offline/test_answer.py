@@ -19,7 +19,7 @@ def test_an_article_leads_with_its_id_and_summary() -> None:
         "summary": "Reset the password from Settings > Security and confirm the email link.",
         "related": ["KB-LOGIN-002"]})
     assert text == ("KB-RESET-001 — Reset the password from Settings > Security and confirm the "
-                    "email link. Related articles: KB-LOGIN-002.")
+                    "email link.")
 
 
 def test_no_article_suggests_the_other_tools_instead_of_guessing(
@@ -110,6 +110,10 @@ def test_an_unknown_shape_leads_with_its_summary_text() -> None:
 
 def test_plain_text_results_are_quoted() -> None:
     assert compose_answer([ToolResult("echo", "hello there")]) == "echo returned: hello there"
+
+
+def test_an_empty_result_says_nothing_came_back() -> None:
+    assert compose_answer([ToolResult("echo", "")]) == "echo returned nothing."
 
 
 def test_each_result_gets_its_own_paragraph() -> None:
