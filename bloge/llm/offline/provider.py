@@ -1,0 +1,68 @@
+"""``OfflineProvider``: the default model, which needs no network and no key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+
+from bloge.llm.messages import LlmMessage
+from bloge.llm.offline.turn import reply_to
+from bloge.llm.testing import as_chunks
+from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+
+
+class OfflineProvider:
+    """A rule-based stand-in for a chat model, not a language model: it runs offline, without
+    an API key, and gives the same answer to the same request every time.
+
+    It does real work through an agent's tools. For the latest user message it picks the tool
+    whose name, description and parameters best match the message's words (with a small table
+    of everyday synonyms), fills the tool's required arguments from the message, and calls it;
+    once the tool results are in the conversation, it answers from them (an article's summary,
+    a ticket id, a metric's trend, query rows, what went wrong). It calls at most one tool
+    round per user message. With no tools, or none that fits, it answers directly, saying what
+    it is and how to switch to a real provider. It cannot hold an open conversation.
+
+    ``estimator`` counts the tokens reported as usage (the request's messages and tool
+    definitions as prompt tokens, the reply as completion tokens); by default the
+    :class:`~bloge.llm.tokens.HeuristicTokenEstimator`.
+    """
+
+    __slots__ = ("_estimator",)
+
+    def __init__(self, *, estimator: TokenEstimator | None = None) -> None:
+        self._estimator = estimator or DEFAULT_TOKEN_ESTIMATOR
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        """The whole reply at once."""
+        return self.respond(request)
+
+    async def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
+        """The same reply as :meth:`chat`, streamed: word-sized text chunks, one chunk per tool
+        call, and a last ``done`` chunk with the finish reason and usage."""
+        for chunk in as_chunks(self.respond(request)):
+            yield chunk
+
+    def respond(self, request: LlmRequest) -> LlmResponse:
+        """The reply to ``request``, computed synchronously; :meth:`chat` returns it."""
+        reply = reply_to(request)
+        completion = LlmMessage.assistant(reply.content, reply.tool_calls)
+        return LlmResponse(
+            content=reply.content,
+            finish_reason=reply.finish_reason,
+            prompt_tokens=self._prompt_tokens(request),
+            completion_tokens=self._estimator.estimate(completion),
+            tool_calls=reply.tool_calls,
+        )
+
+    def _prompt_tokens(self, request: LlmRequest) -> int:
+        tokens = sum(self._estimator.estimate(m) for m in request.messages)
+        if request.tools:
+            schemas = [{"name": t.name, "description": t.description,
+                        "parameters": dict(t.parameters)} for t in request.tools]
+            tokens += self._estimator.estimate(LlmMessage.system(json.dumps(schemas, default=str)))
+        return tokens
+
+    def __repr__(self) -> str:
+        return "OfflineProvider()"

@@ -1,0 +1,112 @@
+"""One turn of the offline model: a pure function from a request to a reply.
+
+The turn answers the latest user message. When the conversation after it already holds a tool
+round, the reply composes an answer from those results; otherwise it picks a tool and calls
+it, or answers directly when no tool fits. One tool round per user message, never more: the
+loop always ends.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bloge.llm.messages import LlmMessage, ToolCall
+from bloge.llm.offline import direct
+from bloge.llm.offline.answer import ToolResult, compose_answer
+from bloge.llm.offline.arguments import fill_arguments
+from bloge.llm.offline.choice import choose_tool
+from bloge.llm.offline.words import is_small_talk
+from bloge.llm.types import LlmRequest, ToolDefinition
+
+CALL_ID_PREFIX = "offline_"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the model says this turn: text, and the tool calls it asks for."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @property
+    def finish_reason(self) -> str:
+        return "tool_calls" if self.tool_calls else "stop"
+
+
+def reply_to(request: LlmRequest) -> Reply:
+    """The offline model's reply to ``request``; the same request always gets the same reply.
+
+    ``tool_choice`` is honoured: ``"none"`` answers directly, a tool's name calls that tool,
+    ``"required"`` calls the best tool even when nothing matches.
+    """
+    messages = request.messages
+    asked = _latest_user_index(messages)
+    if asked is None:
+        return Reply(direct.no_question())
+    question = messages[asked].content
+    later = messages[asked + 1:]
+    if any(m.role == "tool" or m.tool_calls for m in later):
+        return Reply(compose_answer(_results(later, messages), tools=request.tools))
+    tools = () if request.tool_choice == "none" else request.tools
+    tool = _pick(question, tools, request.tool_choice)
+    if tool is None and is_small_talk(question):
+        return Reply(direct.greeting(question, tools))
+    if tool is None:
+        return Reply(direct.no_tool(tools))
+    hints = [m.content for m in messages if m.role == "system"]
+    arguments = fill_arguments(tool, question, hints=hints)
+    call = ToolCall(_next_call_id(messages), tool.name, json.dumps(arguments, ensure_ascii=False))
+    return Reply(_preamble(tool), (call,))
+
+
+def _pick(question: str, tools: Sequence[ToolDefinition],
+          tool_choice: str | None) -> ToolDefinition | None:
+    forced = next((t for t in tools if t.name == tool_choice), None)
+    if forced is not None:
+        return forced
+    if tool_choice == "required" and tools:
+        return choose_tool(question, tools) or tools[0]
+    if is_small_talk(question):
+        return None
+    return choose_tool(question, tools)
+
+
+def _latest_user_index(messages: Sequence[LlmMessage]) -> int | None:
+    return next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None)
+
+
+def _results(later: Sequence[LlmMessage], everything: Sequence[LlmMessage]) -> list[ToolResult]:
+    """The tool messages after the question, each with the call it answers."""
+    calls = {c.id: c for m in everything for c in m.tool_calls}
+    results = []
+    for message in later:
+        if message.role != "tool":
+            continue
+        call = calls.get(message.tool_call_id or "")
+        name = call.name if call else "the tool"
+        arguments = _parse_arguments(call.arguments) if call else {}
+        results.append(ToolResult(name, message.content, arguments, message.is_error))
+    return results
+
+
+def _parse_arguments(text: str) -> Mapping[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _next_call_id(messages: Sequence[LlmMessage]) -> str:
+    """Call ids count up through the conversation, so that no two calls share one."""
+    return f"{CALL_ID_PREFIX}{1 + sum(len(m.tool_calls) for m in messages)}"
+
+
+def _preamble(tool: ToolDefinition) -> str:
+    """The words said with a tool call; when the loop stops right after the call (an exit
+    condition), they are the run's answer, so they say what is being done."""
+    clause = direct.as_clause(tool.description)
+    return f"Let me {clause}." if clause else f"Let me call {tool.name}."

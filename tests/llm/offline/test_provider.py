@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bloge import LlmMessage, LlmProvider, ToolCall, ToolDefinition
+from bloge.llm import LlmRequest, LlmResponse
+from bloge.llm.offline import OfflineProvider
+from bloge.llm.testing import join_chunks
+from bloge.llm.tokens import HeuristicTokenEstimator
+
+
+def request(*messages: LlmMessage, tools: tuple[ToolDefinition, ...] = (),
+            tool_choice: str | None = None) -> LlmRequest:
+    return LlmRequest("gpt-4o", messages, tools=tools, tool_choice=tool_choice)
+
+
+def ask(text: str) -> tuple[LlmMessage, LlmMessage]:
+    return LlmMessage.system("You are a helpful customer support agent."), LlmMessage.user(text)
+
+
+async def test_it_is_an_llm_provider() -> None:
+    assert isinstance(OfflineProvider(), LlmProvider)
+
+
+async def test_a_question_calls_the_matching_tool_with_filled_arguments(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    response = await OfflineProvider().chat(
+        request(*ask("How do I reset my password?"), tools=support_tools))
+    assert response.finish_reason == "tool_calls"
+    assert response.tool_calls == (ToolCall(
+        "offline_1", "searchKnowledgeBase", '{"query": "How do I reset my password?"}'),)
+
+
+async def test_a_tool_call_says_what_it_is_doing(support_tools: tuple[ToolDefinition, ...]) -> None:
+    response = await OfflineProvider().chat(
+        request(*ask("I want a human agent right now."), tools=support_tools))
+    assert response.content == "Let me escalate the conversation to a human support agent."
+
+
+async def test_with_the_tool_results_in_it_answers_from_them(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    call = ToolCall("offline_1", "searchKnowledgeBase", '{"query": "reset password"}')
+    result = json.dumps({"articleId": "KB-RESET-001", "summary": "Reset the password here."})
+    response = await OfflineProvider().chat(request(
+        *ask("How do I reset my password?"), LlmMessage.assistant(tool_calls=[call]),
+        LlmMessage.tool("offline_1", result), tools=support_tools))
+    assert response == LlmResponse(
+        content="KB-RESET-001 — Reset the password here.", finish_reason="stop",
+        prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens)
+
+
+async def test_a_failed_tool_is_never_called_again_for_the_same_message(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    call = ToolCall("offline_1", "createTicket", "{}")
+    response = await OfflineProvider().chat(request(
+        *ask("open a ticket"), LlmMessage.assistant(tool_calls=[call]),
+        LlmMessage.tool("offline_1", "Error: tool 'createTicket' failed: boom", is_error=True),
+        tools=support_tools))
+    assert response.tool_calls == ()
+    assert response.content.startswith("The createTicket tool could not do it: boom.")
+
+
+async def test_a_new_user_message_starts_a_new_tool_round_with_a_new_call_id(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    call = ToolCall("offline_1", "searchKnowledgeBase", '{"query": "q"}')
+    response = await OfflineProvider().chat(request(
+        *ask("How do I reset my password?"), LlmMessage.assistant(tool_calls=[call]),
+        LlmMessage.tool("offline_1", "{}"), LlmMessage.assistant("An answer."),
+        LlmMessage.user("I want a human agent"), tools=support_tools))
+    assert [(c.id, c.name) for c in response.tool_calls] == [("offline_2", "escalateToHuman")]
+
+
+async def test_without_tools_it_says_what_it_is_and_how_to_get_a_real_model() -> None:
+    response = await OfflineProvider().chat(request(*ask("Write me a poem about the sea")))
+    assert response.finish_reason == "stop"
+    assert response.tool_calls == ()
+    assert "offline model" in response.content
+    assert "not a language model" in response.content
+    assert "BLOGE_LLM__PROVIDER" in response.content
+
+
+async def test_with_no_fitting_tool_it_lists_what_the_tools_do(
+    analyst_tools: tuple[ToolDefinition, ...],
+) -> None:
+    response = await OfflineProvider().chat(request(*ask("zxqv blorp"), tools=analyst_tools))
+    assert response.tool_calls == ()
+    assert ("I can fetch time-series metrics by name or run a SQL query against the analytics "
+            "database") in response.content
+
+
+async def test_a_greeting_is_answered_without_calling_a_tool(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    response = await OfflineProvider().chat(request(*ask("Hello!"), tools=support_tools))
+    assert response.tool_calls == ()
+    assert response.content.startswith("Hello! I'm bloge's offline model")
+
+
+async def test_a_conversation_without_a_user_message_gets_a_direct_answer() -> None:
+    response = await OfflineProvider().chat(request(LlmMessage.system("Be brief.")))
+    assert response.finish_reason == "stop"
+    assert "no user message" in response.content
+
+
+async def test_tool_choice_none_answers_directly(support_tools: tuple[ToolDefinition, ...]) -> None:
+    response = await OfflineProvider().chat(
+        request(*ask("How do I reset my password?"), tools=support_tools, tool_choice="none"))
+    assert response.tool_calls == ()
+
+
+async def test_tool_choice_naming_a_tool_calls_it(support_tools: tuple[ToolDefinition, ...]) -> None:
+    response = await OfflineProvider().chat(request(
+        *ask("How do I reset my password?"), tools=support_tools, tool_choice="createTicket"))
+    assert [c.name for c in response.tool_calls] == ["createTicket"]
+
+
+async def test_tool_choice_required_calls_a_tool_even_for_small_talk(
+    analyst_tools: tuple[ToolDefinition, ...],
+) -> None:
+    response = await OfflineProvider().chat(
+        request(*ask("hi"), tools=analyst_tools, tool_choice="required"))
+    assert [c.name for c in response.tool_calls] == ["fetchMetrics"]
+
+
+@pytest.mark.parametrize("question", ["How do I reset my password?", "hello", "zxqv"])
+async def test_the_same_request_gets_the_same_answer(
+    support_tools: tuple[ToolDefinition, ...], question: str,
+) -> None:
+    same = request(*ask(question), tools=support_tools)
+    assert await OfflineProvider().chat(same) == await OfflineProvider().chat(same)
+
+
+async def test_usage_is_estimated_from_the_request_and_the_reply(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    estimator = HeuristicTokenEstimator()
+    with_tools = request(*ask("hello"), tools=support_tools)
+    response = await OfflineProvider(estimator=estimator).chat(with_tools)
+    assert response.prompt_tokens > estimator.estimate_all(with_tools.messages)
+    assert response.completion_tokens == estimator.estimate(LlmMessage.assistant(response.content))
+
+
+async def test_a_custom_estimator_counts_the_usage() -> None:
+    class Flat:
+        def estimate(self, message: LlmMessage) -> int:
+            return 10
+
+    response = await OfflineProvider(estimator=Flat()).chat(request(*ask("hello")))
+    assert (response.prompt_tokens, response.completion_tokens) == (20, 10)
+
+
+async def test_the_stream_amounts_to_the_chat_answer(support_tools: tuple[ToolDefinition, ...]) -> None:
+    provider = OfflineProvider()
+    for question in ("How do I reset my password?", "hello"):
+        asked = request(*ask(question), tools=support_tools)
+        chunks = [chunk async for chunk in provider.stream_chat(asked)]
+        assert join_chunks(chunks) == await provider.chat(asked)
+
+
+async def test_the_stream_sends_words_then_tool_calls_then_a_done_chunk_with_usage(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    asked = request(*ask("I want a human agent right now."), tools=support_tools)
+    chunks = [chunk async for chunk in OfflineProvider().stream_chat(asked)]
+    *words, call, done = chunks
+    assert [w.content for w in words] == ["Let ", "me ", "escalate ", "the ", "conversation ",
+                                          "to ", "a ", "human ", "support ", "agent."]
+    assert call.tool_call is not None
+    assert call.tool_call.name == "escalateToHuman"
+    assert done.done
+    assert done.finish_reason == "tool_calls"
+    assert done.prompt_tokens
+    assert done.completion_tokens
+
+
+async def test_closing_the_stream_early_is_clean() -> None:
+    stream = OfflineProvider().stream_chat(request(*ask("hello there, how are you")))
+    first = await anext(stream)
+    await stream.aclose()
+    assert first.content
