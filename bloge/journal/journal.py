@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any, Literal, TextIO
 
 import structlog
-from structlog.typing import FilteringBoundLogger, Processor
+from structlog.typing import Processor
 
 from bloge.core.errors import BlogeUsageError
 from bloge.journal.chain import IsoTimestamps, SequenceNumbers, merge_records
@@ -38,7 +38,7 @@ from bloge.journal.testing import InMemorySink
 
 _log = logging.getLogger("bloge.journal")
 
-_Captured = tuple[FilteringBoundLogger, float, str, tuple[object, ...], dict[str, Any]]
+_Captured = tuple[structlog.BoundLogger, float, str, tuple[object, ...], dict[str, Any]]
 
 
 class EventJournal:
@@ -62,6 +62,7 @@ class EventJournal:
         self._pending: list[_Captured] = []
         self._rendered: list[Any] = []
         self._reported: set[str] = set()
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._links: tuple[Processor, ...] = (IsoTimestamps(), merge_records, SequenceNumbers())
         self._default = self.channel(Redactor())
 
@@ -102,7 +103,7 @@ class EventJournal:
         chain = [*self._links, *processors, self.sink.renderer]
         logger = structlog.wrap_logger(
             _Collector(self._rendered), processors=chain, context_class=dict,
-            wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+            wrapper_class=structlog.BoundLogger,
         ).bind()
         return JournalChannel(self, logger)
 
@@ -158,8 +159,16 @@ class EventJournal:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 self.flush()
-            else:
-                loop.call_soon(self.flush)
+                return
+            # One scheduled flush per loop at a time: code that never yields would otherwise
+            # pile up a callback per batch.
+            if self._flush_loop is not loop:
+                self._flush_loop = loop
+                loop.call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        self._flush_loop = None
+        self.flush()
 
     def _write(self, batch: list[_Captured]) -> None:
         if self._closed:
@@ -169,7 +178,7 @@ class EventJournal:
             return
         for logger, at, event, records, fields in batch:
             try:
-                logger.info(event, _at=at, _records=records, _fields=fields)
+                logger.msg(event, _at=at, _records=records, _fields=fields)
             except Exception as exc:  # a processor or value we do not control
                 self._report("render", f"event {event!r} could not be rendered; dropped", exc)
         if not self._rendered:
@@ -196,7 +205,7 @@ class JournalChannel:
 
     __slots__ = ("_journal", "_lock", "_logger", "_pending")
 
-    def __init__(self, journal: EventJournal, logger: FilteringBoundLogger) -> None:
+    def __init__(self, journal: EventJournal, logger: structlog.BoundLogger) -> None:
         self._journal = journal
         self._logger = logger
         self._lock = journal._lock
@@ -216,7 +225,7 @@ class JournalChannel:
 class _Collector:
     """The logger structlog's chain ends in: collects rendered events for the next write."""
 
-    __slots__ = ("info",)
+    __slots__ = ("msg",)
 
     def __init__(self, rendered: list[Any]) -> None:
-        self.info: Callable[[Any], None] = rendered.append
+        self.msg: Callable[[Any], None] = rendered.append

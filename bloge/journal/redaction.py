@@ -26,8 +26,10 @@ SENSITIVE_KEYS: frozenset[str] = frozenset({
     "refresh_token", "secret", "secret_key", "session_token", "set_cookie", "x_api_key",
 })
 
-#: Verdicts are cached per key name; past this many distinct names they are computed anew.
-_VERDICT_CACHE_SIZE = 4096
+#: Key names found not sensitive are remembered, up to this many.
+_SAFE_KEYS_KEPT = 4096
+#: Value types that hold nothing to redact but secrets (in strings).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def normalize_key(name: str) -> str:
@@ -45,7 +47,7 @@ class Redactor:
     replaced in place; nested containers are copied, never modified.
     """
 
-    __slots__ = ("_json_keys", "_secrets", "_sensitive", "_verdicts")
+    __slots__ = ("_json_keys", "_safe", "_secrets", "_sensitive")
 
     def __init__(
         self,
@@ -57,38 +59,49 @@ class Redactor:
         self._sensitive = frozenset(normalize_key(k) for k in (*SENSITIVE_KEYS, *keys))
         # Longest first, so that a secret containing another one is hidden whole.
         self._secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
-        self._json_keys = frozenset(json_keys)
-        self._verdicts: dict[str, bool] = {}
+        self._json_keys = tuple(json_keys)
+        self._safe: set[str] = set()
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
-        for key, value in event_dict.items():
-            if self.is_sensitive(key):
-                event_dict[key] = REDACTED
-            elif type(value) is str:
-                if key in self._json_keys:
-                    event_dict[key] = self._redact_json(value)
-                elif self._secrets:
+        # The usual event has known keys and scalar values: two set operations in C tell so.
+        if not event_dict.keys() <= self._safe:
+            for key in event_dict:
+                if self.is_sensitive(key):
+                    event_dict[key] = REDACTED
+        if not _SCALARS.issuperset(map(type, event_dict.values())):
+            for key, value in event_dict.items():
+                if isinstance(value, dict | list | tuple):
+                    event_dict[key] = self.redact(value)
+        for key in self._json_keys:
+            value = event_dict.get(key)
+            if type(value) is str:
+                event_dict[key] = self._redact_json(value)
+        if self._secrets:
+            for key, value in event_dict.items():
+                if type(value) is str:
                     event_dict[key] = self._hide_secrets(value)
-            elif isinstance(value, dict | list | tuple):
-                event_dict[key] = self.redact(value)
         return event_dict
 
     def is_sensitive(self, key: object) -> bool:
         """Whether values under ``key`` are always redacted."""
         if type(key) is not str:
             return False
-        verdict = self._verdicts.get(key)
-        if verdict is None:
-            verdict = normalize_key(key) in self._sensitive
-            if len(self._verdicts) < _VERDICT_CACHE_SIZE:
-                self._verdicts[key] = verdict
-        return verdict
+        if key in self._safe:
+            return False
+        if normalize_key(key) in self._sensitive:
+            return True
+        if len(self._safe) < _SAFE_KEYS_KEPT:
+            self._safe.add(key)
+        return False
 
     def redact(self, value: Any) -> Any:
         """``value`` with sensitive keys and secrets redacted; ``value`` itself if nothing was."""
         if type(value) is str:
             return self._hide_secrets(value) if self._secrets else value
         if isinstance(value, dict):
+            if (not self._secrets and value.keys() <= self._safe
+                    and _SCALARS.issuperset(map(type, value.values()))):
+                return value
             redacted = {k: REDACTED if self.is_sensitive(k) else self.redact(v)
                         for k, v in value.items()}
             return value if _same_items(redacted, value) else redacted
@@ -107,11 +120,11 @@ class Redactor:
 
     def _redact_json(self, text: str) -> str:
         if text[:1] not in ("{", "["):
-            return self._hide_secrets(text) if self._secrets else text
+            return text
         try:
             parsed = json.loads(text)
         except ValueError:
-            return self._hide_secrets(text) if self._secrets else text
+            return text
         redacted = self.redact(parsed)
         if redacted is parsed:
             return text

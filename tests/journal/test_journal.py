@@ -122,6 +122,19 @@ async def test_inside_an_event_loop_a_burst_is_written_at_the_next_await(tmp_pat
     journal.close()
 
 
+async def test_every_burst_is_written_at_its_next_await() -> None:
+    journal, sink = memory_journal()
+    journal.emit("a")
+    await asyncio.sleep(0)
+    journal.emit("b")
+    journal.flush()
+    journal.emit("c")  # the flush scheduled for "b" is still due: it takes "c" along
+    await asyncio.sleep(0)
+    journal.emit("d")
+    await asyncio.sleep(0)
+    assert [e["event"] for e in sink.events] == ["a", "b", "c", "d"]
+
+
 async def test_a_full_batch_is_written_without_waiting_for_the_loop() -> None:
     journal, sink = memory_journal(max_batch=3)
     for index in range(4):
