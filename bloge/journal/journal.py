@@ -48,7 +48,8 @@ class EventJournal:
     (the fields of the records), ``SequenceNumbers`` (``seq`` per ``execution_id``), the
     channel's processors (by default a :class:`Redactor` with the built-in sensitive keys),
     then the sink's renderer. The field names ``event``, ``timestamp`` and ``seq`` are the
-    journal's own. Safe to use from several threads and tasks.
+    journal's own. Safe to use from several threads and tasks. Call :meth:`close` at
+    shutdown: events still queued are written then.
     """
 
     def __init__(self, sink: Sink, *, max_batch: int = 256) -> None:
@@ -62,6 +63,7 @@ class EventJournal:
         self._pending: list[_Captured] = []
         self._rendered: list[Any] = []
         self._reported: set[str] = set()
+        self._reports: list[str] = []
         self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._links: tuple[Processor, ...] = (IsoTimestamps(), merge_records, SequenceNumbers())
         self._default = self.channel(Redactor())
@@ -88,7 +90,9 @@ class EventJournal:
         return cls(InMemorySink(), max_batch=1)
 
     @classmethod
-    def open(cls, sink: Literal["stdout", "file"], *, path: str | Path) -> EventJournal:
+    def open(
+        cls, sink: Literal["stdout", "file"], *, path: str | Path = "var/journal.jsonl"
+    ) -> EventJournal:
         """The journal the ``event-journal`` settings describe: ``sink`` is ``"stdout"`` or
         ``"file"`` (then ``path`` is the file)."""
         if sink == "file":
@@ -111,7 +115,8 @@ class EventJournal:
 
     def emit(self, event: str, /, *records: object, **fields: Any) -> None:
         """Record ``event`` with the fields of ``records`` (dataclass instances) and
-        ``fields``; sensitive keys are redacted. Never raises."""
+        ``fields``; sensitive keys are redacted. Never raises. Values are rendered later:
+        do not change a container after emitting it."""
         self._default.emit(event, *records, **fields)
 
     def flush(self) -> None:
@@ -121,18 +126,19 @@ class EventJournal:
                 batch = self._pending[:]
                 self._pending.clear()
                 self._write(batch)
+        self._send_reports()
 
     def close(self) -> None:
         """Flush and close the sink; events emitted later are dropped (reported once)."""
         self.flush()
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            try:
-                self.sink.close()
-            except Exception as exc:  # never let a journal break its owner's shutdown
-                self._report("close", f"closing {self.sink!r} failed", exc)
+            if not self._closed:
+                self._closed = True
+                try:
+                    self.sink.close()
+                except Exception as exc:  # never let a journal break its owner's shutdown
+                    self._report("close", f"closing {self.sink!r} failed", exc)
+        self._send_reports()
 
     @property
     def closed(self) -> bool:
@@ -193,11 +199,22 @@ class EventJournal:
                                   "event are dropped", exc)
 
     def _report(self, kind: str, problem: str, exc: Exception | None = None) -> None:
+        """Note the first problem of each kind; it is logged once the lock is released."""
         if kind in self._reported:
             return
         self._reported.add(kind)
         cause = f": {type(exc).__name__}: {exc}" if exc is not None else ""
-        _log.warning("event journal: %s%s", problem, cause)
+        self._reports.append(f"event journal: {problem}{cause}")
+
+    def _send_reports(self) -> None:
+        # Logged outside the lock: a logging handler that emits journal events must not
+        # deadlock.
+        if not self._reports:
+            return
+        with self._lock:
+            reports, self._reports = self._reports, []
+        for report in reports:
+            _log.warning("%s", report)
 
 
 class JournalChannel:
@@ -217,9 +234,6 @@ class JournalChannel:
             self._pending.append((self._logger, time.time(), event, records, fields))
             size = len(self._pending)
         self._journal._queued(size)
-
-    def flush(self) -> None:
-        self._journal.flush()
 
 
 class _Collector:

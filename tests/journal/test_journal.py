@@ -164,6 +164,24 @@ def test_events_emitted_after_close_are_dropped_and_reported_once(
     assert "after close()" in journal_warnings(caplog)[0]
 
 
+def test_a_logging_handler_that_emits_journal_events_does_not_deadlock() -> None:
+    journal = EventJournal(FailingSink(OSError("disk gone")))
+
+    class Echo(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            journal.emit("log", message=record.getMessage())
+
+    handler = Echo()
+    logging.getLogger("bloge.journal").addHandler(handler)
+    try:
+        worker = threading.Thread(target=journal.emit, args=("first",), daemon=True)
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive()
+    finally:
+        logging.getLogger("bloge.journal").removeHandler(handler)
+
+
 def test_many_threads_lose_no_event_and_number_each_execution_in_order() -> None:
     journal, sink = memory_journal(max_batch=16)
     threads = [threading.Thread(target=lambda n=n: [journal.emit("e", Where(f"run-{n % 2}", "x"), i=i)
