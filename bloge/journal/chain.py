@@ -76,8 +76,8 @@ class SequenceNumbers:
     """Numbers the events of each execution: ``seq`` is 1, 2, 3… per ``execution_id``.
 
     The journal renders events in the order they were emitted, so ``seq`` is that order.
-    Counters of the ``capacity`` least recently active executions are kept; an execution
-    idle for longer than that many others would start again at 1.
+    Only the counters of the ``capacity`` most recently active executions are kept: an
+    execution that stays idle while that many others emit would start again at 1.
     """
 
     __slots__ = ("_capacity", "_counters")

@@ -299,3 +299,12 @@ def test_the_global_structlog_configuration_is_left_alone() -> None:
     journal.emit("x")
     assert structlog.get_config() == before
     assert not structlog.is_configured()
+
+
+def test_only_the_most_recently_active_executions_keep_their_counters() -> None:
+    from bloge.journal.chain import SequenceNumbers
+
+    numbers = SequenceNumbers(capacity=2)
+    seqs = [numbers(None, "msg", {"execution_id": run})["seq"]
+            for run in ("a", "b", "a", "c", "a", "b")]
+    assert seqs == [1, 1, 2, 1, 3, 1]  # "b" was the least recent when "c" came
