@@ -16,6 +16,7 @@ import pytest
 
 from bloge import BlogeUsageError
 from bloge.journal import EventJournal, InMemorySink, StreamSink
+from bloge.journal.chain import SequenceNumbers
 
 ISO_UTC_MICROS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 ANSI = re.compile(r"\x1b\[")
@@ -302,8 +303,6 @@ def test_the_global_structlog_configuration_is_left_alone() -> None:
 
 
 def test_only_the_most_recently_active_executions_keep_their_counters() -> None:
-    from bloge.journal.chain import SequenceNumbers
-
     numbers = SequenceNumbers(capacity=2)
     seqs = [numbers(None, "msg", {"execution_id": run})["seq"]
             for run in ("a", "b", "a", "c", "a", "b")]
