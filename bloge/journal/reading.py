@@ -52,12 +52,18 @@ def read_journal(
 
     A line that is not a JSON object (bad UTF-8 or JSON, a truncated last line) is skipped
     and passed to ``on_bad_line``; blank lines are ignored. Raises
-    :class:`JournalNotFoundError` when there is no file.
+    :class:`JournalNotFoundError` at once when there is no file.
     """
     path = Path(path)
+    if not path.is_file():
+        raise JournalNotFoundError(path)
+    return _events(path, on_bad_line)
+
+
+def _events(path: Path, on_bad_line: Callable[[BadLine], None]) -> Iterator[dict[str, Any]]:
     try:
         file = path.open("rb")
-    except FileNotFoundError as exc:
+    except FileNotFoundError as exc:  # removed since read_journal looked
         raise JournalNotFoundError(path) from exc
     with file:
         for number, raw in enumerate(file, start=1):

@@ -54,6 +54,6 @@ def test_bad_lines_in_the_middle_are_reported_by_number_and_reading_goes_on(tmp_
     assert "a JSON list, not an object" in str(seen[1])
 
 
-def test_a_missing_journal_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_missing_journal_is_a_clear_error_at_once(tmp_path: Path) -> None:
     with pytest.raises(BlogeUsageError, match=r"no event journal at .*missing\.jsonl"):
-        list(read_journal(tmp_path / "missing.jsonl"))
+        read_journal(tmp_path / "missing.jsonl")
