@@ -1,0 +1,292 @@
+"""Per-turn cost of recording an agent run in the event journal (issue "event journal").
+
+Workload: bench_loop.py's — 5 model calls (four ask for one tool call each, the fifth
+answers), an async trivial tool, a zero-latency scripted model, one counting listener —
+run with and without an ``AgentEventJournalBridge`` writing JSON lines to a file in a
+temporary folder. That is 19 journal events per run, 3.8 per turn. Every figure includes
+getting the events to the sink: each timed sample ends by flushing (or draining) the
+journal. Alternatives measured alongside the shipped configuration:
+
+- capture only: a listener that appends (callback, context, payload, time) to a list — the
+  floor for any deferred design;
+- in-memory sink: the structlog chain without JSON rendering or I/O;
+- per event: ``max_batch=1``, every event rendered, written and flushed on its own;
+- writer thread: batches handed to a thread that renders and writes them;
+- with secrets: the bridge configured with redact keys and two secret values.
+
+Also reported: wall and CPU time per turn with a model that answers after 1 ms, and the cost
+per event of each step (capture in the callback; render and write at flush).
+
+    .venv/bin/python bench/bench_journal.py
+
+Target: the journal adds <= 25% per turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import queue
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bench_loop import RUNS, TURNS, AsyncLookup, CountingListener, ScriptModel
+
+from bloge import AgentBuilder, AgentExecutionListener, LlmChatOperator, OperatorRegistry
+from bloge.agent.listeners import CALLBACKS
+from bloge.journal import AgentEventJournalBridge, EventJournal, FileSink, InMemorySink
+
+SAMPLES = 5
+
+
+def agent(*listeners: AgentExecutionListener, model: ScriptModel | None = None) -> Any:
+    registry = OperatorRegistry({"Lookup": AsyncLookup(),
+                                 "llmChat": LlmChatOperator(model or ScriptModel())})
+    return (AgentBuilder.create("bench", registry=registry).model("m").max_turns(10)
+            .tool("lookup", "Lookup", description="Look something up",
+                  input={"query": "tool_args.query"})
+            .to_operator("bench", listeners=[CountingListener(), *listeners]))
+
+
+class SlowModel(ScriptModel):
+    """The same script, each answer after ``delay`` seconds (a very fast real model)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    async def chat(self, request: Any) -> Any:
+        await asyncio.sleep(self.delay)
+        return await super().chat(request)
+
+
+class Recorder(AgentExecutionListener):
+    """Keeps (callback, context, payload) of every callback, to replay them."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object, object]] = []
+        for callback in CALLBACKS:
+            setattr(self, callback, partial(self._record, callback))
+
+    def _record(self, callback: str, context: object, payload: object) -> None:
+        self.events.append((callback, context, payload))
+
+
+class CaptureOnly(AgentExecutionListener):
+    """Keeps (callback, context, payload, time) tuples; forgets them when the loop exits."""
+
+    def __init__(self) -> None:
+        self.captured: list[tuple[str, object, object, float]] = []
+        for callback in CALLBACKS:
+            setattr(self, callback, self._capturer(callback))
+
+    def _capturer(self, callback: str) -> Callable[[object, object], None]:
+        append = self.captured.append
+        clear = self.captured.clear
+        exits = callback == "on_agent_loop_exited"
+
+        def capture(context: object, payload: object) -> None:
+            append((callback, context, payload, time.time()))
+            if exits:
+                clear()
+
+        return capture
+
+
+class ThreadedJournal(EventJournal):
+    """An alternative, not shipped: flush hands the batch to a writer thread. (It reaches
+    into the journal's internals: a measurement, not an API.)"""
+
+    def __init__(self, sink: Any) -> None:
+        super().__init__(sink)
+        self._batches: queue.Queue[list[Any] | None] = queue.Queue()
+        self._writer = threading.Thread(target=self._drain_batches, daemon=True)
+        self._writer.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending:
+                self._batches.put(self._pending[:])
+                self._pending.clear()
+
+    def _drain_batches(self) -> None:
+        while (batch := self._batches.get()) is not None:
+            self._write(batch)  # the only thread that renders and writes
+            self._batches.task_done()
+
+    def wait(self) -> None:
+        self._batches.join()
+
+    def close(self) -> None:
+        self.flush()
+        self._batches.put(None)
+        self._writer.join()
+        super().close()
+
+
+async def per_turn_us(run_once: Callable[[], Awaitable[object]],
+                      settle: Callable[[], None], reset: Callable[[], None]) -> float:
+    """Median µs per turn over SAMPLES samples of RUNS runs, each ending with ``settle()``."""
+    for _ in range(200):
+        await run_once()
+    settle()
+    samples = []
+    for _ in range(SAMPLES):
+        reset()
+        started = time.perf_counter()
+        for _ in range(RUNS):
+            await run_once()
+        settle()
+        samples.append((time.perf_counter() - started) / (RUNS * TURNS) * 1e6)
+    return statistics.median(samples)
+
+
+def truncate(path: Path) -> Callable[[], None]:
+    return lambda: os.truncate(path, 0)
+
+
+def nothing() -> None:
+    return None
+
+
+async def measure(folder: Path) -> dict[str, float]:
+    results: dict[str, float] = {}
+    base = agent()
+    results["no journal (one counting listener)"] = await per_turn_us(
+        lambda: base.aexecute("Check the status."), nothing, nothing)
+
+    capture = agent(CaptureOnly())
+    results["capture only (tuple per callback)"] = await per_turn_us(
+        lambda: capture.aexecute("Check the status."), nothing, nothing)
+
+    memory_sink = InMemorySink()
+    in_memory = agent(AgentEventJournalBridge(EventJournal(memory_sink)))
+
+    async def run_in_memory() -> None:
+        await in_memory.aexecute("Check the status.")
+        memory_sink.events.clear()  # keeping 38,000 dicts per sample would time the GC
+
+    results["bridge -> in-memory sink (no JSON, no I/O)"] = await per_turn_us(
+        run_in_memory, nothing, nothing)
+
+    variants: list[tuple[str, Callable[[Path], EventJournal], dict[str, Any]]] = [
+        ("bridge -> file, batched (shipped)", EventJournal.to_file, {}),
+        ("bridge -> file, batched, with secrets", EventJournal.to_file,
+         {"redact_keys": ["query", "customer_email"], "secrets": ["sk-live-0123456789",
+                                                                  "sk-ant-abcdefghij"]}),
+        ("bridge -> file, per event (max_batch=1)",
+         lambda path: EventJournal.to_file(path, max_batch=1), {}),
+        ("bridge -> file, writer thread", lambda path: ThreadedJournal(FileSink(path)), {}),
+    ]
+    for index, (label, make, options) in enumerate(variants):
+        path = folder / f"journal-{index}.jsonl"
+        journal = make(path)
+        recorded = agent(AgentEventJournalBridge(journal, **options))
+        settle = journal.wait if isinstance(journal, ThreadedJournal) else journal.flush
+        results[label] = await per_turn_us(
+            lambda recorded=recorded: recorded.aexecute("Check the status."),
+            settle, truncate(path))
+        journal.close()
+    return results
+
+
+async def with_model_latency(folder: Path, delay: float = 0.001) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) µs per turn when each model answer takes ``delay``. Closer to real use:
+    the scheduled flush then runs at every await, a write per turn instead of per run."""
+    runs = 100
+    results = {}
+    with EventJournal.to_file(folder / "slow.jsonl") as journal:
+        for label, listeners in (("no journal", ()),
+                                 ("bridge -> file", (AgentEventJournalBridge(journal),))):
+            slow = agent(*listeners, model=SlowModel(delay))
+            await slow.aexecute("warm up")
+            best = (math.inf, math.inf)
+            for _ in range(3):
+                wall, cpu = time.perf_counter(), time.process_time()
+                for _ in range(runs):
+                    await slow.aexecute("Check the status.")
+                journal.flush()
+                best = min(best, ((time.perf_counter() - wall) / (runs * TURNS) * 1e6,
+                                  (time.process_time() - cpu) / (runs * TURNS) * 1e6))
+            results[label] = best
+    return results
+
+
+async def per_event_costs(folder: Path) -> dict[str, float]:
+    """µs per event for each step: capture (in the callback), render and write (at flush).
+
+    A run's 19 callbacks are replayed on a bridge inside the event loop (so they queue),
+    then the journal is flushed; the two are timed apart.
+    """
+    recorder = Recorder()
+    await agent(recorder).aexecute("Check the status.")
+    n = 2_000
+
+    def replay(bridge: AgentEventJournalBridge) -> None:
+        for callback, context, payload in recorder.events:
+            getattr(bridge, callback)(context, payload)
+
+    async def costs(journal: EventJournal, **options: Any) -> tuple[float, float]:
+        bridge = AgentEventJournalBridge(journal, **options)
+        capture = render = math.inf
+        for _ in range(5):
+            captured = rendered = 0.0
+            for _ in range(n):
+                started = time.perf_counter()
+                replay(bridge)
+                middle = time.perf_counter()
+                journal.flush()
+                captured += middle - started
+                rendered += time.perf_counter() - middle
+                if isinstance(journal.sink, InMemorySink):
+                    journal.sink.events.clear()
+            capture = min(capture, captured / n / 19 * 1e6)
+            render = min(render, rendered / n / 19 * 1e6)
+        return capture, render
+
+    # on_agent_loop_exited flushes by itself: replay without it, so flush() is timed apart.
+    recorder.events = [e for e in recorder.events if e[0] != "on_agent_loop_exited"]
+    results = {}
+    memory = EventJournal(InMemorySink())
+    results["capture: bridge callback -> queue"], results["render, in-memory sink (no JSON)"] = (
+        await costs(memory))
+    with EventJournal.to_file(folder / "costs.jsonl") as journal:
+        _, results["render + write, file sink (shipped)"] = await costs(journal)
+    with EventJournal.to_file(folder / "costs-secrets.jsonl") as journal:
+        _, results["render + write, file sink, with secrets"] = await costs(
+            journal, redact_keys=["query"], secrets=["sk-live-0123456789"])
+    return results
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        results = asyncio.run(measure(Path(folder)))
+        costs = asyncio.run(per_event_costs(Path(folder)))
+        slow = asyncio.run(with_model_latency(Path(folder)))
+    base = results["no journal (one counting listener)"]
+    print(f"workload: {TURNS} turns per run, {RUNS} runs per sample, median of {SAMPLES}; "
+          f"Python {sys.version.split()[0]}")
+    for label, us in results.items():
+        extra = f"{us - base:+6.1f} µs  {100 * (us / base - 1):+6.1f}%  x{us / base:.2f}"
+        print(f"{label:44s} {us:6.1f} µs/turn   {extra}")
+    shipped = results["bridge -> file, batched (shipped)"]
+    verdict = "met" if shipped <= base * 1.25 else "NOT met"
+    print(f"target: journal adds <= 25% per turn -> {100 * (shipped / base - 1):+.1f}%, {verdict}")
+    print("with a 1 ms model (wall / CPU per turn):")
+    for label, (wall, cpu) in slow.items():
+        print(f"  {label:42s} {wall:8.1f} µs wall  {cpu:6.1f} µs CPU")
+    print("per event (a run has 19 events):")
+    for label, us in costs.items():
+        print(f"  {label:42s} {us:6.2f} µs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The event journal: structured events through a structlog chain into a sink.
+
+```
+EventJournal ──channel(processors)──▶ emit(event, *records, **fields)   capture: a tuple
+    └─ batch ─▶ IsoTimestamps ─▶ merge_records ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ Sink
+AgentEventJournalBridge: an AgentExecutionListener emitting one event per agent callback
+read_journal(path) ─▶ execution_timeline(events, id) ─▶ render_timeline(entries)
+```
+
+Sinks: ``FileSink`` (JSON lines), ``StreamSink`` (console lines on a terminal, JSON lines
+otherwise) and, for tests, ``bloge.journal.testing.InMemorySink`` (the event dicts).
+"""
+
+from bloge.journal.bridge import AgentEventJournalBridge
+from bloge.journal.journal import EventJournal, JournalChannel
+from bloge.journal.reading import BadLine, JournalNotFoundError, read_journal
+from bloge.journal.redaction import REDACTED, SENSITIVE_KEYS, Redactor
+from bloge.journal.sinks import FileSink, Sink, StreamSink
+from bloge.journal.testing import InMemorySink
+from bloge.journal.timeline import (
+    AmbiguousExecutionError,
+    TimelineEntry,
+    UnknownExecutionError,
+    execution_timeline,
+    known_executions,
+    render_timeline,
+    resolve_execution_id,
+)
+
+__all__ = [
+    "REDACTED",
+    "SENSITIVE_KEYS",
+    "AgentEventJournalBridge",
+    "AmbiguousExecutionError",
+    "BadLine",
+    "EventJournal",
+    "FileSink",
+    "InMemorySink",
+    "JournalChannel",
+    "JournalNotFoundError",
+    "Redactor",
+    "Sink",
+    "StreamSink",
+    "TimelineEntry",
+    "UnknownExecutionError",
+    "execution_timeline",
+    "known_executions",
+    "read_journal",
+    "render_timeline",
+    "resolve_execution_id",
+]

@@ -1,0 +1,77 @@
+"""``AgentEventJournalBridge``: every agent callback, one journal event."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bloge.agent.listeners import (
+    AgentCallbackContext,
+    AgentExecutionListener,
+    LlmCalledPayload,
+    LoopExitedPayload,
+    ToolCompletedPayload,
+    ToolDispatchedPayload,
+    TurnStartedPayload,
+)
+from bloge.journal.journal import EventJournal
+from bloge.journal.redaction import Redactor
+
+#: Payload fields that hold JSON text: keys inside them are redacted too.
+JSON_FIELDS = ("arguments_json",)
+
+
+class AgentEventJournalBridge(AgentExecutionListener):
+    """An ``AgentExecutionListener`` that records every callback in ``journal``.
+
+    Each event carries ``event`` (the callback's name, e.g. ``"on_agent_tool_completed"``),
+    ``timestamp`` (ISO-8601 UTC with microseconds, taken when the callback ran), the
+    context's ``execution_id``, ``graph_name``, ``node_id`` and ``operator_ref``, every
+    field of the payload under its own name, and ``seq``, 1, 2, 3… within the execution.
+
+    Redaction: keys named in ``redact_keys`` and the built-in sensitive keys become
+    ``"[redacted]"`` at any depth — inside the JSON of ``arguments_json`` too — and every
+    occurrence of a value from ``secrets`` (API keys, say) inside a string is replaced.
+
+    Recording costs the loop a tuple per callback; rendering happens in batches (see
+    :class:`EventJournal`), and the events of a run are written out when its loop exits.
+    A journal failure is reported once and never breaks the run.
+    """
+
+    def __init__(
+        self,
+        journal: EventJournal,
+        *,
+        redact_keys: Iterable[str] = (),
+        secrets: Iterable[str] = (),
+    ) -> None:
+        self.journal = journal
+        redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS)
+        self._emit = journal.channel(redactor).emit
+
+    def __repr__(self) -> str:
+        return f"AgentEventJournalBridge({self.journal!r})"
+
+    def on_agent_turn_started(
+        self, context: AgentCallbackContext, payload: TurnStartedPayload
+    ) -> None:
+        self._emit("on_agent_turn_started", context, payload)
+
+    def on_agent_llm_called(self, context: AgentCallbackContext, payload: LlmCalledPayload) -> None:
+        self._emit("on_agent_llm_called", context, payload)
+
+    def on_agent_tool_dispatched(
+        self, context: AgentCallbackContext, payload: ToolDispatchedPayload
+    ) -> None:
+        self._emit("on_agent_tool_dispatched", context, payload)
+
+    def on_agent_tool_completed(
+        self, context: AgentCallbackContext, payload: ToolCompletedPayload
+    ) -> None:
+        self._emit("on_agent_tool_completed", context, payload)
+
+    def on_agent_loop_exited(
+        self, context: AgentCallbackContext, payload: LoopExitedPayload
+    ) -> None:
+        self._emit("on_agent_loop_exited", context, payload)
+        # The run is over: its events go out now rather than at the loop's next turn.
+        self.journal.flush()

@@ -1,0 +1,245 @@
+"""``EventJournal``: structured events through a structlog processor chain into a sink.
+
+Emitting is cheap and never fails: the event is captured as a tuple (time, name, records,
+fields) and queued. Queued events are rendered — through the journal's own chain, built with
+``structlog.wrap_logger`` (structlog's global configuration is never touched) — and written
+in batches, in the order they were emitted:
+
+- inside an event loop, at the end of the current burst (``loop.call_soon``), so events
+  reach the sink at the next await of the code emitting them;
+- outside an event loop, at once;
+- whenever ``max_batch`` events are waiting, on ``flush()``, and on ``close()``.
+
+Failures never reach the code that emits. The first failure of each kind is reported as a
+warning on the ``bloge.journal`` logger: an event that cannot be rendered is dropped and the
+next ones are still written; a sink that fails to write (full disk, closed file) is given
+up — its batch and every later event are dropped silently (``failure`` holds the error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TextIO
+
+import structlog
+from structlog.typing import Processor
+
+from bloge.core.errors import BlogeUsageError
+from bloge.journal.chain import IsoTimestamps, SequenceNumbers, merge_records
+from bloge.journal.redaction import Redactor
+from bloge.journal.sinks import FileSink, Sink, StreamSink
+from bloge.journal.testing import InMemorySink
+
+_log = logging.getLogger("bloge.journal")
+
+_Captured = tuple[structlog.BoundLogger, float, str, tuple[object, ...], dict[str, Any]]
+
+
+class EventJournal:
+    """A journal of structured events written to ``sink`` (see the module docs).
+
+    Events are rendered by this chain: ``IsoTimestamps`` (``timestamp``), ``merge_records``
+    (the fields of the records), ``SequenceNumbers`` (``seq`` per ``execution_id``), the
+    channel's processors (by default a :class:`Redactor` with the built-in sensitive keys),
+    then the sink's renderer. The field names ``event``, ``timestamp`` and ``seq`` are the
+    journal's own. Safe to use from several threads and tasks. Call :meth:`close` at
+    shutdown: events still queued are written then.
+    """
+
+    def __init__(self, sink: Sink, *, max_batch: int = 256) -> None:
+        if max_batch < 1:
+            raise BlogeUsageError(f"max_batch must be at least 1, got {max_batch}")
+        self.sink = sink
+        self.max_batch = max_batch
+        self.failure: Exception | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._pending: list[_Captured] = []
+        self._rendered: list[Any] = []
+        self._reported: set[str] = set()
+        self._reports: list[str] = []
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._links: tuple[Processor, ...] = (IsoTimestamps(), merge_records, SequenceNumbers())
+        self._default = self.channel(Redactor())
+
+    # -- construction
+
+    @classmethod
+    def to_file(cls, path: str | Path, *, max_batch: int = 256) -> EventJournal:
+        """JSON lines appended to the UTF-8 file ``path`` (its folders are created)."""
+        return cls(FileSink(path), max_batch=max_batch)
+
+    @classmethod
+    def to_stdout(
+        cls, stream: TextIO | None = None, *, console: bool | None = None, max_batch: int = 256
+    ) -> EventJournal:
+        """Events on ``stream`` (standard output by default): readable console lines when it
+        is a terminal, JSON lines otherwise; ``console`` forces one or the other."""
+        return cls(StreamSink(stream, console=console), max_batch=max_batch)
+
+    @classmethod
+    def in_memory(cls) -> EventJournal:
+        """Events kept as dicts in an :class:`~bloge.journal.testing.InMemorySink`
+        (``journal.sink.events``), written at once."""
+        return cls(InMemorySink(), max_batch=1)
+
+    @classmethod
+    def open(
+        cls, sink: Literal["stdout", "file"], *, path: str | Path = "var/journal.jsonl"
+    ) -> EventJournal:
+        """The journal the ``event-journal`` settings describe: ``sink`` is ``"stdout"`` or
+        ``"file"`` (then ``path`` is the file)."""
+        if sink == "file":
+            return cls.to_file(path)
+        if sink == "stdout":
+            return cls.to_stdout()
+        raise BlogeUsageError(f"unknown event-journal sink {sink!r}; use 'stdout' or 'file'")
+
+    def channel(self, *processors: Processor) -> JournalChannel:
+        """A way in whose events also pass ``processors`` (e.g. a configured
+        :class:`Redactor`) before rendering; channels share the queue, order and sink."""
+        chain = [*self._links, *processors, self.sink.renderer]
+        logger = structlog.wrap_logger(
+            _Collector(self._rendered), processors=chain, context_class=dict,
+            wrapper_class=structlog.BoundLogger,
+        ).bind()
+        return JournalChannel(self, logger)
+
+    # -- use
+
+    def emit(self, event: str, /, *records: object, **fields: Any) -> None:
+        """Record ``event`` with the fields of ``records`` (dataclass instances) and
+        ``fields``; sensitive keys are redacted. Never raises. Values are rendered later:
+        do not change a container after emitting it."""
+        self._default.emit(event, *records, **fields)
+
+    def flush(self) -> None:
+        """Render and write every queued event now."""
+        with self._lock:
+            if self._pending:
+                batch = self._pending[:]
+                self._pending.clear()
+                self._write(batch)
+        self._send_reports()
+
+    def close(self) -> None:
+        """Flush and close the sink; events emitted later are dropped (reported once)."""
+        self.flush()
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                try:
+                    self.sink.close()
+                except Exception as exc:  # never let a journal break its owner's shutdown
+                    self._report("close", f"closing {self.sink!r} failed", exc)
+        self._send_reports()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> EventJournal:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EventJournal({self.sink!r})"
+
+    # -- internals
+
+    def _queued(self, size: int) -> None:
+        """Called after an event joined the queue, which now holds ``size`` events."""
+        if size >= self.max_batch:
+            self.flush()
+        elif size == 1:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            # One scheduled flush per loop at a time: code that never yields would otherwise
+            # pile up a callback per batch.
+            if self._flush_loop is not loop:
+                self._flush_loop = loop
+                loop.call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        self._flush_loop = None
+        self.flush()
+
+    def _write(self, batch: list[_Captured]) -> None:
+        if self._closed:
+            self._report("closed", f"{len(batch)} event(s) emitted after close() dropped")
+            return
+        if self.failure is not None:
+            return
+        for logger, at, event, records, fields in batch:
+            try:
+                logger.msg(event, _at=at, _records=records, _fields=fields)
+            except Exception as exc:  # a processor or value we do not control
+                self._report("render", f"event {event!r} could not be rendered; dropped", exc)
+        if not self._rendered:
+            return
+        messages = self._rendered[:]
+        self._rendered.clear()
+        try:
+            self.sink.write(messages)
+        except Exception as exc:  # a sink we do not control: OSError, ValueError, …
+            self.failure = exc
+            self._report("write", f"writing to {self.sink!r} failed; this and every later "
+                                  "event are dropped", exc)
+
+    def _report(self, kind: str, problem: str, exc: Exception | None = None) -> None:
+        """Note the first problem of each kind; it is logged once the lock is released."""
+        if kind in self._reported:
+            return
+        self._reported.add(kind)
+        cause = f": {type(exc).__name__}: {exc}" if exc is not None else ""
+        self._reports.append(f"event journal: {problem}{cause}")
+
+    def _send_reports(self) -> None:
+        # Logged outside the lock: a logging handler that emits journal events must not
+        # deadlock.
+        if not self._reports:
+            return
+        with self._lock:
+            reports, self._reports = self._reports, []
+        for report in reports:
+            _log.warning("%s", report)
+
+
+class JournalChannel:
+    """Emits into its journal through the journal's chain plus the channel's processors."""
+
+    __slots__ = ("_journal", "_lock", "_logger", "_pending")
+
+    def __init__(self, journal: EventJournal, logger: structlog.BoundLogger) -> None:
+        self._journal = journal
+        self._logger = logger
+        self._lock = journal._lock
+        self._pending = journal._pending
+
+    def emit(self, event: str, /, *records: object, **fields: Any) -> None:
+        """See :meth:`EventJournal.emit`."""
+        with self._lock:
+            self._pending.append((self._logger, time.time(), event, records, fields))
+            size = len(self._pending)
+        self._journal._queued(size)
+
+
+class _Collector:
+    """The logger structlog's chain ends in: collects rendered events for the next write."""
+
+    __slots__ = ("msg",)
+
+    def __init__(self, rendered: list[Any]) -> None:
+        self.msg: Callable[[Any], None] = rendered.append
