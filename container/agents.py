@@ -1,0 +1,102 @@
+"""The agents of the application: every DSL file under ``bloge.agents.dsl-locations``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bloge import (
+    AgentDef,
+    AgentDslCompiler,
+    AgentExecutionListener,
+    AgentLoopOperator,
+    AgentMemoryStrategy,
+    OperatorRegistry,
+    StreamingAgentLoopOperator,
+    agent_operator,
+)
+from bloge.agent import LlmSummarizer
+from bloge.llm import LlmProvider
+from config import BlogeSettings
+from container.components import ProjectDir
+from container.errors import ConfigurationError
+from container.report import ConditionsReport
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedAgent:
+    """An agent ready to run, and where it was declared."""
+
+    definition: AgentDef
+    operator: AgentLoopOperator | StreamingAgentLoopOperator
+    source: Path
+
+
+def dsl_files(patterns: Sequence[str], project_dir: Path, report: ConditionsReport) -> list[Path]:
+    """The files the glob ``patterns`` match (``**`` recurses), relative to the project."""
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        if Path(pattern).is_absolute():
+            matches = sorted(Path(pattern).parent.glob(Path(pattern).name))
+        else:
+            matches = sorted(project_dir.glob(pattern))
+        files = [m for m in matches if m.is_file()]
+        if not files:
+            report.record(f"DslLocation[{pattern}]", registered=False, kind="always",
+                          reason=f"bloge.agents.dsl-locations pattern {pattern!r} matches no file "
+                                 f"under {project_dir}")
+        found.update(dict.fromkeys(files))
+    return list(found)
+
+
+def load_agents(
+    settings: BlogeSettings,
+    registry: OperatorRegistry,
+    listeners: Sequence[AgentExecutionListener],
+    provider: LlmProvider,
+    project: ProjectDir,
+    report: ConditionsReport,
+) -> dict[str, LoadedAgent]:
+    """Compile every agent and materialize its operator; ids must be unique."""
+    compiler = AgentDslCompiler(registry)
+    agents: dict[str, LoadedAgent] = {}
+    for path in dsl_files(settings.agents.dsl_locations, project.path, report):
+        for definition in compiler.compile_all_file(path):
+            if definition.id in agents:
+                raise ConfigurationError(
+                    f"agent {definition.id!r} is declared twice: in {agents[definition.id].source} "
+                    f"and in {path}; agent ids must be unique across bloge.agents.dsl-locations"
+                )
+            agents[definition.id] = LoadedAgent(
+                definition, materialize(definition, registry, listeners, provider, report), path
+            )
+            kind = "streaming agent" if definition.streaming else "agent"
+            report.record(f"Agent[{definition.id}]", registered=True, kind="always",
+                          reason=f"{kind} compiled from {display(path, project.path)}")
+    return agents
+
+
+def materialize(
+    definition: AgentDef,
+    registry: OperatorRegistry,
+    listeners: Sequence[AgentExecutionListener],
+    provider: LlmProvider,
+    report: ConditionsReport,
+) -> AgentLoopOperator | StreamingAgentLoopOperator:
+    """The agent's operator, with a summarizer for ``summary(n)`` memory."""
+    summarizer = None
+    if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary):
+        summarizer = LlmSummarizer(provider.chat, definition.model)
+        report.record(f"Summarizer[{definition.id}]", registered=True, kind="on-property",
+                      reason=f"agent {definition.id!r} uses summary memory; an llmChat call "
+                             f"with model {definition.model!r}")
+    return agent_operator(definition.id, definition, registry, listeners=listeners,
+                          summarizer=summarizer)
+
+
+def display(path: Path, project_dir: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(project_dir.resolve()))
+    except ValueError:
+        return str(path)

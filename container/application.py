@@ -1,0 +1,97 @@
+"""``ApplicationContainer``: the composition root, wired with dependency-injector.
+
+Every component is a provider that can be replaced in tests with ``override()``::
+
+    container = create_container(settings)
+    container.llm_provider.override(providers.Object(ScriptedProvider("hi")))
+    container.agents()["customerSupport"].operator.execute("…")
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+from typing import Any
+
+from dependency_injector import containers, providers
+
+from config import BlogeSettings, load_settings
+from container import components, journal
+from container.agents import load_agents
+from container.report import ConditionsReport
+
+
+class ApplicationContainer(containers.DeclarativeContainer):
+    """The application: settings in, agents out, with a report of every wiring decision."""
+
+    settings = providers.Dependency(instance_of=BlogeSettings)
+    project = providers.Dependency(instance_of=components.ProjectDir)
+    report = providers.Singleton(ConditionsReport)
+    # What the container opened and must close (see close_container).
+    closables: providers.Singleton[list[Any]] = providers.Singleton(list)
+
+    # on-property: exactly one provider, chosen by bloge.llm.provider (Selector keys are strings).
+    chosen_provider = providers.Selector(
+        providers.Callable(components.record_provider_choice, settings, report),
+        offline=providers.Singleton(components.offline_provider),
+        openai=providers.Singleton(components.openai_provider, settings),
+        anthropic=providers.Singleton(components.anthropic_provider, settings),
+    )
+    llm_provider = providers.Singleton(
+        components.aliased, chosen_provider, settings, report, closables
+    )
+
+    operator_registry = providers.Singleton(
+        components.operator_registry, settings, llm_provider, project, report
+    )
+
+    # on-property + on-class: the journal exists only when enabled and importable.
+    event_journal = providers.Singleton(
+        journal.event_journal, settings, project, report, closables
+    )
+    journal_bridge = providers.Singleton(journal.journal_bridge, event_journal, settings)
+
+    # collect-all: every configured listener plus the bridge reaches every agent.
+    listeners = providers.Singleton(
+        components.listeners, settings, journal_bridge, project, report
+    )
+
+    agents = providers.Singleton(
+        load_agents, settings, operator_registry, listeners, llm_provider, project, report
+    )
+
+
+def create_container(
+    settings: BlogeSettings | None = None,
+    *,
+    project_dir: str | os.PathLike[str] | None = None,
+    settings_file: str | os.PathLike[str] | None = None,
+    profile: str | None = None,
+) -> ApplicationContainer:
+    """A container for the application in ``project_dir`` (default: the settings file's folder,
+    else the working directory), with ``settings`` or those loaded from its files and the
+    environment. Components are built on first use; ``agents()`` builds everything."""
+    if project_dir is not None:
+        project = Path(project_dir)
+    elif settings_file is not None:
+        project = Path(settings_file).resolve().parent
+    else:
+        project = Path.cwd()
+    if settings is None:
+        settings = load_settings(settings_file=settings_file, profile=profile, base_dir=project)
+    return ApplicationContainer(settings=settings, project=components.ProjectDir(project))
+
+
+async def close_container(container: ApplicationContainer) -> None:
+    """Release what the container opened: the provider's HTTP client, the journal file."""
+    opened: list[Any] = container.closables()
+    while opened:
+        resource = opened.pop()
+        close = getattr(resource, "aclose", None) or getattr(resource, "close", None)
+        if close is None:
+            continue
+        result = close()
+        if inspect.isawaitable(result):
+            await result
+

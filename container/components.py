@@ -1,0 +1,182 @@
+"""How each component is built from the settings, recording every decision in the report.
+
+These are plain functions; :mod:`container.application` wires them as dependency-injector
+providers. Each mirrors one of Spring's conditional registrations: on-property (the provider
+choice, the journal), on-class (a component whose module cannot be imported is skipped),
+on-missing-bean (a user's own ``llmChat`` replaces ours) and collect-all (every listener).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from bloge import (
+    AgentExecutionListener,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    OperatorRegistry,
+)
+from bloge.llm import LLM_CHAT, LLM_STREAMING_CHAT, LlmProvider
+from bloge.llm.aliases import ModelAliases
+from config import BlogeSettings
+from container.errors import ConfigurationError
+from container.imports import instantiate, resolve
+from container.report import ConditionsReport
+
+OPERATOR_ENTRY_POINTS = "bloge.operators"
+PROVIDERS = ("offline", "openai", "anthropic")
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectDir:
+    """The directory relative paths of the settings are resolved against."""
+
+    path: Path
+
+
+def record_provider_choice(settings: BlogeSettings, report: ConditionsReport) -> str:
+    """The provider key for the container's selector, each choice recorded."""
+    chosen = settings.llm.provider
+    for name in PROVIDERS:
+        report.record(f"LlmProvider[{name}]", registered=name == chosen, kind="on-property",
+                      reason=f"bloge.llm.provider is {chosen!r}")
+    return chosen
+
+
+def offline_provider() -> LlmProvider:
+    from bloge.llm.offline import OfflineProvider
+
+    return OfflineProvider()
+
+
+def openai_provider(settings: BlogeSettings) -> LlmProvider:
+    from bloge.llm.providers import OpenAIChatProvider
+
+    section = settings.llm.openai
+    key = section.api_key.get_secret_value()
+    if not key:
+        raise ConfigurationError(
+            "bloge.llm.provider is 'openai' but no API key is set: export OPENAI_API_KEY or set "
+            "bloge.llm.openai.api-key (BLOGE_LLM__OPENAI__API_KEY); for a local OpenAI-compatible "
+            "server that needs no key, set the key to any placeholder such as 'none'"
+        )
+    return OpenAIChatProvider(base_url=str(section.base_url), api_key=key,
+                              organization=section.organization, timeout=section.timeout,
+                              retry=retry_policy(settings))
+
+
+def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
+    from bloge.llm.providers import AnthropicProvider
+
+    section = settings.llm.anthropic
+    key = section.api_key.get_secret_value()
+    if not key:
+        raise ConfigurationError(
+            "bloge.llm.provider is 'anthropic' but no API key is set: export ANTHROPIC_API_KEY "
+            "or set bloge.llm.anthropic.api-key (BLOGE_LLM__ANTHROPIC__API_KEY)"
+        )
+    return AnthropicProvider(base_url=str(section.base_url), api_key=key,
+                             version=section.version, max_tokens=section.max_tokens,
+                             timeout=section.timeout, retry=retry_policy(settings))
+
+
+def retry_policy(settings: BlogeSettings) -> Any:
+    from bloge.llm.providers import RetryPolicy
+
+    retry = settings.llm.retry
+    return RetryPolicy(max_attempts=retry.max_attempts, initial_backoff=retry.initial_backoff,
+                       multiplier=retry.multiplier, max_backoff=retry.max_backoff,
+                       retry_on_status=tuple(retry.on_http_codes),
+                       max_retry_after=retry.max_retry_after)
+
+
+def aliased(
+    provider: LlmProvider, settings: BlogeSettings, report: ConditionsReport, closables: list[Any]
+) -> LlmProvider:
+    """The chosen provider, renaming models when ``bloge.llm.model-aliases`` says so."""
+    closables.append(provider)
+    aliases = settings.llm.model_aliases
+    report.record("ModelAliases", registered=bool(aliases), kind="on-property",
+                  reason=(f"bloge.llm.model-aliases maps {len(aliases)} model(s)" if aliases
+                          else "bloge.llm.model-aliases is empty"))
+    return ModelAliases(provider, aliases) if aliases else provider
+
+
+def operator_registry(
+    settings: BlogeSettings,
+    provider: LlmProvider,
+    project: ProjectDir,
+    report: ConditionsReport,
+) -> OperatorRegistry:
+    """Operators advertised by installed packages, then the configured ones (which win), then
+    the chat operators unless the user registered their own under those names."""
+    operators: dict[str, Any] = {}
+    for entry in sorted(entry_points(group=OPERATOR_ENTRY_POINTS), key=lambda e: e.name):
+        try:
+            operators[entry.name] = instantiate(entry.load(), key=f"entry point {entry.name!r}")
+        except (ImportError, AttributeError, ConfigurationError) as exc:
+            report.record(f"Operator[{entry.name}]", registered=False, kind="on-class",
+                          reason=f"entry point {entry.value!r} does not load: {exc}")
+            continue
+        report.record(f"Operator[{entry.name}]", registered=True, kind="on-class",
+                      reason=f"advertised through the {OPERATOR_ENTRY_POINTS!r} entry points")
+    for name, path in settings.operators.items():
+        key = f"bloge.operators.{name}"
+        operators[name] = instantiate(resolve(path, key=key, project_dir=project.path), key=key)
+        report.record(f"Operator[{name}]", registered=True, kind="always",
+                      reason=f"{key} is {path!r}")
+    for name, make in ((LLM_CHAT, LlmChatOperator), (LLM_STREAMING_CHAT, LlmStreamingChatOperator)):
+        if name in operators:
+            report.record(name, registered=False, kind="on-missing-bean",
+                          reason=f"the application registers its own operator {name!r}")
+            continue
+        operators[name] = make(provider)
+        report.record(name, registered=True, kind="on-missing-bean",
+                      reason=f"no operator named {name!r} is configured")
+    return OperatorRegistry(operators)
+
+
+def listeners(
+    settings: BlogeSettings,
+    journal_bridge: AgentExecutionListener | None,
+    project: ProjectDir,
+    report: ConditionsReport,
+) -> tuple[AgentExecutionListener, ...]:
+    """Every configured listener and the journal bridge when enabled: all reach every agent."""
+    collected: list[AgentExecutionListener] = []
+    for index, path in enumerate(settings.listeners):
+        key = f"bloge.listeners[{index}]"
+        listener = instantiate(resolve(path, key=key, project_dir=project.path), key=key)
+        if not isinstance(listener, AgentExecutionListener) and not _listens(listener):
+            raise ConfigurationError(f"{key}: {path!r} is not an AgentExecutionListener")
+        collected.append(listener)
+        report.record(f"Listener[{path}]", registered=True, kind="collect-all",
+                      reason=f"{key} names it")
+    if journal_bridge is not None:
+        collected.append(journal_bridge)
+    return tuple(collected)
+
+
+def _listens(candidate: object) -> bool:
+    return any(callable(getattr(candidate, name, None)) for name in (
+        "on_agent_turn_started", "on_agent_llm_called", "on_agent_tool_dispatched",
+        "on_agent_tool_completed", "on_agent_loop_exited"))
+
+
+def journal_available() -> str | None:
+    """Why the journal cannot be built (a missing module), or ``None`` when it can."""
+    for module in ("structlog", "bloge.journal"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed"
+    return None
+
+
+def secret_values(settings: BlogeSettings) -> tuple[str, ...]:
+    keys = (settings.llm.openai.api_key.get_secret_value(),
+            settings.llm.anthropic.api_key.get_secret_value())
+    return tuple(key for key in keys if key)
+

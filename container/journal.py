@@ -1,0 +1,53 @@
+"""The event journal: built only when ``bloge.event-journal.enabled`` is true (on-property)
+and its modules can be imported (on-class)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from config import BlogeSettings
+from container.components import ProjectDir, journal_available, secret_values
+from container.report import ConditionsReport
+
+BRIDGE = "AgentEventJournalBridge"
+
+
+def event_journal(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
+                  closables: list[Any]) -> Any:
+    """The journal the settings ask for, or ``None`` (with the reason in the report)."""
+    section = settings.event_journal
+    if not section.enabled:
+        report.record(BRIDGE, registered=False, kind="on-property",
+                      reason="bloge.event-journal.enabled is false")
+        return None
+    missing = journal_available()
+    if missing is not None:
+        report.record(BRIDGE, registered=False, kind="on-class",
+                      reason=f"{missing} (pip install structlog)")
+        return None
+    from bloge.journal import EventJournal
+
+    path = journal_path(settings, project)
+    journal = EventJournal.open(section.sink, path=path)
+    where = f"JSON lines appended to {path}" if section.sink == "file" else "events on stdout"
+    closables.append(journal)
+    report.record(BRIDGE, registered=True, kind="on-property",
+                  reason=f"bloge.event-journal.enabled is true; {where}")
+    return journal
+
+
+def journal_path(settings: BlogeSettings, project: ProjectDir) -> Path:
+    """``bloge.event-journal.path``, relative to the project directory."""
+    path = Path(settings.event_journal.path)
+    return path if path.is_absolute() else project.path / path
+
+
+def journal_bridge(journal: Any, settings: BlogeSettings) -> Any:
+    """The listener that records every agent callback in ``journal``."""
+    if journal is None:
+        return None
+    from bloge.journal import AgentEventJournalBridge
+
+    return AgentEventJournalBridge(journal, redact_keys=settings.event_journal.redact_keys,
+                                   secrets=secret_values(settings))

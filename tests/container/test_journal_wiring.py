@@ -1,0 +1,94 @@
+"""The journal is wired only when enabled, and then records every callback of a run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from dependency_injector import providers
+
+from bloge import OperatorContext
+from bloge.llm import ScriptedProvider, tool_call_response
+from config import load_settings
+from container import close_container, create_container
+
+CALLBACKS = [
+    "on_agent_turn_started", "on_agent_llm_called", "on_agent_tool_dispatched",
+    "on_agent_tool_completed", "on_agent_turn_started", "on_agent_llm_called",
+    "on_agent_loop_exited",
+]
+
+
+def run_support_agent(project: Path, environ: dict[str, str]) -> tuple[object, str]:
+    settings = load_settings(base_dir=project, environ=environ)
+    container = create_container(settings, project_dir=project)
+    container.llm_provider.override(providers.Object(ScriptedProvider(
+        tool_call_response("searchKnowledgeBase", '{"query": "reset password"}'), "Done.")))
+    agent = container.agents()["customerSupport"].operator
+    ctx = OperatorContext.root()
+
+    async def run() -> None:
+        try:
+            await agent.aexecute("How do I reset my password?", ctx)
+        finally:
+            await close_container(container)
+
+    asyncio.run(run())
+    return container, ctx.execution_id
+
+
+def test_with_the_journal_on_every_callback_is_recorded_in_order(project: Path) -> None:
+    container, execution_id = run_support_agent(
+        project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true", "OPENAI_API_KEY": "sk-do-not-log"})
+    lines = (project / "var" / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [e["event"] for e in events] == CALLBACKS
+    assert {e["execution_id"] for e in events} == {execution_id}
+    assert [e["seq"] for e in events] == list(range(1, 8))
+    assert events[3]["tool_name"] == "searchKnowledgeBase"
+    assert events[3]["success"] is True
+    assert events[-1]["exit_reason"] == "stop"
+    assert all("timestamp" in e and e["operator_ref"] == "customerSupport" for e in events)
+    assert "sk-do-not-log" not in "".join(lines)
+    assert container.report().find("AgentEventJournalBridge").registered
+
+
+def test_with_the_journal_off_no_bridge_is_registered_and_nothing_is_written(project: Path) -> None:
+    container, _ = run_support_agent(project, {})
+    assert container.journal_bridge() is None
+    assert all(type(listener).__name__ != "AgentEventJournalBridge"
+               for listener in container.listeners())
+    assert not (project / "var" / "journal.jsonl").exists()
+    condition = container.report().find("AgentEventJournalBridge")
+    assert (condition.registered, condition.reason) == (False, "bloge.event-journal.enabled is false")
+
+
+def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(project: Path,
+                                                                        monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "structlog" else real(name, *a))
+    settings = load_settings(base_dir=project, environ={"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    container = create_container(settings, project_dir=project)
+    assert container.journal_bridge() is None
+    condition = container.report().find("AgentEventJournalBridge")
+    assert (condition.kind, condition.registered) == ("on-class", False)
+    assert "structlog is not installed" in condition.reason
+
+
+def test_journal_show_prints_the_timeline_of_a_run(project: Path) -> None:
+    import subprocess
+    import sys
+
+    _, execution_id = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    result = subprocess.run([str(Path(sys.executable).with_name("bloge")), "journal", "show",
+                             execution_id[:10]], capture_output=True, text=True, cwd=project,
+                            check=False, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"execution {execution_id} · customerSupport · 7 events")
+    assert "tool_completed   searchKnowledgeBase" in result.stdout
+    assert "exit stop after 2 turns" in lines[-1]

@@ -1,0 +1,139 @@
+"""The container wires the application from settings, and explains itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dependency_injector import providers
+
+from bloge import AgentExecutionListener, AgentLoopOperator, StreamingAgentLoopOperator
+from bloge.llm import ScriptedProvider
+from bloge.llm.aliases import ModelAliases
+from config import SettingsError, load_settings
+from container import ConfigurationError, create_container
+
+
+def container_for(project: Path, environ: dict[str, str] | None = None,
+                  overrides: dict[str, object] | None = None):
+    settings = load_settings(base_dir=project, environ=environ or {}, overrides=overrides)
+    return create_container(settings, project_dir=project)
+
+
+def test_the_example_agents_are_compiled_and_materialized(project: Path) -> None:
+    agents = container_for(project).agents()
+    assert set(agents) == {"customerSupport", "dataAnalyst"}
+    assert isinstance(agents["customerSupport"].operator, AgentLoopOperator)
+    assert isinstance(agents["dataAnalyst"].operator, StreamingAgentLoopOperator)
+    assert agents["customerSupport"].source.name == "agent-customer-support.bloge"
+
+
+def test_the_registry_holds_configured_operators_and_both_chat_operators(project: Path) -> None:
+    registry = container_for(project).operator_registry()
+    for name in ("KBSearchOperator", "CreateTicketOperator", "EscalateOperator",
+                 "MetricsFetchOperator", "QueryRunnerOperator", "llmChat", "llmStreamingChat"):
+        assert name in registry
+
+
+@pytest.mark.parametrize(("provider", "expected"), [
+    ("openai", "OpenAIChatProvider"), ("anthropic", "AnthropicProvider")])
+def test_the_provider_is_chosen_by_one_environment_variable(project: Path, provider: str,
+                                                           expected: str) -> None:
+    environ = {"BLOGE_LLM__PROVIDER": provider, "OPENAI_API_KEY": "sk-test",
+               "ANTHROPIC_API_KEY": "sk-ant-test"}
+    container = container_for(project, environ)
+    assert type(container.llm_provider()).__name__ == expected
+    report = container.report()
+    assert report.find(f"LlmProvider[{provider}]").registered
+    assert not report.find("LlmProvider[offline]").registered
+    assert report.find("LlmProvider[offline]").reason == f"bloge.llm.provider is {provider!r}"
+
+
+def test_a_real_provider_without_a_key_is_a_configuration_error(project: Path) -> None:
+    container = container_for(project, {"BLOGE_LLM__PROVIDER": "openai", "OPENAI_API_KEY": ""})
+    with pytest.raises(ConfigurationError, match="export OPENAI_API_KEY"):
+        container.llm_provider()
+
+
+def test_model_aliases_wrap_the_provider(project: Path) -> None:
+    container = container_for(project, overrides={"llm": {"model-aliases": {"gpt-4o": "small"}}})
+    container.chosen_provider.override(providers.Object(ScriptedProvider("hi")))
+    provider = container.llm_provider()
+    assert isinstance(provider, ModelAliases)
+    assert provider.aliases == {"gpt-4o": "small"}
+
+
+def test_any_component_can_be_overridden(project: Path) -> None:
+    container = container_for(project)
+    scripted = ScriptedProvider("Scripted answer.")
+    container.llm_provider.override(providers.Object(scripted))
+    output = container.agents()["customerSupport"].operator.execute("Hello")
+    assert output.content == "Scripted answer."
+    assert scripted.requests[0].model == "gpt-4o"
+
+
+def test_configured_listeners_reach_every_agent(project: Path) -> None:
+    (project / "probe_listeners.py").write_text(
+        "from bloge import AgentExecutionListener\n"
+        "class Probe(AgentExecutionListener):\n"
+        "    exits = []\n"
+        "    def on_agent_loop_exited(self, context, payload):\n"
+        "        Probe.exits.append((context.operator_ref, payload.exit_reason))\n",
+        encoding="utf-8")
+    container = container_for(project, overrides={"listeners": ["probe_listeners:Probe"]})
+    container.llm_provider.override(providers.Object(ScriptedProvider("done")))
+    listeners = container.listeners()
+    assert len(listeners) == 1
+    assert isinstance(listeners[0], AgentExecutionListener)
+    container.agents()["customerSupport"].operator.execute("hi")
+    assert type(listeners[0]).exits == [("customerSupport", "stop")]
+    assert container.report().find("Listener[probe_listeners:Probe]").kind == "collect-all"
+
+
+def test_a_users_own_llm_chat_operator_replaces_the_default(project: Path) -> None:
+    (project / "own_chat.py").write_text(
+        "from bloge.llm import LlmResponse\n"
+        "async def chat(request):\n"
+        "    return LlmResponse('from my own llmChat')\n", encoding="utf-8")
+    container = container_for(project, overrides={"operators": {"llmChat": "own_chat:chat"}})
+    output = container.agents()["customerSupport"].operator.execute("hi")
+    assert output.content == "from my own llmChat"
+    condition = container.report().find("llmChat")
+    assert (condition.registered, condition.kind) == (False, "on-missing-bean")
+
+
+def test_an_operator_that_does_not_import_is_named_in_the_error(project: Path) -> None:
+    container = container_for(project, overrides={"operators": {"Broken": "no_such_module:Op"}})
+    with pytest.raises(ConfigurationError,
+                       match=r"bloge\.operators\.Broken: cannot import module 'no_such_module'"):
+        container.operator_registry()
+
+
+def test_two_agents_with_one_id_are_refused(project: Path) -> None:
+    source = project / "examples" / "support" / "agent-customer-support.bloge"
+    (project / "examples" / "copy.bloge").write_text(source.read_text(), encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="agent 'customerSupport' is declared twice"):
+        container_for(project).agents()
+
+
+def test_a_summary_agent_gets_a_summarizer(project: Path) -> None:
+    (project / "examples" / "summary.bloge").write_text(
+        'agent summarizing { model = "m" memory = summary(4) }', encoding="utf-8")
+    container = container_for(project)
+    container.llm_provider.override(providers.Object(ScriptedProvider()))
+    container.agents()
+    assert container.report().find("Summarizer[summarizing]").registered
+
+
+def test_the_conditions_report_explains_the_journal_and_the_provider(project: Path) -> None:
+    container = container_for(project)
+    container.llm_provider.override(providers.Object(ScriptedProvider()))
+    container.agents()
+    lines = container.report().lines()
+    assert "AgentEventJournalBridge: not registered, bloge.event-journal.enabled is false [on-property]" in lines
+    assert any(line.startswith("Agent[customerSupport]: registered, agent compiled from") for line in lines)
+
+
+def test_a_missing_settings_file_that_was_named_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match=r"nope\.yaml"):
+        create_container(settings_file=tmp_path / "nope.yaml")
