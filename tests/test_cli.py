@@ -1,21 +1,157 @@
-"""The ``bloge`` command, through its real console-script entry point."""
+"""The ``bloge`` command, through its real console-script entry point, in a copy of the
+application so that nothing is written into the repository."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 BLOGE = Path(sys.executable).with_name("bloge")
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BLOGE), *args], capture_output=True, text=True, cwd=cwd, check=False)
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    shutil.copy(REPO / "settings.yaml", tmp_path / "settings.yaml")
+    shutil.copytree(REPO / "examples", tmp_path / "examples",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
 
 
-def test_check_accepts_the_example_agents(fixtures: Path) -> None:
-    result = run("check", str(fixtures / "agent-customer-support.bloge"),
-                 str(fixtures / "streaming-analysis-agent.bloge"))
+def bloge(*args: str, cwd: Path, stdin: str | None = None,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("BLOGE_")}
+    environment.update(env or {})
+    return subprocess.run([str(BLOGE), *args], capture_output=True, text=True, cwd=cwd,
+                          input=stdin, env=environment, check=False, timeout=60)
+
+
+def test_run_answers_with_the_offline_model(app: Path) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", cwd=app)
+    assert result.returncode == 0, result.stderr
+    assert "KB-RESET-001" in result.stdout
+    assert "Reset the password" in result.stdout
+
+
+def test_run_reads_the_input_from_stdin(app: Path) -> None:
+    result = bloge("run", "customerSupport", cwd=app,
+                   stdin="I need a refund for order 1234, please open a ticket\n")
+    assert result.returncode == 0, result.stderr
+    assert "I created ticket TCK-1001" in result.stdout
+    assert (app / "var" / "tickets.db").exists()
+
+
+def test_run_json_prints_the_whole_output(app: Path) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", "--json", cwd=app)
+    output = json.loads(result.stdout)
+    assert output["finish_reason"] == "stop"
+    assert output["turns_used"] == 2
+    (tool_result,) = output["tool_results"].values()
+    assert tool_result["articleId"] == "KB-RESET-001"
+    assert output["checkpoint"]["schema"] == "bloge.agent.checkpoint/1"
+
+
+def test_run_stream_shows_tokens_and_a_line_per_tool(app: Path) -> None:
+    result = bloge("run", "dataAnalyst", "How is revenue trending this week?", "--stream", cwd=app)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "→ fetchMetrics (offline_1)" in lines
+    assert "✓ fetchMetrics" in lines
+    assert lines[-1].startswith("Revenue is up")
+
+
+def test_run_stream_json_prints_one_object_per_chunk(app: Path) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", "--stream", "--json",
+                   cwd=app)
+    chunks = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [c["type"] for c in chunks if c["type"] != "token"] == ["tool_start", "tool_end", "done"]
+    assert "KB-RESET-001" in chunks[-1]["content"]
+
+
+def test_run_a_dsl_file_directly(app: Path) -> None:
+    source = app / "examples" / "support" / "agent-customer-support.bloge"
+    result = bloge("run", str(source), "How do I reset my password?", cwd=app)
+    assert result.returncode == 0, result.stderr
+    assert "KB-RESET-001" in result.stdout
+
+
+def test_a_bad_dsl_file_is_exit_2_with_its_location(app: Path) -> None:
+    bad = app / "bad.bloge"
+    bad.write_text('agent broken {\n  model = "m"\n  max_turns = 0\n}\n', encoding="utf-8")
+    result = bloge("run", str(bad), "hello", cwd=app)
+    assert result.returncode == 2
+    assert f"{bad}:3:15: max_turns must be at least 1, got 0" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_settings_file_is_exit_2_naming_it(app: Path) -> None:
+    result = bloge("run", "customerSupport", "hi", "--config", str(app / "missing.yaml"), cwd=app)
+    assert result.returncode == 2
+    assert "missing.yaml" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_bad_setting_is_exit_2_naming_the_variable(app: Path) -> None:
+    result = bloge("agents", cwd=app, env={"BLOGE_LLM__PROVIDER": "gpt"})
+    assert result.returncode == 2
+    assert "BLOGE_LLM__PROVIDER" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unknown_agent_is_exit_2_with_a_suggestion(app: Path) -> None:
+    result = bloge("run", "customerSuport", "hi", cwd=app)
+    assert result.returncode == 2
+    assert "did you mean 'customerSupport'?" in result.stderr
+
+
+def test_max_turns_saves_a_checkpoint_and_prints_the_resume_command(app: Path) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", "--max-turns", "1",
+                   cwd=app)
+    assert result.returncode == 1
+    assert "max_turns=1" in result.stderr
+    command = next(line.strip() for line in result.stderr.splitlines()
+                   if line.strip().startswith("bloge run"))
+    resumed = bloge(*command.split()[1:], cwd=app)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+
+
+def test_the_provider_is_swapped_with_one_environment_variable(app: Path) -> None:
+    result = bloge("config", "--json", cwd=app,
+                   env={"BLOGE_LLM__PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "sk-ant-secret"})
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["settings"]["bloge"]["llm"]["provider"] == "anthropic"
+    assert document["sources"]["bloge.llm.provider"] == "environment variable BLOGE_LLM__PROVIDER"
+    registered = {c["component"] for c in document["conditions"] if c["registered"]}
+    assert "LlmProvider[anthropic]" in registered
+    assert "LlmProvider[offline]" not in registered
+    assert "sk-ant-secret" not in result.stdout
+
+
+def test_config_masks_secrets_and_prints_the_conditions_report(app: Path) -> None:
+    result = bloge("config", cwd=app, env={"OPENAI_API_KEY": "sk-very-secret"})
+    assert result.returncode == 0, result.stderr
+    assert "sk-very-secret" not in result.stdout
+    assert "bloge.llm.openai.api-key" in result.stdout
+    assert "AgentEventJournalBridge: not registered, bloge.event-journal.enabled is false" in result.stdout
+
+
+def test_agents_lists_both_examples(app: Path) -> None:
+    result = bloge("agents", cwd=app)
+    assert result.returncode == 0, result.stderr
+    assert "customerSupport  agent  model gpt-4o" in result.stdout
+    assert "dataAnalyst  stream agent" in result.stdout
+
+
+def test_check_accepts_the_configured_agents(app: Path) -> None:
+    result = bloge("check", cwd=app)
     assert result.returncode == 0, result.stderr
     assert "agent customerSupport" in result.stdout
     assert "agent dataAnalyst" in result.stdout
@@ -24,8 +160,13 @@ def test_check_accepts_the_example_agents(fixtures: Path) -> None:
 def test_check_reports_every_error_with_its_location_and_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.bloge"
     bad.write_text('agent a {\n  max_turn = 1\n}\n', encoding="utf-8")
-    result = run("check", str(bad))
+    result = bloge("check", str(bad), cwd=tmp_path)
     assert result.returncode == 2
     assert f"{bad}:2:3: unknown keyword 'max_turn' in agent 'a'; did you mean 'max_turns'?" in result.stderr
     assert f"{bad}:1:7: agent 'a' has no model" in result.stderr
-    assert "Traceback" not in result.stderr
+
+
+def test_run_without_input_is_a_usage_error(app: Path) -> None:
+    result = bloge("run", "customerSupport", cwd=app, stdin="")
+    assert result.returncode == 2
+    assert "no input" in result.stderr

@@ -1,10 +1,13 @@
-"""The ``bloge`` command: a typer application whose commands live in sibling modules."""
+"""The ``bloge`` command: a typer application whose commands live in sibling modules.
+
+Commands import bloge lazily, so ``bloge --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from container.cli import check
+from container.cli import agents_cmd, check, config_cmd, journal_cmd, run
 
 app = typer.Typer(
     name="bloge",
@@ -12,8 +15,13 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+app.command("run")(run.run)
 app.command("check")(check.check)
+app.command("agents")(agents_cmd.agents)
+app.command("config")(config_cmd.config)
+app.add_typer(journal_cmd.journal, name="journal")
 
 
 @app.callback()

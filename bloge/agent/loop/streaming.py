@@ -9,7 +9,7 @@ cancels the run — the provider stream is closed and running tools are cancelle
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from bloge.agent.loop.base import AgentOperatorBase, Context
@@ -33,14 +33,16 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
     __slots__ = ()
     streaming = True
 
-    def stream(self, input: object, ctx: Context = None) -> AsyncIterator[AgentStreamChunk]:
+    def stream(
+        self, input: object, ctx: Context = None
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
         """The run's chunks; use ``async with contextlib.aclosing(...)`` to stop early."""
         agent_input = AgentInput.of(input)
         return self._channel(lambda sink: self._engine.run(agent_input, ctx, sink=sink))
 
     def resume_stream(
         self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None
-    ) -> AsyncIterator[AgentStreamChunk]:
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
         """The chunks of a run continued from ``checkpoint``."""
         new = None if input is None else AgentInput.of(input)
         return self._channel(
@@ -67,7 +69,7 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
 
     async def _channel(
         self, produce: Callable[[ChunkSink], Awaitable[AgentOutput]]
-    ) -> AsyncIterator[AgentStreamChunk]:
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
         capacity = self._engine.definition.streaming_buffer_capacity
         channel: asyncio.Queue[Any] = asyncio.Queue(capacity)
         producer = asyncio.create_task(_produce(produce, channel))

@@ -1,0 +1,28 @@
+"""``bloge agents``: the agents the application declares."""
+
+from __future__ import annotations
+
+from container.cli.console import out, reported_errors
+from container.cli.options import ConfigOption, ProfileOption, open_container
+
+
+def agents(config: ConfigOption = None, profile: ProfileOption = None) -> None:
+    """List the agents of bloge.agents.dsl-locations: id, kind, model, memory, tools, file."""
+    with reported_errors():
+        from container.agents import display
+
+        container = open_container(config, profile)
+        loaded = container.agents()
+        project = container.project().path
+        if not loaded:
+            out.print("no agents found; check bloge.agents.dsl-locations", markup=False)
+            return
+        for agent_id, agent in sorted(loaded.items()):
+            definition = agent.definition
+            kind = "stream agent" if definition.streaming else "agent"
+            out.print(f"[bold]{agent_id}[/bold]  {kind}  model {definition.model}  "
+                      f"memory {definition.memory_strategy.to_dsl()}  "
+                      f"max_turns {definition.max_turns}")
+            out.print(f"  file:  {display(agent.source, project)}", markup=False)
+            tools = ", ".join(tool.name for tool in definition.tools) or "none"
+            out.print(f"  tools: {tools}", markup=False)

@@ -1,0 +1,64 @@
+"""``bloge config``: the effective settings (secrets masked), where each value came from, and
+the conditions report of the application built from them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any
+
+import typer
+
+from container.cli.console import err, out, reported_errors
+from container.cli.options import ConfigOption, ProfileOption, open_container
+
+
+def config(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Show the effective settings and which components were wired, and why."""
+    with reported_errors():
+        from config import effective_settings, settings_sources
+
+        container = open_container(config, profile)
+        settings = container.settings()
+        values = effective_settings(settings)
+        sources = settings_sources(settings)
+        container.agents()
+        conditions = container.report().conditions
+        if as_json:
+            document = {"settings": values, "sources": sources,
+                        "conditions": [{"component": c.component, "registered": c.registered,
+                                        "kind": c.kind, "reason": c.reason} for c in conditions]}
+            out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
+            return
+        out.print("[bold]Effective settings[/bold]")
+        for key, value in _leaves(values):
+            source = _source(sources, key)
+            out.print(f"  {key} = {json.dumps(value, ensure_ascii=False)}  [dim]({source})[/dim]",
+                      highlight=False)
+        out.print("\n[bold]Conditions report[/bold]")
+        for condition in conditions:
+            mark = "[green]+[/green]" if condition.registered else "[yellow]-[/yellow]"
+            out.print(f"  {mark} {condition.line()}", highlight=False)
+    if not conditions:
+        err.print("no components were wired", markup=False)
+
+
+def _source(sources: Mapping[str, str], key: str) -> str:
+    """Where ``key`` came from; entries of maps are recorded as ``section[entry]``."""
+    if key in sources:
+        return sources[key]
+    parent, _, entry = key.rpartition(".")
+    return sources.get(f"{parent}[{entry}]", "default")
+
+
+def _leaves(value: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, item in value.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(item, Mapping) and item:
+            yield from _leaves(item, path)
+        else:
+            yield path, item

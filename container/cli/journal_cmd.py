@@ -1,0 +1,41 @@
+"""``bloge journal show ID``: the timeline of one run, read back from the journal file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from container.cli.console import err, out, reported_errors
+from container.cli.options import ConfigOption, ProfileOption, open_container
+
+journal = typer.Typer(help="Read the event journal.", no_args_is_help=True,
+                      rich_markup_mode=None)
+
+
+@journal.command("show")
+def show(
+    execution_id: Annotated[str, typer.Argument(
+        help="The run's execution id (a unique prefix is enough).", show_default=False)],
+    path: Annotated[Path | None, typer.Option(
+        "--path", help="Journal file (default: bloge.event-journal.path).", dir_okay=False,
+        show_default=False)] = None,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Print one run's callbacks in order: time, callback, turn, tools, tokens, exit reason."""
+    with reported_errors():
+        from bloge.journal import execution_timeline, read_journal, render_timeline
+
+        if path is None:
+            from container.journal import journal_path
+
+            container = open_container(config, profile)
+            path = journal_path(container.settings(), container.project())
+        bad_lines: list[str] = []
+        events = list(read_journal(path, on_bad_line=lambda bad: bad_lines.append(str(bad))))
+        for line in render_timeline(execution_timeline(events, execution_id)):
+            out.print(line, markup=False)
+        for line in bad_lines:
+            err.print(f"warning: {line}", markup=False)

@@ -1,0 +1,29 @@
+"""Options several commands share, and loading the application from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from container.application import ApplicationContainer
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="Settings file (default: ./settings.yaml, or "
+                 "BLOGE_SETTINGS_FILE).", show_default=False, dir_okay=False),
+]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", "-p", help="Profile overlay: reads settings.<profile>.yaml too "
+                 "(default: BLOGE_PROFILE).", show_default=False),
+]
+
+
+def open_container(config: Path | None, profile: str | None) -> ApplicationContainer:
+    """The application container for these options (errors surface as CLI errors)."""
+    from container.application import create_container
+
+    return create_container(settings_file=config, profile=profile)

@@ -1,0 +1,120 @@
+"""Progress while an agent works: a status line for whole answers, live chunks for streams."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from rich.console import Console
+from rich.status import Status
+
+from bloge import (
+    AgentCallbackContext,
+    AgentExecutionListener,
+    AgentStreamChunk,
+    Done,
+    LlmCalledPayload,
+    Token,
+    ToolCompletedPayload,
+    ToolDispatchedPayload,
+    ToolEnd,
+    ToolStart,
+    TurnStartedPayload,
+)
+
+
+class ProgressListener(AgentExecutionListener):
+    """Keeps a status line saying what the agent is doing (only on a terminal)."""
+
+    def __init__(self) -> None:
+        self._status: Status | None = None
+        self._running: dict[str, str] = {}
+
+    @contextlib.contextmanager
+    def showing(self, console: Console, *, enabled: bool = True) -> Iterator[None]:
+        if not (enabled and console.is_terminal):
+            yield
+            return
+        with console.status("Starting…") as status:
+            self._status = status
+            try:
+                yield
+            finally:
+                self._status = None
+
+    def _say(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(text)
+
+    def on_agent_turn_started(self, context: AgentCallbackContext,
+                              payload: TurnStartedPayload) -> None:
+        self._say(f"Turn {payload.turn_number}: asking the model…")
+
+    def on_agent_llm_called(self, context: AgentCallbackContext,
+                            payload: LlmCalledPayload) -> None:
+        self._say(f"Turn {payload.turn_number}: the model answered in "
+                  f"{payload.latency_ms:.0f} ms")
+
+    def on_agent_tool_dispatched(self, context: AgentCallbackContext,
+                                 payload: ToolDispatchedPayload) -> None:
+        self._running[payload.tool_call_id] = payload.tool_name
+        self._say(f"Running {', '.join(self._running.values())}…")
+
+    def on_agent_tool_completed(self, context: AgentCallbackContext,
+                                payload: ToolCompletedPayload) -> None:
+        self._running.pop(payload.tool_call_id, None)
+        if self._running:
+            self._say(f"Running {', '.join(self._running.values())}…")
+
+
+class StreamPrinter:
+    """Prints a stream: tokens as they come, a line per tool start and end."""
+
+    def __init__(self, console: Console, *, as_json: bool) -> None:
+        self._console = console
+        self._as_json = as_json
+        self._mid_line = False
+
+    def show(self, chunk: AgentStreamChunk) -> None:
+        if self._as_json:
+            self._console.print(json.dumps(_chunk_json(chunk), ensure_ascii=False), markup=False)
+            return
+        match chunk:
+            case Token(text=text):
+                self._console.print(text, end="", markup=False)
+                self._mid_line = not text.endswith("\n")
+            case ToolStart(tool_name=name, tool_call_id=call_id):
+                self._line(f"[dim]→ {name} ({call_id})[/dim]")
+            case ToolEnd(tool_name=name, success=success):
+                self._line(f"[dim]{'✓' if success else '✗'} {name}"
+                           f"{'' if success else ' failed'}[/dim]")
+            case Done():
+                self.finish()
+
+    def _line(self, markup: str) -> None:
+        if self._mid_line:
+            self._console.print()
+            self._mid_line = False
+        self._console.print(markup)
+
+    def finish(self) -> None:
+        if self._mid_line:
+            self._console.print()
+            self._mid_line = False
+
+
+def _chunk_json(chunk: AgentStreamChunk) -> dict[str, Any]:
+    match chunk:
+        case Token(text=text, turn_number=turn):
+            return {"type": "token", "text": text, "turn": turn}
+        case ToolStart(tool_name=name, tool_call_id=call_id, turn_number=turn):
+            return {"type": "tool_start", "tool": name, "call_id": call_id, "turn": turn}
+        case ToolEnd(tool_name=name, tool_call_id=call_id, success=success, turn_number=turn):
+            return {"type": "tool_end", "tool": name, "call_id": call_id, "success": success,
+                    "turn": turn}
+        case Done(final_output=output):
+            return {"type": "done", "content": output.content,
+                    "finish_reason": output.finish_reason, "exit_reason": output.exit_reason,
+                    "turns_used": output.turns_used, "usage": output.usage.to_dict()}
