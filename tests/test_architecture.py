@@ -18,6 +18,7 @@ ALLOWED = {
     "bloge.llm": {"bloge.core"},
     "bloge.dsl": {"bloge.core"},
     "bloge.agent": {"bloge.core", "bloge.llm", "bloge.dsl"},
+    "bloge.journal": {"bloge.core", "bloge.llm", "bloge.agent"},
 }
 FIRST_PARTY = ("bloge", "config", "container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)
