@@ -137,3 +137,30 @@ def test_the_conditions_report_explains_the_journal_and_the_provider(project: Pa
 def test_a_missing_settings_file_that_was_named_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match=r"nope\.yaml"):
         create_container(settings_file=tmp_path / "nope.yaml")
+
+
+def test_operators_advertised_by_installed_packages_are_registered(project: Path,
+                                                                    monkeypatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    import container.components as components
+
+    (project / "vendor_ops.py").write_text(
+        "class Shout:\n"
+        "    def execute(self, input, ctx):\n"
+        "        return str(input).upper()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(project))
+    advertised = [EntryPoint("Shout", "vendor_ops:Shout", "bloge.operators"),
+                  EntryPoint("Gone", "vendor_ops_missing:Op", "bloge.operators")]
+    monkeypatch.setattr(components, "entry_points",
+                        lambda group: advertised if group == "bloge.operators" else [])
+    container = container_for(project)
+    container.llm_provider.override(providers.Object(ScriptedProvider()))
+    registry = container.operator_registry()
+    assert "Shout" in registry
+    assert "Gone" not in registry
+    report = container.report()
+    assert report.find("Operator[Shout]").registered
+    skipped = report.find("Operator[Gone]")
+    assert (skipped.registered, skipped.kind) == (False, "on-class")
+    assert "vendor_ops_missing" in skipped.reason

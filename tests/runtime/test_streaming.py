@@ -183,3 +183,13 @@ async def test_a_missing_streaming_chat_operator_is_named() -> None:
     agent = AgentBuilder.create("s", registry=registry).model("m").to_streaming_operator("s")
     with pytest.raises(UnknownOperatorError, match="no streaming chat operator registered under 'llmStreamingChat'"):
         await agent.aexecute("go")
+
+
+def test_a_streaming_definition_materializes_the_streaming_operator() -> None:
+    from bloge import AgentLoopOperator, StreamingAgentLoopOperator, agent_operator
+
+    registry = OperatorRegistry({"llmChat": echo, "llmStreamingChat": echo})
+    plain = AgentBuilder.create("a").model("m").build()
+    streaming = AgentBuilder.create("s").model("m").streaming(True).build()
+    assert type(agent_operator("a", plain, registry)) is AgentLoopOperator
+    assert type(agent_operator("s", streaming, registry)) is StreamingAgentLoopOperator
