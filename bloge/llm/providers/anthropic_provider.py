@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing
 from typing import Any
 
 import httpx
 
 from bloge.llm.providers.anthropic import messages_request_for, parse_messages_response
 from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
-from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
+from bloge.llm.providers.http_client import (
+    HttpProvider,
+    ProviderHttpClient,
+    Timeout,
+    assembled_stream,
+)
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
-from bloge.llm.providers.wire import ServerStreamError, WireFormatError, payload
+from bloge.llm.providers.wire import WireFormatError
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -75,26 +79,10 @@ class AnthropicProvider(HttpProvider):
 
     __call__ = send_messages
 
-    async def stream_messages(self, body: Mapping[str, Any]) -> AsyncGenerator[LlmChunk, None]:
+    def stream_messages(self, body: Mapping[str, Any]) -> AsyncGenerator[LlmChunk, None]:
         """Stream a prepared body; the chunks of :meth:`stream_chat`."""
-        assembler = AnthropicStreamAssembler()
-        events = self._http.stream_events(_PATH, {**body, "stream": True})
-        async with aclosing(events):
-            try:
-                async for event in events:
-                    for chunk in assembler.feed(payload(event.data)):
-                        yield chunk
-                    if assembler.stopped:
-                        break
-                if not assembler.finished:
-                    raise self._http.error("the stream ended before the answer was complete")
-                final = assembler.finish()
-            except WireFormatError as exc:
-                raise self._http.error(str(exc)) from exc
-            except ServerStreamError as exc:
-                raise self._http.error(exc.message, retryable=exc.retryable) from exc
-        for chunk in final:
-            yield chunk
+        streamed = {**body, "stream": True}
+        return assembled_stream(self._http, _PATH, streamed, AnthropicStreamAssembler())
 
     def parse(self, body: Mapping[str, Any]) -> LlmResponse:
         """The neutral answer in a response body; :class:`ProviderError` when malformed."""

@@ -15,7 +15,7 @@ from typing import Any
 from bloge.llm.messages import ToolCall
 from bloge.llm.providers.anthropic import finish_reason_of, tool_call_of, usage_from_wire
 from bloge.llm.providers.server_errors import message_of
-from bloge.llm.providers.wire import ServerStreamError
+from bloge.llm.providers.wire import ServerStreamError, payload
 from bloge.llm.types import LlmChunk
 
 #: Error types of an ``error`` event after which the same request may later succeed.
@@ -63,6 +63,10 @@ class AnthropicStreamAssembler:
     def finished(self) -> bool:
         """Whether the answer is complete: stopped, or at least told why it ended."""
         return self._stopped or self._stop_reason is not None
+
+    def feed_data(self, data: str) -> list[LlmChunk]:
+        """The chunks one event's data completes."""
+        return self.feed(payload(data))
 
     def feed(self, event: Mapping[str, Any]) -> list[LlmChunk]:
         """The chunks one event completes; :class:`ServerStreamError` for an ``error`` event."""

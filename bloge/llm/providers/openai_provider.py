@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Mapping
-from contextlib import aclosing
 
 import httpx
 
-from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
+from bloge.llm.providers.http_client import (
+    HttpProvider,
+    ProviderHttpClient,
+    Timeout,
+    assembled_stream,
+)
 from bloge.llm.providers.openai import chat_request_body, parse_chat_response
 from bloge.llm.providers.openai_stream import OpenAIStreamAssembler
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
-from bloge.llm.providers.wire import ServerStreamError, WireFormatError, payload
+from bloge.llm.providers.wire import WireFormatError
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 _PATH = "/chat/completions"
-_DONE = "[DONE]"
 
 
 class OpenAIChatProvider(HttpProvider):
@@ -70,28 +73,11 @@ class OpenAIChatProvider(HttpProvider):
         except WireFormatError as exc:
             raise self._http.error(str(exc)) from exc
 
-    async def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
+    def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
         """Text chunks as they arrive, then one chunk per complete tool call, then a ``done``
         chunk with the finish reason and usage (requested with ``include_usage``)."""
-        assembler = OpenAIStreamAssembler()
-        events = self._http.stream_events(_PATH, chat_request_body(request, stream=True))
-        async with aclosing(events):
-            try:
-                async for event in events:
-                    if event.data == _DONE:
-                        break
-                    for chunk in assembler.feed(payload(event.data)):
-                        yield chunk
-                else:
-                    if not assembler.finished:
-                        raise self._http.error("the stream ended before the answer was complete")
-                final = assembler.finish()
-            except WireFormatError as exc:
-                raise self._http.error(str(exc)) from exc
-            except ServerStreamError as exc:
-                raise self._http.error(exc.message, retryable=exc.retryable) from exc
-        for chunk in final:
-            yield chunk
+        body = chat_request_body(request, stream=True)
+        return assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"

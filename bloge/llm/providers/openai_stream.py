@@ -19,8 +19,11 @@ from typing import Any
 from bloge.llm.messages import ToolCall
 from bloge.llm.providers.openai import finish_reason_of, new_call_id, usage_from_wire
 from bloge.llm.providers.server_errors import message_of
-from bloge.llm.providers.wire import ServerStreamError, WireFormatError
+from bloge.llm.providers.wire import ServerStreamError, WireFormatError, payload
 from bloge.llm.types import LlmChunk
+
+#: The data of the event that ends an OpenAI stream.
+DONE = "[DONE]"
 
 
 class _PartialCall:
@@ -47,9 +50,11 @@ class OpenAIStreamAssembler:
     order the calls started, then the ``done`` chunk with the finish reason and the usage.
     """
 
-    __slots__ = ("_by_id", "_by_index", "_calls", "_completion", "_finish_reason", "_prompt")
+    __slots__ = ("_by_id", "_by_index", "_calls", "_completion", "_done", "_finish_reason",
+                 "_prompt")
 
     def __init__(self) -> None:
+        self._done = False
         self._calls: list[_PartialCall] = []
         self._by_index: dict[int, _PartialCall] = {}
         self._by_id: dict[str, _PartialCall] = {}
@@ -58,9 +63,21 @@ class OpenAIStreamAssembler:
         self._completion: int | None = None
 
     @property
+    def stopped(self) -> bool:
+        """Whether the ``[DONE]`` sentinel arrived."""
+        return self._done
+
+    @property
     def finished(self) -> bool:
-        """Whether the server has said why the answer ended."""
-        return self._finish_reason is not None
+        """Whether the answer is complete: ``[DONE]``, or told why it ended."""
+        return self._done or self._finish_reason is not None
+
+    def feed_data(self, data: str) -> list[LlmChunk]:
+        """The text chunks in one event's data (the ``[DONE]`` sentinel ends the stream)."""
+        if data == DONE:
+            self._done = True
+            return []
+        return self.feed(payload(data))
 
     def feed(self, payload: Mapping[str, Any]) -> list[LlmChunk]:
         """The text chunks in one ``chat.completion.chunk`` payload.
