@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,12 +12,13 @@ from bloge import (
     AgentExecutionListener,
     AgentLoopOperator,
     AgentMemoryStrategy,
+    OperatorContext,
     OperatorRegistry,
     StreamingAgentLoopOperator,
     agent_operator,
 )
 from bloge.agent import LlmSummarizer
-from bloge.llm import LlmProvider
+from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from config import BlogeSettings
 from container.components import ProjectDir
 from container.errors import ConfigurationError
@@ -54,7 +55,6 @@ def load_agents(
     settings: BlogeSettings,
     registry: OperatorRegistry,
     listeners: Sequence[AgentExecutionListener],
-    provider: LlmProvider,
     project: ProjectDir,
     report: ConditionsReport,
 ) -> dict[str, LoadedAgent]:
@@ -69,7 +69,7 @@ def load_agents(
                     f"and in {path}; agent ids must be unique across bloge.agents.dsl-locations"
                 )
             agents[definition.id] = LoadedAgent(
-                definition, materialize(definition, registry, listeners, provider, report), path
+                definition, materialize(definition, registry, listeners, report), path
             )
             kind = "streaming agent" if definition.streaming else "agent"
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
@@ -81,18 +81,29 @@ def materialize(
     definition: AgentDef,
     registry: OperatorRegistry,
     listeners: Sequence[AgentExecutionListener],
-    provider: LlmProvider,
     report: ConditionsReport,
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """The agent's operator, with a summarizer for ``summary(n)`` memory."""
     summarizer = None
     if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary):
-        summarizer = LlmSummarizer(provider.chat, definition.model)
+        summarizer = LlmSummarizer(_chat_through(registry), definition.model)
         report.record(f"Summarizer[{definition.id}]", registered=True, kind="on-property",
                       reason=f"agent {definition.id!r} uses summary memory; an llmChat call "
                              f"with model {definition.model!r}")
     return agent_operator(definition.id, definition, registry, listeners=listeners,
                           summarizer=summarizer)
+
+
+def _chat_through(registry: OperatorRegistry) -> Callable[[LlmRequest], Awaitable[LlmResponse]]:
+    """Summaries go through the registry's ``llmChat`` operator, like the agent's own calls
+    (so a user's own chat operator serves them too)."""
+    chat = registry.bound(LLM_CHAT, purpose="chat operator")
+
+    async def call(request: LlmRequest) -> LlmResponse:
+        response: LlmResponse = await chat.invoke(request, OperatorContext.root())
+        return response
+
+    return call
 
 
 def display(path: Path, project_dir: Path) -> str:

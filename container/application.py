@@ -58,7 +58,7 @@ class ApplicationContainer(containers.DeclarativeContainer):
     )
 
     agents = providers.Singleton(
-        load_agents, settings, operator_registry, listeners, llm_provider, project, report
+        load_agents, settings, operator_registry, listeners, project, report
     )
 
 

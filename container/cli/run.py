@@ -143,8 +143,7 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
     listeners = (*container.listeners(), tracker)
-    return materialize(definition, container.operator_registry(), listeners,
-                       container.llm_provider(), container.report())
+    return materialize(definition, container.operator_registry(), listeners, container.report())
 
 
 def _execute(container: ApplicationContainer,

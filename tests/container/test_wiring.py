@@ -116,13 +116,20 @@ def test_two_agents_with_one_id_are_refused(project: Path) -> None:
         container_for(project).agents()
 
 
-def test_a_summary_agent_gets_a_summarizer(project: Path) -> None:
+def test_a_summary_agent_summarizes_through_the_llm_chat_operator(project: Path) -> None:
     (project / "examples" / "summary.bloge").write_text(
-        'agent summarizing { model = "m" memory = summary(4) }', encoding="utf-8")
+        'agent summarizing { model = "m" memory = summary(1) }', encoding="utf-8")
     container = container_for(project)
-    container.llm_provider.override(providers.Object(ScriptedProvider()))
-    container.agents()
+    scripted = ScriptedProvider("they said hello twice", "final answer")
+    container.llm_provider.override(providers.Object(scripted))
+    agent = container.agents()["summarizing"].operator
+    output = agent.execute(["hello", "hello again", "and now?"])
     assert container.report().find("Summarizer[summarizing]").registered
+    summary_request, agent_request = scripted.requests
+    assert summary_request.model == "m"
+    assert "Summarize the conversation" in summary_request.messages[0].content
+    assert agent_request.messages[0].content.endswith("they said hello twice")
+    assert (output.content, output.usage.llm_calls, output.turns_used) == ("final answer", 2, 1)
 
 
 def test_the_conditions_report_explains_the_journal_and_the_provider(project: Path) -> None:
