@@ -45,17 +45,6 @@ class Graph:
         if duplicates:
             raise BlogeUsageError(f"graph {self.name!r} repeats node ids {duplicates}")
 
-    def node(self, node_id: str) -> Node:
-        for candidate in self.nodes:
-            if candidate.id == node_id:
-                return candidate
-        raise BlogeUsageError(f"graph {self.name!r} has no node {node_id!r}")
-
-    def validate(self, registry: OperatorRegistry) -> None:
-        """Fail with ``UnknownOperatorError`` if a node's operator is not registered."""
-        for node in self.nodes:
-            registry.bound(node.operator_ref)
-
     async def run(
         self,
         registry: OperatorRegistry,

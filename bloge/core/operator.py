@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import inspect
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -163,5 +163,3 @@ def _converter(input_type: Any) -> Callable[[Mapping[str, Any]], Any] | None:
         return to_model
     return None
 
-
-OperatorFunction = Callable[[Any, OperatorContext], Any | Awaitable[Any]]
