@@ -6,37 +6,17 @@ from bloge import (
     AgentBuilder,
     AgentDslCompiler,
     AgentMemoryStrategy,
-    AgentToolRef,
     BlogeUsageError,
     Expression,
     OperatorRegistry,
     UnknownOperatorError,
 )
+from tests.runtime.scenarios import support_builder
 
 
 def test_the_builder_produces_the_same_definition_as_the_dsl(fixtures) -> None:
     compiled = AgentDslCompiler().compile_file(fixtures / "agent-customer-support.bloge")
-    built = (
-        AgentBuilder.create("customerSupport")
-        .model("gpt-4o")
-        .system_prompt("You are a helpful customer support agent.")
-        .max_turns(6)
-        .max_tool_concurrency(2)
-        .temperature(0.2)
-        .memory(AgentMemoryStrategy.SlidingWindow(20))
-        .tool("searchKnowledgeBase", "KBSearchOperator",
-              description="Search the knowledge base for a relevant article",
-              input={"query": "tool_args.query"})
-        .tool("createTicket", "CreateTicketOperator",
-              description="Create a support ticket for follow-up",
-              input={"title": "tool_args.title", "description": "tool_args.description",
-                     "priority": "tool_args.priority"})
-        .tool(AgentToolRef.of("escalateToHuman", "EscalateOperator",
-                              description="Escalate the conversation to a human support agent",
-                              input={"reason": "tool_args.reason"}))
-        .exit_condition('finish_reason == "stop" || tool_call("escalateToHuman")')
-        .build()
-    )
+    built = support_builder().build()
     assert built == compiled
 
 

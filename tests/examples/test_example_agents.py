@@ -10,23 +10,15 @@ from pathlib import Path
 import pytest
 
 from bloge import AgentDslCompiler, OperatorContext, OperatorRegistry
-from examples.analyst.operators import MetricsFetchOperator, QueryRunnerOperator
-from examples.support.operators import CreateTicketOperator, EscalateOperator, KBSearchOperator
+from tests.examples.operators import example_operators
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[OperatorRegistry]:
-    query_runner = QueryRunnerOperator()
-    yield OperatorRegistry({
-        "KBSearchOperator": KBSearchOperator(),
-        "CreateTicketOperator": CreateTicketOperator(db_path=tmp_path / "tickets.db"),
-        "EscalateOperator": EscalateOperator(db_path=tmp_path / "tickets.db"),
-        "MetricsFetchOperator": MetricsFetchOperator(),
-        "QueryRunnerOperator": query_runner,
-    })
-    query_runner.close()
+    with example_operators(tmp_path) as operators:
+        yield OperatorRegistry(operators)
 
 
 def bundled_dsl(package: str, name: str) -> str:

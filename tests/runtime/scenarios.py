@@ -6,7 +6,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from bloge import LlmChatOperator, LlmStreamingChatOperator, OperatorContext, OperatorRegistry
+from bloge import (
+    AgentBuilder,
+    AgentMemoryStrategy,
+    AgentToolRef,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    OperatorContext,
+    OperatorRegistry,
+)
 from bloge.llm import FunctionProvider, LlmChunk, LlmRequest, LlmResponse, ToolCall
 
 
@@ -103,3 +111,27 @@ def analyst_registry() -> tuple[OperatorRegistry, FunctionProvider]:
                 .register("llmStreamingChat", LlmStreamingChatOperator(provider))
                 .build())
     return registry, provider
+
+
+def support_builder(registry: OperatorRegistry | None = None) -> AgentBuilder:
+    """The customer-support example written with AgentBuilder (one tool as an AgentToolRef)."""
+    return (
+        AgentBuilder.create("customerSupport", registry=registry)
+        .model("gpt-4o")
+        .system_prompt("You are a helpful customer support agent.")
+        .max_turns(6)
+        .max_tool_concurrency(2)
+        .temperature(0.2)
+        .memory(AgentMemoryStrategy.SlidingWindow(20))
+        .tool("searchKnowledgeBase", "KBSearchOperator",
+              description="Search the knowledge base for a relevant article",
+              input={"query": "tool_args.query"})
+        .tool("createTicket", "CreateTicketOperator",
+              description="Create a support ticket for follow-up",
+              input={"title": "tool_args.title", "description": "tool_args.description",
+                     "priority": "tool_args.priority"})
+        .tool(AgentToolRef.of("escalateToHuman", "EscalateOperator",
+                              description="Escalate the conversation to a human support agent",
+                              input={"reason": "tool_args.reason"}))
+        .exit_condition('finish_reason == "stop" || tool_call("escalateToHuman")')
+    )

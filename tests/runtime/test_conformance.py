@@ -8,7 +8,6 @@ from bloge import (
     AgentBuilder,
     AgentDslCompiler,
     AgentLoopOperator,
-    AgentMemoryStrategy,
     Done,
     StreamingAgentLoopOperator,
     Token,
@@ -16,7 +15,7 @@ from bloge import (
     ToolStart,
 )
 
-from .scenarios import analyst_registry, support_registry
+from .scenarios import analyst_registry, support_builder, support_registry
 
 
 def dsl_support_agent(fixtures):
@@ -27,25 +26,7 @@ def dsl_support_agent(fixtures):
 
 def built_support_agent(fixtures):
     registry, provider = support_registry()
-    agent = (
-        AgentBuilder.create("customerSupport", registry=registry)
-        .model("gpt-4o")
-        .system_prompt("You are a helpful customer support agent.")
-        .max_turns(6).max_tool_concurrency(2).temperature(0.2)
-        .memory(AgentMemoryStrategy.SlidingWindow(20))
-        .tool("searchKnowledgeBase", "KBSearchOperator",
-              description="Search the knowledge base for a relevant article",
-              input={"query": "tool_args.query"})
-        .tool("createTicket", "CreateTicketOperator",
-              description="Create a support ticket for follow-up",
-              input={"title": "tool_args.title", "description": "tool_args.description",
-                     "priority": "tool_args.priority"})
-        .tool("escalateToHuman", "EscalateOperator",
-              description="Escalate the conversation to a human support agent",
-              input={"reason": "tool_args.reason"})
-        .exit_condition('finish_reason == "stop" || tool_call("escalateToHuman")')
-        .to_operator("supportAgent")
-    )
+    agent = support_builder(registry).to_operator("supportAgent")
     return agent, provider
 
 

@@ -18,24 +18,18 @@ from bloge import (
     ToolDefinition,
 )
 from bloge.llm.offline import OfflineProvider
-from examples.analyst.operators import MetricsFetchOperator, QueryRunnerOperator
-from examples.support.operators import CreateTicketOperator, EscalateOperator, KBSearchOperator
+from tests.examples.operators import example_operators
 
 
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[OperatorRegistry]:
     provider = OfflineProvider()
-    query_runner = QueryRunnerOperator()
-    yield OperatorRegistry({
-        "KBSearchOperator": KBSearchOperator(),
-        "CreateTicketOperator": CreateTicketOperator(db_path=tmp_path / "tickets.db"),
-        "EscalateOperator": EscalateOperator(db_path=tmp_path / "tickets.db"),
-        "MetricsFetchOperator": MetricsFetchOperator(),
-        "QueryRunnerOperator": query_runner,
-        "llmChat": LlmChatOperator(provider),
-        "llmStreamingChat": LlmStreamingChatOperator(provider),
-    })
-    query_runner.close()
+    with example_operators(tmp_path) as operators:
+        yield OperatorRegistry({
+            **operators,
+            "llmChat": LlmChatOperator(provider),
+            "llmStreamingChat": LlmStreamingChatOperator(provider),
+        })
 
 
 def compile_example(registry: OperatorRegistry, package: str, name: str) -> AgentDef:
