@@ -3,15 +3,17 @@
 Workload: bench_loop.py's — 5 model calls (four ask for one tool call each, the fifth
 answers), an async trivial tool, a zero-latency scripted model, one counting listener —
 run with and without an ``AgentEventJournalBridge`` writing JSON lines to a file in a
-temporary folder. That is 19 journal events per run, 3.8 per turn. Every figure includes
-getting the events to the sink: each timed sample ends by flushing (or draining) the
-journal. Alternatives measured alongside the shipped configuration:
+temporary folder (the shipped configuration: the journal's chain compiled into one render
+function per batch, orjson encoding, one write per batch). That is 19 journal events per
+run, 3.8 per turn. Every figure includes getting the events to the sink: each timed sample
+ends by flushing the journal. Alternatives measured alongside the shipped configuration:
 
 - capture only: a listener that appends (callback, context, payload, time) to a list — the
   floor for any deferred design;
-- in-memory sink: the structlog chain without JSON rendering or I/O;
+- in-memory sink: the chain run through structlog, event by event, without JSON or I/O;
+- through structlog: the file sink with the chain run through structlog event by event
+  (how the journal rendered every event before the chain was compiled);
 - per event: ``max_batch=1``, every event rendered, written and flushed on its own;
-- writer thread: batches handed to a thread that renders and writes them;
 - with secrets: the bridge configured with redact keys and two secret values.
 
 Also reported: wall and CPU time per turn with a model that answers after 1 ms, and the cost
@@ -27,11 +29,9 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import queue
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -43,6 +43,7 @@ from bench_loop import RUNS, TURNS, AsyncLookup, CountingListener, ScriptModel
 from bloge import AgentBuilder, AgentExecutionListener, LlmChatOperator, OperatorRegistry
 from bloge.agent.listeners import CALLBACKS
 from bloge.journal import AgentEventJournalBridge, EventJournal, FileSink, InMemorySink
+from bloge.journal.sinks import JsonLines
 
 SAMPLES = 5
 
@@ -101,35 +102,12 @@ class CaptureOnly(AgentExecutionListener):
         return capture
 
 
-class ThreadedJournal(EventJournal):
-    """An alternative, not shipped: flush hands the batch to a writer thread. (It reaches
-    into the journal's internals: a measurement, not an API.)"""
-
-    def __init__(self, sink: Any) -> None:
-        super().__init__(sink)
-        self._batches: queue.Queue[list[Any] | None] = queue.Queue()
-        self._writer = threading.Thread(target=self._drain_batches, daemon=True)
-        self._writer.start()
-
-    def flush(self) -> None:
-        with self._lock:
-            if self._pending:
-                self._batches.put(self._pending[:])
-                self._pending.clear()
-
-    def _drain_batches(self) -> None:
-        while (batch := self._batches.get()) is not None:
-            self._write(batch)  # the only thread that renders and writes
-            self._batches.task_done()
-
-    def wait(self) -> None:
-        self._batches.join()
-
-    def close(self) -> None:
-        self.flush()
-        self._batches.put(None)
-        self._writer.join()
-        super().close()
+def through_structlog(path: Path) -> EventJournal:
+    """A file journal whose renderer is not recognised, so its chain is not compiled."""
+    sink = FileSink(path)
+    json_lines = JsonLines()
+    sink.renderer = lambda logger, method, event_dict: json_lines(logger, method, event_dict)
+    return EventJournal(sink)
 
 
 async def per_turn_us(run_once: Callable[[], Awaitable[object]],
@@ -174,7 +152,7 @@ async def measure(folder: Path) -> dict[str, float]:
         await in_memory.aexecute("Check the status.")
         memory_sink.events.clear()  # keeping 38,000 dicts per sample would time the GC
 
-    results["bridge -> in-memory sink (no JSON, no I/O)"] = await per_turn_us(
+    results["bridge -> in-memory sink (structlog chain)"] = await per_turn_us(
         run_in_memory, nothing, nothing)
 
     variants: list[tuple[str, Callable[[Path], EventJournal], dict[str, Any]]] = [
@@ -182,18 +160,17 @@ async def measure(folder: Path) -> dict[str, float]:
         ("bridge -> file, batched, with secrets", EventJournal.to_file,
          {"redact_keys": ["query", "customer_email"], "secrets": ["sk-live-0123456789",
                                                                   "sk-ant-abcdefghij"]}),
+        ("bridge -> file, through structlog", through_structlog, {}),
         ("bridge -> file, per event (max_batch=1)",
          lambda path: EventJournal.to_file(path, max_batch=1), {}),
-        ("bridge -> file, writer thread", lambda path: ThreadedJournal(FileSink(path)), {}),
     ]
     for index, (label, make, options) in enumerate(variants):
         path = folder / f"journal-{index}.jsonl"
         journal = make(path)
         recorded = agent(AgentEventJournalBridge(journal, **options))
-        settle = journal.wait if isinstance(journal, ThreadedJournal) else journal.flush
         results[label] = await per_turn_us(
             lambda recorded=recorded: recorded.aexecute("Check the status."),
-            settle, truncate(path))
+            journal.flush, truncate(path))
         journal.close()
     return results
 
@@ -256,10 +233,12 @@ async def per_event_costs(folder: Path) -> dict[str, float]:
     recorder.events = [e for e in recorder.events if e[0] != "on_agent_loop_exited"]
     results = {}
     memory = EventJournal(InMemorySink())
-    results["capture: bridge callback -> queue"], results["render, in-memory sink (no JSON)"] = (
+    results["capture: bridge callback -> queue"], results["render, in-memory (structlog)"] = (
         await costs(memory))
     with EventJournal.to_file(folder / "costs.jsonl") as journal:
         _, results["render + write, file sink (shipped)"] = await costs(journal)
+    with through_structlog(folder / "costs-structlog.jsonl") as journal:
+        _, results["render + write, file sink, structlog"] = await costs(journal)
     with EventJournal.to_file(folder / "costs-secrets.jsonl") as journal:
         _, results["render + write, file sink, with secrets"] = await costs(
             journal, redact_keys=["query"], secrets=["sk-live-0123456789"])

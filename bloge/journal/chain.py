@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections.abc import MutableMapping
 from typing import Any
 
 from structlog.typing import EventDict, WrappedLogger
@@ -60,16 +61,21 @@ def _names_of(cls: type) -> tuple[str, ...]:
 def merge_records(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
     """Replaces :data:`RECORDS` by the fields of each record, in declaration order, then
     :data:`FIELDS` by its items."""
-    for record in event_dict.pop(RECORDS, ()):
+    merge_into(event_dict, event_dict.pop(RECORDS, ()), event_dict.pop(FIELDS, None))
+    return event_dict
+
+
+def merge_into(event_dict: MutableMapping[str, Any], records: tuple[object, ...],
+               fields: dict[str, Any] | None) -> None:
+    """Sets the fields of each record (dataclass instances), then ``fields``."""
+    for record in records:
         cls = type(record)
         names = _field_names.get(cls) or _names_of(cls)
         # A plain loop of getattr beats attrgetter + zip + update here (measured).
         for name in names:
             event_dict[name] = getattr(record, name)
-    fields = event_dict.pop(FIELDS, None)
     if fields:
         event_dict.update(fields)
-    return event_dict
 
 
 class SequenceNumbers:
@@ -88,13 +94,16 @@ class SequenceNumbers:
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
         execution_id = event_dict.get("execution_id")
-        if execution_id is None:
-            return event_dict
+        if execution_id is not None:
+            event_dict["seq"] = self.next(execution_id)
+        return event_dict
+
+    def next(self, execution_id: object) -> int:
+        """The next number of ``execution_id``."""
         counters = self._counters
         # pop and re-insert: dicts keep insertion order, so the first key is the least recent.
         seq = counters.pop(execution_id, 0) + 1
         counters[execution_id] = seq
         if len(counters) > self._capacity:
             del counters[next(iter(counters))]
-        event_dict["seq"] = seq
-        return event_dict
+        return seq

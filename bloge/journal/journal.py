@@ -2,8 +2,9 @@
 
 Emitting is cheap and never fails: the event is captured as a tuple (time, name, records,
 fields) and queued. Queued events are rendered — through the journal's own chain, built with
-``structlog.wrap_logger`` (structlog's global configuration is never touched) — and written
-in batches, in the order they were emitted:
+``structlog.wrap_logger`` (structlog's global configuration is never touched), or, for a
+JSON-lines sink, through the same chain compiled into one function per batch (see
+:mod:`bloge.journal.compiled`) — and written in batches, in the order they were emitted:
 
 - inside an event loop, at the end of the current burst (``loop.call_soon``), so events
   reach the sink at the next await of the code emitting them;
@@ -22,7 +23,10 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TextIO
@@ -32,13 +36,18 @@ from structlog.typing import Processor
 
 from bloge.core.errors import BlogeUsageError
 from bloge.journal.chain import IsoTimestamps, SequenceNumbers, merge_records
+from bloge.journal.compiled import compile_chain
 from bloge.journal.redaction import Redactor
 from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
 
 _log = logging.getLogger("bloge.journal")
 
-_Captured = tuple[structlog.BoundLogger, float, str, tuple[object, ...], dict[str, Any]]
+#: A captured event: (channel, time, name, records, fields).
+_Captured = tuple["JournalChannel", float, str, tuple[object, ...], dict[str, Any]]
+_channel_of = itemgetter(0)
+# The running loop or None, without raising: asked on every emit.
+_running_loop = asyncio._get_running_loop
 
 
 class EventJournal:
@@ -59,13 +68,16 @@ class EventJournal:
         self.max_batch = max_batch
         self.failure: Exception | None = None
         self._closed = False
+        # Emitting appends to the deque (atomic, no lock); rendering and writing hold the lock.
+        self._pending: deque[_Captured] = deque()
         self._lock = threading.Lock()
-        self._pending: list[_Captured] = []
         self._rendered: list[Any] = []
         self._reported: set[str] = set()
         self._reports: list[str] = []
+        #: The event loop a flush is scheduled on, if any.
         self._flush_loop: asyncio.AbstractEventLoop | None = None
-        self._links: tuple[Processor, ...] = (IsoTimestamps(), merge_records, SequenceNumbers())
+        self._stamps = IsoTimestamps()
+        self._sequence = SequenceNumbers()
         self._default = self.channel(Redactor())
 
     # -- construction
@@ -104,12 +116,17 @@ class EventJournal:
     def channel(self, *processors: Processor) -> JournalChannel:
         """A way in whose events also pass ``processors`` (e.g. a configured
         :class:`Redactor`) before rendering; channels share the queue, order and sink."""
-        chain = [*self._links, *processors, self.sink.renderer]
+        renderer = self.sink.renderer
+        compiled = compile_chain(self._stamps, self._sequence, processors, renderer)
+        if compiled is not None:
+            return JournalChannel(self, compiled.render)
+        chain: list[Processor] = [self._stamps, merge_records, self._sequence, *processors,
+                                  renderer]
         logger = structlog.wrap_logger(
             _Collector(self._rendered), processors=chain, context_class=dict,
             wrapper_class=structlog.BoundLogger,
         ).bind()
-        return JournalChannel(self, logger)
+        return JournalChannel(self, _StructlogChain(logger).render)
 
     # -- use
 
@@ -122,10 +139,11 @@ class EventJournal:
     def flush(self) -> None:
         """Render and write every queued event now."""
         with self._lock:
-            if self._pending:
-                batch = self._pending[:]
-                self._pending.clear()
-                self._write(batch)
+            pending = self._pending
+            if pending:
+                popleft = pending.popleft
+                # Only what is queued now: events other threads add meanwhile wait their turn.
+                self._write([popleft() for _ in range(len(pending))])
         self._send_reports()
 
     def close(self) -> None:
@@ -156,23 +174,20 @@ class EventJournal:
 
     # -- internals
 
-    def _queued(self, size: int) -> None:
-        """Called after an event joined the queue, which now holds ``size`` events."""
-        if size >= self.max_batch:
+    def _queued(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Called after an event joined the queue from ``loop`` (``None`` outside an event
+        loop) when no flush is scheduled there, or when ``max_batch`` events are waiting."""
+        if loop is None or len(self._pending) >= self.max_batch:
             self.flush()
-        elif size == 1:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.flush()
-                return
+        elif self._flush_loop is not loop:
             # One scheduled flush per loop at a time: code that never yields would otherwise
-            # pile up a callback per batch.
-            if self._flush_loop is not loop:
-                self._flush_loop = loop
-                loop.call_soon(self._scheduled_flush)
+            # pile up a callback per event.
+            self._flush_loop = loop
+            loop.call_soon(self._scheduled_flush)
 
     def _scheduled_flush(self) -> None:
+        # Cleared before flushing: an event emitted after the flush took the queue schedules
+        # the next one.
         self._flush_loop = None
         self.flush()
 
@@ -182,11 +197,8 @@ class EventJournal:
             return
         if self.failure is not None:
             return
-        for logger, at, event, records, fields in batch:
-            try:
-                logger.msg(event, _at=at, _records=records, _fields=fields)
-            except Exception as exc:  # a processor or value we do not control
-                self._report("render", f"event {event!r} could not be rendered; dropped", exc)
+        for channel, captured in groupby(batch, _channel_of):
+            channel._render(captured, self._rendered, self._render_failed)
         if not self._rendered:
             return
         messages = self._rendered[:]
@@ -197,6 +209,9 @@ class EventJournal:
             self.failure = exc
             self._report("write", f"writing to {self.sink!r} failed; this and every later "
                                   "event are dropped", exc)
+
+    def _render_failed(self, event: str, exc: Exception) -> None:
+        self._report("render", f"event {event!r} could not be rendered; dropped", exc)
 
     def _report(self, kind: str, problem: str, exc: Exception | None = None) -> None:
         """Note the first problem of each kind; it is logged once the lock is released."""
@@ -217,23 +232,47 @@ class EventJournal:
             _log.warning("%s", report)
 
 
+#: Renders captured events, appending the results to a list; reports failures by event name.
+_Render = Callable[[Iterable[_Captured], list[Any], Callable[[str, Exception], None]], None]
+
+
 class JournalChannel:
     """Emits into its journal through the journal's chain plus the channel's processors."""
 
-    __slots__ = ("_journal", "_lock", "_logger", "_pending")
+    __slots__ = ("_journal", "_pending", "_render")
 
-    def __init__(self, journal: EventJournal, logger: structlog.BoundLogger) -> None:
+    def __init__(self, journal: EventJournal, render: _Render) -> None:
         self._journal = journal
-        self._logger = logger
-        self._lock = journal._lock
         self._pending = journal._pending
+        self._render = render
 
     def emit(self, event: str, /, *records: object, **fields: Any) -> None:
         """See :meth:`EventJournal.emit`."""
-        with self._lock:
-            self._pending.append((self._logger, time.time(), event, records, fields))
-            size = len(self._pending)
-        self._journal._queued(size)
+        pending = self._pending
+        pending.append((self, time.time(), event, records, fields))
+        journal = self._journal
+        loop = _running_loop()
+        if loop is None or loop is not journal._flush_loop or len(pending) >= journal.max_batch:
+            journal._queued(loop)
+
+
+class _StructlogChain:
+    """Renders events one by one through a structlog logger whose chain ends in the
+    journal's list of rendered events."""
+
+    __slots__ = ("_logger",)
+
+    def __init__(self, logger: structlog.BoundLogger) -> None:
+        self._logger = logger
+
+    def render(self, captured: Iterable[_Captured], out: list[Any],
+               failed: Callable[[str, Exception], None]) -> None:
+        log = self._logger.msg
+        for _, at, event, records, fields in captured:
+            try:
+                log(event, _at=at, _records=records, _fields=fields)
+            except Exception as exc:  # a processor or value we do not control
+                failed(event, exc)
 
 
 class _Collector:

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
 from structlog.typing import EventDict, WrappedLogger
 
 REDACTED = "[redacted]"
@@ -82,6 +83,25 @@ class Redactor:
                     event_dict[key] = self._hide_secrets(value)
         return event_dict
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values this redactor hides, longest first."""
+        return self._secrets
+
+    def finds_nothing_but_secrets(self, event_dict: EventDict) -> bool:
+        """Whether calling this redactor on ``event_dict`` could change nothing except by
+        hiding secret values: no sensitive key, no container value, and nothing to redact
+        inside the JSON fields. A quick check for code that looks for secrets its own way."""
+        if not event_dict.keys() <= self._safe and any(map(self.is_sensitive, event_dict)):
+            return False
+        if not _SCALARS.issuperset(map(type, event_dict.values())):
+            return False
+        for key in self._json_keys:
+            value = event_dict.get(key)
+            if type(value) is str and self._redact_json(value) is not value:
+                return False
+        return True
+
     def is_sensitive(self, key: object) -> bool:
         """Whether values under ``key`` are always redacted."""
         if type(key) is not str:
@@ -121,6 +141,15 @@ class Redactor:
     def _redact_json(self, text: str) -> str:
         if text[:1] not in ("{", "["):
             return text
+        # orjson decides quickly that there is nothing to redact (keys and strings parse
+        # alike); a rewrite parses with the standard library, which keeps every integer exact.
+        try:
+            quick = orjson.loads(text)
+        except orjson.JSONDecodeError:  # NaN, lone surrogates: the standard library decides
+            pass
+        else:
+            if self.redact(quick) is quick:
+                return text
         try:
             parsed = json.loads(text)
         except ValueError:
