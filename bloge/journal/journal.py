@@ -71,7 +71,6 @@ class EventJournal:
         # Emitting appends to the deque (atomic, no lock); rendering and writing hold the lock.
         self._pending: deque[_Captured] = deque()
         self._lock = threading.Lock()
-        self._rendered: list[Any] = []
         self._reported: set[str] = set()
         self._reports: list[str] = []
         #: The event loop a flush is scheduled on, if any.
@@ -120,13 +119,9 @@ class EventJournal:
         compiled = compile_chain(self._stamps, self._sequence, processors, renderer)
         if compiled is not None:
             return JournalChannel(self, compiled.render)
-        chain: list[Processor] = [self._stamps, merge_records, self._sequence, *processors,
-                                  renderer]
-        logger = structlog.wrap_logger(
-            _Collector(self._rendered), processors=chain, context_class=dict,
-            wrapper_class=structlog.BoundLogger,
-        ).bind()
-        return JournalChannel(self, _StructlogChain(logger).render)
+        chain = _StructlogChain([self._stamps, merge_records, self._sequence, *processors,
+                                 renderer])
+        return JournalChannel(self, chain.render)
 
     # -- use
 
@@ -197,12 +192,11 @@ class EventJournal:
             return
         if self.failure is not None:
             return
+        messages: list[Any] = []
         for channel, captured in groupby(batch, _channel_of):
-            channel._render(captured, self._rendered, self._render_failed)
-        if not self._rendered:
+            channel._render(captured, messages, self._render_failed)
+        if not messages:
             return
-        messages = self._rendered[:]
-        self._rendered.clear()
         try:
             self.sink.write(messages)
         except Exception as exc:  # a sink we do not control: OSError, ValueError, …
@@ -257,16 +251,20 @@ class JournalChannel:
 
 
 class _StructlogChain:
-    """Renders events one by one through a structlog logger whose chain ends in the
-    journal's list of rendered events."""
+    """Renders events one by one through a structlog logger running ``processors``."""
 
-    __slots__ = ("_logger",)
+    __slots__ = ("_collector", "_logger")
 
-    def __init__(self, logger: structlog.BoundLogger) -> None:
-        self._logger = logger
+    def __init__(self, processors: list[Processor]) -> None:
+        self._collector = _Collector()
+        self._logger: structlog.BoundLogger = structlog.wrap_logger(
+            self._collector, processors=processors, context_class=dict,
+            wrapper_class=structlog.BoundLogger,
+        ).bind()
 
     def render(self, captured: Iterable[_Captured], out: list[Any],
                failed: Callable[[str, Exception], None]) -> None:
+        self._collector.msg = out.append
         log = self._logger.msg
         for _, at, event, records, fields in captured:
             try:
@@ -276,9 +274,10 @@ class _StructlogChain:
 
 
 class _Collector:
-    """The logger structlog's chain ends in: collects rendered events for the next write."""
+    """The logger structlog's chain ends in: ``msg`` appends each rendered event to the
+    list being filled."""
 
     __slots__ = ("msg",)
 
-    def __init__(self, rendered: list[Any]) -> None:
-        self.msg: Callable[[Any], None] = rendered.append
+    def __init__(self) -> None:
+        self.msg: Callable[[Any], None] = [].append  # each render() points it at its list
