@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import MutableMapping
 from typing import Any
 
 from structlog.typing import EventDict, WrappedLogger
@@ -61,21 +60,16 @@ def _names_of(cls: type) -> tuple[str, ...]:
 def merge_records(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
     """Replaces :data:`RECORDS` by the fields of each record, in declaration order, then
     :data:`FIELDS` by its items."""
-    merge_into(event_dict, event_dict.pop(RECORDS, ()), event_dict.pop(FIELDS, None))
-    return event_dict
-
-
-def merge_into(event_dict: MutableMapping[str, Any], records: tuple[object, ...],
-               fields: dict[str, Any] | None) -> None:
-    """Sets the fields of each record (dataclass instances), then ``fields``."""
-    for record in records:
+    for record in event_dict.pop(RECORDS, ()):
         cls = type(record)
         names = _field_names.get(cls) or _names_of(cls)
         # A plain loop of getattr beats attrgetter + zip + update here (measured).
         for name in names:
             event_dict[name] = getattr(record, name)
+    fields = event_dict.pop(FIELDS, None)
     if fields:
         event_dict.update(fields)
+    return event_dict
 
 
 class SequenceNumbers:

@@ -29,8 +29,8 @@ from bloge.journal.chain import IsoTimestamps, SequenceNumbers
 from bloge.journal.redaction import Redactor
 from bloge.journal.sinks import JsonLines
 
-#: A captured event: (channel, time, name, records, fields); the channel is not used here.
-Captured = tuple[object, float, str, tuple[object, ...], dict[str, Any]]
+#: A captured event: (channel, time, name, records, fields); renderers ignore the channel.
+Captured = tuple[Any, float, str, tuple[object, ...], dict[str, Any]]
 #: Called with the name of an event that could not be rendered, and the error.
 OnFailure = Callable[[str, Exception], None]
 #: Builds ``{"event": …, "timestamp": …, <the fields of each record>…}``.
@@ -116,7 +116,7 @@ class CompiledJsonChain:
 def event_dict_builder(kinds: tuple[type, ...]) -> Builder:
     """The function building the event dict of records of these dataclass types: ``event``,
     ``timestamp``, then every field of each record in declaration order (a field repeated
-    by a later record keeps its place and takes the later value, as in ``merge_into``)."""
+    by a later record keeps its place and takes the later value, as in ``merge_records``)."""
     names = [f"r{index}" for index in range(len(kinds))]
     items = ["'event': event", "'timestamp': timestamp"]
     for name, kind in zip(names, kinds, strict=True):

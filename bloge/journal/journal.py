@@ -36,15 +36,13 @@ from structlog.typing import Processor
 
 from bloge.core.errors import BlogeUsageError
 from bloge.journal.chain import IsoTimestamps, SequenceNumbers, merge_records
-from bloge.journal.compiled import compile_chain
+from bloge.journal.compiled import Captured, OnFailure, compile_chain
 from bloge.journal.redaction import Redactor
 from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
 
 _log = logging.getLogger("bloge.journal")
 
-#: A captured event: (channel, time, name, records, fields).
-_Captured = tuple["JournalChannel", float, str, tuple[object, ...], dict[str, Any]]
 _channel_of = itemgetter(0)
 # The running loop or None, without raising: asked on every emit.
 _running_loop = asyncio._get_running_loop
@@ -69,7 +67,7 @@ class EventJournal:
         self.failure: Exception | None = None
         self._closed = False
         # Emitting appends to the deque (atomic, no lock); rendering and writing hold the lock.
-        self._pending: deque[_Captured] = deque()
+        self._pending: deque[Captured] = deque()
         self._lock = threading.Lock()
         self._reported: set[str] = set()
         self._reports: list[str] = []
@@ -186,7 +184,7 @@ class EventJournal:
         self._flush_loop = None
         self.flush()
 
-    def _write(self, batch: list[_Captured]) -> None:
+    def _write(self, batch: list[Captured]) -> None:
         if self._closed:
             self._report("closed", f"{len(batch)} event(s) emitted after close() dropped")
             return
@@ -227,7 +225,7 @@ class EventJournal:
 
 
 #: Renders captured events, appending the results to a list; reports failures by event name.
-_Render = Callable[[Iterable[_Captured], list[Any], Callable[[str, Exception], None]], None]
+_Render = Callable[[Iterable[Captured], list[Any], OnFailure], None]
 
 
 class JournalChannel:
@@ -262,8 +260,7 @@ class _StructlogChain:
             wrapper_class=structlog.BoundLogger,
         ).bind()
 
-    def render(self, captured: Iterable[_Captured], out: list[Any],
-               failed: Callable[[str, Exception], None]) -> None:
+    def render(self, captured: Iterable[Captured], out: list[Any], failed: OnFailure) -> None:
         self._collector.msg = out.append
         log = self._logger.msg
         for _, at, event, records, fields in captured:
