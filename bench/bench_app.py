@@ -20,7 +20,7 @@ BLOGE = Path(sys.executable).with_name("bloge")
 BUILD = """
 import time
 started = time.perf_counter()
-from container import create_container
+from bloge_container import create_container
 imported = time.perf_counter()
 container = create_container()
 agents = container.agents()

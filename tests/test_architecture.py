@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
+import setuptools
 
 import bloge
 import bloge.llm
@@ -20,13 +22,22 @@ ALLOWED = {
     "bloge.agent": {"bloge.core", "bloge.llm", "bloge.dsl"},
     "bloge.journal": {"bloge.core", "bloge.llm", "bloge.agent"},
 }
-FIRST_PARTY = ("bloge", "config", "container", "examples")
+FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)
+SOURCE_ROOTS = ("config", "container")
+
+
+def module_name(path: Path) -> str:
+    """The import name of a source file; config/ and container/ are source roots."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    if parts[0] in SOURCE_ROOTS:
+        parts = parts[1:]
+    return ".".join(parts)
 
 
 def imports_of(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    module = module_name(path)
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -50,11 +61,11 @@ def python_files(*folders: str) -> list[Path]:
 
 @pytest.mark.parametrize("path", python_files("bloge"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_framework_layers_import_only_what_they_may(path: Path) -> None:
-    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    module = module_name(path)
     layers = sorted(ALLOWED, key=len, reverse=True)
     layer = package_of(module, layers)
     for name in imports_of(path):
-        assert not name.startswith(("config", "container", *CONTAINER_ONLY)), (
+        assert not name.startswith(("bloge_config", "bloge_container", *CONTAINER_ONLY)), (
             f"{module} imports {name}: the framework never knows the application shell")
         if layer is None or not name.startswith("bloge"):
             continue
@@ -68,8 +79,23 @@ def test_framework_layers_import_only_what_they_may(path: Path) -> None:
 
 @pytest.mark.parametrize("path", python_files("config"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_config_knows_only_settings_libraries(path: Path) -> None:
-    for name in imports_of(path):
-        assert not name.startswith(("bloge", "container", *CONTAINER_ONLY)), name
+    # bloge.core.errors only: SettingsError belongs to the one error tree.
+    for name in imports_of(path) - {"bloge.core.errors"}:
+        assert name.startswith("bloge_config") or not name.startswith(
+            ("bloge", *CONTAINER_ONLY)), name
+
+
+def test_the_distribution_installs_only_bloge_names() -> None:
+    # A user's own config.py or container.py must never meet a package of ours by that name.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    find = pyproject["tool"]["setuptools"]["packages"]["find"]
+    top_level = {
+        name.split(".")[0]
+        for where in find["where"]
+        for name in setuptools.find_packages(str(ROOT / where), include=find["include"])
+    }
+    assert top_level == {"bloge", "bloge_config", "bloge_container"}
+    assert pyproject["project"]["scripts"]["bloge"] == "bloge_container.cli:main"
 
 
 def test_only_the_container_knows_dependency_injector() -> None:

@@ -3,7 +3,9 @@
 ```
 BlogeError
 ├── BlogeUsageError            a developer mistake in how bloge is called
-│   └── UnknownOperatorError   a name missing from an OperatorRegistry ("did you mean …")
+│   ├── UnknownOperatorError   a name missing from an OperatorRegistry ("did you mean …")
+│   └── SettingsError          settings that cannot be loaded (bloge_config), located at
+│                              file:line:column or the environment variable
 ├── DslError                   a problem in DSL source, located at file:line:column
 │   ├── DslSyntaxError         the text does not parse
 │   └── CompileError           it parses, but does not mean anything valid

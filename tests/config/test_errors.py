@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from config import SettingsError, load_settings
+from bloge import BlogeError, BlogeUsageError
+from bloge_config import SettingsError, load_settings
 from tests.config.conftest import Write
 
 
@@ -235,3 +236,10 @@ def test_a_byte_order_mark_is_allowed(write: Write, tmp_path: Path) -> None:
 def test_a_named_directory_is_not_a_settings_file(tmp_path: Path) -> None:
     assert str(error(tmp_path, settings_file=".")) == (
         f"{tmp_path / '.'}: settings file named by the settings_file argument is a directory")
+
+
+def test_a_settings_error_is_a_bloge_error(write: Write) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(base_dir=write("bloge: [x]\n").parent, environ={})
+    assert isinstance(caught.value, BlogeUsageError)
+    assert isinstance(caught.value, BlogeError)

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from config import format_duration, parse_duration
+from bloge_config import format_duration, parse_duration
 
 
 @pytest.mark.parametrize(("text", "seconds"), [

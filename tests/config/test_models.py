@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from config import BlogeSettings, RetrySettings
+from bloge_config import BlogeSettings, RetrySettings
 
 
 def test_the_defaults_are_a_working_offline_application() -> None:

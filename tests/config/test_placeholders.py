@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from config import SettingsError, load_settings
+from bloge_config import SettingsError, load_settings
 from tests.config.conftest import Write
 
 BASE_URL = "bloge:\n  llm:\n    openai:\n      base-url: {}\n"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from config import BlogeSettings, SettingsError, load_settings, settings_sources
+from bloge_config import BlogeSettings, SettingsError, load_settings, settings_sources
 from tests.config.conftest import Write
 
 RETRY_2 = "bloge:\n  llm:\n    retry:\n      max-attempts: 2\n"

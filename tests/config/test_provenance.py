@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from config import (
+from bloge_config import (
     BlogeSettings,
     LlmSettings,
     OpenAiSettings,

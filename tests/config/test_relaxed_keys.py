@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from config import load_settings
+from bloge_config import load_settings
 from tests.config.conftest import Write
 
 

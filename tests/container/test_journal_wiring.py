@@ -10,8 +10,8 @@ from dependency_injector import providers
 
 from bloge import OperatorContext
 from bloge.llm import ScriptedProvider, tool_call_response
-from config import load_settings
-from container import close_container, create_container
+from bloge_config import load_settings
+from bloge_container import close_container, create_container
 
 CALLBACKS = [
     "on_agent_turn_started", "on_agent_llm_called", "on_agent_tool_dispatched",

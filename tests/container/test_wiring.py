@@ -10,8 +10,8 @@ from dependency_injector import providers
 from bloge import AgentExecutionListener, AgentLoopOperator, StreamingAgentLoopOperator
 from bloge.llm import ScriptedProvider
 from bloge.llm.aliases import ModelAliases
-from config import SettingsError, load_settings
-from container import ConfigurationError, create_container
+from bloge_config import SettingsError, load_settings
+from bloge_container import ConfigurationError, create_container
 
 
 def container_for(project: Path, environ: dict[str, str] | None = None,
@@ -150,7 +150,7 @@ def test_operators_advertised_by_installed_packages_are_registered(project: Path
                                                                     monkeypatch) -> None:
     from importlib.metadata import EntryPoint
 
-    import container.components as components
+    import bloge_container.components as components
 
     (project / "vendor_ops.py").write_text(
         "class Shout:\n"

@@ -9,11 +9,11 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from config.errors import SettingsError
-from config.fields import MASK
-from config.layers import DEFAULT, KeyPath, Origin, nearest, show
-from config.models import BlogeSettings
-from config.schema import describe, locate
+from bloge_config.errors import SettingsError
+from bloge_config.fields import MASK
+from bloge_config.layers import DEFAULT, KeyPath, Origin, nearest, show
+from bloge_config.models import BlogeSettings
+from bloge_config.schema import describe, locate
 
 _SHOWN_VALUE_LENGTH = 80
 

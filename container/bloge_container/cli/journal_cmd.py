@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from container.cli.console import err, out, reported_errors
-from container.cli.options import ConfigOption, ProfileOption, open_container
+from bloge_container.cli.console import err, out, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
 journal = typer.Typer(help="Read the event journal.", no_args_is_help=True,
                       rich_markup_mode=None)
@@ -29,7 +29,7 @@ def show(
         from bloge.journal import execution_timeline, read_journal, render_timeline
 
         if path is None:
-            from container.journal import journal_path
+            from bloge_container.journal import journal_path
 
             container = open_container(config, profile)
             path = journal_path(container.settings(), container.project())

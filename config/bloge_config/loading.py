@@ -10,7 +10,7 @@ sections and maps merge, lists and plain values are replaced whole):
 4. the profile files, ``settings.<profile>.yaml`` beside the settings file (for another name:
    ``<stem>.<profile><suffix>``) for each profile in ``profile`` or else ``BLOGE_PROFILE``
    (comma-separated, later ones win); a missing profile file is skipped, as in Spring;
-5. ``BLOGE_<SECTION>__<KEY>`` environment variables (see :mod:`config.environment`);
+5. ``BLOGE_<SECTION>__<KEY>`` environment variables (see :mod:`bloge_config.environment`);
 6. ``overrides``, a nested mapping with the same relaxed keys as the files.
 """
 
@@ -21,19 +21,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from config.binding import bind
-from config.environment import (
+from bloge_config.binding import bind
+from bloge_config.environment import (
     PROFILE,
     SETTINGS_FILE,
     environment_layers,
     vendor_key_layers,
 )
-from config.errors import SettingsError
-from config.layers import KeyPath, Layer, Origin
-from config.models import BlogeSettings
-from config.provenance import record_origins
-from config.validation import validate
-from config.yaml_file import read_settings_file
+from bloge_config.errors import SettingsError
+from bloge_config.layers import KeyPath, Layer, Origin
+from bloge_config.models import BlogeSettings
+from bloge_config.provenance import record_origins
+from bloge_config.validation import validate
+from bloge_config.yaml_file import read_settings_file
 
 DEFAULT_SETTINGS_FILE = "settings.yaml"
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from container.cli.console import EXIT_RUN_FAILED, err, failure, out, reported_errors
-from container.cli.options import ConfigOption, ProfileOption, open_container
+from bloge_container.cli.console import EXIT_RUN_FAILED, err, failure, out, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
 if TYPE_CHECKING:
     from bloge import (
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         OperatorContext,
         StreamingAgentLoopOperator,
     )
-    from container.application import ApplicationContainer
+    from bloge_container.application import ApplicationContainer
 
 CHECKPOINTS = Path("var/checkpoints")
 
@@ -60,7 +60,7 @@ def run(
             definition = AgentBuilder.from_def(definition).max_turns(max_turns).build()
         checkpoint = _checkpoint(resume) if resume is not None else None
         text = _input(input_text, required=checkpoint is None)
-        from container.cli.progress import ProgressListener
+        from bloge_container.cli.progress import ProgressListener
 
         live = stream or definition.streaming  # a streaming agent always shows its chunks
         tracker = ProgressListener()
@@ -138,7 +138,7 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
               tracker: AgentExecutionListener) -> AgentLoopOperator | StreamingAgentLoopOperator:
     from dataclasses import replace
 
-    from container.agents import materialize
+    from bloge_container.agents import materialize
 
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
@@ -166,7 +166,7 @@ def _execute(container: ApplicationContainer,
 async def _whole(container: ApplicationContainer, operator: AgentLoopOperator,
                  text: str | None, checkpoint: AgentCheckpoint | None,
                  ctx: OperatorContext) -> AgentOutput:
-    from container.application import close_container
+    from bloge_container.application import close_container
 
     try:
         if checkpoint is not None:
@@ -182,8 +182,8 @@ async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoo
     from contextlib import aclosing
 
     from bloge import Done
-    from container.application import close_container
-    from container.cli.progress import StreamPrinter
+    from bloge_container.application import close_container
+    from bloge_container.cli.progress import StreamPrinter
 
     printer = StreamPrinter(out, as_json=as_json)
     chunks = (operator.resume_stream(checkpoint, text, ctx) if checkpoint is not None
@@ -215,7 +215,7 @@ def _saved_for_resume(error: MaxTurnsExceededError, definition: AgentDef,
 
 def _journal_hint(container: ApplicationContainer, ctx: OperatorContext) -> None:
     """Where the run was journaled, so that `bloge journal show` can be run next."""
-    from container.journal import journal_path
+    from bloge_container.journal import journal_path
 
     settings = container.settings()
     if settings.event_journal.enabled and settings.event_journal.sink == "file":

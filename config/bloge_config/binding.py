@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from config.errors import SettingsError
-from config.layers import KeyPath, Layer, Origin, RawPath, show
-from config.models import BlogeSettings, kebab
-from config.schema import Kind, describe, field_named, kind_of, section_model, suggestion
+from bloge_config.errors import SettingsError
+from bloge_config.layers import KeyPath, Layer, Origin, RawPath, show
+from bloge_config.models import BlogeSettings, kebab
+from bloge_config.schema import Kind, describe, field_named, kind_of, section_model, suggestion
 
 _JSON_EXAMPLES = {
     "section": 'a JSON object such as {"max-attempts": 2}',

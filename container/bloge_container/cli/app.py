@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from container.cli import agents_cmd, check, config_cmd, journal_cmd, run
+from bloge_container.cli import agents_cmd, check, config_cmd, journal_cmd, run
 
 app = typer.Typer(
     name="bloge",

@@ -1,7 +1,7 @@
 """Settings: ``settings.yaml``, profiles, environment variables and overrides, as pydantic models.
 
 ```python
-from config import load_settings, effective_settings, settings_sources
+from bloge_config import load_settings, effective_settings, settings_sources
 
 settings = load_settings()                      # or load_settings(profile="prod", ...)
 settings.llm.provider                           # "offline" | "openai" | "anthropic"
@@ -14,10 +14,10 @@ Every problem in any source is a :class:`SettingsError` with a one-paragraph mes
 package imports only pydantic, pydantic-settings, PyYAML and the standard library.
 """
 
-from config.errors import SettingsError
-from config.fields import Duration, format_duration, parse_duration
-from config.loading import load_settings
-from config.models import (
+from bloge_config.errors import SettingsError
+from bloge_config.fields import Duration, format_duration, parse_duration
+from bloge_config.loading import load_settings
+from bloge_config.models import (
     AgentsSettings,
     AnthropicSettings,
     BlogeSettings,
@@ -27,7 +27,7 @@ from config.models import (
     Provider,
     RetrySettings,
 )
-from config.provenance import effective_settings, settings_sources
+from bloge_config.provenance import effective_settings, settings_sources
 
 __all__ = [
     "AgentsSettings",

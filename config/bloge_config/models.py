@@ -2,8 +2,9 @@
 
 Field names are snake_case; each also answers to its kebab-case alias (``max_attempts`` and
 ``max-attempts``), which is also how the models dump with ``by_alias=True``. Every field has a
-default, so an empty settings file gives a working offline application. Durations are ``float``
-seconds (see :mod:`config.fields`). Models are frozen; treat the dicts inside them as read-only.
+default, so an empty settings file gives a working offline application. Durations are
+``float`` seconds (see :mod:`bloge_config.fields`). Models are frozen; treat the dicts inside
+them as read-only.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from config.fields import Duration, HttpUrl, ImportPath, Secret
+from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret
 
 
 def kebab(name: str) -> str:
@@ -105,7 +106,7 @@ class EventJournalSettings(BaseModel):
 class BlogeSettings(BaseSettings):
     """The ``bloge:`` section: every setting of a bloge application.
 
-    Build it with :func:`config.load_settings`, which reads the files, the environment and the
+    Build it with :func:`bloge_config.load_settings`, which reads the files, the environment and the
     overrides and remembers where each value came from. Constructing it directly validates the
     given values and fills in defaults, and reads nothing else.
     """
@@ -122,7 +123,7 @@ class BlogeSettings(BaseSettings):
     """Import paths of extra listener classes, added to the built-in ones."""
     event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
 
-    # Leaf key → where its value came from; filled by load_settings (see config.provenance).
+    # Leaf key → where its value came from; filled by load_settings (see bloge_config.provenance).
     _origins: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @classmethod
@@ -134,7 +135,7 @@ class BlogeSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only the constructor's arguments: :func:`config.load_settings` owns the sources.
+        """Only the constructor's arguments: :func:`bloge_config.load_settings` owns the sources.
 
         pydantic-settings would merge its sources into one dict before validating, losing which
         source gave each value — which our error messages and ``bloge config`` report — and its

@@ -13,8 +13,8 @@ from typing import Any, Literal, get_origin
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
-from config.layers import KeyPath
-from config.models import kebab
+from bloge_config.layers import KeyPath
+from bloge_config.models import kebab
 
 Kind = Literal["section", "map", "list", "value"]
 

@@ -19,10 +19,10 @@ from bloge import (
 )
 from bloge.agent import LlmSummarizer
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
-from config import BlogeSettings
-from container.components import ProjectDir
-from container.errors import ConfigurationError
-from container.report import ConditionsReport
+from bloge_config import BlogeSettings
+from bloge_container.components import ProjectDir
+from bloge_container.errors import ConfigurationError
+from bloge_container.report import ConditionsReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from config import BlogeSettings
-from container.components import ProjectDir, journal_available, secret_values
-from container.report import ConditionsReport
+from bloge_config import BlogeSettings
+from bloge_container.components import ProjectDir, journal_available, secret_values
+from bloge_container.report import ConditionsReport
 
 BRIDGE = "AgentEventJournalBridge"
 

@@ -1,5 +1,5 @@
 """The ``bloge`` command line."""
 
-from container.cli.app import app, main
+from bloge_container.cli.app import app, main
 
 __all__ = ["app", "main"]

@@ -16,10 +16,10 @@ from typing import Any
 
 from dependency_injector import containers, providers
 
-from config import BlogeSettings, load_settings
-from container import components, journal
-from container.agents import load_agents
-from container.report import ConditionsReport
+from bloge_config import BlogeSettings, load_settings
+from bloge_container import components, journal
+from bloge_container.agents import load_agents
+from bloge_container.report import ConditionsReport
 
 
 class ApplicationContainer(containers.DeclarativeContainer):

@@ -1,6 +1,6 @@
 """How each component is built from the settings, recording every decision in the report.
 
-These are plain functions; :mod:`container.application` wires them as dependency-injector
+These are plain functions; :mod:`bloge_container.application` wires them as dependency-injector
 providers. Each mirrors one of Spring's conditional registrations: on-property (the provider
 choice, the journal), on-class (a component whose module cannot be imported is skipped),
 on-missing-bean (a user's own ``llmChat`` replaces ours) and collect-all (every listener).
@@ -22,10 +22,10 @@ from bloge import (
 )
 from bloge.llm import LLM_CHAT, LLM_STREAMING_CHAT, LlmProvider
 from bloge.llm.aliases import ModelAliases
-from config import BlogeSettings
-from container.errors import ConfigurationError
-from container.imports import instantiate, resolve
-from container.report import ConditionsReport
+from bloge_config import BlogeSettings
+from bloge_container.errors import ConfigurationError
+from bloge_container.imports import instantiate, resolve
+from bloge_container.report import ConditionsReport
 
 OPERATOR_ENTRY_POINTS = "bloge.operators"
 PROVIDERS = ("offline", "openai", "anthropic")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from container.cli.console import out, reported_errors
-from container.cli.options import ConfigOption, ProfileOption, open_container
+from bloge_container.cli.console import out, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
 
 def agents(config: ConfigOption = None, profile: ProfileOption = None) -> None:
     """List the agents of bloge.agents.dsl-locations: id, kind, model, memory, tools, file."""
     with reported_errors():
-        from container.agents import display
+        from bloge_container.agents import display
 
         container = open_container(config, profile)
         loaded = container.agents()

@@ -15,11 +15,11 @@ from typing import Any
 
 import yaml
 
-from config.errors import SettingsError
-from config.layers import Layer, Origin, RawPath
-from config.models import BlogeSettings
-from config.placeholders import expand
-from config.schema import field_named
+from bloge_config.errors import SettingsError
+from bloge_config.layers import Layer, Origin, RawPath
+from bloge_config.models import BlogeSettings
+from bloge_config.placeholders import expand
+from bloge_config.schema import field_named
 
 SECTION = "bloge"
 _STR_TAG = "tag:yaml.org,2002:str"

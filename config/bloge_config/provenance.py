@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from config.layers import DEFAULT, KeyPath, Origin, show
-from config.models import BlogeSettings, kebab
+from bloge_config.layers import DEFAULT, KeyPath, Origin, show
+from bloge_config.models import BlogeSettings, kebab
 
 SET_IN_CODE = "code"
 

@@ -28,7 +28,7 @@ def failure(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 def reported_errors() -> Iterator[None]:
     """Turn bloge's errors into a message on stderr and the matching exit code."""
     from bloge import BlogeUsageError, DslError, RunError
-    from config import SettingsError
+    from bloge_config import SettingsError
 
     try:
         yield

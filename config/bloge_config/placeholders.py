@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from config.errors import SettingsError
-from config.layers import Origin, RawPath, show_raw
+from bloge_config.errors import SettingsError
+from bloge_config.layers import Origin, RawPath, show_raw
 
 _PLACEHOLDER = re.compile(r"\$\{([^}:]+)(?::([^}]*))?\}")
 

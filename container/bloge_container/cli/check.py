@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from container.cli.console import EXIT_USAGE, err, out
-from container.cli.options import ConfigOption, ProfileOption
+from bloge_container.cli.console import EXIT_USAGE, err, out
+from bloge_container.cli.options import ConfigOption, ProfileOption
 
 
 def check(
@@ -48,10 +48,10 @@ def check(
 
 
 def _configured_files(config: Path | None, profile: str | None) -> list[Path]:
-    from container.agents import dsl_files
-    from container.cli.console import reported_errors
-    from container.cli.options import open_container
-    from container.report import ConditionsReport
+    from bloge_container.agents import dsl_files
+    from bloge_container.cli.console import reported_errors
+    from bloge_container.cli.options import open_container
+    from bloge_container.report import ConditionsReport
 
     with reported_errors():
         container = open_container(config, profile)

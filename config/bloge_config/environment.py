@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from config.errors import SettingsError
-from config.layers import Layer, Origin
+from bloge_config.errors import SettingsError
+from bloge_config.layers import Layer, Origin
 
 PREFIX = "BLOGE_"
 PROFILE = "BLOGE_PROFILE"

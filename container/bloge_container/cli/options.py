@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from container.application import ApplicationContainer
+    from bloge_container.application import ApplicationContainer
 
 ConfigOption = Annotated[
     Path | None,
@@ -24,6 +24,6 @@ ProfileOption = Annotated[
 
 def open_container(config: Path | None, profile: str | None) -> ApplicationContainer:
     """The application container for these options (errors surface as CLI errors)."""
-    from container.application import create_container
+    from bloge_container.application import create_container
 
     return create_container(settings_file=config, profile=profile)

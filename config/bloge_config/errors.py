@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from bloge.core.errors import BlogeUsageError
 
-class SettingsError(ValueError):
+
+class SettingsError(BlogeUsageError, ValueError):
     """The settings cannot be loaded: a file, a variable or an override says something wrong.
 
     The message is one paragraph that starts with where the problem is (``file:line:column``,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import importlib
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
-from container.errors import ConfigurationError
+from bloge_container.errors import ConfigurationError
 
 
 def resolve(path: str, *, key: str, project_dir: Path) -> Any:
@@ -15,18 +16,22 @@ def resolve(path: str, *, key: str, project_dir: Path) -> Any:
 
     The project directory (where ``settings.yaml`` lives) is importable, as an application's
     own directory is, so ``examples.support.operators:KBSearchOperator`` works from a checkout.
+    It goes at the *end* of ``sys.path``: the project never shadows an installed package. When
+    an installed package takes the name of one of the project's own modules, the error says
+    so instead of importing the wrong one.
     """
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise ConfigurationError(f"{key}: {path!r} is not an import path; write 'module:attribute'")
-    root = str(project_dir.resolve())
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    root = project_dir.resolve()
+    if str(root) not in sys.path:
+        sys.path.append(str(root))
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigurationError(f"{key}: cannot import module {module_name!r} "
                                  f"({type(exc).__name__}: {exc})") from exc
+    _check_not_shadowed(module_name, root, key=key)
     target: Any = module
     for part in attribute.split("."):
         try:
@@ -36,6 +41,38 @@ def resolve(path: str, *, key: str, project_dir: Path) -> Any:
                 f"{key}: module {module_name!r} has no attribute {attribute!r}"
             ) from None
     return target
+
+
+def _check_not_shadowed(module_name: str, root: Path, *, key: str) -> None:
+    top = module_name.split(".")[0]
+    own = [candidate for candidate in (root / f"{top}.py", root / top / "__init__.py",
+                                       root / top) if candidate.exists()]
+    if not own:
+        return
+    loaded = sys.modules[top]
+    origin = getattr(loaded, "__file__", None)
+    locations = [origin] if origin else list(getattr(loaded, "__path__", ()))
+    if locations and not any(_inside(Path(location), Path(installed))
+                             for location in locations for installed in _installed_roots()):
+        return  # the project's module, or another folder's a caller put on sys.path
+    where = origin or ", ".join(locations) or "a built-in module"
+    raise ConfigurationError(
+        f"{key}: module {top!r} is the project's {own[0].relative_to(root)}, but the name is "
+        f"taken by an installed package ({where}); rename the project's module"
+    )
+
+
+def _installed_roots() -> set[str]:
+    paths = sysconfig.get_paths()
+    return {paths[name] for name in ("purelib", "platlib", "stdlib", "platstdlib")}
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def instantiate(target: Any, *, key: str) -> Any:

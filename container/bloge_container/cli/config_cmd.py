@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from container.cli.console import err, out, reported_errors
-from container.cli.options import ConfigOption, ProfileOption, open_container
+from bloge_container.cli.console import err, out, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
 
 def config(
@@ -20,7 +20,7 @@ def config(
 ) -> None:
     """Show the effective settings and which components were wired, and why."""
     with reported_errors():
-        from config import effective_settings, settings_sources
+        from bloge_config import effective_settings, settings_sources
 
         container = open_container(config, profile)
         settings = container.settings()
