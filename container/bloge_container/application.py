@@ -78,10 +78,13 @@ def create_container(
     working directory. ``project_dir`` (where operator modules, DSL locations and the journal
     path are found) defaults to that file's folder, however it was named.
     """
-    main = settings_file_path(settings_file, base_dir=project_dir)
-    project = Path(project_dir) if project_dir is not None else main.resolve().parent
+    if project_dir is not None:
+        project = Path(project_dir)
+    else:
+        project = settings_file_path(settings_file).resolve().parent
     if settings is None:
-        settings = load_settings(settings_file=main, profile=profile, base_dir=project)
+        settings = load_settings(settings_file=settings_file, profile=profile,
+                                 base_dir=project_dir)
     return ApplicationContainer(settings=settings, project=components.ProjectDir(project))
 
 

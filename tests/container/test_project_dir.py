@@ -88,3 +88,12 @@ def test_run_with_bloge_settings_file_finds_the_projects_operators_and_agents(
                    env={"BLOGE_SETTINGS_FILE": "myapp/settings.yaml"})
     assert result.returncode == 0, result.stderr
     assert "Hello from myapp" in result.stdout
+
+
+def test_without_a_settings_file_the_project_is_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BLOGE_SETTINGS_FILE", raising=False)
+    container = create_container()
+    assert container.project().path == tmp_path
+    assert container.settings().operators == {}
