@@ -50,4 +50,4 @@ def test_a_checkpoint_that_is_not_json_is_exit_2_naming_the_file(app: Path) -> N
     checkpoint.write_text('{"schema": ', encoding="utf-8")
     result = bloge("run", "customerSupport", "--resume", str(checkpoint), cwd=app, stdin="")
     assert result.returncode == 2
-    assert f"checkpoint {checkpoint}: checkpoint is not valid JSON" in result.stderr
+    assert f"{checkpoint}: checkpoint is not valid JSON" in result.stderr

@@ -132,7 +132,7 @@ def _checkpoint(path: Path) -> AgentCheckpoint:
     try:
         return AgentCheckpoint.from_json(text)
     except BlogeUsageError as exc:
-        raise failure(f"checkpoint {path}: {exc}") from None
+        raise failure(f"{path}: {exc}") from None
     except RecursionError:
         raise failure(f"checkpoint {path} is nested too deeply to be a checkpoint") from None
 
