@@ -70,8 +70,8 @@ class _CancelFirst:
             _exit_at_once(signum, frame)
         self._seen = True
         os.write(2, b"\ninterrupted: stopping the run (Ctrl-C again to quit at once)\n")
-        # Signal handlers run between bytecodes of the main thread, which is the loop's:
-        # schedule the cancellation and wake the loop rather than touch the task here.
+        # The loop may be asleep in select(); call_soon_threadsafe wakes it, where a plain
+        # task.cancel() would wait for the next event to be noticed.
         self._loop.call_soon_threadsafe(self._task.cancel)
 
 

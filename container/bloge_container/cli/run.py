@@ -169,20 +169,19 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
 def _execute(container: ApplicationContainer,
              operator: AgentLoopOperator | StreamingAgentLoopOperator, text: str | None,
              checkpoint: AgentCheckpoint | None, tracker: ProgressListener,
-             invocation: Invocation, *,
-             as_json: bool, live: bool) -> AgentOutput:
+             invocation: Invocation, *, as_json: bool, live: bool) -> AgentOutput:
     from bloge import AgentRunError, OperatorContext, StreamingAgentLoopOperator
     from bloge_container.cli.failures import Reporting, run_failed, run_interrupted
     from bloge_container.cli.interrupt import run_cancellable
     from bloge_container.components import secret_values
 
     ctx = OperatorContext.root()
-    run = (_streamed(container, operator, text, checkpoint, ctx, as_json)
-           if isinstance(operator, StreamingAgentLoopOperator)
-           else _whole(container, operator, text, checkpoint, ctx))
+    agent_run = (_streamed(container, operator, text, checkpoint, ctx, as_json)
+                 if isinstance(operator, StreamingAgentLoopOperator)
+                 else _whole(container, operator, text, checkpoint, ctx))
     try:
         with tracker.showing(err, enabled=not live):  # ended before anything below prints
-            output = run_cancellable(run)
+            output = run_cancellable(agent_run)
     except (AgentRunError, asyncio.CancelledError) as exc:
         _journal_hint(container, ctx)
         reporting = Reporting(container.project().path, secret_values(container.settings()),
