@@ -16,7 +16,7 @@ package imports only pydantic, pydantic-settings, PyYAML and the standard librar
 
 from bloge_config.errors import SettingsError
 from bloge_config.fields import Duration, format_duration, parse_duration
-from bloge_config.loading import load_settings
+from bloge_config.loading import load_settings, settings_file_path
 from bloge_config.models import (
     AgentsSettings,
     AnthropicSettings,
@@ -44,5 +44,6 @@ __all__ = [
     "format_duration",
     "load_settings",
     "parse_duration",
+    "settings_file_path",
     "settings_sources",
 ]

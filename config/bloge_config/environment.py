@@ -1,4 +1,4 @@
-"""Environment variables as layers: ``BLOGE_<SECTION>__<KEY>`` and the vendors' API keys.
+"""Environment variables as layers: ``BLOGE_<SECTION>__<KEY>`` and the vendors' own variables.
 
 ``BLOGE_`` is bloge's namespace: every variable in it is a setting, except ``BLOGE_PROFILE`` and
 ``BLOGE_SETTINGS_FILE``, which choose the files. ``__`` separates the levels of the key path
@@ -21,22 +21,26 @@ PROFILE = "BLOGE_PROFILE"
 SETTINGS_FILE = "BLOGE_SETTINGS_FILE"
 _SEPARATOR = "__"
 
-#: the vendors' conventional variables, read as defaults for the API keys
-VENDOR_KEYS = {
+#: the variables the vendors' official SDKs read, read as defaults for the same settings
+VENDOR_VARIABLES = {
+    "OPENAI_BASE_URL": ("llm", "openai", "base_url"),
     "OPENAI_API_KEY": ("llm", "openai", "api_key"),
+    "ANTHROPIC_BASE_URL": ("llm", "anthropic", "base_url"),
     "ANTHROPIC_API_KEY": ("llm", "anthropic", "api_key"),
 }
 
 
-def vendor_key_layers(environ: Mapping[str, str]) -> list[Layer]:
-    """A layer per non-empty vendor key variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``).
+def vendor_layers(environ: Mapping[str, str]) -> list[Layer]:
+    """A layer per non-empty vendor variable (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``,
+    ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``).
 
-    These rank just above the defaults, as if the defaults said ``api-key: ${OPENAI_API_KEY:}``,
-    so an exported key works without any settings file, and any source above can replace it.
+    These rank just above the defaults, as if the defaults said
+    ``base-url: ${OPENAI_BASE_URL:https://api.openai.com/v1}``, so the variables an SDK user
+    already exports work without any settings file, and any source above can replace them.
     """
     return [
         Layer(_nested(path, environ[name]), Origin(f"environment variable {name}"))
-        for name, path in VENDOR_KEYS.items()
+        for name, path in VENDOR_VARIABLES.items()
         if environ.get(name)
     ]
 

@@ -4,7 +4,8 @@ Precedence, lowest first (each source replaces the values of the ones before it,
 sections and maps merge, lists and plain values are replaced whole):
 
 1. the models' defaults;
-2. the vendors' API key variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``);
+2. the variables of the vendors' SDKs (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``,
+   ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``);
 3. the settings file: ``settings.yaml`` in ``base_dir`` unless ``settings_file`` or
    ``BLOGE_SETTINGS_FILE`` names another; a named file must exist, the default one may not;
 4. the profile files, ``settings.<profile>.yaml`` beside the settings file (for another name:
@@ -26,7 +27,7 @@ from bloge_config.environment import (
     PROFILE,
     SETTINGS_FILE,
     environment_layers,
-    vendor_key_layers,
+    vendor_layers,
 )
 from bloge_config.errors import SettingsError
 from bloge_config.layers import KeyPath, Layer, Origin
@@ -50,15 +51,15 @@ def load_settings(
 
     The sources and their precedence are listed at the top of this module.
 
-    ``environ`` defaults to ``os.environ`` and ``base_dir`` (against which relative file names
-    are resolved) to the working directory; ``profile=""`` turns ``BLOGE_PROFILE`` off.
+    ``environ`` defaults to ``os.environ`` and ``base_dir`` (against which a relative
+    ``settings_file`` or ``BLOGE_SETTINGS_FILE`` is resolved; see :func:`settings_file_path`)
+    to the working directory; ``profile=""`` turns ``BLOGE_PROFILE`` off.
     Raises ``SettingsError``, whose one-paragraph message names the source and the key, for
     anything wrong in any source.
     """
     env = os.environ if environ is None else environ
-    base = Path.cwd() if base_dir is None else Path(base_dir)
-    main = _settings_file(settings_file, env, base)
-    layers = [*vendor_key_layers(env)]
+    main = settings_file_path(settings_file, environ=env, base_dir=base_dir)
+    layers = [*vendor_layers(env)]
     if main.is_file():  # a file someone named was checked to exist; the default may not
         layers.append(read_settings_file(main, env))
     for name in _profiles(profile, env):
@@ -77,10 +78,23 @@ def load_settings(
     return record_origins(validate(values, origins), origins)
 
 
-def _settings_file(named: str | os.PathLike[str] | None, env: Mapping[str, str],
-                   base: Path) -> Path:
-    if named is not None:
-        return _existing(base / named, "the settings_file argument")
+def settings_file_path(
+    settings_file: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The settings file :func:`load_settings` reads for the same arguments.
+
+    ``settings_file``, else ``BLOGE_SETTINGS_FILE``, else ``settings.yaml``; a relative name is
+    resolved against ``base_dir`` (default: the working directory). A named file must exist
+    (``SettingsError`` otherwise); the default one may not. The application's project folder is
+    this file's folder, however it was named.
+    """
+    env = os.environ if environ is None else environ
+    base = Path.cwd() if base_dir is None else Path(base_dir)
+    if settings_file is not None:
+        return _existing(base / settings_file, "the settings_file argument")
     if env.get(SETTINGS_FILE):
         return _existing(base / env[SETTINGS_FILE], f"environment variable {SETTINGS_FILE}")
     return base / DEFAULT_SETTINGS_FILE

@@ -16,7 +16,7 @@ from typing import Any
 
 from dependency_injector import containers, providers
 
-from bloge_config import BlogeSettings, load_settings
+from bloge_config import BlogeSettings, load_settings, settings_file_path
 from bloge_container import components, journal
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
@@ -69,17 +69,22 @@ def create_container(
     settings_file: str | os.PathLike[str] | None = None,
     profile: str | None = None,
 ) -> ApplicationContainer:
-    """A container for the application in ``project_dir`` (default: the settings file's folder,
-    else the working directory), with ``settings`` or those loaded from its files and the
-    environment. Components are built on first use; ``agents()`` builds everything."""
+    """A container for the application in ``project_dir``, with ``settings`` or those loaded
+    from its files and the environment. Components are built on first use; ``agents()``
+    builds everything.
+
+    The settings file is ``settings_file``, else ``BLOGE_SETTINGS_FILE``, else
+    ``settings.yaml``, a relative name taken from ``project_dir`` when given, else from the
+    working directory. ``project_dir`` (where operator modules, DSL locations and the journal
+    path are found) defaults to that file's folder, however it was named.
+    """
     if project_dir is not None:
         project = Path(project_dir)
-    elif settings_file is not None:
-        project = Path(settings_file).resolve().parent
     else:
-        project = Path.cwd()
+        project = settings_file_path(settings_file).resolve().parent
     if settings is None:
-        settings = load_settings(settings_file=settings_file, profile=profile, base_dir=project)
+        settings = load_settings(settings_file=settings_file, profile=profile,
+                                 base_dir=project_dir)
     return ApplicationContainer(settings=settings, project=components.ProjectDir(project))
 
 

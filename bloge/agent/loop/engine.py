@@ -183,9 +183,15 @@ class _Run:
                         assert_never(step)
         except MaxTurnsExceededError:
             raise
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as cancelled:
             self._exited(steps.CANCELLED, started)
-            raise
+            agent_id = self._engine.definition.id
+            # The cancellation itself propagates, as asyncio needs; its cause carries the
+            # checkpoint, so whoever cancelled can save it and resume later.
+            raise cancelled from AgentRunError(
+                f"agent {agent_id!r} was cancelled in turn {self.turn}",
+                agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.CANCELLED,
+            )
         except Exception as exc:
             self._exited(steps.ERROR, started)
             agent_id = self._engine.definition.id
@@ -261,8 +267,13 @@ class _Run:
         )
 
     def checkpoint(self) -> AgentCheckpoint:
-        return AgentCheckpoint(tuple(self._memory.messages()), self.turn,
-                               dict(self.tool_results), self._engine.definition.id, self.usage)
+        view = self._memory.messages()
+        if view and view[-1].tool_calls:
+            # Cancelled while its tools ran: no provider accepts calls without answers, so
+            # the checkpoint ends before them and a resume asks the model again.
+            view = view[:-1]
+        return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
+                               self._engine.definition.id, self.usage)
 
     def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
         return AgentOutput(

@@ -14,7 +14,9 @@ class AgentLoopOperator(AgentOperatorBase):
     The model is reached through the ``"llmChat"`` operator; tools through the operators
     their ``tool`` blocks name. ``execute`` raises ``MaxTurnsExceededError`` (with a
     checkpoint) when the agent needs more than ``max_turns`` turns, and ``AgentRunError``
-    (with a checkpoint, caused by the failure) when a run fails.
+    (with a checkpoint, caused by the failure) when a run fails. A cancelled run raises the
+    ``asyncio.CancelledError``, whose ``__cause__`` is an ``AgentRunError`` with exit reason
+    ``"cancelled"`` and the checkpoint to resume from.
     """
 
     __slots__ = ()

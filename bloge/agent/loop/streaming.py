@@ -77,11 +77,29 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
             while (item := await channel.get()) is not _END:
                 yield item
             await producer  # re-raises the run's failure, if any
+        except asyncio.CancelledError as cancelled:
+            # The consumer was cancelled: pass on the cause the run's own cancellation carries
+            # (the AgentRunError with its checkpoint), as a plain cancelled run does.
+            cause = await _stop(producer)
+            if cancelled.__cause__ is None and cause is not None:
+                raise cancelled from cause
+            raise
         finally:
-            if not producer.done():
-                producer.cancel()
-                await asyncio.wait([producer])
+            await _stop(producer)
 
+
+async def _stop(producer: asyncio.Task[None]) -> BaseException | None:
+    """Cancel the run unless it is over, wait for it, and return its cancellation's cause."""
+    if not producer.done():
+        producer.cancel()
+        await asyncio.wait([producer])
+    if not producer.cancelled():
+        return None
+    try:
+        producer.result()
+    except asyncio.CancelledError as cancelled:
+        return cancelled.__cause__
+    return None
 
 
 async def _produce(

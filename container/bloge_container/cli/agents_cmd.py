@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
+
 from bloge_container.cli.console import out, reported_errors
 from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
@@ -20,9 +22,10 @@ def agents(config: ConfigOption = None, profile: ProfileOption = None) -> None:
         for agent_id, agent in sorted(loaded.items()):
             definition = agent.definition
             kind = "stream agent" if definition.streaming else "agent"
-            out.print(f"[bold]{agent_id}[/bold]  {kind}  model {definition.model}  "
-                      f"memory {definition.memory_strategy.to_dsl()}  "
-                      f"max_turns {definition.max_turns}")
+            details = (f"{kind}  model {definition.model}  "
+                       f"memory {definition.memory_strategy.to_dsl()}  "
+                       f"max_turns {definition.max_turns}")
+            out.print(f"[bold]{escape(agent_id)}[/bold]  {escape(details)}")
             out.print(f"  file:  {display(agent.source, project)}", markup=False)
             tools = ", ".join(tool.name for tool in definition.tools) or "none"
             out.print(f"  tools: {tools}", markup=False)

@@ -5,6 +5,8 @@ Commands import bloge lazily, so ``bloge --help`` stays fast.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from bloge_container.cli import agents_cmd, check, config_cmd, journal_cmd, run
@@ -24,8 +26,20 @@ app.command("config")(config_cmd.config)
 app.add_typer(journal_cmd.journal, name="journal")
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import version
+
+        typer.echo(f"bloge {version('bloge')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    _version: Annotated[bool, typer.Option(
+        "--version", help="Print bloge's version and exit.", callback=_print_version,
+        is_eager=True)] = False,
+) -> None:
     """bloge for Python."""
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from bloge_container.cli.console import err, out, reported_errors
 from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
@@ -34,15 +35,16 @@ def config(
                                         "kind": c.kind, "reason": c.reason} for c in conditions]}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
+        # Keys, values, sources and reasons are user text ("LlmProvider[openai]"): escaped,
+        # so that rich prints their brackets instead of reading them as markup.
         out.print("[bold]Effective settings[/bold]")
         for key, value in _leaves(values):
-            source = _source(sources, key)
-            out.print(f"  {key} = {json.dumps(value, ensure_ascii=False)}  [dim]({source})[/dim]",
-                      highlight=False)
+            setting = escape(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+            out.print(f"  {setting}  [dim]({escape(_source(sources, key))})[/dim]")
         out.print("\n[bold]Conditions report[/bold]")
         for condition in conditions:
             mark = "[green]+[/green]" if condition.registered else "[yellow]-[/yellow]"
-            out.print(f"  {mark} {condition.line()}", highlight=False)
+            out.print(f"  {mark} {escape(condition.line())}")
     if not conditions:
         err.print("no components were wired", markup=False)
 

@@ -14,8 +14,9 @@ EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Models, users and settings write the text printed here: no ":name:" emoji codes replaced.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def failure(message: str, code: int = EXIT_USAGE) -> typer.Exit:

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 
 ConfigOption = Annotated[
     Path | None,
-    typer.Option("--config", "-c", help="Settings file (default: ./settings.yaml, or "
-                 "BLOGE_SETTINGS_FILE).", show_default=False, dir_okay=False),
+    typer.Option("--config", "-c", help="Settings file (default: BLOGE_SETTINGS_FILE, else "
+                 "./settings.yaml); its folder is the project's, where operator modules and "
+                 "DSL locations are found.", show_default=False, dir_okay=False),
 ]
 ProfileOption = Annotated[
     str | None,

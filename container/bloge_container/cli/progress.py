@@ -70,38 +70,44 @@ class ProgressListener(AgentExecutionListener):
 
 
 class StreamPrinter:
-    """Prints a stream: tokens as they come, a line per tool start and end."""
+    """Prints a stream: the model's tokens to ``answer`` as they come (each turn's text from
+    a new line), a line per tool start and end to ``activity``; with ``as_json``, every chunk
+    as one JSON line to ``answer``."""
 
-    def __init__(self, console: Console, *, as_json: bool) -> None:
-        self._console = console
+    def __init__(self, answer: Console, activity: Console, *, as_json: bool) -> None:
+        self._answer = answer
+        self._activity = activity
         self._as_json = as_json
         self._mid_line = False
+        self._turn = 0
 
     def show(self, chunk: AgentStreamChunk) -> None:
         if self._as_json:
-            self._console.print(json.dumps(_chunk_json(chunk), ensure_ascii=False), markup=False)
+            self._answer.print(json.dumps(_chunk_json(chunk), ensure_ascii=False), markup=False)
             return
         match chunk:
-            case Token(text=text):
-                self._console.print(text, end="", markup=False)
+            case Token(text=text, turn_number=turn):
+                if turn != self._turn:
+                    self.finish()
+                    self._turn = turn
+                self._answer.print(text, end="", markup=False)
                 self._mid_line = not text.endswith("\n")
             case ToolStart(tool_name=name, tool_call_id=call_id):
-                self._line(f"[dim]→ {name} ({call_id})[/dim]")
+                self._line(f"→ {name} ({call_id})")
             case ToolEnd(tool_name=name, success=success):
-                self._line(f"[dim]{'✓' if success else '✗'} {name}"
-                           f"{'' if success else ' failed'}[/dim]")
+                self._line(f"{'✓' if success else '✗'} {name}{'' if success else ' failed'}")
             case Done():
                 self.finish()
 
-    def _line(self, markup: str) -> None:
-        if self._mid_line:
-            self._console.print()
-            self._mid_line = False
-        self._console.print(markup)
+    def _line(self, text: str) -> None:
+        if self._answer.is_terminal:  # both share the screen: the tool line gets its own line
+            self.finish()
+        self._activity.print(text, markup=False, style="dim")
 
     def finish(self) -> None:
+        """End the answer's current line, if a token left it open."""
         if self._mid_line:
-            self._console.print()
+            self._answer.print()
             self._mid_line = False
 
 

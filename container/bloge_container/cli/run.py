@@ -6,11 +6,11 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from bloge_container.cli.console import EXIT_RUN_FAILED, err, failure, out, reported_errors
+from bloge_container.cli.console import err, failure, out, reported_errors
 from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
 if TYPE_CHECKING:
@@ -20,13 +20,12 @@ if TYPE_CHECKING:
         AgentExecutionListener,
         AgentLoopOperator,
         AgentOutput,
-        MaxTurnsExceededError,
         OperatorContext,
         StreamingAgentLoopOperator,
     )
     from bloge_container.application import ApplicationContainer
-
-CHECKPOINTS = Path("var/checkpoints")
+    from bloge_container.cli.failures import Invocation
+    from bloge_container.cli.progress import ProgressListener
 
 
 def run(
@@ -36,9 +35,11 @@ def run(
         metavar="INPUT", help="What to ask the agent; read from stdin when omitted.",
         show_default=False)] = None,
     stream: Annotated[bool, typer.Option(
-        "--stream", help="Show tokens and tool calls live.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the output as JSON "
-                                          "(with --stream: one JSON object per chunk).")] = False,
+        "--stream", help="Show the answer's tokens live on stdout, tool calls on stderr.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the output, or the failure, "
+                                          "as JSON (with --stream: one JSON object per chunk).")
+    ] = False,
     resume: Annotated[Path | None, typer.Option(
         "--resume", help="Continue from a checkpoint file saved by an earlier run.",
         dir_okay=False, show_default=False)] = None,
@@ -50,7 +51,13 @@ def run(
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Run an agent and print its answer."""
+    """Run an agent and print its answer.
+
+    Ctrl-C stops the run, saves its checkpoint and prints the command that resumes it (exit
+    130); a second Ctrl-C quits at once. A failed run does the same and exits 1.
+    """
+    from bloge_container.cli.failures import Invocation
+
     with reported_errors():
         container = open_container(config, profile)
         definition = _definition(container, target, agent_id)
@@ -65,9 +72,9 @@ def run(
         live = stream or definition.streaming  # a streaming agent always shows its chunks
         tracker = ProgressListener()
         operator = _operator(container, definition, streaming=live, tracker=tracker)
-        with tracker.showing(err, enabled=not live):
-            output = _execute(container, operator, definition, text, checkpoint,
-                              as_json=as_json, target=target)
+        invocation = Invocation(target, agent_id, max_turns, config, profile)
+        output = _execute(container, operator, text, checkpoint, tracker, invocation,
+                          as_json=as_json, live=live)
         if as_json and not live:
             out.print(json.dumps(_output_json(output), ensure_ascii=False, indent=2),
                       markup=False)
@@ -113,20 +120,33 @@ def _pick(definitions: list[AgentDef], agent_id: str | None, *, where: str) -> A
 
 
 def _checkpoint(path: Path) -> AgentCheckpoint:
-    from bloge import AgentCheckpoint
+    from bloge import AgentCheckpoint, BlogeUsageError
 
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise failure(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
-    return AgentCheckpoint.from_json(text)
+    except UnicodeDecodeError as exc:
+        raise failure(f"checkpoint {path} is not UTF-8 text ({exc.reason} at byte "
+                      f"{exc.start})") from None
+    try:
+        return AgentCheckpoint.from_json(text)
+    except BlogeUsageError as exc:
+        raise failure(f"{path}: {exc}") from None
+    except RecursionError:
+        raise failure(f"checkpoint {path} is nested too deeply to be a checkpoint") from None
 
 
 def _input(argument: str | None, *, required: bool) -> str | None:
     if argument is not None:
         return argument
-    if not sys.stdin.isatty():
-        text = sys.stdin.read().strip()
+    stdin = sys.stdin  # None when the command was started with stdin closed
+    if stdin is not None and not stdin.isatty():
+        try:
+            text = stdin.read().strip()
+        except UnicodeDecodeError as exc:
+            raise failure(f"the input on stdin is not UTF-8 text ({exc.reason} at byte "
+                          f"{exc.start})") from None
         if text:
             return text
     if required:
@@ -147,20 +167,30 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
 
 
 def _execute(container: ApplicationContainer,
-             operator: AgentLoopOperator | StreamingAgentLoopOperator, definition: AgentDef,
-             text: str | None, checkpoint: AgentCheckpoint | None, *, as_json: bool,
-             target: str) -> AgentOutput:
-    from bloge import MaxTurnsExceededError, OperatorContext, StreamingAgentLoopOperator
+             operator: AgentLoopOperator | StreamingAgentLoopOperator, text: str | None,
+             checkpoint: AgentCheckpoint | None, tracker: ProgressListener,
+             invocation: Invocation, *, as_json: bool, live: bool) -> AgentOutput:
+    from bloge import AgentRunError, OperatorContext, StreamingAgentLoopOperator
+    from bloge_container.cli.failures import Reporting, run_failed, run_interrupted
+    from bloge_container.cli.interrupt import run_cancellable
+    from bloge_container.components import secret_values
 
     ctx = OperatorContext.root()
+    agent_run = (_streamed(container, operator, text, checkpoint, ctx, as_json)
+                 if isinstance(operator, StreamingAgentLoopOperator)
+                 else _whole(container, operator, text, checkpoint, ctx))
     try:
-        if isinstance(operator, StreamingAgentLoopOperator):
-            return asyncio.run(_streamed(container, operator, text, checkpoint, ctx, as_json))
-        return asyncio.run(_whole(container, operator, text, checkpoint, ctx))
-    except MaxTurnsExceededError as exc:
-        _saved_for_resume(exc, definition, target)
-    finally:
+        with tracker.showing(err, enabled=not live):  # ended before anything below prints
+            output = run_cancellable(agent_run)
+    except (AgentRunError, asyncio.CancelledError) as exc:
         _journal_hint(container, ctx)
+        reporting = Reporting(container.project().path, secret_values(container.settings()),
+                              as_json=as_json, streamed=live)
+        if isinstance(exc, AgentRunError):
+            run_failed(exc, invocation, reporting)
+        run_interrupted(exc.__cause__, invocation, reporting)
+    _journal_hint(container, ctx)
+    return output
 
 
 async def _whole(container: ApplicationContainer, operator: AgentLoopOperator,
@@ -185,7 +215,7 @@ async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoo
     from bloge_container.application import close_container
     from bloge_container.cli.progress import StreamPrinter
 
-    printer = StreamPrinter(out, as_json=as_json)
+    printer = StreamPrinter(out, err, as_json=as_json)
     chunks = (operator.resume_stream(checkpoint, text, ctx) if checkpoint is not None
               else operator.stream(text, ctx))
     try:
@@ -200,19 +230,6 @@ async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoo
         await close_container(container)
 
 
-def _saved_for_resume(error: MaxTurnsExceededError, definition: AgentDef,
-                      target: str) -> NoReturn:
-    CHECKPOINTS.mkdir(parents=True, exist_ok=True)
-    name = f"{definition.id}-turn{error.checkpoint.turn_count}-{_stamp()}.json"
-    path = CHECKPOINTS / name
-    path.write_text(error.checkpoint.to_json(), encoding="utf-8")
-    suggested = max(error.max_turns * 2, error.checkpoint.turn_count + 1)
-    err.print(f"error: {error}", markup=False)
-    err.print(f"checkpoint saved to {path}; resume with:", markup=False)
-    err.print(f"  bloge run {target} --resume {path} --max-turns {suggested}", markup=False)
-    raise typer.Exit(EXIT_RUN_FAILED)
-
-
 def _journal_hint(container: ApplicationContainer, ctx: OperatorContext) -> None:
     """Where the run was journaled, so that `bloge journal show` can be run next."""
     from bloge_container.journal import journal_path
@@ -222,12 +239,6 @@ def _journal_hint(container: ApplicationContainer, ctx: OperatorContext) -> None
         path = journal_path(settings, container.project())
         err.print(f"journal: execution {ctx.execution_id} in {path} "
                   f"(bloge journal show {ctx.execution_id[:8]})", markup=False, style="dim")
-
-
-def _stamp() -> str:
-    import datetime as dt
-
-    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
 
 
 def _output_json(output: AgentOutput) -> dict[str, Any]:

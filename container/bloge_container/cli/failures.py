@@ -1,0 +1,132 @@
+"""What a failed or interrupted run leaves behind: its checkpoint under the project's
+``var/checkpoints/``, the command that resumes it, and with ``--json`` one JSON document."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+from bloge_container.cli.console import EXIT_INTERRUPTED, EXIT_RUN_FAILED, err, out
+from bloge_container.cli.interrupt import exit_now
+
+if TYPE_CHECKING:
+    from bloge import AgentCheckpoint, AgentRunError
+
+CHECKPOINTS = Path("var/checkpoints")
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """How ``bloge run`` was called, so that the resume command names the same run."""
+
+    target: str
+    agent_id: str | None
+    max_turns: int | None
+    config: Path | None
+    profile: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reporting:
+    """Where and how to report: the project folder, the secrets to keep out, the format."""
+
+    project: Path
+    secrets: Sequence[str]
+    as_json: bool
+    streamed: bool
+
+
+def run_failed(error: AgentRunError, invocation: Invocation, reporting: Reporting) -> NoReturn:
+    """Save the failed run's checkpoint, report it with the resume command, exit 1."""
+    _report(error, invocation, reporting)
+    raise typer.Exit(EXIT_RUN_FAILED)
+
+
+def run_interrupted(cause: BaseException | None, invocation: Invocation,
+                    reporting: Reporting) -> NoReturn:
+    """After Ctrl-C: save the checkpoint the cancelled run carried (``cause``), report, and
+    end the process with 130 without waiting for tool threads still running."""
+    from bloge import AgentRunError
+
+    if isinstance(cause, AgentRunError):
+        _report(cause, invocation, reporting)
+    elif reporting.as_json:
+        _print_document({"error": {"type": "KeyboardInterrupt", "message": "interrupted",
+                                   "cause": None},
+                         "exit_reason": "cancelled", "checkpoint_file": None,
+                         "resume_command": None}, reporting)
+    else:
+        err.print("interrupted", markup=False)
+    exit_now(EXIT_INTERRUPTED)
+
+
+def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting) -> None:
+    from bloge import MaxTurnsExceededError
+    from bloge.llm.providers.server_errors import redact
+
+    saved = _shown(_save(error.checkpoint, reporting.project))
+    max_turns = invocation.max_turns
+    if isinstance(error, MaxTurnsExceededError):
+        max_turns = max(error.max_turns * 2, error.checkpoint.turn_count + 1)
+    command = _resume_command(invocation, saved, max_turns)
+    message = redact(str(error), reporting.secrets)
+    if reporting.as_json:
+        cause = error.__cause__
+        _print_document({
+            "error": {"type": type(error).__name__, "message": message,
+                      "cause": type(cause).__name__ if cause is not None else None},
+            "exit_reason": error.exit_reason,
+            "checkpoint_file": saved,
+            "resume_command": command,
+        }, reporting)
+        return
+    lead = "interrupted" if error.exit_reason == "cancelled" else "error"
+    err.print(f"{lead}: {message}", markup=False)
+    err.print(f"checkpoint saved to {saved}; resume with:", markup=False)
+    err.print(f"  {command}", markup=False)
+
+
+def _save(checkpoint: AgentCheckpoint, project: Path) -> Path:
+    import datetime as dt
+
+    folder = project / CHECKPOINTS
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    path = folder / f"{checkpoint.agent_id or 'agent'}-turn{checkpoint.turn_count}-{stamp}.json"
+    path.write_text(checkpoint.to_json(), encoding="utf-8")
+    return path
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it, else absolute."""
+    absolute = path.resolve()
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
+def _resume_command(invocation: Invocation, saved: str, max_turns: int | None) -> str:
+    words = ["bloge", "run", invocation.target, "--resume", saved]
+    if invocation.agent_id is not None:
+        words += ["--agent", invocation.agent_id]
+    if max_turns is not None:
+        words += ["--max-turns", str(max_turns)]
+    if invocation.config is not None:
+        words += ["--config", str(invocation.config)]
+    if invocation.profile is not None:
+        words += ["--profile", invocation.profile]
+    return shlex.join(words)
+
+
+def _print_document(document: dict[str, Any], reporting: Reporting) -> None:
+    if reporting.streamed:  # one more JSON line after the chunks
+        out.print(json.dumps({"type": "error", **document}, ensure_ascii=False), markup=False)
+    else:
+        out.print(json.dumps(document, ensure_ascii=False, indent=2), markup=False)

@@ -1,0 +1,168 @@
+"""Ctrl-C during ``bloge run``: the first stops the run, saves its checkpoint and prints the
+command that resumes it (exit 130), even while a sync tool is stuck in its thread; a second
+quits at once."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import BLOGE, bloge, environment
+
+OPERATORS = '''
+import asyncio
+import os
+import threading
+from pathlib import Path
+
+
+def wait_for_answer(input):
+    """The answer comes at once, unless WAIT_FOREVER says it never comes."""
+    if os.environ.get("WAIT_FOREVER"):
+        Path("tool-started").write_text("started")
+        threading.Event().wait()
+    return {"answer": "forty-two"}
+
+
+async def ignore_cancellation(input):
+    Path("tool-started").write_text("started")
+    while True:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            Path("cancellation-ignored").write_text("ignored")
+'''
+
+AGENT = '''
+agent waiter {
+  model = "gpt-4o"
+  tool waitForAnswer : Wait {
+    description = "Wait for the answer"
+    input { question = tool_args.question }
+  }
+}
+
+stream agent streamer {
+  model = "gpt-4o"
+  tool waitForAnswer : Wait {
+    description = "Wait for the answer"
+    input { question = tool_args.question }
+  }
+}
+
+agent stubborn {
+  model = "gpt-4o"
+  tool waitForAnswer : Stubborn {
+    description = "Wait for the answer"
+    input { question = tool_args.question }
+  }
+}
+'''
+
+QUESTION = "Please wait for the answer"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project whose tools wait: for ever (sync, in a thread) or ignoring cancellation."""
+    (tmp_path / "waiting_operators.py").write_text(OPERATORS, encoding="utf-8")
+    (tmp_path / "agents.bloge").write_text(AGENT, encoding="utf-8")
+    (tmp_path / "settings.yaml").write_text(textwrap.dedent("""
+        bloge:
+          agents: {dsl-locations: ["*.bloge"]}
+          operators:
+            Wait: "waiting_operators:wait_for_answer"
+            Stubborn: "waiting_operators:ignore_cancellation"
+    """), encoding="utf-8")
+    return tmp_path
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(BLOGE), *args], cwd=cwd, text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=environment({"WAIT_FOREVER": "1"}))
+
+
+def wait_for(marker: Path, process: subprocess.Popen[str]) -> None:
+    """Wait until ``marker`` exists, failing if the command ends first or 30 s pass."""
+    deadline = time.monotonic() + 30
+    while not marker.exists():
+        try:
+            process.wait(timeout=0.05)  # wakes at once if the command ends
+        except subprocess.TimeoutExpired:
+            if time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"{marker.name} never appeared: {process.communicate()}")
+            continue
+        pytest.fail(f"bloge ended before {marker.name} appeared: {process.communicate()}")
+
+
+def interrupted(process: subprocess.Popen[str], project: Path) -> tuple[str, str]:
+    wait_for(project / "tool-started", process)
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.communicate(timeout=30)
+    finally:
+        process.kill()
+
+
+def resume_command(stderr: str) -> list[str]:
+    line = next(line.strip() for line in stderr.splitlines()
+                if line.strip().startswith("bloge run"))
+    return shlex.split(line)
+
+
+def test_ctrl_c_in_a_stuck_sync_tool_saves_a_checkpoint_and_exits_130(project: Path) -> None:
+    process = start("run", "waiter", QUESTION, cwd=project)
+    _, stderr = interrupted(process, project)
+    assert process.returncode == 130, stderr
+    assert "interrupted: agent 'waiter' was cancelled in turn 1" in stderr
+    command = resume_command(stderr)
+    assert command[:4] == ["bloge", "run", "waiter", "--resume"]
+    assert (project / command[4]).is_file()
+
+
+def test_the_checkpoint_of_an_interrupted_run_resumes_it(project: Path) -> None:
+    process = start("run", "waiter", QUESTION, cwd=project)
+    _, stderr = interrupted(process, project)
+    resumed = bloge(*resume_command(stderr)[1:], cwd=project)  # the answer now comes
+    assert resumed.returncode == 0, resumed.stderr
+    assert "forty-two" in resumed.stdout
+
+
+def test_ctrl_c_during_a_stream_saves_a_checkpoint_and_exits_130(project: Path) -> None:
+    process = start("run", "streamer", QUESTION, cwd=project)
+    _, stderr = interrupted(process, project)
+    assert process.returncode == 130, stderr
+    assert resume_command(stderr)[:4] == ["bloge", "run", "streamer", "--resume"]
+
+
+def test_ctrl_c_with_json_prints_the_failure_document(project: Path) -> None:
+    process = start("run", "waiter", QUESTION, "--json", cwd=project)
+    stdout, stderr = interrupted(process, project)
+    assert process.returncode == 130, stderr
+    document = json.loads(stdout)
+    assert document["exit_reason"] == "cancelled"
+    assert document["error"]["type"] == "AgentRunError"
+    assert (project / document["checkpoint_file"]).is_file()
+
+
+def test_a_second_ctrl_c_quits_at_once(project: Path) -> None:
+    process = start("run", "stubborn", QUESTION, cwd=project)
+    wait_for(project / "tool-started", process)
+    process.send_signal(signal.SIGINT)
+    wait_for(project / "cancellation-ignored", process)
+    process.send_signal(signal.SIGINT)
+    try:
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert "interrupted again: quitting" in stderr

@@ -1,0 +1,57 @@
+"""The vendors' SDK variables work in a project without any settings file, and ``bloge config``
+says where each value came from, printing bracketed names as they are."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+from pathlib import Path
+
+from tests.cli.conftest import bloge
+from tests.cli.fake_openai import fake_openai
+
+AGENT = 'agent ask {\n  model = "gpt-4o"\n}\n'
+
+
+def test_openai_base_url_sends_the_requests_there_without_a_settings_file(tmp_path: Path) -> None:
+    (tmp_path / "ask.bloge").write_text(AGENT, encoding="utf-8")
+    with fake_openai() as server:
+        result = bloge("run", "ask.bloge", "Hello?", cwd=tmp_path, env={
+            "BLOGE_LLM__PROVIDER": "openai", "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-local"})
+    assert result.returncode == 0, result.stderr
+    assert "Hello from the fake" in result.stdout
+    (path, headers), = server.requests
+    assert path == "/v1/chat/completions"
+    assert headers["Authorization"] == "Bearer sk-local"
+
+
+def test_config_names_openai_base_url_as_the_source_of_the_base_url(tmp_path: Path) -> None:
+    result = bloge("config", "--json", cwd=tmp_path,
+                   env={"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"})
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["settings"]["bloge"]["llm"]["openai"]["base-url"] == "http://127.0.0.1:11434/v1"
+    assert document["sources"]["bloge.llm.openai.base-url"] == (
+        "environment variable OPENAI_BASE_URL")
+
+
+def test_config_prints_bracketed_component_names_literally(app: Path) -> None:
+    result = bloge("config", cwd=app)
+    assert result.returncode == 0, result.stderr
+    assert ("+ LlmProvider[offline]: registered, bloge.llm.provider is 'offline' [on-property]"
+            in result.stdout)
+    assert "Agent[customerSupport]: registered" in result.stdout
+
+
+def test_config_prints_bracketed_settings_values_literally(app: Path) -> None:
+    result = bloge("config", cwd=app,
+                   env={"BLOGE_AGENTS__DSL_LOCATIONS": '["[ab]/*.bloge"]'})
+    assert result.returncode == 0, result.stderr
+    assert 'bloge.agents.dsl-locations = ["[ab]/*.bloge"]' in result.stdout
+
+
+def test_version_prints_the_installed_version(tmp_path: Path) -> None:
+    result = bloge("--version", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"bloge {version('bloge')}\n"
