@@ -56,7 +56,10 @@ class RetrySettings(BaseModel):
     """``bloge.llm.retry``: exponential backoff for provider calls.
 
     Attempt ``n`` (from 1) waits ``min(initial_backoff * multiplier ** (n - 1), max_backoff)``;
-    a server's ``Retry-After`` is honoured up to ``max_retry_after`` seconds.
+    a server's ``Retry-After`` is honoured up to ``max_retry_after`` seconds. 529 is Anthropic's
+    ``overloaded_error``. ``total_timeout`` bounds a whole call, attempts and waits together
+    (for a stream, until its first byte); ``null`` for no bound. A wait that would outlast it
+    fails the call at once.
     """
 
     model_config = _SECTION
@@ -65,8 +68,9 @@ class RetrySettings(BaseModel):
     initial_backoff: Duration = 1.0
     multiplier: float = Field(default=2.0, ge=1)
     max_backoff: Duration = 30.0
-    on_http_codes: tuple[HttpStatus, ...] = (408, 409, 429, 500, 502, 503, 504)
+    on_http_codes: tuple[HttpStatus, ...] = (408, 409, 429, 500, 502, 503, 504, 529)
     max_retry_after: Duration = 60.0
+    total_timeout: Annotated[Duration, Field(gt=0)] | None = 600.0
 
 
 class LlmSettings(BaseModel):

@@ -91,7 +91,7 @@ def retry_policy(settings: BlogeSettings) -> Any:
     return RetryPolicy(max_attempts=retry.max_attempts, initial_backoff=retry.initial_backoff,
                        multiplier=retry.multiplier, max_backoff=retry.max_backoff,
                        retry_on_status=tuple(retry.on_http_codes),
-                       max_retry_after=retry.max_retry_after)
+                       max_retry_after=retry.max_retry_after, total_timeout=retry.total_timeout)
 
 
 def aliased(
