@@ -66,6 +66,7 @@ def openai_provider(settings: BlogeSettings) -> LlmProvider:
         )
     return OpenAIChatProvider(base_url=str(section.base_url), api_key=key,
                               organization=section.organization, timeout=section.timeout,
+                              max_response_bytes=int(section.max_response_bytes),
                               retry=retry_policy(settings))
 
 
@@ -81,7 +82,9 @@ def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
         )
     return AnthropicProvider(base_url=str(section.base_url), api_key=key,
                              version=section.version, max_tokens=section.max_tokens,
-                             timeout=section.timeout, retry=retry_policy(settings))
+                             timeout=section.timeout,
+                             max_response_bytes=int(section.max_response_bytes),
+                             retry=retry_policy(settings))
 
 
 def retry_policy(settings: BlogeSettings) -> Any:
