@@ -4,6 +4,9 @@ Each stream is replayed by an ``httpx.MockTransport``, one read per event as a l
 sends them, and consumed through ``stream_chat``: bytes → SSE events → JSON → chunks.
 Target: <= 20 µs per chunk.
 
+Then one huge event (issue 9) through the SSE decoder alone, in the 64 KiB reads httpx makes:
+the time must grow with the event's size, not its square (40 MB takes about 4 times 10 MB).
+
     .venv/bin/python bench/bench_sse.py
 """
 
@@ -19,8 +22,10 @@ import httpx
 
 from bloge.llm import LlmMessage, LlmProvider, LlmRequest
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider
+from bloge.llm.providers.sse import SseDecoder
 
 CHUNKS = 1_000
+READ = 64 * 1024
 REPEAT = 7
 REQUEST = LlmRequest("model", (LlmMessage.user("Tell me a long story."),))
 
@@ -93,6 +98,17 @@ async def seconds_per_stream(make: Callable[[httpx.AsyncClient], LlmProvider],
     return statistics.median(runs[1:])
 
 
+def seconds_per_huge_event(size: int) -> float:
+    text = "data: " + "x" * size + "\n\n"
+    reads = [text[i : i + READ] for i in range(0, len(text), READ)]
+    decoder = SseDecoder()
+    started = time.perf_counter()
+    events = [event for piece in reads for event in decoder.feed(piece)]
+    elapsed = time.perf_counter() - started
+    assert [len(event.data) for event in events] == [size]
+    return elapsed
+
+
 async def main() -> None:
     cases = {
         "OpenAI Chat Completions": (
@@ -105,6 +121,9 @@ async def main() -> None:
         per_stream = await seconds_per_stream(make, events)
         print(f"{name:<24} {CHUNKS} chunks: {per_stream * 1e3:7.2f} ms   "
               f"{per_stream / CHUNKS * 1e6:6.2f} µs per chunk   (target <= 20 µs)")
+    small, large = (seconds_per_huge_event(mb * 1_000_000) for mb in (10, 40))
+    print(f"One SSE event of 10 MB: {small:.3f} s, of 40 MB: {large:.3f} s   "
+          f"({large / small:.1f} times; linear is 4)")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, ByteSize, ConfigDict, Field, PrivateAttr, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret
@@ -27,10 +27,18 @@ _SECTION = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, alias_
 
 Provider = Literal["offline", "openai", "anthropic"]
 HttpStatus = Annotated[int, Field(ge=100, le=599)]
+ResponseBytes = Annotated[ByteSize, Field(gt=0)]
+"""A size in bytes: a number, or text such as ``32MiB`` or ``500kB``."""
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 class OpenAiSettings(BaseModel):
-    """``bloge.llm.openai``: the OpenAI (or OpenAI-compatible) chat completions endpoint."""
+    """``bloge.llm.openai``: the OpenAI (or OpenAI-compatible) chat completions endpoint.
+
+    ``timeout`` bounds each attempt: connecting, sending and reading the whole answer (for a
+    stream, its first byte, then each wait for its next line). ``max_response_bytes`` bounds a
+    response, JSON body or whole stream; an OpenAI stream spends some 300 bytes per token.
+    """
 
     model_config = _SECTION
 
@@ -38,10 +46,12 @@ class OpenAiSettings(BaseModel):
     api_key: Secret = SecretStr("")
     organization: str | None = None
     timeout: Annotated[Duration, Field(gt=0)] = 60.0
+    max_response_bytes: ResponseBytes = ByteSize(MAX_RESPONSE_BYTES)
 
 
 class AnthropicSettings(BaseModel):
-    """``bloge.llm.anthropic``: the Anthropic messages API."""
+    """``bloge.llm.anthropic``: the Anthropic messages API; ``timeout`` and
+    ``max_response_bytes`` as in ``bloge.llm.openai``."""
 
     model_config = _SECTION
 
@@ -50,13 +60,17 @@ class AnthropicSettings(BaseModel):
     version: str = "2023-06-01"
     max_tokens: int = Field(default=1024, gt=0)
     timeout: Annotated[Duration, Field(gt=0)] = 60.0
+    max_response_bytes: ResponseBytes = ByteSize(MAX_RESPONSE_BYTES)
 
 
 class RetrySettings(BaseModel):
     """``bloge.llm.retry``: exponential backoff for provider calls.
 
     Attempt ``n`` (from 1) waits ``min(initial_backoff * multiplier ** (n - 1), max_backoff)``;
-    a server's ``Retry-After`` is honoured up to ``max_retry_after`` seconds.
+    a server's ``Retry-After`` is honoured up to ``max_retry_after`` seconds. 529 is Anthropic's
+    ``overloaded_error``. ``total_timeout`` bounds a whole call, attempts and waits together
+    (for a stream, until its first byte); ``null`` for no bound. A wait that would outlast it
+    fails the call at once.
     """
 
     model_config = _SECTION
@@ -65,8 +79,9 @@ class RetrySettings(BaseModel):
     initial_backoff: Duration = 1.0
     multiplier: float = Field(default=2.0, ge=1)
     max_backoff: Duration = 30.0
-    on_http_codes: tuple[HttpStatus, ...] = (408, 409, 429, 500, 502, 503, 504)
+    on_http_codes: tuple[HttpStatus, ...] = (408, 409, 429, 500, 502, 503, 504, 529)
     max_retry_after: Duration = 60.0
+    total_timeout: Annotated[Duration, Field(gt=0)] | None = 600.0
 
 
 class LlmSettings(BaseModel):

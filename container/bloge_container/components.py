@@ -66,6 +66,7 @@ def openai_provider(settings: BlogeSettings) -> LlmProvider:
         )
     return OpenAIChatProvider(base_url=str(section.base_url), api_key=key,
                               organization=section.organization, timeout=section.timeout,
+                              max_response_bytes=int(section.max_response_bytes),
                               retry=retry_policy(settings))
 
 
@@ -81,7 +82,9 @@ def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
         )
     return AnthropicProvider(base_url=str(section.base_url), api_key=key,
                              version=section.version, max_tokens=section.max_tokens,
-                             timeout=section.timeout, retry=retry_policy(settings))
+                             timeout=section.timeout,
+                             max_response_bytes=int(section.max_response_bytes),
+                             retry=retry_policy(settings))
 
 
 def retry_policy(settings: BlogeSettings) -> Any:
@@ -91,7 +94,7 @@ def retry_policy(settings: BlogeSettings) -> Any:
     return RetryPolicy(max_attempts=retry.max_attempts, initial_backoff=retry.initial_backoff,
                        multiplier=retry.multiplier, max_backoff=retry.max_backoff,
                        retry_on_status=tuple(retry.on_http_codes),
-                       max_retry_after=retry.max_retry_after)
+                       max_retry_after=retry.max_retry_after, total_timeout=retry.total_timeout)
 
 
 def aliased(

@@ -104,7 +104,7 @@ def test_an_unknown_file_key_is_located_with_a_did_you_mean(write: Write, tmp_pa
     assert str(caught) == (
         f"{path}:4:7: unknown setting bloge.llm.retry.max-attempt; did you mean 'max-attempts'? "
         "(known keys: max-attempts, initial-backoff, multiplier, max-backoff, on-http-codes, "
-        "max-retry-after)")
+        "max-retry-after, total-timeout)")
     assert (caught.key, caught.source) == ("bloge.llm.retry.max-attempt", f"{path}:4:7")
 
 

@@ -11,7 +11,7 @@ def test_the_defaults_are_a_working_offline_application() -> None:
     assert settings.llm.provider == "offline"
     assert settings.llm.openai.timeout == 60.0
     assert settings.llm.anthropic.max_tokens == 1024
-    assert settings.llm.retry.on_http_codes == (408, 409, 429, 500, 502, 503, 504)
+    assert settings.llm.retry.on_http_codes == (408, 409, 429, 500, 502, 503, 504, 529)
     assert settings.llm.openai.api_key.get_secret_value() == ""
     assert settings.operators == {}
     assert settings.listeners == ()

@@ -23,7 +23,8 @@ def test_effective_settings_are_kebab_case_plain_data() -> None:
     assert json.loads(json.dumps(effective)) == effective
     assert effective["bloge"]["llm"]["retry"] == {
         "max-attempts": 4, "initial-backoff": "1s", "multiplier": 2.0, "max-backoff": "30s",
-        "on-http-codes": [408, 409, 429, 500, 502, 503, 504], "max-retry-after": "60s",
+        "on-http-codes": [408, 409, 429, 500, 502, 503, 504, 529], "max-retry-after": "60s",
+        "total-timeout": "600s",
     }
     assert effective["bloge"]["event-journal"] == {
         "enabled": False, "sink": "stdout", "path": "var/journal.jsonl", "redact-keys": [],
@@ -73,7 +74,7 @@ def test_every_leaf_reports_the_source_that_won(write: Write, tmp_path: Path) ->
 
 def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
     sources = settings_sources(load_settings(base_dir=tmp_path, environ={}))
-    assert len(sources) == 24
+    assert len(sources) == 27
     assert set(sources.values()) == {"default"}
     assert {"bloge.llm.model-aliases", "bloge.operators", "bloge.listeners",
             "bloge.llm.retry.on-http-codes"} <= set(sources)

@@ -1,7 +1,9 @@
 """Real LLM providers over HTTP: OpenAI Chat Completions and Anthropic Messages.
 
 Each provider is a pure wire translation (``openai``, ``anthropic``) plus a thin HTTP shell
-(``http_client``) with tenacity retries (``retry``); streams are decoded by ``sse``.
+(``http_client``) with tenacity retries (``retry``), which reads bodies within a size, a time
+and UTF-8 (``response_body``); streams are decoded by ``sse`` and assembled into chunks by
+``chunk_stream``.
 """
 
 from bloge.llm.providers.anthropic import build_messages_request

@@ -10,12 +10,9 @@ import httpx
 
 from bloge.llm.providers.anthropic import messages_request_for, parse_messages_response
 from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
-from bloge.llm.providers.http_client import (
-    HttpProvider,
-    ProviderHttpClient,
-    Timeout,
-    assembled_stream,
-)
+from bloge.llm.providers.chunk_stream import assembled_stream
+from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
+from bloge.llm.providers.response_body import DEFAULT_MAX_RESPONSE_BYTES
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
 from bloge.llm.providers.wire import WireFormatError
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
@@ -31,8 +28,8 @@ class AnthropicProvider(HttpProvider):
     ``api_key`` goes in ``x-api-key`` and never appears in errors, logs or reprs; ``version``
     in ``anthropic-version``. ``max_tokens`` applies when a request sets none (the API
     requires one). ``headers`` are added to every request and win over ours (``anthropic-beta``
-    for instance). ``timeout``, ``http_client``, ``retry`` and ``sleep`` work as for
-    :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
+    for instance). ``timeout``, ``max_response_bytes``, ``http_client``, ``retry`` and ``sleep``
+    work as for :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
 
     The provider is also a :data:`~bloge.llm.providers.claude.ClaudeTransport`: awaiting
     ``provider(body)`` sends a prepared request body and returns the response JSON.
@@ -48,6 +45,7 @@ class AnthropicProvider(HttpProvider):
         version: str = DEFAULT_VERSION,
         max_tokens: int = 1024,
         timeout: Timeout = 60.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
@@ -60,6 +58,7 @@ class AnthropicProvider(HttpProvider):
             headers={"x-api-key": api_key, "anthropic-version": version, **(headers or {})},
             secrets=(api_key,),
             timeout=timeout,
+            max_response_bytes=max_response_bytes,
             http_client=http_client,
             retry=retry,
             sleep=sleep,

@@ -2,19 +2,25 @@
 
 Everything httpx raises is translated here, at the boundary, into :class:`AttemptError`
 (retried or not by :func:`call_with_retries`) and finally into :class:`ProviderError`.
+
+``timeout`` bounds a whole attempt: connecting, sending, and reading the whole JSON answer or,
+for a stream, its first byte; after that, each wait for the next line of the stream (a stream
+may last longer than ``timeout`` in all). httpx's own timeouts bound each read only, which a
+server that trickles a byte at a time never trips.
 """
 
 from __future__ import annotations
 
-import codecs
+import asyncio
+import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import aclosing
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
-from bloge.core.errors import ProviderError
+from bloge.core.errors import BlogeUsageError, ProviderError
+from bloge.llm.providers.response_body import StreamWatch, quoted, read_body, utf8_text
 from bloge.llm.providers.retry import (
     AttemptError,
     RetryPolicy,
@@ -24,8 +30,6 @@ from bloge.llm.providers.retry import (
 )
 from bloge.llm.providers.server_errors import redact, server_error_message, truncate
 from bloge.llm.providers.sse import SseDecoder, SseEvent
-from bloge.llm.providers.wire import ServerStreamError, WireFormatError
-from bloge.llm.types import LlmChunk
 
 Timeout = float | httpx.Timeout
 T = TypeVar("T")
@@ -40,13 +44,17 @@ class ProviderHttpClient:
 
     ``headers`` (which carry the API key) go with every request, so an injected
     ``http_client`` works unchanged; it stays open on :meth:`aclose`, since its owner closes it.
-    ``secrets`` are removed from every message we raise or log.
+    ``secrets`` are removed from every message we raise or log. ``timeout`` bounds each
+    attempt as the module says (an ``httpx.Timeout`` by its largest value, no bound when it has
+    a ``None``); a body longer than ``max_response_bytes`` fails the call.
     """
 
     __slots__ = (
+        "_attempt_timeout",
         "_base_url",
         "_client",
         "_headers",
+        "_max_bytes",
         "_owns_client",
         "_provider",
         "_retry",
@@ -63,15 +71,20 @@ class ProviderHttpClient:
         headers: Mapping[str, str],
         secrets: tuple[str, ...],
         timeout: Timeout,
+        max_response_bytes: int,
         http_client: httpx.AsyncClient | None,
         retry: RetryPolicy,
         sleep: Sleep,
     ) -> None:
+        if max_response_bytes < 1:
+            raise BlogeUsageError(f"max_response_bytes must be >= 1, got {max_response_bytes}")
         self._provider = provider
         self._base_url = base_url.rstrip("/")
         self._headers = dict(headers)
         self._secrets = secrets
         self._timeout = timeout
+        self._attempt_timeout = _whole(timeout)
+        self._max_bytes = max_response_bytes
         self._owns_client = http_client is None
         self._client = http_client if http_client is not None else httpx.AsyncClient()
         self._retry = retry
@@ -89,20 +102,30 @@ class ProviderHttpClient:
         """POST ``body`` to ``path`` and return the JSON object the server answered."""
 
         async def attempt() -> dict[str, Any]:
+            request = self._client.build_request(
+                "POST", self._base_url + path, json=body, headers=self._headers,
+                timeout=self._timeout,
+            )
             try:
-                response = await self._client.post(
-                    self._base_url + path, json=body, headers=self._headers, timeout=self._timeout
-                )
+                async with asyncio.timeout(self._attempt_timeout):
+                    response = await self._client.send(request, stream=True)
+                    try:
+                        raw = await read_body(response, limit=self._max_bytes)
+                    finally:
+                        await response.aclose()
+            except TimeoutError as exc:
+                raise self._timed_out("without a complete response") from exc
             except httpx.HTTPError as exc:
                 raise self._transport_failure(exc) from self._shown(exc)
             if response.is_error:
-                raise self._status_failure(response)
+                raise self._status_failure(response, raw)
+            text = utf8_text(raw)
             try:
-                parsed = response.json()
+                parsed = json.loads(text)
             except ValueError as exc:
-                raise self._unreadable(response.text) from exc
+                raise self._unreadable(text) from exc
             if not isinstance(parsed, dict):
-                raise self._unreadable(response.text)
+                raise self._unreadable(text)
             return parsed
 
         return await self._with_retries(attempt)
@@ -118,18 +141,27 @@ class ProviderHttpClient:
         """
         response, chunks, first = await self._with_retries(lambda: self._open_stream(path, body))
         decoder = SseDecoder()
-        text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        watch = StreamWatch(idle=self._attempt_timeout, limit=self._max_bytes)
+        chunk = first
         try:
-            for event in decoder.feed(text.decode(first)):
-                yield event
             try:
-                async for chunk in chunks:
-                    for event in decoder.feed(text.decode(chunk)):
+                while True:
+                    for event in decoder.feed(watch.text(chunk)):
                         yield event
+                    try:
+                        if watch.stalling:
+                            chunk = await watch.read_in_time(chunks)
+                        else:
+                            chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        break
+                events = decoder.feed(watch.end()) + decoder.close()
             except httpx.HTTPError as exc:
                 error = self.error(f"the stream broke off: {_describe(exc)}")
                 raise error from self._shown(exc)
-            for event in decoder.feed(text.decode(b"", final=True)) + decoder.close():
+            except AttemptError as exc:
+                raise self.error(exc.message, retryable=exc.retryable) from exc
+            for event in events:
                 yield event
         finally:
             await response.aclose()
@@ -161,26 +193,29 @@ class ProviderHttpClient:
             "POST", self._base_url + path, json=body, headers=headers, timeout=self._timeout
         )
         try:
-            response = await self._client.send(request, stream=True)
+            async with asyncio.timeout(self._attempt_timeout):
+                response = await self._client.send(request, stream=True)
+                try:
+                    chunks, first = await self._first_bytes(response)
+                except BaseException:
+                    await response.aclose()
+                    raise
+        except TimeoutError as exc:
+            raise self._timed_out("without the first byte of the stream") from exc
         except httpx.HTTPError as exc:
             raise self._transport_failure(exc) from self._shown(exc)
-        try:
-            if response.is_error:
-                await response.aread()
-                raise self._status_failure(response)
-            if response.headers.get("content-type", "").startswith("application/json"):
-                # A server that answers a streaming request with plain JSON is reporting an
-                # error in a 200 (some proxies and OpenAI-compatible servers do).
-                await response.aread()
-                raise self._failure(server_error_message(response.text), retryable=False)
-            chunks = response.aiter_bytes()
-            first = await anext(chunks, b"")
-        except BaseException as exc:
-            await response.aclose()
-            if isinstance(exc, httpx.HTTPError):
-                raise self._transport_failure(exc) from self._shown(exc)
-            raise
         return response, chunks, first
+
+    async def _first_bytes(self, response: httpx.Response) -> tuple[AsyncIterator[bytes], bytes]:
+        if response.is_error:
+            raise self._status_failure(response, await read_body(response, limit=self._max_bytes))
+        if response.headers.get("content-type", "").startswith("application/json"):
+            # A server that answers a streaming request with plain JSON is reporting an error
+            # in a 200 (some proxies and OpenAI-compatible servers do).
+            raw = await read_body(response, limit=self._max_bytes)
+            raise self._failure(server_error_message(quoted(raw)), retryable=False)
+        chunks = response.aiter_bytes()
+        return chunks, await anext(chunks, b"")
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
         return await call_with_retries(
@@ -213,10 +248,10 @@ class ProviderHttpClient:
         text = str(exc)
         return exc if redact(text, self._secrets) == text else None
 
-    def _status_failure(self, response: httpx.Response) -> AttemptError:
+    def _status_failure(self, response: httpx.Response, body: bytes) -> AttemptError:
         status = response.status_code
         return self._failure(
-            server_error_message(response.text),
+            server_error_message(quoted(body)),
             status_code=status,
             retryable=status in self._retry.retry_on_status,
             retry_after=retry_after_seconds(response.headers, now=time.time()),
@@ -226,6 +261,20 @@ class ProviderHttpClient:
         message = f"the response is not a JSON object: {truncate(text)}"
         return self._failure(message, retryable=False)
 
+    def _timed_out(self, without: str) -> AttemptError:
+        message = f"{self._base_url}: timed out after {self._attempt_timeout:g} s {without}"
+        return self._failure(message, retryable=True)
+
+
+def _whole(timeout: Timeout) -> float | None:
+    """The bound of a whole attempt: ``timeout`` itself, or an ``httpx.Timeout``'s largest
+    value (so that no httpx limit is cut short), ``None`` when one of them is unbounded."""
+    if not isinstance(timeout, httpx.Timeout):
+        return timeout
+    limits = [timeout.connect, timeout.read, timeout.write, timeout.pool]
+    bounded = [limit for limit in limits if limit is not None]
+    return max(bounded) if len(bounded) == len(limits) else None
+
 
 def _describe(exc: httpx.HTTPError) -> str:
     detail = str(exc)
@@ -233,55 +282,6 @@ def _describe(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return f"timed out ({kind}{': ' + detail if detail else ''})"
     return f"{kind}: {detail}" if detail else kind
-
-
-class StreamAssembler(Protocol):
-    """Turns one wire format's stream events into chunks (one per provider)."""
-
-    @property
-    def stopped(self) -> bool:
-        """Whether the server sent its end-of-stream event."""
-        ...
-
-    @property
-    def finished(self) -> bool:
-        """Whether the answer is complete."""
-        ...
-
-    def feed_data(self, data: str) -> list[LlmChunk]:
-        """The chunks one event's data completes."""
-        ...
-
-    def finish(self) -> list[LlmChunk]:
-        """The last chunks: held-back tool calls and the ``done`` chunk."""
-        ...
-
-
-async def assembled_stream(
-    http: ProviderHttpClient, path: str, body: Mapping[str, Any], assembler: StreamAssembler
-) -> AsyncGenerator[LlmChunk, None]:
-    """POST ``body`` as a stream and yield the chunks ``assembler`` makes of its events.
-
-    The HTTP stream is closed however the consumer stops; a stream that ends before the
-    answer is complete, a malformed event or an error event raises :class:`ProviderError`.
-    """
-    events = http.stream_events(path, body)
-    async with aclosing(events):
-        try:
-            async for event in events:
-                for chunk in assembler.feed_data(event.data):
-                    yield chunk
-                if assembler.stopped:
-                    break
-            if not assembler.finished:
-                raise http.error("the stream ended before the answer was complete")
-            final = assembler.finish()
-        except WireFormatError as exc:
-            raise http.error(str(exc)) from exc
-        except ServerStreamError as exc:
-            raise http.error(exc.message, retryable=exc.retryable) from exc
-    for chunk in final:
-        yield chunk
 
 
 class HttpProvider:

@@ -7,14 +7,11 @@ from collections.abc import AsyncGenerator, Mapping
 
 import httpx
 
-from bloge.llm.providers.http_client import (
-    HttpProvider,
-    ProviderHttpClient,
-    Timeout,
-    assembled_stream,
-)
+from bloge.llm.providers.chunk_stream import assembled_stream
+from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
 from bloge.llm.providers.openai import chat_request_body, parse_chat_response
 from bloge.llm.providers.openai_stream import OpenAIStreamAssembler
+from bloge.llm.providers.response_body import DEFAULT_MAX_RESPONSE_BYTES
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
 from bloge.llm.providers.wire import WireFormatError
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
@@ -30,8 +27,11 @@ class OpenAIChatProvider(HttpProvider):
     empty, for local servers that need none) and never appears in errors, logs or reprs.
     ``headers`` are added to every request and win over ours. ``timeout`` (seconds or an
     ``httpx.Timeout``) applies to every request, also with an injected ``http_client``, which
-    :meth:`aclose` leaves open. Failures are retried as ``retry`` says, waiting with ``sleep``;
-    what still fails raises :class:`~bloge.core.errors.ProviderError`.
+    :meth:`aclose` leaves open: it bounds a whole attempt (connecting, sending and reading the
+    whole answer, or a stream's first byte) and then each wait for the next line of a stream.
+    A response longer than ``max_response_bytes`` (a JSON body, or a whole stream) fails.
+    Failures are retried as ``retry`` says, waiting with ``sleep``; what still fails raises
+    :class:`~bloge.core.errors.ProviderError`.
     """
 
     __slots__ = ()
@@ -43,6 +43,7 @@ class OpenAIChatProvider(HttpProvider):
         api_key: str,
         organization: str | None = None,
         timeout: Timeout = 60.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
@@ -60,6 +61,7 @@ class OpenAIChatProvider(HttpProvider):
             headers=wire_headers,
             secrets=(api_key,),
             timeout=timeout,
+            max_response_bytes=max_response_bytes,
             http_client=http_client,
             retry=retry,
             sleep=sleep,

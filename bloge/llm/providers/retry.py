@@ -7,6 +7,7 @@ every time it is called.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import random
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeAlias, TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 
@@ -41,15 +42,25 @@ class RetryPolicy:
     of that, so that clients which failed together do not come back together. When the server
     says how long to wait (``retry-after-ms`` or ``Retry-After``), that wins, capped at
     ``max_retry_after``.
+
+    The default statuses include 529, Anthropic's ``overloaded_error``; OpenAI never sends it,
+    but gateways that relay Anthropic-style backends behind an OpenAI API do, so one default
+    serves both.
+
+    ``total_timeout`` (seconds, ``None`` for no limit) bounds a whole call: every attempt and
+    every wait between them. A wait that would end past it is not slept: the call fails at once,
+    saying how long the server asked to wait and how much time was left. For a stream it bounds
+    the part that is retried, up to the first byte of the body.
     """
 
     max_attempts: int = 4
     initial_backoff: float = 1.0
     multiplier: float = 2.0
     max_backoff: float = 30.0
-    retry_on_status: tuple[int, ...] = (408, 409, 429, 500, 502, 503, 504)
+    retry_on_status: tuple[int, ...] = (408, 409, 429, 500, 502, 503, 504, 529)
     max_retry_after: float = 60.0
     jitter: bool = True
+    total_timeout: float | None = 600.0
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -58,6 +69,9 @@ class RetryPolicy:
             value = getattr(self, name)
             if not (value >= 0 and math.isfinite(value)):
                 raise BlogeUsageError(f"{name} must be a finite number >= 0, got {value!r}")
+        total = self.total_timeout
+        if total is not None and not (total > 0 and math.isfinite(total)):
+            raise BlogeUsageError(f"total_timeout must be a number > 0 or None, got {total!r}")
 
     def backoff(self, retry_number: int, *, draw: Callable[[], float] = random.random) -> float:
         """Seconds to wait before retry ``retry_number`` (1 for the first retry).
@@ -145,10 +159,16 @@ async def call_with_retries(
     provider: str,
 ) -> T:
     """Await ``attempt()`` until it succeeds, raises a non-retryable :class:`AttemptError`,
-    or ``policy.max_attempts`` are used up; then raise a :class:`ProviderError` naming
-    ``provider``, the HTTP status and the server's message, chained to the transport error.
+    ``policy.max_attempts`` are used up or ``policy.total_timeout`` runs out; then raise a
+    :class:`ProviderError` naming ``provider``, the HTTP status and the server's message,
+    chained to the transport error.
     """
     attempts = 0
+    loop = asyncio.get_running_loop()
+    total = policy.total_timeout
+    deadline = None if total is None else loop.time() + total
+    # Seconds left when the budget refused a wait; None while it has refused none.
+    refused_with: float | None = None
 
     async def counted() -> T:
         nonlocal attempts
@@ -157,6 +177,18 @@ async def call_with_retries(
 
     def wait(state: RetryCallState) -> float:
         return policy.wait(state.attempt_number, _failure_of(state).retry_after)
+
+    def stop(state: RetryCallState) -> bool:
+        nonlocal refused_with
+        if state.attempt_number >= policy.max_attempts:
+            return True
+        if deadline is None:
+            return False
+        left = deadline - loop.time()
+        if state.upcoming_sleep < left:
+            return False
+        refused_with = max(left, 0.0)
+        return True
 
     def log_retry(state: RetryCallState) -> None:
         failure = _failure_of(state)
@@ -171,7 +203,7 @@ async def call_with_retries(
         )
 
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts),
+        stop=stop,
         wait=wait,
         retry=retry_if_exception(lambda exc: isinstance(exc, AttemptError) and exc.retryable),
         sleep=sleep,
@@ -179,17 +211,42 @@ async def call_with_retries(
         reraise=True,
     )
     try:
-        return await retrying(counted)
+        async with asyncio.timeout_at(deadline) as budget:
+            return await retrying(counted)
     except AttemptError as failure:
-        message = failure.message
-        if attempts > 1:
-            message += f" (gave up after {attempts} attempts)"
+        if refused_with is not None:
+            message = failure.message + _refusal(failure, attempts, left=refused_with, total=total)
+        elif attempts > 1:
+            message = f"{failure.message} ({_tried(attempts)})"
+        else:
+            message = failure.message
         raise ProviderError(
             message,
             provider=provider,
             status_code=failure.status_code,
             retryable=failure.retryable,
         ) from failure.__cause__
+    except TimeoutError as exc:
+        if not budget.expired():
+            raise
+        message = f"no answer within the call's total_timeout of {total:g} s ({_tried(attempts)})"
+        raise ProviderError(message, provider=provider, retryable=True) from exc
+
+
+def _refusal(failure: AttemptError, attempts: int, *, left: float, total: float | None) -> str:
+    if failure.retry_after is not None:
+        return (
+            f"; the server asked to wait {failure.retry_after:g} s before retrying, more than "
+            f"the {left:.1f} s left of the call's total_timeout of {total:g} s ({_tried(attempts)})"
+        )
+    return (
+        f" ({_tried(attempts)}: the next attempt would start after the call's total_timeout "
+        f"of {total:g} s)"
+    )
+
+
+def _tried(attempts: int) -> str:
+    return f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}"
 
 
 def _failure_of(state: RetryCallState) -> AttemptError:

@@ -19,12 +19,18 @@ class SseEvent:
 
 
 class SseDecoder:
-    """Incremental decoder: :meth:`feed` it text as it arrives, then :meth:`close` it."""
+    """Incremental decoder: :meth:`feed` it text as it arrives, then :meth:`close` it.
 
-    __slots__ = ("_data", "_event", "_pending")
+    Linear in the size of the stream, however the text is cut: the unfinished line is kept as
+    a list of pieces and joined once, when its end arrives; each feed searches only its own
+    text for line ends.
+    """
+
+    __slots__ = ("_after_cr", "_data", "_event", "_pieces")
 
     def __init__(self) -> None:
-        self._pending = ""
+        self._pieces: list[str] = []
+        self._after_cr = False
         self._event = ""
         self._data: list[str] = []
 
@@ -32,15 +38,28 @@ class SseDecoder:
         """The events completed by ``text``; an unfinished line waits for the next feed."""
         if not text:
             return []
-        text = self._pending + text
-        held = ""
+        if self._after_cr:
+            # The last feed ended with "\r", already taken as a line end: a "\n" now is the
+            # second half of that "\r\n", not a blank line.
+            self._after_cr = False
+            if text[0] == "\n":
+                text = text[1:]
+                if not text:
+                    return []
         if "\r" in text:
-            # A trailing "\r" may be the first half of a "\r\n" split across two reads.
-            if text[-1] == "\r":
-                text, held = text[:-1], "\r"
+            self._after_cr = text[-1] == "\r"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         lines = text.split("\n")
-        self._pending = lines.pop() + held
+        rest = lines.pop()
+        if not lines:
+            self._pieces.append(rest)
+            return []
+        if self._pieces:
+            self._pieces.append(lines[0])
+            lines[0] = "".join(self._pieces)
+            self._pieces = []
+        if rest:
+            self._pieces.append(rest)
         events: list[SseEvent] = []
         for line in lines:
             event = self._line(line)
@@ -55,7 +74,7 @@ class SseDecoder:
         servers end the body right after their last ``data:`` line.
         """
         events: list[SseEvent] = []
-        pending, self._pending = self._pending.rstrip("\r"), ""
+        pending, self._pieces = "".join(self._pieces), []
         for line in (pending, ""):
             event = self._line(line)
             if event is not None:

@@ -85,7 +85,7 @@ async def stream(api: Api, script: Script, sleeps: RecordedSleeps) -> list[Any]:
 
 
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504, 529])
 async def test_each_configured_status_is_retried(api: Api, status: int,
                                                  sleeps: RecordedSleeps) -> None:
     script = Script([failure(api, status), api.ok()])
@@ -132,6 +132,49 @@ async def test_retry_after_as_a_far_http_date_is_capped(api: Api, sleeps: Record
     script = Script([failure(api, 503, headers=headers), api.ok()])
     await chat(api, script, sleeps, RetryPolicy(jitter=False, max_retry_after=45.0))
     assert sleeps == [45.0]
+
+
+async def test_anthropic_overloaded_is_retried_by_default(sleeps: RecordedSleeps) -> None:
+    overloaded = json_response(529, anthropic_error("overloaded_error", "Overloaded"))
+    script = Script([overloaded, ANTHROPIC.ok()])
+    provider = AnthropicProvider(api_key=ANTHROPIC_KEY, http_client=script.client(), sleep=sleeps)
+    assert (await provider.chat(ANTHROPIC.request)).content == "Hi"
+    assert len(script.requests) == 2
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_retry_after_longer_than_the_time_left_fails_at_once(
+    api: Api, sleeps: RecordedSleeps,
+) -> None:
+    script = Script([failure(api, 429, "Rate limited", headers={"retry-after": "45"}), api.ok()])
+    with pytest.raises(ProviderError, match=(
+        r"Rate limited.*; the server asked to wait 45 s before retrying, more than the "
+        r"\d+\.\d s left of the call's total_timeout of 30 s \(gave up after 1 attempt\)$"
+    )) as caught:
+        await chat(api, script, sleeps, RetryPolicy(jitter=False, total_timeout=30.0))
+    assert (caught.value.status_code, caught.value.retryable) == (429, True)
+    assert (len(script.requests), sleeps) == (1, [])
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_backoff_longer_than_the_time_left_fails_at_once(
+    api: Api, sleeps: RecordedSleeps,
+) -> None:
+    script = Script([failure(api, 503), failure(api, 503), api.ok()])
+    with pytest.raises(ProviderError, match=(
+        r"gave up after 1 attempt: the next attempt would start after the call's total_timeout "
+        r"of 0\.5 s\)$")):
+        await chat(api, script, sleeps, RetryPolicy(jitter=False, total_timeout=0.5))
+    assert sleeps == []
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_without_a_total_timeout_long_waits_are_slept(
+    api: Api, sleeps: RecordedSleeps,
+) -> None:
+    script = Script([failure(api, 429, headers={"retry-after": "3600"}), api.ok()])
+    await chat(api, script, sleeps, RetryPolicy(jitter=False, total_timeout=None))
+    assert sleeps == [60.0]
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -20,8 +20,8 @@ def test_defaults_match_the_retry_settings_of_the_design() -> None:
     policy = RetryPolicy()
     assert (policy.max_attempts, policy.initial_backoff, policy.multiplier, policy.max_backoff) == (
         4, 1.0, 2.0, 30.0)
-    assert policy.retry_on_status == (408, 409, 429, 500, 502, 503, 504)
-    assert (policy.max_retry_after, policy.jitter) == (60.0, True)
+    assert policy.retry_on_status == (408, 409, 429, 500, 502, 503, 504, 529)
+    assert (policy.max_retry_after, policy.jitter, policy.total_timeout) == (60.0, True, 600.0)
 
 
 def test_backoff_grows_exponentially_up_to_the_cap() -> None:
@@ -48,10 +48,15 @@ def test_a_server_requested_wait_wins_over_the_backoff_within_its_cap() -> None:
 
 
 @pytest.mark.parametrize("field", ["initial_backoff", "multiplier", "max_backoff",
-                                   "max_retry_after"])
+                                   "max_retry_after", "total_timeout"])
 def test_negative_durations_are_a_usage_error(field: str) -> None:
     with pytest.raises(BlogeUsageError, match=field):
         RetryPolicy(**{field: -1.0})
+
+
+def test_a_total_timeout_of_zero_is_a_usage_error() -> None:
+    with pytest.raises(BlogeUsageError, match="total_timeout must be a number > 0 or None"):
+        RetryPolicy(total_timeout=0.0)
 
 
 def test_fewer_than_one_attempt_is_a_usage_error() -> None:
@@ -120,3 +125,17 @@ async def test_the_last_failure_becomes_a_provider_error_naming_the_attempts(
                                 sleep=sleeps, provider="test")
     assert str(caught.value) == "test (HTTP 503): Overloaded (gave up after 2 attempts)"
     assert (caught.value.status_code, caught.value.retryable) == (503, True)
+
+
+async def test_the_total_timeout_ends_an_attempt_that_never_answers(
+    sleeps: RecordedSleeps,
+) -> None:
+    async def attempt() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(ProviderError) as caught:
+        await call_with_retries(attempt, policy=RetryPolicy(total_timeout=0.05), sleep=sleeps,
+                                provider="test")
+    assert str(caught.value) == (
+        "test: no answer within the call's total_timeout of 0.05 s (gave up after 1 attempt)")
+    assert isinstance(caught.value.__cause__, TimeoutError)

@@ -89,6 +89,16 @@ async def test_a_key_echoed_in_an_error_body_is_redacted(
 
 
 @pytest.mark.parametrize(("make", "key", "echo", "ok"), PROVIDERS)
+async def test_a_key_echoed_in_a_body_that_is_not_json_is_redacted(
+    make: Callable, key: str, echo: Callable, ok: Callable, sleeps: RecordedSleeps,
+) -> None:
+    script = Script([httpx.Response(200, text=f"<html>bad key {key}</html>")])
+    with pytest.raises(ProviderError, match="not a JSON object") as caught:
+        await make(script, sleeps).chat(REQUEST)
+    assert key not in everything_about(caught.value)
+
+
+@pytest.mark.parametrize(("make", "key", "echo", "ok"), PROVIDERS)
 async def test_retry_logs_leave_the_key_out(
     make: Callable, key: str, echo: Callable, ok: Callable, sleeps: RecordedSleeps,
     caplog: pytest.LogCaptureFixture,

@@ -52,6 +52,16 @@ def test_a_crlf_split_between_two_reads_is_one_line_end() -> None:
     assert decode("data: a\r", "\n\r", "\n") == [SseEvent("message", "a")]
 
 
+def test_an_empty_read_between_cr_and_lf_keeps_them_one_line_end() -> None:
+    assert decode("data: a\r", "", "\ndata: b\n\n") == [SseEvent("message", "a\nb")]
+
+
+def test_a_line_split_over_many_reads_is_one_line() -> None:
+    value = "".join(f"{n:08d}" for n in range(10_000))
+    pieces = [value[i : i + 7] for i in range(0, len(value), 7)]
+    assert decode("data: ", *pieces, "\r", "\n\r\n") == [SseEvent("message", value)]
+
+
 def test_a_line_split_between_reads_waits_for_its_end() -> None:
     decoder = SseDecoder()
     assert decoder.feed('data: {"te') == []

@@ -1,0 +1,61 @@
+"""From server-sent events to chunks: the assembler each wire format provides, and the loop
+that drives one over a :class:`ProviderHttpClient` stream."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
+from typing import Any, Protocol
+
+from bloge.llm.providers.http_client import ProviderHttpClient
+from bloge.llm.providers.wire import ServerStreamError, WireFormatError
+from bloge.llm.types import LlmChunk
+
+
+class StreamAssembler(Protocol):
+    """Turns one wire format's stream events into chunks (one per provider)."""
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the server sent its end-of-stream event."""
+        ...
+
+    @property
+    def finished(self) -> bool:
+        """Whether the answer is complete."""
+        ...
+
+    def feed_data(self, data: str) -> list[LlmChunk]:
+        """The chunks one event's data completes."""
+        ...
+
+    def finish(self) -> list[LlmChunk]:
+        """The last chunks: held-back tool calls and the ``done`` chunk."""
+        ...
+
+
+async def assembled_stream(
+    http: ProviderHttpClient, path: str, body: Mapping[str, Any], assembler: StreamAssembler
+) -> AsyncGenerator[LlmChunk, None]:
+    """POST ``body`` as a stream and yield the chunks ``assembler`` makes of its events.
+
+    The HTTP stream is closed however the consumer stops; a stream that ends before the
+    answer is complete, a malformed event or an error event raises :class:`ProviderError`.
+    """
+    events = http.stream_events(path, body)
+    async with aclosing(events):
+        try:
+            async for event in events:
+                for chunk in assembler.feed_data(event.data):
+                    yield chunk
+                if assembler.stopped:
+                    break
+            if not assembler.finished:
+                raise http.error("the stream ended before the answer was complete")
+            final = assembler.finish()
+        except WireFormatError as exc:
+            raise http.error(str(exc)) from exc
+        except ServerStreamError as exc:
+            raise http.error(exc.message, retryable=exc.retryable) from exc
+    for chunk in final:
+        yield chunk
