@@ -4,17 +4,20 @@ Field names are snake_case; each also answers to its kebab-case alias (``max_att
 ``max-attempts``), which is also how the models dump with ``by_alias=True``. Every field has a
 default, so an empty settings file gives a working offline application. Durations are
 ``float`` seconds (see :mod:`bloge_config.fields`). Models are frozen; treat the dicts inside
-them as read-only.
+them as read-only. Their reprs, like their JSON, never show a secret: API keys are
+``SecretStr`` and URLs have the credentials of their user-info masked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from bloge.core.masking import mask_url_credentials
 from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret
 
 
@@ -29,7 +32,15 @@ Provider = Literal["offline", "openai", "anthropic"]
 HttpStatus = Annotated[int, Field(ge=100, le=599)]
 
 
-class OpenAiSettings(BaseModel):
+class _Section(BaseModel):
+    """A settings section whose repr masks the credentials of URLs (``base_url``)."""
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, mask_url_credentials(value) if isinstance(value, str) else value
+
+
+class OpenAiSettings(_Section):
     """``bloge.llm.openai``: the OpenAI (or OpenAI-compatible) chat completions endpoint."""
 
     model_config = _SECTION
@@ -40,7 +51,7 @@ class OpenAiSettings(BaseModel):
     timeout: Annotated[Duration, Field(gt=0)] = 60.0
 
 
-class AnthropicSettings(BaseModel):
+class AnthropicSettings(_Section):
     """``bloge.llm.anthropic``: the Anthropic messages API."""
 
     model_config = _SECTION
