@@ -64,13 +64,19 @@ class ToolCompletedPayload:
 @dataclass(frozen=True, slots=True)
 class LoopExitedPayload:
     """``exit_reason``: ``"stop"``, ``"exit_condition"``, ``"max_turns"``, and our additions
-    ``"error"`` (a failure ended the run) and ``"cancelled"``."""
+    ``"error"`` (a failure ended the run) and ``"cancelled"``.
+
+    When the run failed or was cancelled, ``error_type`` names the exception's class and
+    ``error_message`` holds its message with credentials masked; both are ``None`` otherwise.
+    """
 
     total_turns: int
     total_llm_calls: int
     total_llm_tokens: int
     total_latency_ms: float
     exit_reason: str
+    error_type: str | None = None
+    error_message: str | None = None
 
 
 class AgentExecutionListener:

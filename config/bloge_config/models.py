@@ -107,9 +107,11 @@ class EventJournalSettings(BaseModel):
     model_config = _SECTION
 
     enabled: bool = False
-    sink: Literal["stdout", "file"] = "stdout"
+    sink: Literal["stdout", "file"] = "file"
+    """``file`` (JSON lines at ``path``, what ``bloge journal show`` reads) or ``stdout``."""
     path: Path = Path("var/journal.jsonl")
-    """Where the ``file`` sink appends JSON lines; ignored by ``stdout``."""
+    """Where the ``file`` sink appends JSON lines, relative to the project; ignored by
+    ``stdout``."""
     redact_keys: tuple[str, ...] = ()
     """Payload keys redacted in addition to API keys, which are always redacted."""
 

@@ -28,7 +28,7 @@ def test_effective_settings_are_kebab_case_plain_data() -> None:
         "on-http-codes": [408, 409, 429, 500, 502, 503, 504], "max-retry-after": "60s",
     }
     assert effective["bloge"]["event-journal"] == {
-        "enabled": False, "sink": "stdout", "path": "var/journal.jsonl", "redact-keys": [],
+        "enabled": False, "sink": "file", "path": "var/journal.jsonl", "redact-keys": [],
     }
 
 
