@@ -119,6 +119,7 @@ class FileSink:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.renderer: Processor = JsonLines()
+        self._where = os.fspath(self.path)  # what os.stat takes fastest, once per batch
         self._file: io.FileIO | None = None
         self._identity = (0, 0)  # (st_dev, st_ino) of the open file
         self._closed = False
@@ -156,7 +157,7 @@ class FileSink:
 
     def _still_named(self) -> bool:
         try:
-            found = os.stat(self.path)
+            found = os.stat(self._where)
         except OSError:  # gone, or its folder is
             return False
         return (found.st_dev, found.st_ino) == self._identity
