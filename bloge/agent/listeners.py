@@ -3,15 +3,16 @@
 Order per turn: ``on_agent_turn_started`` → ``on_agent_llm_called`` → one
 ``on_agent_tool_dispatched`` per call (in the model's order) → one ``on_agent_tool_completed``
 per call (as they finish) → the next turn, or ``on_agent_loop_exited``. A listener that raises
-is logged and skipped; it never breaks the run.
+is logged and skipped; it never breaks the run. A listener may be any object: it is called
+for the callbacks it has and not for the others.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 _log = logging.getLogger("bloge.agent.listeners")
 
@@ -63,13 +64,19 @@ class ToolCompletedPayload:
 @dataclass(frozen=True, slots=True)
 class LoopExitedPayload:
     """``exit_reason``: ``"stop"``, ``"exit_condition"``, ``"max_turns"``, and our additions
-    ``"error"`` (a failure ended the run) and ``"cancelled"``."""
+    ``"error"`` (a failure ended the run) and ``"cancelled"``.
+
+    When the run failed or was cancelled, ``error_type`` names the exception's class and
+    ``error_message`` holds its message with credentials masked; both are ``None`` otherwise.
+    """
 
     total_turns: int
     total_llm_calls: int
     total_llm_tokens: int
     total_latency_ms: float
     exit_reason: str
+    error_type: str | None = None
+    error_message: str | None = None
 
 
 class AgentExecutionListener:
@@ -109,22 +116,48 @@ Callback = Literal[
 CALLBACKS: tuple[Callback, ...] = get_args(Callback)
 
 
-class ListenerChain:
-    """Calls every listener in order; a raising listener is logged and the others still run."""
+#: A listener's bound callback method.
+Handler = Callable[[AgentCallbackContext, Any], object]
 
-    __slots__ = ("listeners",)
+
+class ListenerChain:
+    """Calls every listener in order; a raising listener is logged and the others still run.
+
+    A listener is called only for the callbacks it has: the methods are looked up once, when
+    the chain is built, so a listener without ``on_agent_llm_called`` (or one inheriting the
+    do-nothing method of :class:`AgentExecutionListener`) costs nothing per event.
+    """
+
+    __slots__ = ("_handlers", "listeners")
 
     def __init__(self, listeners: Iterable[AgentExecutionListener]) -> None:
         self.listeners = tuple(listeners)
+        self._handlers: dict[str, tuple[Handler, ...]] = {
+            callback: tuple(handler for listener in self.listeners
+                            if (handler := _handler(listener, callback)) is not None)
+            for callback in CALLBACKS
+        }
 
     def __bool__(self) -> bool:
         return bool(self.listeners)
 
     def notify(self, callback: Callback, context: AgentCallbackContext, payload: object) -> None:
-        """Deliver one event to every listener."""
-        for listener in self.listeners:
+        """Deliver one event to every listener that has ``callback``."""
+        for handler in self._handlers[callback]:
             try:
-                getattr(listener, callback)(context, payload)
+                handler(context, payload)
             except Exception:
-                _log.warning("listener %r raised in %s; skipped", listener, callback,
-                             exc_info=True)
+                _log.warning("listener %r raised in %s; skipped",
+                             getattr(handler, "__self__", handler), callback, exc_info=True)
+
+
+def _handler(listener: object, callback: str) -> Handler | None:
+    """``listener``'s method for ``callback``, or ``None`` when it has none, or only the one
+    :class:`AgentExecutionListener` gives, which does nothing."""
+    method: Any = getattr(listener, callback, None)
+    if not callable(method):
+        return None
+    if getattr(method, "__func__", None) is getattr(AgentExecutionListener, callback):
+        return None
+    handler: Handler = method
+    return handler

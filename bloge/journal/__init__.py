@@ -12,10 +12,11 @@ Sinks: ``FileSink`` (JSON lines), ``StreamSink`` (console lines on a terminal, J
 otherwise) and, for tests, ``bloge.journal.testing.InMemorySink`` (the event dicts).
 """
 
+from bloge.core.masking import SENSITIVE_FRAGMENTS, SENSITIVE_NAMES
 from bloge.journal.bridge import AgentEventJournalBridge
 from bloge.journal.journal import EventJournal, JournalChannel
 from bloge.journal.reading import BadLine, JournalNotFoundError, read_journal
-from bloge.journal.redaction import REDACTED, SENSITIVE_KEYS, Redactor
+from bloge.journal.redaction import REDACTED, Redactor
 from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
 from bloge.journal.timeline import (
@@ -30,7 +31,8 @@ from bloge.journal.timeline import (
 
 __all__ = [
     "REDACTED",
-    "SENSITIVE_KEYS",
+    "SENSITIVE_FRAGMENTS",
+    "SENSITIVE_NAMES",
     "AgentEventJournalBridge",
     "AmbiguousExecutionError",
     "BadLine",

@@ -16,8 +16,12 @@ from bloge.agent.listeners import (
 from bloge.journal.journal import EventJournal
 from bloge.journal.redaction import Redactor
 
-#: Payload fields that hold JSON text: keys inside them are redacted too.
-JSON_FIELDS = ("arguments_json",)
+#: Payload fields that hold JSON text (possibly cut short): redacted as data when they parse,
+#: scanned as text when they do not.
+JSON_FIELDS = ("arguments_json", "result_summary")
+#: Payload fields that hold free text, scanned for credentials. The other string fields are
+#: names and ids the framework, the DSL or the provider chose; known secrets are hidden in them.
+TEXT_FIELDS = ("error_message",)
 
 
 class AgentEventJournalBridge(AgentExecutionListener):
@@ -28,9 +32,13 @@ class AgentEventJournalBridge(AgentExecutionListener):
     context's ``execution_id``, ``graph_name``, ``node_id`` and ``operator_ref``, every
     field of the payload under its own name, and ``seq``, 1, 2, 3… within the execution.
 
-    Redaction: keys named in ``redact_keys`` and the built-in sensitive keys become
-    ``"[redacted]"`` at any depth — inside the JSON of ``arguments_json`` too — and every
-    occurrence of a value from ``secrets`` (API keys, say) inside a string is replaced.
+    Redaction (see :mod:`bloge.journal.redaction`): values under sensitive names (built in,
+    or named in ``redact_keys``) become ``"[redacted]"`` at any depth — inside the JSON of
+    ``arguments_json`` and ``result_summary`` too, which are scanned as text when they are
+    not valid JSON — credentials in text (``password=…``, ``Authorization: Bearer …``, URL
+    user-info) are masked, and every occurrence of a value from ``secrets`` (API keys, say)
+    inside a string is replaced. A failed run's ``on_agent_loop_exited`` carries
+    ``error_type`` and ``error_message``, redacted alike.
 
     Recording costs the loop a tuple per callback; rendering happens in batches (see
     :class:`EventJournal`), and the events of a run are written out when its loop exits.
@@ -45,7 +53,7 @@ class AgentEventJournalBridge(AgentExecutionListener):
         secrets: Iterable[str] = (),
     ) -> None:
         self.journal = journal
-        redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS)
+        redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS, text_keys=TEXT_FIELDS)
         self._emit = journal.channel(redactor).emit
 
     def __repr__(self) -> str:

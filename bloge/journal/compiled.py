@@ -11,7 +11,8 @@ name, and of a redaction pass over events that hold nothing to redact, which is 
 - the event dict is built by a function generated once per combination of record types
   (as ``dataclasses`` generates ``__init__``): one attribute load per field;
 - the redactor's quick check (:meth:`Redactor.finds_nothing_but_secrets`) covers keys,
-  nested values and JSON fields;
+  nested values and the text and JSON fields; what depends on the keys alone is decided
+  once per combination of record types too (:meth:`Redactor.check_for`);
 - secret values are looked for in the encoded line, as their JSON-escaped forms: JSON
   escapes one character at a time, so a string holding a secret encodes to text holding
   the secret's escaped form — the secret itself, for the usual API key. Only a line that
@@ -25,8 +26,10 @@ import keyword
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from structlog.typing import EventDict
+
 from bloge.journal.chain import IsoTimestamps, SequenceNumbers
-from bloge.journal.redaction import Redactor
+from bloge.journal.redaction import Check, Redactor
 from bloge.journal.sinks import JsonLines
 
 #: A captured event: (channel, time, name, records, fields); renderers ignore the channel.
@@ -35,6 +38,8 @@ Captured = tuple[Any, float, str, tuple[object, ...], dict[str, Any]]
 OnFailure = Callable[[str, Exception], None]
 #: Builds ``{"event": …, "timestamp": …, <the fields of each record>…}``.
 Builder = Callable[[str, str, tuple[object, ...]], dict[str, Any]]
+#: How events of one combination of record types are built and checked for redaction.
+Shape = tuple[Builder, Check]
 
 
 def compile_chain(stamps: IsoTimestamps, sequence: SequenceNumbers,
@@ -55,7 +60,7 @@ def compile_chain(stamps: IsoTimestamps, sequence: SequenceNumbers,
 class CompiledJsonChain:
     """Renders captured events to JSON lines (see the module docs)."""
 
-    __slots__ = ("_always_redact", "_builders", "_encode", "_markers", "_redactor", "_sequence",
+    __slots__ = ("_always_redact", "_encode", "_markers", "_redactor", "_sequence", "_shapes",
                  "_stamps")
 
     def __init__(self, stamps: IsoTimestamps, sequence: SequenceNumbers,
@@ -64,7 +69,7 @@ class CompiledJsonChain:
         self._sequence = sequence
         self._redactor = redactor
         self._encode = renderer.encode
-        self._builders: dict[tuple[type, ...], Builder] = {}
+        self._shapes: dict[tuple[type, ...], Shape] = {}
         secrets = redactor.secrets if redactor is not None else ()
         markers: tuple[Any, ...] = tuple(
             secret if renderer.ascii_only else secret.encode("utf-8", "surrogatepass")
@@ -78,27 +83,30 @@ class CompiledJsonChain:
     def render(self, captured: Iterable[Captured], out: list[Any], failed: OnFailure) -> None:
         """Appends the line of each event to ``out``; an event that cannot be rendered is
         passed to ``failed`` and skipped."""
-        builders = self._builders
+        shapes = self._shapes
         stamp = self._stamps.format
         number = self._sequence.next
         encode = self._encode
         redactor = self._redactor
+        # Events with extra fields may have any keys: the redactor checks them in full.
+        general = redactor.finds_nothing_but_secrets if redactor is not None else _clean
         markers = self._markers
         always = self._always_redact
         append = out.append
         for _, at, event, records, fields in captured:
             try:
                 kinds = tuple(map(type, records))
-                build = builders.get(kinds) or self._builder(kinds)
+                build, clean = shapes.get(kinds) or self._shape(kinds)
                 event_dict = build(event, stamp(at), records)
                 if fields:
                     event_dict.update(fields)
+                    clean = general
                 execution_id = event_dict.get("execution_id")
                 if execution_id is not None:
                     event_dict["seq"] = number(execution_id)
                 if redactor is None:
                     append(encode(event_dict))
-                elif always or not redactor.finds_nothing_but_secrets(event_dict):
+                elif always or not clean(event_dict):
                     append(encode(redactor(None, "msg", event_dict)))
                 else:
                     line = encode(event_dict)
@@ -108,9 +116,18 @@ class CompiledJsonChain:
             except Exception as exc:  # a value or key we do not control
                 failed(event, exc)
 
-    def _builder(self, kinds: tuple[type, ...]) -> Builder:
-        build = self._builders[kinds] = event_dict_builder(kinds)
-        return build
+    def _shape(self, kinds: tuple[type, ...]) -> Shape:
+        keys = ["event", "timestamp", *(field.name for kind in kinds
+                                        for field in dataclasses.fields(kind)), "seq"]
+        redactor = self._redactor
+        clean = redactor.check_for(keys) if redactor is not None else _clean
+        shape = self._shapes[kinds] = (event_dict_builder(kinds), clean)
+        return shape
+
+
+def _clean(event_dict: EventDict) -> bool:
+    """The check of a chain without a redactor: there is nothing to redact."""
+    return True
 
 
 def event_dict_builder(kinds: tuple[type, ...]) -> Builder:

@@ -13,8 +13,10 @@ JSON-lines sink, through the same chain compiled into one function per batch (se
 
 Failures never reach the code that emits. The first failure of each kind is reported as a
 warning on the ``bloge.journal`` logger: an event that cannot be rendered is dropped and the
-next ones are still written; a sink that fails to write (full disk, closed file) is given
-up — its batch and every later event are dropped silently (``failure`` holds the error).
+next ones are still written; a sink that fails to write (full disk, closed file, a path
+that cannot be opened) is given up — its batch and every later event are dropped, and
+``failure`` holds the error. The file sink itself survives a journal file deleted or rotated
+mid-run: it opens the path again.
 """
 
 from __future__ import annotations
@@ -81,7 +83,9 @@ class EventJournal:
 
     @classmethod
     def to_file(cls, path: str | Path, *, max_batch: int = 256) -> EventJournal:
-        """JSON lines appended to the UTF-8 file ``path`` (its folders are created)."""
+        """JSON lines appended to the UTF-8 file ``path`` (its folders are created, and the
+        file is opened again if it is deleted or rotated). Never raises: a path that cannot
+        be opened is reported when the first events are written."""
         return cls(FileSink(path), max_batch=max_batch)
 
     @classmethod

@@ -7,8 +7,11 @@ needs no lock of its own.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -18,8 +21,6 @@ from typing import Any, Protocol, TextIO
 import orjson
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
-
-from bloge.core.errors import BlogeUsageError
 
 
 class Sink(Protocol):
@@ -105,31 +106,73 @@ class FileSink:
     """JSON lines appended to a UTF-8 file, handed to the OS after every batch.
 
     The parent folders are created. Each batch is one ``write`` system call on an
-    unbuffered file, so the lines of a batch reach the file together.
+    unbuffered file, so the lines of a batch reach the file together. Before each batch the
+    sink checks, with one ``stat``, that ``path`` still names the file it has open: a file
+    deleted or moved away (by logrotate, say) is let go and ``path`` opened again — created
+    if need be — so that the journal goes on where its readers look for it.
+
+    A path that cannot be opened (a read-only folder, a path under a file) is no error when
+    the sink is made: the first write tries again and raises the ``OSError``, which the
+    journal reports once, without breaking the run that emits.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("ab", buffering=0)
-        except OSError as exc:
-            raise BlogeUsageError(f"cannot open the event journal {self.path}: {exc}") from exc
         self.renderer: Processor = JsonLines()
+        self._where = os.fspath(self.path)  # what os.stat takes fastest, once per batch
+        self._file: io.FileIO | None = None
+        self._identity = (0, 0)  # (st_dev, st_ino) of the open file
+        self._closed = False
+        with contextlib.suppress(OSError):  # the first write tries again, and reports it
+            self._open()
 
     def __repr__(self) -> str:
         return f"FileSink({str(self.path)!r})"
 
     def write(self, messages: Sequence[Any]) -> None:
+        file = self._current()
         data = memoryview(b"\n".join(messages) + b"\n")
         while data:  # a raw write may take part of the buffer (signals, pipes, quotas)
-            written = self._file.write(data)
+            written = file.write(data)
             if not written:
                 raise OSError(f"could not write to {self.path}")
             data = data[written:]
 
     def close(self) -> None:
-        self._file.close()
+        self._closed = True
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _current(self) -> io.FileIO:
+        """The open file ``path`` names now, opened again if it was deleted or replaced."""
+        if self._closed:
+            raise ValueError(f"{self!r} is closed")
+        if self._file is not None:
+            if self._still_named():
+                return self._file
+            self._file.close()
+            self._file = None
+        return self._open()
+
+    def _still_named(self) -> bool:
+        try:
+            found = os.stat(self._where)
+        except OSError:  # gone, or its folder is
+            return False
+        return (found.st_dev, found.st_ino) == self._identity
+
+    def _open(self) -> io.FileIO:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            file = io.FileIO(self.path, "ab")
+        except OSError as exc:  # "File exists" alone would not say which file was wanted
+            raise OSError(exc.errno, f"cannot open the event journal {self.path}: "
+                                     f"{exc.strerror}", exc.filename) from exc
+        opened = os.fstat(file.fileno())
+        self._identity = (opened.st_dev, opened.st_ino)
+        self._file = file
+        return file
 
 
 class StreamSink:

@@ -3,7 +3,8 @@
 ``execution_timeline(events, id)`` picks the events of one execution (a unique prefix of
 its id is enough) in ``seq`` order; ``render_timeline`` turns them into plain-text lines,
 one per event: time since the first event, sequence number, turn, callback and the fields
-that matter for it (tool and call id, success, latency, tokens, exit reason).
+that matter for it (tool and call id, success, latency, tokens, exit reason, and the
+error that ended a failed run).
 """
 
 from __future__ import annotations
@@ -192,9 +193,13 @@ def _tool_completed(e: Mapping[str, Any]) -> str:
 
 
 def _loop_exited(e: Mapping[str, Any]) -> str:
-    return (f"exit {e.get('exit_reason')} after {_count(e.get('total_turns'), 'turn')}, "
+    line = (f"exit {e.get('exit_reason')} after {_count(e.get('total_turns'), 'turn')}, "
             f"{_count(e.get('total_llm_calls'), 'model call')}, "
             f"{_count(e.get('total_llm_tokens'), 'token')}, {_ms(e.get('total_latency_ms'))}")
+    error, message = e.get("error_type"), e.get("error_message")
+    if error:
+        line += f": {error}: {message}" if message else f": {error}"
+    return line
 
 
 _CONTEXT_KEYS = frozenset({"event", "timestamp", "seq", "execution_id", "graph_name",

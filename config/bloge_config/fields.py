@@ -3,7 +3,7 @@
 A duration is stored as ``float`` seconds everywhere (``timeout: 60s`` → ``60.0``): httpx and
 tenacity take seconds, so consumers never convert. Each type carries its own JSON rendering, so
 ``model_dump(mode="json")`` gives text a settings file would accept (``"60s"``) and never a
-secret.
+secret: not an API key, and not a credential inside a URL (``https://user:KEY@host``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, PlainSerializer, SecretStr
 
+from bloge.core.masking import MASK, mask_url_credentials
+
 _DURATION = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*", re.IGNORECASE)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION_EXPECTED = "expected a duration such as 60s, 100ms, 5m, 1h or a number of seconds"
 _IMPORT_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-
-MASK = "****"
 
 
 def parse_duration(value: object) -> float:
@@ -86,5 +86,10 @@ Secret = Annotated[SecretStr, PlainSerializer(_mask, return_type=str, when_used=
 ImportPath = Annotated[str, AfterValidator(_import_path)]
 """``"package.module:attribute"``, the form ``importlib`` plus ``getattr`` resolve."""
 
-HttpUrl = Annotated[str, AfterValidator(_http_url)]
-"""An ``http://`` or ``https://`` URL, kept exactly as written (no trailing slash added)."""
+HttpUrl = Annotated[
+    str,
+    AfterValidator(_http_url),
+    PlainSerializer(mask_url_credentials, return_type=str, when_used="json"),
+]
+"""An ``http://`` or ``https://`` URL, kept exactly as written (no trailing slash added); JSON
+renders it with the password or token of its user-info as ``****``."""

@@ -4,17 +4,20 @@ Field names are snake_case; each also answers to its kebab-case alias (``max_att
 ``max-attempts``), which is also how the models dump with ``by_alias=True``. Every field has a
 default, so an empty settings file gives a working offline application. Durations are
 ``float`` seconds (see :mod:`bloge_config.fields`). Models are frozen; treat the dicts inside
-them as read-only.
+them as read-only. Their reprs, like their JSON, never show a secret: API keys are
+``SecretStr`` and URLs have the credentials of their user-info masked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ByteSize, ConfigDict, Field, PrivateAttr, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from bloge.core.masking import mask_url_credentials
 from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret
 
 
@@ -32,7 +35,15 @@ ResponseBytes = Annotated[ByteSize, Field(gt=0)]
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
-class OpenAiSettings(BaseModel):
+class _Section(BaseModel):
+    """A settings section whose repr masks the credentials of URLs (``base_url``)."""
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            yield name, mask_url_credentials(value) if isinstance(value, str) else value
+
+
+class OpenAiSettings(_Section):
     """``bloge.llm.openai``: the OpenAI (or OpenAI-compatible) chat completions endpoint.
 
     ``timeout`` bounds each attempt: connecting, sending and reading the whole answer (for a
@@ -49,7 +60,7 @@ class OpenAiSettings(BaseModel):
     max_response_bytes: ResponseBytes = ByteSize(MAX_RESPONSE_BYTES)
 
 
-class AnthropicSettings(BaseModel):
+class AnthropicSettings(_Section):
     """``bloge.llm.anthropic``: the Anthropic messages API; ``timeout`` and
     ``max_response_bytes`` as in ``bloge.llm.openai``."""
 
@@ -111,9 +122,11 @@ class EventJournalSettings(BaseModel):
     model_config = _SECTION
 
     enabled: bool = False
-    sink: Literal["stdout", "file"] = "stdout"
+    sink: Literal["stdout", "file"] = "file"
+    """``file`` (JSON lines at ``path``, what ``bloge journal show`` reads) or ``stdout``."""
     path: Path = Path("var/journal.jsonl")
-    """Where the ``file`` sink appends JSON lines; ignored by ``stdout``."""
+    """Where the ``file`` sink appends JSON lines, relative to the project; ignored by
+    ``stdout``."""
     redact_keys: tuple[str, ...] = ()
     """Payload keys redacted in addition to API keys, which are always redacted."""
 

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from bloge.core.masking import MASK, mask_url_credentials
 from bloge_config.errors import SettingsError
-from bloge_config.fields import MASK
 from bloge_config.layers import DEFAULT, KeyPath, Origin, nearest, show
 from bloge_config.models import BlogeSettings
 from bloge_config.schema import describe, locate
@@ -67,7 +67,7 @@ def _shown(value: Any) -> str:
     # Spelled as in the files and JSON the values came from, not as Python.
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
-    text = repr(value)
+    text = repr(mask_url_credentials(value) if isinstance(value, str) else value)
     if len(text) > _SHOWN_VALUE_LENGTH:
         return text[: _SHOWN_VALUE_LENGTH - 3] + "..."
     return text

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from pydantic import SecretStr
 
 from bloge_config import (
     BlogeSettings,
     LlmSettings,
     OpenAiSettings,
+    SettingsError,
     effective_settings,
     load_settings,
     settings_sources,
@@ -27,7 +29,7 @@ def test_effective_settings_are_kebab_case_plain_data() -> None:
         "total-timeout": "600s",
     }
     assert effective["bloge"]["event-journal"] == {
-        "enabled": False, "sink": "stdout", "path": "var/journal.jsonl", "redact-keys": [],
+        "enabled": False, "sink": "file", "path": "var/journal.jsonl", "redact-keys": [],
     }
 
 
@@ -92,3 +94,29 @@ def test_where_values_came_from_does_not_make_settings_unequal(write: Write, tmp
     from_env = load_settings(base_dir=tmp_path / "none", environ={"BLOGE_LLM__PROVIDER": "openai"})
     assert from_file == from_env
     assert settings_sources(from_file) != settings_sources(from_env)
+
+
+def proxied(url: str) -> BlogeSettings:
+    return BlogeSettings(llm=LlmSettings(openai=OpenAiSettings(base_url=url)))
+
+
+def test_effective_settings_mask_credentials_inside_urls() -> None:
+    settings = proxied("https://ada:KEY-1@proxy.example/v1?api-key=KEY-2&region=eu")
+    openai = effective_settings(settings)["bloge"]["llm"]["openai"]
+    assert openai["base-url"] == "https://ada:****@proxy.example/v1?api-key=****&region=eu"
+    assert settings.llm.openai.base_url.startswith("https://ada:KEY-1@")  # the value itself
+
+
+def test_the_repr_of_settings_masks_credentials_inside_urls() -> None:
+    settings = proxied("https://ada:KEY-1@proxy.example/v1")
+    assert "KEY-1" not in repr(settings)
+    assert "KEY-1" not in str(settings.llm)
+    assert "https://ada:****@proxy.example/v1" in repr(settings)
+
+
+def test_a_bad_url_setting_is_reported_with_its_credentials_masked(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(base_dir=tmp_path, environ={
+            "BLOGE_LLM__OPENAI__BASE_URL": "ftp://ada:KEY-1@proxy.example/v1"})
+    assert "KEY-1" not in str(caught.value)
+    assert "ftp://ada:****@proxy.example/v1" in str(caught.value)

@@ -6,12 +6,20 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from dependency_injector import providers
 
-from bloge import OperatorContext
-from bloge.llm import ScriptedProvider, tool_call_response
+from bloge import AgentRunError, OperatorContext, ProviderError
+from bloge.llm import (
+    FunctionProvider,
+    LlmProvider,
+    LlmRequest,
+    ScriptedProvider,
+    tool_call_response,
+)
 from bloge_config import load_settings
 from bloge_container import close_container, create_container
+from tests.runtime.helpers import agent_with
 
 CALLBACKS = [
     "on_agent_turn_started", "on_agent_llm_called", "on_agent_tool_dispatched",
@@ -20,10 +28,11 @@ CALLBACKS = [
 ]
 
 
-def run_support_agent(project: Path, environ: dict[str, str]) -> tuple[object, str]:
+def run_support_agent(project: Path, environ: dict[str, str],
+                      model: LlmProvider | None = None) -> tuple[object, str]:
     settings = load_settings(base_dir=project, environ=environ)
     container = create_container(settings, project_dir=project)
-    container.llm_provider.override(providers.Object(ScriptedProvider(
+    container.llm_provider.override(providers.Object(model or ScriptedProvider(
         tool_call_response("searchKnowledgeBase", '{"query": "reset password"}'), "Done.")))
     agent = container.agents()["customerSupport"].operator
     ctx = OperatorContext.root()
@@ -92,3 +101,43 @@ def test_journal_show_prints_the_timeline_of_a_run(project: Path) -> None:
     assert lines[0].startswith(f"execution {execution_id} · customerSupport · 7 events")
     assert "tool_completed   searchKnowledgeBase" in result.stdout
     assert "exit stop after 2 turns" in lines[-1]
+
+
+def journal_lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_an_unopenable_journal_path_gives_one_warning_and_the_run_goes_on(
+    project: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    (project / "var").write_text("a file where the journal's folder should be")
+    container, _ = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    warnings = [r.getMessage() for r in caplog.records if r.name == "bloge.journal"]
+    assert len(warnings) == 1
+    assert "cannot open the event journal" in warnings[0]
+    assert container.report().find("AgentEventJournalBridge").registered
+
+
+def test_a_failed_run_records_why_in_the_journal(project: Path) -> None:
+    def fail(request: LlmRequest) -> None:
+        raise ProviderError("overloaded at https://ada:PW-1@proxy.example/v1",
+                            provider="openai", status_code=503)
+
+    with pytest.raises(AgentRunError):
+        run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"},
+                          model=FunctionProvider(fail))
+    exited = journal_lines(project / "var" / "journal.jsonl")[-1]
+    assert (exited["exit_reason"], exited["error_type"]) == ("error", "ProviderError")
+    assert exited["error_message"] == (
+        "openai (HTTP 503): overloaded at https://ada:[redacted]@proxy.example/v1")
+
+
+def test_without_a_settings_file_the_journal_is_the_project_s_var_journal_jsonl(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(base_dir=tmp_path, environ={"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    container = create_container(settings, project_dir=tmp_path)
+    agent_with(ScriptedProvider("hi"), listeners=[container.journal_bridge()]).execute("go")
+    container.event_journal().close()
+    events = journal_lines(tmp_path / "var" / "journal.jsonl")
+    assert [e["event"] for e in events][-1] == "on_agent_loop_exited"

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import json
 import logging
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bloge import MaxTurnsExceededError
+from bloge import AgentRunError, MaxTurnsExceededError, ProviderError
 from bloge.journal import AgentEventJournalBridge, EventJournal, InMemorySink
-from bloge.llm import LlmResponse
+from bloge.llm import FunctionProvider, LlmRequest, LlmResponse
 from tests.runtime.helpers import Recorder, agent_with, calls, scripted
 
 from .test_journal import ISO_UTC_MICROS, FailingSink, journal_warnings
@@ -131,3 +133,90 @@ def test_a_closed_stream_is_reported_once_and_the_run_succeeds(
     assert agent.execute("go").content == "again"
     assert len(journal_warnings(caplog)) == 1
     assert all(r.levelno < logging.ERROR for r in caplog.records)
+
+
+#: Read back the events a journal wrote.
+Events = Callable[[], list[dict[str, Any]]]
+
+
+@pytest.fixture(params=["in-memory", "file"])
+def journal(request: pytest.FixtureRequest,
+            tmp_path: Path) -> Iterator[tuple[EventJournal, Events]]:
+    """A journal through structlog's chain (in memory) or the compiled one (file)."""
+    if request.param == "in-memory":
+        sink = InMemorySink()
+        with EventJournal(sink) as opened:
+            yield opened, lambda: sink.events
+        return
+    path = tmp_path / "journal.jsonl"
+    with EventJournal.to_file(path) as opened:
+        yield opened, lambda: [json.loads(line)
+                               for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_token_arguments_and_secrets_in_tool_results_never_reach_the_journal(
+    journal: tuple[EventJournal, Events],
+) -> None:
+    sink, events = journal
+    bridge = AgentEventJournalBridge(sink)
+    arguments = {"text": "a", "session_token": "tok-1", "Cookie": "sid=c-2"}
+    tools = {"Echo": lambda input: {"api_key": "sk-9", "url": "https://ada:KEY-3@db.example/x",
+                                    "note": "password=hunter2", "text": input["text"]}}
+    agent_with(scripted(calls(("echo", arguments)), "done"), listeners=[bridge], tools=tools,
+               configure=lambda b: b.tool("echo", "Echo", input={"text": "tool_args.text"})
+               ).execute("go")
+    written = json.dumps(events())
+    for secret in ("tok-1", "c-2", "sk-9", "KEY-3", "hunter2"):
+        assert secret not in written
+    [completed] = [e for e in events() if e["event"] == "on_agent_tool_completed"]
+    assert json.loads(completed["result_summary"])["text"] == "a"
+
+
+def failing_provider(error: Exception) -> FunctionProvider:
+    def fail(request: LlmRequest) -> LlmResponse:
+        raise error
+
+    return FunctionProvider(fail)
+
+
+def test_a_failed_run_records_the_error_type_and_a_redacted_message(
+    journal: tuple[EventJournal, Events],
+) -> None:
+    sink, events = journal
+    bridge = AgentEventJournalBridge(sink, secrets=["sk-live-42"])
+    error = ProviderError("POST https://ada:KEY-1@proxy.example/v1 refused key sk-live-42",
+                          provider="openai", status_code=401)
+    with pytest.raises(AgentRunError):
+        agent_with(failing_provider(error), listeners=[bridge]).execute("go")
+    exited = events()[-1]
+    assert (exited["event"], exited["exit_reason"], exited["error_type"]) == (
+        "on_agent_loop_exited", "error", "ProviderError")
+    assert exited["error_message"].startswith("openai (HTTP 401): POST https://ada:")
+    assert "KEY-1" not in exited["error_message"]
+    assert "sk-live-42" not in exited["error_message"]
+
+
+async def test_a_cancelled_run_records_that_it_was_cancelled() -> None:
+    bridge, sink = memory_bridge()
+    entered = asyncio.Event()
+
+    async def never(request: LlmRequest) -> LlmResponse:
+        entered.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    run = asyncio.ensure_future(agent_with(FunctionProvider(never), listeners=[bridge])
+                                .aexecute("go"))
+    await entered.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    exited = sink.events[-1]
+    assert (exited["exit_reason"], exited["error_type"]) == ("cancelled", "CancelledError")
+
+
+def test_a_run_that_succeeds_records_no_error() -> None:
+    bridge, sink = memory_bridge()
+    agent_with(scripted("done"), listeners=[bridge]).execute("go")
+    exited = sink.events[-1]
+    assert (exited["error_type"], exited["error_message"]) == (None, None)

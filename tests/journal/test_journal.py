@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import re
+import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,11 +286,48 @@ def test_open_picks_the_sink_the_settings_name(tmp_path: Path) -> None:
         EventJournal.open("kafka", path=tmp_path)  # type: ignore[arg-type]
 
 
-def test_a_journal_path_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_journal_path_under_a_file_gives_one_warning_and_never_raises(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    with pytest.raises(BlogeUsageError, match="cannot open the event journal"):
-        EventJournal.to_file(blocker / "journal.jsonl")
+    with EventJournal.to_file(blocker / "journal.jsonl") as journal:
+        journal.emit("one")
+        journal.emit("two")
+    [warning] = journal_warnings(caplog)
+    assert f"cannot open the event journal {blocker / 'journal.jsonl'}" in warning
+
+
+def events_in(path: Path) -> list[str]:
+    return [json.loads(line)["event"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_journal_file_deleted_while_in_use_is_created_again(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with EventJournal.to_file(path) as journal:
+        journal.emit("before")
+        path.unlink()
+        journal.emit("after")
+    assert events_in(path) == ["after"]
+
+
+def test_a_journal_file_rotated_away_is_let_go_and_its_path_opened_again(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with EventJournal.to_file(path) as journal:
+        journal.emit("before")
+        path.rename(tmp_path / "journal.jsonl.1")
+        journal.emit("after")
+    assert events_in(tmp_path / "journal.jsonl.1") == ["before"]
+    assert events_in(path) == ["after"]
+
+
+def test_a_journal_folder_deleted_while_in_use_is_created_again(tmp_path: Path) -> None:
+    path = tmp_path / "var" / "journal.jsonl"
+    with EventJournal.to_file(path) as journal:
+        journal.emit("before")
+        shutil.rmtree(tmp_path / "var")
+        journal.emit("after")
+    assert events_in(path) == ["after"]
 
 
 def test_the_global_structlog_configuration_is_left_alone() -> None:

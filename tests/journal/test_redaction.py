@@ -78,3 +78,82 @@ def test_nested_values_of_the_caller_are_never_modified() -> None:
 def test_values_without_anything_to_redact_are_passed_through_unchanged() -> None:
     nested = {"a": [1, {"b": "c"}]}
     assert Redactor().redact(nested) is nested
+
+
+#: The agent bridge's configuration: JSON fields, and the free-text field.
+BRIDGE = {"json_keys": ["arguments_json", "result_summary"], "text_keys": ["error_message"]}
+
+
+@pytest.mark.parametrize("key", ["token", "session_token", "Session-Token", "x-auth-token",
+                                 "db_password", "Cookie", "aws_credentials", "private_key",
+                                 "apiKey", "PASSWD"])
+def test_sensitive_keys_are_redacted_by_substring_whatever_their_case(key: str) -> None:
+    assert redact(Redactor(), **{key: "value"}) == {key: REDACTED}
+
+
+def test_token_counts_are_kept_while_they_hold_numbers() -> None:
+    counts = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+              "max_tokens": 1024, "prompt_tokens_details": {"cached_tokens": 0}}
+    assert redact(Redactor(), **counts) == counts
+    assert redact(Redactor(), access_tokens=["tok-1"]) == {"access_tokens": REDACTED}
+
+
+def test_json_arguments_with_leading_whitespace_are_redacted() -> None:
+    event = redact(Redactor(**BRIDGE), arguments_json='  {"session_token": "abc", "q": 1}')
+    assert json.loads(event["arguments_json"]) == {"session_token": REDACTED, "q": 1}
+
+
+def test_arguments_that_are_not_json_are_scanned_as_text() -> None:
+    event = redact(Redactor(**BRIDGE), arguments_json="password=hunter2, user=ada")
+    assert event == {"arguments_json": f"password={REDACTED}, user=ada"}
+
+
+def test_malformed_json_arguments_never_reach_the_sink_raw() -> None:
+    event = redact(Redactor(**BRIDGE), arguments_json='{"token": "abc", "q": ')
+    assert event == {"arguments_json": f'{{"token": "{REDACTED}", "q": '}
+
+
+def test_a_tool_result_cut_short_is_scanned_for_sensitive_pairs() -> None:
+    summary = '{"user": "ada", "api_key": "sk-9", "profile": {"password": "pw", "bio": "a lo'
+    event = redact(Redactor(**BRIDGE), result_summary=summary)
+    assert event == {"result_summary": f'{{"user": "ada", "api_key": "{REDACTED}", '
+                                       f'"profile": {{"password": "{REDACTED}", "bio": "a lo'}
+
+
+def test_a_tool_result_that_is_json_is_redacted_as_data() -> None:
+    event = redact(Redactor(**BRIDGE), result_summary='{"items": [{"secret": "s"}], "n": 2}')
+    assert json.loads(event["result_summary"]) == {"items": [{"secret": REDACTED}], "n": 2}
+
+
+def test_credentials_in_urls_are_masked_in_results() -> None:
+    summary = '{"url": "https://ada:KEY-1@db.example/x?token=T-2&page=3"}'
+    event = redact(Redactor(**BRIDGE), result_summary=summary)
+    assert json.loads(event["result_summary"]) == {
+        "url": f"https://ada:{REDACTED}@db.example/x?token={REDACTED}&page=3"}
+
+
+def test_error_messages_are_scanned_as_text() -> None:
+    message = "POST https://u:KEY-1@h.example/v1 failed; sent Authorization: Bearer sk-1"
+    event = redact(Redactor(**BRIDGE), error_message=message)
+    assert event == {"error_message": f"POST https://u:{REDACTED}@h.example/v1 failed; "
+                                      f"sent Authorization: {REDACTED}"}
+
+
+def test_a_json_key_spelled_with_escapes_is_still_redacted() -> None:
+    event = redact(Redactor(**BRIDGE), arguments_json='{"\\u0070assword": "pw"}')
+    assert json.loads(event["arguments_json"]) == {"password": REDACTED}
+
+
+def test_every_string_field_is_scanned_unless_text_fields_are_named() -> None:
+    assert redact(Redactor(), note="password=hunter2") == {"note": f"password={REDACTED}"}
+
+
+def test_strings_inside_containers_are_scanned_as_text() -> None:
+    event = redact(Redactor(**BRIDGE), headers=["Authorization: Bearer xyz", "Accept: */*"])
+    assert event == {"headers": [f"Authorization: {REDACTED}", "Accept: */*"]}
+
+
+def test_configured_keys_are_found_in_text_too() -> None:
+    event = redact(Redactor(["customer_email"], **BRIDGE),
+                   result_summary='{"customerEmail": "a@b.c", "id": 7')
+    assert event == {"result_summary": f'{{"customerEmail": "{REDACTED}", "id": 7'}

@@ -119,3 +119,13 @@ def test_a_real_run_read_from_its_file_renders_one_line_per_callback(tmp_path: P
     assert len(lines) == 1 + 7
     assert "tool_completed   echo call_1 ok," in lines[4]
     assert "exit stop after 2 turns, 2 model calls" in lines[-1]
+
+
+def test_a_failed_run_ends_with_the_error_that_ended_it() -> None:
+    failed = event(2, 50, "loop_exited", total_turns=1, total_llm_calls=0, total_llm_tokens=0,
+                   total_latency_ms=50.0, exit_reason="error", error_type="ProviderError",
+                   error_message="openai (HTTP 500): overloaded")
+    lines = render_timeline(execution_timeline([ONE_RUN[0], failed], RUN))
+    assert lines[-1].endswith(
+        "exit error after 1 turn, 0 model calls, 0 tokens, 50.0 ms: "
+        "ProviderError: openai (HTTP 500): overloaded")

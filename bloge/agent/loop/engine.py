@@ -32,6 +32,7 @@ from bloge.agent.memory.factory import create_memory
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
+from bloge.core.masking import mask_credentials
 from bloge.core.operator import BoundOperator
 from bloge.core.registry import OperatorRegistry
 from bloge.llm.messages import LlmMessage
@@ -184,7 +185,7 @@ class _Run:
         except MaxTurnsExceededError:
             raise
         except asyncio.CancelledError as cancelled:
-            self._exited(steps.CANCELLED, started)
+            self._exited(steps.CANCELLED, started, cancelled)
             agent_id = self._engine.definition.id
             # The cancellation itself propagates, as asyncio needs; its cause carries the
             # checkpoint, so whoever cancelled can save it and resume later.
@@ -193,7 +194,7 @@ class _Run:
                 agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.CANCELLED,
             )
         except Exception as exc:
-            self._exited(steps.ERROR, started)
+            self._exited(steps.ERROR, started, exc)
             agent_id = self._engine.definition.id
             raise AgentRunError(
                 f"agent {agent_id!r} failed in turn {self.turn}: {type(exc).__name__}: {exc}",
@@ -287,14 +288,24 @@ class _Run:
             usage=self.usage,
         )
 
-    def _exited(self, exit_reason: str, started: float) -> None:
+    def _exited(self, exit_reason: str, started: float,
+                error: BaseException | None = None) -> None:
         listeners = self._engine.listeners
         if listeners:
             usage = self.usage
             listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(
                 self.turn, usage.llm_calls, usage.total_tokens,
                 (time.perf_counter() - started) * 1000.0, exit_reason,
+                *_described(error),
             ))
+
+
+def _described(error: BaseException | None) -> tuple[str | None, str | None]:
+    """The ``error_type`` and ``error_message`` of a run that ``error`` ended: the message with
+    credentials masked, since listeners write it to journals and logs."""
+    if error is None:
+        return None, None
+    return type(error).__name__, mask_credentials(str(error))
 
 
 class _ModelCall:

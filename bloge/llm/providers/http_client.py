@@ -20,6 +20,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from bloge.core.errors import BlogeUsageError, ProviderError
+from bloge.core.masking import mask_url_credentials
 from bloge.llm.providers.response_body import StreamWatch, quoted, read_body, utf8_text
 from bloge.llm.providers.retry import (
     AttemptError,
@@ -96,7 +97,8 @@ class ProviderHttpClient:
 
     @property
     def base_url(self) -> str:
-        return self._base_url
+        """The base URL as shown in reprs and messages: credentials in it masked."""
+        return mask_url_credentials(self._base_url)
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``body`` to ``path`` and return the JSON object the server answered."""
@@ -183,7 +185,7 @@ class ProviderHttpClient:
             await self._client.aclose()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(provider={self._provider!r}, base_url={self._base_url!r})"
+        return f"{type(self).__name__}(provider={self._provider!r}, base_url={self.base_url!r})"
 
     async def _open_stream(
         self, path: str, body: Mapping[str, Any]

@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from bloge.core.masking import mask_credentials
+
 #: Longest server message we repeat; HTML error pages from proxies can be huge.
 MAX_MESSAGE = 500
 
@@ -57,8 +59,10 @@ def truncate(text: str, limit: int = MAX_MESSAGE) -> str:
 def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every non-empty secret replaced by ``***``.
 
-    Some servers echo the key they rejected; this keeps it out of anything we raise or log.
+    Some servers echo the key they rejected; this keeps it out of anything we raise or log,
+    with any other credential (in a URL, ``api_key=…``, ``Authorization: …``) masked too.
     """
+    text = mask_credentials(text)
     for secret in secrets:
         if secret:
             text = text.replace(secret, REDACTED)
