@@ -161,3 +161,11 @@ def test_run_without_input_is_a_usage_error(app: Path) -> None:
     result = bloge("run", "customerSupport", cwd=app, stdin="")
     assert result.returncode == 2
     assert "no input" in result.stderr
+
+
+def test_run_json_masks_credentials_inside_urls(app: Path) -> None:
+    result = bloge("run", "customerSupport", "My proxy is https://bob:s3cret-key@proxy.example "
+                   "and my password reset fails", "--json", cwd=app)
+    assert result.returncode == 0, result.stderr
+    assert "s3cret-key" not in result.stdout
+    assert json.loads(result.stdout)["messages"]

@@ -33,7 +33,10 @@ def config(
             document = {"settings": values, "sources": sources,
                         "conditions": [{"component": c.component, "registered": c.registered,
                                         "kind": c.kind, "reason": c.reason} for c in conditions]}
-            out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
+            from bloge.core.masking import mask_urls_in
+
+            out.print(json.dumps(mask_urls_in(document), indent=2, ensure_ascii=False),
+                      markup=False)
             return
         # Keys, values, sources and reasons are user text ("LlmProvider[openai]"): escaped,
         # so that rich prints their brackets instead of reading them as markup.

@@ -126,6 +126,9 @@ def _resume_command(invocation: Invocation, saved: str, max_turns: int | None) -
 
 
 def _print_document(document: dict[str, Any], reporting: Reporting) -> None:
+    from bloge.core.masking import mask_urls_in
+
+    document = mask_urls_in(document)
     if reporting.streamed:  # one more JSON line after the chunks
         out.print(json.dumps({"type": "error", **document}, ensure_ascii=False), markup=False)
     else:

@@ -76,8 +76,10 @@ def run(
         output = _execute(container, operator, text, checkpoint, tracker, invocation,
                           as_json=as_json, live=live)
         if as_json and not live:
-            out.print(json.dumps(_output_json(output), ensure_ascii=False, indent=2),
-                      markup=False)
+            from bloge.core.masking import mask_urls_in
+
+            document = mask_urls_in(_output_json(output))
+            out.print(json.dumps(document, ensure_ascii=False, indent=2), markup=False)
         elif not live:
             out.print(output.content, markup=False)
         if output.exit_reason == "exit_condition" and not as_json:
@@ -235,7 +237,8 @@ def _journal_hint(container: ApplicationContainer, ctx: OperatorContext) -> None
     from bloge_container.journal import journal_path
 
     settings = container.settings()
-    if settings.event_journal.enabled and settings.event_journal.sink == "file":
+    journal = container.event_journal() if settings.event_journal.enabled else None
+    if journal is not None and journal.failure is None and settings.event_journal.sink == "file":
         path = journal_path(settings, container.project())
         err.print(f"journal: execution {ctx.execution_id} in {path} "
                   f"(bloge journal show {ctx.execution_id[:8]})", markup=False, style="dim")
