@@ -166,6 +166,19 @@ def test_check_reports_every_error_with_its_location_and_exits_2(tmp_path: Path)
     assert f"{bad}:1:7: agent 'a' has no model" in result.stderr
 
 
+def test_check_of_a_deeply_nested_file_is_a_located_error_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    deep = tmp_path / "deep.bloge"
+    deep.write_text('agent a {\n  model = "m"\n  exit_condition = ' + "!" * 5000 + "true\n}\n",
+                    encoding="utf-8")
+    result = bloge("check", str(deep), cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{deep}:3:" in result.stderr
+    assert "nested deeper than 100 levels" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
 def test_run_without_input_is_a_usage_error(app: Path) -> None:
     result = bloge("run", "customerSupport", cwd=app, stdin="")
     assert result.returncode == 2

@@ -56,6 +56,9 @@ def agent(body: str) -> str:
          "'stream agent' declares a streaming agent"),
         ("agnet support {\n  model = \"m\"\n}", "1:1", "unknown block 'agnet'; did you mean 'agent'?"),
         ("graph g { }", "1:1", "no agent block found"),
+        (agent("  tool_timeout = " + "9" * 400), "3:18", "tool_timeout must be at most 8.64e+13 s"),
+        (agent("  tool t : Op { timeout = -" + "9" * 400 + " }"), "3:27",
+         "timeout must be positive, got -(a number of over 19 digits) s"),
     ],
 )
 def test_compile_errors_are_located(source: str, position: str, message: str) -> None:
