@@ -136,6 +136,10 @@ EXIT_CONDITION_VARIABLES = (
 
 TOOL_ARGS_SCOPE = "tool_args is only in scope inside a tool's input { … } block"
 
+#: The variables an ``input { … }`` binding can read: the model's arguments and the context
+#: the agent runs in (its values by name: ``ctx.user``, ``ctx["user"]``).
+INPUT_BINDING_VARIABLES = ("tool_args", "ctx")
+
 
 def exit_condition_variable_problem(name: str) -> str | None:
     """Why an exit condition cannot read the variable ``name``, or ``None`` when it can."""
@@ -147,6 +151,17 @@ def exit_condition_variable_problem(name: str) -> str | None:
     hint = (f"; did you mean {suggestions[0]!r}?" if suggestions
             else f" (available: {', '.join(EXIT_CONDITION_VARIABLES)})")
     return f"unknown variable {name!r} in exit_condition{hint}"
+
+
+def input_binding_variable_problem(name: str, key: str) -> str | None:
+    """Why the binding ``key`` of an ``input`` block cannot read the variable ``name``."""
+    if name in INPUT_BINDING_VARIABLES:
+        return None
+    suggestions = did_you_mean(name, INPUT_BINDING_VARIABLES)
+    hint = (f"did you mean {suggestions[0]!r}?" if suggestions else
+            f"an input binding reads the model's arguments as tool_args.<name> and the "
+            f"context as ctx.<name>: did you mean tool_args.{name} or ctx.{name}?")
+    return f"unknown variable {name!r} in input binding {key!r}; {hint}"
 
 
 def memory_size_problem(function: str, meaning: str, value: Any) -> str | None:
