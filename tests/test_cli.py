@@ -157,6 +157,38 @@ def test_check_reports_every_error_with_its_location_and_exits_2(tmp_path: Path)
     assert f"{bad}:1:7: agent 'a' has no model" in result.stderr
 
 
+def test_check_reports_an_operator_the_settings_do_not_register(app: Path) -> None:
+    bad = app / "typo.bloge"
+    bad.write_text('agent a {\n  model = "m"\n  tool search : KBSearchOperatr {\n'
+                   '    input { city = tool_arg.city }\n  }\n}\n', encoding="utf-8")
+    result = bloge("check", str(bad), cwd=app)
+    assert result.returncode == 2
+    assert (f"{bad}:3:17: tool 'search' refers to operator 'KBSearchOperatr', which is not in "
+            "the registry; did you mean 'KBSearchOperator'?") in result.stderr
+    assert (f"{bad}:4:20: unknown variable 'tool_arg' in input binding 'city'; "
+            "did you mean 'tool_args'?") in result.stderr
+
+
+def test_check_of_a_deeply_nested_file_is_a_located_error_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    deep = tmp_path / "deep.bloge"
+    deep.write_text('agent a {\n  model = "m"\n  exit_condition = ' + "!" * 5000 + "true\n}\n",
+                    encoding="utf-8")
+    result = bloge("check", str(deep), cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{deep}:3:" in result.stderr
+    assert "nested deeper than 100 levels" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_check_needs_no_api_key(app: Path) -> None:
+    result = bloge("check", cwd=app, env={"BLOGE_LLM__PROVIDER": "openai",
+                                          "OPENAI_API_KEY": ""})
+    assert result.returncode == 0, result.stderr
+    assert "agent customerSupport" in result.stdout
+
+
 def test_run_without_input_is_a_usage_error(app: Path) -> None:
     result = bloge("run", "customerSupport", cwd=app, stdin="")
     assert result.returncode == 2

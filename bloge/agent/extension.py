@@ -6,6 +6,8 @@ block is collected and reported at once, each at its own ``file:line:column``.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +19,7 @@ from bloge.agent.keywords import (
     TOOL_BODY_WORDS,
     TOOL_TIMEOUT,
     exit_condition_variable_problem,
+    input_binding_variable_problem,
     memory_size_problem,
 )
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
@@ -221,18 +224,30 @@ class _AgentBlock:
     def _exit_condition(self, node: s.Expr) -> None:
         if isinstance(node, s.Literal) and node.value is None:
             return
+        expression = self._scoped_expression(node, exit_condition_variable_problem)
+        if expression is not None:
+            self.values["exit_condition"] = expression
+
+    def _scoped_expression(
+        self, node: s.Expr, variable_problem: Callable[[str], str | None]
+    ) -> Expression | None:
+        """``node`` compiled, when every variable it reads is in scope (else ``None``, errors
+        recorded): an unknown name is a mistake to report, never a silent ``null``."""
         problems = False
-        for variable in (n for n in walk(node) if isinstance(n, s.Var)):
-            problem = exit_condition_variable_problem(variable.name)
+        variables = sorted((n for n in walk(node) if isinstance(n, s.Var)),
+                           key=lambda v: (v.span.line, v.span.column))
+        for variable in variables:
+            problem = variable_problem(variable.name)
             if problem:
                 self._error(problem, variable.span, width=len(variable.name))
                 problems = True
         if problems:
-            return
+            return None
         try:
-            self.values["exit_condition"] = self._expression(node)
+            return self._expression(node)
         except DslError as exc:
             self.errors.extend(exc.errors)
+            return None
 
     # -- tools
 
@@ -299,10 +314,12 @@ class _AgentBlock:
                 continue
             if not self._first(statement.key, statement.key_span, seen):
                 continue
-            try:
-                bindings[statement.key] = self._expression(statement.value)
-            except DslError as exc:
-                self.errors.extend(exc.errors)
+            expression = self._scoped_expression(
+                statement.value, functools.partial(input_binding_variable_problem,
+                                                   key=statement.key)
+            )
+            if expression is not None:
+                bindings[statement.key] = expression
         return bindings
 
     def _error(self, message: str, span: s.Span, *, width: int | None = None) -> None:

@@ -45,8 +45,21 @@ def describe_value(value: Any) -> str:
         case str():
             return f"the string {value!r}"
         case int() | float():
-            return f"the number {value}"
+            return f"the number {number_text(value)}"
     return f"a {type(value).__name__}"
+
+
+def number_text(value: int | float) -> str:
+    """A number as a message shows it; an integer too long to print is described by size."""
+    if isinstance(value, int) and value.bit_length() > _LONGEST_SHOWN_BITS:
+        return f"{'-' if value < 0 else ''}(a number of over {_LONGEST_SHOWN_DIGITS} digits)"
+    return str(value)
+
+
+_LONGEST_SHOWN_BITS = 64
+_LONGEST_SHOWN_DIGITS = 19
+#: The longest duration a ``datetime.timedelta`` holds, in seconds.
+MAX_SECONDS = dt.timedelta.max.total_seconds()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +86,13 @@ class Keyword:
             self.minimum <= value <= self.maximum
         ):
             return (f"{self.name} must be between {self.minimum:g} and {self.maximum:g}, "
-                    f"got {value}")
+                    f"got {number_text(value)}")
         if self.minimum is not None and value < self.minimum:
-            return f"{self.name} must be at least {self.minimum:g}, got {value}"
-        if self.accepts is _is_seconds and value <= 0:
-            return f"{self.name} must be positive, got {value:g} s"
+            return f"{self.name} must be at least {self.minimum:g}, got {number_text(value)}"
+        if self.accepts is _is_seconds and not value > 0:  # NaN is not positive either
+            return f"{self.name} must be positive, got {number_text(value)} s"
+        if self.maximum is not None and value > self.maximum:
+            return f"{self.name} must be at most {self.maximum:g} s, got {number_text(value)} s"
         if isinstance(value, str) and not value.strip() and not self.nullable:
             return f"{self.name} must not be empty"
         return None
@@ -103,7 +118,7 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("streaming", "true or false", lambda v: isinstance(v, bool)),
         Keyword("streaming_buffer_capacity", "a whole number", _is_int, minimum=1),
         Keyword("tool_timeout", "a duration such as 30s", _is_seconds, nullable=True,
-                convert=seconds),
+                maximum=MAX_SECONDS, convert=seconds),
     )
 }
 
@@ -111,7 +126,7 @@ KEYWORDS: dict[str, Keyword] = {
 AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool")
 TOOL_BODY_WORDS = ("description", "input", "timeout")
 TOOL_TIMEOUT = Keyword("timeout", "a duration such as 30s", _is_seconds, nullable=True,
-                       convert=seconds)
+                       maximum=MAX_SECONDS, convert=seconds)
 
 #: The variables an exit condition can read (appendix "Exit Condition").
 EXIT_CONDITION_VARIABLES = (
@@ -120,6 +135,10 @@ EXIT_CONDITION_VARIABLES = (
 
 
 TOOL_ARGS_SCOPE = "tool_args is only in scope inside a tool's input { … } block"
+
+#: The variables an ``input { … }`` binding can read: the model's arguments and the context
+#: the agent runs in (its values by name: ``ctx.user``, ``ctx["user"]``).
+INPUT_BINDING_VARIABLES = ("tool_args", "ctx")
 
 
 def exit_condition_variable_problem(name: str) -> str | None:
@@ -134,10 +153,21 @@ def exit_condition_variable_problem(name: str) -> str | None:
     return f"unknown variable {name!r} in exit_condition{hint}"
 
 
+def input_binding_variable_problem(name: str, key: str) -> str | None:
+    """Why the binding ``key`` of an ``input`` block cannot read the variable ``name``."""
+    if name in INPUT_BINDING_VARIABLES:
+        return None
+    suggestions = did_you_mean(name, INPUT_BINDING_VARIABLES)
+    hint = (f"did you mean {suggestions[0]!r}?" if suggestions else
+            f"an input binding reads the model's arguments as tool_args.<name> and the "
+            f"context as ctx.<name>: did you mean tool_args.{name} or ctx.{name}?")
+    return f"unknown variable {name!r} in input binding {key!r}; {hint}"
+
+
 def memory_size_problem(function: str, meaning: str, value: Any) -> str | None:
     """Why ``value`` is not a valid size for ``function(n)``, or ``None``."""
     if not _is_int(value):
         return f"{function}(n) needs a whole number {meaning}, got {describe_value(value)}"
     if value < 1:
-        return f"{function}(n) needs n >= 1, got {value}"
+        return f"{function}(n) needs n >= 1, got {number_text(value)}"
     return None

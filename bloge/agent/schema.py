@@ -2,9 +2,11 @@
 
 Every ``tool_args.<field>`` path becomes a required property (optional when it sits on the
 left of ``??``, which supplies a default). ``tool_args.a.b`` makes ``a`` an object with a
-required ``b``. A property is a ``string`` unless the operator declares a typed input
-(a dataclass, ``TypedDict`` or pydantic model as the annotation of its input parameter) whose
-field of the same name says better. Bindings that read no ``tool_args`` never reach the schema.
+required ``b``; ``tool_args.items[0]`` makes ``items`` an array (of strings, or of objects
+when the path goes on: ``tool_args.items[0].sku``). A property is a ``string`` unless the
+operator declares a typed input (a dataclass, ``TypedDict`` or pydantic model as the
+annotation of its input parameter) whose field of the same name says better. Bindings that
+read no ``tool_args`` never reach the schema.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import enum
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from bloge.dsl import syntax as s
 
@@ -48,8 +50,24 @@ def infer_parameters(
     return schema
 
 
-def tool_args_paths(node: s.Expr, optional: bool = False) -> Iterator[tuple[tuple[str, ...], bool]]:
-    """Each longest ``tool_args`` path in ``node``, with whether a ``??`` default covers it."""
+class _Item:
+    """A step into an array in a path: the ``[0]`` of ``tool_args.items[0]``."""
+
+    def __repr__(self) -> str:
+        return "[item]"
+
+
+ITEM = _Item()
+PathStep: TypeAlias = str | _Item
+
+
+def tool_args_paths(
+    node: s.Expr, optional: bool = False
+) -> Iterator[tuple[tuple[PathStep, ...], bool]]:
+    """Each longest ``tool_args`` path in ``node``, with whether a ``??`` default covers it.
+
+    A path is field names, with :data:`ITEM` where a whole-number index reads an array item.
+    """
     chain = _chain(node)
     if chain is not None:
         if chain:
@@ -67,7 +85,7 @@ def tool_args_paths(node: s.Expr, optional: bool = False) -> Iterator[tuple[tupl
                 yield from tool_args_paths(child, optional)
 
 
-def _chain(node: s.Expr) -> tuple[str, ...] | None:
+def _chain(node: s.Expr) -> tuple[PathStep, ...] | None:
     match node:
         case s.Var(name):
             return () if name == TOOL_ARGS else None
@@ -77,7 +95,17 @@ def _chain(node: s.Expr) -> tuple[str, ...] | None:
         case s.Index(target, s.Literal(value)) if isinstance(value, str):
             head = _chain(target)
             return None if head is None else (*head, value)
+        case s.Index(target, index) if _is_item_index(index):
+            head = _chain(target)
+            return None if not head else (*head, ITEM)
     return None
+
+
+def _is_item_index(node: s.Expr) -> bool:
+    """``0``, ``-1``: a literal whole number, which reads an item of an array."""
+    if isinstance(node, s.Unary) and node.op == "-":
+        node = node.operand
+    return isinstance(node, s.Literal) and type(node.value) is int
 
 
 def _children(node: s.Expr) -> Sequence[s.Expr]:
@@ -99,26 +127,43 @@ def _children(node: s.Expr) -> Sequence[s.Expr]:
     return []
 
 
-def _is_direct(node: s.Expr, path: tuple[str, ...]) -> bool:
+def _is_direct(node: s.Expr, path: tuple[PathStep, ...]) -> bool:
     return _chain(node) == path
 
 
 def _add_path(
-    schema: dict[str, Any], path: tuple[str, ...], leaf: Mapping[str, Any], *, required: bool
+    schema: dict[str, Any], path: tuple[PathStep, ...], leaf: Mapping[str, Any], *,
+    required: bool
 ) -> None:
+    """Add the property ``path`` to the object ``schema`` (whose first step is a field)."""
     head, rest = path[0], path[1:]
-    properties: dict[str, Any] = schema.setdefault("properties", {})
-    if rest:
-        child = properties.get(head)
-        if child is None or child.get("type") != "object":
-            child = empty_object_schema()
-            properties[head] = child
-        _add_path(child, rest, leaf, required=required)
-    elif properties.get(head, {}).get("type") != "object":
-        properties[head] = dict(leaf)
+    assert isinstance(head, str)  # an item step always follows a field (see _chain)
+    properties: dict[str, dict[str, Any]] = schema.setdefault("properties", {})
+    properties[head] = _value_schema(properties.get(head), rest, leaf, required=required)
     required_list: list[str] = schema.setdefault("required", [])
     if required and head not in required_list:
         required_list.append(head)
+
+
+def _value_schema(
+    existing: dict[str, Any] | None, rest: tuple[PathStep, ...], leaf: Mapping[str, Any], *,
+    required: bool
+) -> dict[str, Any]:
+    """The schema of a value that ``rest`` more steps lead into, merged with what an earlier
+    path said about it: an object or array wins over a leaf."""
+    if not rest:
+        if existing is not None and existing.get("type") in ("object", "array"):
+            return existing
+        return dict(leaf)
+    if isinstance(rest[0], _Item):
+        array: dict[str, Any] = (existing if existing is not None
+                                 and existing.get("type") == "array" else {"type": "array"})
+        array["items"] = _value_schema(array.get("items"), rest[1:], leaf, required=required)
+        return array
+    child = existing if existing is not None and existing.get("type") == "object" else (
+        empty_object_schema())
+    _add_path(child, rest, leaf, required=required)
+    return child
 
 
 # ---------------------------------------------------------------------------- Python types

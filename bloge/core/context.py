@@ -6,15 +6,19 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-_MISSING: Any = object()
+from bloge.core.fields import MISSING, read_path
 
 
 class OperatorContext(Mapping[str, Any]):
     """Read-only values visible to an operator, with parent fallback and dotted lookups.
 
     ``ctx["user"]`` reads one key (own values first, then the parents');
-    ``ctx.get("user.locale")`` walks a dotted path through nested mappings and objects.
-    ``execution_id``, ``graph_name`` and ``node_id`` say where in a run the operator executes.
+    ``ctx.get("user.locale")`` walks a dotted path through data only — mapping keys, list
+    items (``"items.0"``), dataclass and pydantic model fields — never through other
+    attributes, methods or dunders (see :mod:`bloge.core.fields`), because the path may come
+    from a DSL file or a model. ``execution_id``, ``graph_name`` and ``node_id`` say where in a
+    run the operator executes. The ``repr`` shows the keys, never the values (they may hold
+    secrets).
     """
 
     __slots__ = ("_parent", "_values", "execution_id", "graph_name", "node_id")
@@ -68,30 +72,27 @@ class OperatorContext(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         context: OperatorContext | None = self
         while context is not None:
-            value = context._values.get(key, _MISSING)
-            if value is not _MISSING:
+            value = context._values.get(key, MISSING)
+            if value is not MISSING:
                 return value
             context = context._parent
         raise KeyError(key)
 
     def get(self, key: str, default: Any = None) -> Any:
-        """The value at ``key``; a dotted key such as ``"user.locale"`` walks nested values."""
+        """The value at ``key``; a dotted key such as ``"user.locale"`` walks nested data."""
         try:
             return self[key]
         except KeyError:
             pass
-        if "." not in key:
+        if not isinstance(key, str) or "." not in key:
             return default
         head, *rest = key.split(".")
-        value = self.get(head, _MISSING)
-        for part in rest:
-            if value is _MISSING or value is None:
-                return default
-            if isinstance(value, Mapping):
-                value = value.get(part, _MISSING)
-            else:
-                value = getattr(value, part, _MISSING)
-        return default if value is _MISSING else value
+        try:
+            value = self[head]
+        except KeyError:
+            return default
+        value = read_path(value, rest)
+        return default if value is MISSING else value
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._flattened())
@@ -113,4 +114,5 @@ class OperatorContext(Mapping[str, Any]):
         return merged
 
     def __repr__(self) -> str:
-        return f"OperatorContext({self._flattened()!r}, execution_id={self.execution_id!r})"
+        keys = list(self._flattened())
+        return f"OperatorContext(keys={keys!r}, execution_id={self.execution_id!r})"

@@ -3,31 +3,27 @@
 The grammar is ``bloge.lark`` beside this module; lark builds one LALR parser for it, once per
 process, and the transformer below turns lark's tree into our nodes as it parses. Parse
 failures become :class:`DslSyntaxError` saying what was expected, at ``file:line:column``.
+Texts past the limits of :mod:`bloge.dsl.limits` (nesting, literal sizes) are located
+``DslSyntaxError``s too, and so is any other failure while the tree is built.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import re
 import threading
 from importlib import resources
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedInput, VisitError
 
 from bloge.core.errors import DslSyntaxError
+from bloge.dsl import limits
 from bloge.dsl import syntax as s
 from bloge.dsl.source import SourceText
+from bloge.dsl.syntax_errors import syntax_error
 
-_DURATION_UNITS = {"ms": "milliseconds", "s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\", "$": "$", "0": "\0"}
 _INTERPOLATION = re.compile(r"\$\{([^}]*)\}")
 _BUILD_LOCK = threading.Lock()
@@ -56,13 +52,44 @@ def _parse(source: SourceText, start: str) -> Any:
     try:
         tree = parser.parse(source.text)
     except UnexpectedInput as exc:
-        raise _syntax_error(source, exc, parser) from None
+        raise syntax_error(source, exc, parser) from None
+    deep = _too_deep(tree)
+    if deep is not None:
+        raise source.error(DslSyntaxError, limits.NESTING_MESSAGE, deep)
     try:
         return _TO_SYNTAX.transform(tree)
     except VisitError as exc:
-        if isinstance(exc.orig_exc, _InterpolationError):
-            raise source.error(DslSyntaxError, exc.orig_exc.message, exc.orig_exc.span) from None
-        raise
+        problem = _cause(exc)
+        if isinstance(problem, _LiteralError):
+            raise source.error(DslSyntaxError, problem.message, problem.span) from None
+        # Any other failure of a tree callback still becomes a located DSL error.
+        where = _meta_span(exc.obj) or s.Span(1, 1, 1, 2)
+        raise source.error(DslSyntaxError, f"cannot read this {exc.rule}: {problem}",
+                           where) from problem
+
+
+def _cause(exc: VisitError) -> Exception:
+    """What a tree callback raised (an interpolation's own parse nests one VisitError more)."""
+    problem = exc.orig_exc
+    while isinstance(problem, VisitError):
+        problem = problem.orig_exc
+    return problem
+
+
+def _too_deep(tree: Tree[Token]) -> s.Span | None:
+    """Where ``tree`` nests past the limit (``None`` if it does not)."""
+    found = limits.too_deep(tree)
+    if found is None:
+        return None
+    node, parent = found
+    return _meta_span(node) or _meta_span(parent) or s.Span(1, 1, 1, 2)
+
+
+def _meta_span(node: object) -> s.Span | None:
+    meta = node.meta if isinstance(node, Tree) else None
+    if meta is None or meta.empty:
+        return _token_span(node) if isinstance(node, Token) else None
+    return _span(meta)
 
 
 @functools.cache
@@ -100,7 +127,9 @@ def _token_span(token: Token) -> s.Span:
     )
 
 
-class _InterpolationError(Exception):
+class _LiteralError(Exception):
+    """A literal that cannot be read (bad escape, ``${…}``, too long), found while building."""
+
     def __init__(self, message: str, span: s.Span) -> None:
         self.message = message
         self.span = span
@@ -210,15 +239,18 @@ class _ToSyntax(Transformer[Token, Any]):
         return s.Literal(str(children[0])[3:-3], _span(meta))
 
     def duration(self, meta: Any, children: list[Token]) -> s.Literal:
-        text = str(children[0])
-        number = text.rstrip("mshd")
-        unit = text[len(number):]
-        return s.Literal(dt.timedelta(**{_DURATION_UNITS[unit]: int(number)}), _span(meta))
+        value = limits.duration(str(children[0]))
+        if isinstance(value, str):
+            raise _LiteralError(value, _span(meta))
+        return s.Literal(value, _span(meta))
 
     def decimal(self, meta: Any, children: list[Token]) -> s.Literal:
         return s.Literal(float(children[0]), _span(meta))
 
     def integer(self, meta: Any, children: list[Token]) -> s.Literal:
+        problem = limits.integer_problem(children[0])
+        if problem:
+            raise _LiteralError(problem, _span(meta))
         return s.Literal(int(children[0]), _span(meta))
 
     def true(self, meta: Any, children: list[Token]) -> s.Literal:
@@ -265,12 +297,22 @@ def _interpolated_expression(match: re.Match[str], token: Token) -> s.Expr:
     inner = match.group(1)
     if not inner.strip():
         span = s.Span(line, column - 2, line, column + 1)
-        raise _InterpolationError("empty ${} interpolation", span)
+        raise _LiteralError("empty ${} interpolation", span)
     try:
-        node: s.Expr = _TO_SYNTAX.transform(_parser("expr").parse(inner))
+        tree = _parser("expr").parse(inner)
     except UnexpectedInput as exc:
         where = s.Span(line, column + max(0, (exc.column or 1) - 1), line, column + len(inner))
-        raise _InterpolationError(f"invalid expression in ${{{inner}}}", where) from None
+        raise _LiteralError(f"invalid expression in ${{{inner}}}", where) from None
+    deep = _too_deep(tree)
+    if deep is not None:
+        raise _LiteralError(limits.NESTING_MESSAGE, deep.shifted(line, column))
+    try:
+        node: s.Expr = _TO_SYNTAX.transform(tree)
+    except VisitError as exc:
+        problem = _cause(exc)
+        if isinstance(problem, _LiteralError):
+            raise _LiteralError(problem.message, problem.span.shifted(line, column)) from None
+        raise
     return shift_spans(node, line, column)
 
 
@@ -301,7 +343,7 @@ def _unescape(text: str, span: s.Span) -> str:
             i += 6
         else:
             where = s.Span(span.line, span.column + 1 + i, span.line, span.column + 3 + i)
-            raise _InterpolationError(f"unknown escape sequence '\\{code}' in string", where)
+            raise _LiteralError(f"unknown escape sequence '\\{code}' in string", where)
     return "".join(out)
 
 
@@ -338,105 +380,3 @@ def shift_spans(node: s.Expr, line: int, column: int) -> s.Expr:
         case s.MapExpr(entries, span):
             return s.MapExpr(tuple((k, shift_spans(v, line, column)) for k, v in entries),
                              span.shifted(line, column))
-
-
-# ---------------------------------------------------------------------------- syntax errors
-
-_TERMINAL_NAMES = {
-    "NAME": "a name",
-    "STRING": "a string",
-    "RAW_STRING": 'a """raw string"""',
-    "DURATION": "a duration",
-    "DECIMAL": "a number",
-    "INT": "a number",
-    "EQ_OP": "'==' or '!='",
-    "REL_OP": "a comparison",
-    "ADD_OP": "'+' or '-'",
-    "MUL_OP": "'*', '/' or '%'",
-    "IN": "'in'",
-    "NOT": "'!'",
-    "MINUS": "'-'",
-    "$END": "the end of the text",
-}
-
-
-def _describe_terminal(name: str, parser: Lark) -> str:
-    if name in _TERMINAL_NAMES:
-        return _TERMINAL_NAMES[name]
-    try:
-        pattern = parser.get_terminal(name).pattern
-    except KeyError:
-        return name
-    return f"'{pattern.value}'" if pattern.type == "str" else name.lower()
-
-
-_EXPRESSION_STARTS = frozenset(
-    {"NAME", "STRING", "RAW_STRING", "DURATION", "DECIMAL", "INT", "TRUE", "FALSE", "NULL",
-     "LPAR", "LSQB", "LBRACE", "NOT", "MINUS"}
-)
-_OPERATORS = frozenset(
-    {"EQ_OP", "REL_OP", "IN", "ADD_OP", "MUL_OP", "QMARK", "DOT", "LSQB", "__ANON_0",
-     "__ANON_1", "__ANON_2", "__ANON_3", "__ANON_4"}
-)
-
-
-def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
-    """A readable list of what the parser would have accepted."""
-    names = set(names)
-    groups: list[str] = []
-    if {"NAME", "INT", "STRING"} <= names and len(names & _EXPRESSION_STARTS) >= 5:
-        groups.append("an expression")
-        names -= _EXPRESSION_STARTS
-    operators = {n for n in names if n in _OPERATORS or _is_operator(n, parser)}
-    if len(operators) >= 3:
-        groups.append("an operator")
-        names -= operators
-    described = groups + sorted({_describe_terminal(n, parser) for n in names})
-    if len(described) > 6:
-        described = [*described[:6], "…"]
-    if len(described) <= 1:
-        return "".join(described)
-    return ", ".join(described[:-1]) + " or " + described[-1]
-
-
-def _is_operator(name: str, parser: Lark) -> bool:
-    try:
-        pattern = parser.get_terminal(name).pattern
-    except KeyError:
-        return False
-    return pattern.type == "str" and pattern.value in {"&&", "||", "??", "?", ".", "?.", "?["}
-
-
-def _syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslSyntaxError:
-    line = exc.line if isinstance(exc.line, int) and exc.line > 0 else 1
-    column = exc.column if isinstance(exc.column, int) and exc.column > 0 else 1
-    match exc:
-        case UnexpectedToken(token=token, expected=expected):
-            if exc.interactive_parser is not None:
-                accepted: set[str] = exc.interactive_parser.accepts()  # type: ignore[no-untyped-call]  # lark leaves it unannotated
-                expected = accepted or expected
-            found = "end of the text" if token.type == "$END" else f"{str(token)!r}"
-            if token.type == "$END":
-                line, column = _end_position(source)
-            message = f"unexpected {found}; expected {_expected(expected, parser)}"
-            width = len(str(token)) if token.type != "$END" else 1
-        case UnexpectedCharacters(char=char, allowed=allowed):
-            message = f"unexpected character {char!r}"
-            if char == '"':
-                message = "unterminated string"
-            elif allowed:
-                message += f"; expected {_expected(allowed, parser)}"
-            width = 1
-        case UnexpectedEOF(expected=expected):
-            line, column = _end_position(source)
-            message = f"unexpected end of the text; expected {_expected(set(expected), parser)}"
-            width = 1
-        case _:
-            message, width = "syntax error", 1
-    span = s.Span(line, column, line, column + width)
-    return source.error(DslSyntaxError, message, span)
-
-
-def _end_position(source: SourceText) -> tuple[int, int]:
-    lines = source.text.splitlines() or [""]
-    return len(lines), len(lines[-1]) + 1

@@ -56,6 +56,19 @@ def agent(body: str) -> str:
          "'stream agent' declares a streaming agent"),
         ("agnet support {\n  model = \"m\"\n}", "1:1", "unknown block 'agnet'; did you mean 'agent'?"),
         ("graph g { }", "1:1", "no agent block found"),
+        (agent("  tool t : Op { input { city = tool_arg.city } }"), "3:32",
+         "unknown variable 'tool_arg' in input binding 'city'; did you mean 'tool_args'?"),
+        (agent("  tool t : Op { input { who = cxt.user } }"), "3:31",
+         "unknown variable 'cxt' in input binding 'who'; did you mean 'ctx'?"),
+        (agent('  tool t : Op { input { q = "${lower(query)}" } }'), "3:38",
+         "unknown variable 'query' in input binding 'q'; an input binding reads the model's "
+         "arguments as tool_args.<name> and the context as ctx.<name>: did you mean "
+         "tool_args.query or ctx.query?"),
+        (agent("  tool t : Op { input { r = finish_reason } }"), "3:29",
+         "unknown variable 'finish_reason' in input binding 'r'"),
+        (agent("  tool_timeout = " + "9" * 400), "3:18", "tool_timeout must be at most 8.64e+13 s"),
+        (agent("  tool t : Op { timeout = -" + "9" * 400 + " }"), "3:27",
+         "timeout must be positive, got -(a number of over 19 digits) s"),
     ],
 )
 def test_compile_errors_are_located(source: str, position: str, message: str) -> None:
@@ -90,6 +103,22 @@ def test_an_operator_missing_from_the_registry_is_a_compile_error_with_a_suggest
     error = first_error(agent("  tool search : KBSearch { input { q = tool_args.q } }"), registry)
     assert str(error).startswith("agents.bloge:3:17: ")
     assert "refers to operator 'KBSearch', which is not in the registry; did you mean 'KBSearchOperator'?" in str(error)
+
+
+def test_input_bindings_read_tool_args_and_ctx() -> None:
+    compiled = AgentDslCompiler().compile(agent(
+        '  tool t : Op { input { q = tool_args.q\n locale = ctx.user.locale\n'
+        '  tier = ctx["tier"] ?? "basic"\n n = 5 } }'))
+    assert set(compiled.tool("t").graph.nodes[0].inputs or {}) == {"q", "locale", "tier", "n"}
+
+
+def test_every_unknown_variable_of_an_input_block_is_reported() -> None:
+    error = first_error(agent("  tool t : Op { input { a = tool_arg.a\n b = x + y } }"))
+    assert [e.reason.split(";")[0] for e in error.errors] == [
+        "unknown variable 'tool_arg' in input binding 'a'",
+        "unknown variable 'x' in input binding 'b'",
+        "unknown variable 'y' in input binding 'b'",
+    ]
 
 
 def test_without_a_registry_operators_are_not_checked() -> None:

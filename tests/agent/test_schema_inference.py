@@ -37,6 +37,29 @@ def test_nested_paths_make_objects_with_required_fields() -> None:
     }
 
 
+def test_an_indexed_path_makes_an_array_of_strings() -> None:
+    assert parameters("first = tool_args.items[0]\n last = tool_args.items[-1]") == {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+        "required": ["items"],
+    }
+
+
+def test_a_path_through_an_array_item_makes_an_array_of_objects() -> None:
+    schema = parameters('sku = tool_args.lines[0].sku\n qty = tool_args.lines[0]["qty"] ?? 1')
+    assert schema["properties"] == {"lines": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"sku": {"type": "string"}, "qty": {"type": "string"}},
+        "required": ["sku"],
+    }}}
+    assert schema["required"] == ["lines"]
+
+
+def test_an_array_wins_over_a_plain_path_to_the_same_argument() -> None:
+    schema = parameters("all = tool_args.items\n first = tool_args.items[0]")
+    assert schema["properties"]["items"] == {"type": "array", "items": {"type": "string"}}
+
+
 def test_paths_inside_expressions_count_and_a_default_makes_them_optional() -> None:
     schema = parameters('q = lower(tool_args.query)\n n = tool_args.limit ?? 10\n s = "${tool_args.sort}"')
     assert schema["required"] == ["query", "sort"]

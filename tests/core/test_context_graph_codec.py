@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -91,3 +92,58 @@ def test_a_child_of_an_empty_context_keeps_its_execution_and_graph() -> None:
     root = OperatorContext.root(execution_id="exec-1", graph_name="flow")
     child = root.child(node_id="n")
     assert (child.execution_id, child.graph_name, child.node_id) == ("exec-1", "flow", "n")
+
+
+class _Greeter:
+    """Not data: a method, a property that counts its reads."""
+
+    reads = 0
+
+    def greet(self) -> str:
+        return "hello"
+
+    @property
+    def token(self) -> str:
+        _Greeter.reads += 1
+        return "secret-token"
+
+
+@dataclasses.dataclass
+class _Profile:
+    tier: str
+
+    def upgrade(self) -> None:  # a method of a record is not one of its fields
+        self.tier = "gold"
+
+
+def test_a_dotted_lookup_never_reaches_module_globals() -> None:
+    ctx = OperatorContext.root({"user": _Greeter()})
+    assert ctx.get("user.greet.__globals__.os.environ.HOME", "none") == "none"
+
+
+def test_a_dotted_lookup_does_not_read_methods_dunders_or_properties() -> None:
+    _Greeter.reads = 0
+    ctx = OperatorContext.root({"user": _Greeter(), "profile": _Profile("basic"), "os": os})
+    for path in ("user.greet", "user.token", "user.__class__", "profile.upgrade",
+                 "profile.__class__.__mro__", "profile.__dataclass_fields__", "os.environ",
+                 "user.__dict__"):
+        assert ctx.get(path, "none") == "none", path
+    assert _Greeter.reads == 0
+
+
+def test_a_dotted_lookup_reads_mapping_keys_record_fields_and_list_items() -> None:
+    ctx = OperatorContext.root({"user": {"profile": _Profile("gold"), "tags": ["a", "b"]}})
+    assert ctx.get("user.profile.tier") == "gold"
+    assert ctx.get("user.tags.0") == "a"
+    assert ctx.get("user.tags.-1") == "b"
+    assert ctx.get("user.tags.2", "none") == "none"
+    assert ctx.get("user.tags." + "9" * 5000, "none") == "none"
+
+
+def test_the_repr_of_a_context_names_its_keys_never_its_values() -> None:
+    ctx = OperatorContext.root({"api_key": "sk-live-123"}).child({"user": "ada"})
+    text = repr(ctx)
+    assert "sk-live-123" not in text
+    assert "ada" not in text
+    assert "api_key" in text
+    assert "user" in text

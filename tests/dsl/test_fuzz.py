@@ -3,6 +3,7 @@ ExpressionError — never a bare Python exception."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,61 @@ def test_evaluation_raises_only_expression_errors(text: str, scope: dict[str, An
         expression.evaluate(scope)
     except ExpressionError as exc:
         assert exc.source == text  # noqa: PT017 -- any input may fail; how it fails is the property
+
+
+# ---------------------------------------------------------------------------- deep nesting
+
+NESTING_FAMILIES: dict[str, Any] = {
+    "not": lambda n: "!" * n + "x",
+    "minus": lambda n: "-" * n + "x",
+    "list": lambda n: "[" * n + "]" * n,
+    "map": lambda n: "{a: " * n + "1" + "}" * n,
+    "parentheses": lambda n: "(" * n + "x" + ")" * n,
+    "or": lambda n: " || ".join(["x"] * (n + 1)),
+    "and": lambda n: " && ".join(["x"] * (n + 1)),
+    "plus": lambda n: " + ".join(["1"] * (n + 1)),
+    "coalesce": lambda n: " ?? ".join(["x"] * (n + 1)),
+    "member": lambda n: "x" + ".a" * n,
+    "safe member": lambda n: "x" + "?.a" * n,
+    "index": lambda n: "x" + "[0]" * n,
+    "call": lambda n: "len(" * n + "x" + ")" * n,
+    "ternary": lambda n: "x ? " * n + "1" + " : 2" * n,
+    "interpolation": lambda n: '"${' + "!" * n + 'x}"',
+    "mixed": lambda n: "!-[(len(" * n + "x" + ")])" * n,
+}
+
+
+@settings(max_examples=100)
+@given(st.sampled_from(sorted(NESTING_FAMILIES)), st.integers(1, 1500))
+def test_deep_nesting_of_every_kind_raises_only_bloge_errors(family: str, depth: int) -> None:
+    text = NESTING_FAMILIES[family](depth)
+    try:
+        expression = Expression.compile(text, filename="deep.bloge")
+    except DslError as exc:
+        assert str(exc).startswith("deep.bloge:1:")  # noqa: PT017 -- how it fails is the property
+        return
+    with contextlib.suppress(ExpressionError):
+        expression.evaluate({"x": [[1]], "a": 1})
+
+
+@settings(max_examples=20)
+@given(st.integers(1, 1500))
+def test_deeply_nested_blocks_raise_only_dsl_errors(depth: int) -> None:
+    compile_only_raises_dsl_errors("agent a {\n" + "b {\n" * depth + "}\n" * depth + "}")
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 10_000), st.sampled_from(["", "ms", "s", "m", "h", "d"]))
+def test_long_numbers_and_durations_raise_only_dsl_errors(digits: int, unit: str) -> None:
+    compile_only_raises_dsl_errors(f'agent a {{ model = "m"\n tool_timeout = {"9" * digits}{unit} }}')
+
+
+@settings(max_examples=30)
+@given(st.integers(1, 5000), st.sampled_from(["list", "map"]))
+def test_deep_values_raise_only_expression_errors(depth: int, kind: str) -> None:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"k": value}
+    for text in ('"${x}"', "string(x)", "x == y", "contains(x, y)", "x + y", "len(x)"):
+        with contextlib.suppress(ExpressionError):
+            Expression.compile(text).evaluate({"x": value, "y": value})

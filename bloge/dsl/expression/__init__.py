@@ -9,6 +9,11 @@ Literals (``"text ${interpolated}"``, ``\\${`` for a literal ``${``, ints, decim
 ``a[-1]``, ``a?.b``, ``a?[1]``), operators (``== != < <= > >= && || ! + - * / % ?? in``), the
 ternary ``c ? a : b`` and the functions of :data:`STANDARD_LIBRARY`. A missing path is
 ``null``; a type error raises :class:`~bloge.core.errors.ExpressionError`.
+
+Paths reach data only — map keys, list items, dataclass and pydantic model fields — never
+methods, properties, dunders or the attributes of other objects (:mod:`bloge.core.fields`),
+and a value that is not data reads as a placeholder in a string: ``"${ctx}"`` is
+``"<OperatorContext>"``. There is no way to call a method of a value.
 """
 
 from __future__ import annotations

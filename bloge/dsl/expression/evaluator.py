@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bloge.core.errors import CompileError, ExpressionError
+from bloge.core.fields import MISSING
 from bloge.core.suggest import did_you_mean
 from bloge.dsl import syntax as s
 from bloge.dsl.expression.functions import Function, FunctionError, _tool_call
 from bloge.dsl.expression.values import (
-    MISSING,
     equals,
     is_number,
     read_member,

@@ -3,7 +3,9 @@
 Functions are plain Python callables registered with their arity; :data:`STANDARD_LIBRARY`
 is what every expression sees. Arity is checked when an expression is compiled; type errors
 raise :class:`FunctionError`, which the evaluator reports as an ``ExpressionError`` at the
-call's position.
+call's position. Functions work on data only (strings, numbers, lists, maps, records) and never
+call a method or read an attribute of the values they are given, so that no function is a way
+around the data-only paths of :mod:`bloge.core.fields`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bloge.core.context import OperatorContext
+from bloge.core.fields import read_field
 from bloge.dsl.expression.values import is_number, to_text, type_name
 
 
@@ -141,6 +145,9 @@ def _values(value: Any) -> list[Any]:
         return []
     if not isinstance(value, Mapping):
         raise FunctionError(f"values() needs a map, got {type_name(value)}")
+    if isinstance(value, OperatorContext):
+        # A context is read by name (ctx.user); listing it whole would dump every value in it.
+        raise FunctionError("values() cannot list a context; read its values by name: ctx.<name>")
     return list(value.values())
 
 
@@ -218,7 +225,7 @@ def _tool_call(scope: Mapping[str, Any], name: Any) -> bool:
         return False
     wanted = _text("tool_call", name)
     for call in calls:
-        called = call.get("name") if isinstance(call, Mapping) else getattr(call, "name", None)
+        called = call.get("name") if type(call) is dict else read_field(call, "name")
         if called == wanted:
             return True
     return False

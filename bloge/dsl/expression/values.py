@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
+import decimal
+import enum
 import json
+import uuid
 from collections.abc import Mapping, Sequence, Sized
 from typing import Any
 
-_MISSING: Any = object()
+from bloge.core.context import OperatorContext
+from bloge.core.fields import MISSING, is_record, read_field, record_fields
 
 
 def truthy(value: Any) -> bool:
@@ -55,7 +58,14 @@ def type_name(value: Any) -> str:
 
 
 def to_text(value: Any) -> str:
-    """How a value reads inside a string: ``null``, ``true``, numbers, JSON for containers."""
+    """How a value reads inside a string: ``null``, ``true``, numbers, JSON for containers.
+
+    Only data is shown: maps, lists and records (dataclass and pydantic model fields) as
+    JSON, dates, times, durations, decimals and UUIDs as their text, an enum member as its
+    value. Anything else — an ``OperatorContext``, a function, a client object — reads as a
+    placeholder such as ``<OperatorContext>``, so that ``"${ctx}"`` never dumps a context and
+    no object's own ``__str__`` runs.
+    """
     match value:
         case str():
             return value
@@ -65,25 +75,49 @@ def to_text(value: Any) -> str:
             return "true" if value else "false"
         case int() | float():
             return repr(value)
-        case list() | tuple() | dict():
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return str(value)
+    shown = plain(value)
+    if isinstance(shown, (dict, list)):
+        return json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+    return to_text(shown)
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON-ready data (see :func:`to_text`); ``ValueError`` past
+    :data:`MAX_DEPTH` levels of nesting (which a cycle reaches too)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"the value is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, _TEXT_SCALARS):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return plain(value.value, depth + 1)
+    if isinstance(value, OperatorContext):
+        return "<OperatorContext>"
+    if isinstance(value, Mapping):
+        return {_key_text(k): plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item, depth + 1) for item in value]
+    fields = record_fields(value)
+    if fields is not None:
+        return {name: plain(read_field(value, name), depth + 1) for name in fields}
+    return f"<{type(value).__name__}>"
+
+
+MAX_DEPTH = 100
+_TEXT_SCALARS = (dt.date, dt.time, dt.timedelta, decimal.Decimal, uuid.UUID)
+
+
+def _key_text(key: Any) -> str:
+    return key if isinstance(key, str) else to_text(key)
 
 
 def read_member(target: Any, name: str) -> Any:
-    """``target.name``: a map key, a dataclass field or a pydantic field; ``_MISSING`` if the
-    target has no such member kind at all (not a map or record)."""
+    """``target.name``: a map key or a record field, ``null`` when absent; :data:`MISSING`
+    when ``target`` is neither a map nor a record (nothing else has members)."""
     if isinstance(target, Mapping):
         return target.get(name)
-    if name.startswith("_"):
-        return _MISSING
-    if dataclasses.is_dataclass(target) and not isinstance(target, type):
-        fields = {f.name for f in dataclasses.fields(target)}
-        return getattr(target, name) if name in fields else None
-    model_fields = getattr(type(target), "model_fields", None)
-    if isinstance(model_fields, Mapping):
-        return getattr(target, name, None) if name in model_fields else None
-    return _MISSING
-
-
-MISSING = _MISSING
+    value = read_field(target, name)
+    if value is MISSING and is_record(target):
+        return None
+    return value

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bloge_container.cli.console import EXIT_USAGE, err, out
 from bloge_container.cli.options import ConfigOption, ProfileOption
+
+if TYPE_CHECKING:
+    from bloge import DslCompiler
+    from bloge_container.application import ApplicationContainer
 
 
 def check(
@@ -18,46 +22,65 @@ def check(
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Compile DSL files with every installed extension; report each error with its location."""
-    from bloge import DslCompiler, DslError
+    """Compile DSL files with every installed extension against the operators the settings
+    register (so a misspelled operator is reported); report each error with its location."""
+    from bloge_container.cli.console import reported_errors
+    from bloge_container.cli.options import open_container
 
-    paths = list(files) if files else _configured_files(config, profile)
-    compiler = DslCompiler()
-    problems = 0
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            err.print(f"{path}: cannot read: {reason}", markup=False)
-            problems += 1
-            continue
-        try:
-            blocks = compiler.compile(text, filename=str(path))
-        except DslError as exc:
-            for error in exc.errors:
-                err.print(error.rendered, markup=False)
-            problems += len(exc.errors)
-            continue
-        names = ", ".join(f"{b.kind} {b.name}" for b in blocks) or "no definitions"
-        out.print(f"{path}: ok ({names})", markup=False)
+    with reported_errors():
+        container = open_container(config, profile)
+        compiler = _compiler(container)
+        paths = list(files) if files else _configured_files(container)
+    problems = sum(_check_file(compiler, path) for path in paths)
     if problems:
         err.print(f"{problems} error{'s' if problems != 1 else ''} in {len(paths)} "
                   f"file{'s' if len(paths) != 1 else ''}", markup=False)
         raise typer.Exit(EXIT_USAGE)
 
 
-def _configured_files(config: Path | None, profile: str | None) -> list[Path]:
+def _compiler(container: ApplicationContainer) -> DslCompiler:
+    """A compiler that knows the application's operators. Checking calls no model, so the
+    registry is built over the offline provider: no API key is needed to check a file."""
+    from dependency_injector import providers
+
+    from bloge import DslCompiler
+    from bloge.dsl.extensions import CompileOptions
+    from bloge_container.components import offline_provider
+
+    container.llm_provider.override(providers.Object(offline_provider()))
+    return DslCompiler(options=CompileOptions(registry=container.operator_registry()))
+
+
+def _check_file(compiler: DslCompiler, path: Path) -> int:
+    """Compile one file, print its result; the number of problems found."""
+    from bloge import BlogeError, DslError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        err.print(f"{path}: cannot read: {reason}", markup=False)
+        return 1
+    try:
+        blocks = compiler.compile(text, filename=str(path))
+    except DslError as exc:
+        for error in exc.errors:
+            err.print(error.rendered, markup=False)
+        return len(exc.errors)
+    except BlogeError as exc:
+        err.print(f"{path}: {exc}", markup=False)
+        return 1
+    names = ", ".join(f"{b.kind} {b.name}" for b in blocks) or "no definitions"
+    out.print(f"{path}: ok ({names})", markup=False)
+    return 0
+
+
+def _configured_files(container: ApplicationContainer) -> list[Path]:
     from bloge_container.agents import dsl_files
-    from bloge_container.cli.console import reported_errors
-    from bloge_container.cli.options import open_container
     from bloge_container.report import ConditionsReport
 
-    with reported_errors():
-        container = open_container(config, profile)
-        settings = container.settings()
-        paths = dsl_files(settings.agents.dsl_locations, container.project().path,
-                          ConditionsReport())
+    paths = dsl_files(container.settings().agents.dsl_locations, container.project().path,
+                      ConditionsReport())
     if not paths:
         err.print("no DSL files: give some, or set bloge.agents.dsl-locations", markup=False)
         raise typer.Exit(EXIT_USAGE)

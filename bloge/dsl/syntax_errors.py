@@ -1,0 +1,110 @@
+"""Lark's parse failures in words: what was found, what the parser would have accepted."""
+
+from __future__ import annotations
+
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from bloge.core.errors import DslSyntaxError
+from bloge.dsl import syntax as s
+from bloge.dsl.source import SourceText
+
+_TERMINAL_NAMES = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "RAW_STRING": 'a """raw string"""',
+    "DURATION": "a duration",
+    "DECIMAL": "a number",
+    "INT": "a number",
+    "EQ_OP": "'==' or '!='",
+    "REL_OP": "a comparison",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "'*', '/' or '%'",
+    "IN": "'in'",
+    "NOT": "'!'",
+    "MINUS": "'-'",
+    "$END": "the end of the text",
+}
+
+
+def _describe_terminal(name: str, parser: Lark) -> str:
+    if name in _TERMINAL_NAMES:
+        return _TERMINAL_NAMES[name]
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return name
+    return f"'{pattern.value}'" if pattern.type == "str" else name.lower()
+
+
+_EXPRESSION_STARTS = frozenset(
+    {"NAME", "STRING", "RAW_STRING", "DURATION", "DECIMAL", "INT", "TRUE", "FALSE", "NULL",
+     "LPAR", "LSQB", "LBRACE", "NOT", "MINUS"}
+)
+_OPERATORS = frozenset(
+    {"EQ_OP", "REL_OP", "IN", "ADD_OP", "MUL_OP", "QMARK", "DOT", "LSQB", "__ANON_0",
+     "__ANON_1", "__ANON_2", "__ANON_3", "__ANON_4"}
+)
+
+
+def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
+    """A readable list of what the parser would have accepted."""
+    names = set(names)
+    groups: list[str] = []
+    if {"NAME", "INT", "STRING"} <= names and len(names & _EXPRESSION_STARTS) >= 5:
+        groups.append("an expression")
+        names -= _EXPRESSION_STARTS
+    operators = {n for n in names if n in _OPERATORS or _is_operator(n, parser)}
+    if len(operators) >= 3:
+        groups.append("an operator")
+        names -= operators
+    described = groups + sorted({_describe_terminal(n, parser) for n in names})
+    if len(described) > 6:
+        described = [*described[:6], "…"]
+    if len(described) <= 1:
+        return "".join(described)
+    return ", ".join(described[:-1]) + " or " + described[-1]
+
+
+def _is_operator(name: str, parser: Lark) -> bool:
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return False
+    return pattern.type == "str" and pattern.value in {"&&", "||", "??", "?", ".", "?.", "?["}
+
+
+def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslSyntaxError:
+    """``exc`` as a located ``DslSyntaxError`` saying what was expected."""
+    line = exc.line if isinstance(exc.line, int) and exc.line > 0 else 1
+    column = exc.column if isinstance(exc.column, int) and exc.column > 0 else 1
+    match exc:
+        case UnexpectedToken(token=token, expected=expected):
+            if exc.interactive_parser is not None:
+                accepted: set[str] = exc.interactive_parser.accepts()  # type: ignore[no-untyped-call]  # lark leaves it unannotated
+                expected = accepted or expected
+            found = "end of the text" if token.type == "$END" else f"{str(token)!r}"
+            if token.type == "$END":
+                line, column = _end_position(source)
+            message = f"unexpected {found}; expected {_expected(expected, parser)}"
+            width = len(str(token)) if token.type != "$END" else 1
+        case UnexpectedCharacters(char=char, allowed=allowed):
+            message = f"unexpected character {char!r}"
+            if char == '"':
+                message = "unterminated string"
+            elif allowed:
+                message += f"; expected {_expected(allowed, parser)}"
+            width = 1
+        case UnexpectedEOF(expected=expected):
+            line, column = _end_position(source)
+            message = f"unexpected end of the text; expected {_expected(set(expected), parser)}"
+            width = 1
+        case _:
+            message, width = "syntax error", 1
+    span = s.Span(line, column, line, column + width)
+    return source.error(DslSyntaxError, message, span)
+
+
+def _end_position(source: SourceText) -> tuple[int, int]:
+    lines = source.text.splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1
