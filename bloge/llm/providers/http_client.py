@@ -15,6 +15,7 @@ from typing import Any, Protocol, Self, TypeVar
 import httpx
 
 from bloge.core.errors import ProviderError
+from bloge.llm.providers.loop_clients import LoopClients
 from bloge.llm.providers.retry import (
     AttemptError,
     RetryPolicy,
@@ -40,14 +41,17 @@ class ProviderHttpClient:
 
     ``headers`` (which carry the API key) go with every request, so an injected
     ``http_client`` works unchanged; it stays open on :meth:`aclose`, since its owner closes it.
+    Without one, the provider keeps one client per event loop (see
+    :mod:`~bloge.llm.providers.loop_clients`); an injected client belongs to the loop it first
+    connected in, and using it from another loop fails with a :class:`ProviderError` saying so.
     ``secrets`` are removed from every message we raise or log.
     """
 
     __slots__ = (
         "_base_url",
-        "_client",
         "_headers",
-        "_owns_client",
+        "_injected",
+        "_owned",
         "_provider",
         "_retry",
         "_secrets",
@@ -72,8 +76,8 @@ class ProviderHttpClient:
         self._headers = dict(headers)
         self._secrets = secrets
         self._timeout = timeout
-        self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.AsyncClient()
+        self._injected = http_client
+        self._owned = LoopClients(httpx.AsyncClient) if http_client is None else None
         self._retry = retry
         self._sleep = sleep
 
@@ -89,12 +93,15 @@ class ProviderHttpClient:
         """POST ``body`` to ``path`` and return the JSON object the server answered."""
 
         async def attempt() -> dict[str, Any]:
+            client = await self._client()
             try:
-                response = await self._client.post(
+                response = await client.post(
                     self._base_url + path, json=body, headers=self._headers, timeout=self._timeout
                 )
             except httpx.HTTPError as exc:
                 raise self._transport_failure(exc) from self._shown(exc)
+            except RuntimeError as exc:
+                raise self._unusable_client(exc) from exc
             if response.is_error:
                 raise self._status_failure(response)
             try:
@@ -146,9 +153,9 @@ class ProviderHttpClient:
         )
 
     async def aclose(self) -> None:
-        """Close the connection pool, unless the ``http_client`` was injected."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Close the connection pools, unless the ``http_client`` was injected."""
+        if self._owned is not None:
+            await self._owned.aclose()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider={self._provider!r}, base_url={self._base_url!r})"
@@ -157,13 +164,16 @@ class ProviderHttpClient:
         self, path: str, body: Mapping[str, Any]
     ) -> tuple[httpx.Response, AsyncIterator[bytes], bytes]:
         headers = {**self._headers, "Accept": "text/event-stream"}
-        request = self._client.build_request(
+        client = await self._client()
+        request = client.build_request(
             "POST", self._base_url + path, json=body, headers=headers, timeout=self._timeout
         )
         try:
-            response = await self._client.send(request, stream=True)
+            response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise self._transport_failure(exc) from self._shown(exc)
+        except RuntimeError as exc:
+            raise self._unusable_client(exc) from exc
         try:
             if response.is_error:
                 await response.aread()
@@ -181,6 +191,12 @@ class ProviderHttpClient:
                 raise self._transport_failure(exc) from self._shown(exc)
             raise
         return response, chunks, first
+
+    async def _client(self) -> httpx.AsyncClient:
+        if self._owned is not None:
+            return await self._owned.current()
+        assert self._injected is not None  # one of the two is always set
+        return self._injected
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
         return await call_with_retries(
@@ -206,6 +222,15 @@ class ProviderHttpClient:
         return self._failure(
             f"{self._base_url}: {_describe(exc)}", retryable=isinstance(exc, _TRANSIENT)
         )
+
+    def _unusable_client(self, exc: RuntimeError) -> AttemptError:
+        # httpx raises RuntimeError for a closed client and for connections of another loop.
+        hint = ("; an injected http_client belongs to the event loop it first connected in and "
+                "stays usable only until it is closed: create it in the loop that uses it, or "
+                "pass none and the provider keeps one per event loop"
+                if self._injected is not None else "")
+        return self._failure(f"{self._base_url}: the HTTP client cannot send ({exc}){hint}",
+                             retryable=False)
 
     def _shown(self, exc: httpx.HTTPError) -> httpx.HTTPError | None:
         """The cause to chain our error to: ``exc``, unless its own message holds a secret (a
