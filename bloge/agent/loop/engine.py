@@ -261,8 +261,14 @@ class _Run:
         )
 
     def checkpoint(self) -> AgentCheckpoint:
-        return AgentCheckpoint(tuple(self._memory.messages()), self.turn,
-                               dict(self.tool_results), self._engine.definition.id, self.usage)
+        """The memory's view, without a last tool round that never got its results (the run
+        failed or was cancelled while its tools ran): a resumed run asks the model again
+        rather than send providers a tool call with no answer."""
+        view = self._memory.messages()
+        if view and view[-1].tool_calls:
+            view = view[:-1]
+        return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
+                               self._engine.definition.id, self.usage)
 
     def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
         return AgentOutput(
