@@ -137,8 +137,9 @@ class WorkerPool:
         if spawn is not None:
             self._spawn(spawn)
 
-    def _finished(self, job: _Job[Any]) -> _Job[Any] | None:
-        """Account for ``job``'s end; the next job for this thread, or ``None`` to stop."""
+    def _next_job(self, job: _Job[Any]) -> _Job[Any] | None:
+        """Account for ``job``'s end; then the next job for this thread (waiting for one while
+        idle), or ``None`` when the pool has idle threads enough and this one should end."""
         with self._lock:
             if job.state == _ABANDONED:
                 self._abandoned -= 1
@@ -158,13 +159,19 @@ class WorkerPool:
     # -- threads
 
     def _spawn(self, job: _Job[Any]) -> None:
-        threading.Thread(target=self._work, args=(job,), name=self._name, daemon=True).start()
+        try:
+            threading.Thread(target=self._work, args=(job,), name=self._name, daemon=True).start()
+        except RuntimeError as exc:  # no thread to be had (a process limit, say): fail the call
+            with self._lock:
+                self._running -= 1
+                job.state = _DONE
+            job.loop.call_soon_threadsafe(_settle, job.future, None, exc)
 
     def _work(self, job: _Job[Any] | None) -> None:
         while job is not None:
             if job.state != _ABANDONED:  # abandoned before this thread took it: never start it
                 _call(job)
-            job = self._finished(job)
+            job = self._next_job(job)
 
 
 def _call(job: _Job[Any]) -> None:

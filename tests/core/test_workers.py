@@ -140,3 +140,18 @@ async def test_a_registry_runs_its_sync_operators_on_the_pool_it_was_given() -> 
     registry = OperatorRegistry({"where": lambda input: threading.current_thread().name},
                                 workers=WorkerPool(1, name="reports-pool"))
     assert await registry.bound("where").invoke(None, OperatorContext.root()) == "reports-pool"
+
+
+async def test_a_call_that_gets_no_thread_fails_and_frees_its_slot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool = WorkerPool(1)
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(threading.Thread, "start", refuse)
+        with pytest.raises(RuntimeError, match="can't start new thread"):
+            await pool.run(str.upper, "refused")
+    assert await pool.run(str.upper, "next") == "NEXT"
