@@ -49,9 +49,8 @@ class ProviderHttpClient:
 
     __slots__ = (
         "_base_url",
+        "_clients",
         "_headers",
-        "_injected",
-        "_owned",
         "_provider",
         "_retry",
         "_secrets",
@@ -76,8 +75,8 @@ class ProviderHttpClient:
         self._headers = dict(headers)
         self._secrets = secrets
         self._timeout = timeout
-        self._injected = http_client
-        self._owned = LoopClients(httpx.AsyncClient) if http_client is None else None
+        # An injected client is the one client; else one of our own per event loop.
+        self._clients = http_client if http_client is not None else LoopClients(httpx.AsyncClient)
         self._retry = retry
         self._sleep = sleep
 
@@ -154,8 +153,8 @@ class ProviderHttpClient:
 
     async def aclose(self) -> None:
         """Close the connection pools, unless the ``http_client`` was injected."""
-        if self._owned is not None:
-            await self._owned.aclose()
+        if isinstance(self._clients, LoopClients):
+            await self._clients.aclose()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider={self._provider!r}, base_url={self._base_url!r})"
@@ -193,10 +192,9 @@ class ProviderHttpClient:
         return response, chunks, first
 
     async def _client(self) -> httpx.AsyncClient:
-        if self._owned is not None:
-            return await self._owned.current()
-        assert self._injected is not None  # one of the two is always set
-        return self._injected
+        if isinstance(self._clients, LoopClients):
+            return await self._clients.current()
+        return self._clients
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
         return await call_with_retries(
@@ -228,7 +226,7 @@ class ProviderHttpClient:
         hint = ("; an injected http_client belongs to the event loop it first connected in and "
                 "stays usable only until it is closed: create it in the loop that uses it, or "
                 "pass none and the provider keeps one per event loop"
-                if self._injected is not None else "")
+                if isinstance(self._clients, httpx.AsyncClient) else "")
         return self._failure(f"{self._base_url}: the HTTP client cannot send ({exc}){hint}",
                              retryable=False)
 
