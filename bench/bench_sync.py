@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bloge import AgentBuilder, AgentLoopOperator, LlmChatOperator, OperatorRegistry  # noqa: E402 -- after the path above
-from bloge.llm import LlmProvider, ScriptedProvider  # noqa: E402 -- after the path above
-from bloge.llm.providers import OpenAIChatProvider  # noqa: E402 -- after the path above
-from tests.llm.providers.support_servers import OpenAISupportServer  # noqa: E402 -- after the path above
-from tests.local_server import LocalServer  # noqa: E402 -- after the path above
+from bloge import AgentBuilder, AgentLoopOperator, LlmChatOperator, OperatorRegistry
+from bloge.llm import LlmProvider, ScriptedProvider
+from bloge.llm.providers import OpenAIChatProvider
+from tests.llm.providers.support_servers import OpenAISupportServer
+from tests.local_server import LocalServer
 
 
 def agent_on(provider: LlmProvider) -> AgentLoopOperator:
