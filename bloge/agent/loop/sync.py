@@ -8,8 +8,9 @@ Why one loop rather than ``asyncio.run()`` per call:
 - Connections. A provider's ``httpx`` pool belongs to the loop that opened it. With one loop,
   every sync call reuses the same connections (one TCP and TLS handshake, not one per call)
   and nothing is ever left bound to a closed loop ("Event loop is closed" on the second call).
-- Cost. ``asyncio.run()`` builds and tears down a loop and its default executor per call;
-  handing a coroutine to a running loop is cheaper (figures in bench/bench_sync.py).
+- Cost. ``asyncio.run()`` builds and tears down a loop per call; handing a coroutine to a
+  running loop costs two thread switches instead — about the same for a trivial run, less
+  for a real one, and far less once connections are reused (bench/bench_sync.py).
 - Threads. Any number of threads may call at once (a FastAPI ``def`` endpoint runs in a
   thread pool); their runs interleave on the one loop as tasks.
 
