@@ -21,9 +21,11 @@ from bloge.core.graph import Evaluable, Graph, Node
 from bloge.core.operator import BoundOperator, Operator, OperatorMetadata, bind, operator_metadata
 from bloge.core.registry import OperatorRegistry, OperatorRegistryBuilder
 from bloge.core.suggest import did_you_mean
+from bloge.core.workers import DEFAULT_WORKERS, WorkerPool
 
 __all__ = [
     "DEFAULT_CODEC",
+    "DEFAULT_WORKERS",
     "BlogeError",
     "BlogeUsageError",
     "BoundOperator",
@@ -44,6 +46,7 @@ __all__ = [
     "ProviderError",
     "RunError",
     "UnknownOperatorError",
+    "WorkerPool",
     "bind",
     "did_you_mean",
     "operator_metadata",

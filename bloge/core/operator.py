@@ -2,13 +2,13 @@
 
 An operator is anything with ``execute(input, ctx)`` — sync or async — or a plain function
 ``fn(input, ctx)`` / ``fn(input)``. :func:`bind` inspects it once and returns a
-:class:`BoundOperator` whose ``invoke`` is always awaitable: sync code runs in a worker thread
-so that the event loop, concurrency caps and cancellation keep working around it.
+:class:`BoundOperator` whose ``invoke`` is always awaitable: sync code runs on a
+:class:`~bloge.core.workers.WorkerPool` thread so that the event loop, concurrency caps,
+timeouts and cancellation keep working around it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import typing
@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bloge.core.context import OperatorContext
 from bloge.core.errors import OperatorInputError
+from bloge.core.workers import DEFAULT_WORKERS, WorkerPool
 
 
 @runtime_checkable
@@ -61,14 +62,21 @@ def operator_metadata(operator: object) -> OperatorMetadata:
 
 
 class BoundOperator:
-    """An operator inspected once, ready to be invoked many times."""
+    """An operator inspected once, ready to be invoked many times.
 
-    __slots__ = ("_call", "_convert", "_takes_ctx", "input_type", "is_async", "name", "target")
+    A sync operator runs on ``workers`` (default :data:`~bloge.core.workers.DEFAULT_WORKERS`);
+    when the awaiting task is cancelled or times out, ``invoke`` returns at once and the thread
+    runs on until the function returns (see :mod:`bloge.core.workers` for what that costs).
+    """
 
-    def __init__(self, name: str, target: object) -> None:
+    __slots__ = ("_call", "_convert", "_takes_ctx", "_workers", "input_type", "is_async", "name",
+                 "target")
+
+    def __init__(self, name: str, target: object, *, workers: WorkerPool | None = None) -> None:
         call = _entry_point(name, target)
         self.name = name
         self.target = target
+        self._workers = workers if workers is not None else DEFAULT_WORKERS
         self._call = call
         self.is_async = inspect.iscoroutinefunction(call)
         self._takes_ctx = _positional_arity(call) >= 2
@@ -76,7 +84,7 @@ class BoundOperator:
         self._convert = _converter(self.input_type)
 
     async def invoke(self, input: Any, ctx: OperatorContext) -> Any:
-        """Run the operator; sync operators run in a worker thread.
+        """Run the operator; sync operators run on a worker thread.
 
         A mapping given to an operator that declares a dataclass or pydantic-model input is
         converted first; ``OperatorInputError`` says why when it does not fit.
@@ -86,7 +94,7 @@ class BoundOperator:
         args = (input, ctx) if self._takes_ctx else (input,)
         if self.is_async:
             return await self._call(*args)
-        result = await asyncio.to_thread(self._call, *args)
+        result = await self._workers.run(self._call, *args)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -96,9 +104,9 @@ class BoundOperator:
         return f"<BoundOperator {self.name!r} ({kind}) {self.target!r}>"
 
 
-def bind(name: str, target: object) -> BoundOperator:
+def bind(name: str, target: object, *, workers: WorkerPool | None = None) -> BoundOperator:
     """Inspect ``target`` as an operator; raise ``TypeError`` when it cannot be one."""
-    return BoundOperator(name, target)
+    return BoundOperator(name, target, workers=workers)
 
 
 def _entry_point(name: str, target: object) -> Callable[..., Any]:

@@ -7,6 +7,7 @@ from typing import Any, Self
 
 from bloge.core.errors import BlogeUsageError, UnknownOperatorError
 from bloge.core.operator import BoundOperator, bind
+from bloge.core.workers import WorkerPool
 
 
 class OperatorRegistry:
@@ -15,13 +16,19 @@ class OperatorRegistry:
     >>> registry = OperatorRegistry.builder().register("echo", lambda input: input).build()
     >>> "echo" in registry
     True
+
+    Sync operators run on ``workers`` (default: the process-wide
+    :data:`~bloge.core.workers.DEFAULT_WORKERS`); pass ``WorkerPool(n)`` to size it.
     """
 
-    __slots__ = ("_bound", "_operators")
+    __slots__ = ("_bound", "_operators", "_workers")
 
-    def __init__(self, operators: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, operators: Mapping[str, Any] | None = None, *, workers: WorkerPool | None = None
+    ) -> None:
         self._operators: dict[str, Any] = {}
         self._bound: dict[str, BoundOperator] = {}
+        self._workers = workers
         for name, operator in (operators or {}).items():
             self.register(name, operator)
 
@@ -39,7 +46,7 @@ class OperatorRegistry:
                 f"an operator is already registered under {name!r}; "
                 "pass replace=True to swap it"
             )
-        self._bound[name] = bind(name, operator)
+        self._bound[name] = bind(name, operator, workers=self._workers)
         self._operators[name] = operator
         return self
 

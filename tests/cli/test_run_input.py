@@ -41,7 +41,7 @@ def test_a_checkpoint_nested_too_deep_is_exit_2_naming_the_file(app: Path) -> No
     checkpoint.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     result = bloge("run", "customerSupport", "--resume", str(checkpoint), cwd=app, stdin="")
     assert result.returncode == 2
-    assert f"checkpoint {checkpoint} is nested too deeply" in result.stderr
+    assert f"{checkpoint}: checkpoint is nested too deeply" in result.stderr
     assert "Traceback" not in result.stderr
 
 

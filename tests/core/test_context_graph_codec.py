@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 
 from bloge import Graph, JsonCodec, Node, OperatorContext, OperatorRegistry
 from bloge.core import BlogeUsageError
+from bloge.core.codec import MAX_DEPTH
 
 
 def test_dotted_lookups_walk_nested_values() -> None:
@@ -88,6 +90,53 @@ def test_the_codec_refuses_values_without_a_json_form() -> None:
         JsonCodec().encode(object())
 
 
+class _Handle:
+    def __str__(self) -> str:
+        return "handle #7"
+
+
+def test_lenient_encoding_marks_only_the_parts_without_a_json_form() -> None:
+    ticket = _Ticket("TCK-1", dt.date(2026, 1, 2), _Tier.GOLD)
+    assert json.loads(JsonCodec().encode_lenient({"ticket": ticket, "handles": [_Handle()]})) == {
+        "ticket": {"id": "TCK-1", "opened": "2026-01-02", "tier": "gold"},
+        "handles": [{"$unserializable": "_Handle", "str": "handle #7"}],
+    }
+
+
+def test_lenient_encoding_marks_a_cycle_where_it_closes() -> None:
+    looped: list[Any] = [1]
+    looped.append(looped)
+    encoded = json.loads(JsonCodec().encode_lenient(looped))
+    assert encoded[0] == 1
+    assert encoded[1]["$unserializable"] == "list"
+
+
+def test_lenient_encoding_writes_keys_json_cannot_take_as_text() -> None:
+    assert JsonCodec().encode_lenient({(1, 2): "pair", "x": object}) == (
+        '{"(1, 2)":"pair","x":{"$unserializable":"type","str":"<class \'object\'>"}}')
+
+
+def test_lenient_encoding_cuts_nesting_past_its_depth_with_a_marker() -> None:
+    deep: list[Any] = []
+    for _ in range(5000):
+        deep = [deep]
+    encoded = json.loads(JsonCodec().encode_lenient(deep))
+    for _ in range(MAX_DEPTH):
+        encoded = encoded[0]
+    assert encoded["$unserializable"] == "list"
+
+
+def test_the_marker_text_is_cut_at_200_characters() -> None:
+    marker = json.loads(JsonCodec().encode_lenient(_Long()))
+    assert len(marker["str"]) == 200
+    assert marker["str"].endswith("…")
+
+
+class _Long:
+    def __str__(self) -> str:
+        return "x" * 1000
+
+
 def test_a_child_of_an_empty_context_keeps_its_execution_and_graph() -> None:
     root = OperatorContext.root(execution_id="exec-1", graph_name="flow")
     child = root.child(node_id="n")
@@ -147,3 +196,13 @@ def test_the_repr_of_a_context_names_its_keys_never_its_values() -> None:
     assert "ada" not in text
     assert "api_key" in text
     assert "user" in text
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text either")
+
+
+def test_a_value_whose_str_fails_is_marked_by_its_type_alone() -> None:
+    assert json.loads(JsonCodec().encode_lenient(_Unprintable())) == {
+        "$unserializable": "_Unprintable", "str": "<_Unprintable object>"}

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from typing import Any
 
 import pydantic
 import pytest
 
 from bloge import OperatorContext
+from bloge.agent.loop.arguments import MAX_DEPTH
 from bloge.llm import LlmResponse, ToolCall
 
 from .helpers import Recorder, agent_with, calls, scripted
@@ -191,7 +193,9 @@ def test_typed_operators_receive_their_declared_input_types() -> None:
     agent = agent_with(provider, tools={"Transfer": transfer, "Book": book},
                        configure=lambda b: b.tool("transfer", "Transfer").tool("book", "Book"))
     output = agent.execute("go")
-    assert seen == [Transfer("A-1", 5), Booking(room="101", nights=2)]
+    # The two calls run concurrently, so they may arrive in either order.
+    assert sorted(seen, key=lambda input: type(input).__name__) == [
+        Booking(room="101", nights=2), Transfer("A-1", 5)]
     assert list(output.tool_results.values()) == ["moved 5", "booked 2"]
     schema = agent.agent_def.tool("transfer").tool_definition.parameters
     assert schema["properties"] == {"account": {"type": "string"}, "amount": {"type": "integer"}}
@@ -212,11 +216,41 @@ def test_input_bindings_read_tool_args_and_the_context() -> None:
     assert seen == [{"query": "refund", "locale": "de-DE", "tier": "gold", "limit": 5}]
 
 
-def test_a_non_json_result_is_sent_as_text() -> None:
+def test_a_non_json_result_reaches_the_model_as_its_type_and_text() -> None:
     class Opaque:
         def __str__(self) -> str:
             return "opaque-result"
 
-    message, _ = run_one_call(ToolCall("c1", "opaque", "{}"), tools={"Opaque": lambda i: Opaque()},
+    message, _ = run_one_call(ToolCall("c1", "opaque", "{}"),
+                              tools={"Opaque": lambda i: {"rows": [1], "handle": Opaque()}},
                               configure=lambda b: b.tool("opaque", "Opaque"))
-    assert message.content == "opaque-result"
+    assert json.loads(message.content) == {
+        "rows": [1], "handle": {"$unserializable": "Opaque", "str": "opaque-result"}}
+
+
+def nested(depth: int) -> str:
+    """Arguments whose ``text`` nests ``depth`` - 1 arrays (the object itself is a level)."""
+    return '{"text": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 100_000], ids=["past-the-limit", "100000"])
+def test_arguments_nested_too_deeply_are_fed_back_and_the_loop_continues(depth: int) -> None:
+    message, _ = run_one_call(ToolCall("c1", "echo", nested(depth)))
+    assert message.content == (
+        f"Error: invalid arguments for tool 'echo': the arguments nest objects and arrays more "
+        f"than {MAX_DEPTH} levels deep; send flatter arguments")
+    assert message.is_error
+
+
+@dataclasses.dataclass
+class Nested:
+    text: list[Any]
+
+
+def test_arguments_nested_up_to_the_limit_reach_the_tool() -> None:
+    def keep(input: Nested) -> str:
+        return "kept"
+
+    message, _ = run_one_call(ToolCall("c1", "keep", nested(MAX_DEPTH)), tools={"Keep": keep},
+                              configure=lambda b: b.tool("keep", "Keep"))
+    assert message.content == "kept"

@@ -12,6 +12,13 @@ from typing import Any
 
 from bloge.core.codec import JsonCodec
 
+#: How deeply a tool's arguments may nest objects and arrays. Deeper arguments are a tool
+#: error for the model to fix, not a ``RecursionError`` in whatever walks them next (the
+#: schema check, the operator, a JSON encoder).
+MAX_DEPTH = 32
+_TOO_DEEP = (f"the arguments nest objects and arrays more than {MAX_DEPTH} levels deep; "
+             "send flatter arguments")
+
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -28,7 +35,8 @@ class ArgumentsError(ValueError):
 
 
 def parse_arguments(text: str, codec: JsonCodec) -> dict[str, Any]:
-    """The arguments object; ``ArgumentsError`` when the text is not a JSON object."""
+    """The arguments object; ``ArgumentsError`` when the text is not a JSON object or nests
+    objects and arrays deeper than :data:`MAX_DEPTH`."""
     if not text or not text.strip():
         return {}
     try:
@@ -37,9 +45,26 @@ def parse_arguments(text: str, codec: JsonCodec) -> dict[str, Any]:
         raise ArgumentsError(
             f"the arguments are not valid JSON ({exc}); send a JSON object"
         ) from None
+    except RecursionError:  # nested past the interpreter's own limit
+        raise ArgumentsError(_TOO_DEEP) from None
+    # Fewer brackets than the limit cannot nest past it: the common case skips the walk.
+    if text.count("{") + text.count("[") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise ArgumentsError(_TOO_DEEP)
     if not isinstance(value, dict):
         raise ArgumentsError(f"the arguments must be a JSON object, got {_json_type(value)}")
     return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether objects and arrays in ``value`` nest more than ``limit`` levels (iteratively,
+    so that depth itself cannot overflow the stack)."""
+    level: list[Any] = [value]
+    for _ in range(limit):
+        level = [child for item in level if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return False
+    return any(isinstance(item, (dict, list)) for item in level)
 
 
 def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:

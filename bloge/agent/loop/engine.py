@@ -268,10 +268,11 @@ class _Run:
         )
 
     def checkpoint(self) -> AgentCheckpoint:
+        """The memory's view, without a last tool round that never got its results (the run
+        failed or was cancelled while its tools ran): a resumed run asks the model again
+        rather than send providers a tool call with no answer."""
         view = self._memory.messages()
         if view and view[-1].tool_calls:
-            # Cancelled while its tools ran: no provider accepts calls without answers, so
-            # the checkpoint ends before them and a resume asks the model again.
             view = view[:-1]
         return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
                                self._engine.definition.id, self.usage)

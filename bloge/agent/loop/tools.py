@@ -176,10 +176,7 @@ class ToolDispatcher:
     def _content(self, result: Any) -> str:
         if isinstance(result, str):
             return result
-        try:
-            return self._codec.encode(result)
-        except (TypeError, ValueError):
-            return str(result)
+        return self._codec.encode_lenient(result)
 
 
 def _failure(problem: str, arguments: Any = None) -> tuple[bool, str, Any, Any]:

@@ -21,6 +21,7 @@ import httpx
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.core.masking import mask_url_credentials
+from bloge.llm.providers.loop_clients import LoopClients
 from bloge.llm.providers.response_body import StreamWatch, quoted, read_body, utf8_text
 from bloge.llm.providers.retry import (
     AttemptError,
@@ -45,6 +46,9 @@ class ProviderHttpClient:
 
     ``headers`` (which carry the API key) go with every request, so an injected
     ``http_client`` works unchanged; it stays open on :meth:`aclose`, since its owner closes it.
+    Without one, the provider keeps one client per event loop (see
+    :mod:`~bloge.llm.providers.loop_clients`); an injected client belongs to the loop it first
+    connected in, and using it from another loop fails with a :class:`ProviderError` saying so.
     ``secrets`` are removed from every message we raise or log. ``timeout`` bounds each
     attempt as the module says (an ``httpx.Timeout`` by its largest value, no bound when it has
     a ``None``); a body longer than ``max_response_bytes`` fails the call.
@@ -53,10 +57,9 @@ class ProviderHttpClient:
     __slots__ = (
         "_attempt_timeout",
         "_base_url",
-        "_client",
+        "_clients",
         "_headers",
         "_max_bytes",
-        "_owns_client",
         "_provider",
         "_retry",
         "_secrets",
@@ -86,8 +89,8 @@ class ProviderHttpClient:
         self._timeout = timeout
         self._attempt_timeout = _whole(timeout)
         self._max_bytes = max_response_bytes
-        self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.AsyncClient()
+        # An injected client is the one client; else one of our own per event loop.
+        self._clients = http_client if http_client is not None else LoopClients(httpx.AsyncClient)
         self._retry = retry
         self._sleep = sleep
 
@@ -104,13 +107,14 @@ class ProviderHttpClient:
         """POST ``body`` to ``path`` and return the JSON object the server answered."""
 
         async def attempt() -> dict[str, Any]:
-            request = self._client.build_request(
+            client = await self._client()
+            request = client.build_request(
                 "POST", self._base_url + path, json=body, headers=self._headers,
                 timeout=self._timeout,
             )
             try:
                 async with asyncio.timeout(self._attempt_timeout):
-                    response = await self._client.send(request, stream=True)
+                    response = await client.send(request, stream=True)
                     try:
                         raw = await read_body(response, limit=self._max_bytes)
                     finally:
@@ -119,6 +123,8 @@ class ProviderHttpClient:
                 raise self._timed_out("without a complete response") from exc
             except httpx.HTTPError as exc:
                 raise self._transport_failure(exc) from self._shown(exc)
+            except RuntimeError as exc:
+                raise self._unusable_client(exc) from exc
             if response.is_error:
                 raise self._status_failure(response, raw)
             text = utf8_text(raw)
@@ -180,9 +186,9 @@ class ProviderHttpClient:
         )
 
     async def aclose(self) -> None:
-        """Close the connection pool, unless the ``http_client`` was injected."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Close the connection pools, unless the ``http_client`` was injected."""
+        if isinstance(self._clients, LoopClients):
+            await self._clients.aclose()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider={self._provider!r}, base_url={self.base_url!r})"
@@ -191,12 +197,13 @@ class ProviderHttpClient:
         self, path: str, body: Mapping[str, Any]
     ) -> tuple[httpx.Response, AsyncIterator[bytes], bytes]:
         headers = {**self._headers, "Accept": "text/event-stream"}
-        request = self._client.build_request(
+        client = await self._client()
+        request = client.build_request(
             "POST", self._base_url + path, json=body, headers=headers, timeout=self._timeout
         )
         try:
             async with asyncio.timeout(self._attempt_timeout):
-                response = await self._client.send(request, stream=True)
+                response = await client.send(request, stream=True)
                 try:
                     chunks, first = await self._first_bytes(response)
                 except BaseException:
@@ -206,6 +213,8 @@ class ProviderHttpClient:
             raise self._timed_out("without the first byte of the stream") from exc
         except httpx.HTTPError as exc:
             raise self._transport_failure(exc) from self._shown(exc)
+        except RuntimeError as exc:
+            raise self._unusable_client(exc) from exc
         return response, chunks, first
 
     async def _first_bytes(self, response: httpx.Response) -> tuple[AsyncIterator[bytes], bytes]:
@@ -218,6 +227,11 @@ class ProviderHttpClient:
             raise self._failure(server_error_message(quoted(raw)), retryable=False)
         chunks = response.aiter_bytes()
         return chunks, await anext(chunks, b"")
+
+    async def _client(self) -> httpx.AsyncClient:
+        if isinstance(self._clients, LoopClients):
+            return await self._clients.current()
+        return self._clients
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
         return await call_with_retries(
@@ -243,6 +257,15 @@ class ProviderHttpClient:
         return self._failure(
             f"{self._base_url}: {_describe(exc)}", retryable=isinstance(exc, _TRANSIENT)
         )
+
+    def _unusable_client(self, exc: RuntimeError) -> AttemptError:
+        # httpx raises RuntimeError for a closed client and for connections of another loop.
+        hint = ("; an injected http_client belongs to the event loop it first connected in and "
+                "stays usable only until it is closed: create it in the loop that uses it, or "
+                "pass none and the provider keeps one per event loop"
+                if isinstance(self._clients, httpx.AsyncClient) else "")
+        return self._failure(f"{self._base_url}: the HTTP client cannot send ({exc}){hint}",
+                             retryable=False)
 
     def _shown(self, exc: httpx.HTTPError) -> httpx.HTTPError | None:
         """The cause to chain our error to: ``exc``, unless its own message holds a secret (a

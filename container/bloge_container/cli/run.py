@@ -135,8 +135,6 @@ def _checkpoint(path: Path) -> AgentCheckpoint:
         return AgentCheckpoint.from_json(text)
     except BlogeUsageError as exc:
         raise failure(f"{path}: {exc}") from None
-    except RecursionError:
-        raise failure(f"checkpoint {path} is nested too deeply to be a checkpoint") from None
 
 
 def _input(argument: str | None, *, required: bool) -> str | None:
@@ -258,7 +256,7 @@ def _output_json(output: AgentOutput) -> dict[str, Any]:
 
 
 def _encode(value: Any) -> str:
-    from bloge import JsonCodec
+    from bloge.core.codec import DEFAULT_CODEC
 
-    return JsonCodec().encode(value)
+    return DEFAULT_CODEC.encode_lenient(value)
 

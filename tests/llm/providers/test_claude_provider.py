@@ -98,17 +98,26 @@ async def test_without_transport_it_sends_over_http_with_the_key_from_the_enviro
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://gateway.example")
+    closed: list[AnthropicProvider] = []
+
+    async def record_close(self: AnthropicProvider) -> None:
+        closed.append(self)
+
+    monkeypatch.setattr(AnthropicProvider, "aclose", record_close)
     async with ClaudeProvider() as provider:
         assert repr(provider) == ("ClaudeProvider(model='claude-opus-4-8', "
                                   "transport=AnthropicProvider(base_url='https://gateway.example'))")
         assert ANTHROPIC_KEY not in repr(provider)
-    assert provider._owned is not None
-    assert provider._owned._http._client.is_closed
+    assert closed == [provider._owned]
 
 
-async def test_a_transport_passed_in_is_left_open() -> None:
-    transport = AnthropicProvider(api_key=ANTHROPIC_KEY)
-    async with ClaudeProvider(transport):
+async def test_a_transport_passed_in_is_left_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    closed: list[AnthropicProvider] = []
+
+    async def record_close(self: AnthropicProvider) -> None:
+        closed.append(self)
+
+    monkeypatch.setattr(AnthropicProvider, "aclose", record_close)
+    async with ClaudeProvider(AnthropicProvider(api_key=ANTHROPIC_KEY)):
         pass
-    assert not transport._http._client.is_closed
-    await transport.aclose()
+    assert closed == []

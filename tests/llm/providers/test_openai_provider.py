@@ -214,10 +214,3 @@ async def test_aclose_leaves_an_injected_client_open() -> None:
         pass
     assert not client.is_closed
     await client.aclose()
-
-
-async def test_aclose_closes_the_client_the_provider_made() -> None:
-    chat = OpenAIChatProvider(base_url=BASE_URL, api_key=OPENAI_KEY)
-    await chat.aclose()
-    assert chat._http._client.is_closed
-
