@@ -119,6 +119,14 @@ def test_the_streaming_execute_works_every_time_next_to_plain_calls(
         assert final.final_output.content == "I created ticket TCK-1007 with priority high."
 
 
+def test_streaming_calls_reuse_their_connection(
+    streaming_agent: StreamingAgentLoopOperator, server: LocalServer
+) -> None:
+    for _ in range(3):
+        streaming_agent.execute("I need a refund, please open a ticket")
+    assert server.opened == 1
+
+
 def test_async_runs_on_other_loops_work_between_sync_calls(agent: AgentLoopOperator) -> None:
     assert "KB-RESET-001" in agent.execute(QUESTION).content
     assert "KB-RESET-001" in asyncio.run(agent.aexecute(QUESTION)).content

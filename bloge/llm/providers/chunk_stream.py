@@ -3,11 +3,15 @@ that drives one over a :class:`ProviderHttpClient` stream."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any, Protocol
 
+from bloge.core.errors import ProviderError
 from bloge.llm.providers.http_client import ProviderHttpClient
+from bloge.llm.providers.sse import SseEvent
 from bloge.llm.providers.wire import ServerStreamError, WireFormatError
 from bloge.llm.types import LlmChunk
 
@@ -49,6 +53,7 @@ async def assembled_stream(
                 for chunk in assembler.feed_data(event.data):
                     yield chunk
                 if assembler.stopped:
+                    await _drained(events)
                     break
             if not assembler.finished:
                 raise http.error("the stream ended before the answer was complete")
@@ -59,3 +64,18 @@ async def assembled_stream(
             raise http.error(exc.message, retryable=exc.retryable) from exc
     for chunk in final:
         yield chunk
+
+
+#: How long the rest of a body may take after the end-of-stream event before the connection
+#: is closed instead of going back to the pool.
+DRAIN_SECONDS = 1.0
+
+
+async def _drained(events: AsyncIterator[SseEvent]) -> None:
+    """Read what a server sends after its end-of-stream event (nothing, usually: the body
+    ends) so that the connection goes back to the pool; a server that keeps the body open
+    only costs its connection."""
+    with contextlib.suppress(TimeoutError, ProviderError):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for _ in events:
+                pass
