@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from typing import TypeAlias
 
 from bloge.core.errors import BlogeUsageError
+from bloge.llm.chunks import response_chunks
 from bloge.llm.messages import ToolCall
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse, effective_finish_reason
 
@@ -36,13 +37,7 @@ def as_chunks(answer: ScriptedAnswer) -> list[LlmChunk]:
         if not chunks or not chunks[-1].done:
             chunks.append(LlmChunk(done=True))
         return chunks
-    response = as_response(answer)
-    chunks = [LlmChunk(content=piece) for piece in _pieces(response.content)]
-    chunks.extend(LlmChunk(tool_call=call) for call in response.tool_calls)
-    chunks.append(LlmChunk(done=True, finish_reason=response.finish_reason,
-                           prompt_tokens=response.prompt_tokens,
-                           completion_tokens=response.completion_tokens))
-    return chunks
+    return response_chunks(as_response(answer))
 
 
 def join_chunks(chunks: Iterable[LlmChunk]) -> LlmResponse:
@@ -74,19 +69,6 @@ def tool_call_response(name: str, arguments: str = "{}", *, call_id: str = "call
     """A response asking for one tool call — a shorthand for scripts."""
     return LlmResponse(content=content, finish_reason="tool_calls",
                        tool_calls=(ToolCall(call_id, name, arguments),))
-
-
-def _pieces(text: str) -> list[str]:
-    """Split text into word-sized pieces that join back to exactly ``text``."""
-    pieces: list[str] = []
-    start = 0
-    for index, char in enumerate(text):
-        if char == " " and index + 1 > start:
-            pieces.append(text[start : index + 1])
-            start = index + 1
-    if start < len(text):
-        pieces.append(text[start:])
-    return pieces
 
 
 class _Recorder:

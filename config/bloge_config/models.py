@@ -95,6 +95,18 @@ class RetrySettings(BaseModel):
     total_timeout: Annotated[Duration, Field(gt=0)] | None = 600.0
 
 
+class OfflineSettings(BaseModel):
+    """``bloge.llm.offline``: the application's hooks into the offline model, import paths
+    tried in order (a class is constructed without arguments). ``answer_formatters`` word the
+    tool results the application knows; ``argument_fillers`` give arguments a message cannot
+    (see :mod:`bloge.llm.offline.hooks`)."""
+
+    model_config = _SECTION
+
+    answer_formatters: tuple[ImportPath, ...] = ()
+    argument_fillers: tuple[ImportPath, ...] = ()
+
+
 class LlmSettings(BaseModel):
     """``bloge.llm``: which provider answers, and how each one is reached."""
 
@@ -106,6 +118,7 @@ class LlmSettings(BaseModel):
     openai: OpenAiSettings = Field(default_factory=OpenAiSettings)
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    offline: OfflineSettings = Field(default_factory=OfflineSettings)
 
 
 class AgentsSettings(BaseModel):

@@ -34,7 +34,7 @@ class ApplicationContainer(containers.DeclarativeContainer):
     # on-property: exactly one provider, chosen by bloge.llm.provider (Selector keys are strings).
     chosen_provider = providers.Selector(
         providers.Callable(components.record_provider_choice, settings, report),
-        offline=providers.Singleton(components.offline_provider),
+        offline=providers.Singleton(components.offline_provider, settings, project, report),
         openai=providers.Singleton(components.openai_provider, settings),
         anthropic=providers.Singleton(components.anthropic_provider, settings),
     )

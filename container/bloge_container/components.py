@@ -47,10 +47,43 @@ def record_provider_choice(settings: BlogeSettings, report: ConditionsReport) ->
     return chosen
 
 
-def offline_provider() -> LlmProvider:
+SWITCH_TO_A_REAL_MODEL = (
+    "For open-ended answers, switch to a real model: set bloge.llm.provider to openai or "
+    "anthropic (for example BLOGE_LLM__PROVIDER=openai) and set its API key (OPENAI_API_KEY or "
+    "ANTHROPIC_API_KEY)."
+)
+
+
+def offline_provider(
+    settings: BlogeSettings, project: ProjectDir, report: ConditionsReport
+) -> LlmProvider:
+    """The offline model with the application's hooks (``bloge.llm.offline``), telling its
+    users how this application's settings switch to a real model."""
     from bloge.llm.offline import OfflineProvider
 
-    return OfflineProvider()
+    section = settings.llm.offline
+    return OfflineProvider(
+        answer_formatters=_offline_hooks("answer-formatters", section.answer_formatters,
+                                         project, report),
+        argument_fillers=_offline_hooks("argument-fillers", section.argument_fillers,
+                                        project, report),
+        switch_hint=SWITCH_TO_A_REAL_MODEL,
+    )
+
+
+def _offline_hooks(
+    setting: str, paths: tuple[str, ...], project: ProjectDir, report: ConditionsReport
+) -> list[Any]:
+    hooks = []
+    for index, path in enumerate(paths):
+        key = f"bloge.llm.offline.{setting}[{index}]"
+        hook = instantiate(resolve(path, key=key, project_dir=project.path), key=key)
+        if not callable(hook):
+            raise ConfigurationError(f"{key}: {path!r} is not callable")
+        hooks.append(hook)
+        report.record(f"OfflineHook[{path}]", registered=True, kind="collect-all",
+                      reason=f"{key} names it")
+    return hooks
 
 
 def openai_provider(settings: BlogeSettings) -> LlmProvider:

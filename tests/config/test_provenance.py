@@ -76,7 +76,7 @@ def test_every_leaf_reports_the_source_that_won(write: Write, tmp_path: Path) ->
 
 def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
     sources = settings_sources(load_settings(base_dir=tmp_path, environ={}))
-    assert len(sources) == 27
+    assert len(sources) == 29
     assert set(sources.values()) == {"default"}
     assert {"bloge.llm.model-aliases", "bloge.operators", "bloge.listeners",
             "bloge.llm.retry.on-http-codes"} <= set(sources)

@@ -58,8 +58,9 @@ def fill_arguments(
 ) -> dict[str, Any]:
     """Values for every required argument of ``tool``, read from the user's ``message``.
 
-    ``hints`` are other texts that may describe the tool's world (the system prompt), read
-    only for a SQL schema.
+    ``hints`` are other texts that may describe the tool's world (the system prompt, or what
+    an application's :class:`~bloge.llm.offline.ArgumentFiller` knows), read only for a SQL
+    schema such as ``metrics(date TEXT, name TEXT, value REAL)``.
     """
     text = " ".join(message.split())
     tool_words = stem_set([tool.name, tool.description])
@@ -146,8 +147,8 @@ def subject_word(message: str, *, exclude: frozenset[str] = frozenset()) -> str 
 def reason(message: str) -> str:
     """A short sentence for whoever picks the conversation up, quoting the user."""
     if HUMAN_CUES & set(words(message)):
-        return f'Customer asked for a human agent: "{message}"'
-    return f'Customer request: "{message}"'
+        return f'The user asked for a human agent: "{message}"'
+    return f"The user's request: \"{message}\""
 
 
 def _preferred(name: str, reading: _Reading) -> str | None:

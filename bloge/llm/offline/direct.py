@@ -1,4 +1,8 @@
-"""What the offline model says when no tool is called: who it is, and what would help."""
+"""What the offline model says when no tool is called: who it is, and what would help.
+
+How to get a real model is the application's to say (``switch_hint``): only it knows its
+settings.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,6 @@ from bloge.llm.types import ToolDefinition
 
 IDENTITY = ("I'm bloge's offline model: a rule-based stand-in, not a language model, that "
             "needs no network or API key.")
-SWITCH_PROVIDER = ("For open-ended answers, switch to a real model: set bloge.llm.provider to "
-                   "openai or anthropic (for example BLOGE_LLM__PROVIDER=openai) and set its "
-                   "API key (OPENAI_API_KEY or ANTHROPIC_API_KEY).")
 _THANKS = frozenset({"thank", "thanks", "thx", "cheers"})
 
 
@@ -32,23 +33,23 @@ def abilities(tools: Sequence[ToolDefinition]) -> str:
     return ", ".join(clauses[:-1]) + " or " + clauses[-1]
 
 
-def greeting(message: str, tools: Sequence[ToolDefinition]) -> str:
+def greeting(message: str, tools: Sequence[ToolDefinition], *, switch_hint: str) -> str:
     """The answer to a message with no topic ("hi", "thanks")."""
     opening = "You're welcome!" if _THANKS & set(words(message)) else "Hello!"
     if not tools:
         return (f"{opening} {IDENTITY} This agent has no tools, so there is little I can do. "
-                f"{SWITCH_PROVIDER}")
+                f"{switch_hint}")
     return (f"{opening} {IDENTITY} Ask me something this agent's tools handle: I can "
             f"{abilities(tools)}.")
 
 
-def no_tool(tools: Sequence[ToolDefinition]) -> str:
+def no_tool(tools: Sequence[ToolDefinition], *, switch_hint: str) -> str:
     """The answer when no tool fits the message (or the agent has none)."""
     if not tools:
         return (f"{IDENTITY} I only do real work through an agent's tools, and this agent "
-                f"has none, so I cannot answer this. {SWITCH_PROVIDER}")
+                f"has none, so I cannot answer this. {switch_hint}")
     return (f"{IDENTITY} I could not match your message to any of this agent's tools. I can "
-            f"{abilities(tools)}: try asking with those words. {SWITCH_PROVIDER}")
+            f"{abilities(tools)}: try asking with those words. {switch_hint}")
 
 
 def no_question() -> str:

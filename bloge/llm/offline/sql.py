@@ -1,10 +1,10 @@
 """A simple, read-only ``SELECT`` for a SQL-running tool, built from a user's question.
 
 SQL written in the message is used as it stands. Otherwise the statement reads the newest
-rows of one table, filtered to the metric the question names, optionally aggregated. The
+rows of one table, filtered to the measure the question names, optionally aggregated. The
 table comes from a schema written in the tool's or the agent's text (``metrics(date TEXT,
-name TEXT, value REAL)``); without one, the conventional long-format ``metrics(date, name,
-value)`` table is assumed.
+name TEXT, value REAL)``); without one, the only table the statement can name is the
+question's subject itself (``SELECT * FROM orders``), and the tool says when there is none.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ class Table:
     name: str
     columns: tuple[str, ...]
 
-
-DEFAULT_TABLE = Table("metrics", ("date", "name", "value"))
 
 _WRITTEN_SQL = re.compile(r"\b(?:select|with)\b.+\bfrom\b.*", re.IGNORECASE | re.DOTALL)
 _COLUMN = r"[A-Za-z_]\w*(?:\s+[A-Za-z]+)?"
@@ -62,7 +60,10 @@ def select_for(message: str, *, subject: str | None, days: int, hints: Iterable[
         return written
     if subject is not None and not _SAFE_NAME.fullmatch(subject):
         subject = None  # never quote arbitrary text into SQL
-    table, filtered = _table_for(subject, tables_in(hints))
+    tables = tables_in(hints)
+    if not tables:
+        return f"SELECT * FROM {subject} LIMIT {days}" if subject else ""
+    table, filtered = _table_for(subject, tables)
     columns = table.columns
     date = _first(_DATE_COLUMNS, columns)
     order = f" ORDER BY {date} DESC" if date else ""
@@ -85,14 +86,15 @@ def select_for(message: str, *, subject: str | None, days: int, hints: Iterable[
 
 
 def _table_for(subject: str | None, tables: list[Table]) -> tuple[Table, bool]:
-    """The table to read and whether it is long-format (a name column to filter on)."""
+    """The table to read (of at least one) and whether it is long-format (a name column to
+    filter on)."""
     for table in tables:
         if _first(_NAME_COLUMNS, table.columns) and _first(_VALUE_COLUMNS, table.columns):
             return table, True
     for table in tables:
         if subject and subject in table.columns:
             return table, False
-    return DEFAULT_TABLE, True
+    return tables[0], False
 
 
 def _first(candidates: tuple[str, ...], columns: tuple[str, ...]) -> str | None:

@@ -3,7 +3,8 @@
 The turn answers the latest user message. When the conversation after it already holds a tool
 round, the reply composes an answer from those results; otherwise it picks a tool and calls
 it, or answers directly when no tool fits. One tool round per user message, never more: the
-loop always ends.
+loop always ends. The application's hooks (:class:`~bloge.llm.offline.hooks.AppHooks`) word
+the results and refine the arguments.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import Any
 
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.offline import direct
-from bloge.llm.offline.answer import ToolResult, compose_answer
+from bloge.llm.offline.answer import compose_answer
 from bloge.llm.offline.arguments import fill_arguments
 from bloge.llm.offline.choice import choose_tool
+from bloge.llm.offline.hooks import AppHooks, ToolResult
 from bloge.llm.offline.words import is_small_talk
 from bloge.llm.types import LlmRequest, ToolDefinition
 
@@ -36,7 +38,7 @@ class Reply:
         return "tool_calls" if self.tool_calls else "stop"
 
 
-def reply_to(request: LlmRequest) -> Reply:
+def reply_to(request: LlmRequest, hooks: AppHooks) -> Reply:
     """The offline model's reply to ``request``; the same request always gets the same reply.
 
     ``tool_choice`` is honoured: ``"none"`` answers directly, a tool's name calls that tool,
@@ -49,16 +51,20 @@ def reply_to(request: LlmRequest) -> Reply:
     question = messages[asked].content
     later = messages[asked + 1:]
     if any(m.role == "tool" or m.tool_calls for m in later):
-        return Reply(compose_answer(_results(later, messages), tools=request.tools))
+        return Reply(compose_answer(_results(later, messages), tools=request.tools,
+                                    formatters=hooks.answer_formatters))
     tools = () if request.tool_choice == "none" else request.tools
     tool = _pick(question, tools, request.tool_choice)
     if tool is None and is_small_talk(question):
-        return Reply(direct.greeting(question, tools))
+        return Reply(direct.greeting(question, tools, switch_hint=hooks.switch_hint))
     if tool is None:
-        return Reply(direct.no_tool(tools))
+        return Reply(direct.no_tool(tools, switch_hint=hooks.switch_hint))
     hints = [m.content for m in messages if m.role == "system"]
-    arguments = fill_arguments(tool, question, hints=hints)
-    call = ToolCall(_next_call_id(messages), tool.name, json.dumps(arguments, ensure_ascii=False))
+    arguments: Mapping[str, Any] = fill_arguments(tool, question, hints=hints)
+    for filler in hooks.argument_fillers:
+        arguments = filler(tool, question, arguments)
+    text = json.dumps(dict(arguments), ensure_ascii=False)
+    call = ToolCall(_next_call_id(messages), tool.name, text)
     return Reply(_preamble(tool), (call,))
 
 
@@ -88,7 +94,8 @@ def _results(later: Sequence[LlmMessage], everything: Sequence[LlmMessage]) -> l
         call = calls.get(message.tool_call_id or "")
         name = call.name if call else "the tool"
         arguments = _parse_arguments(call.arguments) if call else {}
-        results.append(ToolResult(name, message.content, arguments, message.is_error))
+        results.append(ToolResult.of(name, message.content, arguments=arguments,
+                                     is_error=message.is_error))
     return results
 
 

@@ -47,7 +47,8 @@ def _compiler(container: ApplicationContainer) -> DslCompiler:
     from bloge.dsl.extensions import CompileOptions
     from bloge_container.components import offline_provider
 
-    container.llm_provider.override(providers.Object(offline_provider()))
+    offline = offline_provider(container.settings(), container.project(), container.report())
+    container.llm_provider.override(providers.Object(offline))
     return DslCompiler(options=CompileOptions(registry=container.operator_registry()))
 
 

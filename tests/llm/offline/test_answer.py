@@ -1,100 +1,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from bloge import ToolDefinition
-from bloge.llm.offline.answer import ToolResult, compose_answer
+from bloge.llm.offline import AnswerFormatter, ToolResult
+from bloge.llm.offline.answer import compose_answer
 
 
-def answer(tool_name: str, value: Any, *, arguments: dict[str, Any] | None = None,
-           tools: tuple[ToolDefinition, ...] = ()) -> str:
-    result = ToolResult(tool_name, json.dumps(value), arguments or {})
-    return compose_answer([result], tools=tools)
-
-
-def test_an_article_leads_with_its_id_and_summary() -> None:
-    text = answer("searchKnowledgeBase", {
-        "articleId": "KB-RESET-001",
-        "summary": "Reset the password from Settings > Security and confirm the email link.",
-        "related": ["KB-LOGIN-002"]})
-    assert text == ("KB-RESET-001 — Reset the password from Settings > Security and confirm the "
-                    "email link.")
-
-
-def test_no_article_suggests_the_other_tools_instead_of_guessing(
-    support_tools: tuple[ToolDefinition, ...],
-) -> None:
-    text = answer("searchKnowledgeBase", {"articleId": None, "summary": "No article matched."},
-                  tools=support_tools)
-    assert text == ("I couldn't find a knowledge-base article that answers this. I can also "
-                    "create a support ticket for follow-up or escalate the conversation to a "
-                    "human support agent: just ask.")
-
-
-def test_a_ticket_is_quoted_with_its_priority() -> None:
-    text = answer("createTicket", {"ticketId": "TCK-1001", "status": "open",
-                                   "priority": "normal", "title": "Refund for order 1234"})
-    assert text.startswith("I created ticket TCK-1001 (priority normal): Refund for order 1234.")
-
-
-def test_an_escalation_names_the_queue_and_the_wait() -> None:
-    text = answer("escalateToHuman", {"queue": "human-support", "etaMinutes": 5, "reason": "r"})
-    assert text == ("I've handed this conversation to a human agent in the human-support queue; "
-                    "the expected wait is about 5 minutes.")
-
-
-def test_a_metric_reads_as_a_trend_over_its_period() -> None:
-    text = answer("fetchMetrics", {"metricName": "revenue", "timeRange": "this_week",
-                                   "trend": "up", "changePct": 11.7})
-    assert text == "Revenue is up 11.7% over this week compared with the week before."
-
-
-def test_a_metric_falls_back_to_the_call_arguments_and_reports_its_points() -> None:
-    text = answer("fetchMetrics", {"trend": "down", "changePct": -3.25, "points": [
-        {"date": "2024-06-11", "value": 10}, {"date": "2024-06-12", "value": 8.5}]},
-        arguments={"metricName": "churn_rate", "timeRange": "last_2_days"})
-    assert text == ("Churn rate is down 3.25% over the last 2 days compared with the 2 days "
-                    "before. Over 2 days (2024-06-11 to 2024-06-12) it ranged from 8.5 to 10; "
-                    "the latest value is 8.5.")
-
-
-def test_a_flat_metric_shows_its_signed_change() -> None:
-    text = answer("fetchMetrics", {"metricName": "orders", "timeRange": "last_7_days",
-                                   "trend": "flat", "changePct": -0.4})
-    assert text == "Orders is flat (-0.4%) over the last 7 days compared with the 7 days before."
-
-
-def test_query_rows_show_the_count_and_the_first_rows() -> None:
-    text = answer("runQuery", {"columns": ["date", "value"], "rowCount": 7, "truncated": False,
-                               "rows": [[f"2024-06-{d:02}", 100 + d] for d in range(12, 5, -1)]})
-    assert text == ("The query returned 7 rows. First rows: date=2024-06-12, value=112; "
-                    "date=2024-06-11, value=111; date=2024-06-10, value=110; "
-                    "date=2024-06-09, value=109; date=2024-06-08, value=108.")
-
-
-def test_a_single_value_query_reads_as_that_value() -> None:
-    text = answer("runQuery", {"columns": ["average"], "rows": [[16020.2345]], "rowCount": 1})
-    assert text == "The query returned average = 16,020.23."
-
-
-def test_an_empty_query_says_so() -> None:
-    assert answer("runQuery", {"columns": ["x"], "rows": [], "rowCount": 0}) == (
-        "The query returned no rows.")
-
-
-def test_an_error_says_what_went_wrong_and_what_to_try() -> None:
-    result = ToolResult("fetchMetrics", "Error: tool 'fetchMetrics' failed: ValueError: unknown "
-                        "metric 'churn'; did you mean 'churn_rate'? (known metrics: revenue)",
-                        is_error=True)
-    assert compose_answer([result]) == (
-        "The fetchMetrics tool could not do it: unknown metric 'churn'; did you mean "
-        "'churn_rate'? (known metrics: revenue). Try again with 'churn_rate'.")
-
-
-def test_a_timeout_suggests_trying_again() -> None:
-    result = ToolResult("slow", "Error: tool 'slow' timed out after 2 s", is_error=True)
-    assert compose_answer([result]).endswith("It may be busy; try again in a moment.")
+def answer(tool_name: str, value: Any, *, formatters: Sequence[AnswerFormatter] = ()) -> str:
+    return compose_answer([ToolResult.of(tool_name, json.dumps(value))], formatters=formatters)
 
 
 def test_an_unknown_shape_shows_its_top_level_fields() -> None:
@@ -108,20 +24,92 @@ def test_an_unknown_shape_leads_with_its_summary_text() -> None:
     assert text == "All systems go.\nlookup returned count: 3."
 
 
+def test_a_result_of_only_an_answer_text_is_that_text() -> None:
+    assert answer("lookup", {"answer": "Reset it from the settings page."}) == (
+        "Reset it from the settings page.")
+
+
+def test_a_status_is_a_field_not_the_answer() -> None:
+    assert answer("createTicket", {"ticketId": "T-7", "status": "open"}) == (
+        "createTicket returned ticketId: T-7; status: open.")
+
+
+def test_without_a_formatter_no_application_shape_is_recognised() -> None:
+    text = answer("searchKnowledgeBase", {"articleId": "KB-RESET-001",
+                                          "summary": "Reset the password from Settings."})
+    assert text == ("Reset the password from Settings.\n"
+                    "searchKnowledgeBase returned articleId: KB-RESET-001.")
+
+
+def test_a_failed_tool_is_reported_in_its_own_words() -> None:
+    content = "Error: tool 'fetchMetrics' failed: ValueError: unknown metric 'churn'"
+    result = ToolResult.of("fetchMetrics", content, is_error=True)
+    assert compose_answer([result]) == (
+        "The fetchMetrics tool could not do it:\n"
+        "Error: tool 'fetchMetrics' failed: ValueError: unknown metric 'churn'\n"
+        "Rephrase your request with the exact values it needs, or ask for something else.")
+
+
+def test_a_result_is_a_failure_only_when_its_message_says_so() -> None:
+    result = ToolResult.of("echo", "Error: none found")
+    assert compose_answer([result]) == "echo returned: Error: none found"
+
+
+def test_a_formatter_words_the_results_it_knows() -> None:
+    def tickets(result: ToolResult, tools: Sequence[ToolDefinition]) -> str | None:
+        match result.value:
+            case {"ticketId": str(ticket)}:
+                return f"Ticket {ticket} is open."
+        return None
+
+    assert answer("createTicket", {"ticketId": "T-7"}, formatters=[tickets]) == (
+        "Ticket T-7 is open.")
+    assert answer("weather", {"city": "Oslo"}, formatters=[tickets]) == (
+        "weather returned city: Oslo.")
+
+
+def test_formatters_are_tried_in_order() -> None:
+    def first(result: ToolResult, tools: Sequence[ToolDefinition]) -> str | None:
+        return None
+
+    def second(result: ToolResult, tools: Sequence[ToolDefinition]) -> str | None:
+        return f"second: {result.tool_name}"
+
+    def third(result: ToolResult, tools: Sequence[ToolDefinition]) -> str | None:
+        return "third"
+
+    assert answer("t", {}, formatters=[first, second, third]) == "second: t"
+
+
+def test_a_formatter_sees_the_request_tools_and_the_call_arguments() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def spy(result: ToolResult, tools: Sequence[ToolDefinition]) -> str | None:
+        seen.append((result.value, dict(result.arguments), [t.name for t in tools]))
+        return "ok"
+
+    tool = ToolDefinition("t", "A tool", {"type": "object"})
+    result = ToolResult.of("t", '{"n": 1}', arguments={"q": "x"})
+    assert compose_answer([result], tools=[tool], formatters=[spy]) == "ok"
+    assert seen == [({"n": 1}, {"q": "x"}, ["t"])]
+
+
+def test_a_result_that_is_not_json_has_its_text_as_value() -> None:
+    assert ToolResult.of("echo", "hello there").value == "hello there"
+
+
 def test_plain_text_results_are_quoted() -> None:
-    assert compose_answer([ToolResult("echo", "hello there")]) == "echo returned: hello there"
+    assert compose_answer([ToolResult.of("echo", "hello there")]) == "echo returned: hello there"
 
 
 def test_an_empty_result_says_nothing_came_back() -> None:
-    assert compose_answer([ToolResult("echo", "")]) == "echo returned nothing."
+    assert compose_answer([ToolResult.of("echo", "")]) == "echo returned nothing."
 
 
 def test_each_result_gets_its_own_paragraph() -> None:
-    results = [ToolResult("a", '{"ticketId": "TCK-1", "priority": "low", "title": "t"}'),
-               ToolResult("b", '{"queue": "q", "etaMinutes": 1}')]
-    first, second = compose_answer(results).split("\n\n")
-    assert first.startswith("I created ticket TCK-1")
-    assert second.endswith("about 1 minute.")
+    results = [ToolResult.of("a", '{"answer": "First."}'),
+               ToolResult.of("b", '{"count": 1}')]
+    assert compose_answer(results).split("\n\n") == ["First.", "b returned count: 1."]
 
 
 def test_no_results_say_there_is_nothing_to_report() -> None:

@@ -27,10 +27,10 @@ def test_the_knowledge_base_query_is_the_message(support_tools: tuple[ToolDefini
         "query": "How do I reset my password?"}
 
 
-def test_an_escalation_reason_quotes_the_customer(support_tools: tuple[ToolDefinition, ...]) -> None:
+def test_an_escalation_reason_quotes_the_user(support_tools: tuple[ToolDefinition, ...]) -> None:
     escalate = by_name(support_tools, "escalateToHuman")
     assert fill_arguments(escalate, "I want a human agent right now.") == {
-        "reason": 'Customer asked for a human agent: "I want a human agent right now."'}
+        "reason": 'The user asked for a human agent: "I want a human agent right now."'}
 
 
 def test_a_ticket_gets_a_short_title_the_message_and_a_normal_priority(
@@ -72,15 +72,31 @@ def test_the_range_defaults_to_the_last_seven_days(analyst_tools: tuple[ToolDefi
     assert fill_arguments(metrics, "show me orders")["timeRange"] == "last_7_days"
 
 
-def test_a_sql_tool_gets_a_select_over_the_metric(analyst_tools: tuple[ToolDefinition, ...]) -> None:
+METRICS = "metrics(date TEXT, name TEXT, value REAL)"
+
+
+def test_without_a_schema_a_sql_tool_reads_the_table_its_subject_names(
+    analyst_tools: tuple[ToolDefinition, ...],
+) -> None:
     query = by_name(analyst_tools, "runQuery")
-    assert fill_arguments(query, "revenue over the last 7 days") == {
+    assert fill_arguments(query, "orders over the last 7 days") == {
+        "sql": "SELECT * FROM orders LIMIT 7"}
+
+
+def test_without_a_schema_or_a_subject_no_statement_is_invented() -> None:
+    sql_tool = tool({"sql": {"type": "string"}}, name="runSql")
+    assert fill_arguments(sql_tool, "the last 7 days") == {"sql": ""}
+
+
+def test_a_long_format_schema_filters_to_the_metric() -> None:
+    sql_tool = tool({"sql": {"type": "string"}}, name="runSql")
+    assert fill_arguments(sql_tool, "revenue over the last 7 days", hints=[METRICS]) == {
         "sql": "SELECT date, value FROM metrics WHERE name = 'revenue' ORDER BY date DESC LIMIT 7"}
 
 
-def test_a_sql_tool_aggregates_when_asked(analyst_tools: tuple[ToolDefinition, ...]) -> None:
-    query = by_name(analyst_tools, "runQuery")
-    assert fill_arguments(query, "average revenue over the last 30 days") == {
+def test_a_sql_tool_aggregates_when_asked() -> None:
+    sql_tool = tool({"sql": {"type": "string"}}, name="runSql")
+    assert fill_arguments(sql_tool, "average revenue over the last 30 days", hints=[METRICS]) == {
         "sql": "SELECT AVG(value) AS average FROM (SELECT date, value FROM metrics "
                "WHERE name = 'revenue' ORDER BY date DESC LIMIT 30)"}
 
@@ -102,7 +118,8 @@ def test_a_schema_in_the_system_prompt_picks_the_table() -> None:
 
 def test_quotes_in_the_message_never_reach_the_sql() -> None:
     sql_tool = tool({"sql": {"type": "string"}}, name="runSql")
-    statement = fill_arguments(sql_tool, "what's up with 'revenue'; DROP TABLE x")["sql"]
+    statement = fill_arguments(sql_tool, "what's up with 'revenue'; DROP TABLE x",
+                               hints=[METRICS])["sql"]
     assert statement == (
         "SELECT date, value FROM metrics WHERE name = 'revenue' ORDER BY date DESC LIMIT 7")
 

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 
 from bloge import LlmMessage, LlmProvider, ToolCall, ToolDefinition
 from bloge.llm import LlmRequest, LlmResponse
-from bloge.llm.offline import OfflineProvider
+from bloge.llm.offline import OfflineProvider, ToolResult
 from bloge.llm.testing import join_chunks
 from bloge.llm.tokens import HeuristicTokenEstimator
 
@@ -44,13 +46,44 @@ async def test_with_the_tool_results_in_it_answers_from_them(
     support_tools: tuple[ToolDefinition, ...],
 ) -> None:
     call = ToolCall("offline_1", "searchKnowledgeBase", '{"query": "reset password"}')
-    result = json.dumps({"articleId": "KB-RESET-001", "summary": "Reset the password here."})
+    result = json.dumps({"summary": "Reset the password here."})
     response = await OfflineProvider().chat(request(
         *ask("How do I reset my password?"), LlmMessage.assistant(tool_calls=[call]),
         LlmMessage.tool("offline_1", result), tools=support_tools))
     assert response == LlmResponse(
-        content="KB-RESET-001 — Reset the password here.", finish_reason="stop",
+        content="Reset the password here.", finish_reason="stop",
         prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens)
+
+
+async def test_an_answer_formatter_words_the_results(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    def cite(result: ToolResult, tools: Sequence[ToolDefinition]) -> str | None:
+        return f"{result.value['articleId']} ({result.arguments['query']})"
+
+    call = ToolCall("offline_1", "searchKnowledgeBase", '{"query": "reset password"}')
+    response = await OfflineProvider(answer_formatters=[cite]).chat(request(
+        *ask("How do I reset my password?"), LlmMessage.assistant(tool_calls=[call]),
+        LlmMessage.tool("offline_1", '{"articleId": "KB-1"}'), tools=support_tools))
+    assert response.content == "KB-1 (reset password)"
+
+
+async def test_an_argument_filler_refines_the_call(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    def shout(tool: ToolDefinition, message: str,
+              arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**arguments, "query": message.upper()}
+
+    def tag(tool: ToolDefinition, message: str,
+            arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**arguments, "query": f"{arguments['query']} [{tool.name}]"}
+
+    response = await OfflineProvider(argument_fillers=[shout, tag]).chat(
+        request(*ask("How do I reset my password?"), tools=support_tools))
+    (call,) = response.tool_calls
+    assert json.loads(call.arguments) == {
+        "query": "HOW DO I RESET MY PASSWORD? [searchKnowledgeBase]"}
 
 
 async def test_a_failed_tool_is_never_called_again_for_the_same_message(
@@ -62,7 +95,8 @@ async def test_a_failed_tool_is_never_called_again_for_the_same_message(
         LlmMessage.tool("offline_1", "Error: tool 'createTicket' failed: boom", is_error=True),
         tools=support_tools))
     assert response.tool_calls == ()
-    assert response.content.startswith("The createTicket tool could not do it: boom.")
+    assert response.content.startswith(
+        "The createTicket tool could not do it:\nError: tool 'createTicket' failed: boom\n")
 
 
 async def test_a_new_user_message_starts_a_new_tool_round_with_a_new_call_id(
@@ -76,13 +110,23 @@ async def test_a_new_user_message_starts_a_new_tool_round_with_a_new_call_id(
     assert [(c.id, c.name) for c in response.tool_calls] == [("offline_2", "escalateToHuman")]
 
 
-async def test_without_tools_it_says_what_it_is_and_how_to_get_a_real_model() -> None:
+async def test_without_tools_it_says_what_it_is_and_to_get_a_real_model() -> None:
     response = await OfflineProvider().chat(request(*ask("Write me a poem about the sea")))
     assert response.finish_reason == "stop"
     assert response.tool_calls == ()
     assert "offline model" in response.content
     assert "not a language model" in response.content
-    assert "BLOGE_LLM__PROVIDER" in response.content
+    assert response.content.endswith(
+        "For open-ended answers, switch to a real language model provider with an API key.")
+
+
+async def test_the_application_says_how_to_switch_to_a_real_model(
+    analyst_tools: tuple[ToolDefinition, ...],
+) -> None:
+    provider = OfflineProvider(switch_hint="Set MODEL=real.")
+    for tools in ((), analyst_tools):
+        response = await provider.chat(request(*ask("zxqv blorp"), tools=tools))
+        assert response.content.endswith(" Set MODEL=real.")
 
 
 async def test_with_no_fitting_tool_it_lists_what_the_tools_do(

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from bloge import LlmMessage, ToolCall, ToolDefinition
 from bloge.llm import LlmRequest
-from bloge.llm.offline import OfflineProvider
-from bloge.llm.offline.answer import ToolResult, compose_answer
+from bloge.llm.offline import OfflineProvider, ToolResult
+from bloge.llm.offline.answer import compose_answer
 
 SUPPORT_TOOLS = (
     ToolDefinition("searchKnowledgeBase", "Search the knowledge base for a relevant article", {
@@ -47,7 +47,7 @@ def test_any_message_gets_a_reply_whose_arguments_fill_the_schema(message: str) 
 @given(JSON, st.booleans())
 def test_any_tool_result_gets_an_answer(value: Any, is_error: bool) -> None:
     content = json.dumps(value)
-    answer = compose_answer([ToolResult("someTool", content, {}, is_error)])
+    answer = compose_answer([ToolResult.of("someTool", content, is_error=is_error)])
     assert answer.strip()
 
 

@@ -1,5 +1,6 @@
 """End to end: the example agents, compiled from their DSL over their real operators, answer
-their example questions with the offline model — the first commands a newcomer runs."""
+their example questions with the offline model and the examples' hooks — the first commands a
+newcomer runs."""
 
 from __future__ import annotations
 
@@ -28,9 +29,9 @@ def called(output: AgentOutput) -> list[tuple[str, dict[str, object]]]:
 
 
 async def test_the_password_question_is_answered_from_the_knowledge_base(
-    registry: OperatorRegistry, support_agent: AgentDef,
+    offline_registry: OperatorRegistry, support_agent: AgentDef,
 ) -> None:
-    output = await ask_support(registry, support_agent, "How do I reset my password?")
+    output = await ask_support(offline_registry, support_agent, "How do I reset my password?")
     assert called(output) == [("searchKnowledgeBase", {"query": "How do I reset my password?"})]
     assert output.content.startswith(
         "KB-RESET-001 — Reset the password from Settings > Security and confirm the email link.")
@@ -39,9 +40,9 @@ async def test_the_password_question_is_answered_from_the_knowledge_base(
 
 
 async def test_asking_for_a_human_escalates_and_the_exit_condition_ends_the_run(
-    registry: OperatorRegistry, support_agent: AgentDef,
+    offline_registry: OperatorRegistry, support_agent: AgentDef,
 ) -> None:
-    output = await ask_support(registry, support_agent, "I want a human agent right now.")
+    output = await ask_support(offline_registry, support_agent, "I want a human agent right now.")
     assert [name for name, _ in called(output)] == ["escalateToHuman"]
     assert output.exit_reason == "exit_condition"
     assert output.content == "Let me escalate the conversation to a human support agent."
@@ -50,9 +51,9 @@ async def test_asking_for_a_human_escalates_and_the_exit_condition_ends_the_run(
 
 
 async def test_a_refund_with_a_ticket_request_creates_a_ticket(
-    registry: OperatorRegistry, support_agent: AgentDef,
+    offline_registry: OperatorRegistry, support_agent: AgentDef,
 ) -> None:
-    output = await ask_support(registry, support_agent,
+    output = await ask_support(offline_registry, support_agent,
                                "I need a refund for order 1234, please open a ticket")
     assert [name for name, _ in called(output)] == ["createTicket"]
     match = re.search(r"I created ticket (TCK-\d+) \(priority (\w+)\)", output.content)
@@ -64,30 +65,28 @@ async def test_a_refund_with_a_ticket_request_creates_a_ticket(
 
 
 async def test_an_urgent_ticket_is_stored_with_the_urgent_priority(
-    registry: OperatorRegistry, support_agent: AgentDef,
+    offline_registry: OperatorRegistry, support_agent: AgentDef,
 ) -> None:
-    output = await ask_support(registry, support_agent,
+    output = await ask_support(offline_registry, support_agent,
                                "My order arrived broken, open a ticket, this is urgent")
     assert "I created ticket TCK-1001 (priority urgent)" in output.content
 
 
 async def test_a_question_without_an_article_offers_a_ticket_or_a_human(
-    registry: OperatorRegistry, support_agent: AgentDef,
+    offline_registry: OperatorRegistry, support_agent: AgentDef,
 ) -> None:
-    output = await ask_support(registry, support_agent, "zxqv blorp")
+    output = await ask_support(offline_registry, support_agent, "zxqv blorp")
     assert output.content.startswith("I couldn't find a knowledge-base article")
     assert "create a support ticket" in output.content
 
 
 async def test_the_revenue_question_streams_tools_tokens_and_a_done_chunk(
-    registry: OperatorRegistry, analyst_agent: AgentDef,
+    offline_registry: OperatorRegistry, analyst_agent: AgentDef,
 ) -> None:
-    agent = StreamingAgentLoopOperator("dataAnalyst", analyst_agent, registry)
+    agent = StreamingAgentLoopOperator("dataAnalyst", analyst_agent, offline_registry)
     chunks = [chunk async for chunk in agent.stream("How is revenue trending this week?")]
     kinds = [type(chunk) for chunk in chunks]
-    assert ToolStart in kinds
-    assert ToolEnd in kinds
-    assert Token in kinds
+    assert {ToolStart, ToolEnd, Token} <= set(kinds)
     assert kinds[-1] is Done
     ends = [chunk for chunk in chunks if isinstance(chunk, ToolEnd)]
     assert [(e.tool_name, e.success) for e in ends] == [("fetchMetrics", True)]
@@ -101,19 +100,19 @@ async def test_the_revenue_question_streams_tools_tokens_and_a_done_chunk(
 
 
 async def test_the_analyst_answers_an_aggregate_question_with_sql(
-    registry: OperatorRegistry, analyst_agent: AgentDef,
+    offline_registry: OperatorRegistry, analyst_agent: AgentDef,
 ) -> None:
-    output = await AgentLoopOperator("dataAnalyst", analyst_agent, registry).aexecute(
+    output = await AgentLoopOperator("dataAnalyst", analyst_agent, offline_registry).aexecute(
         "What was the average revenue over the last 30 days?")
     assert [name for name, _ in called(output)] == ["runQuery"]
     assert output.content.startswith("The query returned average = ")
 
 
-async def test_an_unknown_metric_ends_with_the_tools_suggestion_not_a_loop(
-    registry: OperatorRegistry, analyst_agent: AgentDef,
+async def test_an_unknown_metric_ends_with_the_tools_own_words_not_a_loop(
+    offline_registry: OperatorRegistry, analyst_agent: AgentDef,
 ) -> None:
-    output = await AgentLoopOperator("dataAnalyst", analyst_agent, registry).aexecute(
+    output = await AgentLoopOperator("dataAnalyst", analyst_agent, offline_registry).aexecute(
         "How did signup do this week?")
     assert output.usage.llm_calls == 2
-    assert output.content.startswith("The fetchMetrics tool could not do it: unknown metric")
-    assert output.content.endswith("Try again with 'signups'.")
+    assert output.content.startswith("The fetchMetrics tool could not do it:\n")
+    assert "unknown metric 'signup'; did you mean 'signups'?" in output.content
