@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, Self
 
 from bloge.agent.definition import AgentDef, AgentToolRef, memory_problem
+from bloge.agent.functions import agent_functions
 from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.operator import AgentLoopOperator
@@ -101,7 +102,7 @@ class AgentBuilder:
             self._values["exit_condition"] = None
             return self
         expression = condition if isinstance(condition, Expression) else Expression.compile(
-            condition, filename="<exit_condition>"
+            condition, filename="<exit_condition>", functions=agent_functions()
         )
         for name in sorted(expression.variables):
             problem = exit_condition_variable_problem(name)
