@@ -105,14 +105,8 @@ def test_an_installed_extension_adds_its_functions_to_agents_everywhere(monkeypa
     assert compiled == built
 
 
-class _Shadow:
-    kind = "shadow"
-
-    def claims(self, block: s.Block) -> bool:
-        return False
-
-    def compile_block(self, block: s.Block, source: SourceText, options: CompileOptions) -> None:
-        raise AssertionError("claims no block")
+class _Shadow(_Mentions):
+    """An extension whose function would replace a standard one."""
 
     def functions(self) -> Mapping[str, Function]:
         return {"len": Function(lambda value: 0, 1, 1)}
