@@ -106,7 +106,11 @@ def discover_extensions() -> tuple[DslExtensionProvider, ...]:
     """Every extension advertised in the ``bloge.dsl.extensions`` entry-point group."""
     found: list[DslExtensionProvider] = []
     for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        provided = entry.load()
+        try:
+            provided = entry.load()
+        except (ImportError, AttributeError) as exc:
+            raise BlogeUsageError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP!r} cannot "
+                                  f"be loaded from {entry.value!r}: {exc}") from exc
         provider = provided() if isinstance(provided, type) else provided
         if not isinstance(provider, DslExtensionProvider):
             raise BlogeUsageError(

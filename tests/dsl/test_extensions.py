@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -89,20 +89,35 @@ def test_a_contributed_function_reports_bad_values_at_its_call() -> None:
     assert str(caught.value).startswith("a.bloge:3:20: mentions() needs a string, got int")
 
 
-def test_an_installed_extension_adds_its_functions_to_agents_everywhere(monkeypatch) -> None:
-    advertised = [
-        EntryPoint("agent", "bloge.agent.extension:AgentExtensionProvider", ENTRY_POINT_GROUP),
-        EntryPoint("mentions", "tests.dsl.test_extensions:_Mentions", ENTRY_POINT_GROUP),
-    ]
-    monkeypatch.setattr(extensions, "entry_points",
-                        lambda group: advertised if group == ENTRY_POINT_GROUP else [])
-    discover_extensions.cache_clear()
-    try:
-        compiled = AgentDslCompiler().compile(MENTIONS_AGENT)
-        built = AgentBuilder.create("a").model("m").exit_condition('mentions("refund")').build()
-    finally:
+@pytest.fixture
+def advertise(monkeypatch) -> Iterator[Callable[..., None]]:
+    """Installs extensions as entry points of the group, by ``name="module:attribute"``."""
+
+    def install(**extensions_by_name: str) -> None:
+        advertised = [EntryPoint(name, value, ENTRY_POINT_GROUP)
+                      for name, value in extensions_by_name.items()]
+        monkeypatch.setattr(extensions, "entry_points",
+                            lambda group: advertised if group == ENTRY_POINT_GROUP else [])
         discover_extensions.cache_clear()
+
+    yield install
+    discover_extensions.cache_clear()
+
+
+def test_an_installed_extension_adds_its_functions_to_agents_everywhere(advertise) -> None:
+    advertise(agent="bloge.agent.extension:AgentExtensionProvider",
+              mentions="tests.dsl.test_extensions:_Mentions")
+    compiled = AgentDslCompiler().compile(MENTIONS_AGENT)
+    built = AgentBuilder.create("a").model("m").exit_condition('mentions("refund")').build()
     assert compiled == built
+
+
+def test_an_extension_that_cannot_be_loaded_is_named(advertise) -> None:
+    advertise(broken="vendor_extension_missing:Extension")
+    with pytest.raises(BlogeUsageError) as caught:
+        AgentDslCompiler()
+    assert str(caught.value).startswith("entry point 'broken' in 'bloge.dsl.extensions' cannot "
+                                        "be loaded from 'vendor_extension_missing:Extension'")
 
 
 class _Shadow(_Mentions):
