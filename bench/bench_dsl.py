@@ -14,6 +14,7 @@ import timeit
 from pathlib import Path
 
 from bloge import AgentDslCompiler, Expression
+from bloge.agent.functions import agent_functions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 EXAMPLE = FIXTURES / "agent-customer-support.bloge"
@@ -33,7 +34,8 @@ def main() -> None:
     first = time.perf_counter() - started
     per_compile = best_of(lambda: compiler.compile(source), number=200)
 
-    expression = Expression.compile('finish_reason == "stop" || tool_call("x")')
+    expression = Expression.compile('finish_reason == "stop" || tool_call("x")',
+                                    functions=agent_functions())
     scope = {
         "finish_reason": "tool_calls",
         "tool_calls": [{"id": "call_1", "name": "search", "arguments": {"q": "a"}}],

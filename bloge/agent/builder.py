@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, Self
 
 from bloge.agent.definition import AgentDef, AgentToolRef, memory_problem
+from bloge.agent.functions import agent_functions
 from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.operator import AgentLoopOperator
@@ -43,19 +44,11 @@ class AgentBuilder:
 
     @classmethod
     def from_def(cls, definition: AgentDef, *, registry: OperatorRegistry | None = None) -> Self:
-        """A builder holding every value of ``definition``, to derive a variant from it."""
+        """A builder holding every field of ``definition``, to derive a variant from it:
+        ``from_def(d).build() == d``."""
         builder = cls(definition.id, registry=registry)
         builder._values.update(
-            model=definition.model,
-            system_prompt=definition.system_prompt,
-            max_turns=definition.max_turns,
-            max_tool_concurrency=definition.max_tool_concurrency,
-            temperature=definition.temperature,
-            memory_strategy=definition.memory_strategy,
-            exit_condition=definition.exit_condition,
-            streaming=definition.streaming,
-            streaming_buffer_capacity=definition.streaming_buffer_capacity,
-            tool_timeout=definition.tool_timeout,
+            (f.name, getattr(definition, f.name)) for f in fields(AgentDef) if f.name != "tools"
         )
         builder._tools = list(definition.tools)
         return builder
@@ -101,7 +94,7 @@ class AgentBuilder:
             self._values["exit_condition"] = None
             return self
         expression = condition if isinstance(condition, Expression) else Expression.compile(
-            condition, filename="<exit_condition>"
+            condition, filename="<exit_condition>", functions=agent_functions()
         )
         for name in sorted(expression.variables):
             problem = exit_condition_variable_problem(name)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.extension import AgentExtensionProvider
+from bloge.agent.functions import agent_functions
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.errors import BlogeUsageError, CompileError
 from bloge.core.registry import OperatorRegistry
@@ -23,7 +24,8 @@ class AgentDslCompiler:
     With a ``registry``, every tool's operator must be registered (a typo is a compile error
     with a suggestion), empty tool descriptions fall back to operator metadata and typed
     operator inputs refine the tool schemas. ``json_codec`` is how tool arguments will be
-    decoded at run time.
+    decoded at run time. Expressions may call the standard library, ``tool_call(name)`` and
+    the functions of every installed DSL extension (see :mod:`bloge.agent.functions`).
     """
 
     def __init__(
@@ -33,7 +35,8 @@ class AgentDslCompiler:
         self.json_codec = json_codec or DEFAULT_CODEC
         self._compiler = DslCompiler(
             [AgentExtensionProvider()],
-            options=CompileOptions(registry=registry, json_codec=self.json_codec),
+            options=CompileOptions(registry=registry, json_codec=self.json_codec,
+                                   functions=agent_functions()),
         )
 
     def compile(self, source: str, *, filename: str = "<string>") -> AgentDef:

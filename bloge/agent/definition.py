@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloge.agent.functions import agent_functions
 from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
     DEFAULT_STREAMING_BUFFER_CAPACITY,
@@ -55,9 +56,10 @@ class AgentToolRef:
         the inferred JSON schema. With a ``registry``, an empty description falls back to the
         operator's metadata and typed operator inputs refine the schema.
         """
+        functions = agent_functions()
         bindings = None if input is None else {
             key: value if isinstance(value, Expression) else Expression.compile(
-                value, filename=f"<tool {name} input {key}>"
+                value, filename=f"<tool {name} input {key}>", functions=functions
             )
             for key, value in input.items()
         }

@@ -7,11 +7,12 @@ block is collected and reported at once, each at its own ``file:line:column``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
+from bloge.agent.functions import AGENT_FUNCTIONS
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     KEYWORDS,
@@ -27,13 +28,14 @@ from bloge.agent.schema import TOOL_ARGS
 from bloge.core.errors import CompileError, DslError, ExpressionError
 from bloge.core.suggest import did_you_mean
 from bloge.dsl import syntax as s
-from bloge.dsl.expression import Expression, walk
+from bloge.dsl.expression import Expression, Function, walk
 from bloge.dsl.extensions import CompileOptions
 from bloge.dsl.source import SourceText
 
 
 class AgentExtensionProvider:
-    """Contributes the ``agent`` block kind (and its ``stream agent`` shorthand)."""
+    """Contributes the ``agent`` block kind (and its ``stream agent`` shorthand) and the
+    ``tool_call(name)`` function of exit conditions."""
 
     kind = "agent"
 
@@ -45,6 +47,9 @@ class AgentExtensionProvider:
         self, block: s.Block, source: SourceText, options: CompileOptions
     ) -> AgentDef:
         return _AgentBlock(block, source, options).compile()
+
+    def functions(self) -> Mapping[str, Function]:
+        return AGENT_FUNCTIONS
 
 
 def _header_words(block: s.Block) -> tuple[str, ...]:
@@ -176,7 +181,8 @@ class _AgentBlock:
             return _INVALID
 
     def _expression(self, node: s.Expr) -> Expression:
-        return Expression.from_node(node, self.source, self.source.slice(node.span))
+        return Expression.from_node(node, self.source, self.source.slice(node.span),
+                                    functions=self.options.functions)
 
     def _memory(self, node: s.Expr) -> None:
         strategy = self._memory_strategy(node)

@@ -42,8 +42,8 @@ _EXPRESSION_STARTS = frozenset(
      "LPAR", "LSQB", "LBRACE", "NOT", "MINUS"}
 )
 _OPERATORS = frozenset(
-    {"EQ_OP", "REL_OP", "IN", "ADD_OP", "MUL_OP", "QMARK", "DOT", "LSQB", "__ANON_0",
-     "__ANON_1", "__ANON_2", "__ANON_3", "__ANON_4"}
+    {"EQ_OP", "REL_OP", "IN", "ADD_OP", "MUL_OP", "AND", "OR", "COALESCE", "QMARK", "DOT",
+     "SAFE_DOT", "LSQB", "SAFE_LSQB"}
 )
 
 
@@ -54,7 +54,7 @@ def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
     if {"NAME", "INT", "STRING"} <= names and len(names & _EXPRESSION_STARTS) >= 5:
         groups.append("an expression")
         names -= _EXPRESSION_STARTS
-    operators = {n for n in names if n in _OPERATORS or _is_operator(n, parser)}
+    operators = names & _OPERATORS
     if len(operators) >= 3:
         groups.append("an operator")
         names -= operators
@@ -64,14 +64,6 @@ def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
     if len(described) <= 1:
         return "".join(described)
     return ", ".join(described[:-1]) + " or " + described[-1]
-
-
-def _is_operator(name: str, parser: Lark) -> bool:
-    try:
-        pattern = parser.get_terminal(name).pattern
-    except KeyError:
-        return False
-    return pattern.type == "str" and pattern.value in {"&&", "||", "??", "?", ".", "?.", "?["}
 
 
 def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslSyntaxError:

@@ -1,13 +1,14 @@
 """Settings: ``settings.yaml``, profiles, environment variables and overrides, as pydantic models.
 
 ```python
-from bloge_config import load_settings, effective_settings, settings_sources
+from bloge_config import load_settings, load_settings_with_sources, effective_settings
 
 settings = load_settings()                      # or load_settings(profile="prod", ...)
 settings.llm.provider                           # "offline" | "openai" | "anthropic"
 settings.llm.retry.initial_backoff              # durations are float seconds
 effective_settings(settings)                    # plain data, secrets masked
-settings_sources(settings)["bloge.llm.provider"]  # "environment variable BLOGE_LLM__PROVIDER"
+loaded = load_settings_with_sources()           # the settings and, beside them, their sources
+loaded.sources["bloge.llm.provider"]            # "environment variable BLOGE_LLM__PROVIDER"
 ```
 
 Every problem in any source is a :class:`SettingsError` with a one-paragraph message. This
@@ -16,7 +17,7 @@ package imports only pydantic, pydantic-settings, PyYAML and the standard librar
 
 from bloge_config.errors import SettingsError
 from bloge_config.fields import Duration, format_duration, parse_duration
-from bloge_config.loading import load_settings, settings_file_path
+from bloge_config.loading import load_settings, load_settings_with_sources, settings_file_path
 from bloge_config.models import (
     AgentsSettings,
     AnthropicSettings,
@@ -28,7 +29,7 @@ from bloge_config.models import (
     Provider,
     RetrySettings,
 )
-from bloge_config.provenance import effective_settings, settings_sources
+from bloge_config.provenance import LoadedSettings, effective_settings
 
 __all__ = [
     "AgentsSettings",
@@ -37,6 +38,7 @@ __all__ = [
     "Duration",
     "EventJournalSettings",
     "LlmSettings",
+    "LoadedSettings",
     "OfflineSettings",
     "OpenAiSettings",
     "Provider",
@@ -45,7 +47,7 @@ __all__ = [
     "effective_settings",
     "format_duration",
     "load_settings",
+    "load_settings_with_sources",
     "parse_duration",
     "settings_file_path",
-    "settings_sources",
 ]

@@ -32,7 +32,7 @@ from bloge_config.environment import (
 from bloge_config.errors import SettingsError
 from bloge_config.layers import KeyPath, Layer, Origin
 from bloge_config.models import BlogeSettings
-from bloge_config.provenance import record_origins
+from bloge_config.provenance import LoadedSettings, leaf_sources
 from bloge_config.validation import validate
 from bloge_config.yaml_file import read_settings_file
 
@@ -47,9 +47,10 @@ def load_settings(
     overrides: Mapping[str, Any] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
 ) -> BlogeSettings:
-    """The application's settings from every source, each value remembering where it came from.
+    """The application's settings from every source.
 
-    The sources and their precedence are listed at the top of this module.
+    The sources and their precedence are listed at the top of this module;
+    :func:`load_settings_with_sources` also says where each value came from.
 
     ``environ`` defaults to ``os.environ`` and ``base_dir`` (against which a relative
     ``settings_file`` or ``BLOGE_SETTINGS_FILE`` is resolved; see :func:`settings_file_path`)
@@ -57,6 +58,22 @@ def load_settings(
     Raises ``SettingsError``, whose one-paragraph message names the source and the key, for
     anything wrong in any source.
     """
+    return load_settings_with_sources(settings_file=settings_file, profile=profile,
+                                      environ=environ, overrides=overrides,
+                                      base_dir=base_dir).settings
+
+
+def load_settings_with_sources(
+    *,
+    settings_file: str | os.PathLike[str] | None = None,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> LoadedSettings:
+    """:func:`load_settings`, with the sources of the settings beside them:
+    ``loaded.sources["bloge.llm.provider"]`` is ``"environment variable BLOGE_LLM__PROVIDER"``,
+    say (see :class:`~bloge_config.provenance.LoadedSettings`)."""
     env = os.environ if environ is None else environ
     main = settings_file_path(settings_file, environ=env, base_dir=base_dir)
     layers = [*vendor_layers(env)]
@@ -75,7 +92,8 @@ def load_settings(
         bound = bind(layer)
         _merge(values, bound.values)
         origins.update(bound.origins)
-    return record_origins(validate(values, origins), origins)
+    settings = validate(values, origins)
+    return LoadedSettings(settings, leaf_sources(settings, origins))
 
 
 def settings_file_path(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ByteSize, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, ByteSize, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bloge.core.masking import mask_url_credentials
@@ -148,8 +148,9 @@ class BlogeSettings(BaseSettings):
     """The ``bloge:`` section: every setting of a bloge application.
 
     Build it with :func:`bloge_config.load_settings`, which reads the files, the environment and the
-    overrides and remembers where each value came from. Constructing it directly validates the
-    given values and fills in defaults, and reads nothing else.
+    overrides (:func:`bloge_config.load_settings_with_sources` also says where each value came
+    from). Constructing it directly validates the given values and fills in defaults, and reads
+    nothing else. Settings are equal when their values are, wherever they came from.
     """
 
     model_config = SettingsConfigDict(
@@ -163,9 +164,6 @@ class BlogeSettings(BaseSettings):
     listeners: tuple[ImportPath, ...] = ()
     """Import paths of extra listener classes, added to the built-in ones."""
     event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
-
-    # Leaf key → where its value came from; filled by load_settings (see bloge_config.provenance).
-    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def settings_customise_sources(
@@ -183,9 +181,3 @@ class BlogeSettings(BaseSettings):
         environment source reads ``os.environ`` only, where ours takes a mapping for tests.
         """
         return (init_settings,)
-
-    def __eq__(self, other: object) -> bool:
-        # Equal values are equal settings, wherever they came from: provenance is not a value.
-        if not isinstance(other, BlogeSettings):
-            return NotImplemented
-        return self.__dict__ == other.__dict__

@@ -1,8 +1,13 @@
-"""What the ``bloge config`` command shows: effective settings, and where each value came from."""
+"""What the ``bloge config`` command shows: effective settings, and where each value came from.
+
+Where a value came from is not part of the value: :class:`LoadedSettings` holds the settings
+and their sources side by side, and ``BlogeSettings`` compare equal whatever their sources.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -13,10 +18,24 @@ from bloge_config.models import BlogeSettings, kebab
 SET_IN_CODE = "code"
 
 
-def record_origins(settings: BlogeSettings, origins: Mapping[KeyPath, Origin]) -> BlogeSettings:
-    """``settings``, now remembering ``origins`` for :func:`settings_sources`."""
-    settings._origins = {show(path): str(origin) for path, origin in origins.items()}
-    return settings
+@dataclass(frozen=True, slots=True)
+class LoadedSettings:
+    """Settings, and where each of their values came from.
+
+    ``sources`` maps every leaf key (``bloge.llm.retry.max-attempts``, ``bloge.operators[Name]``)
+    to its source: ``"default"``, a file as ``path:line:column``, ``"environment variable
+    NAME"``, ``"override"``, or ``"code"`` for a value given to ``BlogeSettings(...)``. A map
+    is one leaf per entry, or one leaf when empty; a list is one leaf. Sources describe
+    ``settings`` as loaded: a ``model_copy(update=...)`` of them has sources of its own.
+    """
+
+    settings: BlogeSettings
+    sources: Mapping[str, str]
+
+    @classmethod
+    def in_code(cls, settings: BlogeSettings) -> LoadedSettings:
+        """Settings built in code: ``"code"`` where a value was given, ``"default"`` elsewhere."""
+        return cls(settings, leaf_sources(settings, {}))
 
 
 def effective_settings(settings: BlogeSettings) -> dict[str, Any]:
@@ -28,22 +47,15 @@ def effective_settings(settings: BlogeSettings) -> dict[str, Any]:
     return {"bloge": settings.model_dump(mode="json", by_alias=True)}
 
 
-def settings_sources(settings: BlogeSettings) -> dict[str, str]:
-    """Every leaf key (``bloge.llm.retry.max-attempts``, ``bloge.operators[Name]``) → its source.
-
-    A source is ``"default"``, a file as ``path:line:column``, ``"environment variable NAME"``,
-    or ``"override"``; keys of settings built in code rather than by ``load_settings`` are
-    ``"code"`` where they were given. A map is one leaf per entry, or one leaf when empty; a
-    list is one leaf. Sources describe the settings as loaded: ``model_copy(update=...)``
-    keeps them, stale, for the keys it replaces.
-    """
-    return {show(path): _source(settings, path, given) for path, given in _leaves(settings, ())}
-
-
-def _source(settings: BlogeSettings, path: KeyPath, given: bool) -> str:
-    if not given:
-        return str(DEFAULT)
-    return settings._origins.get(show(path), SET_IN_CODE)
+def leaf_sources(settings: BlogeSettings, origins: Mapping[KeyPath, Origin]) -> dict[str, str]:
+    """Every leaf key of ``settings`` → its source: its origin among ``origins`` (the values
+    the sources gave), ``"default"`` where no model on the way was given a value, else
+    ``"code"``."""
+    shown = {show(path): str(origin) for path, origin in origins.items()}
+    return {
+        show(path): shown.get(show(path), SET_IN_CODE) if given else str(DEFAULT)
+        for path, given in _leaves(settings, ())
+    }
 
 
 def _leaves(model: BaseModel, path: KeyPath, given: bool = True) -> Iterator[tuple[KeyPath, bool]]:

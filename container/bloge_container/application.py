@@ -16,7 +16,12 @@ from typing import Any
 
 from dependency_injector import containers, providers
 
-from bloge_config import BlogeSettings, load_settings, settings_file_path
+from bloge_config import (
+    BlogeSettings,
+    LoadedSettings,
+    load_settings_with_sources,
+    settings_file_path,
+)
 from bloge_container import components, journal
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
@@ -26,6 +31,8 @@ class ApplicationContainer(containers.DeclarativeContainer):
     """The application: settings in, agents out, with a report of every wiring decision."""
 
     settings = providers.Dependency(instance_of=BlogeSettings)
+    # Leaf key → where its value came from (LoadedSettings.sources), for `bloge config`.
+    settings_sources = providers.Dependency(instance_of=dict)
     project = providers.Dependency(instance_of=components.ProjectDir)
     report = providers.Singleton(ConditionsReport)
     # What the container opened and must close (see close_container).
@@ -63,7 +70,7 @@ class ApplicationContainer(containers.DeclarativeContainer):
 
 
 def create_container(
-    settings: BlogeSettings | None = None,
+    settings: BlogeSettings | LoadedSettings | None = None,
     *,
     project_dir: str | os.PathLike[str] | None = None,
     settings_file: str | os.PathLike[str] | None = None,
@@ -71,7 +78,8 @@ def create_container(
 ) -> ApplicationContainer:
     """A container for the application in ``project_dir``, with ``settings`` or those loaded
     from its files and the environment. Components are built on first use; ``agents()``
-    builds everything.
+    builds everything. ``settings_sources()`` says where each setting came from (``"code"``
+    for values of ``settings`` given as ``BlogeSettings``).
 
     The settings file is ``settings_file``, else ``BLOGE_SETTINGS_FILE``, else
     ``settings.yaml``, a relative name taken from ``project_dir`` when given, else from the
@@ -83,9 +91,14 @@ def create_container(
     else:
         project = settings_file_path(settings_file).resolve().parent
     if settings is None:
-        settings = load_settings(settings_file=settings_file, profile=profile,
-                                 base_dir=project_dir)
-    return ApplicationContainer(settings=settings, project=components.ProjectDir(project))
+        loaded = load_settings_with_sources(settings_file=settings_file, profile=profile,
+                                            base_dir=project_dir)
+    elif isinstance(settings, BlogeSettings):
+        loaded = LoadedSettings.in_code(settings)
+    else:
+        loaded = settings
+    return ApplicationContainer(settings=loaded.settings, settings_sources=dict(loaded.sources),
+                                project=components.ProjectDir(project))
 
 
 async def close_container(container: ApplicationContainer) -> None:

@@ -1,17 +1,57 @@
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
+import bloge.agent.builder
 from bloge import (
     AgentBuilder,
+    AgentDef,
     AgentDslCompiler,
     AgentMemoryStrategy,
+    AgentToolRef,
     BlogeUsageError,
     Expression,
     OperatorRegistry,
     UnknownOperatorError,
 )
 from tests.runtime.scenarios import support_builder
+
+#: A value for every field of AgentDef, none of them the default.
+EVERY_FIELD: dict[str, Any] = {
+    "id": "variant",
+    "model": "gpt-4o",
+    "system_prompt": "Be brief.",
+    "max_turns": 3,
+    "max_tool_concurrency": 2,
+    "temperature": 0.5,
+    "memory_strategy": AgentMemoryStrategy.SlidingWindow(4),
+    "tools": (AgentToolRef.of("search", "Search"),),
+    "exit_condition": Expression.compile("turn >= 2"),
+    "streaming": True,
+    "streaming_buffer_capacity": 8,
+    "tool_timeout": 5.0,
+}
+
+#: How the builder sets each field of AgentDef.
+SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
+    "id": lambda builder, value: builder,  # AgentBuilder.create(id)
+    "memory_strategy": lambda builder, value: builder.memory(value),
+    "tools": lambda builder, tools: builder.tool(*tools),
+    **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
+        "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
+        "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",
+    )},
+}
+
+
+def default_of(field: dataclasses.Field[Any]) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
 
 
 def test_the_builder_produces_the_same_definition_as_the_dsl(fixtures) -> None:
@@ -26,6 +66,35 @@ def test_from_def_starts_a_variant_of_an_existing_definition(fixtures) -> None:
     assert variant.max_turns == 20
     assert (variant.tools, variant.streaming, variant.streaming_buffer_capacity) == (
         original.tools, True, 32)
+
+
+def test_from_def_then_build_gives_back_every_field_of_the_definition() -> None:
+    names = [field.name for field in dataclasses.fields(AgentDef)]
+    assert sorted(EVERY_FIELD) == sorted(names), "give EVERY_FIELD a value for each field"
+    for field in dataclasses.fields(AgentDef):
+        assert EVERY_FIELD[field.name] != default_of(field), f"{field.name} is its default"
+    definition = AgentDef(**EVERY_FIELD)
+    assert AgentBuilder.from_def(definition).build() == definition
+
+
+def test_a_field_added_to_the_definition_is_carried_by_from_def(monkeypatch) -> None:
+    extended = dataclasses.make_dataclass(
+        "AgentDef", [("owner", str, dataclasses.field(default=""))], bases=(AgentDef,),
+        frozen=True, slots=True,
+    )
+    monkeypatch.setattr(bloge.agent.builder, "AgentDef", extended)
+    definition = extended(**EVERY_FIELD, owner="support-team")
+    assert AgentBuilder.from_def(definition).max_turns(4).build() == dataclasses.replace(
+        definition, max_turns=4)
+
+
+def test_the_builder_sets_every_field_of_the_definition() -> None:
+    assert sorted(SETTERS) == sorted(f.name for f in dataclasses.fields(AgentDef)), (
+        "give AgentBuilder a setter for each field of AgentDef, and SETTERS an entry")
+    builder = AgentBuilder.create(EVERY_FIELD["id"])
+    for name, value in EVERY_FIELD.items():
+        builder = SETTERS[name](builder, value)
+    assert builder.build() == AgentDef(**EVERY_FIELD)
 
 
 def test_exit_condition_accepts_a_compiled_expression() -> None:

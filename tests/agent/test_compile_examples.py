@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bloge import AgentDslCompiler, AgentMemoryStrategy, Expression
+from bloge.agent.functions import agent_functions
 
 
 def _schema(*names: str) -> dict[str, object]:
@@ -24,7 +25,7 @@ def test_customer_support_compiles_to_the_documented_definition(fixtures) -> Non
     assert agent.temperature == 0.2
     assert agent.memory_strategy == AgentMemoryStrategy.SlidingWindow(20)
     assert agent.exit_condition == Expression.compile(
-        'finish_reason == "stop" || tool_call("escalateToHuman")'
+        'finish_reason == "stop" || tool_call("escalateToHuman")', functions=agent_functions()
     )
     assert agent.streaming_buffer_capacity == 16
     assert [(t.name, t.operator_ref, t.description) for t in agent.tools] == [

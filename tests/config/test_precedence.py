@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bloge_config import BlogeSettings, SettingsError, load_settings, settings_sources
+from bloge_config import BlogeSettings, SettingsError, load_settings, load_settings_with_sources
 from tests.config.conftest import Write
 
 RETRY_2 = "bloge:\n  llm:\n    retry:\n      max-attempts: 2\n"
@@ -85,12 +85,13 @@ def test_lists_are_replaced_whole(write: Write, tmp_path: Path) -> None:
 
 
 def test_setting_the_provider_changes_nothing_else(tmp_path: Path) -> None:
-    settings = load_settings(base_dir=tmp_path, environ={"BLOGE_LLM__PROVIDER": "openai"})
-    assert settings.llm.provider == "openai"
+    loaded = load_settings_with_sources(base_dir=tmp_path,
+                                        environ={"BLOGE_LLM__PROVIDER": "openai"})
+    assert loaded.settings.llm.provider == "openai"
     expected = BlogeSettings().model_copy(
         update={"llm": BlogeSettings().llm.model_copy(update={"provider": "openai"})})
-    assert settings == expected
-    changed = {k for k, v in settings_sources(settings).items() if v != "default"}
+    assert loaded.settings == expected
+    changed = {k for k, v in loaded.sources.items() if v != "default"}
     assert changed == {"bloge.llm.provider"}
 
 

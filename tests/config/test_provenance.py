@@ -11,11 +11,12 @@ from pydantic import SecretStr
 from bloge_config import (
     BlogeSettings,
     LlmSettings,
+    LoadedSettings,
     OpenAiSettings,
     SettingsError,
     effective_settings,
     load_settings,
-    settings_sources,
+    load_settings_with_sources,
 )
 from tests.config.conftest import Write
 
@@ -55,9 +56,8 @@ def test_every_leaf_reports_the_source_that_won(write: Write, tmp_path: Path) ->
     profile = write("bloge:\n  llm:\n    retry: {multiplier: 3}\n", "settings.prod.yaml")
     environ = {"BLOGE_PROFILE": "prod", "BLOGE_LLM__RETRY__MAX_ATTEMPTS": "5",
                "ANTHROPIC_API_KEY": "sk-a", "BLOGE_OPERATORS__Web": "pkg.web:Web"}
-    settings = load_settings(base_dir=tmp_path, environ=environ,
-                             overrides={"event_journal": {"enabled": True}})
-    sources = settings_sources(settings)
+    sources = load_settings_with_sources(base_dir=tmp_path, environ=environ,
+                                         overrides={"event_journal": {"enabled": True}}).sources
     assert {key: sources[key] for key in [
         "bloge.llm.provider", "bloge.llm.retry.max-attempts", "bloge.llm.retry.multiplier",
         "bloge.llm.anthropic.api-key", "bloge.operators[KB]", "bloge.operators[Web]",
@@ -75,7 +75,7 @@ def test_every_leaf_reports_the_source_that_won(write: Write, tmp_path: Path) ->
 
 
 def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
-    sources = settings_sources(load_settings(base_dir=tmp_path, environ={}))
+    sources = load_settings_with_sources(base_dir=tmp_path, environ={}).sources
     assert len(sources) == 29
     assert set(sources.values()) == {"default"}
     assert {"bloge.llm.model-aliases", "bloge.operators", "bloge.listeners",
@@ -83,17 +83,29 @@ def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
 
 
 def test_settings_built_in_code_report_code_where_given() -> None:
-    sources = settings_sources(BlogeSettings(llm=LlmSettings(provider="openai")))
+    sources = LoadedSettings.in_code(BlogeSettings(llm=LlmSettings(provider="openai"))).sources
     assert (sources["bloge.llm.provider"], sources["bloge.llm.retry.max-attempts"]) == (
         "code", "default")
 
 
 def test_where_values_came_from_does_not_make_settings_unequal(write: Write, tmp_path: Path) -> None:
     write("bloge:\n  llm: {provider: openai}\n")
-    from_file = load_settings(base_dir=tmp_path, environ={})
-    from_env = load_settings(base_dir=tmp_path / "none", environ={"BLOGE_LLM__PROVIDER": "openai"})
-    assert from_file == from_env
-    assert settings_sources(from_file) != settings_sources(from_env)
+    from_file = load_settings_with_sources(base_dir=tmp_path, environ={})
+    from_env = load_settings_with_sources(base_dir=tmp_path / "none",
+                                          environ={"BLOGE_LLM__PROVIDER": "openai"})
+    assert from_file.settings == from_env.settings
+    assert from_file.sources != from_env.sources
+
+
+def test_the_sources_come_beside_the_settings_not_inside_them(write: Write,
+                                                              tmp_path: Path) -> None:
+    write("bloge:\n  llm: {provider: openai}\n")
+    loaded = load_settings_with_sources(base_dir=tmp_path, environ={})
+    assert loaded.settings == load_settings(base_dir=tmp_path, environ={})
+    assert loaded.sources["bloge.llm.provider"] == f"{tmp_path / 'settings.yaml'}:2:9"
+    # A settings value is its values only: nothing private rides along to copy or compare.
+    assert BlogeSettings.__private_attributes__ == {}
+    assert loaded.settings.__pydantic_private__ is None
 
 
 def proxied(url: str) -> BlogeSettings:

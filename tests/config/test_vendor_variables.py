@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bloge_config import SettingsError, load_settings, settings_sources
+from bloge_config import SettingsError, load_settings, load_settings_with_sources
 from tests.config.conftest import Write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,18 +16,17 @@ OLLAMA = "http://localhost:11434/v1"
 
 
 def test_openai_base_url_is_the_default_base_url_without_a_settings_file(tmp_path: Path) -> None:
-    settings = load_settings(base_dir=tmp_path, environ={"OPENAI_BASE_URL": OLLAMA})
-    assert settings.llm.openai.base_url == OLLAMA
-    assert settings_sources(settings)["bloge.llm.openai.base-url"] == (
-        "environment variable OPENAI_BASE_URL")
+    loaded = load_settings_with_sources(base_dir=tmp_path, environ={"OPENAI_BASE_URL": OLLAMA})
+    assert loaded.settings.llm.openai.base_url == OLLAMA
+    assert loaded.sources["bloge.llm.openai.base-url"] == "environment variable OPENAI_BASE_URL"
 
 
 def test_anthropic_base_url_is_the_default_base_url_without_a_settings_file(
         tmp_path: Path) -> None:
-    settings = load_settings(base_dir=tmp_path,
-                             environ={"ANTHROPIC_BASE_URL": "https://gateway.example"})
-    assert settings.llm.anthropic.base_url == "https://gateway.example"
-    assert settings_sources(settings)["bloge.llm.anthropic.base-url"] == (
+    loaded = load_settings_with_sources(
+        base_dir=tmp_path, environ={"ANTHROPIC_BASE_URL": "https://gateway.example"})
+    assert loaded.settings.llm.anthropic.base_url == "https://gateway.example"
+    assert loaded.sources["bloge.llm.anthropic.base-url"] == (
         "environment variable ANTHROPIC_BASE_URL")
 
 

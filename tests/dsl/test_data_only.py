@@ -12,6 +12,7 @@ import pydantic
 import pytest
 
 from bloge import DslSyntaxError, Expression, ExpressionError, OperatorContext
+from bloge.agent.functions import agent_functions
 
 SECRET = "sk-live-0123456789"
 
@@ -165,7 +166,7 @@ def test_tool_call_reads_the_name_field_of_records_only(ctx: OperatorContext) ->
             _Tripwire.touched += 1
             return "search"
 
-    expression = Expression.compile('tool_call("search")')
+    expression = Expression.compile('tool_call("search")', functions=agent_functions())
     assert expression.evaluate({"tool_calls": [Call()]}) is False
     assert _Tripwire.touched == 0
 

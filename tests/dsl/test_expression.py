@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from bloge import CompileError, DslSyntaxError, Expression, ExpressionError
+from bloge.dsl import STANDARD_LIBRARY, Function
 from bloge.llm import LlmMessage
 
 
@@ -120,12 +121,22 @@ def test_standard_library(text: str, expected: Any) -> None:
     assert evaluate(text) == pytest.approx(expected)
 
 
-def test_tool_call_asks_whether_this_turn_called_a_tool() -> None:
-    expression = Expression.compile('finish_reason == "stop" || tool_call("escalateToHuman")')
-    calls = [{"id": "c1", "name": "escalateToHuman", "arguments": {}}]
-    assert expression.evaluate({"finish_reason": "tool_calls", "tool_calls": calls}) is True
-    assert expression.evaluate({"finish_reason": "tool_calls", "tool_calls": []}) is False
-    assert expression.evaluate({"finish_reason": "stop"}) is True
+def test_a_function_may_read_the_evaluation_scope() -> None:
+    functions = {
+        **STANDARD_LIBRARY,
+        "given": Function(lambda scope, *names: all(n in scope for n in names), 0, None,
+                          reads_scope=True),
+    }
+    scope = {"a": 1, "b": None, "name": "b"}
+    assert [Expression.compile(text, functions=functions).evaluate(scope) for text in (
+        "given()", 'given("a")', "given(name)", 'given("a", name)', 'given("a", "c")',
+    )] == [True, True, True, True, False]
+
+
+def test_the_standard_library_has_no_agent_functions() -> None:
+    # tool_call() asks about an agent's turn: the agent extension contributes it.
+    with pytest.raises(CompileError, match=r"unknown function tool_call\(\)"):
+        Expression.compile('tool_call("escalateToHuman")')
 
 
 @pytest.mark.parametrize(

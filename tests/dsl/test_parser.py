@@ -1,12 +1,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+from importlib import resources
 
 import pytest
+from lark import Lark
 
 from bloge import DslSyntaxError
-from bloge.dsl import parse_document
+from bloge.dsl import parse_document, syntax_errors
 from bloge.dsl import syntax as s
+
+GRAMMAR = resources.files("bloge.dsl").joinpath("bloge.lark").read_text(encoding="utf-8")
+DECLARED_TERMINALS = set(re.findall(r"^([A-Z][A-Z_]*)(?:\.\d+)?:", GRAMMAR, re.MULTILINE))
 
 
 def test_both_example_files_parse_byte_for_byte(fixtures) -> None:
@@ -121,6 +127,19 @@ def test_syntax_errors_say_where_and_what_was_expected(source: str, where: str, 
     message = str(caught.value)
     assert message.startswith(where)
     assert expected in message
+
+
+def test_every_terminal_of_the_grammar_has_the_name_bloge_lark_gives_it() -> None:
+    # lark names a terminal it was not given a name for __ANON_<n>, by order of appearance:
+    # any edit of the grammar would renumber them under the parser's feet.
+    terminals = {t.name for t in Lark(GRAMMAR, start=["document", "expr"], parser="lalr").terminals}
+    assert sorted(terminals - DECLARED_TERMINALS) == []
+
+
+def test_the_words_for_terminals_name_terminals_of_the_grammar() -> None:
+    named = (set(syntax_errors._TERMINAL_NAMES) - {"$END"}) | syntax_errors._OPERATORS | (
+        syntax_errors._EXPRESSION_STARTS)
+    assert sorted(named - DECLARED_TERMINALS) == []
 
 
 def test_a_syntax_error_shows_the_line_with_a_caret() -> None:

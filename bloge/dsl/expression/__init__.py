@@ -1,14 +1,16 @@
 """The bloge expression language: compile once, evaluate many times.
 
->>> Expression.compile('finish_reason == "stop" || tool_call("escalate")').evaluate(
+>>> Expression.compile('finish_reason == "stop" || contains(content, "DONE")').evaluate(
 ...     {"finish_reason": "stop"})
 True
 
 Literals (``"text ${interpolated}"``, ``\\${`` for a literal ``${``, ints, decimals,
 ``true``/``false``/``null``, durations such as ``3s``), paths (``a.b``, ``a["k"]``, ``a[0]``,
 ``a[-1]``, ``a?.b``, ``a?[1]``), operators (``== != < <= > >= && || ! + - * / % ?? in``), the
-ternary ``c ? a : b`` and the functions of :data:`STANDARD_LIBRARY`. A missing path is
-``null``; a type error raises :class:`~bloge.core.errors.ExpressionError`.
+ternary ``c ? a : b`` and calls of the functions an expression is compiled with:
+:data:`STANDARD_LIBRARY` unless told otherwise (DSL extensions add theirs, as the agent adds
+``tool_call(name)``). A missing path is ``null``; a type error raises
+:class:`~bloge.core.errors.ExpressionError`.
 
 Paths reach data only — map keys, list items, dataclass and pydantic model fields — never
 methods, properties, dunders or the attributes of other objects (:mod:`bloge.core.fields`),
@@ -24,7 +26,7 @@ from typing import Any
 from bloge.core.errors import CompileError, ExpressionError
 from bloge.dsl import syntax as s
 from bloge.dsl.expression.evaluator import ClosureCompiler, Evaluator
-from bloge.dsl.expression.functions import STANDARD_LIBRARY, Function
+from bloge.dsl.expression.functions import STANDARD_LIBRARY, Function, FunctionError
 from bloge.dsl.parser import parse_expression
 from bloge.dsl.source import SourceText
 
@@ -52,7 +54,8 @@ class Expression:
         filename: str = "<expression>",
         functions: Mapping[str, Function] = STANDARD_LIBRARY,
     ) -> Expression:
-        """Parse and compile ``text``; ``DslSyntaxError``/``CompileError`` when it is invalid."""
+        """Parse and compile ``text`` to call ``functions``; ``DslSyntaxError``/``CompileError``
+        when it is invalid (an unknown function or a wrong number of arguments included)."""
         node = parse_expression(text, filename=filename)
         return cls.from_node(node, SourceText(text, filename), text, functions=functions)
 
@@ -126,4 +129,4 @@ def walk(node: s.Expr) -> Iterator[s.Expr]:
                 stack.extend(v for _, v in entries)
 
 
-__all__ = ["STANDARD_LIBRARY", "Expression", "Function", "walk"]
+__all__ = ["STANDARD_LIBRARY", "Expression", "Function", "FunctionError", "walk"]

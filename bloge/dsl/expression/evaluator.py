@@ -15,7 +15,7 @@ from bloge.core.errors import CompileError, ExpressionError
 from bloge.core.fields import MISSING
 from bloge.core.suggest import did_you_mean
 from bloge.dsl import syntax as s
-from bloge.dsl.expression.functions import Function, FunctionError, _tool_call
+from bloge.dsl.expression.functions import Function, FunctionError
 from bloge.dsl.expression.values import (
     equals,
     is_number,
@@ -175,28 +175,43 @@ class ClosureCompiler:
 
     def _call(self, node: s.Call) -> Evaluator:
         function = self.function(node)
+        if len(node.args) == 1:
+            return self._call_with_one(function, node.args[0], node.span)
+        call, reads_scope, span = function.call, function.reads_scope, node.span
         args = [self.compile(a) for a in node.args]
-        span, call = node.span, function.call
-        if function.call is _tool_call and isinstance(node.args[0], s.Literal):
-            name = node.args[0].value
-
-            def called(scope: Mapping[str, Any]) -> Any:
-                try:
-                    return _tool_call(scope, name)
-                except FunctionError as exc:
-                    raise self.error(span, str(exc)) from None
-
-            return called
-        needs_scope = function.needs_scope
 
         def invoke(scope: Mapping[str, Any]) -> Any:
             values = [a(scope) for a in args]
             try:
-                return call(scope, *values) if needs_scope else call(*values)
+                return call(scope, *values) if reads_scope else call(*values)
             except FunctionError as exc:
                 raise self.error(span, str(exc)) from None
 
         return invoke
+
+    def _call_with_one(self, function: Function, argument: s.Expr, span: s.Span) -> Evaluator:
+        # Most calls take one argument, often a literal (tool_call("search")): called directly,
+        # without a list of arguments to build and unpack (about 0.1 µs of every such call).
+        call, reads_scope = function.call, function.reads_scope
+        if isinstance(argument, s.Literal):
+            value = argument.value
+
+            def invoke_with_literal(scope: Mapping[str, Any]) -> Any:
+                try:
+                    return call(scope, value) if reads_scope else call(value)
+                except FunctionError as exc:
+                    raise self.error(span, str(exc)) from None
+
+            return invoke_with_literal
+        evaluate = self.compile(argument)
+
+        def invoke_with_one(scope: Mapping[str, Any]) -> Any:
+            try:
+                return call(scope, evaluate(scope)) if reads_scope else call(evaluate(scope))
+            except FunctionError as exc:
+                raise self.error(span, str(exc)) from None
+
+        return invoke_with_one
 
     def function(self, node: s.Call) -> Function:
         """The library function ``node`` calls, checked for arity (a ``CompileError`` if not)."""

@@ -1,11 +1,13 @@
-"""The expression language's standard library.
+"""The expression language's standard library, and what any function of it is.
 
-Functions are plain Python callables registered with their arity; :data:`STANDARD_LIBRARY`
-is what every expression sees. Arity is checked when an expression is compiled; type errors
-raise :class:`FunctionError`, which the evaluator reports as an ``ExpressionError`` at the
-call's position. Functions work on data only (strings, numbers, lists, maps, records) and never
-call a method or read an attribute of the values they are given, so that no function is a way
-around the data-only paths of :mod:`bloge.core.fields`.
+A :class:`Function` is a plain Python callable with its arity and a line of documentation;
+:data:`STANDARD_LIBRARY` is what every expression sees. DSL extensions contribute more
+(the agent extension's ``tool_call(name)``) through
+:class:`~bloge.dsl.extensions.ExpressionFunctionProvider`. Arity is checked when an expression
+is compiled; type errors raise :class:`FunctionError`, which the evaluator reports as an
+``ExpressionError`` at the call's position. Functions work on data only (strings, numbers,
+lists, maps, records) and never call a method or read an attribute of the values they are
+given, so that no function is a way around the data-only paths of :mod:`bloge.core.fields`.
 """
 
 from __future__ import annotations
@@ -13,29 +15,40 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
+from types import MappingProxyType
 from typing import Any
 
 from bloge.core.context import OperatorContext
-from bloge.core.fields import read_field
 from bloge.dsl.expression.values import is_number, to_text, type_name
 
 
 class FunctionError(Exception):
-    """A function was called with values it cannot work on."""
+    """A function was called with values it cannot work on; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
 class Function:
-    """A library function. With ``needs_scope`` it receives the evaluation scope first."""
+    """A function expressions can call, under the name a library (name → function) gives it.
 
-    name: str
+    ``call`` takes between ``min_args`` and ``max_args`` arguments (``None``: no upper limit),
+    which every call is checked against when the expression is compiled. It receives the
+    arguments' values — after the evaluation scope (the mapping given to
+    ``Expression.evaluate``) when ``reads_scope`` is true, so that a function can answer a
+    question about the evaluation, as ``tool_call(name)`` reads ``tool_calls``. It raises
+    :class:`FunctionError` for values it cannot work on. ``doc`` is one line for people:
+    what the function returns.
+    """
+
     call: Callable[..., Any]
     min_args: int
     max_args: int | None
-    needs_scope: bool = False
+    _: KW_ONLY
+    doc: str = ""
+    reads_scope: bool = False
 
     def arity_text(self) -> str:
+        """The arity as an error message says it: ``1 argument``, ``1 to 2 arguments``."""
         if self.max_args == self.min_args:
             return f"{self.min_args} argument{'s' if self.min_args != 1 else ''}"
         if self.max_args is None:
@@ -218,49 +231,29 @@ def _coalesce(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
-def _tool_call(scope: Mapping[str, Any], name: Any) -> bool:
-    """True when the current turn called the tool ``name`` (agent exit conditions)."""
-    calls = scope.get("tool_calls")
-    if not calls:
-        return False
-    wanted = _text("tool_call", name)
-    for call in calls:
-        called = call.get("name") if type(call) is dict else read_field(call, "name")
-        if called == wanted:
-            return True
-    return False
-
-
-def _fn(name: str, call: Callable[..., Any], low: int, high: int | None = -1,
-        *, needs_scope: bool = False) -> Function:
-    return Function(name, call, low, low if high == -1 else high, needs_scope)
-
-
-STANDARD_LIBRARY: Mapping[str, Function] = {
-    f.name: f
-    for f in (
-        _fn("len", _len, 1),
-        _fn("lower", _lower, 1),
-        _fn("upper", _upper, 1),
-        _fn("trim", _trim, 1),
-        _fn("contains", _contains, 2),
-        _fn("startsWith", _starts_with, 2),
-        _fn("endsWith", _ends_with, 2),
-        _fn("matches", _matches, 2),
-        _fn("replace", _replace, 3),
-        _fn("split", _split, 2),
-        _fn("join", _join, 1, 2),
-        _fn("keys", _keys, 1),
-        _fn("values", _values, 1),
-        _fn("isEmpty", _is_empty, 1),
-        _fn("string", _string, 1),
-        _fn("number", _to_number, 1),
-        _fn("int", _to_int, 1),
-        _fn("abs", _abs, 1),
-        _fn("min", _min, 1, None),
-        _fn("max", _max, 1, None),
-        _fn("round", _round, 1, 2),
-        _fn("coalesce", _coalesce, 1, None),
-        _fn("tool_call", _tool_call, 1, needs_scope=True),
-    )
-}
+STANDARD_LIBRARY: Mapping[str, Function] = MappingProxyType({
+    "len": Function(_len, 1, 1, doc="the length of a string, list or map (0 for null)"),
+    "lower": Function(_lower, 1, 1, doc="the string in lower case"),
+    "upper": Function(_upper, 1, 1, doc="the string in upper case"),
+    "trim": Function(_trim, 1, 1, doc="the string without leading and trailing whitespace"),
+    "contains": Function(_contains, 2, 2,
+                         doc="whether a string holds a text, a list an item, a map a key"),
+    "startsWith": Function(_starts_with, 2, 2, doc="whether the string starts with the prefix"),
+    "endsWith": Function(_ends_with, 2, 2, doc="whether the string ends with the suffix"),
+    "matches": Function(_matches, 2, 2,
+                        doc="whether the regular expression matches somewhere in the string"),
+    "replace": Function(_replace, 3, 3, doc="the string with every old text replaced by new"),
+    "split": Function(_split, 2, 2, doc="the parts of the string between separators"),
+    "join": Function(_join, 1, 2, doc="the items as text, joined by the separator (',')"),
+    "keys": Function(_keys, 1, 1, doc="the keys of a map"),
+    "values": Function(_values, 1, 1, doc="the values of a map"),
+    "isEmpty": Function(_is_empty, 1, 1, doc="whether the value is null or has length 0"),
+    "string": Function(_string, 1, 1, doc="the value as text, as \"${value}\" shows it"),
+    "number": Function(_to_number, 1, 1, doc="a string read as a whole or decimal number"),
+    "int": Function(_to_int, 1, 1, doc="a number or string as a whole number, truncated"),
+    "abs": Function(_abs, 1, 1, doc="the number without its sign"),
+    "min": Function(_min, 1, None, doc="the least of the numbers (or of one list of them)"),
+    "max": Function(_max, 1, None, doc="the greatest of the numbers (or of one list of them)"),
+    "round": Function(_round, 1, 2, doc="the number rounded to the digits after the point (0)"),
+    "coalesce": Function(_coalesce, 1, None, doc="the first argument that is not null"),
+})

@@ -21,12 +21,11 @@ def config(
 ) -> None:
     """Show the effective settings and which components were wired, and why."""
     with reported_errors():
-        from bloge_config import effective_settings, settings_sources
+        from bloge_config import effective_settings
 
         container = open_container(config, profile)
-        settings = container.settings()
-        values = effective_settings(settings)
-        sources = settings_sources(settings)
+        values = effective_settings(container.settings())
+        sources = container.settings_sources()
         container.agents()
         conditions = container.report().conditions
         if as_json:
