@@ -8,8 +8,8 @@ import pytest
 
 from bloge import LlmMessage, LlmProvider, ToolCall, ToolDefinition
 from bloge.llm import LlmRequest, LlmResponse
+from bloge.llm.chunks import join_chunks
 from bloge.llm.offline import OfflineProvider, ToolResult
-from bloge.llm.testing import join_chunks
 from bloge.llm.tokens import HeuristicTokenEstimator
 
 

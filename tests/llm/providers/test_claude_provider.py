@@ -8,6 +8,7 @@ import pytest
 
 from bloge.core import BlogeUsageError, ProviderError
 from bloge.llm import LlmChunk, LlmMessage, LlmProvider, LlmRequest, ToolCall
+from bloge.llm.chunks import join_chunks
 from bloge.llm.providers import AnthropicProvider, ClaudeProvider
 from tests.llm.providers.conftest import ANTHROPIC_KEY
 from tests.llm.providers.wire_payloads import (
@@ -78,6 +79,14 @@ async def test_streaming_over_a_plain_transport_replays_one_answer() -> None:
         LlmChunk(tool_call=ToolCall("toolu_1", "get_weather", '{"city":"Paris"}')),
         LlmChunk(done=True, finish_reason="tool_calls", prompt_tokens=25, completion_tokens=15),
     ]
+
+
+async def test_streaming_over_a_plain_transport_sends_text_as_words_like_every_replay() -> None:
+    transport = answering(text_block("Bonjour tout le monde."))
+    provider = ClaudeProvider(transport)
+    chunks = [c async for c in provider.stream_chat(REQUEST)]
+    assert [c.content for c in chunks] == ["Bonjour ", "tout ", "le ", "monde.", ""]
+    assert join_chunks(chunks) == await provider.chat(REQUEST)
 
 
 async def test_a_malformed_answer_is_a_provider_error() -> None:
