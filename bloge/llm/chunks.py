@@ -1,9 +1,16 @@
-"""A complete response as the chunks of a stream: what a provider that computes its whole
-answer at once (the offline model, the test providers) sends from ``stream_chat``."""
+"""A response and the chunks of its stream, both ways.
+
+:func:`response_chunks` is what a provider that computes its whole answer at once (the
+offline model, the test providers, :class:`~bloge.llm.providers.ClaudeProvider` over a plain
+transport) sends from ``stream_chat``; :func:`join_chunks` is the response that whoever reads a
+stream (the agent loop, the test providers' ``chat``) gets back from its chunks.
+"""
 
 from __future__ import annotations
 
-from bloge.llm.types import LlmChunk, LlmResponse
+from collections.abc import Sequence
+
+from bloge.llm.types import LlmChunk, LlmResponse, effective_finish_reason
 
 
 def response_chunks(response: LlmResponse) -> list[LlmChunk]:
@@ -15,6 +22,28 @@ def response_chunks(response: LlmResponse) -> list[LlmChunk]:
                            prompt_tokens=response.prompt_tokens,
                            completion_tokens=response.completion_tokens))
     return chunks
+
+
+def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
+    """The response one stream's chunks amount to: the text joined, the tool calls in order,
+    and the finish reason and usage of the ``done`` chunk that ends the stream (the finish
+    reason inferred from the calls when the stream left it out; no usage when the stream
+    ended without a ``done`` chunk).
+
+    ``chunks`` end at the ``done`` chunk: whoever reads a stream stops there.
+    """
+    last = chunks[-1] if chunks and chunks[-1].done else None
+    # One comprehension per field, not a loop over the chunks: this runs on every streamed
+    # model turn, over every token.
+    calls = tuple([chunk.tool_call for chunk in chunks if chunk.tool_call is not None])
+    return LlmResponse(
+        content="".join([chunk.content for chunk in chunks]),
+        finish_reason=effective_finish_reason(
+            last.finish_reason if last else None, has_tool_calls=bool(calls)),
+        prompt_tokens=(last.prompt_tokens or 0) if last else 0,
+        completion_tokens=(last.completion_tokens or 0) if last else 0,
+        tool_calls=calls,
+    )
 
 
 def _pieces(text: str) -> list[str]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import inspect
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TypeAlias
 
 from bloge.core.errors import BlogeUsageError
-from bloge.llm.chunks import response_chunks
+from bloge.llm.chunks import join_chunks, response_chunks
 from bloge.llm.messages import ToolCall
-from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse, effective_finish_reason
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 #: One scripted answer: a response, plain text, or the chunks of a streamed answer.
 ScriptedAnswer: TypeAlias = LlmResponse | str | Sequence[LlmChunk]
@@ -38,30 +38,6 @@ def as_chunks(answer: ScriptedAnswer) -> list[LlmChunk]:
             chunks.append(LlmChunk(done=True))
         return chunks
     return response_chunks(as_response(answer))
-
-
-def join_chunks(chunks: Iterable[LlmChunk]) -> LlmResponse:
-    """The complete response a stream of chunks amounts to."""
-    text: list[str] = []
-    calls: list[ToolCall] = []
-    reason: str | None = None
-    prompt = completion = 0
-    for chunk in chunks:
-        if chunk.content:
-            text.append(chunk.content)
-        if chunk.tool_call is not None:
-            calls.append(chunk.tool_call)
-        if chunk.done:
-            reason = chunk.finish_reason
-            prompt = chunk.prompt_tokens or 0
-            completion = chunk.completion_tokens or 0
-    return LlmResponse(
-        content="".join(text),
-        finish_reason=effective_finish_reason(reason, has_tool_calls=bool(calls)),
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        tool_calls=tuple(calls),
-    )
 
 
 def tool_call_response(name: str, arguments: str = "{}", *, call_id: str = "call_1",

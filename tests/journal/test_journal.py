@@ -9,6 +9,7 @@ import logging
 import re
 import shutil
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,29 +113,48 @@ def test_outside_an_event_loop_events_are_written_at_once(tmp_path: Path) -> Non
     journal.close()
 
 
-async def test_inside_an_event_loop_a_burst_is_written_at_the_next_await(tmp_path: Path) -> None:
-    path = tmp_path / "journal.jsonl"
-    journal = EventJournal.to_file(path)
+class BatchSink(InMemorySink):
+    """Keeps the events of each write as one batch, and lets a test wait for the next."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+        self.wrote = asyncio.Event()
+
+    def write(self, messages: Sequence[Any]) -> None:
+        super().write(messages)
+        self.batches.append([message["event"] for message in messages])
+        self.wrote.set()
+
+    async def written(self, count: int) -> list[list[str]]:
+        """The batches once ``count`` of them were written."""
+        while len(self.batches) < count:
+            self.wrote.clear()
+            await self.wrote.wait()
+        return self.batches
+
+
+async def test_inside_an_event_loop_a_burst_is_written_at_the_next_await() -> None:
+    sink = BatchSink()
+    journal = EventJournal(sink)
     journal.emit("first")
     journal.emit("second")
-    assert path.read_text(encoding="utf-8") == ""
-    await asyncio.sleep(0)
-    assert [json.loads(line)["event"] for line in path.read_text().splitlines()] == [
-        "first", "second"]
+    assert sink.batches == []
+    assert await sink.written(1) == [["first", "second"]]
     journal.close()
 
 
 async def test_every_burst_is_written_at_its_next_await() -> None:
-    journal, sink = memory_journal()
+    sink = BatchSink()
+    journal = EventJournal(sink)
     journal.emit("a")
-    await asyncio.sleep(0)
+    assert await sink.written(1) == [["a"]]
     journal.emit("b")
     journal.flush()
     journal.emit("c")  # the flush scheduled for "b" is still due: it takes "c" along
-    await asyncio.sleep(0)
+    assert await sink.written(3) == [["a"], ["b"], ["c"]]
     journal.emit("d")
-    await asyncio.sleep(0)
-    assert [e["event"] for e in sink.events] == ["a", "b", "c", "d"]
+    assert await sink.written(4) == [["a"], ["b"], ["c"], ["d"]]
 
 
 async def test_a_full_batch_is_written_without_waiting_for_the_loop() -> None:

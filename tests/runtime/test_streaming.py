@@ -73,7 +73,11 @@ async def test_failed_tools_stream_tool_end_with_success_false() -> None:
 
 
 class CountingStream:
-    """A provider streaming ``count`` tokens, recording how many it produced and closure."""
+    """A provider streaming ``count`` tokens, recording how many it produced and closure.
+
+    It never waits for anything, so the run it feeds goes on until the channel to the consumer
+    is full, the one await at which a producer waits for its consumer.
+    """
 
     def __init__(self, count: int) -> None:
         self.count = count
@@ -88,7 +92,6 @@ class CountingStream:
             for index in range(self.count):
                 self.produced += 1
                 yield LlmChunk(content=f"t{index} ")
-                await asyncio.sleep(0)
             yield LlmChunk(done=True, finish_reason="stop")
         finally:
             self.closed = True
@@ -100,10 +103,10 @@ async def test_a_slow_consumer_holds_the_producer_within_the_buffer_capacity() -
     consumed = 0
     lead = []
     async with contextlib.aclosing(agent.stream("go")) as chunks:
+        # The consumer gets each chunk only once the run can go no further: at each, the run
+        # is as far ahead as the channel lets it be.
         async for chunk in chunks:
             consumed += 1
-            for _ in range(5):
-                await asyncio.sleep(0)
             lead.append(provider.produced - consumed)
             if isinstance(chunk, Done):
                 break
@@ -120,6 +123,7 @@ async def test_closing_the_stream_cancels_the_run_and_closes_the_provider_stream
             break
     assert provider.closed
     assert provider.produced < 10
+    assert asyncio.all_tasks() == {asyncio.current_task()}  # the run's task is gone
 
 
 async def test_closing_the_stream_cancels_running_tools() -> None:

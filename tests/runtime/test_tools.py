@@ -73,16 +73,30 @@ async def test_without_a_cap_every_call_of_a_turn_runs_at_once() -> None:
     await run
 
 
+class Completions(Recorder):
+    """A recorder that also signals each tool call's completion, by call id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.completed: dict[str, asyncio.Event] = {}
+
+    def completion(self, call_id: str) -> asyncio.Event:
+        return self.completed.setdefault(call_id, asyncio.Event())
+
+    def on_agent_tool_completed(self, context: Any, payload: Any) -> None:
+        super().on_agent_tool_completed(context, payload)
+        self.completion(payload.tool_call_id).set()
+
+
 async def test_results_go_back_in_the_models_order_though_they_finish_in_another() -> None:
-    gate, recorder = Gate(), Recorder()
+    gate, recorder = Gate(), Completions()
     agent, provider = gate_agent(gate, ["a", "b", "c"], cap=None, recorder=recorder)
     run = asyncio.create_task(agent.aexecute("go"))
     for key in "abc":
         await gate.events(key)[0].wait()
     for key in "cab":
         gate.events(key)[1].set()
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
+        await recorder.completion(f"id-{key}").wait()
     await run
     tool_messages = [m for m in provider.requests[1].messages if m.role == "tool"]
     assert [(m.tool_call_id, m.content) for m in tool_messages] == [
@@ -142,7 +156,7 @@ def test_a_slow_tool_is_cancelled_at_its_timeout_and_the_model_is_told() -> None
 
     async def slow(input: dict[str, Any]) -> str:
         try:
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()  # never set: only the timeout ends the call
         except asyncio.CancelledError:
             cancelled.append(True)
             raise
@@ -157,7 +171,7 @@ def test_a_slow_tool_is_cancelled_at_its_timeout_and_the_model_is_told() -> None
 
 def test_the_agent_wide_tool_timeout_applies_to_every_tool() -> None:
     async def slow(input: dict[str, Any]) -> str:
-        await asyncio.sleep(30)
+        await asyncio.Event().wait()  # never set: only the timeout ends the call
         return "too late"
 
     message, _ = run_one_call(

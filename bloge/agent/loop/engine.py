@@ -35,10 +35,11 @@ from bloge.core.errors import BlogeUsageError
 from bloge.core.masking import mask_credentials
 from bloge.core.operator import BoundOperator
 from bloge.core.registry import OperatorRegistry
+from bloge.llm.chunks import join_chunks
 from bloge.llm.messages import LlmMessage
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
-from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse, effective_finish_reason
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 ModelCall = Callable[[LlmRequest, int], Awaitable[LlmResponse]]
 
@@ -342,29 +343,19 @@ class _StreamingModelCall:
         if not isinstance(stream, AsyncIterator):
             raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
                                   f"{type(stream).__name__}, not an async iterator of LlmChunk")
-        text: list[str] = []
-        calls = []
-        last: LlmChunk | None = None
+        # Kept as they come and joined once at the end: cheaper per token than assembling
+        # the response chunk by chunk.
+        chunks: list[LlmChunk] = []
+        keep, sink = chunks.append, self._sink
         try:
             async for chunk in stream:
-                if chunk.content:
-                    text.append(chunk.content)
-                    if self._sink is not None:
-                        await self._sink(Token(chunk.content, turn))
-                if chunk.tool_call is not None:
-                    calls.append(chunk.tool_call)
+                keep(chunk)
+                if sink is not None and (text := chunk.content):
+                    await sink(Token(text, turn))
                 if chunk.done:
-                    last = chunk
                     break
         finally:
             close = getattr(stream, "aclose", None)
             if close is not None:
                 await close()
-        return LlmResponse(
-            content="".join(text),
-            finish_reason=effective_finish_reason(last.finish_reason if last else None,
-                                                  has_tool_calls=bool(calls)),
-            prompt_tokens=(last.prompt_tokens or 0) if last else 0,
-            completion_tokens=(last.completion_tokens or 0) if last else 0,
-            tool_calls=tuple(calls),
-        )
+        return join_chunks(chunks)

@@ -14,6 +14,7 @@ from contextlib import aclosing
 from typing import Any, TypeAlias
 
 from bloge.core.errors import BlogeUsageError, ProviderError
+from bloge.llm.chunks import response_chunks
 from bloge.llm.providers.anthropic import messages_request_for, parse_messages_response
 from bloge.llm.providers.anthropic_provider import DEFAULT_BASE_URL, AnthropicProvider
 from bloge.llm.providers.wire import WireFormatError
@@ -33,7 +34,8 @@ class ClaudeProvider:
     ``model`` is used when a request names none; ``max_tokens`` when it sets none; ``system``
     comes before the request's own system messages. With an :class:`AnthropicProvider` as
     transport (the default) streaming is real; with any other transport, :meth:`stream_chat`
-    makes one call and replays the answer as chunks.
+    makes one call and replays the answer as chunks
+    (:func:`~bloge.llm.chunks.response_chunks`).
     """
 
     __slots__ = ("_owned", "_transport", "max_tokens", "model", "system")
@@ -81,7 +83,7 @@ class ClaudeProvider:
                 async for chunk in chunks:
                     yield chunk
             return
-        for chunk in replay(await self.chat(request)):
+        for chunk in response_chunks(await self.chat(request)):
             yield chunk
 
     async def aclose(self) -> None:
@@ -98,17 +100,3 @@ class ClaudeProvider:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, transport={self._transport!r})"
 
-
-def replay(response: LlmResponse) -> list[LlmChunk]:
-    """A complete answer as the chunks a stream of it would have produced."""
-    chunks = [LlmChunk(response.content)] if response.content else []
-    chunks.extend(LlmChunk(tool_call=call) for call in response.tool_calls)
-    chunks.append(
-        LlmChunk(
-            done=True,
-            finish_reason=response.finish_reason,
-            prompt_tokens=response.prompt_tokens,
-            completion_tokens=response.completion_tokens,
-        )
-    )
-    return chunks

@@ -6,10 +6,19 @@ from typing import Any
 
 import pytest
 
-from bloge import LlmMessage, LlmProvider, ToolCall, ToolDefinition
+from bloge import (
+    AgentBuilder,
+    LlmChatOperator,
+    LlmMessage,
+    LlmStreamingChatOperator,
+    OperatorRegistry,
+    Token,
+    ToolCall,
+    ToolDefinition,
+)
 from bloge.llm import LlmRequest, LlmResponse
+from bloge.llm.chunks import join_chunks
 from bloge.llm.offline import OfflineProvider, ToolResult
-from bloge.llm.testing import join_chunks
 from bloge.llm.tokens import HeuristicTokenEstimator
 
 
@@ -22,8 +31,15 @@ def ask(text: str) -> tuple[LlmMessage, LlmMessage]:
     return LlmMessage.system("You are a helpful customer support agent."), LlmMessage.user(text)
 
 
-async def test_it_is_an_llm_provider() -> None:
-    assert isinstance(OfflineProvider(), LlmProvider)
+async def test_an_agent_runs_on_it_whole_or_streamed() -> None:
+    provider = OfflineProvider()
+    registry = OperatorRegistry({"llmChat": LlmChatOperator(provider),
+                                 "llmStreamingChat": LlmStreamingChatOperator(provider)})
+    builder = AgentBuilder.create("offline", registry=registry).model("gpt-4o")
+    whole = await builder.to_operator("offline").aexecute("hello")
+    streamed = await builder.to_streaming_operator("offline").aexecute("hello")
+    assert whole.content.startswith("Hello! I'm bloge's offline model")
+    assert "".join(c.text for c in streamed if isinstance(c, Token)) == whole.content
 
 
 async def test_a_question_calls_the_matching_tool_with_filled_arguments(
@@ -228,3 +244,5 @@ async def test_closing_the_stream_early_is_clean() -> None:
     first = await anext(stream)
     await stream.aclose()
     assert first.content
+    with pytest.raises(StopAsyncIteration):  # closed: the rest of the answer never comes
+        await anext(stream)

@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
+from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry
 from bloge.core import BlogeUsageError, ProviderError
-from bloge.llm import LlmChunk, LlmMessage, LlmProvider, LlmRequest, ToolCall
+from bloge.llm import LlmChunk, LlmMessage, LlmRequest, ToolCall
+from bloge.llm.chunks import join_chunks
 from bloge.llm.providers import AnthropicProvider, ClaudeProvider
 from tests.llm.providers.conftest import ANTHROPIC_KEY
 from tests.llm.providers.wire_payloads import (
@@ -37,8 +39,13 @@ def answering(*content: dict, **options: Any) -> RecordingTransport:
 REQUEST = LlmRequest("", (LlmMessage.system("Answer in French."), LlmMessage.user("Hi")))
 
 
-def test_a_claude_provider_is_an_llm_provider() -> None:
-    assert isinstance(ClaudeProvider(answering(text_block("x"))), LlmProvider)
+def test_an_agent_runs_on_a_claude_provider() -> None:
+    transport = answering(text_block("Bonjour !"))
+    registry = OperatorRegistry({"llmChat": LlmChatOperator(ClaudeProvider(transport))})
+    builder = AgentBuilder.create("greeter", registry=registry).model("claude-haiku-4-5")
+    agent = builder.to_operator("greeter")
+    assert agent.execute("Hi").content == "Bonjour !"
+    assert transport.bodies[0]["messages"] == [{"role": "user", "content": "Hi"}]
 
 
 async def test_defaults_fill_in_model_max_tokens_and_system() -> None:
@@ -80,6 +87,14 @@ async def test_streaming_over_a_plain_transport_replays_one_answer() -> None:
     ]
 
 
+async def test_streaming_over_a_plain_transport_sends_text_as_words_like_every_replay() -> None:
+    transport = answering(text_block("Bonjour tout le monde."))
+    provider = ClaudeProvider(transport)
+    chunks = [c async for c in provider.stream_chat(REQUEST)]
+    assert [c.content for c in chunks] == ["Bonjour ", "tout ", "le ", "monde.", ""]
+    assert join_chunks(chunks) == await provider.chat(REQUEST)
+
+
 async def test_a_malformed_answer_is_a_provider_error() -> None:
     with pytest.raises(ProviderError, match="anthropic: the response has no content list"):
         await ClaudeProvider(RecordingTransport({"type": "message"})).chat(REQUEST)
@@ -108,7 +123,8 @@ async def test_without_transport_it_sends_over_http_with_the_key_from_the_enviro
         assert repr(provider) == ("ClaudeProvider(model='claude-opus-4-8', "
                                   "transport=AnthropicProvider(base_url='https://gateway.example'))")
         assert ANTHROPIC_KEY not in repr(provider)
-    assert closed == [provider._owned]
+    assert [repr(closing) for closing in closed] == [
+        "AnthropicProvider(base_url='https://gateway.example')"]
 
 
 async def test_a_transport_passed_in_is_left_open(monkeypatch: pytest.MonkeyPatch) -> None:

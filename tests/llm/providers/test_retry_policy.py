@@ -93,10 +93,11 @@ async def test_each_call_counts_its_own_attempts_under_concurrency(
 ) -> None:
     policy = RetryPolicy(max_attempts=3, jitter=False)
     attempts: dict[str, int] = {"a": 0, "b": 0}
+    in_step = asyncio.Barrier(2)
 
-    async def yielding_sleep(seconds: float) -> None:
+    async def lockstep_sleep(seconds: float) -> None:
         await sleeps(seconds)
-        await asyncio.sleep(0)  # let the other call run between our attempts
+        await in_step.wait()  # neither call tries again before the other failed as often
 
     def flaky(name: str):  # fails twice, then succeeds
         async def attempt() -> str:
@@ -107,7 +108,7 @@ async def test_each_call_counts_its_own_attempts_under_concurrency(
         return attempt
 
     results = await asyncio.gather(
-        *(call_with_retries(flaky(n), policy=policy, sleep=yielding_sleep, provider="test")
+        *(call_with_retries(flaky(n), policy=policy, sleep=lockstep_sleep, provider="test")
           for n in ("a", "b")))
     assert results == ["a", "b"]
     assert attempts == {"a": 3, "b": 3}

@@ -123,6 +123,8 @@ async def test_a_key_in_a_transport_error_is_redacted(
 
 
 def test_the_http_shell_repr_leaves_the_headers_out(sleeps: RecordedSleeps) -> None:
-    shell = openai(Script([]), sleeps)._http
-    assert isinstance(shell, ProviderHttpClient)
+    shell = ProviderHttpClient(
+        provider="openai", base_url="https://api.openai.com/v1",
+        headers={"Authorization": f"Bearer {OPENAI_KEY}"}, secrets=(OPENAI_KEY,), timeout=60.0,
+        max_response_bytes=1_000_000, http_client=None, retry=RetryPolicy(), sleep=sleeps)
     assert repr(shell) == "ProviderHttpClient(provider='openai', base_url='https://api.openai.com/v1')"

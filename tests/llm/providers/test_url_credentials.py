@@ -13,6 +13,7 @@ import pytest
 from bloge.core import ProviderError
 from bloge.llm import LlmMessage, LlmRequest
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider, RetryPolicy
+from bloge.llm.providers.http_client import ProviderHttpClient
 from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, RecordedSleeps
 from tests.llm.providers.wire_payloads import Script, fail_with, json_response, openai_error
 
@@ -43,7 +44,13 @@ def test_the_repr_masks_credentials_in_the_base_url(make: Callable[..., Any],
                                                    sleeps: RecordedSleeps) -> None:
     provider = make(Script([]), sleeps)
     assert SHOWN in repr(provider)
-    assert "PROXY-PW" not in repr(provider._http)
+
+
+def test_the_http_shell_repr_masks_credentials_in_the_base_url(sleeps: RecordedSleeps) -> None:
+    shell = ProviderHttpClient(
+        provider="openai", base_url=PROXY, headers={}, secrets=(), timeout=60.0,
+        max_response_bytes=1_000_000, http_client=None, retry=RetryPolicy(), sleep=sleeps)
+    assert repr(shell) == f"ProviderHttpClient(provider='openai', base_url={SHOWN!r})"
 
 
 @pytest.mark.parametrize("make", PROVIDERS)
