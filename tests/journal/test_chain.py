@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,9 +58,6 @@ def test_a_sink_receives_whatever_its_renderer_returns() -> None:
 
         def summarize(self, logger: WrappedLogger, method: str, event: EventDict) -> Any:
             return {"name": event["event"], "seq": event.get("seq")}
-
-        def write(self, messages: Sequence[Any]) -> None:
-            self.events.extend(messages)
 
     sink = Summaries()
     EventJournal(sink).emit("started", Where("run-1", "n"))
