@@ -3,7 +3,7 @@
 ```
 EventJournal ──channel(processors)──▶ emit(event, *records, **fields)   capture: a tuple
     └─ batch ─▶ IsoTimestamps ─▶ merge_records ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ Sink
-               (for JSON lines, the same chain compiled into one function per batch)
+               (one chain of structlog processors, run event by event over each batch)
 AgentEventJournalBridge: an AgentExecutionListener emitting one event per agent callback
 read_journal(path) ─▶ execution_timeline(events, id) ─▶ render_timeline(entries)
 ```

@@ -1,18 +1,24 @@
-"""The journal's own processor links, run on every event before redaction and rendering.
+"""The journal's processor chain: its own links, and the chain that runs them.
 
 An event is captured cheaply — a time, a name, records (dataclass instances) and extra
-fields — and becomes an event dict only when the journal renders it, through these links:
-``IsoTimestamps`` → ``merge_records`` → ``SequenceNumbers``. The capture keys they consume,
-:data:`AT`, :data:`RECORDS` and :data:`FIELDS`, never reach a sink.
+fields — and becomes an event dict only when the journal renders it, in a batch, through
+one chain of structlog processors (:class:`ProcessorChain`): ``IsoTimestamps`` →
+``merge_records`` → ``SequenceNumbers`` → the channel's processors (a
+:class:`~bloge.journal.redaction.Redactor`) → the sink's renderer. The capture keys the
+first links consume, :data:`AT`, :data:`RECORDS` and :data:`FIELDS`, never reach a sink.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import inspect
+from collections.abc import Callable, Iterable
+from types import FunctionType, MethodType
 from typing import Any
 
-from structlog.typing import EventDict, WrappedLogger
+from structlog import DropEvent
+from structlog.typing import EventDict, Processor, WrappedLogger
 
 #: Capture key: the event's time (seconds since the epoch, as ``time.time()`` gives).
 AT = "_at"
@@ -20,6 +26,58 @@ AT = "_at"
 RECORDS = "_records"
 #: Capture key: a dict of further event fields.
 FIELDS = "_fields"
+
+#: A captured event: (channel, time, name, records, fields); the chain ignores the channel.
+Captured = tuple[Any, float, str, tuple[object, ...], dict[str, Any]]
+#: Called with the name of an event that could not be rendered, and the error.
+OnFailure = Callable[[str, Exception], None]
+
+
+class ProcessorChain:
+    """Renders captured events through structlog ``processors``, as a structlog logger
+    runs its chain: each event dict — ``event`` and the capture keys — passes every
+    processor in turn, called with a logger (``None``: there is none), the method name
+    ``"msg"`` and the dict, and a processor may drop it by raising ``structlog.DropEvent``.
+    What the last one returns is the message the sink receives.
+
+    A structlog ``BoundLogger`` would add, per event, a copy of its context and the
+    translation of the result into a logger call's arguments: half a microsecond of the
+    five an event may cost (measured), for nothing a sink uses.
+    """
+
+    __slots__ = ("processors",)
+
+    def __init__(self, processors: Iterable[Processor]) -> None:
+        self.processors = [_direct(processor) for processor in processors]
+
+    def __repr__(self) -> str:
+        return f"ProcessorChain({self.processors!r})"
+
+    def render(self, batch: Iterable[Captured], out: list[Any], failed: OnFailure) -> None:
+        """Appends the message of each event of ``batch`` to ``out``, in order. An event a
+        processor drops is skipped; one that cannot be rendered is passed to ``failed`` and
+        skipped."""
+        processors = self.processors
+        append = out.append
+        for _, at, event, records, fields in batch:
+            event_dict: Any = {AT: at, RECORDS: records, FIELDS: fields, "event": event}
+            try:
+                for processor in processors:
+                    event_dict = processor(None, "msg", event_dict)
+            except DropEvent:
+                continue
+            except Exception as exc:  # a processor or value we do not control
+                failed(event, exc)
+                continue
+            append(event_dict)
+
+
+def _direct(processor: Processor) -> Processor:
+    """``processor``, or the bound ``__call__`` of an instance whose class defines one: the
+    same call, without CPython's dispatch of a call on an instance (170 ns a call against
+    50 ns on CPython 3.11, measured; a chain makes four such calls per event)."""
+    call = inspect.getattr_static(type(processor), "__call__", None)
+    return MethodType(call, processor) if isinstance(call, FunctionType) else processor
 
 
 class IsoTimestamps:
@@ -36,17 +94,15 @@ class IsoTimestamps:
         self._prefix = ""
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
-        event_dict["timestamp"] = self.format(event_dict.pop(AT))
-        return event_dict
-
-    def format(self, at: float) -> str:
+        at = event_dict.pop(AT)
         second = int(at)
         if second != self._second:
             # Events come in bursts: the date and time part is formatted once per second.
             moment = datetime.datetime.fromtimestamp(second, datetime.UTC)
             self._prefix = moment.strftime("%Y-%m-%dT%H:%M:%S.")
             self._second = second
-        return f"{self._prefix}{int((at - second) * 1e6):06d}Z"
+        event_dict["timestamp"] = f"{self._prefix}{int((at - second) * 1e6):06d}Z"
+        return event_dict
 
 
 _field_names: dict[type, tuple[str, ...]] = {}
@@ -89,15 +145,11 @@ class SequenceNumbers:
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
         execution_id = event_dict.get("execution_id")
         if execution_id is not None:
-            event_dict["seq"] = self.next(execution_id)
+            counters = self._counters
+            # pop and re-insert: dicts keep insertion order, so the first key is the least
+            # recent.
+            seq = event_dict["seq"] = counters.pop(execution_id, 0) + 1
+            counters[execution_id] = seq
+            if len(counters) > self._capacity:
+                del counters[next(iter(counters))]
         return event_dict
-
-    def next(self, execution_id: object) -> int:
-        """The next number of ``execution_id``."""
-        counters = self._counters
-        # pop and re-insert: dicts keep insertion order, so the first key is the least recent.
-        seq = counters.pop(execution_id, 0) + 1
-        counters[execution_id] = seq
-        if len(counters) > self._capacity:
-            del counters[next(iter(counters))]
-        return seq

@@ -1,10 +1,9 @@
 """``EventJournal``: structured events through a structlog processor chain into a sink.
 
 Emitting is cheap and never fails: the event is captured as a tuple (time, name, records,
-fields) and queued. Queued events are rendered — through the journal's own chain, built with
-``structlog.wrap_logger`` (structlog's global configuration is never touched), or, for a
-JSON-lines sink, through the same chain compiled into one function per batch (see
-:mod:`bloge.journal.compiled`) — and written in batches, in the order they were emitted:
+fields) and queued. Queued events are rendered in batches, through the journal's one
+structlog chain (:class:`~bloge.journal.chain.ProcessorChain`; structlog's global
+configuration is never touched), and written in the order they were emitted:
 
 - inside an event loop, at the end of the current burst (``loop.call_soon``), so events
   reach the sink at the next await of the code emitting them;
@@ -26,19 +25,22 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TextIO
 
-import structlog
 from structlog.typing import Processor
 
 from bloge.core.errors import BlogeUsageError
-from bloge.journal.chain import IsoTimestamps, SequenceNumbers, merge_records
-from bloge.journal.compiled import Captured, OnFailure, compile_chain
+from bloge.journal.chain import (
+    Captured,
+    IsoTimestamps,
+    ProcessorChain,
+    SequenceNumbers,
+    merge_records,
+)
 from bloge.journal.redaction import Redactor
 from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
@@ -46,8 +48,6 @@ from bloge.journal.testing import InMemorySink
 _log = logging.getLogger("bloge.journal")
 
 _channel_of = itemgetter(0)
-# The running loop or None, without raising: asked on every emit.
-_running_loop = asyncio._get_running_loop
 
 
 class EventJournal:
@@ -117,13 +117,9 @@ class EventJournal:
     def channel(self, *processors: Processor) -> JournalChannel:
         """A way in whose events also pass ``processors`` (e.g. a configured
         :class:`Redactor`) before rendering; channels share the queue, order and sink."""
-        renderer = self.sink.renderer
-        compiled = compile_chain(self._stamps, self._sequence, processors, renderer)
-        if compiled is not None:
-            return JournalChannel(self, compiled.render)
-        chain = _StructlogChain([self._stamps, merge_records, self._sequence, *processors,
-                                 renderer])
-        return JournalChannel(self, chain.render)
+        links: list[Processor] = [self._stamps, merge_records, self._sequence, *processors,
+                                  self.sink.renderer]
+        return JournalChannel(self, ProcessorChain(links))
 
     # -- use
 
@@ -196,7 +192,7 @@ class EventJournal:
             return
         messages: list[Any] = []
         for channel, captured in groupby(batch, _channel_of):
-            channel._render(captured, messages, self._render_failed)
+            channel._chain.render(captured, messages, self._render_failed)
         if not messages:
             return
         try:
@@ -228,57 +224,28 @@ class EventJournal:
             _log.warning("%s", report)
 
 
-#: Renders captured events, appending the results to a list; reports failures by event name.
-_Render = Callable[[Iterable[Captured], list[Any], OnFailure], None]
-
-
 class JournalChannel:
     """Emits into its journal through the journal's chain plus the channel's processors."""
 
-    __slots__ = ("_journal", "_pending", "_render")
+    __slots__ = ("_chain", "_journal", "_pending")
 
-    def __init__(self, journal: EventJournal, render: _Render) -> None:
+    def __init__(self, journal: EventJournal, chain: ProcessorChain) -> None:
         self._journal = journal
         self._pending = journal._pending
-        self._render = render
+        self._chain = chain
 
     def emit(self, event: str, /, *records: object, **fields: Any) -> None:
         """See :meth:`EventJournal.emit`."""
         pending = self._pending
         pending.append((self, time.time(), event, records, fields))
         journal = self._journal
-        loop = _running_loop()
+        # The bridge emits from inside the event loop, where get_running_loop() costs what
+        # asyncio's private _get_running_loop() does (measured); outside a loop, its
+        # RuntimeError (a third of a microsecond) comes with a flush that renders and
+        # writes at once, which costs far more.
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         if loop is None or loop is not journal._flush_loop or len(pending) >= journal.max_batch:
             journal._queued(loop)
-
-
-class _StructlogChain:
-    """Renders events one by one through a structlog logger running ``processors``."""
-
-    __slots__ = ("_collector", "_logger")
-
-    def __init__(self, processors: list[Processor]) -> None:
-        self._collector = _Collector()
-        self._logger: structlog.BoundLogger = structlog.wrap_logger(
-            self._collector, processors=processors, context_class=dict,
-            wrapper_class=structlog.BoundLogger,
-        ).bind()
-
-    def render(self, captured: Iterable[Captured], out: list[Any], failed: OnFailure) -> None:
-        self._collector.msg = out.append
-        log = self._logger.msg
-        for _, at, event, records, fields in captured:
-            try:
-                log(event, _at=at, _records=records, _fields=fields)
-            except Exception as exc:  # a processor or value we do not control
-                failed(event, exc)
-
-
-class _Collector:
-    """The logger structlog's chain ends in: ``msg`` appends each rendered event to the
-    list being filled."""
-
-    __slots__ = ("msg",)
-
-    def __init__(self) -> None:
-        self.msg: Callable[[Any], None] = [].append  # each render() points it at its list

@@ -23,7 +23,7 @@ fragments (``key``, ``token``, ``pass``, ``@``…) cannot hold a credential and 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +49,9 @@ REDACTED = "[redacted]"
 _HINTS: tuple[str, ...] = ("key", "token", "pass", "secret", "auth", "cookie", "credential",
                            "session", "bearer", "sig", "@", "\\u")
 
-#: Names whose kind is known are remembered, up to this many.
+#: Names whose kind is known are remembered, up to this many; so are the plans of shapes.
 _KINDS_KEPT = 4096
+_PLANS_KEPT = 1024
 #: Value types that hold no key to redact (strings are scanned apart).
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
@@ -65,8 +66,8 @@ class Redactor:
     copied, never modified.
     """
 
-    __slots__ = ("_counts", "_extra", "_hints", "_json_keys", "_kinds", "_masker", "_plain",
-                 "_scanned", "_secrets")
+    __slots__ = ("_extra", "_hints", "_json_keys", "_kinds", "_masker", "_plans", "_scanned",
+                 "_secrets")
 
     def __init__(
         self,
@@ -85,57 +86,36 @@ class Redactor:
         self._hints = (*_HINTS, *sorted(self._extra))
         self._masker = CredentialMasker(keys, mask=REDACTED)
         self._kinds: dict[str, NameKind] = {}
-        #: The names known to be safe, and known to be counts: events made of them only are
-        #: checked in a set test or two.
-        self._plain: set[str] = set()
-        self._counts: set[str] = set()
+        #: By the keys of an event dict, in order: what they call for.
+        self._plans: dict[tuple[Any, ...], _Plan] = {}
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
-        for key in self._hidden_keys(event_dict):
+        # Events come in a few shapes (the agent's callbacks): what their keys call for is
+        # decided once per shape. The usual event then costs a lookup, a test in C that it
+        # holds no container, and a look at the strings that may hold credentials.
+        shape = tuple(event_dict)
+        plan = self._plans.get(shape) or self._plan(shape)
+        for key in plan.sensitive:
             event_dict[key] = REDACTED
+        for key in plan.counts:
+            value = event_dict[key]
+            if type(value) not in NON_TEXT and not holds_no_text(value):
+                event_dict[key] = REDACTED
         if not _SCALARS.issuperset(map(type, event_dict.values())):
             for key, value in event_dict.items():
                 if isinstance(value, dict | list | tuple):
                     event_dict[key] = self.redact(value)
-        for key in self._scanned_keys(event_dict):
-            value = event_dict.get(key)
+        scanned: Iterable[Any] | None = plan.scanned
+        if scanned is None:
+            scanned = [key for key, value in event_dict.items() if type(value) is str]
+        for key in scanned:
+            value = event_dict[key]
             if type(value) is str and self.suspicious(value):
                 as_json = key in self._json_keys
                 event_dict[key] = self._redact_json(value) if as_json else self._masker(value)
         if self._secrets:
-            for key, value in event_dict.items():
-                if type(value) is str:
-                    event_dict[key] = self._hide_secrets(value)
+            self._hide_secrets_in(event_dict)
         return event_dict
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """The secret values this redactor hides, longest first."""
-        return self._secrets
-
-    def finds_nothing_but_secrets(self, event_dict: EventDict) -> bool:
-        """Whether calling this redactor on ``event_dict`` could change nothing except by
-        hiding secret values: no sensitive key, no container value, and no text field that
-        looks as if it held a credential. A quick check for code that looks for secrets its
-        own way."""
-        if self._hidden_keys(event_dict):
-            return False
-        if not _SCALARS.issuperset(map(type, event_dict.values())):
-            return False
-        for key in self._scanned_keys(event_dict):
-            value = event_dict.get(key)
-            if type(value) is str and self.suspicious(value):
-                return False
-        return True
-
-    def check_for(self, keys: Iterable[str]) -> Check:
-        """:meth:`finds_nothing_but_secrets` for event dicts whose keys are among ``keys``,
-        with the part that depends on the keys alone done once, now."""
-        keys = tuple(keys)
-        kinds = [self._kinds.get(key) or self._kind(key) for key in keys]
-        counts = tuple(key for key, kind in zip(keys, kinds, strict=True) if kind == COUNT)
-        scanned = keys if self._scanned is None else tuple(k for k in self._scanned if k in keys)
-        return _KnownKeysCheck(self, SENSITIVE in kinds, counts, scanned)
 
     def hides(self, key: object, value: object) -> bool:
         """Whether ``value``, found under ``key``, is replaced whole."""
@@ -173,30 +153,35 @@ class Redactor:
         return value
 
     def _kind(self, key: str) -> NameKind:
-        """The kind of ``key``, remembered (and a safe key added to the set of plain ones)."""
+        """The kind of ``key``, remembered."""
         kind = name_kind(key, self._extra)
         if len(self._kinds) < _KINDS_KEPT:
             self._kinds[key] = kind
-            if kind == SAFE:
-                self._plain.add(key)
-            elif kind == COUNT:
-                self._counts.add(key)
         return kind
 
-    def _hidden_keys(self, event_dict: EventDict) -> list[Any]:
-        """The top-level keys whose values are replaced whole."""
-        keys = event_dict.keys()
-        if keys <= self._plain:  # the usual event: one set test in C
-            return []
-        others = keys - self._plain
-        if others <= self._counts and all(type(event_dict[key]) in NON_TEXT for key in others):
-            return []  # token counts, as numbers
-        return [key for key in others if self.hides(key, event_dict[key])]
+    def _plan(self, keys: tuple[Any, ...]) -> _Plan:
+        """What event dicts with these keys call for, whatever their values; remembered."""
+        kinds = [(self._kinds.get(key) or self._kind(key)) if type(key) is str else SAFE
+                 for key in keys]
+        plan = _Plan(
+            sensitive=tuple(key for key, kind in zip(keys, kinds, strict=True)
+                            if kind == SENSITIVE),
+            counts=tuple(key for key, kind in zip(keys, kinds, strict=True) if kind == COUNT),
+            scanned=None if self._scanned is None else tuple(k for k in keys if k in self._scanned),
+        )
+        if len(self._plans) < _PLANS_KEPT:
+            self._plans[keys] = plan
+        return plan
 
-    def _scanned_keys(self, event_dict: EventDict) -> Iterable[str]:
-        if self._scanned is None:
-            return [key for key, value in event_dict.items() if type(value) is str]
-        return self._scanned
+    def _hide_secrets_in(self, event_dict: EventDict) -> None:
+        texts = [value for value in event_dict.values() if type(value) is str]
+        # One search of all the text first: most events hold no secret. A secret that holds
+        # the separator may be found across two strings; that costs only the search below.
+        joined = "\0".join(texts)
+        if any(secret in joined for secret in self._secrets):
+            for key, value in event_dict.items():
+                if type(value) is str:
+                    event_dict[key] = self._hide_secrets(value)
 
     def _redact_text(self, text: str) -> str:
         if self._secrets:
@@ -222,34 +207,16 @@ class Redactor:
         return json.dumps(redacted, ensure_ascii=False, separators=(",", ":"))
 
 
-#: Tells whether an event dict holds nothing to redact but secret values.
-Check = Callable[[EventDict], bool]
-
-
 @dataclass(frozen=True, slots=True)
-class _KnownKeysCheck:
-    """:meth:`Redactor.finds_nothing_but_secrets` for event dicts of known keys: whether a
-    key is sensitive, which keys are counts and which are scanned was decided beforehand."""
+class _Plan:
+    """What the redactor does to event dicts with given keys, whatever their values."""
 
-    redactor: Redactor
-    sensitive: bool
-    counts: tuple[str, ...]
-    scanned: tuple[str, ...]
-
-    def __call__(self, event_dict: EventDict) -> bool:
-        if self.sensitive:
-            return False
-        for key in self.counts:
-            if type(event_dict.get(key)) not in NON_TEXT:
-                return False
-        if not _SCALARS.issuperset(map(type, event_dict.values())):
-            return False
-        suspicious = self.redactor.suspicious
-        for key in self.scanned:
-            value = event_dict.get(key)
-            if type(value) is str and suspicious(value):
-                return False
-        return True
+    #: The keys whose values are replaced whole.
+    sensitive: tuple[Any, ...]
+    #: The count keys: their values are replaced unless they hold numbers only.
+    counts: tuple[Any, ...]
+    #: The keys whose strings are scanned for credentials; ``None``: every key.
+    scanned: tuple[Any, ...] | None
 
 
 def _same_items(new: dict[Any, Any], old: dict[Any, Any]) -> bool:

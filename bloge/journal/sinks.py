@@ -45,8 +45,7 @@ class JsonLines:
     (a lone surrogate becomes its ``\\uXXXX`` escape). Keys that are not strings must be
     ``int``, ``float``, ``bool`` or ``None``.
 
-    Used as a structlog processor it is the last link of a chain; the journal may also call
-    :meth:`encode` directly (see :mod:`bloge.journal.compiled`).
+    Used as a structlog processor, it is the last link of a chain.
     """
 
     __slots__ = ("ascii_only",)
@@ -55,21 +54,29 @@ class JsonLines:
         self.ascii_only = ascii_only
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> Any:
-        return self.encode(event_dict)
-
-    def __repr__(self) -> str:
-        return f"JsonLines(ascii_only={self.ascii_only})"
-
-    def encode(self, value: Any) -> bytes | str:
-        """``value`` as compact JSON text: ``bytes`` (UTF-8), or ``str`` when ASCII-only."""
+        """``event_dict`` as compact JSON text: ``bytes`` (UTF-8), or ``str`` when ASCII-only."""
         try:
-            line = orjson.dumps(value, default=repr, option=orjson.OPT_NON_STR_KEYS)
+            # Without OPT_NON_STR_KEYS first: the option costs as much again on every call
+            # (measured), and an event with keys that are not strings is rare.
+            line = orjson.dumps(event_dict, default=repr)
         except orjson.JSONEncodeError:
-            line = _encode_exactly(_finite(value)).encode("utf-8", "backslashreplace")
+            line = _encode(event_dict)
         if not self.ascii_only:
             return line
         text = line.decode("utf-8")
         return text if text.isascii() else _NON_ASCII.sub(_escape, text)
+
+    def __repr__(self) -> str:
+        return f"JsonLines(ascii_only={self.ascii_only})"
+
+
+def _encode(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON, keys that are not strings included; through the
+    standard library when orjson refuses it (integers beyond 64 bits, lone surrogates)."""
+    try:
+        return orjson.dumps(value, default=repr, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return _encode_exactly(_finite(value)).encode("utf-8", "backslashreplace")
 
 
 # One prebuilt encoder: json.dumps with options builds a new one per call.

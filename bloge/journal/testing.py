@@ -8,11 +8,9 @@ from typing import Any
 from structlog.typing import EventDict, Processor, WrappedLogger
 
 
-def keep_event_dict(
-    logger: WrappedLogger, method_name: str, event_dict: EventDict
-) -> tuple[tuple[EventDict], dict[str, Any]]:
+def keep_event_dict(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
     """The renderer of sinks that keep event dicts: the dict itself is the message."""
-    return ((event_dict,), {})
+    return event_dict
 
 
 class InMemorySink:

@@ -157,3 +157,30 @@ def test_configured_keys_are_found_in_text_too() -> None:
     event = redact(Redactor(["customer_email"], **BRIDGE),
                    result_summary='{"customerEmail": "a@b.c", "id": 7')
     assert event == {"result_summary": f'{{"customerEmail": "{REDACTED}", "id": 7'}
+
+
+def test_a_count_that_held_a_number_is_redacted_when_an_event_of_the_same_keys_holds_text() -> None:
+    redactor = Redactor(**BRIDGE)
+    assert redact(redactor, event="called", prompt_tokens=10) == {
+        "event": "called", "prompt_tokens": 10}
+    assert redact(redactor, event="called", prompt_tokens="tok-1") == {
+        "event": "called", "prompt_tokens": REDACTED}
+
+
+def test_an_event_of_known_keys_holding_a_container_is_still_redacted() -> None:
+    redactor = Redactor(**BRIDGE)
+    assert redact(redactor, event="e", payload="plain") == {"event": "e", "payload": "plain"}
+    assert redact(redactor, event="e", payload={"api_key": "k"}) == {
+        "event": "e", "payload": {"api_key": REDACTED}}
+
+
+def test_a_text_field_of_known_keys_is_scanned_in_every_event() -> None:
+    redactor = Redactor(**BRIDGE)
+    assert redact(redactor, error_message=None) == {"error_message": None}
+    assert redact(redactor, error_message="password=hunter2") == {
+        "error_message": f"password={REDACTED}"}
+
+
+def test_a_secret_split_by_the_fields_of_an_event_is_not_invented() -> None:
+    redactor = Redactor(secrets=["ab\0cd"])
+    assert redact(redactor, left="ab", right="cd") == {"left": "ab", "right": "cd"}

@@ -1,0 +1,125 @@
+"""The journal's one chain: every event of every sink through the same processors."""
+
+from __future__ import annotations
+
+import ast
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.typing import EventDict, WrappedLogger
+
+import bloge.journal
+from bloge.journal import REDACTED, EventJournal, InMemorySink, Redactor
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    execution_id: Any
+    node: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Detail:
+    note: Any
+    arguments_json: Any
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_every_event_of_a_file_journal_passes_the_channels_redactor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[str] = []
+    redact = Redactor.__call__
+
+    def spying(self: Redactor, logger: WrappedLogger, method: str, event: EventDict) -> Any:
+        seen.append(event["event"])
+        return redact(self, logger, method, event)
+
+    monkeypatch.setattr(Redactor, "__call__", spying)
+    with EventJournal.to_file(tmp_path / "journal.jsonl") as journal:
+        emit = journal.channel(Redactor()).emit
+        for name in ("one", "two", "three"):
+            emit(name, Where("run-1", "n"))
+    assert seen == ["one", "two", "three"]
+
+
+def test_a_sink_receives_whatever_its_renderer_returns() -> None:
+    class Summaries(InMemorySink):
+        def __init__(self) -> None:
+            super().__init__()
+            self.renderer = self.summarize
+
+        def summarize(self, logger: WrappedLogger, method: str, event: EventDict) -> Any:
+            return {"name": event["event"], "seq": event.get("seq")}
+
+    sink = Summaries()
+    EventJournal(sink).emit("started", Where("run-1", "n"))
+    assert sink.events == [{"name": "started", "seq": 1}]
+
+
+def test_the_journal_uses_no_private_asyncio_api() -> None:
+    folder = Path(bloge.journal.__file__).parent
+    private = [f"{path.name}:{node.lineno}: asyncio.{node.attr}"
+               for path in sorted(folder.glob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+               and node.value.id == "asyncio" and node.attr.startswith("_")]
+    assert private == []
+
+
+def test_a_secret_in_an_otherwise_plain_event_is_hidden(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with EventJournal.to_file(path) as journal:
+        emit = journal.channel(Redactor(secrets=["sk-live-123"])).emit
+        emit("called", Where("run-1", "key sk-live-123 in a message"))
+        emit("called", Where("run-1", "nothing to hide"))
+    assert [event["node"] for event in read_lines(path)] == [
+        f"key {REDACTED} in a message", "nothing to hide"]
+
+
+def test_redacting_a_json_field_keeps_its_other_numbers_exact(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    arguments = '{"password": "p", "order": 123456789012345678901234567890}'
+    with EventJournal.to_file(path) as journal:
+        journal.channel(Redactor(json_keys=["arguments_json"])).emit(
+            "dispatched", Detail("x", arguments))
+    [event] = read_lines(path)
+    assert json.loads(event["arguments_json"]) == {
+        "password": REDACTED, "order": 123456789012345678901234567890}
+
+
+def test_json_lines_write_nan_as_null_and_big_integers_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with EventJournal.to_file(path) as journal:
+        journal.emit("numbers", ratio=float("nan"), big=2**70, keyed={1: "one", None: "none"})
+    [event] = read_lines(path)
+    assert (event["ratio"], event["big"]) == (None, 2**70)
+    assert event["keyed"] == {"1": "one", "null": "none"}
+
+
+def test_a_record_that_is_not_a_dataclass_is_dropped_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with EventJournal.to_file(path) as journal:
+        journal.emit("bad", object())
+        journal.emit("good", Where("run-1", "n"))
+    assert [event["event"] for event in read_lines(path)] == ["good"]
+
+
+async def test_a_thread_outside_any_loop_writes_at_once_while_a_flush_is_scheduled(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.jsonl"
+    journal = EventJournal.to_file(path)
+    journal.emit("in the loop")  # schedules a flush on this loop
+    worker = threading.Thread(target=journal.emit, args=("from a thread",))
+    worker.start()
+    worker.join()
+    assert [event["event"] for event in read_lines(path)] == ["in the loop", "from a thread"]
+    journal.close()
