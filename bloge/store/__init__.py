@@ -3,7 +3,7 @@
 ```python
 from bloge.store import open_store
 
-store = await open_store("sqlite:///var/bloge.db")      # or memory://, postgresql://…
+store = open_store("sqlite:///var/bloge.db")      # or memory://, postgresql://…
 agent = AgentLoopOperator("support", definition, registry, store=store)
 output = await agent.aexecute("Hello", thread_id="customer-42")
 output.run_id, output.thread_id

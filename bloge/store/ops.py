@@ -70,8 +70,8 @@ class UpdateRun:
 
 @dataclass(frozen=True, slots=True)
 class FinishRun:
-    """A run's end; releases its thread and records the memory view the next run starts from
-    (``view``, with ``view_key`` naming the agent and memory that made it)."""
+    """A run's end; releases its thread and records the memory view the thread's next run
+    starts from (``view``)."""
 
     run_id: str
     thread_id: str
@@ -82,7 +82,6 @@ class FinishRun:
     output: Mapping[str, Any] | None
     error: Mapping[str, str] | None
     view: tuple[Segment, ...] | None
-    view_key: str | None
     at: float
 
 

@@ -145,13 +145,14 @@ class Store:
             return []
         return await self._run(reads.messages(thread_id, [(after + 1, last)]))
 
-    async def view_messages(self, thread_id: str,
-                            view: Sequence[Segment]) -> list[LlmMessage]:
-        """The messages a memory view refers to, in its order."""
+    async def resolve_view(self, thread_id: str,
+                           view: Sequence[Segment]) -> list[StoredMessage | LlmMessage]:
+        """The messages a memory view refers to, in its order: those of the thread's log as
+        :class:`StoredMessage`, those held inline as they are."""
         ranges = [segment for segment in view if isinstance(segment, tuple)]
         stored = await self._run(reads.messages(thread_id, ranges)) if ranges else []
-        by_seq = {m.seq: m.message for m in stored}
-        found: list[LlmMessage] = []
+        by_seq = {m.seq: m for m in stored}
+        found: list[StoredMessage | LlmMessage] = []
         for segment in view:
             if isinstance(segment, LlmMessage):
                 found.append(segment)
@@ -255,7 +256,7 @@ class Store:
             now=now), write=True)
 
 
-async def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,
+def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,
                      auto_migrate: bool = True, lease: float = DEFAULT_LEASE,
                      busy_timeout: float = 5.0) -> Store:
     """The store at ``url``: ``memory://`` (gone when closed), ``sqlite:///path.db`` (relative

@@ -60,6 +60,6 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 async def store(store_url: str) -> AsyncIterator[Store]:
-    opened = await open_store(store_url)
+    opened = open_store(store_url)
     yield opened
     await opened.aclose()

@@ -23,7 +23,6 @@ _V1 = (
         metadata TEXT NOT NULL DEFAULT '{}',
         next_seq BIGINT NOT NULL DEFAULT 1,
         view TEXT,
-        view_key TEXT,
         active_run_id TEXT,
         lease_until DOUBLE PRECISION,
         last_run_id TEXT)""",

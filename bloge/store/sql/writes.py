@@ -16,13 +16,12 @@ from bloge.store.sql.script import Query, Script, one
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A thread held by a run: where its log ends, and the memory view its last run left
-    (``view_key`` names the agent and memory that made it)."""
+    """A thread held by a run: where its log ends, and the memory view its last finished run
+    left (``None`` before any)."""
 
     thread_id: str
     next_seq: int
     view: tuple[Segment, ...] | None
-    view_key: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +73,13 @@ def _claim(thread_id: str, run_id: str, lease_until: float, now: float) -> Scrip
         (run_id, lease_until, now, thread_id, run_id, now),
     )
     row = one((yield Query(
-        "SELECT next_seq, view, view_key, active_run_id FROM bloge_threads WHERE id = ?",
+        "SELECT next_seq, view, active_run_id FROM bloge_threads WHERE id = ?",
         (thread_id,),
     )))
     assert row is not None  # created above, or by the run being resumed
     if taken.rowcount != 1:
-        return Busy(row[3])
-    return Claim(thread_id, int(row[0]), view_of(row[1]), row[2])
+        return Busy(row[2])
+    return Claim(thread_id, int(row[0]), view_of(row[1]))
 
 
 def renew_lease(*, run_id: str, thread_id: str, worker: str, lease_until: float,
@@ -182,8 +181,8 @@ def _finish(op: ops.FinishRun) -> Script[None]:
          None if op.output is None else dumps(op.output),
          None if op.error is None else dumps(dict(op.error)), op.at, op.at, op.run_id))
     if op.view is not None:
-        yield Query("UPDATE bloge_threads SET view = ?, view_key = ? WHERE id = ?",
-                    (view_json(op.view), op.view_key, op.thread_id))
+        yield Query("UPDATE bloge_threads SET view = ? WHERE id = ?",
+                    (view_json(op.view), op.thread_id))
     yield Query(
         "UPDATE bloge_threads SET active_run_id = NULL, lease_until = NULL, last_run_id = ?, "
         "updated_at = ? WHERE id = ? AND active_run_id = ?",
