@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
@@ -27,6 +27,12 @@ from bloge.store.sql import reads, schema, writes
 from bloge.store.sql.script import Script
 from bloge.store.sql.writes import Busy, Claim
 from bloge.store.urls import DEFAULT_URL, parse_store_url
+
+if TYPE_CHECKING:
+    from bloge.agent import AgentInput, AgentOutput
+    from bloge.agent.loop.engine import AgentEngine
+    from bloge.agent.loop.tools import ChunkSink
+    from bloge.core.context import OperatorContext
 
 T = TypeVar("T")
 
@@ -247,6 +253,22 @@ class Store:
         """Apply ``batch`` in one transaction."""
         if batch:
             await self._run(writes.apply(batch), write=True)
+
+    async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
+                         *, thread_id: str | None, sink: ChunkSink | None,
+                         metadata: Mapping[str, Any] | None) -> AgentOutput:
+        """Run ``engine`` on ``input`` as a recorded run (what an operator's ``store=`` does)."""
+        from bloge.store.runs import record_run
+
+        return await record_run(self, engine, input, ctx, thread_id=thread_id, sink=sink,
+                                metadata=metadata)
+
+    async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
+                                  *, sink: ChunkSink | None) -> AgentOutput:
+        """Continue the recorded run ``run_id`` (what an operator's ``resume_run`` does)."""
+        from bloge.store.runs import resume_recorded_run
+
+        return await resume_recorded_run(self, engine, run_id, ctx, sink=sink)
 
     async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
         """Extend a run's lease: whether it was asked to cancel; ``None`` if it was lost."""

@@ -48,14 +48,24 @@ def postgres_schema() -> Iterator[str]:
         connection.execute(f'DROP SCHEMA "{name}" CASCADE')
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "memory":
+def _url(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if kind == "memory":
         return "memory://"
-    if request.param == "sqlite":
+    if kind == "sqlite":
         return f"sqlite:///{tmp_path / 'bloge.db'}"
     schema = request.getfixturevalue("postgres_schema")
     return f"{POSTGRES_DSN}?schema={schema}"
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return _url(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def durable_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store that outlives the process that wrote it."""
+    return _url(request.param, request, tmp_path)
 
 
 @pytest.fixture
