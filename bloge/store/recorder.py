@@ -98,11 +98,10 @@ class Recorder:
         self._append_new(transcript, now)
         self._ops.append(ops.SaveCheckpoint(self.run_id, turn - 1, self.segments(view),
                                             usage.to_dict(), now))
-        self._ops.append(ops.UpdateRun(self.run_id, turn - 1, usage.to_dict(), now))
         await self.flush()
 
     async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
-                             response: LlmResponse) -> None:
+                             response: LlmResponse, usage: AgentUsage) -> None:
         if not response.tool_calls:
             return  # the run finishes next, and writes then
         now = time.time()
@@ -110,6 +109,9 @@ class Recorder:
         _, message_seq = self._seq_of[id(transcript[-1])]
         calls = tuple((c.id, c.name, c.arguments) for c in response.tool_calls)
         self._ops.append(ops.DispatchToolCalls(self.run_id, turn, message_seq, calls, now))
+        # The run's usage so far, this call's included: a round resumed after a crash
+        # continues from it (its checkpoint predates the call).
+        self._ops.append(ops.UpdateRun(self.run_id, turn, usage.to_dict(), now))
         await self.flush()
 
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
@@ -128,14 +130,18 @@ class Recorder:
         self._append_new(transcript, now)
         segments = self.segments(view)
         status = _status(exit_reason, output)
-        failure = None if error is None else {"type": type(error).__name__,
-                                              "message": str(error)}
+        failure = None
+        if error is not None:
+            described = self.store.redactor(None, "", {"error_message": str(error)})
+            failure = {"type": type(error).__name__, "message": described["error_message"]}
         document = None if output is None else output_document(output, self.run_id,
                                                                self.thread_id)
         if document is not None:
             self.event("done", document)
         else:
-            self.event("error", {**(failure or {}), "exit_reason": exit_reason})
+            self.event("error", {"error_type": failure and failure["type"],
+                                 "error_message": failure and failure["message"],
+                                 "exit_reason": exit_reason})
         self._ops.append(ops.SaveCheckpoint(self.run_id, turns, segments, usage.to_dict(), now))
         self._ops.append(ops.FinishRun(self.run_id, self.thread_id, status, exit_reason, turns,
                                        usage.to_dict(), document, failure, segments, now))
@@ -145,10 +151,17 @@ class Recorder:
     async def flush(self) -> None:
         batch = self._ops
         if self._events:
-            batch.append(ops.AppendEvents(tuple(self._events)))
+            batch.append(ops.AppendEvents(tuple(self._redacted(self._events))))
             self._events = []
         self._ops = []
         await self.store.write(batch)
+
+    def _redacted(self, events: list[RunEvent]) -> list[RunEvent]:
+        """Callback events redacted as journal lines are; stream chunks are kept exact (a
+        re-joined stream must show what the first one showed)."""
+        redact = self.store.redactor
+        return [RunEvent(e.run_id, e.seq, e.type, e.at, redact(None, "", dict(e.body)))
+                if e.type.startswith("on_agent_") else e for e in events]
 
     # -- messages and views
 

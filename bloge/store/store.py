@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from bloge.core.errors import BlogeUsageError
+from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
+from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
@@ -46,7 +48,7 @@ class Driver(Protocol):
     dialect: str
     display: str
 
-    async def run(self, script: Script[T], *, write: bool) -> T: ...
+    async def run(self, script: Script[T], *, write: bool, blind: bool = False) -> T: ...
 
     async def aclose(self) -> None: ...
 
@@ -70,10 +72,14 @@ class Store:
     """
 
     def __init__(self, driver: Driver, *, auto_migrate: bool = True,
-                 lease: float = DEFAULT_LEASE, clock: Callable[[], float] = time.time) -> None:
+                 lease: float = DEFAULT_LEASE, clock: Callable[[], float] = time.time,
+                 redact_keys: Iterable[str] = (), secrets: Iterable[str] = ()) -> None:
         if lease <= 0:
             raise BlogeUsageError(f"a store lease must be positive, got {lease!r}")
         self._driver = driver
+        #: Redacts the runs' events and errors as the journal does its lines.
+        self.redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS,
+                                 text_keys=TEXT_FIELDS)
         self._auto_migrate = auto_migrate
         self._ready = False
         self.lease = lease
@@ -118,7 +124,7 @@ class Store:
                              f"(version {schema.VERSION}); run bloge store migrate",
                              store=self.url) from None
 
-    async def _run(self, script: Script[T], *, write: bool = False) -> T:
+    async def _run(self, script: Script[T], *, write: bool = False, blind: bool = False) -> T:
         if not self._ready:
             try:
                 await self._schema(apply=self._auto_migrate)
@@ -126,7 +132,7 @@ class Store:
                 script.close()
                 raise
             self._ready = True
-        return await self._driver.run(script, write=write)
+        return await self._driver.run(script, write=write, blind=blind)
 
     # -- threads
 
@@ -252,7 +258,7 @@ class Store:
     async def write(self, batch: Sequence[ops.Op]) -> None:
         """Apply ``batch`` in one transaction."""
         if batch:
-            await self._run(writes.apply(batch), write=True)
+            await self._run(writes.apply(batch), write=True, blind=True)
 
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,
@@ -280,13 +286,15 @@ class Store:
 
 def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,
                      auto_migrate: bool = True, lease: float = DEFAULT_LEASE,
-                     busy_timeout: float = 5.0) -> Store:
+                     busy_timeout: float = 5.0, redact_keys: Iterable[str] = (),
+                     secrets: Iterable[str] = ()) -> Store:
     """The store at ``url``: ``memory://`` (gone when closed), ``sqlite:///path.db`` (relative
     to ``base_dir``, default the working directory) or ``postgresql://user@host/db``
     (``pip install 'bloge[postgres]'``; ``?schema=name`` picks the schema). Nothing is
     opened until first use; a database that cannot be used fails then with a
     :class:`StoreError`. ``busy_timeout`` is how long a SQLite write waits for another
-    process's lock, in seconds."""
+    process's lock, in seconds. A run's events and errors are redacted as the journal's lines
+    are: ``redact_keys`` adds sensitive names, ``secrets`` are values to hide (API keys)."""
     parsed = parse_store_url(url, base_dir=base_dir)
     driver: Driver
     if parsed.scheme == "postgresql":
@@ -295,10 +303,12 @@ def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | Non
         assert parsed.conninfo is not None
         driver = PostgresDriver(parsed.conninfo, display=parsed.display,
                                 secrets=(parsed.password or "",),
-                                search_path=parsed.search_path)
+                                search_path=parsed.search_path,
+                                synchronous_commit=parsed.synchronous_commit)
     else:
         from bloge.store.sql.sqlite import SqliteDriver
 
         driver = SqliteDriver(parsed.path or ":memory:", display=parsed.display,
                               busy_timeout=busy_timeout)
-    return Store(driver, auto_migrate=auto_migrate, lease=lease)
+    return Store(driver, auto_migrate=auto_migrate, lease=lease, redact_keys=redact_keys,
+                 secrets=secrets)

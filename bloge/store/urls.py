@@ -24,12 +24,14 @@ class StoreUrl:
     conninfo: str | None = None
     search_path: str | None = None
     password: str | None = None
+    synchronous_commit: bool = False
 
 
 def parse_store_url(url: str, *, base_dir: str | os.PathLike[str] | None = None) -> StoreUrl:
     """Parse ``url``; a relative SQLite path is relative to ``base_dir`` (default: the working
     directory), as in ``sqlite:///var/bloge.db``; ``sqlite:////abs/path.db`` is absolute.
-    A PostgreSQL URL may name the schema for bloge's tables: ``?schema=bloge``."""
+    A PostgreSQL URL may name the schema for bloge's tables (``?schema=bloge``) and make every
+    commit wait for the server's disk (``?synchronous_commit=on``)."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     display = masked(url)
@@ -51,12 +53,16 @@ def parse_store_url(url: str, *, base_dir: str | os.PathLike[str] | None = None)
         if not path.is_absolute():
             path = Path(base_dir if base_dir is not None else Path.cwd()) / path
         return StoreUrl("sqlite", display, path=path)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((value for key, value in query if key == "schema"), None)
-    rest = urlencode([(key, value) for key, value in query if key != "schema"])
-    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, rest, ""))
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    schema = query.pop("schema", None)
+    synchronous = query.pop("synchronous_commit", "off")
+    if synchronous not in ("on", "off"):
+        raise BlogeUsageError(f"store URL {display!r}: synchronous_commit must be on or off, "
+                              f"got {synchronous!r}")
+    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(query), ""))
     return StoreUrl("postgresql", display, conninfo=conninfo, search_path=schema,
-                    password=unquote(parts.password) if parts.password else None)
+                    password=unquote(parts.password) if parts.password else None,
+                    synchronous_commit=synchronous == "on")
 
 
 def masked(url: str) -> str:

@@ -250,3 +250,16 @@ async def test_a_streaming_run_records_its_chunks(store: Store) -> None:
     kinds = [e.type for e in await store.run_events(output.run_id)]
     assert {"token", "tool_start", "tool_end"} <= set(kinds)
     assert kinds[-1] == "done"
+
+
+async def test_secrets_in_tool_arguments_never_reach_the_runs_events(store_url: str) -> None:
+    from bloge.store import open_store
+
+    store = open_store(store_url, secrets=("sk-live-123",))
+    provider = model_calling([ToolCall("c1", "lookup", '{"q": "x", "api_token": "tok-9"}')],
+                             "Done.")
+    output = await agent(store, provider, Tools()).aexecute("Use sk-live-123 please")
+    text = str([e.body for e in await store.run_events(output.run_id)])
+    assert "tok-9" not in text
+    assert "sk-live-123" not in text
+    await store.aclose()

@@ -285,7 +285,7 @@ class _Run:
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if observer is not None:
-            await observer.model_answered(turn, self.transcript, response)
+            await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
 
     def _record_tools(self, turn: int, response: LlmResponse,

@@ -69,8 +69,9 @@ class RunObserver(Protocol):
         """Turn ``turn`` is about to call the model; turn ``turn - 1`` is complete."""
 
     async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
-                             response: LlmResponse) -> None:
-        """The model answered in ``turn`` (its message is the transcript's last)."""
+                             response: LlmResponse, usage: AgentUsage) -> None:
+        """The model answered in ``turn`` (its message is the transcript's last); ``usage``
+        counts this call."""
 
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
         """One tool call of ``turn`` completed; ``running`` calls of the round still run."""

@@ -20,11 +20,16 @@ from bloge.store.records import (
     ToolCallRecord,
 )
 
-THREAD_COLUMNS = ("id, agent_id, created_at, updated_at, metadata, next_seq, active_run_id, "
-                  "lease_until, last_run_id")
+# Counts are derived, not kept: appending a message or an event writes one row, nothing else.
+MESSAGE_COUNT = ("(SELECT COALESCE(MAX(m.seq), 0) FROM bloge_messages m "
+                 "WHERE m.thread_id = bloge_threads.id)")
+EVENT_COUNT = ("(SELECT COALESCE(MAX(e.last_seq), 0) FROM bloge_run_events e "
+               "WHERE e.run_id = bloge_runs.id)")
+THREAD_COLUMNS = (f"id, agent_id, created_at, updated_at, metadata, {MESSAGE_COUNT}, "
+                  "active_run_id, lease_until, last_run_id")
 RUN_COLUMNS = ("id, thread_id, agent_id, status, input, output, exit_reason, usage, error, turns, "
                "created_at, updated_at, finished_at, worker, lease_until, cancel_requested, "
-               "next_event")
+               f"{EVENT_COUNT}")
 TOOL_CALL_COLUMNS = ("run_id, turn, call_id, message_seq, name, arguments, status, success, "
                      "content, text_result")
 
@@ -57,15 +62,15 @@ def view_of(text: str | None) -> tuple[Segment, ...] | None:
 
 
 def thread_of(row: Sequence[Any], now: float) -> Thread:
-    (id_, agent_id, created, updated, metadata, next_seq, active, lease, last_run) = row
+    (id_, agent_id, created, updated, metadata, messages, active, lease, last_run) = row
     holding = active if active is not None and lease is not None and lease >= now else None
-    return Thread(id_, agent_id, created, updated, loads(metadata) or {}, int(next_seq) - 1,
+    return Thread(id_, agent_id, created, updated, loads(metadata) or {}, int(messages),
                   holding, last_run)
 
 
 def run_of(row: Sequence[Any], now: float) -> Run:
     (id_, thread_id, agent_id, status, input_, output, exit_reason, usage, error, turns,
-     created, updated, finished, worker, lease, cancel, next_event) = row
+     created, updated, finished, worker, lease, cancel, events) = row
     state = RunStatus(status)
     if state is RunStatus.RUNNING and (lease is None or lease < now):
         state = RunStatus.INTERRUPTED
@@ -76,7 +81,7 @@ def run_of(row: Sequence[Any], now: float) -> Run:
         created_at=created, updated_at=updated, finished_at=finished, exit_reason=exit_reason,
         output=loads(output), error=RunError(failure["type"], failure["message"]) if failure
         else None, usage=usage_of(loads(usage)), turns=int(turns), worker=worker,
-        lease_until=lease, cancel_requested=bool(cancel), event_count=int(next_event) - 1,
+        lease_until=lease, cancel_requested=bool(cancel), event_count=int(events),
     )
 
 

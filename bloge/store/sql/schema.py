@@ -21,7 +21,6 @@ _V1 = (
         created_at DOUBLE PRECISION NOT NULL,
         updated_at DOUBLE PRECISION NOT NULL,
         metadata TEXT NOT NULL DEFAULT '{}',
-        next_seq BIGINT NOT NULL DEFAULT 1,
         view TEXT,
         active_run_id TEXT,
         lease_until DOUBLE PRECISION,
@@ -50,8 +49,7 @@ _V1 = (
         finished_at DOUBLE PRECISION,
         worker TEXT,
         lease_until DOUBLE PRECISION,
-        cancel_requested BIGINT NOT NULL DEFAULT 0,
-        next_event BIGINT NOT NULL DEFAULT 1)""",
+        cancel_requested BIGINT NOT NULL DEFAULT 0)""",
     "CREATE INDEX bloge_runs_by_thread ON bloge_runs (thread_id, created_at)",
     "CREATE INDEX bloge_runs_by_time ON bloge_runs (created_at)",
     """CREATE TABLE bloge_run_events (

@@ -36,8 +36,9 @@ class SqliteDriver:
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="bloge-store-sqlite")
         self._closed = False
 
-    async def run(self, script: Script[T], *, write: bool) -> T:
-        """Run ``script`` in one transaction on the driver's thread."""
+    async def run(self, script: Script[T], *, write: bool, blind: bool = False) -> T:
+        """Run ``script`` in one transaction on the driver's thread (``blind``, a script that
+        ignores its statements' results, makes no difference here)."""
         if self._closed:
             script.close()
             raise StoreError("the store is closed", store=self.display)

@@ -10,7 +10,7 @@ from typing import Any, assert_never
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.records import RunStatus, Segment
-from bloge.store.sql.rows import dumps, event_rows, view_json, view_of
+from bloge.store.sql.rows import MESSAGE_COUNT, dumps, event_rows, view_json, view_of
 from bloge.store.sql.script import Query, Script, one
 
 
@@ -73,7 +73,7 @@ def _claim(thread_id: str, run_id: str, lease_until: float, now: float) -> Scrip
         (run_id, lease_until, now, thread_id, run_id, now),
     )
     row = one((yield Query(
-        "SELECT next_seq, view, active_run_id FROM bloge_threads WHERE id = ?",
+        f"SELECT {MESSAGE_COUNT} + 1, view, active_run_id FROM bloge_threads WHERE id = ?",
         (thread_id,),
     )))
     assert row is not None  # created above, or by the run being resumed
@@ -136,15 +136,11 @@ def _apply(op: ops.Op) -> Script[None]:
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(thread_id, m.seq, m.run_id, m.kind, dumps(m.message.to_dict()), at)
                  for m in messages], many=True)
-            yield Query("UPDATE bloge_threads SET next_seq = ?, updated_at = ? WHERE id = ?",
-                        (messages[-1].seq + 1, at, thread_id))
         case ops.AppendEvents(events):
             if not events:
                 return
             yield Query("INSERT INTO bloge_run_events (run_id, seq, last_seq, type, at, body) "
                         "VALUES (?, ?, ?, ?, ?, ?)", event_rows(events), many=True)
-            yield Query("UPDATE bloge_runs SET next_event = ? WHERE id = ?",
-                        (events[-1].seq + 1, events[-1].run_id))
         case ops.SaveCheckpoint(run_id, turn, view, usage, at):
             yield Query(
                 "INSERT INTO bloge_checkpoints (run_id, turn, view, usage, created_at) "
