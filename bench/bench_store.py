@@ -164,11 +164,10 @@ async def long_thread(folder: Path) -> None:
             started = time.perf_counter()
             await agent.aexecute("go", thread_id=thread_id)
             timings[kind].append(time.perf_counter() - started)
-            if kind == "long":  # keep the long thread at 10,000 earlier messages + window
-                pass
     empty = statistics.median(timings["empty"][10:]) * 1e3
     long = statistics.median(timings["long"][10:]) * 1e3
-    print(f"   empty thread {empty:7.2f} ms   long thread {long:7.2f} ms   ratio {long / empty:.2f}x")
+    print(f"   empty thread {empty:7.2f} ms   long thread {long:7.2f} ms   "
+          f"ratio {long / empty:.2f}x")
     await store.aclose()
 
 

@@ -21,8 +21,8 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage, LlmResponse
-from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
 from bloge.store.recorder import WORKER, Recorder
+from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
 from bloge.store.store import Store
 
 
@@ -40,9 +40,12 @@ async def record_run(store: Store, engine: AgentEngine, input: AgentInput,
                                   agent_id=engine.definition.id, input=input.messages,
                                   metadata=metadata, worker=WORKER)
     recorder = Recorder(store, run_id=run_id, thread_id=thread, next_seq=claim.next_seq)
-    async with _finishing(recorder, engine):
+    try:
         history = await _history(store, thread, claim.view, recorder)
         return await _run(engine, recorder, ctx, sink, input=input, history=history)
+    except BaseException as error:
+        await _unfinished(recorder, error)
+        raise
 
 
 async def resume_recorded_run(store: Store, engine: AgentEngine, run_id: str,
@@ -53,25 +56,34 @@ async def resume_recorded_run(store: Store, engine: AgentEngine, run_id: str,
     claim = await store.reclaim_run(run, worker=WORKER)
     recorder = Recorder(store, run_id=run.id, thread_id=run.thread_id, next_seq=claim.next_seq,
                         next_event=run.event_count + 1)
-    async with _finishing(recorder, engine):
-        checkpoint = await store.latest_checkpoint(run.id)
-        if checkpoint is None:  # it stopped before its first model call: start it again
-            history = await _history(store, run.thread_id, claim.view, recorder)
-            return await _run(engine, recorder, ctx, sink, input=AgentInput(run.input),
-                              history=history)
-        conversation = await _known(store, run.thread_id, checkpoint.view, recorder)
-        done = await store.tool_calls(run.id, checkpoint.turn)
-        pending_calls = await store.tool_calls(run.id, checkpoint.turn + 1)
-        pending = None
-        usage = checkpoint.usage
-        if pending_calls:
-            assistant = await _assistant(store, run.thread_id, pending_calls[0], recorder)
-            conversation.append(assistant)
-            pending = _pending(checkpoint.turn + 1, assistant, pending_calls)
-            usage = run.usage
-        resumed = AgentCheckpoint(tuple(conversation), checkpoint.turn, _results(done),
-                                  engine.definition.id, usage)
-        return await _run(engine, recorder, ctx, sink, checkpoint=resumed, pending=pending)
+    try:
+        return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
+    except BaseException as error:
+        await _unfinished(recorder, error)
+        raise
+
+
+async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
+              recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None,
+              ) -> AgentOutput:
+    checkpoint = await store.latest_checkpoint(run.id)
+    if checkpoint is None:  # it stopped before its first model call: start it again
+        history = await _history(store, run.thread_id, thread_view, recorder)
+        return await _run(engine, recorder, ctx, sink, input=AgentInput(run.input),
+                          history=history)
+    conversation = await _known(store, run.thread_id, checkpoint.view, recorder)
+    done = await store.tool_calls(run.id, checkpoint.turn)
+    pending_calls = await store.tool_calls(run.id, checkpoint.turn + 1)
+    pending = None
+    usage = checkpoint.usage
+    if pending_calls:
+        assistant = await _assistant(store, run.thread_id, pending_calls[0], recorder)
+        conversation.append(assistant)
+        pending = _pending(checkpoint.turn + 1, assistant, pending_calls)
+        usage = run.usage
+    resumed = AgentCheckpoint(tuple(conversation), checkpoint.turn, _results(done),
+                              engine.definition.id, usage)
+    return await _run(engine, recorder, ctx, sink, checkpoint=resumed, pending=pending)
 
 
 def _check_resumable(run: Run, engine: AgentEngine) -> None:
@@ -92,9 +104,8 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
     context = OperatorContext(parent=ctx, execution_id=recorder.run_id)
     observed = _observed(sink, recorder)
     async with recorder.leased():
-        output = await engine.run(input, context, checkpoint=checkpoint, history=history,
-                                  pending=pending, observer=recorder, sink=observed)
-    return output
+        return await engine.run(input, context, checkpoint=checkpoint, history=history,
+                                pending=pending, observer=recorder, sink=observed)
 
 
 def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:
@@ -108,28 +119,16 @@ def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:
     return observed
 
 
-class _finishing:
-    """Ends the run in the store however the body ends: a failure the loop did not record
-    itself (it failed before its first step) is recorded here, so the thread is freed."""
+async def _unfinished(recorder: Recorder, error: BaseException) -> None:
+    """Record the end of a run that failed before the loop could (while loading its thread,
+    say), so that its thread is freed at once rather than when its lease runs out."""
+    if recorder.finished_writing or recorder.lost:
+        return
+    from bloge.agent import AgentUsage
 
-    def __init__(self, recorder: Recorder, engine: AgentEngine) -> None:
-        self._recorder = recorder
-        self._engine = engine
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        traceback: object) -> None:
-        recorder = self._recorder
-        if error is None or recorder.finished_writing or recorder.lost:
-            return
-        from bloge.agent import AgentUsage
-
-        reason = "cancelled" if isinstance(error, BaseException) and not isinstance(
-            error, Exception) else "error"
-        await recorder.finished(reason, transcript=(), view=(), usage=AgentUsage(), turns=0,
-                                output=None, error=error)
+    reason = "error" if isinstance(error, Exception) else "cancelled"
+    await recorder.finished(reason, transcript=(), view=(), usage=AgentUsage(), turns=0,
+                            output=None, error=error)
 
 
 async def _history(store: Store, thread_id: str, view: Any,

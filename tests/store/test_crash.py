@@ -27,7 +27,8 @@ def killed_run(durable_store_url: str, tmp_path: Path) -> Path:
             [sys.executable, str(CHILD), durable_store_url, str(tmp_path)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None and child.stderr is not None
+        assert child.stdout is not None
+        assert child.stderr is not None
         line = child.stdout.readline()  # blocks until the child's tools hang, or it exits
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
@@ -48,7 +49,7 @@ async def interrupted(store: Store) -> str:
 
 
 async def test_a_killed_run_is_shown_interrupted(durable_store_url: str, killed_run: Path) -> None:
-    agent, store = shop(durable_store_url, killed_run, hang=False)
+    _, store = shop(durable_store_url, killed_run, hang=False)
     await interrupted(store)
     await store.aclose()
 

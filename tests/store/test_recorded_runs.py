@@ -89,7 +89,8 @@ async def test_a_recorded_run_names_its_run_and_thread(store: Store) -> None:
     run = await store.get_run(output.run_id)
     assert (run.status, run.thread_id, run.exit_reason) == (RunStatus.SUCCEEDED,
                                                             output.thread_id, "stop")
-    assert run.output is not None and run.output["content"] == "Done."
+    assert run.output is not None
+    assert run.output["content"] == "Done."
     assert run.turns == 2
 
 
@@ -128,7 +129,7 @@ async def test_a_windowed_run_on_a_long_thread_sees_only_its_window(store: Store
     for turn in range(6):
         await helper.aexecute(f"message {turn}", thread_id="long")
     last = provider.requests[-1].messages
-    assert [m.content for m in last][0] == "Be brief."
+    assert last[0].content == "Be brief."
     assert len(last) <= 5
     assert last[-1].content == "message 5"
 
