@@ -244,7 +244,8 @@ def output_document(output: AgentOutput, run_id: str, thread_id: str) -> dict[st
         "exit_reason": output.exit_reason,
         "turns_used": output.turns_used,
         "usage": output.usage.to_dict(),
-        "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode(dict(output.tool_results))),
+        "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(
+            dict(output.tool_results))),
     }
 
 
@@ -256,23 +257,23 @@ class _EventListener(AgentExecutionListener):
     def __init__(self, recorder: Recorder) -> None:
         self._recorder = recorder
 
-    def _record(self, kind: str, payload: object) -> None:
-        self._recorder.event(kind, _fields(payload))
+    def _record(self, kind: str, context: AgentCallbackContext, payload: object) -> None:
+        self._recorder.event(kind, {"operator_ref": context.operator_ref, **_fields(payload)})
 
     def on_agent_turn_started(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_turn_started", payload)
+        self._record("on_agent_turn_started", context, payload)
 
     def on_agent_llm_called(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_llm_called", payload)
+        self._record("on_agent_llm_called", context, payload)
 
     def on_agent_tool_dispatched(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_tool_dispatched", payload)
+        self._record("on_agent_tool_dispatched", context, payload)
 
     def on_agent_tool_completed(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_tool_completed", payload)
+        self._record("on_agent_tool_completed", context, payload)
 
     def on_agent_loop_exited(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_loop_exited", payload)
+        self._record("on_agent_loop_exited", context, payload)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

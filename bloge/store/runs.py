@@ -9,11 +9,12 @@ recorded result are not run again.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput
+from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError
 from bloge.agent.loop.engine import AgentEngine
 from bloge.agent.loop.observer import PendingRound, RecordedResult
 from bloge.agent.loop.tools import ChunkSink
@@ -103,9 +104,23 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
     # A recorded run's execution id is its run id: the journal and the store agree.
     context = OperatorContext(parent=ctx, execution_id=recorder.run_id)
     observed = _observed(sink, recorder)
-    async with recorder.leased():
-        return await engine.run(input, context, checkpoint=checkpoint, history=history,
-                                pending=pending, observer=recorder, sink=observed)
+    try:
+        async with recorder.leased():
+            return await engine.run(input, context, checkpoint=checkpoint, history=history,
+                                    pending=pending, observer=recorder, sink=observed)
+    except AgentRunError as error:
+        _name_run(error, recorder)
+        raise
+    except asyncio.CancelledError as cancelled:
+        if isinstance(cancelled.__cause__, AgentRunError):
+            _name_run(cancelled.__cause__, recorder)
+        raise
+
+
+def _name_run(error: AgentRunError, recorder: Recorder) -> None:
+    """The failed run's ids, so that whoever catches the error can resume it."""
+    error.run_id = recorder.run_id
+    error.thread_id = recorder.thread_id
 
 
 def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:

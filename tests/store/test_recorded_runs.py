@@ -264,3 +264,25 @@ async def test_secrets_in_tool_arguments_never_reach_the_runs_events(store_url: 
     assert "tok-9" not in text
     assert "sk-live-123" not in text
     await store.aclose()
+
+
+async def test_a_failed_recorded_run_names_its_run_in_the_error(store: Store) -> None:
+    def failing(request: LlmRequest) -> LlmResponse:
+        raise ProviderError("down", provider="fake")
+
+    with pytest.raises(AgentRunError) as failed:
+        await agent(store, FunctionProvider(failing), Tools()).aexecute("Hi", thread_id="t9")
+    (run,) = await store.list_runs()
+    assert (failed.value.run_id, failed.value.thread_id) == (run.id, "t9")
+
+
+async def test_a_tool_result_with_no_json_form_is_recorded_in_its_text_form(store: Store) -> None:
+    class Handle:
+        def __str__(self) -> str:
+            return "handle #7"
+
+    tools = Tools()
+    tools.lookup = lambda input: {"handle": Handle()}  # type: ignore[method-assign]  # a stand-in tool
+    output = await agent(store, model_calling([lookup("x")], "Done."), tools).aexecute("Hi")
+    run = await store.get_run(output.run_id)
+    assert run.status is RunStatus.SUCCEEDED
