@@ -75,3 +75,26 @@ async def test_a_call_of_unknown_outcome_runs_again_only_when_idempotent(
     assert tool_messages["c4"].content == "refreshed"
     assert (await store.get_run(output.run_id)).status is RunStatus.SUCCEEDED
     await store.aclose()
+
+
+async def test_a_thread_busy_in_another_process_is_refused_naming_its_run(
+        durable_store_url: str, tmp_path: Path) -> None:
+    from bloge.store import ThreadBusyError
+
+    with subprocess.Popen(
+            [sys.executable, str(CHILD), durable_store_url, str(tmp_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
+        assert child.stdout is not None
+        try:
+            assert child.stdout.readline() == "ready\n"
+            agent, store = shop(durable_store_url, tmp_path, hang=False)
+            (running,) = await store.list_runs()
+            assert running.status is RunStatus.RUNNING
+            with pytest.raises(ThreadBusyError) as refused:
+                await agent.aexecute("Ship another book", thread_id=running.thread_id)
+            assert refused.value.run_id == running.id
+            await store.aclose()
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
