@@ -21,6 +21,7 @@ ALLOWED = {
     "bloge.dsl": {"bloge.core"},
     "bloge.agent": {"bloge.core", "bloge.llm", "bloge.dsl"},
     "bloge.journal": {"bloge.core", "bloge.llm", "bloge.agent"},
+    "bloge.store": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal"},
 }
 FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.streaming import StreamingAgentLoopOperator
 from bloge.agent.memory.conversation import ConversationMemory
@@ -23,9 +24,10 @@ def agent_operator(
     summarizer: ConversationMemory.Summarizer | None = None,
     json_codec: JsonCodec | None = None,
     token_estimator: TokenEstimator | None = None,
+    store: RunStore | None = None,
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """``StreamingAgentLoopOperator`` when ``agent_def.streaming`` (``stream agent`` or
     ``streaming = true``), ``AgentLoopOperator`` otherwise."""
     kind = StreamingAgentLoopOperator if agent_def.streaming else AgentLoopOperator
     return kind(ref, agent_def, registry, listeners=listeners, summarizer=summarizer,
-                json_codec=json_codec, token_estimator=token_estimator)
+                json_codec=json_codec, token_estimator=token_estimator, store=store)

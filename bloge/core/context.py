@@ -19,13 +19,19 @@ class OperatorContext(Mapping[str, Any]):
     from a DSL file or a model. ``execution_id``, ``graph_name`` and ``node_id`` say where in a
     run the operator executes. The ``repr`` shows the keys, never the values (they may hold
     secrets).
+
+    ``idempotency_key`` is set for a tool call of a recorded run (``run:turn:call_id``, see
+    :mod:`bloge.store`): the same for every attempt of that call, also when a resumed run runs
+    it again, so that an operator with side effects can tell a repeat from a new request.
     """
 
-    __slots__ = ("_parent", "_values", "execution_id", "graph_name", "node_id")
+    __slots__ = ("_parent", "_values", "execution_id", "graph_name", "idempotency_key",
+                 "node_id")
 
     execution_id: str
     graph_name: str | None
     node_id: str | None
+    idempotency_key: str | None
 
     def __init__(
         self,
@@ -35,6 +41,7 @@ class OperatorContext(Mapping[str, Any]):
         execution_id: str | None = None,
         graph_name: str | None = None,
         node_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> None:
         self._values: dict[str, Any] = dict(values or {})
         self._parent = parent
@@ -46,6 +53,9 @@ class OperatorContext(Mapping[str, Any]):
         )
         self.node_id = node_id if node_id is not None else (
             parent.node_id if parent is not None else None
+        )
+        self.idempotency_key = idempotency_key if idempotency_key is not None else (
+            parent.idempotency_key if parent is not None else None
         )
 
     @classmethod
@@ -65,9 +75,11 @@ class OperatorContext(Mapping[str, Any]):
         *,
         graph_name: str | None = None,
         node_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> OperatorContext:
         """A context that sees ``values`` first and this context's values behind them."""
-        return OperatorContext(values, parent=self, graph_name=graph_name, node_id=node_id)
+        return OperatorContext(values, parent=self, graph_name=graph_name, node_id=node_id,
+                               idempotency_key=idempotency_key)
 
     def __getitem__(self, key: str) -> Any:
         context: OperatorContext | None = self

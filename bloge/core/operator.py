@@ -34,11 +34,15 @@ class OperatorMetadata:
     """What an operator tells a model about itself (Chapter 7, "Designing Good Operators").
 
     An agent tool whose DSL ``description`` is empty is described to the model with these.
+    ``idempotent`` says that running the operator twice with the same input does no harm: a
+    recorded run resumed after a crash runs such a call again when its outcome is unknown
+    (others are reported to the model as of unknown outcome instead).
     """
 
     prompt_hint: str = ""
     usage_example: str = ""
     constraints_description: str = ""
+    idempotent: bool = False
 
     def describe(self) -> str:
         """One tool description: the hint, then the example and constraints when present."""
@@ -51,14 +55,16 @@ class OperatorMetadata:
 
 
 def operator_metadata(operator: object) -> OperatorMetadata:
-    """The operator's ``metadata`` attribute, or a hint taken from its docstring."""
+    """The operator's ``metadata`` attribute, or a hint taken from its docstring (and its
+    ``idempotent`` attribute, when it has one)."""
     declared = getattr(operator, "metadata", None)
     if isinstance(declared, OperatorMetadata):
         return declared
     doc = inspect.getdoc(operator if callable(operator) and not hasattr(operator, "execute")
                          else type(operator))
     first_paragraph = doc.split("\n\n", 1)[0].replace("\n", " ").strip() if doc else ""
-    return OperatorMetadata(prompt_hint=first_paragraph)
+    return OperatorMetadata(prompt_hint=first_paragraph,
+                            idempotent=getattr(operator, "idempotent", False) is True)
 
 
 class BoundOperator:

@@ -28,6 +28,7 @@ from bloge_config.models import (
     OpenAiSettings,
     Provider,
     RetrySettings,
+    StoreSettings,
 )
 from bloge_config.provenance import LoadedSettings, effective_settings
 
@@ -44,6 +45,7 @@ __all__ = [
     "Provider",
     "RetrySettings",
     "SettingsError",
+    "StoreSettings",
     "effective_settings",
     "format_duration",
     "load_settings",

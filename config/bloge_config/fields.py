@@ -67,6 +67,16 @@ def _import_path(value: str) -> str:
     return value
 
 
+_STORE_SCHEMES = ("memory://", "sqlite:///", "postgresql://", "postgres://")
+
+
+def _store_url(value: str) -> str:
+    if not value.startswith(_STORE_SCHEMES):
+        raise ValueError("expected memory://, sqlite:///path/to/file.db or "
+                         "postgresql://user@host/database")
+    return value
+
+
 def _http_url(value: str) -> str:
     if not value.startswith(("http://", "https://")):
         raise ValueError("expected an http:// or https:// URL")
@@ -93,3 +103,11 @@ HttpUrl = Annotated[
 ]
 """An ``http://`` or ``https://`` URL, kept exactly as written (no trailing slash added); JSON
 renders it with the password or token of its user-info as ``****``."""
+
+StoreUrl = Annotated[
+    str,
+    AfterValidator(_store_url),
+    PlainSerializer(mask_url_credentials, return_type=str, when_used="json"),
+]
+"""A run store's URL (``sqlite:///var/bloge.db``, ``postgresql://…``); JSON renders its
+password as ``****``."""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ByteSize, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bloge.core.masking import mask_url_credentials
-from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret
+from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret, StoreUrl
 
 
 def kebab(name: str) -> str:
@@ -129,14 +129,33 @@ class AgentsSettings(BaseModel):
     dsl_locations: tuple[str, ...] = ("examples/**/*.bloge",)
 
 
+class StoreSettings(_Section):
+    """``bloge.store``: where runs and threads are kept (see :mod:`bloge.store`).
+
+    On by default, in a SQLite file under the project; ``postgresql://…`` for several workers.
+    ``lease`` is how long a run holds its thread without its worker renewing it (a worker that
+    died frees it then); ``busy-timeout`` how long a SQLite write waits for another process.
+    """
+
+    model_config = _SECTION
+
+    enabled: bool = True
+    url: StoreUrl = "sqlite:///var/bloge.db"
+    lease: Annotated[Duration, Field(gt=0)] = 30.0
+    auto_migrate: bool = True
+    busy_timeout: Duration = 5.0
+
+
 class EventJournalSettings(BaseModel):
     """``bloge.event-journal``: the journal of agent callbacks, off unless enabled."""
 
     model_config = _SECTION
 
     enabled: bool = False
-    sink: Literal["stdout", "file"] = "file"
-    """``file`` (JSON lines at ``path``, what ``bloge journal show`` reads) or ``stdout``."""
+    sink: Literal["store", "file", "stdout"] | None = None
+    """``store`` (the run store's events, the default while the store is enabled), ``file``
+    (JSON lines at ``path``, the default otherwise) or ``stdout``. ``bloge journal show``
+    reads the store or the file."""
     path: Path = Path("var/journal.jsonl")
     """Where the ``file`` sink appends JSON lines, relative to the project; ignored by
     ``stdout``."""
@@ -164,6 +183,7 @@ class BlogeSettings(BaseSettings):
     listeners: tuple[ImportPath, ...] = ()
     """Import paths of extra listener classes, added to the built-in ones."""
     event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
 
     @classmethod
     def settings_customise_sources(

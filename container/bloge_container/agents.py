@@ -18,6 +18,7 @@ from bloge import (
     agent_operator,
 )
 from bloge.agent import LlmSummarizer
+from bloge.agent.loop.observer import RunStore
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.components import ProjectDir
@@ -57,6 +58,7 @@ def load_agents(
     listeners: Sequence[AgentExecutionListener],
     project: ProjectDir,
     report: ConditionsReport,
+    store: RunStore | None = None,
 ) -> dict[str, LoadedAgent]:
     """Compile every agent and materialize its operator; ids must be unique."""
     compiler = AgentDslCompiler(registry)
@@ -69,7 +71,7 @@ def load_agents(
                     f"and in {path}; agent ids must be unique across bloge.agents.dsl-locations"
                 )
             agents[definition.id] = LoadedAgent(
-                definition, materialize(definition, registry, listeners, report), path
+                definition, materialize(definition, registry, listeners, report, store), path
             )
             kind = "streaming agent" if definition.streaming else "agent"
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
@@ -82,8 +84,10 @@ def materialize(
     registry: OperatorRegistry,
     listeners: Sequence[AgentExecutionListener],
     report: ConditionsReport,
+    store: RunStore | None = None,
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
-    """The agent's operator, with a summarizer for ``summary(n)`` memory."""
+    """The agent's operator, with a summarizer for ``summary(n)`` memory, recording its runs
+    in ``store`` when there is one."""
     summarizer = None
     if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary):
         summarizer = LlmSummarizer(_chat_through(registry), definition.model)
@@ -91,7 +95,7 @@ def materialize(
                       reason=f"agent {definition.id!r} uses summary memory; an llmChat call "
                              f"with model {definition.model!r}")
     return agent_operator(definition.id, definition, registry, listeners=listeners,
-                          summarizer=summarizer)
+                          summarizer=summarizer, store=store)
 
 
 def _chat_through(registry: OperatorRegistry) -> Callable[[LlmRequest], Awaitable[LlmResponse]]:

@@ -22,7 +22,7 @@ from bloge_config import (
     load_settings_with_sources,
     settings_file_path,
 )
-from bloge_container import components, journal
+from bloge_container import components, journal, store
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
 
@@ -64,8 +64,11 @@ class ApplicationContainer(containers.DeclarativeContainer):
         components.listeners, settings, journal_bridge, project, report
     )
 
+    # on-property: the run store, unless bloge.store.enabled is false.
+    run_store = providers.Singleton(store.run_store, settings, project, report, closables)
+
     agents = providers.Singleton(
-        load_agents, settings, operator_registry, listeners, project, report
+        load_agents, settings, operator_registry, listeners, project, report, run_store
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from bloge_config import BlogeSettings
 from bloge_container.components import ProjectDir, journal_available, secret_values
 from bloge_container.report import ConditionsReport
+from bloge_container.store import journal_sink
 
 BRIDGE = "AgentEventJournalBridge"
 
@@ -21,6 +22,12 @@ def event_journal(settings: BlogeSettings, project: ProjectDir, report: Conditio
         report.record(BRIDGE, registered=False, kind="on-property",
                       reason="bloge.event-journal.enabled is false")
         return None
+    sink = journal_sink(settings)
+    if sink == "store":
+        report.record(BRIDGE, registered=False, kind="on-property",
+                      reason="bloge.event-journal.sink is store: the run store records every "
+                             "callback of every run (bloge journal show reads it there)")
+        return None
     missing = journal_available()
     if missing is not None:
         report.record(BRIDGE, registered=False, kind="on-class",
@@ -29,8 +36,8 @@ def event_journal(settings: BlogeSettings, project: ProjectDir, report: Conditio
     from bloge.journal import EventJournal
 
     path = journal_path(settings, project)
-    journal = EventJournal.open(section.sink, path=path)
-    where = f"JSON lines appended to {path}" if section.sink == "file" else "events on stdout"
+    journal = EventJournal.open(sink, path=path)
+    where = f"JSON lines appended to {path}" if sink == "file" else "events on stdout"
     closables.append(journal)
     report.record(BRIDGE, registered=True, kind="on-property",
                   reason=f"bloge.event-journal.enabled is true; {where}")

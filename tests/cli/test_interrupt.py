@@ -113,9 +113,9 @@ def interrupted(process: subprocess.Popen[str], project: Path) -> tuple[str, str
         process.kill()
 
 
-def resume_command(stderr: str) -> list[str]:
+def resume_command(stderr: str, command: str = "bloge run ") -> list[str]:
     line = next(line.strip() for line in stderr.splitlines()
-                if line.strip().startswith("bloge run"))
+                if line.strip().startswith(command))
     return shlex.split(line)
 
 
@@ -133,6 +133,15 @@ def test_the_checkpoint_of_an_interrupted_run_resumes_it(project: Path) -> None:
     process = start("run", "waiter", QUESTION, cwd=project)
     _, stderr = interrupted(process, project)
     resumed = bloge(*resume_command(stderr)[1:], cwd=project)  # the answer now comes
+    assert resumed.returncode == 0, resumed.stderr
+    assert "forty-two" in resumed.stdout
+
+
+def test_an_interrupted_run_resumes_from_the_run_store(project: Path) -> None:
+    process = start("run", "waiter", QUESTION, cwd=project)
+    _, stderr = interrupted(process, project)
+    command = resume_command(stderr, "bloge runs resume ")
+    resumed = bloge(*command[1:], cwd=project)
     assert resumed.returncode == 0, resumed.stderr
     assert "forty-two" in resumed.stdout
 

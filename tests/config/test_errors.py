@@ -112,7 +112,7 @@ def test_an_unknown_section_gets_a_did_you_mean(write: Write, tmp_path: Path) ->
     path = write("bloge:\n  event-jurnal: {enabled: true}\n")
     assert str(error(tmp_path)) == (
         f"{path}:2:3: unknown setting bloge.event-jurnal; did you mean 'event-journal'? (known "
-        "keys: llm, agents, operators, listeners, event-journal)")
+        "keys: llm, agents, operators, listeners, event-journal, store)")
 
 
 def test_an_unknown_variable_names_the_variable(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_every_bad_value_is_reported_in_one_paragraph(write: Write, tmp_path: Pa
     assert str(error(tmp_path)) == (
         f"{path}:3:5: bloge.llm.provider = 'x' is not valid: expected 'offline', 'openai' or "
         f"'anthropic'; {path}:5:5: bloge.event-journal.sink = 'y' is not valid: expected "
-        "'stdout' or 'file'")
+        "'store', 'file' or 'stdout'")
 
 
 def test_a_bad_secret_is_masked(tmp_path: Path) -> None:

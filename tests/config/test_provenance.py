@@ -30,8 +30,20 @@ def test_effective_settings_are_kebab_case_plain_data() -> None:
         "total-timeout": "600s",
     }
     assert effective["bloge"]["event-journal"] == {
-        "enabled": False, "sink": "file", "path": "var/journal.jsonl", "redact-keys": [],
+        "enabled": False, "sink": None, "path": "var/journal.jsonl", "redact-keys": [],
     }
+    assert effective["bloge"]["store"] == {
+        "enabled": True, "url": "sqlite:///var/bloge.db", "lease": "30s", "auto-migrate": True,
+        "busy-timeout": "5s",
+    }
+
+
+def test_the_store_urls_password_is_masked() -> None:
+    settings = BlogeSettings.model_validate(
+        {"store": {"url": "postgresql://bloge:hunter2@db.internal/runs"}})
+    effective = effective_settings(settings)
+    assert effective["bloge"]["store"]["url"] == "postgresql://bloge:****@db.internal/runs"
+    assert "hunter2" not in repr(settings)
 
 
 def test_effective_secrets_are_masked_when_set_and_empty_when_not() -> None:
@@ -76,7 +88,7 @@ def test_every_leaf_reports_the_source_that_won(write: Write, tmp_path: Path) ->
 
 def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
     sources = load_settings_with_sources(base_dir=tmp_path, environ={}).sources
-    assert len(sources) == 29
+    assert len(sources) == 34
     assert set(sources.values()) == {"default"}
     assert {"bloge.llm.model-aliases", "bloge.operators", "bloge.listeners",
             "bloge.llm.retry.on-http-codes"} <= set(sources)

@@ -40,6 +40,18 @@ def test_the_one_setting_recipe_works_in_a_project_without_settings(fresh: Path)
     assert show.returncode == 0, show.stderr
     assert show.stdout.startswith("execution ")
     assert "exit stop after 1 turn" in show.stdout.splitlines()[-1]
+    assert (fresh / "var" / "bloge.db").exists()  # the run store holds the journal
+
+
+def test_the_recipe_with_the_file_sink_writes_the_journal_file(fresh: Path) -> None:
+    run = bloge("run", "hello.bloge", "Say hi", cwd=fresh,
+                env={**JOURNAL_ON, "BLOGE_EVENT_JOURNAL__SINK": "file"})
+    hint = re.search(r"bloge journal show (\w+)", run.stderr)
+    assert hint is not None, run.stderr
+    show = bloge("journal", "show", hint[1], cwd=fresh,
+                 env={"BLOGE_EVENT_JOURNAL__SINK": "file"})
+    assert show.returncode == 0, show.stderr
+    assert "exit stop after 1 turn" in show.stdout.splitlines()[-1]
     assert (fresh / "var" / "journal.jsonl").exists()
 
 
@@ -50,7 +62,8 @@ def test_json_output_stays_parseable_with_the_journal_on(fresh: Path) -> None:
 
 
 def test_an_unopenable_journal_gives_one_warning_and_the_run_succeeds(fresh: Path) -> None:
-    env = {**JOURNAL_ON, "BLOGE_EVENT_JOURNAL__PATH": "hello.bloge/journal.jsonl"}
+    env = {**JOURNAL_ON, "BLOGE_EVENT_JOURNAL__SINK": "file",
+           "BLOGE_EVENT_JOURNAL__PATH": "hello.bloge/journal.jsonl"}
     run = bloge("run", "hello.bloge", "Say hi", cwd=fresh, env=env)
     assert run.returncode == 0, run.stderr
     assert "offline model" in run.stdout

@@ -21,6 +21,9 @@ from bloge_config import load_settings
 from bloge_container import close_container, create_container
 from tests.runtime.helpers import agent_with
 
+#: The journal in its file (the run store holds the same events by default).
+FILE_JOURNAL = {"BLOGE_EVENT_JOURNAL__ENABLED": "true", "BLOGE_EVENT_JOURNAL__SINK": "file"}
+
 CALLBACKS = [
     "on_agent_turn_started", "on_agent_llm_called", "on_agent_tool_dispatched",
     "on_agent_tool_completed", "on_agent_turn_started", "on_agent_llm_called",
@@ -37,19 +40,20 @@ def run_support_agent(project: Path, environ: dict[str, str],
     agent = container.agents()["customerSupport"].operator
     ctx = OperatorContext.root()
 
-    async def run() -> None:
+    async def run() -> str | None:
         try:
-            await agent.aexecute("How do I reset my password?", ctx)
+            output = await agent.aexecute("How do I reset my password?", ctx)
         finally:
             await close_container(container)
+        return output.run_id
 
-    asyncio.run(run())
-    return container, ctx.execution_id
+    run_id = asyncio.run(run())
+    return container, run_id or ctx.execution_id
 
 
 def test_with_the_journal_on_every_callback_is_recorded_in_order(project: Path) -> None:
     container, execution_id = run_support_agent(
-        project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true", "OPENAI_API_KEY": "sk-do-not-log"})
+        project, {**FILE_JOURNAL, "OPENAI_API_KEY": "sk-do-not-log"})
     lines = (project / "var" / "journal.jsonl").read_text(encoding="utf-8").splitlines()
     events = [json.loads(line) for line in lines]
     assert [e["event"] for e in events] == CALLBACKS
@@ -80,7 +84,7 @@ def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(project
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "structlog" else real(name, *a))
-    settings = load_settings(base_dir=project, environ={"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    settings = load_settings(base_dir=project, environ=FILE_JOURNAL)
     container = create_container(settings, project_dir=project)
     assert container.journal_bridge() is None
     condition = container.report().find("AgentEventJournalBridge")
@@ -92,7 +96,7 @@ def test_journal_show_prints_the_timeline_of_a_run(project: Path) -> None:
     import subprocess
     import sys
 
-    _, execution_id = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    _, execution_id = run_support_agent(project, FILE_JOURNAL)
     result = subprocess.run([str(Path(sys.executable).with_name("bloge")), "journal", "show",
                              execution_id[:10]], capture_output=True, text=True, cwd=project,
                             check=False, timeout=60)
@@ -111,7 +115,7 @@ def test_an_unopenable_journal_path_gives_one_warning_and_the_run_goes_on(
     project: Path, caplog: pytest.LogCaptureFixture,
 ) -> None:
     (project / "var").write_text("a file where the journal's folder should be")
-    container, _ = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    container, _ = run_support_agent(project, {**FILE_JOURNAL, "BLOGE_STORE__ENABLED": "false"})
     warnings = [r.getMessage() for r in caplog.records if r.name == "bloge.journal"]
     assert len(warnings) == 1
     assert "cannot open the event journal" in warnings[0]
@@ -124,8 +128,7 @@ def test_a_failed_run_records_why_in_the_journal(project: Path) -> None:
                             provider="openai", status_code=503)
 
     with pytest.raises(AgentRunError):
-        run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"},
-                          model=FunctionProvider(fail))
+        run_support_agent(project, FILE_JOURNAL, model=FunctionProvider(fail))
     exited = journal_lines(project / "var" / "journal.jsonl")[-1]
     assert (exited["exit_reason"], exited["error_type"]) == ("error", "ProviderError")
     assert exited["error_message"] == (
@@ -135,9 +138,24 @@ def test_a_failed_run_records_why_in_the_journal(project: Path) -> None:
 def test_without_a_settings_file_the_journal_is_the_project_s_var_journal_jsonl(
     tmp_path: Path,
 ) -> None:
-    settings = load_settings(base_dir=tmp_path, environ={"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    settings = load_settings(base_dir=tmp_path, environ=FILE_JOURNAL)
     container = create_container(settings, project_dir=tmp_path)
     agent_with(ScriptedProvider("hi"), listeners=[container.journal_bridge()]).execute("go")
     container.event_journal().close()
     events = journal_lines(tmp_path / "var" / "journal.jsonl")
     assert [e["event"] for e in events][-1] == "on_agent_loop_exited"
+
+
+def test_with_the_store_on_the_journal_is_the_run_stores_events(project: Path) -> None:
+    import subprocess
+    import sys
+
+    container, run_id = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
+    assert not container.report().find("AgentEventJournalBridge").registered
+    assert not (project / "var" / "journal.jsonl").exists()
+    result = subprocess.run([str(Path(sys.executable).with_name("bloge")), "journal", "show",
+                             run_id[:10]], capture_output=True, text=True, cwd=project,
+                            check=False, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith(
+        f"execution {run_id} · customerSupport · 7 events")

@@ -8,9 +8,13 @@ from typing import Any, ClassVar
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.engine import AgentEngine
+from bloge.agent.loop.observer import RunStore
+from bloge.agent.loop.records import AgentInput, AgentOutput
+from bloge.agent.loop.tools import ChunkSink
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.core.codec import JsonCodec
 from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.llm.tokens import TokenEstimator
 
@@ -18,9 +22,14 @@ Context = OperatorContext | Mapping[str, Any] | None
 
 
 class AgentOperatorBase:
-    """Holds the :class:`AgentEngine` of one agent; subclasses choose how a run is consumed."""
+    """Holds the :class:`AgentEngine` of one agent; subclasses choose how a run is consumed.
 
-    __slots__ = ("_engine",)
+    With a ``store`` (:func:`bloge.store.open_store`), every run is recorded: it gets a
+    ``run_id``, runs on a thread (``thread_id``, or a new one), and can be resumed by its id
+    after a failure or a crash.
+    """
+
+    __slots__ = ("_engine", "store")
     streaming: ClassVar[bool] = False
 
     def __init__(
@@ -33,7 +42,9 @@ class AgentOperatorBase:
         summarizer: ConversationMemory.Summarizer | None = None,
         json_codec: JsonCodec | None = None,
         token_estimator: TokenEstimator | None = None,
+        store: RunStore | None = None,
     ) -> None:
+        self.store = store
         self._engine = AgentEngine(ref, agent_def, registry, listeners=listeners,
                                    summarizer=summarizer, json_codec=json_codec,
                                    token_estimator=token_estimator, streaming=self.streaming)
@@ -52,3 +63,27 @@ class AgentOperatorBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.ref!r}, agent={self.agent_def.id!r})"
+
+    async def _start(self, input: AgentInput, ctx: Context, *, thread_id: str | None,
+                     sink: ChunkSink | None = None) -> AgentOutput:
+        if self.store is None:
+            if thread_id is not None:
+                raise BlogeUsageError(
+                    f"agent {self.agent_def.id!r}: a thread_id needs a store to keep the "
+                    "thread in; build the operator with store=open_store(...)")
+            return await self._engine.run(input, ctx, sink=sink)
+        return await self.store.record_run(self._engine, input, _context(ctx),
+                                           thread_id=thread_id, sink=sink, metadata=None)
+
+    async def _resume_run(self, run_id: str, ctx: Context,
+                          sink: ChunkSink | None = None) -> AgentOutput:
+        if self.store is None:
+            raise BlogeUsageError(f"agent {self.agent_def.id!r}: resuming run {run_id!r} needs "
+                                  "the store it was recorded in; build the operator with "
+                                  "store=open_store(...)")
+        return await self.store.resume_recorded_run(self._engine, run_id, _context(ctx),
+                                                    sink=sink)
+
+
+def _context(ctx: Context) -> OperatorContext:
+    return ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx)

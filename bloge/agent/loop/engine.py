@@ -8,6 +8,7 @@ finishes, runs out of turns, fails or is cancelled.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, assert_never
@@ -25,6 +26,7 @@ from bloge.agent.loop import steps
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import Token
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
+from bloge.agent.loop.observer import PendingRound, RunObserver
 from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
@@ -42,6 +44,8 @@ from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 ModelCall = Callable[[LlmRequest, int], Awaitable[LlmResponse]]
+
+_log = logging.getLogger("bloge.agent")
 
 
 class AgentEngine:
@@ -86,25 +90,39 @@ class AgentEngine:
         *,
         checkpoint: AgentCheckpoint | None = None,
         sink: ChunkSink | None = None,
+        history: Sequence[LlmMessage] | None = None,
+        pending: PendingRound | None = None,
+        observer: RunObserver | None = None,
     ) -> AgentOutput:
-        """One run from ``input`` (or from ``checkpoint``, with optional new ``input``)."""
+        """One run from ``input`` (or from ``checkpoint``, with optional new ``input``).
+
+        ``history`` starts a new run after earlier messages (a thread's); ``pending`` resumes
+        a ``checkpoint`` in the middle of a tool round; ``observer`` records the run (see
+        :mod:`bloge.agent.loop.observer`).
+        """
         context = ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx)
         chat = self._chat_operator()
         for tool in self.definition.tools:
             self.registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
-        run = _Run(self, context, self._start(input, checkpoint), chat, sink)
-        return await run.execute()
+        start = self._start(input, checkpoint, history)
+        run = _Run(self, context, start, chat, sink, observer)
+        return await run.execute(pending)
 
     def _chat_operator(self) -> BoundOperator:
         name = LLM_STREAMING_CHAT if self.streaming else LLM_CHAT
         purpose = "streaming chat operator" if self.streaming else "chat operator"
         return self.registry.bound(name, purpose=purpose)
 
-    def _start(self, input: AgentInput | None, checkpoint: AgentCheckpoint | None) -> _Start:
+    def _start(self, input: AgentInput | None, checkpoint: AgentCheckpoint | None,
+               history: Sequence[LlmMessage] | None) -> _Start:
         new = list(input.messages) if input is not None else []
         if checkpoint is None:
+            earlier = list(history or ())
             prompt = self.definition.system_prompt
-            initial = [LlmMessage.system(prompt), *new] if prompt else new
+            if prompt and not (earlier and earlier[0].role == "system"
+                               and earlier[0].content == prompt):
+                earlier.insert(0, LlmMessage.system(prompt))
+            initial = [*earlier, *new]
             return _Start(initial, initial, 0, AgentUsage(), {})
         if checkpoint.agent_id not in (None, self.definition.id):
             raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
@@ -129,12 +147,13 @@ class _Start:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_context", "_ctx", "_dispatcher", "_engine", "_memory",
-                 "_prepare", "base_usage", "calls", "completion_tokens", "prompt_tokens",
-                 "tool_results", "transcript", "turn")
+    __slots__ = ("_call_model", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
+                 "_memory", "_observer", "_prepare", "base_usage", "calls", "completion_tokens",
+                 "prompt_tokens", "tool_results", "transcript", "turn")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: _Start,
-                 chat: BoundOperator, sink: ChunkSink | None) -> None:
+                 chat: BoundOperator, sink: ChunkSink | None,
+                 observer: RunObserver | None = None) -> None:
         definition = engine.definition
         self._engine = engine
         self._ctx = ctx
@@ -149,20 +168,26 @@ class _Run:
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
         self.calls = self.prompt_tokens = self.completion_tokens = 0
+        self._observer = observer
+        self._listeners = (engine.listeners if observer is None
+                           else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._call_model: ModelCall = (
             _StreamingModelCall(chat, ctx, sink) if engine.streaming else _ModelCall(chat, ctx)
         )
         self._dispatcher = ToolDispatcher(
             definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
-            listeners=engine.listeners, context=self._context,
+            listeners=self._listeners, context=self._context,
             max_concurrency=definition.max_tool_concurrency,
-            default_timeout=definition.tool_timeout, sink=sink,
+            default_timeout=definition.tool_timeout, sink=sink, observer=observer,
         )
 
-    async def execute(self) -> AgentOutput:
+    async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         started = time.perf_counter()
         max_turns = self._engine.definition.max_turns
         step: steps.Step = steps.next_turn(self.turn, max_turns)
+        if pending is not None:
+            self.turn = pending.turn
+            step = steps.RunTools(pending.turn, pending.response)
         try:
             while True:
                 match step:
@@ -170,17 +195,24 @@ class _Run:
                         response = await self._model_turn(turn)
                         step = steps.after_model(turn, response)
                     case steps.RunTools(turn, response):
-                        outcomes = await self._dispatcher.run(turn, response.tool_calls)
+                        recorded = pending.results if pending is not None else None
+                        pending = None
+                        outcomes = await self._dispatcher.run(turn, response.tool_calls,
+                                                              recorded=recorded)
                         met = self._record_tools(turn, response, outcomes)
                         step = steps.after_tools(turn, max_turns, response, exit_condition_met=met)
                     case steps.Finish(exit_reason, response):
                         self._exited(exit_reason, started)
-                        return self._output(exit_reason, response)
+                        output = self._output(exit_reason, response)
+                        await self._observe_end(exit_reason, output=output)
+                        return output
                     case steps.OutOfTurns():
                         self._exited(steps.MAX_TURNS, started)
-                        raise MaxTurnsExceededError(agent_id=self._engine.definition.id,
-                                                    max_turns=max_turns,
-                                                    checkpoint=self.checkpoint())
+                        error = MaxTurnsExceededError(agent_id=self._engine.definition.id,
+                                                      max_turns=max_turns,
+                                                      checkpoint=self.checkpoint())
+                        await self._observe_end(steps.MAX_TURNS, error=error)
+                        raise error
                     case _:
                         assert_never(step)
         except MaxTurnsExceededError:
@@ -190,17 +222,38 @@ class _Run:
             agent_id = self._engine.definition.id
             # The cancellation itself propagates, as asyncio needs; its cause carries the
             # checkpoint, so whoever cancelled can save it and resume later.
-            raise cancelled from AgentRunError(
+            cause = AgentRunError(
                 f"agent {agent_id!r} was cancelled in turn {self.turn}",
                 agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.CANCELLED,
             )
+            await self._observe_end(steps.CANCELLED, error=cause, failing=True)
+            raise cancelled from cause
         except Exception as exc:
             self._exited(steps.ERROR, started, exc)
             agent_id = self._engine.definition.id
+            await self._observe_end(steps.ERROR, error=exc, failing=True)
             raise AgentRunError(
                 f"agent {agent_id!r} failed in turn {self.turn}: {type(exc).__name__}: {exc}",
                 agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.ERROR,
             ) from exc
+
+    async def _observe_end(self, exit_reason: str, *, output: AgentOutput | None = None,
+                           error: BaseException | None = None, failing: bool = False) -> None:
+        """Tell the observer how the run ended. When the run is failing anyway, a failure to
+        record that is logged, so that the run's own error is the one that propagates."""
+        observer = self._observer
+        if observer is None:
+            return
+        view = self.checkpoint().conversation
+        try:
+            await observer.finished(exit_reason, transcript=self.transcript, view=view,
+                                    usage=self.usage, turns=self.turn, output=output,
+                                    error=error)
+        except Exception:
+            if not failing:
+                raise
+            _log.warning("could not record the end of run %s", observer.run_id,
+                         exc_info=True)
 
     # -- steps
 
@@ -210,7 +263,10 @@ class _Run:
         if self._prepare:
             await self._memory.prepare()
         view = self._memory.messages()
-        listeners = engine.listeners
+        observer = self._observer
+        if observer is not None:
+            await observer.before_model_call(turn, view, self.transcript, self.usage)
+        listeners = self._listeners
         if listeners:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
@@ -228,6 +284,8 @@ class _Run:
                 latency, response.finish_reason,
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
+        if observer is not None:
+            await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
 
     def _record_tools(self, turn: int, response: LlmResponse,
@@ -288,11 +346,13 @@ class _Run:
             checkpoint=self.checkpoint(),
             exit_reason=exit_reason,
             usage=self.usage,
+            run_id=None if self._observer is None else self._observer.run_id,
+            thread_id=None if self._observer is None else self._observer.thread_id,
         )
 
     def _exited(self, exit_reason: str, started: float,
                 error: BaseException | None = None) -> None:
-        listeners = self._engine.listeners
+        listeners = self._listeners
         if listeners:
             usage = self.usage
             listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(

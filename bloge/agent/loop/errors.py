@@ -8,7 +8,9 @@ from bloge.core.errors import RunError
 
 class AgentRunError(RunError):
     """An agent run failed. ``checkpoint`` lets you resume it; ``__cause__`` is the failure
-    (a ``ProviderError``, an ``ExpressionError`` in the exit condition, …)."""
+    (a ``ProviderError``, an ``ExpressionError`` in the exit condition, …). A recorded run
+    (an operator with a ``store``) also names its ``run_id`` and ``thread_id``, to resume it
+    by with ``resume_run``."""
 
     def __init__(
         self, message: str, *, agent_id: str, checkpoint: AgentCheckpoint, exit_reason: str
@@ -16,6 +18,8 @@ class AgentRunError(RunError):
         self.agent_id = agent_id
         self.checkpoint = checkpoint
         self.exit_reason = exit_reason
+        self.run_id: str | None = None
+        self.thread_id: str | None = None
         super().__init__(message)
 
 

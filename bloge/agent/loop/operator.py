@@ -21,13 +21,28 @@ class AgentLoopOperator(AgentOperatorBase):
 
     __slots__ = ()
 
-    async def aexecute(self, input: object, ctx: Context = None) -> AgentOutput:
-        """Run the agent on ``input`` (anything ``AgentInput.of`` accepts)."""
-        return await self._engine.run(AgentInput.of(input), ctx)
+    async def aexecute(self, input: object, ctx: Context = None, *,
+                       thread_id: str | None = None) -> AgentOutput:
+        """Run the agent on ``input`` (anything ``AgentInput.of`` accepts). With a store, on
+        thread ``thread_id`` (created on first use; a new one when ``None``): the agent's
+        memory sees the thread's earlier messages, and the run is recorded."""
+        return await self._start(AgentInput.of(input), ctx, thread_id=thread_id)
 
-    def execute(self, input: object, ctx: Context = None) -> AgentOutput:
+    def execute(self, input: object, ctx: Context = None, *,
+                thread_id: str | None = None) -> AgentOutput:
         """The sync facade of :meth:`aexecute`."""
-        return run_sync(self.aexecute(input, ctx), method="execute")
+        return run_sync(self.aexecute(input, ctx, thread_id=thread_id), method="execute")
+
+    async def aresume_run(self, run_id: str, ctx: Context = None) -> AgentOutput:
+        """Continue the recorded run ``run_id`` from its last completed step: after a crash,
+        a failure, a cancellation or ``MaxTurnsExceededError`` (build the operator with a
+        higher ``max_turns`` for that). Tool calls whose results were recorded are not run
+        again."""
+        return await self._resume_run(run_id, ctx)
+
+    def resume_run(self, run_id: str, ctx: Context = None) -> AgentOutput:
+        """The sync facade of :meth:`aresume_run`."""
+        return run_sync(self.aresume_run(run_id, ctx), method="resume_run")
 
     async def aresume(
         self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None

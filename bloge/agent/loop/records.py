@@ -80,6 +80,8 @@ class AgentOutput:
     …), unchanged; ``exit_reason`` says why the loop ended (``"stop"`` or
     ``"exit_condition"``). ``messages`` is the whole transcript, never pruned;
     ``tool_results`` holds the last tool batch's successful results by tool-call id.
+    ``run_id`` and ``thread_id`` name a recorded run (an operator with a ``store``) and its
+    thread; both are ``None`` otherwise.
     """
 
     content: str
@@ -90,3 +92,5 @@ class AgentOutput:
     checkpoint: AgentCheckpoint
     exit_reason: str = "stop"
     usage: AgentUsage = field(default_factory=AgentUsage)
+    run_id: str | None = None
+    thread_id: str | None = None

@@ -34,11 +34,20 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
     streaming = True
 
     def stream(
-        self, input: object, ctx: Context = None
+        self, input: object, ctx: Context = None, *, thread_id: str | None = None
     ) -> AsyncGenerator[AgentStreamChunk, None]:
-        """The run's chunks; use ``async with contextlib.aclosing(...)`` to stop early."""
+        """The run's chunks; use ``async with contextlib.aclosing(...)`` to stop early.
+        ``thread_id`` as for :meth:`AgentLoopOperator.aexecute`."""
         agent_input = AgentInput.of(input)
-        return self._channel(lambda sink: self._engine.run(agent_input, ctx, sink=sink))
+        return self._channel(
+            lambda sink: self._start(agent_input, ctx, thread_id=thread_id, sink=sink))
+
+    def resume_run_stream(
+        self, run_id: str, ctx: Context = None
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
+        """The chunks of the recorded run ``run_id``, continued from its last completed step
+        (see :meth:`AgentLoopOperator.aresume_run`)."""
+        return self._channel(lambda sink: self._resume_run(run_id, ctx, sink))
 
     def resume_stream(
         self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None
@@ -49,13 +58,23 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
             lambda sink: self._engine.run(new, ctx, checkpoint=checkpoint, sink=sink)
         )
 
-    async def aexecute(self, input: object, ctx: Context = None) -> list[AgentStreamChunk]:
+    async def aexecute(self, input: object, ctx: Context = None, *,
+                       thread_id: str | None = None) -> list[AgentStreamChunk]:
         """Every chunk of a run, ``Done`` last."""
-        return [chunk async for chunk in self.stream(input, ctx)]
+        return [chunk async for chunk in self.stream(input, ctx, thread_id=thread_id)]
 
-    def execute(self, input: object, ctx: Context = None) -> list[AgentStreamChunk]:
+    def execute(self, input: object, ctx: Context = None, *,
+                thread_id: str | None = None) -> list[AgentStreamChunk]:
         """The sync facade of :meth:`aexecute`."""
-        return run_sync(self.aexecute(input, ctx), method="execute")
+        return run_sync(self.aexecute(input, ctx, thread_id=thread_id), method="execute")
+
+    async def aresume_run(self, run_id: str, ctx: Context = None) -> list[AgentStreamChunk]:
+        """Every chunk of the recorded run ``run_id``, continued."""
+        return [chunk async for chunk in self.resume_run_stream(run_id, ctx)]
+
+    def resume_run(self, run_id: str, ctx: Context = None) -> list[AgentStreamChunk]:
+        """The sync facade of :meth:`aresume_run`."""
+        return run_sync(self.aresume_run(run_id, ctx), method="resume_run")
 
     async def aresume(
         self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None

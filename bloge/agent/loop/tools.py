@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bloge.agent.definition import AgentToolRef
 from bloge.agent.listeners import (
@@ -26,8 +26,12 @@ from bloge.agent.loop.chunks import AgentStreamChunk, ToolEnd, ToolStart
 from bloge.core.codec import JsonCodec
 from bloge.core.context import OperatorContext
 from bloge.core.errors import ExpressionError, OperatorInputError
+from bloge.core.operator import operator_metadata
 from bloge.core.registry import OperatorRegistry
 from bloge.llm.messages import ToolCall
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.observer import RecordedResult, RunObserver
 
 SUMMARY_LENGTH = 200
 ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
@@ -80,8 +84,8 @@ class ToolScope(Mapping[str, Any]):
 class ToolDispatcher:
     """Runs tool calls for one agent run; built once per run."""
 
-    __slots__ = ("_cap", "_codec", "_context", "_ctx", "_listeners", "_registry", "_sink",
-                 "_timeout", "_tools")
+    __slots__ = ("_cap", "_codec", "_context", "_ctx", "_listeners", "_observer", "_registry",
+                 "_running", "_sink", "_timeout", "_tools")
 
     def __init__(
         self,
@@ -95,6 +99,7 @@ class ToolDispatcher:
         max_concurrency: int | None,
         default_timeout: float | None,
         sink: ChunkSink | None = None,
+        observer: RunObserver | None = None,
     ) -> None:
         self._tools = {tool.name: tool for tool in tools}
         self._registry = registry
@@ -105,9 +110,18 @@ class ToolDispatcher:
         self._cap = max_concurrency
         self._timeout = default_timeout
         self._sink = sink
+        self._observer = observer
+        self._running = 0
 
-    async def run(self, turn: int, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
-        """Run ``calls`` and return their outcomes in the model's order."""
+    async def run(self, turn: int, calls: Sequence[ToolCall], *,
+                  recorded: Mapping[str, RecordedResult] | None = None) -> list[ToolOutcome]:
+        """Run ``calls`` and return their outcomes in the model's order.
+
+        ``recorded`` continues a round a recorded run stopped in: those calls' results are
+        used as they are, and a call without one runs again only if its operator is
+        idempotent (see :class:`~bloge.agent.loop.observer.PendingRound`).
+        """
+        self._running = len(calls)
         for call in calls:
             if self._listeners:
                 self._listeners.notify("on_agent_tool_dispatched", self._context,
@@ -116,25 +130,29 @@ class ToolDispatcher:
             if self._sink is not None:
                 await self._sink(ToolStart(call.name, call.id, turn))
         if len(calls) == 1:
-            return [await self._run_one(turn, calls[0])]
+            return [await self._run_one(turn, calls[0], recorded)]
         outcomes: list[ToolOutcome | None] = [None] * len(calls)
         limit = asyncio.Semaphore(self._cap) if self._cap and self._cap < len(calls) else None
 
         async def run_slot(index: int, call: ToolCall) -> None:
             if limit is None:
-                outcomes[index] = await self._run_one(turn, call)
+                outcomes[index] = await self._run_one(turn, call, recorded)
                 return
             async with limit:
-                outcomes[index] = await self._run_one(turn, call)
+                outcomes[index] = await self._run_one(turn, call, recorded)
 
         async with asyncio.TaskGroup() as group:
             for index, call in enumerate(calls):
                 group.create_task(run_slot(index, call))
         return [outcome for outcome in outcomes if outcome is not None]
 
-    async def _run_one(self, turn: int, call: ToolCall) -> ToolOutcome:
+    async def _run_one(self, turn: int, call: ToolCall,
+                       recorded: Mapping[str, RecordedResult] | None = None) -> ToolOutcome:
         started = time.perf_counter()
-        success, content, result, arguments = await self._attempt(call)
+        if recorded is None:
+            success, content, result, arguments = await self._attempt(call, turn)
+        else:
+            success, content, result, arguments = await self._continue(call, turn, recorded)
         latency = (time.perf_counter() - started) * 1000.0
         if self._listeners:
             self._listeners.notify("on_agent_tool_completed", self._context, ToolCompletedPayload(
@@ -142,9 +160,30 @@ class ToolDispatcher:
             ))
         if self._sink is not None:
             await self._sink(ToolEnd(call.name, call.id, success, turn))
-        return ToolOutcome(call, success, content, result, arguments, latency)
+        outcome = ToolOutcome(call, success, content, result, arguments, latency)
+        self._running -= 1
+        if self._observer is not None:
+            await self._observer.tool_completed(turn, outcome, running=self._running)
+        return outcome
 
-    async def _attempt(self, call: ToolCall) -> tuple[bool, str, Any, Any]:
+    async def _continue(self, call: ToolCall, turn: int,
+                        recorded: Mapping[str, RecordedResult]) -> tuple[bool, str, Any, Any]:
+        """A call of a round resumed after its run stopped: its recorded result, a new attempt
+        when its operator is idempotent, or else a failure saying its outcome is unknown."""
+        found = recorded.get(call.id)
+        if found is not None:
+            result = found.content if found.text_result else self._codec.decode(found.content)
+            return found.success, found.content, result if found.success else None, \
+                _arguments_or_none(call.arguments, self._codec)
+        tool = self._tools.get(call.name)
+        if tool is not None and operator_metadata(self._registry.get(tool.operator_ref)).idempotent:
+            return await self._attempt(call, turn)
+        return _failure(f"the outcome of tool {call.name!r} is unknown: the run stopped while it "
+                        "ran, and it was not run again because its operator is not idempotent; "
+                        "check whether it took effect before calling it again",
+                        _arguments_or_none(call.arguments, self._codec))
+
+    async def _attempt(self, call: ToolCall, turn: int) -> tuple[bool, str, Any, Any]:
         """(success, tool message content, operator result, parsed arguments)."""
         tool = self._tools.get(call.name)
         if tool is None:
@@ -156,14 +195,16 @@ class ToolDispatcher:
         except ArgumentsError as exc:
             return _failure(f"invalid arguments for tool {call.name!r}: {exc}")
         timeout = tool.timeout if tool.timeout is not None else self._timeout
-        scope = ToolScope(arguments, self._ctx)
+        ctx = self._ctx
+        if self._observer is not None:
+            ctx = ctx.child(idempotency_key=f"{self._observer.run_id}:{turn}:{call.id}")
+        scope = ToolScope(arguments, ctx)
         try:
             if timeout is None:
-                outputs = await tool.graph.run(self._registry, arguments, self._ctx, scope=scope)
+                outputs = await tool.graph.run(self._registry, arguments, ctx, scope=scope)
             else:
                 async with asyncio.timeout(timeout):
-                    outputs = await tool.graph.run(self._registry, arguments, self._ctx,
-                                                   scope=scope)
+                    outputs = await tool.graph.run(self._registry, arguments, ctx, scope=scope)
         except TimeoutError:
             return _failure(f"tool {call.name!r} timed out after {timeout:g} s", arguments)
         except (ExpressionError, OperatorInputError) as exc:
@@ -177,6 +218,13 @@ class ToolDispatcher:
         if isinstance(result, str):
             return result
         return self._codec.encode_lenient(result)
+
+
+def _arguments_or_none(text: str, codec: JsonCodec) -> Any:
+    try:
+        return parse_arguments(text, codec)
+    except ArgumentsError:
+        return None
 
 
 def _failure(problem: str, arguments: Any = None) -> tuple[bool, str, Any, Any]:

@@ -9,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from bloge_container.cli import agents_cmd, check, config_cmd, journal_cmd, run
+from bloge_container.cli import (
+    agents_cmd,
+    check,
+    config_cmd,
+    journal_cmd,
+    run,
+    runs_cmd,
+    store_cmd,
+    threads_cmd,
+)
 
 app = typer.Typer(
     name="bloge",
@@ -24,6 +33,9 @@ app.command("check")(check.check)
 app.command("agents")(agents_cmd.agents)
 app.command("config")(config_cmd.config)
 app.add_typer(journal_cmd.journal, name="journal")
+app.add_typer(runs_cmd.runs, name="runs")
+app.add_typer(threads_cmd.threads, name="threads")
+app.add_typer(store_cmd.store, name="store")
 
 
 def _print_version(asked: bool) -> None:

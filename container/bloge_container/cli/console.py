@@ -28,7 +28,7 @@ def failure(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 @contextlib.contextmanager
 def reported_errors() -> Iterator[None]:
     """Turn bloge's errors into a message on stderr and the matching exit code."""
-    from bloge import BlogeUsageError, DslError, RunError
+    from bloge import BlogeError, BlogeUsageError, DslError, RunError
     from bloge_config import SettingsError
 
     try:
@@ -40,6 +40,8 @@ def reported_errors() -> Iterator[None]:
         raise failure(str(exc), EXIT_USAGE) from None
     except RunError as exc:
         raise failure(str(exc), EXIT_RUN_FAILED) from None
+    except BlogeError as exc:  # the run store cannot be used, say: fix the setup, try again
+        raise failure(str(exc), EXIT_USAGE) from None
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
         raise typer.Exit(EXIT_INTERRUPTED) from None

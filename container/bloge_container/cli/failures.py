@@ -75,6 +75,10 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting) 
     if isinstance(error, MaxTurnsExceededError):
         max_turns = max(error.max_turns * 2, error.checkpoint.turn_count + 1)
     command = _resume_command(invocation, saved, max_turns)
+    # A recorded run also resumes from the store, by its id (with its ledger: tool calls
+    # that completed are not run again).
+    run_command = (None if error.run_id is None
+                   else _resume_run_command(invocation, error.run_id, max_turns))
     message = redact(str(error), reporting.secrets)
     if reporting.as_json:
         cause = error.__cause__
@@ -82,12 +86,17 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting) 
             "error": {"type": type(error).__name__, "message": message,
                       "cause": type(cause).__name__ if cause is not None else None},
             "exit_reason": error.exit_reason,
+            "run_id": error.run_id,
             "checkpoint_file": saved,
             "resume_command": command,
+            "resume_run_command": run_command,
         }, reporting)
         return
     lead = "interrupted" if error.exit_reason == "cancelled" else "error"
     err.print(f"{lead}: {message}", markup=False)
+    if run_command is not None:
+        err.print(f"run {error.run_id} is recorded; resume it with:", markup=False)
+        err.print(f"  {run_command}", markup=False)
     err.print(f"checkpoint saved to {saved}; resume with:", markup=False)
     err.print(f"  {command}", markup=False)
 
@@ -116,6 +125,17 @@ def _resume_command(invocation: Invocation, saved: str, max_turns: int | None) -
     words = ["bloge", "run", invocation.target, "--resume", saved]
     if invocation.agent_id is not None:
         words += ["--agent", invocation.agent_id]
+    if max_turns is not None:
+        words += ["--max-turns", str(max_turns)]
+    if invocation.config is not None:
+        words += ["--config", str(invocation.config)]
+    if invocation.profile is not None:
+        words += ["--profile", invocation.profile]
+    return shlex.join(words)
+
+
+def _resume_run_command(invocation: Invocation, run_id: str, max_turns: int | None) -> str:
+    words = ["bloge", "runs", "resume", run_id]
     if max_turns is not None:
         words += ["--max-turns", str(max_turns)]
     if invocation.config is not None:

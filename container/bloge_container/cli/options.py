@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from bloge.store import Store
     from bloge_container.application import ApplicationContainer
 
 ConfigOption = Annotated[
@@ -28,3 +29,13 @@ def open_container(config: Path | None, profile: str | None) -> ApplicationConta
     from bloge_container.application import create_container
 
     return create_container(settings_file=config, profile=profile)
+
+
+def opened_store(container: ApplicationContainer) -> Store:
+    """The application's run store; a usage error when ``bloge.store.enabled`` is false."""
+    from bloge_container.cli.console import failure
+
+    found: Store | None = container.run_store()
+    if found is None:
+        raise failure("the run store is off (bloge.store.enabled is false)")
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -48,43 +49,83 @@ def run(
     agent_id: Annotated[str | None, typer.Option(
         "--agent", help="Which agent of a .bloge file declaring several.",
         show_default=False)] = None,
+    thread: Annotated[str | None, typer.Option(
+        "--thread", help="Continue a conversation: a thread id, or 'new' to start one (its id "
+        "is printed). Needs the run store.", show_default=False)] = None,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
     """Run an agent and print its answer.
 
-    Ctrl-C stops the run, saves its checkpoint and prints the command that resumes it (exit
-    130); a second Ctrl-C quits at once. A failed run does the same and exits 1.
+    Every run is recorded in the run store (bloge.store): `bloge runs show` prints it. Ctrl-C
+    stops the run, saves its checkpoint and prints the command that resumes it (exit 130); a
+    second Ctrl-C quits at once. A failed run does the same and exits 1.
     """
     from bloge_container.cli.failures import Invocation
 
     with reported_errors():
         container = open_container(config, profile)
         definition = _definition(container, target, agent_id)
-        if max_turns is not None:
-            from bloge import AgentBuilder
-
-            definition = AgentBuilder.from_def(definition).max_turns(max_turns).build()
+        if resume is not None and thread is not None:
+            raise failure("--resume continues a checkpoint's own conversation; leave out "
+                          "--thread")
         checkpoint = _checkpoint(resume) if resume is not None else None
         text = _input(input_text, required=checkpoint is None)
-        from bloge_container.cli.progress import ProgressListener
-
-        live = stream or definition.streaming  # a streaming agent always shows its chunks
-        tracker = ProgressListener()
-        operator = _operator(container, definition, streaming=live, tracker=tracker)
+        start = Start(text=text, checkpoint=checkpoint, thread_id=_thread(container, thread))
         invocation = Invocation(target, agent_id, max_turns, config, profile)
-        output = _execute(container, operator, text, checkpoint, tracker, invocation,
-                          as_json=as_json, live=live)
-        if as_json and not live:
-            from bloge.core.masking import mask_urls_in
+        run_agent(container, definition, start, invocation, stream=stream, as_json=as_json)
 
-            document = mask_urls_in(_output_json(output))
-            out.print(json.dumps(document, ensure_ascii=False, indent=2), markup=False)
-        elif not live:
-            out.print(output.content, markup=False)
-        if output.exit_reason == "exit_condition" and not as_json:
-            err.print(f"(the exit condition ended the run after the tools returned: "
-                      f"{_encode(output.tool_results)})", markup=False, style="dim")
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """What a run starts from: new input (on a thread), a checkpoint, or a recorded run."""
+
+    text: str | None = None
+    checkpoint: AgentCheckpoint | None = None
+    thread_id: str | None = None
+    run_id: str | None = None
+
+
+def run_agent(container: ApplicationContainer, definition: AgentDef, start: Start,
+              invocation: Invocation, *, stream: bool, as_json: bool) -> None:
+    """Run ``definition`` from ``start`` and print the answer (or the output as JSON)."""
+    if invocation.max_turns is not None:
+        from bloge import AgentBuilder
+
+        definition = AgentBuilder.from_def(definition).max_turns(invocation.max_turns).build()
+    from bloge_container.cli.progress import ProgressListener
+
+    live = stream or definition.streaming  # a streaming agent always shows its chunks
+    tracker = ProgressListener()
+    operator = _operator(container, definition, streaming=live, tracker=tracker)
+    output = _execute(container, operator, start, tracker, invocation, as_json=as_json,
+                      live=live)
+    if as_json and not live:
+        from bloge.core.masking import mask_urls_in
+
+        document = mask_urls_in(_output_json(output))
+        out.print(json.dumps(document, ensure_ascii=False, indent=2), markup=False)
+    elif not live:
+        out.print(output.content, markup=False)
+    if output.exit_reason == "exit_condition" and not as_json:
+        err.print(f"(the exit condition ended the run after the tools returned: "
+                  f"{_encode(output.tool_results)})", markup=False, style="dim")
+    if output.run_id is not None and not as_json:
+        continued = f"; continue it with --thread {output.thread_id}" if start.thread_id else ""
+        err.print(f"run {output.run_id} on thread {output.thread_id}{continued}",
+                  markup=False, style="dim")
+
+
+def _thread(container: ApplicationContainer, thread: str | None) -> str | None:
+    if thread is None:
+        return None
+    if container.run_store() is None:
+        raise failure("--thread needs the run store, and bloge.store.enabled is false")
+    if thread == "new":
+        import uuid
+
+        return uuid.uuid4().hex
+    return thread
 
 
 def _definition(container: ApplicationContainer, target: str,
@@ -163,52 +204,54 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
     listeners = (*container.listeners(), tracker)
-    return materialize(definition, container.operator_registry(), listeners, container.report())
+    return materialize(definition, container.operator_registry(), listeners, container.report(),
+                       container.run_store())
 
 
 def _execute(container: ApplicationContainer,
-             operator: AgentLoopOperator | StreamingAgentLoopOperator, text: str | None,
-             checkpoint: AgentCheckpoint | None, tracker: ProgressListener,
-             invocation: Invocation, *, as_json: bool, live: bool) -> AgentOutput:
+             operator: AgentLoopOperator | StreamingAgentLoopOperator, start: Start,
+             tracker: ProgressListener, invocation: Invocation, *, as_json: bool,
+             live: bool) -> AgentOutput:
     from bloge import AgentRunError, OperatorContext, StreamingAgentLoopOperator
     from bloge_container.cli.failures import Reporting, run_failed, run_interrupted
     from bloge_container.cli.interrupt import run_cancellable
     from bloge_container.components import secret_values
 
     ctx = OperatorContext.root()
-    agent_run = (_streamed(container, operator, text, checkpoint, ctx, as_json)
+    agent_run = (_streamed(container, operator, start, ctx, as_json)
                  if isinstance(operator, StreamingAgentLoopOperator)
-                 else _whole(container, operator, text, checkpoint, ctx))
+                 else _whole(container, operator, start, ctx))
     try:
         with tracker.showing(err, enabled=not live):  # ended before anything below prints
             output = run_cancellable(agent_run)
     except (AgentRunError, asyncio.CancelledError) as exc:
-        _journal_hint(container, ctx)
+        failed = exc if isinstance(exc, AgentRunError) else exc.__cause__
+        _journal_hint(container, getattr(failed, "run_id", None) or ctx.execution_id)
         reporting = Reporting(container.project().path, secret_values(container.settings()),
                               as_json=as_json, streamed=live)
         if isinstance(exc, AgentRunError):
             run_failed(exc, invocation, reporting)
         run_interrupted(exc.__cause__, invocation, reporting)
-    _journal_hint(container, ctx)
+    _journal_hint(container, output.run_id or ctx.execution_id)
     return output
 
 
-async def _whole(container: ApplicationContainer, operator: AgentLoopOperator,
-                 text: str | None, checkpoint: AgentCheckpoint | None,
+async def _whole(container: ApplicationContainer, operator: AgentLoopOperator, start: Start,
                  ctx: OperatorContext) -> AgentOutput:
     from bloge_container.application import close_container
 
     try:
-        if checkpoint is not None:
-            return await operator.aresume(checkpoint, text, ctx)
-        return await operator.aexecute(text, ctx)
+        if start.run_id is not None:
+            return await operator.aresume_run(start.run_id, ctx)
+        if start.checkpoint is not None:
+            return await operator.aresume(start.checkpoint, start.text, ctx)
+        return await operator.aexecute(start.text, ctx, thread_id=start.thread_id)
     finally:
         await close_container(container)
 
 
 async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoopOperator,
-                    text: str | None, checkpoint: AgentCheckpoint | None,
-                    ctx: OperatorContext, as_json: bool) -> AgentOutput:
+                    start: Start, ctx: OperatorContext, as_json: bool) -> AgentOutput:
     from contextlib import aclosing
 
     from bloge import Done
@@ -216,8 +259,12 @@ async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoo
     from bloge_container.cli.progress import StreamPrinter
 
     printer = StreamPrinter(out, err, as_json=as_json)
-    chunks = (operator.resume_stream(checkpoint, text, ctx) if checkpoint is not None
-              else operator.stream(text, ctx))
+    if start.run_id is not None:
+        chunks = operator.resume_run_stream(start.run_id, ctx)
+    elif start.checkpoint is not None:
+        chunks = operator.resume_stream(start.checkpoint, start.text, ctx)
+    else:
+        chunks = operator.stream(start.text, ctx, thread_id=start.thread_id)
     try:
         async with aclosing(chunks) as stream:
             async for chunk in stream:
@@ -230,20 +277,30 @@ async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoo
         await close_container(container)
 
 
-def _journal_hint(container: ApplicationContainer, ctx: OperatorContext) -> None:
+def _journal_hint(container: ApplicationContainer, execution_id: str) -> None:
     """Where the run was journaled, so that `bloge journal show` can be run next."""
     from bloge_container.journal import journal_path
+    from bloge_container.store import journal_sink
 
     settings = container.settings()
-    journal = container.event_journal() if settings.event_journal.enabled else None
-    if journal is not None and journal.failure is None and settings.event_journal.sink == "file":
+    if not settings.event_journal.enabled:
+        return
+    sink = journal_sink(settings)
+    if sink == "store" and container.run_store() is not None:
+        err.print(f"journal: run {execution_id} in the run store "
+                  f"(bloge journal show {execution_id[:8]})", markup=False, style="dim")
+        return
+    journal = container.event_journal()
+    if journal is not None and journal.failure is None and sink == "file":
         path = journal_path(settings, container.project())
-        err.print(f"journal: execution {ctx.execution_id} in {path} "
-                  f"(bloge journal show {ctx.execution_id[:8]})", markup=False, style="dim")
+        err.print(f"journal: execution {execution_id} in {path} "
+                  f"(bloge journal show {execution_id[:8]})", markup=False, style="dim")
 
 
 def _output_json(output: AgentOutput) -> dict[str, Any]:
     return {
+        "run_id": output.run_id,
+        "thread_id": output.thread_id,
         "content": output.content,
         "finish_reason": output.finish_reason,
         "exit_reason": output.exit_reason,

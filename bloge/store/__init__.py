@@ -1,0 +1,53 @@
+"""``bloge.store``: durable threads and runs.
+
+```python
+from bloge.store import open_store
+
+store = open_store("sqlite:///var/bloge.db")      # or memory://, postgresql://…
+agent = AgentLoopOperator("support", definition, registry, store=store)
+output = await agent.aexecute("Hello", thread_id="customer-42")
+output.run_id, output.thread_id
+await agent.aresume_run(output.run_id)                  # e.g. after a crash
+```
+
+A thread's messages are an append-only log; a run's turns leave checkpoints that refer to
+message numbers, so storage grows linearly with the conversation; every tool call is in a
+ledger, so that a run resumed after a crash does not run a completed call again. SQLite is
+the default (one file, WAL); PostgreSQL serves several workers. The agent loop itself knows
+nothing of the store: a recorder plugs into it from above.
+"""
+
+from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
+from bloge.store.records import (
+    Run,
+    RunError,
+    RunEvent,
+    RunStatus,
+    StoredMessage,
+    Thread,
+    ToolCallRecord,
+    TurnCheckpoint,
+)
+from bloge.store.store import DEFAULT_LEASE, Pruned, Store, open_store
+from bloge.store.urls import DEFAULT_URL, masked, parse_store_url
+
+__all__ = [
+    "DEFAULT_LEASE",
+    "DEFAULT_URL",
+    "Pruned",
+    "Run",
+    "RunError",
+    "RunEvent",
+    "RunStatus",
+    "Store",
+    "StoreError",
+    "StoreNotFoundError",
+    "StoredMessage",
+    "Thread",
+    "ThreadBusyError",
+    "ToolCallRecord",
+    "TurnCheckpoint",
+    "masked",
+    "open_store",
+    "parse_store_url",
+]

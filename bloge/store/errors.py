@@ -1,0 +1,36 @@
+"""The store's errors: every one names the store (its URL, password masked) and what to do."""
+
+from __future__ import annotations
+
+from bloge.core.errors import BlogeError
+
+
+class StoreError(BlogeError):
+    """The run store cannot do what was asked: it cannot be opened or reached, its file is not
+    a bloge store, its schema is newer than this bloge, a disk is full.
+
+    ``store`` is the store's URL with any password masked.
+    """
+
+    def __init__(self, message: str, *, store: str) -> None:
+        self.store = store
+        super().__init__(f"run store {store}: {message}")
+
+
+class StoreNotFoundError(StoreError, LookupError):
+    """No thread or run has the id asked for."""
+
+
+class ThreadBusyError(StoreError):
+    """A run is already running on the thread; ``run_id`` names it.
+
+    Two runs on one thread at once would interleave their messages, so the second is refused
+    until the first ends, or until its worker's lease expires (a worker that died).
+    """
+
+    def __init__(self, thread_id: str, run_id: str, *, store: str) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        super().__init__(f"thread {thread_id!r} is busy: run {run_id!r} is running on it; "
+                         "wait for it to finish or cancel it (bloge runs cancel "
+                         f"{run_id})", store=store)

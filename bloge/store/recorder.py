@@ -1,0 +1,287 @@
+"""``Recorder``: one run's observer, writing what the loop does into the store.
+
+It turns the loop's hooks into batches of :mod:`bloge.store.ops`, written at the points where
+a run's state must survive a crash — before each model call (the last turn complete, its
+checkpoint), after a model answer that asks for tools (the calls in the ledger before any
+runs), after each tool call while others still run, and at the end. Listener callbacks and
+stream chunks become the run's numbered events, written with the next batch. A heartbeat
+renews the run's lease and stops the run when someone asked to cancel it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from bloge.agent import (
+    AgentCallbackContext,
+    AgentExecutionListener,
+    AgentOutput,
+    AgentStreamChunk,
+    AgentUsage,
+    Token,
+    ToolEnd,
+    ToolStart,
+)
+from bloge.agent.loop.tools import ToolOutcome
+from bloge.llm import LlmMessage, LlmResponse
+from bloge.store import ops
+from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
+from bloge.store.store import Store
+
+#: Who runs a run: this host and process.
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Recorder:
+    """The :class:`~bloge.agent.loop.observer.RunObserver` of one run of ``store``.
+
+    ``next_seq`` numbers the next message of the thread's log and ``next_event`` the run's
+    next event; :meth:`know` tells it the messages of the log the run starts from.
+    """
+
+    __slots__ = ("_events", "_next_event", "_next_seq", "_ops", "_persisted", "_seq_of",
+                 "cancel_requested", "finished_writing", "listener", "lost", "run_id", "store",
+                 "thread_id")
+
+    def __init__(self, store: Store, *, run_id: str, thread_id: str, next_seq: int,
+                 next_event: int = 1) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self._next_seq = next_seq
+        self._next_event = next_event
+        self._seq_of: dict[int, tuple[LlmMessage, int]] = {}
+        self._persisted = 0
+        self._ops: list[ops.Op] = []
+        self._events: list[RunEvent] = []
+        self.listener = _EventListener(self)
+        self.cancel_requested = False
+        self.lost = False
+        self.finished_writing = False
+
+    def know(self, messages: Any) -> None:
+        """Messages of the thread's log the run works with: referred to, never rewritten."""
+        for stored in messages:
+            self._seq_of[id(stored.message)] = (stored.message, stored.seq)
+
+    # -- events
+
+    def event(self, kind: str, body: Mapping[str, Any]) -> None:
+        """Number and keep one event; it is written with the next batch."""
+        self._events.append(RunEvent(self.run_id, self._next_event, kind, time.time(), body))
+        self._next_event += 1
+
+    def chunk(self, chunk: AgentStreamChunk) -> None:
+        match chunk:
+            case Token(text, turn):
+                self.event("token", {"text": text, "turn": turn})
+            case ToolStart(name, call_id, turn):
+                self.event("tool_start", {"tool": name, "call_id": call_id, "turn": turn})
+            case ToolEnd(name, call_id, success, turn):
+                self.event("tool_end", {"tool": name, "call_id": call_id, "success": success,
+                                        "turn": turn})
+            case _:  # Done: the run's "done" event is written when it finishes
+                pass
+
+    # -- the loop's hooks
+
+    async def before_model_call(self, turn: int, view: Sequence[LlmMessage],
+                                transcript: Sequence[LlmMessage], usage: AgentUsage) -> None:
+        now = time.time()
+        self._append_new(transcript, now)
+        self._ops.append(ops.SaveCheckpoint(self.run_id, turn - 1, self.segments(view),
+                                            usage.to_dict(), now))
+        await self.flush()
+
+    async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
+                             response: LlmResponse, usage: AgentUsage) -> None:
+        if not response.tool_calls:
+            return  # the run finishes next, and writes then
+        now = time.time()
+        self._append_new(transcript, now)
+        _, message_seq = self._seq_of[id(transcript[-1])]
+        calls = tuple((c.id, c.name, c.arguments) for c in response.tool_calls)
+        self._ops.append(ops.DispatchToolCalls(self.run_id, turn, message_seq, calls, now))
+        # The run's usage so far, this call's included: a round resumed after a crash
+        # continues from it (its checkpoint predates the call).
+        self._ops.append(ops.UpdateRun(self.run_id, turn, usage.to_dict(), now))
+        await self.flush()
+
+    async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
+        self._ops.append(ops.CompleteToolCall(
+            self.run_id, turn, outcome.call.id, outcome.success, outcome.content,
+            isinstance(outcome.result, str), time.time()))
+        if running:  # the last one is written with the turn, at once
+            await self.flush()
+
+    async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
+                       view: Sequence[LlmMessage], usage: AgentUsage, turns: int,
+                       output: AgentOutput | None, error: BaseException | None) -> None:
+        if self.lost:
+            return  # another worker holds the run now
+        now = time.time()
+        self._append_new(transcript, now)
+        segments = self.segments(view)
+        status = _status(exit_reason, output)
+        failure = None
+        if error is not None:
+            described = self.store.redactor(None, "", {"error_message": str(error)})
+            failure = {"type": type(error).__name__, "message": described["error_message"]}
+        document = None if output is None else output_document(output, self.run_id,
+                                                               self.thread_id)
+        if document is not None:
+            self.event("done", document)
+        else:
+            self.event("error", {"error_type": failure and failure["type"],
+                                 "error_message": failure and failure["message"],
+                                 "exit_reason": exit_reason})
+        self._ops.append(ops.SaveCheckpoint(self.run_id, turns, segments, usage.to_dict(), now))
+        self._ops.append(ops.FinishRun(self.run_id, self.thread_id, status, exit_reason, turns,
+                                       usage.to_dict(), document, failure, segments, now))
+        await self.flush()
+        self.finished_writing = True
+
+    async def flush(self) -> None:
+        batch = self._ops
+        if self._events:
+            batch.append(ops.AppendEvents(tuple(self._redacted(self._events))))
+            self._events = []
+        self._ops = []
+        await self.store.write(batch)
+
+    def _redacted(self, events: list[RunEvent]) -> list[RunEvent]:
+        """Callback events redacted as journal lines are; stream chunks are kept exact (a
+        re-joined stream must show what the first one showed)."""
+        redact = self.store.redactor
+        return [RunEvent(e.run_id, e.seq, e.type, e.at, redact(None, "", dict(e.body)))
+                if e.type.startswith("on_agent_") else e for e in events]
+
+    # -- messages and views
+
+    def _append_new(self, transcript: Sequence[LlmMessage], at: float) -> None:
+        fresh: list[StoredMessage] = []
+        for message in transcript[self._persisted:]:
+            if id(message) in self._seq_of:
+                continue
+            seq = self._next_seq
+            self._next_seq += 1
+            self._seq_of[id(message)] = (message, seq)
+            fresh.append(StoredMessage(self.thread_id, seq, message, self.run_id))
+        self._persisted = len(transcript)
+        if fresh:
+            self._ops.append(ops.AppendMessages(self.thread_id, tuple(fresh), at))
+
+    def segments(self, view: Sequence[LlmMessage]) -> tuple[Segment, ...]:
+        """``view`` by reference: runs of consecutive message numbers, and the messages the
+        log does not hold (a summary) inline."""
+        segments: list[Segment] = []
+        for message in view:
+            known = self._seq_of.get(id(message))
+            if known is None:
+                segments.append(message)
+                continue
+            seq = known[1]
+            last = segments[-1] if segments else None
+            if isinstance(last, tuple) and last[1] == seq - 1:
+                segments[-1] = (last[0], seq)
+            else:
+                segments.append((seq, seq))
+        return tuple(segments)
+
+    # -- the lease
+
+    @contextlib.asynccontextmanager
+    async def leased(self) -> AsyncIterator[None]:
+        """Renew the run's lease while the body runs; cancel the body when someone asks
+        the run to stop, or when the lease was lost to another worker."""
+        owner = asyncio.current_task()
+        assert owner is not None
+        heartbeat = asyncio.create_task(self._heartbeat(owner))
+        try:
+            yield
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+
+    async def _heartbeat(self, owner: asyncio.Task[Any]) -> None:
+        while True:
+            await asyncio.sleep(self.store.lease / 3)
+            asked = await self.store.renew_lease(run_id=self.run_id, thread_id=self.thread_id,
+                                                 worker=WORKER)
+            if asked is None:
+                self.lost = True
+            elif asked:
+                self.cancel_requested = True
+            else:
+                continue
+            owner.cancel()
+            return
+
+
+def _status(exit_reason: str, output: AgentOutput | None) -> RunStatus:
+    if output is not None:
+        return RunStatus.SUCCEEDED
+    return RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED
+
+
+def output_document(output: AgentOutput, run_id: str, thread_id: str) -> dict[str, Any]:
+    """The parts of an ``AgentOutput`` a run record keeps (the messages are the thread's)."""
+    from bloge.core.codec import DEFAULT_CODEC
+
+    return {
+        "run_id": run_id,
+        "thread_id": thread_id,
+        "content": output.content,
+        "finish_reason": output.finish_reason,
+        "exit_reason": output.exit_reason,
+        "turns_used": output.turns_used,
+        "usage": output.usage.to_dict(),
+        "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(
+            dict(output.tool_results))),
+    }
+
+
+class _EventListener(AgentExecutionListener):
+    """Every listener callback of the run, one event, with the payload's fields."""
+
+    __slots__ = ("_recorder",)
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+
+    def _record(self, kind: str, context: AgentCallbackContext, payload: object) -> None:
+        self._recorder.event(kind, {"operator_ref": context.operator_ref, **_fields(payload)})
+
+    def on_agent_turn_started(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_turn_started", context, payload)
+
+    def on_agent_llm_called(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_llm_called", context, payload)
+
+    def on_agent_tool_dispatched(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_tool_dispatched", context, payload)
+
+    def on_agent_tool_completed(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_tool_completed", context, payload)
+
+    def on_agent_loop_exited(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_loop_exited", context, payload)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(payload: object) -> dict[str, Any]:
+    names = _FIELDS.get(type(payload))
+    if names is None:
+        names = _FIELDS[type(payload)] = tuple(
+            f.name for f in dataclasses.fields(payload))  # type: ignore[arg-type]  # payloads are dataclasses
+    return {name: getattr(payload, name) for name in names}

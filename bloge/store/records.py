@@ -1,0 +1,147 @@
+"""What the store holds, as values: threads, their messages, runs, events, tool calls.
+
+A *thread* is a conversation that outlives a run: an append-only log of messages numbered
+from 1. A *run* is one execution of an agent on a thread. A run's *events* (every stream chunk
+and listener callback) are numbered from 1 too; a run's turns leave a small checkpoint that
+refers to message numbers instead of copying messages, and every tool call is recorded in a
+ledger when it is dispatched and when it completes.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bloge.agent import AgentUsage
+from bloge.llm import LlmMessage
+
+
+class RunStatus(enum.StrEnum):
+    """Where a run is. ``interrupted`` is a run whose worker stopped renewing its lease (it
+    died, or was killed): it can be resumed."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def finished(self) -> bool:
+        return self in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A conversation. ``message_count`` messages are in its log; ``active_run_id`` is the run
+    holding it now, if any."""
+
+    id: str
+    agent_id: str | None
+    created_at: float
+    updated_at: float
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    message_count: int = 0
+    active_run_id: str | None = None
+    last_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """One message of a thread's log. ``kind`` is ``"message"``, or ``"summary"`` for what a
+    ``summary(n)`` memory wrote (seen by the model, not part of any transcript)."""
+
+    thread_id: str
+    seq: int
+    message: LlmMessage
+    run_id: str | None = None
+    kind: str = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class RunError:
+    """Why a run failed: the error's type and its message (secrets taken out)."""
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One execution of an agent. ``output`` is the ``AgentOutput`` as JSON data once the run
+    succeeded; ``error`` says why it failed; ``turns`` counts the turns it used so far."""
+
+    id: str
+    thread_id: str
+    agent_id: str
+    status: RunStatus
+    input: tuple[LlmMessage, ...]
+    created_at: float
+    updated_at: float
+    finished_at: float | None = None
+    exit_reason: str | None = None
+    output: Mapping[str, Any] | None = None
+    error: RunError | None = None
+    usage: AgentUsage = field(default_factory=AgentUsage)
+    turns: int = 0
+    worker: str | None = None
+    lease_until: float | None = None
+    cancel_requested: bool = False
+    event_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """One numbered event of a run: ``type`` is a listener callback's name
+    (``on_agent_tool_completed``) or a stream chunk's (``token``, ``tool_start``, ``tool_end``,
+    ``done``); ``body`` holds its fields, as the journal writes them."""
+
+    run_id: str
+    seq: int
+    type: str
+    at: float
+    body: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """A tool call in the ledger. ``status`` is ``"dispatched"`` until it completes
+    (``"completed"``, with ``success`` and the tool message ``content``). ``text_result``
+    says the operator returned text (else ``content`` is its result's JSON)."""
+
+    run_id: str
+    turn: int
+    call_id: str
+    message_seq: int
+    """The number of the assistant message that asked for the call."""
+    name: str
+    arguments: str
+    status: str = "dispatched"
+    success: bool | None = None
+    content: str | None = None
+    text_result: bool = False
+
+    @property
+    def idempotency_key(self) -> str:
+        """``run:turn:call_id``: the same for every attempt of this call, across resumes."""
+        return f"{self.run_id}:{self.turn}:{self.call_id}"
+
+
+Segment = tuple[int, int] | LlmMessage
+"""Part of a memory view: a range of message numbers (both ends included) of the thread's
+log, or a message held inline (one the memory made itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCheckpoint:
+    """What a run's memory showed the model at the end of ``turn``, by reference, with the
+    usage so far. A resumed run rebuilds its memory from it."""
+
+    run_id: str
+    turn: int
+    view: tuple[Segment, ...]
+    usage: AgentUsage
+    created_at: float

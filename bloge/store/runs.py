@@ -1,0 +1,181 @@
+"""Recorded runs: a new run on a thread, and a stored run resumed where it stopped.
+
+A new run takes its thread (refused while another run holds it), starts from the memory
+view the thread's last run left — so a run on a long thread reads what its memory needs,
+not the whole log — and records itself as it goes. A resumed run rebuilds its memory from
+its last checkpoint; a tool round it was in is continued from the ledger: calls with a
+recorded result are not run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError
+from bloge.agent.loop.engine import AgentEngine
+from bloge.agent.loop.observer import PendingRound, RecordedResult
+from bloge.agent.loop.tools import ChunkSink
+from bloge.core.codec import DEFAULT_CODEC
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
+from bloge.llm import LlmMessage, LlmResponse
+from bloge.store.recorder import WORKER, Recorder
+from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
+from bloge.store.store import Store
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+async def record_run(store: Store, engine: AgentEngine, input: AgentInput,
+                     ctx: OperatorContext, *, thread_id: str | None, sink: ChunkSink | None,
+                     metadata: Mapping[str, Any] | None) -> AgentOutput:
+    """Run ``input`` as a new recorded run on ``thread_id`` (a new thread when ``None``)."""
+    run_id = new_id()
+    thread = thread_id if thread_id is not None else new_id()
+    claim = await store.start_run(run_id=run_id, thread_id=thread,
+                                  agent_id=engine.definition.id, input=input.messages,
+                                  metadata=metadata, worker=WORKER)
+    recorder = Recorder(store, run_id=run_id, thread_id=thread, next_seq=claim.next_seq)
+    try:
+        history = await _history(store, thread, claim.view, recorder)
+        return await _run(engine, recorder, ctx, sink, input=input, history=history)
+    except BaseException as error:
+        await _unfinished(recorder, error)
+        raise
+
+
+async def resume_recorded_run(store: Store, engine: AgentEngine, run_id: str,
+                              ctx: OperatorContext, *, sink: ChunkSink | None) -> AgentOutput:
+    """Continue the stored run ``run_id`` from its last completed step."""
+    run = await store.get_run(run_id)
+    _check_resumable(run, engine)
+    claim = await store.reclaim_run(run, worker=WORKER)
+    recorder = Recorder(store, run_id=run.id, thread_id=run.thread_id, next_seq=claim.next_seq,
+                        next_event=run.event_count + 1)
+    try:
+        return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
+    except BaseException as error:
+        await _unfinished(recorder, error)
+        raise
+
+
+async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
+              recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None,
+              ) -> AgentOutput:
+    checkpoint = await store.latest_checkpoint(run.id)
+    if checkpoint is None:  # it stopped before its first model call: start it again
+        history = await _history(store, run.thread_id, thread_view, recorder)
+        return await _run(engine, recorder, ctx, sink, input=AgentInput(run.input),
+                          history=history)
+    conversation = await _known(store, run.thread_id, checkpoint.view, recorder)
+    done = await store.tool_calls(run.id, checkpoint.turn)
+    pending_calls = await store.tool_calls(run.id, checkpoint.turn + 1)
+    pending = None
+    usage = checkpoint.usage
+    if pending_calls:
+        assistant = await _assistant(store, run.thread_id, pending_calls[0], recorder)
+        conversation.append(assistant)
+        pending = _pending(checkpoint.turn + 1, assistant, pending_calls)
+        usage = run.usage
+    resumed = AgentCheckpoint(tuple(conversation), checkpoint.turn, _results(done),
+                              engine.definition.id, usage)
+    return await _run(engine, recorder, ctx, sink, checkpoint=resumed, pending=pending)
+
+
+def _check_resumable(run: Run, engine: AgentEngine) -> None:
+    if run.agent_id != engine.definition.id:
+        raise BlogeUsageError(f"run {run.id!r} is a run of agent {run.agent_id!r}, not of "
+                              f"{engine.definition.id!r}")
+    if run.status is RunStatus.SUCCEEDED:
+        raise BlogeUsageError(f"run {run.id!r} already succeeded; continue its thread "
+                              f"{run.thread_id!r} with a new run instead")
+
+
+async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
+               sink: ChunkSink | None, *, input: AgentInput | None = None,
+               history: list[LlmMessage] | None = None,
+               checkpoint: AgentCheckpoint | None = None,
+               pending: PendingRound | None = None) -> AgentOutput:
+    # A recorded run's execution id is its run id: the journal and the store agree.
+    context = OperatorContext(parent=ctx, execution_id=recorder.run_id)
+    observed = _observed(sink, recorder)
+    try:
+        async with recorder.leased():
+            return await engine.run(input, context, checkpoint=checkpoint, history=history,
+                                    pending=pending, observer=recorder, sink=observed)
+    except AgentRunError as error:
+        _name_run(error, recorder)
+        raise
+    except asyncio.CancelledError as cancelled:
+        if isinstance(cancelled.__cause__, AgentRunError):
+            _name_run(cancelled.__cause__, recorder)
+        raise
+
+
+def _name_run(error: AgentRunError, recorder: Recorder) -> None:
+    """The failed run's ids, so that whoever catches the error can resume it."""
+    error.run_id = recorder.run_id
+    error.thread_id = recorder.thread_id
+
+
+def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:
+    if sink is None:
+        return None
+
+    async def observed(chunk: Any) -> None:
+        recorder.chunk(chunk)
+        await sink(chunk)
+
+    return observed
+
+
+async def _unfinished(recorder: Recorder, error: BaseException) -> None:
+    """Record the end of a run that failed before the loop could (while loading its thread,
+    say), so that its thread is freed at once rather than when its lease runs out."""
+    if recorder.finished_writing or recorder.lost:
+        return
+    from bloge.agent import AgentUsage
+
+    reason = "error" if isinstance(error, Exception) else "cancelled"
+    await recorder.finished(reason, transcript=(), view=(), usage=AgentUsage(), turns=0,
+                            output=None, error=error)
+
+
+async def _history(store: Store, thread_id: str, view: Any,
+                   recorder: Recorder) -> list[LlmMessage]:
+    if not view:
+        return []
+    return await _known(store, thread_id, view, recorder)
+
+
+async def _known(store: Store, thread_id: str, view: Any,
+                 recorder: Recorder) -> list[LlmMessage]:
+    resolved = await store.resolve_view(thread_id, view)
+    recorder.know(m for m in resolved if isinstance(m, StoredMessage))
+    return [m.message if isinstance(m, StoredMessage) else m for m in resolved]
+
+
+async def _assistant(store: Store, thread_id: str, call: ToolCallRecord,
+                     recorder: Recorder) -> LlmMessage:
+    (stored,) = await store.resolve_view(thread_id, [(call.message_seq, call.message_seq)])
+    assert isinstance(stored, StoredMessage)
+    recorder.know([stored])
+    return stored.message
+
+
+def _pending(turn: int, assistant: LlmMessage, calls: list[ToolCallRecord]) -> PendingRound:
+    response = LlmResponse(assistant.content, "tool_calls", tool_calls=assistant.tool_calls)
+    results = {c.call_id: RecordedResult(bool(c.success), c.content or "", c.text_result)
+               for c in calls if c.status == "completed"}
+    return PendingRound(turn, response, results)
+
+
+def _results(calls: list[ToolCallRecord]) -> dict[str, Any]:
+    """The successful results of a completed round, as the checkpoint holds them."""
+    return {c.call_id: (c.content if c.text_result else DEFAULT_CODEC.decode(c.content or "null"))
+            for c in calls if c.success}

@@ -1,0 +1,115 @@
+"""Scripts that read the store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bloge.store.records import (
+    Run,
+    RunEvent,
+    RunStatus,
+    StoredMessage,
+    Thread,
+    ToolCallRecord,
+    TurnCheckpoint,
+)
+from bloge.store.sql.rows import (
+    RUN_COLUMNS,
+    THREAD_COLUMNS,
+    TOOL_CALL_COLUMNS,
+    events_of,
+    loads,
+    message_of,
+    run_of,
+    thread_of,
+    tool_call_of,
+    usage_of,
+    view_of,
+)
+from bloge.store.sql.script import Query, Script, one
+
+
+def get_thread(thread_id: str, *, now: float) -> Script[Thread | None]:
+    row = one((yield Query(f"SELECT {THREAD_COLUMNS} FROM bloge_threads WHERE id = ?",
+                           (thread_id,))))
+    return None if row is None else thread_of(row, now)
+
+
+def list_threads(*, limit: int, now: float) -> Script[list[Thread]]:
+    result = yield Query(f"SELECT {THREAD_COLUMNS} FROM bloge_threads "
+                         "ORDER BY updated_at DESC, id LIMIT ?", (limit,))
+    return [thread_of(row, now) for row in result.rows]
+
+
+def messages(thread_id: str, ranges: Sequence[tuple[int, int]]) -> Script[list[StoredMessage]]:
+    """The messages of ``ranges`` (first and last number, both included), in that order."""
+    found: list[StoredMessage] = []
+    for first, last in ranges:
+        result = yield Query("SELECT seq, run_id, kind, body FROM bloge_messages "
+                             "WHERE thread_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                             (thread_id, first, last))
+        found.extend(message_of(thread_id, row) for row in result.rows)
+    return found
+
+
+def get_run(run_id: str, *, now: float) -> Script[Run | None]:
+    row = one((yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs WHERE id = ?", (run_id,))))
+    return None if row is None else run_of(row, now)
+
+
+def list_runs(*, thread_id: str | None, status: RunStatus | None, limit: int,
+              now: float) -> Script[list[Run]]:
+    where, params = _run_filter(thread_id, status, now)
+    result = yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs {where} "
+                         "ORDER BY created_at DESC, id LIMIT ?", (*params, limit))
+    return [run_of(row, now) for row in result.rows]
+
+
+def _run_filter(thread_id: str | None, status: RunStatus | None,
+                now: float) -> tuple[str, tuple[object, ...]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if thread_id is not None:
+        clauses.append("thread_id = ?")
+        params.append(thread_id)
+    if status is RunStatus.INTERRUPTED:
+        clauses.append("status = ? AND (lease_until IS NULL OR lease_until < ?)")
+        params.extend((RunStatus.RUNNING.value, now))
+    elif status is RunStatus.RUNNING:
+        clauses.append("status = ? AND lease_until >= ?")
+        params.extend((RunStatus.RUNNING.value, now))
+    elif status is not None:
+        clauses.append("status = ?")
+        params.append(status.value)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def run_ids_starting(prefix: str, *, limit: int) -> Script[list[str]]:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    result = yield Query("SELECT id FROM bloge_runs WHERE id LIKE ? ESCAPE '\\' "
+                         "ORDER BY created_at DESC LIMIT ?", (escaped + "%", limit))
+    return [row[0] for row in result.rows]
+
+
+def events(run_id: str, *, after: int, limit: int) -> Script[list[RunEvent]]:
+    """Events numbered above ``after``, at most ``limit`` of them (a token row is never cut in
+    the middle of the events asked for)."""
+    result = yield Query(
+        "SELECT seq, last_seq, type, at, body FROM bloge_run_events "
+        "WHERE run_id = ? AND last_seq > ? ORDER BY seq LIMIT ?", (run_id, after, limit))
+    return list(events_of(run_id, result.rows, after))[:limit]
+
+
+def latest_checkpoint(run_id: str) -> Script[TurnCheckpoint | None]:
+    row = one((yield Query("SELECT turn, view, usage, created_at FROM bloge_checkpoints "
+                           "WHERE run_id = ? ORDER BY turn DESC LIMIT 1", (run_id,))))
+    if row is None:
+        return None
+    turn, view, usage, created = row
+    return TurnCheckpoint(run_id, int(turn), view_of(view) or (), usage_of(loads(usage)), created)
+
+
+def tool_calls(run_id: str, turn: int) -> Script[list[ToolCallRecord]]:
+    result = yield Query(f"SELECT {TOOL_CALL_COLUMNS} FROM bloge_tool_calls "
+                         "WHERE run_id = ? AND turn = ? ORDER BY position", (run_id, turn))
+    return [tool_call_of(row) for row in result.rows]

@@ -1,0 +1,145 @@
+"""Rows ⇄ records: the JSON columns and the derived run status."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from bloge.agent import AgentUsage
+from bloge.llm import LlmMessage
+from bloge.store.records import (
+    Run,
+    RunError,
+    RunEvent,
+    RunStatus,
+    Segment,
+    StoredMessage,
+    Thread,
+    ToolCallRecord,
+)
+
+# Counts are derived, not kept: appending a message or an event writes one row, nothing else.
+MESSAGE_COUNT = ("(SELECT COALESCE(MAX(m.seq), 0) FROM bloge_messages m "
+                 "WHERE m.thread_id = bloge_threads.id)")
+EVENT_COUNT = ("(SELECT COALESCE(MAX(e.last_seq), 0) FROM bloge_run_events e "
+               "WHERE e.run_id = bloge_runs.id)")
+THREAD_COLUMNS = (f"id, agent_id, created_at, updated_at, metadata, {MESSAGE_COUNT}, "
+                  "active_run_id, lease_until, last_run_id")
+RUN_COLUMNS = ("id, thread_id, agent_id, status, input, output, exit_reason, usage, error, turns, "
+               "created_at, updated_at, finished_at, worker, lease_until, cancel_requested, "
+               f"{EVENT_COUNT}")
+TOOL_CALL_COLUMNS = ("run_id, turn, call_id, message_seq, name, arguments, status, success, "
+                     "content, text_result")
+
+
+def dumps(value: Any) -> str:
+    return orjson.dumps(value).decode("utf-8")
+
+
+def loads(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+def usage_of(data: Mapping[str, Any] | None) -> AgentUsage:
+    data = data or {}
+    return AgentUsage(int(data.get("llm_calls", 0)), int(data.get("prompt_tokens", 0)),
+                      int(data.get("completion_tokens", 0)))
+
+
+def view_json(view: Sequence[Segment]) -> str:
+    return dumps([list(s) if isinstance(s, tuple) else {"message": s.to_dict()} for s in view])
+
+
+def view_of(text: str | None) -> tuple[Segment, ...] | None:
+    if text is None:
+        return None
+    return tuple(
+        (int(s[0]), int(s[1])) if isinstance(s, list) else LlmMessage.from_dict(s["message"])
+        for s in loads(text)
+    )
+
+
+def thread_of(row: Sequence[Any], now: float) -> Thread:
+    (id_, agent_id, created, updated, metadata, messages, active, lease, last_run) = row
+    holding = active if active is not None and lease is not None and lease >= now else None
+    return Thread(id_, agent_id, created, updated, loads(metadata) or {}, int(messages),
+                  holding, last_run)
+
+
+def run_of(row: Sequence[Any], now: float) -> Run:
+    (id_, thread_id, agent_id, status, input_, output, exit_reason, usage, error, turns,
+     created, updated, finished, worker, lease, cancel, events) = row
+    state = RunStatus(status)
+    if state is RunStatus.RUNNING and (lease is None or lease < now):
+        state = RunStatus.INTERRUPTED
+    failure = loads(error)
+    return Run(
+        id=id_, thread_id=thread_id, agent_id=agent_id, status=state,
+        input=tuple(LlmMessage.from_dict(m) for m in loads(input_)),
+        created_at=created, updated_at=updated, finished_at=finished, exit_reason=exit_reason,
+        output=loads(output), error=RunError(failure["type"], failure["message"]) if failure
+        else None, usage=usage_of(loads(usage)), turns=int(turns), worker=worker,
+        lease_until=lease, cancel_requested=bool(cancel), event_count=int(events),
+    )
+
+
+def message_of(thread_id: str, row: Sequence[Any]) -> StoredMessage:
+    seq, run_id, kind, body = row
+    return StoredMessage(thread_id, int(seq), LlmMessage.from_dict(loads(body)), run_id, kind)
+
+
+def tool_call_of(row: Sequence[Any]) -> ToolCallRecord:
+    run_id, turn, call_id, message_seq, name, arguments, status, success, content, \
+        text_result = row
+    return ToolCallRecord(run_id, int(turn), call_id, int(message_seq), name, arguments, status,
+                          None if success is None else bool(success), content, bool(text_result))
+
+
+# -- events: consecutive tokens of one turn share a row
+
+TOKEN = "token"
+
+
+def event_rows(events: Iterable[RunEvent]) -> list[tuple[Any, ...]]:
+    """Rows for ``events``: one per event, except that a run of consecutive tokens of the same
+    turn becomes one row holding their texts (a 1,000-token answer is not 1,000 rows)."""
+    rows: list[tuple[Any, ...]] = []
+    texts: list[str] = []
+    first: RunEvent | None = None
+    last_seq = 0
+    for event in events:
+        if event.type == TOKEN and first is not None and event.seq == last_seq + 1 \
+                and event.body.get("turn") == first.body.get("turn"):
+            texts.append(event.body["text"])
+            last_seq = event.seq
+            continue
+        if first is not None:
+            rows.append(_token_row(first, last_seq, texts))
+            first = None
+        if event.type == TOKEN:
+            first, last_seq, texts = event, event.seq, [event.body["text"]]
+            continue
+        rows.append((event.run_id, event.seq, event.seq, event.type, event.at, dumps(event.body)))
+    if first is not None:
+        rows.append(_token_row(first, last_seq, texts))
+    return rows
+
+
+def _token_row(first: RunEvent, last_seq: int, texts: list[str]) -> tuple[Any, ...]:
+    body = {"turn": first.body.get("turn"), "texts": texts}
+    return (first.run_id, first.seq, last_seq, TOKEN, first.at, dumps(body))
+
+
+def events_of(run_id: str, rows: Iterable[Sequence[Any]], after: int) -> Iterator[RunEvent]:
+    for seq, last_seq, kind, at, body in rows:
+        data = loads(body)
+        if kind != TOKEN or "texts" not in data:
+            yield RunEvent(run_id, int(seq), kind, at, data)
+            continue
+        for offset, text in enumerate(data["texts"]):
+            number = int(seq) + offset
+            if number > after:
+                yield RunEvent(run_id, number, TOKEN, at, {"text": text, "turn": data["turn"]})
+        assert int(seq) + len(data["texts"]) - 1 == int(last_seq)

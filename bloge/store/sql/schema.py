@@ -1,0 +1,157 @@
+"""The store's schema, versioned, and the script that brings a database up to date.
+
+Version 1 is the first schema. A database holds its version in ``bloge_schema``; a database
+newer than this code is refused (an older bloge must not write a layout it does not know).
+Every statement is valid for SQLite and for PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bloge.store.sql.script import Query, Script, one
+
+#: The schema this code reads and writes.
+VERSION = 1
+
+_V1 = (
+    """CREATE TABLE bloge_threads (
+        id TEXT PRIMARY KEY,
+        agent_id TEXT,
+        created_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        view TEXT,
+        active_run_id TEXT,
+        lease_until DOUBLE PRECISION,
+        last_run_id TEXT)""",
+    """CREATE TABLE bloge_messages (
+        thread_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        run_id TEXT,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (thread_id, seq))""",
+    """CREATE TABLE bloge_runs (
+        id TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        input TEXT NOT NULL,
+        output TEXT,
+        exit_reason TEXT,
+        usage TEXT NOT NULL,
+        error TEXT,
+        turns BIGINT NOT NULL DEFAULT 0,
+        created_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        finished_at DOUBLE PRECISION,
+        worker TEXT,
+        lease_until DOUBLE PRECISION,
+        cancel_requested BIGINT NOT NULL DEFAULT 0)""",
+    "CREATE INDEX bloge_runs_by_thread ON bloge_runs (thread_id, created_at)",
+    "CREATE INDEX bloge_runs_by_time ON bloge_runs (created_at)",
+    """CREATE TABLE bloge_run_events (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        last_seq BIGINT NOT NULL,
+        type TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq))""",
+    """CREATE TABLE bloge_checkpoints (
+        run_id TEXT NOT NULL,
+        turn BIGINT NOT NULL,
+        view TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, turn))""",
+    """CREATE TABLE bloge_tool_calls (
+        run_id TEXT NOT NULL,
+        turn BIGINT NOT NULL,
+        call_id TEXT NOT NULL,
+        position BIGINT NOT NULL,
+        message_seq BIGINT NOT NULL,
+        name TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        status TEXT NOT NULL,
+        success BIGINT,
+        content TEXT,
+        text_result BIGINT NOT NULL DEFAULT 0,
+        dispatched_at DOUBLE PRECISION NOT NULL,
+        completed_at DOUBLE PRECISION,
+        PRIMARY KEY (run_id, turn, call_id))""",
+)
+
+#: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+assert len(MIGRATIONS) == VERSION
+
+
+class SchemaTooNewError(Exception):
+    """The database's schema is newer than this code's (``found``)."""
+
+    def __init__(self, found: int) -> None:
+        super().__init__(found)
+        self.found = found
+
+
+class SchemaTooOldError(Exception):
+    """The database needs ``bloge store migrate`` (it is at ``found``)."""
+
+    def __init__(self, found: int) -> None:
+        super().__init__(found)
+        self.found = found
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """What differs between the databases in the schema's upkeep."""
+
+    name: str
+    schema_exists: str
+    """A query counting the ``bloge_schema`` tables the database has (0 or 1)."""
+    lock: str | None = None
+    """A statement that makes concurrent migrations wait for each other, if one is needed."""
+
+
+SQLITE = Dialect("sqlite", "SELECT COUNT(*) FROM sqlite_master "
+                 "WHERE type = 'table' AND name = 'bloge_schema'")
+POSTGRES = Dialect("postgresql", "SELECT COUNT(*) FROM pg_tables "
+                   "WHERE tablename = 'bloge_schema' AND schemaname = current_schema()",
+                   lock="SELECT pg_advisory_xact_lock(7362816253)")
+
+
+def ensure(dialect: Dialect, *, apply: bool) -> Script[tuple[int, int]]:
+    """Find the database's schema version and bring it up to date (see :func:`migrate`)."""
+    if dialect.lock is not None:
+        yield Query(dialect.lock)
+    exists = one((yield Query(dialect.schema_exists)))
+    found = None
+    if exists is not None and exists[0]:
+        row = one((yield Query("SELECT MAX(version) FROM bloge_schema")))
+        found = None if row is None or row[0] is None else int(row[0])
+    return (yield from migrate(found, apply=apply))
+
+
+def migrate(found: int | None, *, apply: bool) -> Script[tuple[int, int]]:
+    """Bring the schema from ``found`` (``None``: empty database) to :data:`VERSION`.
+
+    Returns (version before, version after). Raises :class:`SchemaTooNewError`, or
+    :class:`SchemaTooOldError` when an upgrade is due and ``apply`` is false.
+    """
+    start = found or 0
+    if start > VERSION:
+        raise SchemaTooNewError(start)
+    if start == VERSION:
+        return start, start
+    if found is not None and not apply:
+        raise SchemaTooOldError(start)
+    if found is None:
+        yield Query("CREATE TABLE IF NOT EXISTS bloge_schema (version BIGINT NOT NULL)")
+    for version in range(start + 1, VERSION + 1):
+        for statement in MIGRATIONS[version - 1]:
+            yield Query(statement)
+        yield Query("INSERT INTO bloge_schema (version) VALUES (?)", (version,))
+    return start, VERSION

@@ -1,0 +1,206 @@
+"""Scripts that change the store: starting, resuming and ending runs, and applying a batch of
+:mod:`bloge.store.ops` in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from bloge.llm import LlmMessage
+from bloge.store import ops
+from bloge.store.records import RunStatus, Segment
+from bloge.store.sql.rows import MESSAGE_COUNT, dumps, event_rows, view_json, view_of
+from bloge.store.sql.script import Query, Script, one
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A thread held by a run: where its log ends, and the memory view its last finished run
+    left (``None`` before any)."""
+
+    thread_id: str
+    next_seq: int
+    view: tuple[Segment, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """The thread is held by another run, ``run_id``."""
+
+    run_id: str
+
+
+def start_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[LlmMessage],
+              metadata: Mapping[str, Any] | None, worker: str, lease_until: float,
+              now: float) -> Script[Claim | Busy]:
+    """Create the thread when it is new, take it for ``run_id``, and insert the run."""
+    yield Query(
+        "INSERT INTO bloge_threads (id, agent_id, created_at, updated_at, metadata) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        (thread_id, agent_id, now, now, dumps(dict(metadata or {}))),
+    )
+    claim = yield from _claim(thread_id, run_id, lease_until, now)
+    if isinstance(claim, Busy):
+        return claim
+    yield Query(
+        "INSERT INTO bloge_runs (id, thread_id, agent_id, status, input, usage, created_at, "
+        "updated_at, worker, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (run_id, thread_id, agent_id, RunStatus.RUNNING.value,
+         dumps([m.to_dict() for m in input]), "{}", now, now, worker, lease_until),
+    )
+    return claim
+
+
+def resume_run(*, run_id: str, thread_id: str, worker: str, lease_until: float,
+               now: float) -> Script[Claim | Busy]:
+    """Take the thread again for a run that stopped, and mark the run running."""
+    claim = yield from _claim(thread_id, run_id, lease_until, now)
+    if isinstance(claim, Busy):
+        return claim
+    yield Query(
+        "UPDATE bloge_runs SET status = ?, worker = ?, lease_until = ?, updated_at = ?, "
+        "finished_at = NULL, cancel_requested = 0 WHERE id = ?",
+        (RunStatus.RUNNING.value, worker, lease_until, now, run_id),
+    )
+    return claim
+
+
+def _claim(thread_id: str, run_id: str, lease_until: float, now: float) -> Script[Claim | Busy]:
+    taken = yield Query(
+        "UPDATE bloge_threads SET active_run_id = ?, lease_until = ?, updated_at = ? "
+        "WHERE id = ? AND (active_run_id IS NULL OR active_run_id = ? OR lease_until < ?)",
+        (run_id, lease_until, now, thread_id, run_id, now),
+    )
+    row = one((yield Query(
+        f"SELECT {MESSAGE_COUNT} + 1, view, active_run_id FROM bloge_threads WHERE id = ?",
+        (thread_id,),
+    )))
+    assert row is not None  # created above, or by the run being resumed
+    if taken.rowcount != 1:
+        return Busy(row[2])
+    return Claim(thread_id, int(row[0]), view_of(row[1]))
+
+
+def renew_lease(*, run_id: str, thread_id: str, worker: str, lease_until: float,
+                now: float) -> Script[bool | None]:
+    """Extend the run's lease; whether it was asked to cancel, or ``None`` when the run is no
+    longer this worker's (another took it over after the lease ran out)."""
+    renewed = yield Query(
+        "UPDATE bloge_runs SET lease_until = ? WHERE id = ? AND worker = ? AND status = ?",
+        (lease_until, run_id, worker, RunStatus.RUNNING.value),
+    )
+    if renewed.rowcount != 1:
+        return None
+    yield Query("UPDATE bloge_threads SET lease_until = ? WHERE id = ? AND active_run_id = ?",
+                (lease_until, thread_id, run_id))
+    row = one((yield Query("SELECT cancel_requested FROM bloge_runs WHERE id = ?", (run_id,))))
+    return bool(row and row[0])
+
+
+def request_cancel(*, run_id: str, now: float) -> Script[str | None]:
+    """Ask a running run to stop; a run nobody runs (queued, interrupted) is cancelled at once.
+    The status the run has now, or ``None`` when there is no such run."""
+    row = one((yield Query("SELECT status, lease_until, thread_id FROM bloge_runs WHERE id = ?",
+                           (run_id,))))
+    if row is None:
+        return None
+    status, lease, thread_id = row
+    if status != RunStatus.RUNNING.value and status != RunStatus.QUEUED.value:
+        return str(status)
+    if status == RunStatus.RUNNING.value and lease is not None and lease >= now:
+        yield Query("UPDATE bloge_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?",
+                    (now, run_id))
+        return str(status)
+    yield Query("UPDATE bloge_runs SET status = ?, exit_reason = ?, finished_at = ?, "
+                "updated_at = ? WHERE id = ?",
+                (RunStatus.CANCELLED.value, "cancelled", now, now, run_id))
+    yield Query("UPDATE bloge_threads SET active_run_id = NULL, lease_until = NULL "
+                "WHERE id = ? AND active_run_id = ?", (thread_id, run_id))
+    return RunStatus.CANCELLED.value
+
+
+def apply(batch: Sequence[ops.Op]) -> Script[None]:
+    """Every write of ``batch``, in order."""
+    for op in batch:
+        yield from _apply(op)
+
+
+def _apply(op: ops.Op) -> Script[None]:
+    match op:
+        case ops.AppendMessages(thread_id, messages, at):
+            if not messages:
+                return
+            yield Query(
+                "INSERT INTO bloge_messages (thread_id, seq, run_id, kind, body, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(thread_id, m.seq, m.run_id, m.kind, dumps(m.message.to_dict()), at)
+                 for m in messages], many=True)
+        case ops.AppendEvents(events):
+            if not events:
+                return
+            yield Query("INSERT INTO bloge_run_events (run_id, seq, last_seq, type, at, body) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", event_rows(events), many=True)
+        case ops.SaveCheckpoint(run_id, turn, view, usage, at):
+            yield Query(
+                "INSERT INTO bloge_checkpoints (run_id, turn, view, usage, created_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, turn) DO UPDATE SET "
+                "view = excluded.view, usage = excluded.usage, created_at = excluded.created_at",
+                (run_id, turn, view_json(view), dumps(dict(usage)), at))
+        case ops.DispatchToolCalls(run_id, turn, message_seq, calls, at):
+            yield Query(
+                "INSERT INTO bloge_tool_calls (run_id, turn, call_id, position, message_seq, "
+                "name, arguments, status, dispatched_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'dispatched', ?) "
+                "ON CONFLICT (run_id, turn, call_id) DO NOTHING",
+                [(run_id, turn, call_id, position, message_seq, name, arguments, at)
+                 for position, (call_id, name, arguments) in enumerate(calls)], many=True)
+        case ops.CompleteToolCall(run_id, turn, call_id, success, content, text_result, at):
+            yield Query(
+                "UPDATE bloge_tool_calls SET status = 'completed', success = ?, content = ?, "
+                "text_result = ?, completed_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
+                (int(success), content, int(text_result), at, run_id, turn, call_id))
+        case ops.UpdateRun(run_id, turns, usage, at):
+            yield Query("UPDATE bloge_runs SET turns = ?, usage = ?, updated_at = ? WHERE id = ?",
+                        (turns, dumps(dict(usage)), at, run_id))
+        case ops.FinishRun():
+            yield from _finish(op)
+        case _:
+            assert_never(op)
+
+
+def _finish(op: ops.FinishRun) -> Script[None]:
+    yield Query(
+        "UPDATE bloge_runs SET status = ?, exit_reason = ?, turns = ?, usage = ?, output = ?, "
+        "error = ?, finished_at = ?, updated_at = ?, lease_until = NULL WHERE id = ?",
+        (op.status.value, op.exit_reason, op.turns, dumps(dict(op.usage)),
+         None if op.output is None else dumps(op.output),
+         None if op.error is None else dumps(dict(op.error)), op.at, op.at, op.run_id))
+    if op.view is not None:
+        yield Query("UPDATE bloge_threads SET view = ? WHERE id = ?",
+                    (view_json(op.view), op.thread_id))
+    yield Query(
+        "UPDATE bloge_threads SET active_run_id = NULL, lease_until = NULL, last_run_id = ?, "
+        "updated_at = ? WHERE id = ? AND active_run_id = ?",
+        (op.run_id, op.at, op.thread_id, op.run_id))
+
+
+_PRUNED_RUNS = ("(status IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?) OR "
+                "(status = 'running' AND lease_until < ? AND updated_at < ?)")
+_PRUNED_THREADS = ("updated_at < ? AND active_run_id IS NULL AND NOT EXISTS "
+                   "(SELECT 1 FROM bloge_runs r WHERE r.thread_id = bloge_threads.id)")
+
+
+def prune(*, before: float) -> Script[tuple[int, int]]:
+    """Delete runs that ended (or were abandoned) before ``before``, with their events,
+    checkpoints and tool calls; then threads untouched since then that no run refers to.
+    Returns (runs deleted, threads deleted)."""
+    params = (before, before, before)
+    for table in ("bloge_run_events", "bloge_checkpoints", "bloge_tool_calls"):
+        yield Query(f"DELETE FROM {table} WHERE run_id IN "
+                    f"(SELECT id FROM bloge_runs WHERE {_PRUNED_RUNS})", params)
+    runs = yield Query(f"DELETE FROM bloge_runs WHERE {_PRUNED_RUNS}", params)
+    yield Query("DELETE FROM bloge_messages WHERE thread_id IN "
+                f"(SELECT id FROM bloge_threads WHERE {_PRUNED_THREADS})", (before,))
+    threads = yield Query(f"DELETE FROM bloge_threads WHERE {_PRUNED_THREADS}", (before,))
+    return runs.rowcount, threads.rowcount

@@ -1,0 +1,314 @@
+"""``Store``: threads, runs and their events, over one backend driver."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+
+from bloge.core.errors import BlogeUsageError
+from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
+from bloge.journal.redaction import Redactor
+from bloge.llm import LlmMessage
+from bloge.store import ops
+from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
+from bloge.store.records import (
+    Run,
+    RunEvent,
+    RunStatus,
+    Segment,
+    StoredMessage,
+    Thread,
+    ToolCallRecord,
+    TurnCheckpoint,
+)
+from bloge.store.sql import reads, schema, writes
+from bloge.store.sql.script import Script
+from bloge.store.sql.writes import Busy, Claim
+from bloge.store.urls import DEFAULT_URL, parse_store_url
+
+if TYPE_CHECKING:
+    from bloge.agent import AgentInput, AgentOutput
+    from bloge.agent.loop.engine import AgentEngine
+    from bloge.agent.loop.tools import ChunkSink
+    from bloge.core.context import OperatorContext
+
+T = TypeVar("T")
+
+#: How long a worker holds a run and its thread without renewing (seconds).
+DEFAULT_LEASE = 30.0
+
+
+class Driver(Protocol):
+    """Runs a script in one transaction (see :mod:`bloge.store.sql.script`)."""
+
+    dialect: str
+    display: str
+
+    async def run(self, script: Script[T], *, write: bool, blind: bool = False) -> T: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """What :meth:`Store.prune` deleted."""
+
+    runs: int
+    threads: int
+
+
+class Store:
+    """The run store: threads with their message logs, runs with their events, checkpoints
+    and tool-call ledgers. Open one with :func:`open_store`; close it with :meth:`aclose`
+    (or ``async with``).
+
+    The schema is created on first use and upgraded when ``auto_migrate`` is on; a database
+    written by a newer bloge is refused. Every failure is a :class:`StoreError` naming the
+    store (its URL, password masked).
+    """
+
+    def __init__(self, driver: Driver, *, auto_migrate: bool = True,
+                 lease: float = DEFAULT_LEASE, clock: Callable[[], float] = time.time,
+                 redact_keys: Iterable[str] = (), secrets: Iterable[str] = ()) -> None:
+        if lease <= 0:
+            raise BlogeUsageError(f"a store lease must be positive, got {lease!r}")
+        self._driver = driver
+        #: Redacts the runs' events and errors as the journal does its lines.
+        self.redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS,
+                                 text_keys=TEXT_FIELDS)
+        self._auto_migrate = auto_migrate
+        self._ready = False
+        self.lease = lease
+        self.clock = clock
+
+    @property
+    def url(self) -> str:
+        """The store's URL, password masked."""
+        return self._driver.display
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._driver.aclose()
+
+    # -- schema
+
+    async def migrate(self) -> tuple[int, int]:
+        """Bring the schema up to date; (version before, version after)."""
+        versions = await self._schema(apply=True)
+        self._ready = True
+        return versions
+
+    async def _schema(self, *, apply: bool) -> tuple[int, int]:
+        dialect = schema.POSTGRES if self._driver.dialect == "postgresql" else schema.SQLITE
+        try:
+            return await self._driver.run(schema.ensure(dialect, apply=apply), write=True)
+        except schema.SchemaTooNewError as exc:
+            raise StoreError(f"its schema (version {exc.found}) is newer than this bloge "
+                             f"understands (version {schema.VERSION}); upgrade bloge",
+                             store=self.url) from None
+        except schema.SchemaTooOldError as exc:
+            raise StoreError(f"its schema (version {exc.found}) is older than this bloge's "
+                             f"(version {schema.VERSION}); run bloge store migrate",
+                             store=self.url) from None
+
+    async def _run(self, script: Script[T], *, write: bool = False, blind: bool = False) -> T:
+        if not self._ready:
+            try:
+                await self._schema(apply=self._auto_migrate)
+            except BaseException:
+                script.close()
+                raise
+            self._ready = True
+        return await self._driver.run(script, write=write, blind=blind)
+
+    # -- threads
+
+    async def get_thread(self, thread_id: str) -> Thread:
+        """The thread; :class:`StoreNotFoundError` when there is none."""
+        found = await self._run(reads.get_thread(thread_id, now=self.clock()))
+        if found is None:
+            raise StoreNotFoundError(f"no thread {thread_id!r}", store=self.url)
+        return found
+
+    async def list_threads(self, *, limit: int = 50) -> list[Thread]:
+        """The most recently active threads first."""
+        return await self._run(reads.list_threads(limit=limit, now=self.clock()))
+
+    async def thread_messages(self, thread_id: str, *, after: int = 0,
+                              limit: int | None = None) -> list[StoredMessage]:
+        """The thread's log from message ``after + 1`` on (at most ``limit``)."""
+        thread = await self.get_thread(thread_id)
+        last = thread.message_count if limit is None else min(thread.message_count,
+                                                               after + limit)
+        if last <= after:
+            return []
+        return await self._run(reads.messages(thread_id, [(after + 1, last)]))
+
+    async def resolve_view(self, thread_id: str,
+                           view: Sequence[Segment]) -> list[StoredMessage | LlmMessage]:
+        """The messages a memory view refers to, in its order: those of the thread's log as
+        :class:`StoredMessage`, those held inline as they are."""
+        ranges = [segment for segment in view if isinstance(segment, tuple)]
+        stored = await self._run(reads.messages(thread_id, ranges)) if ranges else []
+        by_seq = {m.seq: m for m in stored}
+        found: list[StoredMessage | LlmMessage] = []
+        for segment in view:
+            if isinstance(segment, LlmMessage):
+                found.append(segment)
+                continue
+            for seq in range(segment[0], segment[1] + 1):
+                if seq not in by_seq:
+                    raise StoreError(f"thread {thread_id!r} has no message {seq}, which a "
+                                     "checkpoint refers to", store=self.url)
+                found.append(by_seq[seq])
+        return found
+
+    # -- runs
+
+    async def get_run(self, run_id: str) -> Run:
+        """The run; :class:`StoreNotFoundError` when there is none."""
+        found = await self._run(reads.get_run(run_id, now=self.clock()))
+        if found is None:
+            raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
+        return found
+
+    async def find_run(self, prefix: str) -> Run:
+        """The run whose id is, or uniquely starts with, ``prefix``."""
+        ids = await self._run(reads.run_ids_starting(prefix, limit=11))
+        if prefix in ids or len(ids) == 1:
+            return await self.get_run(prefix if prefix in ids else ids[0])
+        if not ids:
+            raise StoreNotFoundError(f"no run {prefix!r}", store=self.url)
+        shown = ", ".join(ids[:10])
+        raise BlogeUsageError(f"{prefix!r} is the start of several run ids; give more of it "
+                              f"(most recent first: {shown})")
+
+    async def list_runs(self, *, thread_id: str | None = None, status: RunStatus | None = None,
+                        limit: int = 50) -> list[Run]:
+        """Runs, newest first, of one thread and/or in one status."""
+        return await self._run(reads.list_runs(thread_id=thread_id, status=status, limit=limit,
+                                               now=self.clock()))
+
+    async def run_events(self, run_id: str, *, after: int = 0,
+                         limit: int = 100_000) -> list[RunEvent]:
+        """The run's events numbered above ``after``, in order."""
+        return await self._run(reads.events(run_id, after=after, limit=limit))
+
+    async def latest_checkpoint(self, run_id: str) -> TurnCheckpoint | None:
+        return await self._run(reads.latest_checkpoint(run_id))
+
+    async def tool_calls(self, run_id: str, turn: int) -> list[ToolCallRecord]:
+        """The ledger of one turn's tool calls, in the model's order."""
+        return await self._run(reads.tool_calls(run_id, turn))
+
+    async def cancel_run(self, run_id: str) -> Run:
+        """Ask the run to stop. A running run stops at its worker's next check (within a
+        lease period); a run that nobody runs any more is cancelled at once."""
+        status = await self._run(writes.request_cancel(run_id=run_id, now=self.clock()),
+                                 write=True)
+        if status is None:
+            raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
+        return await self.get_run(run_id)
+
+    async def prune(self, *, older_than: float) -> Pruned:
+        """Delete what ended more than ``older_than`` seconds ago (see :func:`writes.prune`)."""
+        runs, threads = await self._run(writes.prune(before=self.clock() - older_than),
+                                        write=True)
+        return Pruned(runs, threads)
+
+    # -- what a recorded run writes (see bloge.store.recorder)
+
+    async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
+                        input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
+                        worker: str) -> Claim:
+        now = self.clock()
+        claim = await self._run(writes.start_run(
+            run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+            metadata=metadata, worker=worker, lease_until=now + self.lease, now=now),
+            write=True)
+        return self._claimed(thread_id, claim)
+
+    async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
+        if run.status is RunStatus.RUNNING:
+            raise ThreadBusyError(run.thread_id, run.id, store=self.url)
+        now = self.clock()
+        claim = await self._run(writes.resume_run(
+            run_id=run.id, thread_id=run.thread_id, worker=worker,
+            lease_until=now + self.lease, now=now), write=True)
+        return self._claimed(run.thread_id, claim)
+
+    def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:
+        if isinstance(claim, Busy):
+            raise ThreadBusyError(thread_id, claim.run_id, store=self.url)
+        return claim
+
+    async def write(self, batch: Sequence[ops.Op]) -> None:
+        """Apply ``batch`` in one transaction."""
+        if batch:
+            await self._run(writes.apply(batch), write=True, blind=True)
+
+    async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
+                         *, thread_id: str | None, sink: ChunkSink | None,
+                         metadata: Mapping[str, Any] | None) -> AgentOutput:
+        """Run ``engine`` on ``input`` as a recorded run (what an operator's ``store=`` does)."""
+        from bloge.store.runs import record_run
+
+        return await record_run(self, engine, input, ctx, thread_id=thread_id, sink=sink,
+                                metadata=metadata)
+
+    async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
+                                  *, sink: ChunkSink | None) -> AgentOutput:
+        """Continue the recorded run ``run_id`` (what an operator's ``resume_run`` does)."""
+        from bloge.store.runs import resume_recorded_run
+
+        return await resume_recorded_run(self, engine, run_id, ctx, sink=sink)
+
+    async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
+        """Extend a run's lease: whether it was asked to cancel; ``None`` if it was lost."""
+        now = self.clock()
+        return await self._run(writes.renew_lease(
+            run_id=run_id, thread_id=thread_id, worker=worker, lease_until=now + self.lease,
+            now=now), write=True)
+
+
+def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,
+                     auto_migrate: bool = True, lease: float = DEFAULT_LEASE,
+                     busy_timeout: float = 5.0, redact_keys: Iterable[str] = (),
+                     secrets: Iterable[str] = ()) -> Store:
+    """The store at ``url``: ``memory://`` (gone when closed), ``sqlite:///path.db`` (relative
+    to ``base_dir``, default the working directory) or ``postgresql://user@host/db``
+    (``pip install 'bloge[postgres]'``; ``?schema=name`` picks the schema). Nothing is
+    opened until first use; a database that cannot be used fails then with a
+    :class:`StoreError`. ``busy_timeout`` is how long a SQLite write waits for another
+    process's lock, in seconds. A run's events and errors are redacted as the journal's lines
+    are: ``redact_keys`` adds sensitive names, ``secrets`` are values to hide (API keys)."""
+    parsed = parse_store_url(url, base_dir=base_dir)
+    driver: Driver
+    if parsed.scheme == "postgresql":
+        from bloge.store.sql.postgres import PostgresDriver
+
+        assert parsed.conninfo is not None
+        driver = PostgresDriver(parsed.conninfo, display=parsed.display,
+                                secrets=(parsed.password or "",),
+                                search_path=parsed.search_path,
+                                synchronous_commit=parsed.synchronous_commit)
+    else:
+        from bloge.store.sql.sqlite import SqliteDriver
+
+        driver = SqliteDriver(parsed.path or ":memory:", display=parsed.display,
+                              busy_timeout=busy_timeout)
+    return Store(driver, auto_migrate=auto_migrate, lease=lease, redact_keys=redact_keys,
+                 secrets=secrets)

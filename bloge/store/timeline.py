@@ -1,0 +1,32 @@
+"""A run's events as journal events: what ``bloge journal show`` and ``bloge runs show`` print,
+the same timeline whether the journal went to a file or to the store."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from typing import Any
+
+from bloge.journal import TimelineEntry, execution_timeline
+from bloge.store.records import RunEvent
+
+
+def journal_events(events: Iterable[RunEvent]) -> list[dict[str, Any]]:
+    """The listener callbacks among ``events``, in the journal's event form (``event``,
+    ``timestamp``, ``seq``, ``execution_id``, then the payload's fields). Stream chunks are
+    left out: the journal records callbacks."""
+    return [
+        {"event": event.type, "timestamp": _iso(event.at), "seq": event.seq,
+         "execution_id": event.run_id, **event.body}
+        for event in events if event.type.startswith("on_agent_")
+    ]
+
+
+def run_timeline(run_id: str, events: Iterable[RunEvent]) -> list[TimelineEntry]:
+    """The timeline of the run's callbacks."""
+    return execution_timeline(journal_events(events), run_id)
+
+
+def _iso(at: float) -> str:
+    moment = datetime.datetime.fromtimestamp(at, datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,177 @@
+"""``bloge runs list|show|resume|cancel``: the runs the store recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from bloge_container.cli.console import failure, out, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container, opened_store
+
+if TYPE_CHECKING:
+    from bloge.store import Run
+
+runs = typer.Typer(help="The runs the run store recorded.", no_args_is_help=True,
+                   rich_markup_mode=None)
+
+RunId = Annotated[str, typer.Argument(help="The run's id (a unique prefix is enough).",
+                                      show_default=False)]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+@runs.command("list")
+def list_runs(
+    thread: Annotated[str | None, typer.Option("--thread", help="Only the runs of this thread.",
+                                               show_default=False)] = None,
+    status: Annotated[str | None, typer.Option(
+        "--status", help="Only runs in this status: queued, running, succeeded, failed, "
+        "cancelled, interrupted.", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """The most recent runs first: id, status, agent, thread, turns, when, exit reason."""
+    with reported_errors():
+        from bloge.store import RunStatus
+
+        try:
+            wanted = None if status is None else RunStatus(status)
+        except ValueError:
+            known = ", ".join(s.value for s in RunStatus)
+            raise failure(f"no run status {status!r} (statuses: {known})") from None
+        store = opened_store(open_container(config, profile))
+        found = asyncio.run(_closing(store, store.list_runs(thread_id=thread, status=wanted,
+                                                            limit=limit)))
+        if as_json:
+            out.print(json.dumps([run_document(r) for r in found], indent=2, ensure_ascii=False),
+                      markup=False)
+            return
+        for run in found:
+            out.print(f"{run.id}  {run.status.value:<11} {run.agent_id:<16} thread {run.thread_id}"
+                      f"  {_count(run.turns, 'turn'):<8} {when(run.created_at)}"
+                      f"  {run.exit_reason or ''}".rstrip(), markup=False)
+        if not found:
+            out.print("no runs", markup=False)
+
+
+@runs.command("show")
+def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None,
+         profile: ProfileOption = None) -> None:
+    """One run: its status, answer or error, usage, and the timeline of its callbacks."""
+    with reported_errors():
+        from bloge.journal import render_timeline
+        from bloge.store.timeline import run_timeline
+
+        store = opened_store(open_container(config, profile))
+
+        async def read() -> tuple[Run, Any]:
+            run = await store.find_run(run_id)
+            return run, await store.run_events(run.id)
+
+        run, events = asyncio.run(_closing(store, read()))
+        if as_json:
+            document = {**run_document(run), "events": [
+                {"seq": e.seq, "type": e.type, "at": e.at, **e.body} for e in events]}
+            out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
+            return
+        for line in _summary(run):
+            out.print(line, markup=False)
+        timeline = run_timeline(run.id, events) if events else []
+        for line in render_timeline(timeline):
+            out.print(line, markup=False)
+
+
+@runs.command("resume")
+def resume(
+    run_id: RunId,
+    max_turns: Annotated[int | None, typer.Option(
+        "--max-turns", min=1, help="Give the agent more turns (after max_turns).",
+        show_default=False)] = None,
+    stream: Annotated[bool, typer.Option("--stream", help="Show the answer's tokens live.")
+                      ] = False,
+    as_json: JsonOption = False,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Continue a run that stopped — interrupted, failed, cancelled or out of turns — from its
+    last completed step. Tool calls whose results were recorded are not run again."""
+    from bloge_container.cli.failures import Invocation
+    from bloge_container.cli.run import Start, run_agent
+
+    with reported_errors():
+        container = open_container(config, profile)
+        store = opened_store(container)
+        run = asyncio.run(store.find_run(run_id))
+        agents = container.agents()
+        if run.agent_id not in agents:
+            raise failure(f"run {run.id} is a run of agent {run.agent_id!r}, which "
+                          "bloge.agents.dsl-locations no longer declares")
+        invocation = Invocation(run.agent_id, None, max_turns, config, profile)
+        run_agent(container, agents[run.agent_id].definition, Start(run_id=run.id), invocation,
+                  stream=stream, as_json=as_json)
+
+
+@runs.command("cancel")
+def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = None) -> None:
+    """Stop a run: a running one stops at its worker's next check; one nobody runs any more
+    (interrupted) is cancelled at once."""
+    with reported_errors():
+        store = opened_store(open_container(config, profile))
+
+        async def cancelled() -> Run:
+            run = await store.find_run(run_id)
+            return await store.cancel_run(run.id)
+
+        run = asyncio.run(_closing(store, cancelled()))
+        if run.cancel_requested and run.status.value == "running":
+            out.print(f"run {run.id}: asked to stop; its worker stops it within "
+                      f"{store.lease:g} s", markup=False)
+        else:
+            out.print(f"run {run.id}: {run.status.value}", markup=False)
+
+
+async def _closing(store: Any, work: Any) -> Any:
+    try:
+        return await work
+    finally:
+        await store.aclose()
+
+
+def run_document(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id, "thread_id": run.thread_id, "agent_id": run.agent_id,
+        "status": run.status.value, "exit_reason": run.exit_reason, "turns": run.turns,
+        "usage": run.usage.to_dict(), "created_at": run.created_at,
+        "finished_at": run.finished_at, "output": run.output,
+        "error": None if run.error is None else {"type": run.error.type,
+                                                 "message": run.error.message},
+        "input": [m.to_dict() for m in run.input], "events": run.event_count,
+    }
+
+
+def _summary(run: Run) -> list[str]:
+    lines = [f"run {run.id} · agent {run.agent_id} · thread {run.thread_id}",
+             f"  status {run.status.value}"
+             + (f", exit {run.exit_reason}" if run.exit_reason else "")
+             + f" · {_count(run.turns, 'turn')} · {run.usage.llm_calls} model calls, "
+             f"{run.usage.total_tokens} tokens",
+             f"  started {when(run.created_at)}"
+             + (f", ended {when(run.finished_at)}" if run.finished_at else "")]
+    if run.error is not None:
+        lines.append(f"  error {run.error.type}: {run.error.message}")
+    if run.output is not None:
+        lines.append(f"  answer {run.output.get('content', '')}")
+    return lines
+
+
+def when(at: float) -> str:
+    return datetime.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _count(value: int, noun: str) -> str:
+    return f"{value} {noun}" if value == 1 else f"{value} {noun}s"

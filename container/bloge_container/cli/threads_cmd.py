@@ -1,0 +1,100 @@
+"""``bloge threads list|show``: the conversations the store keeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from bloge_container.cli.console import out, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container, opened_store
+from bloge_container.cli.runs_cmd import when
+
+if TYPE_CHECKING:
+    from bloge.store import StoredMessage, Thread
+
+threads = typer.Typer(help="The conversations the run store keeps.", no_args_is_help=True,
+                      rich_markup_mode=None)
+
+#: How much of a message `threads show` prints on its line.
+SHOWN = 200
+
+
+@threads.command("list")
+def list_threads(
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """The most recently active threads first: id, agent, messages, last active."""
+    with reported_errors():
+        store = opened_store(open_container(config, profile))
+
+        async def read() -> list[Thread]:
+            try:
+                return await store.list_threads(limit=limit)
+            finally:
+                await store.aclose()
+
+        found = asyncio.run(read())
+        if as_json:
+            out.print(json.dumps([_document(t) for t in found], indent=2, ensure_ascii=False),
+                      markup=False)
+            return
+        for thread in found:
+            busy = f"  running {thread.active_run_id}" if thread.active_run_id else ""
+            out.print(f"{thread.id}  {thread.agent_id or '-':<16} "
+                      f"{thread.message_count:>5} messages  {when(thread.updated_at)}{busy}",
+                      markup=False)
+        if not found:
+            out.print("no threads", markup=False)
+
+
+@threads.command("show")
+def show(
+    thread_id: Annotated[str, typer.Argument(help="The thread's id.", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """A thread's messages in order: number, role, text (tool calls and results too)."""
+    with reported_errors():
+        store = opened_store(open_container(config, profile))
+
+        async def read() -> tuple[Thread, list[StoredMessage]]:
+            try:
+                return (await store.get_thread(thread_id),
+                        await store.thread_messages(thread_id))
+            finally:
+                await store.aclose()
+
+        thread, messages = asyncio.run(read())
+        if as_json:
+            document = {**_document(thread), "messages": [
+                {"seq": m.seq, "run_id": m.run_id, **m.message.to_dict()} for m in messages]}
+            out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
+            return
+        out.print(f"thread {thread.id} · {thread.message_count} messages", markup=False)
+        for stored in messages:
+            out.print(f"{stored.seq:>5}  {_line(stored)}", markup=False)
+
+
+def _line(stored: StoredMessage) -> str:
+    message = stored.message
+    text = " ".join(message.content.split())
+    if message.tool_calls:
+        calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
+        text = f"{text} → {calls}".strip(" →") if text else f"→ {calls}"
+    if message.role == "tool":
+        text = f"[{message.tool_call_id}{' error' if message.is_error else ''}] {text}"
+    return f"{message.role:<9} {text if len(text) <= SHOWN else text[:SHOWN - 1] + '…'}"
+
+
+def _document(thread: Thread) -> dict[str, Any]:
+    return {"id": thread.id, "agent_id": thread.agent_id, "messages": thread.message_count,
+            "created_at": thread.created_at, "updated_at": thread.updated_at,
+            "metadata": dict(thread.metadata), "active_run_id": thread.active_run_id,
+            "last_run_id": thread.last_run_id}

@@ -1,0 +1,47 @@
+"""The run store: on unless ``bloge.store.enabled`` is false (on-property), a SQLite file
+under the project by default."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Literal
+
+from bloge_config import BlogeSettings
+from bloge_container.components import ProjectDir, secret_values
+from bloge_container.errors import ConfigurationError
+from bloge_container.report import ConditionsReport
+
+COMPONENT = "RunStore"
+
+
+def run_store(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
+              closables: list[Any]) -> Any:
+    """The store the settings ask for, or ``None`` (with the reason in the report)."""
+    section = settings.store
+    if not section.enabled:
+        report.record(COMPONENT, registered=False, kind="on-property",
+                      reason="bloge.store.enabled is false: runs are not recorded")
+        return None
+    from bloge.store import masked, open_store
+
+    if section.url.startswith("postgres") and importlib.util.find_spec("psycopg") is None:
+        raise ConfigurationError(
+            f"bloge.store.url is {masked(section.url)!r}, a PostgreSQL store, but psycopg is "
+            "not installed: pip install 'bloge[postgres]'")
+    store = open_store(section.url, base_dir=project.path, auto_migrate=section.auto_migrate,
+                       lease=section.lease, busy_timeout=section.busy_timeout,
+                       redact_keys=settings.event_journal.redact_keys,
+                       secrets=secret_values(settings))
+    closables.append(store)
+    report.record(COMPONENT, registered=True, kind="on-property",
+                  reason=f"bloge.store.url is {store.url}; every run is recorded there")
+    return store
+
+
+def journal_sink(settings: BlogeSettings) -> Literal["store", "file", "stdout"]:
+    """Where the journal goes: ``bloge.event-journal.sink``, else the store while it is
+    enabled, else the file."""
+    sink = settings.event_journal.sink
+    if sink is not None:
+        return sink
+    return "store" if settings.store.enabled else "file"

@@ -1,0 +1,105 @@
+"""The run store from the command line: every run recorded, threads continued, runs listed,
+shown, resumed and cancelled, the store migrated and pruned."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.cli.conftest import bloge
+
+QUESTION = "How do I reset my password?"
+
+
+def recorded(stderr: str) -> tuple[str, str]:
+    found = re.search(r"run (\w+) on thread (\w+)", stderr)
+    assert found is not None, stderr
+    return found[1], found[2]
+
+
+def test_every_run_is_recorded_and_listed(app: Path) -> None:
+    run = bloge("run", "customerSupport", QUESTION, cwd=app)
+    run_id, _ = recorded(run.stderr)
+    listed = bloge("runs", "list", cwd=app)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith(f"{run_id}  succeeded")
+
+
+def test_runs_show_prints_the_answer_and_the_timeline(app: Path) -> None:
+    run_id, _ = recorded(bloge("run", "customerSupport", QUESTION, cwd=app).stderr)
+    shown = bloge("runs", "show", run_id[:8], cwd=app)
+    assert shown.returncode == 0, shown.stderr
+    assert "answer KB-RESET-001" in shown.stdout
+    assert f"execution {run_id} · customerSupport · 7 events" in shown.stdout
+    assert "exit stop after 2 turns" in shown.stdout.splitlines()[-1]
+
+
+def test_a_new_thread_is_continued_by_its_id(app: Path) -> None:
+    first = bloge("run", "customerSupport", QUESTION, "--thread", "new", cwd=app)
+    _, thread_id = recorded(first.stderr)
+    assert f"continue it with --thread {thread_id}" in first.stderr
+    second = bloge("run", "customerSupport", "And where do I confirm it?", "--thread",
+                   thread_id, cwd=app)
+    assert second.returncode == 0, second.stderr
+    shown = bloge("threads", "show", thread_id, "--json", cwd=app)
+    users = [m["content"] for m in json.loads(shown.stdout)["messages"] if m["role"] == "user"]
+    assert users == [QUESTION, "And where do I confirm it?"]
+
+
+def test_a_run_out_of_turns_resumes_by_its_id_with_more_turns(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--max-turns", "1", "--json", cwd=app)
+    assert failed.returncode == 1
+    document = json.loads(failed.stdout)
+    assert document["resume_run_command"] == (
+        f"bloge runs resume {document['run_id']} --max-turns 2")
+    resumed = bloge("runs", "resume", document["run_id"], "--max-turns", "2", cwd=app)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+    status = json.loads(bloge("runs", "list", "--json", cwd=app).stdout)[0]["status"]
+    assert status == "succeeded"
+
+
+def test_cancelling_a_finished_run_says_how_it_ended(app: Path) -> None:
+    run_id, _ = recorded(bloge("run", "customerSupport", QUESTION, cwd=app).stderr)
+    cancelled = bloge("runs", "cancel", run_id, cwd=app)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert cancelled.stdout.strip() == f"run {run_id}: succeeded"
+
+
+def test_an_unknown_run_is_a_usage_error_naming_it(app: Path) -> None:
+    shown = bloge("runs", "show", "nosuchrun", cwd=app)
+    assert shown.returncode == 2
+    assert "no run 'nosuchrun'" in shown.stderr
+    assert "Traceback" not in shown.stderr
+
+
+def test_store_migrate_and_prune(app: Path) -> None:
+    migrated = bloge("store", "migrate", cwd=app)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "schema version 1" in migrated.stdout
+    bloge("run", "customerSupport", QUESTION, cwd=app)
+    pruned = bloge("store", "prune", "--older-than", "0s", cwd=app)
+    assert pruned.returncode == 0, pruned.stderr
+    assert "deleted 1 runs and 1 threads" in pruned.stdout
+    assert bloge("store", "prune", "--older-than", "soon", cwd=app).returncode == 2
+
+
+def test_a_store_file_that_is_not_a_database_is_named_without_a_traceback(app: Path) -> None:
+    (app / "var").mkdir()
+    (app / "var" / "bloge.db").write_text("my notes, not a database\n" * 200)
+    run = bloge("run", "customerSupport", QUESTION, cwd=app)
+    assert run.returncode == 2
+    assert "run store sqlite:///var/bloge.db" in run.stderr
+    assert "not a SQLite database" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_with_the_store_off_runs_are_not_recorded(app: Path) -> None:
+    run = bloge("run", "customerSupport", QUESTION, cwd=app, env={"BLOGE_STORE__ENABLED": "false"})
+    assert run.returncode == 0, run.stderr
+    assert "on thread" not in run.stderr
+    assert not (app / "var" / "bloge.db").exists()
+    listed = bloge("runs", "list", cwd=app, env={"BLOGE_STORE__ENABLED": "false"})
+    assert listed.returncode == 2
+    assert "the run store is off" in listed.stderr

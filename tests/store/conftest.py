@@ -1,0 +1,75 @@
+"""Every store test runs against every backend: memory, a SQLite file, and a real PostgreSQL
+(``BLOGE_TEST_POSTGRES_DSN``, default the local server), each in a fresh database."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from bloge.store import Store, open_store
+
+POSTGRES_DSN = os.environ.get("BLOGE_TEST_POSTGRES_DSN",
+                              "postgresql://postgres@127.0.0.1:5432/test")
+REQUIRED = os.environ.get("BLOGE_REQUIRE_SERVICES") == "1"
+
+
+def postgres_or_skip() -> None:
+    """Skip (fail, in CI) when PostgreSQL is not there to test against."""
+    try:
+        import psycopg
+    except ImportError:
+        reason = "psycopg is not installed (pip install -e '.[postgres]')"
+    else:
+        try:
+            psycopg.connect(POSTGRES_DSN, connect_timeout=3).close()
+            return
+        except psycopg.OperationalError as exc:
+            reason = f"PostgreSQL is not reachable at {POSTGRES_DSN}: {exc}"
+    if REQUIRED:
+        pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def postgres_schema() -> Iterator[str]:
+    """A fresh schema in the test database, dropped afterwards."""
+    postgres_or_skip()
+    import psycopg
+
+    name = f"bloge_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA "{name}"')
+    yield name
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
+        connection.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+def _url(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if kind == "memory":
+        return "memory://"
+    if kind == "sqlite":
+        return f"sqlite:///{tmp_path / 'bloge.db'}"
+    schema = request.getfixturevalue("postgres_schema")
+    return f"{POSTGRES_DSN}?schema={schema}"
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return _url(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def durable_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store that outlives the process that wrote it."""
+    return _url(request.param, request, tmp_path)
+
+
+@pytest.fixture
+async def store(store_url: str) -> AsyncIterator[Store]:
+    opened = open_store(store_url)
+    yield opened
+    await opened.aclose()

@@ -1,0 +1,203 @@
+"""The store's contract, the same for every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from bloge.llm import LlmMessage
+from bloge.store import RunStatus, Store, StoreError, ThreadBusyError
+from bloge.store.ops import (
+    AppendEvents,
+    AppendMessages,
+    CompleteToolCall,
+    DispatchToolCalls,
+    FinishRun,
+    SaveCheckpoint,
+)
+from bloge.store.records import RunEvent, StoredMessage
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(store: Store) -> Clock:
+    fake = Clock()
+    store.clock = fake
+    return fake
+
+
+async def start(store: Store, run_id: str = "run-1", thread_id: str = "thread-1",
+                worker: str = "worker-a"):
+    return await store.start_run(run_id=run_id, thread_id=thread_id, agent_id="support",
+                                 input=[LlmMessage.user("hi")], metadata={"user": "ada"},
+                                 worker=worker)
+
+
+def stored(thread: str, seq: int, text: str, run: str = "run-1") -> StoredMessage:
+    return StoredMessage(thread, seq, LlmMessage.user(text), run)
+
+
+def finish(run_id: str = "run-1", thread_id: str = "thread-1", *, at: float = 1_001.0,
+           view=None, status: RunStatus = RunStatus.SUCCEEDED) -> FinishRun:
+    return FinishRun(run_id, thread_id, status, "stop", 1, {"llm_calls": 1}, {"content": "ok"},
+                     None, view, at)
+
+
+async def test_a_first_run_creates_its_thread_and_holds_it(store: Store, clock: Clock) -> None:
+    claim = await start(store)
+    thread = await store.get_thread("thread-1")
+    assert (claim.next_seq, claim.view) == (1, None)
+    assert thread.active_run_id == "run-1"
+    assert thread.metadata == {"user": "ada"}
+    assert (await store.get_run("run-1")).status is RunStatus.RUNNING
+
+
+async def test_a_second_run_on_a_busy_thread_is_refused_naming_the_running_run(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    with pytest.raises(ThreadBusyError) as refused:
+        await start(store, run_id="run-2")
+    assert refused.value.run_id == "run-1"
+    assert "run-1" in str(refused.value)
+
+
+async def test_a_dead_workers_thread_is_free_once_its_lease_expires(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    clock.now += store.lease + 1
+    assert (await store.get_run("run-1")).status is RunStatus.INTERRUPTED
+    await start(store, run_id="run-2")
+    assert (await store.get_thread("thread-1")).active_run_id == "run-2"
+
+
+async def test_messages_come_back_in_order_by_range_and_view(store: Store, clock: Clock) -> None:
+    await start(store)
+    await store.write([AppendMessages("thread-1", tuple(
+        stored("thread-1", seq, f"m{seq}") for seq in range(1, 6)), clock.now)])
+    assert [m.message.content for m in await store.thread_messages("thread-1", after=2)] == [
+        "m3", "m4", "m5"]
+    summary = LlmMessage.system("summary of m2-m3")
+    view = await store.resolve_view("thread-1", [(1, 1), summary, (4, 5)])
+    assert [m.message.content if isinstance(m, StoredMessage) else m.content
+            for m in view] == ["m1", "summary of m2-m3", "m4", "m5"]
+    assert (await store.get_thread("thread-1")).message_count == 5
+
+
+async def test_tokens_are_stored_together_and_read_back_one_event_each(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    tokens = [RunEvent("run-1", seq, "token", clock.now, {"text": f"t{seq}", "turn": 1})
+              for seq in range(1, 6)]
+    done = RunEvent("run-1", 6, "done", clock.now, {"content": "t1t2t3t4t5"})
+    await store.write([AppendEvents((*tokens, done))])
+    events = await store.run_events("run-1", after=3)
+    assert [(e.seq, e.type) for e in events] == [(4, "token"), (5, "token"), (6, "done")]
+    assert events[0].body == {"text": "t4", "turn": 1}
+    assert (await store.get_run("run-1")).event_count == 6
+
+
+async def test_a_finished_run_frees_its_thread_and_leaves_its_view_to_the_next(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    await store.write([finish(view=((1, 2),))])
+    run = await store.get_run("run-1")
+    assert (run.status, run.output, run.exit_reason) == (RunStatus.SUCCEEDED, {"content": "ok"},
+                                                         "stop")
+    claim = await start(store, run_id="run-2")
+    assert claim.view == ((1, 2),)
+
+
+async def test_cancelling_a_running_run_flags_it_for_its_worker(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    assert (await store.cancel_run("run-1")).cancel_requested
+    assert await store.renew_lease(run_id="run-1", thread_id="thread-1",
+                                   worker="worker-a") is True
+
+
+async def test_cancelling_an_interrupted_run_cancels_it_at_once(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    clock.now += store.lease + 1
+    cancelled = await store.cancel_run("run-1")
+    assert cancelled.status is RunStatus.CANCELLED
+    assert (await store.get_thread("thread-1")).active_run_id is None
+
+
+async def test_a_lease_taken_over_by_another_worker_is_lost(store: Store, clock: Clock) -> None:
+    await start(store)
+    clock.now += store.lease + 1
+    run = await store.get_run("run-1")
+    await store.reclaim_run(run, worker="worker-b")
+    assert await store.renew_lease(run_id="run-1", thread_id="thread-1",
+                                   worker="worker-a") is None
+
+
+async def test_the_tool_ledger_records_dispatch_then_completion(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    calls = (("call-1", "search", '{"q": "a"}'), ("call-2", "ticket", "{}"))
+    await store.write([DispatchToolCalls("run-1", 1, 4, calls, clock.now),
+                       CompleteToolCall("run-1", 1, "call-2", True, '{"id": 7}', False,
+                                        clock.now)])
+    ledger = await store.tool_calls("run-1", 1)
+    assert [(c.call_id, c.status, c.success) for c in ledger] == [
+        ("call-1", "dispatched", None), ("call-2", "completed", True)]
+    assert ledger[1].idempotency_key == "run-1:1:call-2"
+
+
+async def test_the_latest_checkpoint_is_the_last_turns(store: Store, clock: Clock) -> None:
+    await start(store)
+    await store.write([SaveCheckpoint("run-1", 1, ((1, 3),), {"llm_calls": 1}, clock.now),
+                       SaveCheckpoint("run-1", 2, ((1, 5),), {"llm_calls": 2}, clock.now)])
+    checkpoint = await store.latest_checkpoint("run-1")
+    assert checkpoint is not None
+    assert (checkpoint.turn, checkpoint.view, checkpoint.usage.llm_calls) == (2, ((1, 5),), 2)
+
+
+async def test_a_failing_batch_writes_nothing(store: Store, clock: Clock) -> None:
+    await start(store)
+    await store.write([AppendMessages("thread-1", (stored("thread-1", 1, "first"),), clock.now)])
+    with pytest.raises(StoreError):
+        await store.write([
+            SaveCheckpoint("run-1", 1, ((1, 1),), {}, clock.now),
+            AppendMessages("thread-1", (stored("thread-1", 1, "again"),), clock.now),
+        ])
+    assert await store.latest_checkpoint("run-1") is None
+
+
+async def test_prune_deletes_what_ended_long_ago_and_keeps_the_rest(
+        store: Store, clock: Clock) -> None:
+    await start(store, run_id="old", thread_id="old-thread")
+    await store.write([finish("old", "old-thread", at=clock.now)])
+    clock.now += 40 * 86400
+    await start(store, run_id="recent", thread_id="new-thread")
+    pruned = await store.prune(older_than=30 * 86400)
+    assert (pruned.runs, pruned.threads) == (1, 1)
+    assert [run.id for run in await store.list_runs()] == ["recent"]
+    assert [thread.id for thread in await store.list_threads()] == ["new-thread"]
+
+
+async def test_runs_are_found_by_a_unique_prefix(store: Store, clock: Clock) -> None:
+    await start(store, run_id="abc123", thread_id="t1")
+    await start(store, run_id="abd456", thread_id="t2")
+    assert (await store.find_run("abc")).id == "abc123"
+    with pytest.raises(Exception, match="several run ids"):
+        await store.find_run("ab")
+
+
+async def test_runs_list_by_thread_and_status(store: Store, clock: Clock) -> None:
+    await start(store, run_id="r1", thread_id="t1")
+    await store.write([finish("r1", "t1")])
+    clock.now += 1
+    await start(store, run_id="r2", thread_id="t1")
+    await start(store, run_id="r3", thread_id="t2")
+    assert [r.id for r in await store.list_runs(thread_id="t1")] == ["r2", "r1"]
+    assert {r.id for r in await store.list_runs(status=RunStatus.RUNNING)} == {"r2", "r3"}
+    assert [r.id for r in await store.list_runs(status=RunStatus.SUCCEEDED)] == ["r1"]

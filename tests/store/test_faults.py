@@ -1,0 +1,90 @@
+"""A store that cannot be used fails with a StoreError that names it and says what to do."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bloge.core.errors import BlogeUsageError
+from bloge.store import StoreError, open_store
+from bloge.store.sql.schema import VERSION
+from tests.store.conftest import POSTGRES_DSN, postgres_or_skip
+
+
+async def test_a_file_that_is_not_sqlite_is_named_with_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "bloge.db"
+    path.write_text("these are my notes, not a database\n" * 100)
+    store = open_store(f"sqlite:///{path}")
+    with pytest.raises(StoreError, match="not a SQLite database") as failure:
+        await store.list_runs()
+    assert str(path) in str(failure.value)
+    await store.aclose()
+    assert path.read_text().startswith("these are my notes")
+
+
+async def test_a_locked_database_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "bloge.db"
+    store = open_store(f"sqlite:///{path}", busy_timeout=0.05)
+    await store.migrate()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked by another process"):
+            await store.prune(older_than=0)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        await store.aclose()
+
+
+async def test_a_database_path_under_a_file_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    store = open_store(f"sqlite:///{tmp_path / 'file' / 'bloge.db'}")
+    with pytest.raises(StoreError, match="cannot create the folder"):
+        await store.list_threads()
+    await store.aclose()
+
+
+async def test_a_schema_newer_than_the_code_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bloge.db"
+    store = open_store(f"sqlite:///{path}")
+    await store.migrate()
+    await store.aclose()
+    with sqlite3.connect(path) as connection:
+        connection.execute("INSERT INTO bloge_schema (version) VALUES (?)", (VERSION + 1,))
+    newer = open_store(f"sqlite:///{path}")
+    with pytest.raises(StoreError, match=f"version {VERSION + 1}.*upgrade bloge"):
+        await newer.list_runs()
+    await newer.aclose()
+
+
+async def test_migrate_reports_the_versions(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}", auto_migrate=False)
+    assert await store.migrate() == (0, VERSION)
+    assert await store.migrate() == (VERSION, VERSION)
+    await store.aclose()
+
+
+async def test_an_unknown_scheme_is_a_usage_error() -> None:
+    with pytest.raises(BlogeUsageError, match="unknown scheme 'mysql'"):
+        open_store("mysql://root:hunter2@localhost/db")
+
+
+async def test_postgres_down_is_named_with_the_password_masked() -> None:
+    store = open_store("postgresql://postgres:hunter2@127.0.0.1:1/test")
+    with pytest.raises(StoreError, match="cannot reach the database") as failure:
+        await store.list_runs()
+    assert "hunter2" not in str(failure.value)
+    assert "postgres:****@127.0.0.1:1" in str(failure.value)
+    await store.aclose()
+
+
+async def test_a_missing_postgres_database_is_a_store_error() -> None:
+    postgres_or_skip()
+    url = POSTGRES_DSN.rsplit("/", 1)[0] + "/bloge_no_such_database"
+    store = open_store(url)
+    with pytest.raises(StoreError, match="bloge_no_such_database"):
+        await store.list_runs()
+    await store.aclose()

@@ -1,0 +1,288 @@
+"""Agents with a store: recorded runs, threads that carry memory, resuming where a run
+stopped. Every test runs on every backend."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bloge import (
+    AgentDslCompiler,
+    AgentLoopOperator,
+    AgentRunError,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    MaxTurnsExceededError,
+    OperatorContext,
+    OperatorRegistry,
+    StreamingAgentLoopOperator,
+)
+from bloge.core.errors import ProviderError
+from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
+from bloge.store import RunStatus, Store, ThreadBusyError
+
+AGENT = """
+agent helper {
+  model = "gpt-4o"
+  system_prompt = "Be brief."
+  max_turns = 4
+  memory = %s
+  tool lookup : Lookup { input { q = tool_args.q } }
+  tool ship : Ship { input { item = tool_args.item } }
+}
+"""
+
+
+def model_calling(*script: list[ToolCall] | str):
+    """A model that answers each call with the next step of ``script``: tool calls or text."""
+    steps = list(script)
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        step = steps.pop(0)
+        if isinstance(step, str):
+            return LlmResponse(step)
+        return LlmResponse("", "tool_calls", tool_calls=tuple(step))
+
+    return FunctionProvider(answer)
+
+
+class Tools:
+    """Counts every call, so that a test can tell a tool ran again."""
+
+    def __init__(self) -> None:
+        self.lookups: list[str] = []
+        self.shipped: list[str | None] = []
+
+    def lookup(self, input: dict) -> dict:
+        self.lookups.append(input["q"])
+        return {"found": input["q"].upper()}
+
+    def ship(self, input: dict, ctx: OperatorContext) -> str:
+        self.shipped.append(ctx.idempotency_key)
+        return f"shipped {input['item']}"
+
+
+def agent(store: Store, provider: FunctionProvider, tools: Tools, *, memory: str = "full()",
+          max_turns: int = 4, streaming: bool = False):
+    chat = LlmStreamingChatOperator(provider) if streaming else LlmChatOperator(provider)
+    registry = (OperatorRegistry.builder()
+                .register("Lookup", tools.lookup).register("Ship", tools.ship)
+                .register("llmStreamingChat" if streaming else "llmChat", chat).build())
+    source = (AGENT % memory).replace("max_turns = 4", f"max_turns = {max_turns}")
+    definition = AgentDslCompiler(registry).compile(source)
+    kind = StreamingAgentLoopOperator if streaming else AgentLoopOperator
+    return kind("helper", definition, registry, store=store)
+
+
+def lookup(q: str, call_id: str = "c1") -> ToolCall:
+    return ToolCall(call_id, "lookup", f'{{"q": "{q}"}}')
+
+
+def ship(item: str, call_id: str = "c2") -> ToolCall:
+    return ToolCall(call_id, "ship", f'{{"item": "{item}"}}')
+
+
+async def test_a_recorded_run_names_its_run_and_thread(store: Store) -> None:
+    tools = Tools()
+    output = await agent(store, model_calling([lookup("kb")], "Done."), tools).aexecute("Hi")
+    run = await store.get_run(output.run_id)
+    assert (run.status, run.thread_id, run.exit_reason) == (RunStatus.SUCCEEDED,
+                                                            output.thread_id, "stop")
+    assert run.output is not None
+    assert run.output["content"] == "Done."
+    assert run.turns == 2
+
+
+async def test_the_thread_holds_the_transcript_once(store: Store) -> None:
+    output = await agent(store, model_calling([lookup("kb")], "Done."), Tools()).aexecute("Hi")
+    stored = await store.thread_messages(output.thread_id)
+    assert [m.message for m in stored] == list(output.messages)
+    assert [m.seq for m in stored] == [1, 2, 3, 4, 5]
+
+
+async def test_a_runs_events_are_its_callbacks_numbered_in_order_then_done(store: Store) -> None:
+    output = await agent(store, model_calling([lookup("kb")], "Done."), Tools()).aexecute("Hi")
+    events = await store.run_events(output.run_id)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [e.type for e in events] == [
+        "on_agent_turn_started", "on_agent_llm_called", "on_agent_tool_dispatched",
+        "on_agent_tool_completed", "on_agent_turn_started", "on_agent_llm_called",
+        "on_agent_loop_exited", "done"]
+    assert events[-1].body["content"] == "Done."
+
+
+async def test_a_second_run_on_a_thread_sees_the_first_runs_conversation(store: Store) -> None:
+    provider = model_calling("Nice to meet you, Ada.", "You are Ada.")
+    helper = agent(store, provider, Tools())
+    first = await helper.aexecute("I am Ada.", thread_id="chat-1")
+    second = await helper.aexecute("Who am I?", thread_id="chat-1")
+    seen = [m.content for m in provider.requests[1].messages]
+    assert seen == ["Be brief.", "I am Ada.", "Nice to meet you, Ada.", "Who am I?"]
+    assert (first.thread_id, second.thread_id) == ("chat-1", "chat-1")
+    assert (await store.get_thread("chat-1")).message_count == 5
+
+
+async def test_a_windowed_run_on_a_long_thread_sees_only_its_window(store: Store) -> None:
+    provider = FunctionProvider(lambda request: LlmResponse(f"reply {len(request.messages)}"))
+    helper = agent(store, provider, Tools(), memory="sliding_window(4)")
+    for turn in range(6):
+        await helper.aexecute(f"message {turn}", thread_id="long")
+    last = provider.requests[-1].messages
+    assert last[0].content == "Be brief."
+    assert len(last) <= 5
+    assert last[-1].content == "message 5"
+
+
+async def test_a_failed_run_resumes_without_running_its_tools_again(store: Store) -> None:
+    answers: list[object] = [[lookup("kb")], ProviderError("overloaded", provider="fake"),
+                             "Found it."]
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        step = answers.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        return LlmResponse(step) if isinstance(step, str) else LlmResponse(
+            "", "tool_calls", tool_calls=tuple(step))
+
+    tools = Tools()
+    helper = agent(store, FunctionProvider(answer), tools)
+    with pytest.raises(AgentRunError):
+        await helper.aexecute("Find kb")
+    (failed,) = await store.list_runs()
+    assert (failed.status, failed.error.type) == (RunStatus.FAILED, "ProviderError")
+    output = await helper.aresume_run(failed.id)
+    assert output.content == "Found it."
+    assert tools.lookups == ["kb"]
+    assert (await store.get_run(failed.id)).status is RunStatus.SUCCEEDED
+
+
+async def test_a_run_out_of_turns_resumes_with_a_higher_cap(store: Store) -> None:
+    provider = model_calling([lookup("a")], [lookup("b")], "Both found.")
+    tools = Tools()
+    with pytest.raises(MaxTurnsExceededError):
+        await agent(store, provider, tools, max_turns=2).aexecute("Find a and b")
+    (stopped,) = await store.list_runs()
+    assert stopped.exit_reason == "max_turns"
+    output = await agent(store, provider, tools, max_turns=4).aresume_run(stopped.id)
+    assert (output.content, output.turns_used) == ("Both found.", 3)
+    assert tools.lookups == ["a", "b"]
+
+
+async def test_each_tool_call_gets_its_idempotency_key(store: Store) -> None:
+    tools = Tools()
+    output = await agent(store, model_calling([ship("book")], "Sent."), tools).aexecute("Ship")
+    assert tools.shipped == [f"{output.run_id}:1:c2"]
+
+
+async def test_a_second_run_on_a_busy_thread_is_refused(store: Store) -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow_model(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await release.wait()
+        return LlmResponse("done")
+
+    helper = agent(store, FunctionProvider(slow_model), Tools())
+    first = asyncio.create_task(helper.aexecute("one", thread_id="busy"))
+    await started.wait()
+    (running,) = await store.list_runs(thread_id="busy")
+    with pytest.raises(ThreadBusyError) as refused:
+        await helper.aexecute("two", thread_id="busy")
+    assert refused.value.run_id == running.id
+    release.set()
+    await first
+
+
+async def test_a_cancelled_run_is_recorded_as_cancelled(store: Store) -> None:
+    started = asyncio.Event()
+
+    async def hanging_model(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    run = asyncio.create_task(agent(store, FunctionProvider(hanging_model), Tools())
+                              .aexecute("hang", thread_id="t"))
+    await started.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    (cancelled,) = await store.list_runs()
+    assert cancelled.status is RunStatus.CANCELLED
+    assert (await store.get_thread("t")).active_run_id is None
+
+
+async def test_cancelling_through_the_store_stops_the_running_run(store_url: str) -> None:
+    from bloge.store import open_store
+
+    store = open_store(store_url, lease=0.3)  # the heartbeat checks every 0.1 s
+    started = asyncio.Event()
+
+    async def hanging_model(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    run = asyncio.create_task(agent(store, FunctionProvider(hanging_model), Tools())
+                              .aexecute("hang"))
+    await started.wait()
+    (running,) = await store.list_runs()
+    await store.cancel_run(running.id)
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(run, timeout=30)
+    assert (await store.get_run(running.id)).status is RunStatus.CANCELLED
+    await store.aclose()
+
+
+async def test_a_checkpoint_refers_to_messages_instead_of_copying_them(store: Store) -> None:
+    provider = model_calling(*[[lookup(str(n), f"c{n}")] for n in range(5)], "All done.")
+    output = await agent(store, provider, Tools(), max_turns=8).aexecute("Look up five")
+    checkpoint = await store.latest_checkpoint(output.run_id)
+    assert checkpoint is not None
+    assert checkpoint.view == ((1, len(output.messages)),)
+
+
+async def test_a_streaming_run_records_its_chunks(store: Store) -> None:
+    chunks = await agent(store, model_calling([lookup("kb")], "Found it."), Tools(),
+                         streaming=True).aexecute("Find kb")
+    output = chunks[-1].final_output
+    kinds = [e.type for e in await store.run_events(output.run_id)]
+    assert {"token", "tool_start", "tool_end"} <= set(kinds)
+    assert kinds[-1] == "done"
+
+
+async def test_secrets_in_tool_arguments_never_reach_the_runs_events(store_url: str) -> None:
+    from bloge.store import open_store
+
+    store = open_store(store_url, secrets=("sk-live-123",))
+    provider = model_calling([ToolCall("c1", "lookup", '{"q": "x", "api_token": "tok-9"}')],
+                             "Done.")
+    output = await agent(store, provider, Tools()).aexecute("Use sk-live-123 please")
+    text = str([e.body for e in await store.run_events(output.run_id)])
+    assert "tok-9" not in text
+    assert "sk-live-123" not in text
+    await store.aclose()
+
+
+async def test_a_failed_recorded_run_names_its_run_in_the_error(store: Store) -> None:
+    def failing(request: LlmRequest) -> LlmResponse:
+        raise ProviderError("down", provider="fake")
+
+    with pytest.raises(AgentRunError) as failed:
+        await agent(store, FunctionProvider(failing), Tools()).aexecute("Hi", thread_id="t9")
+    (run,) = await store.list_runs()
+    assert (failed.value.run_id, failed.value.thread_id) == (run.id, "t9")
+
+
+async def test_a_tool_result_with_no_json_form_is_recorded_in_its_text_form(store: Store) -> None:
+    class Handle:
+        def __str__(self) -> str:
+            return "handle #7"
+
+    tools = Tools()
+    tools.lookup = lambda input: {"handle": Handle()}  # type: ignore[method-assign]  # a stand-in tool
+    output = await agent(store, model_calling([lookup("x")], "Done."), tools).aexecute("Hi")
+    run = await store.get_run(output.run_id)
+    assert run.status is RunStatus.SUCCEEDED
