@@ -1,9 +1,10 @@
 """Environment variables as layers: ``BLOGE_<SECTION>__<KEY>`` and the vendors' own variables.
 
 ``BLOGE_`` is bloge's namespace: every variable in it is a setting, except ``BLOGE_PROFILE`` and
-``BLOGE_SETTINGS_FILE``, which choose the files. ``__`` separates the levels of the key path
-(``BLOGE_LLM__RETRY__MAX_ATTEMPTS``), and each level is matched like a file's keys (case,
-dashes and underscores ignored). Map entries keep their spelling
+``BLOGE_SETTINGS_FILE``, which choose the files, and those of bloge's own test suite
+(``BLOGE_REQUIRE_SERVICES`` and the ``BLOGE_TEST_`` names). ``__`` separates the levels of
+the key path (``BLOGE_LLM__RETRY__MAX_ATTEMPTS``), and each level is matched like a file's
+keys (case, dashes and underscores ignored). Map entries keep their spelling
 (``BLOGE_OPERATORS__KBSearchOperator=pkg.mod:Cls``). A section, map or list may also be given
 whole as JSON (``BLOGE_LLM__RETRY__ON_HTTP_CODES='[429,503]'``).
 """
@@ -19,6 +20,9 @@ from bloge_config.layers import Layer, Origin
 PREFIX = "BLOGE_"
 PROFILE = "BLOGE_PROFILE"
 SETTINGS_FILE = "BLOGE_SETTINGS_FILE"
+#: Variables of bloge's test suite, not settings.
+TEST_VARIABLES = ("BLOGE_REQUIRE_SERVICES",)
+TEST_PREFIX = "BLOGE_TEST_"
 _SEPARATOR = "__"
 
 #: the variables the vendors' official SDKs read, read as defaults for the same settings
@@ -53,7 +57,7 @@ def environment_layers(environ: Mapping[str, str]) -> list[Layer]:
     environment's. Raises ``SettingsError`` for a name with an empty level (``BLOGE_LLM____X``).
     """
     names = [n for n in environ
-             if n.upper().startswith(PREFIX) and n.upper() not in (PROFILE, SETTINGS_FILE)]
+             if n.upper().startswith(PREFIX) and not _reserved(n.upper())]
     layers = []
     for name in sorted(names, key=lambda n: (n.count(_SEPARATOR), n)):
         levels = name[len(PREFIX):].split(_SEPARATOR)
@@ -72,3 +76,7 @@ def _nested(path: Sequence[str], value: str) -> dict[str, Any]:
         nested = {level: nested}
     result: dict[str, Any] = nested
     return result
+
+
+def _reserved(name: str) -> bool:
+    return name in (PROFILE, SETTINGS_FILE, *TEST_VARIABLES) or name.startswith(TEST_PREFIX)

@@ -172,3 +172,10 @@ def test_the_working_directory_is_the_default_base(
 def test_os_environ_is_the_default_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BLOGE_LLM__PROVIDER", "anthropic")
     assert load_settings(base_dir=tmp_path).llm.provider == "anthropic"
+
+
+def test_the_test_suites_variables_are_not_settings(tmp_path: Path) -> None:
+    settings = load_settings(base_dir=tmp_path, environ={
+        "BLOGE_REQUIRE_SERVICES": "1", "BLOGE_TEST_POSTGRES_DSN": "postgresql://x@y/z",
+        "BLOGE_TEST_NATS_URL": "nats://127.0.0.1:4222"})
+    assert settings == BlogeSettings()

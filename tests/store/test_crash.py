@@ -4,11 +4,13 @@ operator is idempotent, and otherwise the model hears that its outcome is unknow
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,24 +79,31 @@ async def test_a_call_of_unknown_outcome_runs_again_only_when_idempotent(
     await store.aclose()
 
 
-async def test_a_thread_busy_in_another_process_is_refused_naming_its_run(
-        durable_store_url: str, tmp_path: Path) -> None:
-    from bloge.store import ThreadBusyError
-
+@contextlib.contextmanager
+def hung_child(store_url: str, logs: Path) -> Iterator[None]:
+    """The child, running until its second tool round hangs; killed afterwards."""
     with subprocess.Popen(
-            [sys.executable, str(CHILD), durable_store_url, str(tmp_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, str(CHILD), store_url, str(logs)], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
         assert child.stdout is not None
         try:
             assert child.stdout.readline() == "ready\n"
-            agent, store = shop(durable_store_url, tmp_path, hang=False)
-            (running,) = await store.list_runs()
-            assert running.status is RunStatus.RUNNING
-            with pytest.raises(ThreadBusyError) as refused:
-                await agent.aexecute("Ship another book", thread_id=running.thread_id)
-            assert refused.value.run_id == running.id
-            await store.aclose()
+            yield
         finally:
             child.send_signal(signal.SIGKILL)
             child.wait(timeout=30)
+
+
+async def test_a_thread_busy_in_another_process_is_refused_naming_its_run(
+        durable_store_url: str, tmp_path: Path) -> None:
+    from bloge.store import ThreadBusyError
+
+    with hung_child(durable_store_url, tmp_path):
+        agent, store = shop(durable_store_url, tmp_path, hang=False)
+        (running,) = await store.list_runs()
+        assert running.status is RunStatus.RUNNING
+        with pytest.raises(ThreadBusyError) as refused:
+            await agent.aexecute("Ship another book", thread_id=running.thread_id)
+        assert refused.value.run_id == running.id
+        await store.aclose()
