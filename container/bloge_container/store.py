@@ -22,20 +22,26 @@ def run_store(settings: BlogeSettings, project: ProjectDir, report: ConditionsRe
         report.record(COMPONENT, registered=False, kind="on-property",
                       reason="bloge.store.enabled is false: runs are not recorded")
         return None
-    from bloge.store import masked, open_store
-
-    if section.url.startswith("postgres") and importlib.util.find_spec("psycopg") is None:
-        raise ConfigurationError(
-            f"bloge.store.url is {masked(section.url)!r}, a PostgreSQL store, but psycopg is "
-            "not installed: pip install 'bloge[postgres]'")
-    store = open_store(section.url, base_dir=project.path, auto_migrate=section.auto_migrate,
-                       lease=section.lease, busy_timeout=section.busy_timeout,
-                       redact_keys=settings.event_journal.redact_keys,
-                       secrets=secret_values(settings))
+    store = opened(settings, project)
     closables.append(store)
     report.record(COMPONENT, registered=True, kind="on-property",
                   reason=f"bloge.store.url is {store.url}; every run is recorded there")
     return store
+
+
+def opened(settings: BlogeSettings, project: ProjectDir) -> Any:
+    """A store for ``bloge.store`` (enabled or not), opened afresh."""
+    from bloge.store import masked, open_store
+
+    section = settings.store
+    if section.url.startswith("postgres") and importlib.util.find_spec("psycopg") is None:
+        raise ConfigurationError(
+            f"bloge.store.url is {masked(section.url)!r}, a PostgreSQL store, but psycopg is "
+            "not installed: pip install 'bloge[postgres]'")
+    return open_store(section.url, base_dir=project.path, auto_migrate=section.auto_migrate,
+                      lease=section.lease, busy_timeout=section.busy_timeout,
+                      redact_keys=settings.event_journal.redact_keys,
+                      secrets=secret_values(settings))
 
 
 def journal_sink(settings: BlogeSettings) -> Literal["store", "file", "stdout"]:

@@ -125,24 +125,21 @@ def _resume_command(invocation: Invocation, saved: str, max_turns: int | None) -
     words = ["bloge", "run", invocation.target, "--resume", saved]
     if invocation.agent_id is not None:
         words += ["--agent", invocation.agent_id]
-    if max_turns is not None:
-        words += ["--max-turns", str(max_turns)]
-    if invocation.config is not None:
-        words += ["--config", str(invocation.config)]
-    if invocation.profile is not None:
-        words += ["--profile", invocation.profile]
-    return shlex.join(words)
+    return shlex.join(words + _same_options(invocation, max_turns))
 
 
 def _resume_run_command(invocation: Invocation, run_id: str, max_turns: int | None) -> str:
-    words = ["bloge", "runs", "resume", run_id]
-    if max_turns is not None:
-        words += ["--max-turns", str(max_turns)]
+    return shlex.join(["bloge", "runs", "resume", run_id, *_same_options(invocation, max_turns)])
+
+
+def _same_options(invocation: Invocation, max_turns: int | None) -> list[str]:
+    """The options that make the resumed run the same application, with its turn cap."""
+    words = [] if max_turns is None else ["--max-turns", str(max_turns)]
     if invocation.config is not None:
         words += ["--config", str(invocation.config)]
     if invocation.profile is not None:
         words += ["--profile", invocation.profile]
-    return shlex.join(words)
+    return words
 
 
 def _print_document(document: dict[str, Any], reporting: Reporting) -> None:

@@ -12,6 +12,7 @@ from bloge_container.cli.options import ConfigOption, ProfileOption, open_contai
 
 if TYPE_CHECKING:
     from bloge.journal import TimelineEntry
+    from bloge.store import Store
     from bloge_container.application import ApplicationContainer
 
 journal = typer.Typer(help="Read the event journal.", no_args_is_help=True,
@@ -54,18 +55,11 @@ def show(
 
 
 def _stored_timeline(container: ApplicationContainer, run_id: str) -> list[TimelineEntry]:
-    import asyncio
-
     from bloge.store.timeline import run_timeline
-    from bloge_container.cli.options import opened_store
+    from bloge_container.cli.options import opened_store, with_store
 
-    store = opened_store(container)
+    async def read(store: Store) -> list[TimelineEntry]:
+        run = await store.find_run(run_id)
+        return run_timeline(run.id, await store.run_events(run.id))
 
-    async def read() -> list[TimelineEntry]:
-        try:
-            run = await store.find_run(run_id)
-            return run_timeline(run.id, await store.run_events(run.id))
-        finally:
-            await store.aclose()
-
-    return asyncio.run(read())
+    return with_store(opened_store(container), read)

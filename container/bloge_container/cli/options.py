@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
     from bloge.store import Store
     from bloge_container.application import ApplicationContainer
+
+T = TypeVar("T")
 
 ConfigOption = Annotated[
     Path | None,
@@ -39,3 +42,16 @@ def opened_store(container: ApplicationContainer) -> Store:
     if found is None:
         raise failure("the run store is off (bloge.store.enabled is false)")
     return found
+
+
+def with_store(store: Store, work: Callable[[Store], Awaitable[T]]) -> T:
+    """Run ``work(store)`` to completion, then close the store (a command's one use of it)."""
+    import asyncio
+
+    async def run() -> T:
+        try:
+            return await work(store)
+        finally:
+            await store.aclose()
+
+    return asyncio.run(run())

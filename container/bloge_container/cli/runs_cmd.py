@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import json
 from typing import TYPE_CHECKING, Annotated, Any
@@ -10,10 +9,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bloge_container.cli.console import failure, out, reported_errors
-from bloge_container.cli.options import ConfigOption, ProfileOption, open_container, opened_store
+from bloge_container.cli.options import (
+    ConfigOption,
+    ProfileOption,
+    open_container,
+    opened_store,
+    with_store,
+)
 
 if TYPE_CHECKING:
-    from bloge.store import Run
+    from bloge.store import Run, RunEvent, Store
 
 runs = typer.Typer(help="The runs the run store recorded.", no_args_is_help=True,
                    rich_markup_mode=None)
@@ -44,9 +49,9 @@ def list_runs(
         except ValueError:
             known = ", ".join(s.value for s in RunStatus)
             raise failure(f"no run status {status!r} (statuses: {known})") from None
-        store = opened_store(open_container(config, profile))
-        found = asyncio.run(_closing(store, store.list_runs(thread_id=thread, status=wanted,
-                                                            limit=limit)))
+        found = with_store(opened_store(open_container(config, profile)),
+                           lambda store: store.list_runs(thread_id=thread, status=wanted,
+                                                         limit=limit))
         if as_json:
             out.print(json.dumps([run_document(r) for r in found], indent=2, ensure_ascii=False),
                       markup=False)
@@ -67,13 +72,11 @@ def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None
         from bloge.journal import render_timeline
         from bloge.store.timeline import run_timeline
 
-        store = opened_store(open_container(config, profile))
-
-        async def read() -> tuple[Run, Any]:
+        async def read(store: Store) -> tuple[Run, list[RunEvent]]:
             run = await store.find_run(run_id)
             return run, await store.run_events(run.id)
 
-        run, events = asyncio.run(_closing(store, read()))
+        run, events = with_store(opened_store(open_container(config, profile)), read)
         if as_json:
             document = {**run_document(run), "events": [
                 {"seq": e.seq, "type": e.type, "at": e.at, **e.body} for e in events]}
@@ -104,9 +107,13 @@ def resume(
     from bloge_container.cli.run import Start, run_agent
 
     with reported_errors():
+        from bloge_container.store import opened
+
         container = open_container(config, profile)
-        store = opened_store(container)
-        run = asyncio.run(store.find_run(run_id))
+        opened_store(container)  # the store is on
+        # Looked up in a store of its own, closed at once: the run then uses the container's.
+        lookup = opened(container.settings(), container.project())
+        run = with_store(lookup, lambda store: store.find_run(run_id))
         agents = container.agents()
         if run.agent_id not in agents:
             raise failure(f"run {run.id} is a run of agent {run.agent_id!r}, which "
@@ -123,23 +130,16 @@ def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = 
     with reported_errors():
         store = opened_store(open_container(config, profile))
 
-        async def cancelled() -> Run:
+        async def cancelled(store: Store) -> Run:
             run = await store.find_run(run_id)
             return await store.cancel_run(run.id)
 
-        run = asyncio.run(_closing(store, cancelled()))
+        run = with_store(store, cancelled)
         if run.cancel_requested and run.status.value == "running":
             out.print(f"run {run.id}: asked to stop; its worker stops it within "
                       f"{store.lease:g} s", markup=False)
         else:
             out.print(f"run {run.id}: {run.status.value}", markup=False)
-
-
-async def _closing(store: Any, work: Any) -> Any:
-    try:
-        return await work
-    finally:
-        await store.aclose()
 
 
 def run_document(run: Run) -> dict[str, Any]:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from bloge_container.cli.console import failure, out, reported_errors
-from bloge_container.cli.options import ConfigOption, ProfileOption, open_container, opened_store
+from bloge_container.cli.options import (
+    ConfigOption,
+    ProfileOption,
+    open_container,
+    opened_store,
+    with_store,
+)
 
 store = typer.Typer(help="Keep the run store: its schema, its size.", no_args_is_help=True,
                     rich_markup_mode=None)
@@ -19,7 +24,7 @@ def migrate(config: ConfigOption = None, profile: ProfileOption = None) -> None:
     """Create the store's tables, or bring them up to this bloge's schema."""
     with reported_errors():
         opened = opened_store(open_container(config, profile))
-        before, after = asyncio.run(_closing(opened, opened.migrate()))
+        before, after = with_store(opened, lambda store: store.migrate())
         what = "up to date" if before == after else f"migrated from version {before}"
         out.print(f"{opened.url}: schema version {after} ({what})", markup=False)
 
@@ -36,7 +41,7 @@ def prune(
     with reported_errors():
         seconds = _age(older_than)
         opened = opened_store(open_container(config, profile))
-        pruned = asyncio.run(_closing(opened, opened.prune(older_than=seconds)))
+        pruned = with_store(opened, lambda store: store.prune(older_than=seconds))
         out.print(f"{opened.url}: deleted {pruned.runs} runs and {pruned.threads} threads "
                   f"older than {older_than}", markup=False)
 
@@ -52,10 +57,3 @@ def _age(text: str) -> float:
     except ValueError:
         raise failure(f"--older-than {text!r} is not a duration; write e.g. 30d, 12h or "
                       "90m") from None
-
-
-async def _closing(opened: Any, work: Any) -> Any:
-    try:
-        return await work
-    finally:
-        await opened.aclose()

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from bloge_container.cli.console import out, reported_errors
-from bloge_container.cli.options import ConfigOption, ProfileOption, open_container, opened_store
+from bloge_container.cli.options import (
+    ConfigOption,
+    ProfileOption,
+    open_container,
+    opened_store,
+    with_store,
+)
 from bloge_container.cli.runs_cmd import when
 
 if TYPE_CHECKING:
-    from bloge.store import StoredMessage, Thread
+    from bloge.store import Store, StoredMessage, Thread
 
 threads = typer.Typer(help="The conversations the run store keeps.", no_args_is_help=True,
                       rich_markup_mode=None)
@@ -31,15 +36,8 @@ def list_threads(
 ) -> None:
     """The most recently active threads first: id, agent, messages, last active."""
     with reported_errors():
-        store = opened_store(open_container(config, profile))
-
-        async def read() -> list[Thread]:
-            try:
-                return await store.list_threads(limit=limit)
-            finally:
-                await store.aclose()
-
-        found = asyncio.run(read())
+        found = with_store(opened_store(open_container(config, profile)),
+                           lambda store: store.list_threads(limit=limit))
         if as_json:
             out.print(json.dumps([_document(t) for t in found], indent=2, ensure_ascii=False),
                       markup=False)
@@ -62,16 +60,10 @@ def show(
 ) -> None:
     """A thread's messages in order: number, role, text (tool calls and results too)."""
     with reported_errors():
-        store = opened_store(open_container(config, profile))
+        async def read(store: Store) -> tuple[Thread, list[StoredMessage]]:
+            return await store.get_thread(thread_id), await store.thread_messages(thread_id)
 
-        async def read() -> tuple[Thread, list[StoredMessage]]:
-            try:
-                return (await store.get_thread(thread_id),
-                        await store.thread_messages(thread_id))
-            finally:
-                await store.aclose()
-
-        thread, messages = asyncio.run(read())
+        thread, messages = with_store(opened_store(open_container(config, profile)), read)
         if as_json:
             document = {**_document(thread), "messages": [
                 {"seq": m.seq, "run_id": m.run_id, **m.message.to_dict()} for m in messages]}
