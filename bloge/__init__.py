@@ -5,6 +5,7 @@ are internal and may change.
 """
 
 from bloge.agent import (
+    Agent,
     AgentBuilder,
     AgentCallbackContext,
     AgentCheckpoint,
@@ -26,6 +27,7 @@ from bloge.agent import (
     MaxTurnsExceededError,
     StreamingAgentLoopOperator,
     Token,
+    Tool,
     ToolCompletedPayload,
     ToolDispatchedPayload,
     ToolEnd,
@@ -69,6 +71,7 @@ from bloge.llm import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
     "AgentBuilder",
     "AgentCallbackContext",
     "AgentCheckpoint",
@@ -113,6 +116,7 @@ __all__ = [
     "RunError",
     "StreamingAgentLoopOperator",
     "Token",
+    "Tool",
     "ToolCall",
     "ToolCompletedPayload",
     "ToolDefinition",

@@ -107,7 +107,7 @@ def test_only_the_container_knows_dependency_injector() -> None:
 
 def test_the_public_surface_is_pinned() -> None:
     assert sorted(bloge.__all__) == sorted([
-        "AgentBuilder", "AgentCallbackContext", "AgentCheckpoint", "AgentDef", "AgentDslCompiler",
+        "Agent", "AgentBuilder", "AgentCallbackContext", "AgentCheckpoint", "AgentDef", "AgentDslCompiler",
         "AgentExecutionListener", "AgentInput", "AgentLoopOperator", "AgentMemoryStrategy",
         "AgentOutput", "AgentRunError", "AgentStreamChunk", "AgentToolRef", "AgentUsage",
         "BlogeError", "BlogeUsageError", "CompileError", "ConversationMemory", "Done",
@@ -116,7 +116,7 @@ def test_the_public_surface_is_pinned() -> None:
         "LlmMessage", "LlmProvider", "LlmStreamingChatOperator", "LoopExitedPayload",
         "MaxTurnsExceededError", "Node", "Operator", "OperatorContext", "OperatorInputError",
         "OperatorMetadata", "OperatorRegistry", "ProviderError", "RunError",
-        "StreamingAgentLoopOperator", "Token", "ToolCall", "ToolCompletedPayload",
+        "StreamingAgentLoopOperator", "Token", "Tool", "ToolCall", "ToolCompletedPayload",
         "ToolDefinition", "ToolDispatchedPayload", "ToolEnd", "ToolStart", "TurnStartedPayload",
         "UnknownOperatorError", "__version__", "agent_operator",
     ])

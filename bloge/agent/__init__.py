@@ -4,6 +4,7 @@ from bloge.agent.builder import AgentBuilder
 from bloge.agent.compiler import AgentDslCompiler
 from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.extension import AgentExtensionProvider
+from bloge.agent.facade import Agent, ChatModel, Tool, ToolUse
 from bloge.agent.listeners import (
     AgentCallbackContext,
     AgentExecutionListener,
@@ -38,6 +39,7 @@ from bloge.agent.memory import (
 from bloge.llm.types import ToolDefinition
 
 __all__ = [
+    "Agent",
     "AgentBuilder",
     "AgentCallbackContext",
     "AgentCheckpoint",
@@ -53,6 +55,7 @@ __all__ = [
     "AgentStreamChunk",
     "AgentToolRef",
     "AgentUsage",
+    "ChatModel",
     "ConversationMemory",
     "Done",
     "LlmCalledPayload",
@@ -62,11 +65,13 @@ __all__ = [
     "MemoryStrategy",
     "StreamingAgentLoopOperator",
     "Token",
+    "Tool",
     "ToolCompletedPayload",
     "ToolDefinition",
     "ToolDispatchedPayload",
     "ToolEnd",
     "ToolStart",
+    "ToolUse",
     "TurnStartedPayload",
     "agent_operator",
 ]

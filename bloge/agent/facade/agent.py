@@ -1,0 +1,131 @@
+"""``Agent``: the runtime chapter's one-line agent, a thin front of ``AgentLoopOperator``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bloge.agent.builder import AgentBuilder
+from bloge.agent.definition import AgentToolRef
+from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
+from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
+from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
+from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.errors import MaxTurnsExceededError
+from bloge.agent.loop.operator import AgentLoopOperator
+from bloge.agent.loop.records import AgentOutput
+from bloge.agent.loop.sync import run_sync
+from bloge.core.errors import BlogeUsageError
+from bloge.core.registry import OperatorRegistry
+from bloge.llm.operators import LLM_CHAT, LlmChatOperator
+from bloge.llm.provider import LlmProvider
+
+#: What :meth:`Agent.run` returns when ``max_turns`` turns brought no text answer (the
+#: chapter's exact words).
+MAX_TURNS_REACHED = "[ace-agent] max turns reached"
+#: The model name of the requests when neither ``model=`` nor the provider names one.
+DEFAULT_MODEL = "default"
+
+
+class Agent:
+    """A model, its tools and a turn cap: ``Agent(llm, tools).run("…")`` returns the answer.
+
+    ``llm`` is any bloge :class:`~bloge.llm.LlmProvider` (``OpenAIChatProvider``,
+    ``AnthropicProvider``, ``ClaudeProvider``, ``OfflineProvider``, ``ScriptedProvider`` …),
+    or the chapter's model: an object whose ``chat(messages, tools)`` returns the text or a
+    :class:`~bloge.agent.facade.ToolUse`, or such a function (see
+    :class:`~bloge.agent.facade.ChatModel`). ``tools`` are :class:`~bloge.agent.facade.Tool`
+    objects or plain typed functions. ``model`` names the model in each request (default: the
+    provider's ``model`` attribute, as ``ClaudeProvider`` has; pass it for
+    ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``listeners`` see
+    every callback of the loop, as with any agent operator.
+
+    Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
+    users at once. The loop is the one of :class:`~bloge.agent.AgentLoopOperator` (it is
+    :attr:`operator`): a text answer ends the run; a tool use runs the named tool and feeds
+    its result back; an unknown tool, arguments that do not fit and a failing tool feed an
+    error text back for the model to correct.
+    """
+
+    __slots__ = ("_operator",)
+
+    def __init__(
+        self,
+        llm: LlmProvider | ChatModel | ChatFunction,
+        tools: Sequence[ToolLike] = (),
+        *,
+        max_turns: int = 8,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        name: str = "agent",
+        listeners: Sequence[AgentExecutionListener] = (),
+    ) -> None:
+        if isinstance(tools, Tool) or callable(tools):
+            raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
+        registry = OperatorRegistry().register(LLM_CHAT, LlmChatOperator(as_provider(llm)))
+        builder = (AgentBuilder.create(name, registry=registry)
+                   .model(model if model is not None else _model_of(llm))
+                   .max_turns(max_turns)
+                   .system_prompt(system_prompt))
+        for tool in tools:
+            made = tool_operator(tool)
+            ref = f"tool:{made.name}"
+            if ref in registry:
+                raise BlogeUsageError(f"agent {name!r} has two tools named {made.name!r}")
+            registry.register(ref, made.operator)
+            builder.tool(AgentToolRef.of(made.name, ref, description=made.description,
+                                         parameters=made.parameters))
+        self._operator = builder.to_operator(name, listeners=listeners)
+
+    @property
+    def operator(self) -> AgentLoopOperator:
+        """The :class:`~bloge.agent.AgentLoopOperator` that runs this agent."""
+        return self._operator
+
+    def run(self, input: str) -> str:
+        """The answer to ``input``; ``MAX_TURNS_REACHED`` (``"[ace-agent] max turns
+        reached"``) when ``max_turns`` turns brought no text answer.
+
+        Any number of times, from any thread; inside a running event loop, await
+        :meth:`arun` instead. A failed run (the provider failed after its retries, say)
+        raises :class:`~bloge.agent.AgentRunError`.
+        """
+        return run_sync(self.arun(input), method="run")
+
+    async def arun(self, input: str) -> str:
+        """:meth:`run`, awaited."""
+        try:
+            output = await self.arun_output(input)
+        except MaxTurnsExceededError:
+            return MAX_TURNS_REACHED
+        return output.content
+
+    def run_output(self, input: str) -> AgentOutput:
+        """The whole :class:`~bloge.agent.AgentOutput` of a run on ``input`` (transcript,
+        tool results, usage, checkpoint). As with ``AgentLoopOperator.execute``, running out
+        of turns raises :class:`~bloge.agent.MaxTurnsExceededError`, whose ``checkpoint``
+        resumes the run (``agent.operator.resume(…)``)."""
+        return run_sync(self.arun_output(input), method="run_output")
+
+    async def arun_output(self, input: str) -> AgentOutput:
+        """:meth:`run_output`, awaited."""
+        return await self._operator.aexecute(input)
+
+    def as_handler(self, *, path: str | None = None,
+                   max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> AgentHandler:
+        """An ASGI application answering each request with :meth:`arun`: the input is the
+        request body, else the ``q`` query parameter; the answer is ``text/plain``. See
+        :class:`~bloge.agent.facade.AgentHandler` (``path``, ``max_body_bytes``, statuses).
+
+        >>> uvicorn.run(agent.as_handler(path="/chat"), host="127.0.0.1", port=8080)
+        """
+        return AgentHandler(self.arun, path=path, max_body_bytes=max_body_bytes)
+
+    def __repr__(self) -> str:
+        definition = self._operator.agent_def
+        return (f"Agent({definition.id!r}, model={definition.model!r}, "
+                f"tools={[tool.name for tool in definition.tools]!r})")
+
+
+def _model_of(llm: object) -> str:
+    model = getattr(llm, "model", None)
+    return model if isinstance(model, str) and model.strip() else DEFAULT_MODEL
