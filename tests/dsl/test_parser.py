@@ -110,7 +110,7 @@ def test_an_escaped_interpolation_stays_literal_text() -> None:
 @pytest.mark.parametrize(
     ("source", "where", "expected"),
     [
-        ('agent a {\n  model = \n}', "<string>:3:1:", "expected an expression"),
+        ("agent a {\n  model = \n}", "<string>:3:1:", "expected an expression"),
         ('agent a {\n  model "gpt"\n}', "<string>:2:9:", "expected '->', ':', '=', '{' or a name"),
         ("agent a {\n  model = 1\n", "<string>:2:12:", "unexpected end of the text; expected '}'"),
         ('x = "never closed', "<string>:1:5:", "unterminated string"),

@@ -191,7 +191,7 @@ def _input(argument: str | None, *, required: bool) -> str | None:
         if text:
             return text
     if required:
-        raise failure("no input: pass it as an argument (bloge run AGENT \"question\") or on stdin")
+        raise failure('no input: pass it as an argument (bloge run AGENT "question") or on stdin')
     return None
 
 
