@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bloge import AgentDslCompiler, CompileError, DslError, DslSyntaxError, OperatorRegistry
@@ -137,7 +139,7 @@ def test_compile_wants_exactly_one_agent() -> None:
         AgentDslCompiler().compile('agent a { model = "m" } agent b { model = "m" }')
 
 
-def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path) -> None:
+def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path: Path) -> None:
     from bloge import BlogeUsageError
 
     with pytest.raises(BlogeUsageError, match=r"DSL file not found: .*nope\.bloge"):

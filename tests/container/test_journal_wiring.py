@@ -77,8 +77,9 @@ def test_with_the_journal_off_no_bridge_is_registered_and_nothing_is_written(pro
     assert (condition.registered, condition.reason) == (False, "bloge.event-journal.enabled is false")
 
 
-def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(project: Path,
-                                                                        monkeypatch) -> None:
+def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(
+    project: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import importlib.util
 
     real = importlib.util.find_spec

@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from lark import Lark
@@ -15,7 +16,7 @@ GRAMMAR = resources.files("bloge.dsl").joinpath("bloge.lark").read_text(encoding
 DECLARED_TERMINALS = set(re.findall(r"^([A-Z][A-Z_]*)(?:\.\d+)?:", GRAMMAR, re.MULTILINE))
 
 
-def test_both_example_files_parse_byte_for_byte(fixtures) -> None:
+def test_both_example_files_parse_byte_for_byte(fixtures: Path) -> None:
     for name in ("agent-customer-support.bloge", "streaming-analysis-agent.bloge"):
         document = parse_document((fixtures / name).read_text(encoding="utf-8"), filename=name)
         (agent,) = document.statements

@@ -15,6 +15,7 @@ from bloge import (
     LlmStreamingChatOperator,
     MaxTurnsExceededError,
     OperatorRegistry,
+    StreamingAgentLoopOperator,
     Token,
     ToolEnd,
     ToolStart,
@@ -26,7 +27,7 @@ from .helpers import echo
 
 
 def streaming_agent(provider: Any, *, tools: dict[str, object] | None = None, capacity: int = 16,
-                    configure: Any = None):
+                    configure: Any = None) -> StreamingAgentLoopOperator:
     registry = OperatorRegistry({"Echo": echo, **(tools or {}),
                                  "llmStreamingChat": LlmStreamingChatOperator(provider)})
     builder = (AgentBuilder.create("streamer", registry=registry).model("m")

@@ -34,7 +34,7 @@ agent helper {
 """
 
 
-def model_calling(*script: list[ToolCall] | str):
+def model_calling(*script: list[ToolCall] | str) -> FunctionProvider:
     """A model that answers each call with the next step of ``script``: tool calls or text."""
     steps = list(script)
 
@@ -64,7 +64,8 @@ class Tools:
 
 
 def agent(store: Store, provider: FunctionProvider, tools: Tools, *, memory: str = "full()",
-          max_turns: int = 4, streaming: bool = False):
+          max_turns: int = 4, streaming: bool = False,
+          ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     chat = LlmStreamingChatOperator(provider) if streaming else LlmChatOperator(provider)
     registry = (OperatorRegistry.builder()
                 .register("Lookup", tools.lookup).register("Ship", tools.ship)
