@@ -63,9 +63,9 @@ def agent(body: str) -> str:
         (agent("  tool t : Op { input { who = cxt.user } }"), "3:31",
          "unknown variable 'cxt' in input binding 'who'; did you mean 'ctx'?"),
         (agent('  tool t : Op { input { q = "${lower(query)}" } }'), "3:38",
-         "unknown variable 'query' in input binding 'q'; an input binding reads the model's "
-         "arguments as tool_args.<name> and the context as ctx.<name>: did you mean "
-         "tool_args.query or ctx.query?"),
+         ("unknown variable 'query' in input binding 'q'; an input binding reads the model's "
+          "arguments as tool_args.<name> and the context as ctx.<name>: did you mean "
+          "tool_args.query or ctx.query?")),
         (agent("  tool t : Op { input { r = finish_reason } }"), "3:29",
          "unknown variable 'finish_reason' in input binding 'r'"),
         (agent("  tool_timeout = " + "9" * 400), "3:18", "tool_timeout must be at most 8.64e+13 s"),

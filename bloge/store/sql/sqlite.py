@@ -108,8 +108,8 @@ class SqliteDriver:
         elif "disk is full" in text or "disk I/O" in text:
             problem = f"cannot write: {text}; free disk space"
         elif isinstance(exc, sqlite3.OperationalError) and "unable to open" in text:
-            problem = f"cannot open the database file ({text}); check the folder exists " \
-                      "and is writable"
+            problem = (f"cannot open the database file ({text}); check the folder exists "
+                       "and is writable")
         elif "readonly" in text:
             problem = f"cannot write: {text}; check the file's permissions"
         else:
