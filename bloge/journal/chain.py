@@ -66,7 +66,7 @@ class ProcessorChain:
                     event_dict = processor(None, "msg", event_dict)
             except DropEvent:
                 continue
-            except Exception as exc:  # a processor or value we do not control
+            except Exception as exc:  # noqa: BLE001 -- a processor or value we do not control
                 failed(event, exc)
                 continue
             append(event_dict)

@@ -147,7 +147,7 @@ class EventJournal:
                 self._closed = True
                 try:
                     self.sink.close()
-                except Exception as exc:  # never let a journal break its owner's shutdown
+                except Exception as exc:  # noqa: BLE001 -- the owner's shutdown goes on regardless
                     self._report("close", f"closing {self.sink!r} failed", exc)
         self._send_reports()
 
@@ -197,7 +197,7 @@ class EventJournal:
             return
         try:
             self.sink.write(messages)
-        except Exception as exc:  # a sink we do not control: OSError, ValueError, …
+        except Exception as exc:  # noqa: BLE001 -- a sink we do not control: OSError, ValueError, …
             self.failure = exc
             self._report("write", f"writing to {self.sink!r} failed; this and every later "
                                   "event are dropped", exc)
