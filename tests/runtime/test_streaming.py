@@ -51,7 +51,7 @@ async def test_chunks_follow_the_run_and_done_comes_last_exactly_once() -> None:
     assert [type(c).__name__ for c in chunks] == [
         "Token", "ToolStart", "ToolEnd", "Token", "Token", "Token", "Done"]
     assert chunks[1] == ToolStart("echo", "c1", 1)
-    assert chunks[2] == ToolEnd("echo", "c1", True, 1)
+    assert chunks[2] == ToolEnd("echo", "c1", success=True, turn_number=1)
     assert [c.turn_number for c in chunks if isinstance(c, Token)] == [1, 2, 2, 2]
     done = chunks[-1]
     assert isinstance(done, Done)
@@ -70,7 +70,7 @@ async def test_a_stream_without_finish_reason_infers_it_from_tool_calls() -> Non
 async def test_failed_tools_stream_tool_end_with_success_false() -> None:
     provider = ScriptedProvider(tool_chunks(ToolCall("c1", "nope", "{}")), "sorry")
     chunks = await streaming_agent(provider).aexecute("go")
-    assert ToolEnd("nope", "c1", False, 1) in chunks
+    assert ToolEnd("nope", "c1", success=False, turn_number=1) in chunks
 
 
 class CountingStream:
@@ -195,6 +195,6 @@ def test_a_streaming_definition_materializes_the_streaming_operator() -> None:
 
     registry = OperatorRegistry({"llmChat": echo, "llmStreamingChat": echo})
     plain = AgentBuilder.create("a").model("m").build()
-    streaming = AgentBuilder.create("s").model("m").streaming(True).build()
+    streaming = AgentBuilder.create("s").model("m").streaming(True).build()  # noqa: FBT003 -- the appendix's call
     assert type(agent_operator("a", plain, registry)) is AgentLoopOperator
     assert type(agent_operator("s", streaming, registry)) is StreamingAgentLoopOperator

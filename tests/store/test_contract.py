@@ -145,8 +145,8 @@ async def test_the_tool_ledger_records_dispatch_then_completion(
     await start(store)
     calls = (("call-1", "search", '{"q": "a"}'), ("call-2", "ticket", "{}"))
     await store.write([DispatchToolCalls("run-1", 1, 4, calls, clock.now),
-                       CompleteToolCall("run-1", 1, "call-2", True, '{"id": 7}', False,
-                                        clock.now)])
+                       CompleteToolCall("run-1", 1, "call-2", success=True, content='{"id": 7}',
+                                        text_result=False, at=clock.now)])
     ledger = await store.tool_calls("run-1", 1)
     assert [(c.call_id, c.status, c.success) for c in ledger] == [
         ("call-1", "dispatched", None), ("call-2", "completed", True)]

@@ -55,7 +55,8 @@ class SqliteDriver:
 
     # -- on the driver's thread
 
-    def _transaction(self, script: Script[T], write: bool) -> T:
+    def _transaction(self, script: Script[T],
+                     write: bool) -> T:  # noqa: FBT001 -- run_in_executor passes no keywords
         try:
             connection = self._connect()
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
