@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from bloge import AgentDslCompiler, CompileError, DslError, DslSyntaxError, OperatorRegistry
+from bloge import (
+    AgentDslCompiler,
+    BlogeUsageError,
+    CompileError,
+    DslError,
+    DslSyntaxError,
+    OperatorRegistry,
+)
 
 
 def first_error(source: str, registry: OperatorRegistry | None = None) -> DslError:
@@ -140,7 +147,5 @@ def test_compile_wants_exactly_one_agent() -> None:
 
 
 def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path: Path) -> None:
-    from bloge import BlogeUsageError
-
     with pytest.raises(BlogeUsageError, match=r"DSL file not found: .*nope\.bloge"):
         AgentDslCompiler().compile_file(tmp_path / "nope.bloge")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from bloge import BlogeUsageError
 from bloge.journal import EventJournal, InMemorySink, StreamSink
@@ -351,8 +352,6 @@ def test_a_journal_folder_deleted_while_in_use_is_created_again(tmp_path: Path) 
 
 
 def test_the_global_structlog_configuration_is_left_alone() -> None:
-    import structlog
-
     before = structlog.get_config()
     journal, _ = memory_journal()
     journal.emit("x")

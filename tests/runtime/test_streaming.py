@@ -11,6 +11,7 @@ import pytest
 
 from bloge import (
     AgentBuilder,
+    AgentLoopOperator,
     Done,
     LlmStreamingChatOperator,
     MaxTurnsExceededError,
@@ -20,6 +21,7 @@ from bloge import (
     ToolEnd,
     ToolStart,
     UnknownOperatorError,
+    agent_operator,
 )
 from bloge.llm import LlmChunk, LlmRequest, ScriptedProvider, ToolCall
 
@@ -191,8 +193,6 @@ async def test_a_missing_streaming_chat_operator_is_named() -> None:
 
 
 def test_a_streaming_definition_materializes_the_streaming_operator() -> None:
-    from bloge import AgentLoopOperator, StreamingAgentLoopOperator, agent_operator
-
     registry = OperatorRegistry({"llmChat": echo, "llmStreamingChat": echo})
     plain = AgentBuilder.create("a").model("m").build()
     streaming = AgentBuilder.create("s").model("m").streaming(True).build()  # noqa: FBT003 -- the appendix's call

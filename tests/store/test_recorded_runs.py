@@ -20,7 +20,7 @@ from bloge import (
 )
 from bloge.core.errors import ProviderError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import RunStatus, Store, ThreadBusyError
+from bloge.store import RunStatus, Store, ThreadBusyError, open_store
 
 AGENT = """
 agent helper {
@@ -216,8 +216,6 @@ async def test_a_cancelled_run_is_recorded_as_cancelled(store: Store) -> None:
 
 
 async def test_cancelling_through_the_store_stops_the_running_run(store_url: str) -> None:
-    from bloge.store import open_store
-
     store = open_store(store_url, lease=0.3)  # the heartbeat checks every 0.1 s
     started = asyncio.Event()
 
@@ -255,8 +253,6 @@ async def test_a_streaming_run_records_its_chunks(store: Store) -> None:
 
 
 async def test_secrets_in_tool_arguments_never_reach_the_runs_events(store_url: str) -> None:
-    from bloge.store import open_store
-
     store = open_store(store_url, secrets=("sk-live-123",))
     provider = model_calling([ToolCall("c1", "lookup", '{"q": "x", "api_token": "tok-9"}')],
                              "Done.")
