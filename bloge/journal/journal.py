@@ -29,7 +29,7 @@ from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, Self, TextIO
 
 from structlog.typing import Processor
 
@@ -155,7 +155,7 @@ class EventJournal:
     def closed(self) -> bool:
         return self._closed
 
-    def __enter__(self) -> EventJournal:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
