@@ -39,7 +39,7 @@ STRATEGIES = {
     "sliding_window": lambda initial: ConversationMemory.sliding_window(initial, 7),
     "token_budget": lambda initial: ConversationMemory.token_budget(initial, 120, HeuristicTokenEstimator()),
     "summary_without_summarizer": lambda initial: ConversationMemory.summary(initial, None, 6),
-    "full": lambda initial: ConversationMemory.full(initial),
+    "full": ConversationMemory.full,
 }
 
 

@@ -106,7 +106,7 @@ def request_cancel(*, run_id: str, now: float) -> Script[str | None]:
     if row is None:
         return None
     status, lease, thread_id = row
-    if status != RunStatus.RUNNING.value and status != RunStatus.QUEUED.value:
+    if status not in {RunStatus.RUNNING.value, RunStatus.QUEUED.value}:
         return str(status)
     if status == RunStatus.RUNNING.value and lease is not None and lease >= now:
         yield Query("UPDATE bloge_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?",
