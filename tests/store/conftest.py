@@ -26,9 +26,10 @@ def postgres_or_skip() -> None:
     else:
         try:
             psycopg.connect(POSTGRES_DSN, connect_timeout=3).close()
-            return
         except psycopg.OperationalError as exc:
             reason = f"PostgreSQL is not reachable at {POSTGRES_DSN}: {exc}"
+        else:
+            return
     if REQUIRED:
         pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {reason}")
     pytest.skip(reason)
