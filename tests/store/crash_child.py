@@ -73,7 +73,7 @@ class Tools:
         with self.lock:
             self.running.add(name)
             if self.running == {"ship", "refresh"}:
-                print("ready", flush=True)
+                print("ready", flush=True)  # noqa: T201 -- the parent waits for this line
         threading.Event().wait()
 
 
