@@ -234,7 +234,7 @@ def test_a_failing_sink_is_reported_once_and_later_events_are_dropped(
 
 
 def test_a_closed_file_is_reported_once_and_never_raises(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     stream = io.StringIO()
     journal = EventJournal.to_stdout(stream)

@@ -82,8 +82,8 @@ def _claim(thread_id: str, run_id: str, lease_until: float, now: float) -> Scrip
     return Claim(thread_id, int(row[0]), view_of(row[1]))
 
 
-def renew_lease(*, run_id: str, thread_id: str, worker: str, lease_until: float,
-                now: float) -> Script[bool | None]:
+def renew_lease(*, run_id: str, thread_id: str, worker: str,
+                lease_until: float) -> Script[bool | None]:
     """Extend the run's lease; whether it was asked to cancel, or ``None`` when the run is no
     longer this worker's (another took it over after the lease ran out)."""
     renewed = yield Query(
