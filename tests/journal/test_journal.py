@@ -302,9 +302,9 @@ def test_stdout_writes_coloured_console_lines_on_a_terminal() -> None:
 def test_open_picks_the_sink_the_settings_name(tmp_path: Path) -> None:
     assert isinstance(EventJournal.open("stdout", path=tmp_path / "unused").sink, StreamSink)
     with EventJournal.open("file", path=tmp_path / "j.jsonl") as journal:
-        assert journal.sink.path == tmp_path / "j.jsonl"  # type: ignore[attr-defined]
+        assert journal.sink.path == tmp_path / "j.jsonl"  # type: ignore[attr-defined]  # a FileSink
     with pytest.raises(BlogeUsageError, match="unknown event-journal sink 'kafka'"):
-        EventJournal.open("kafka", path=tmp_path)  # type: ignore[arg-type]
+        EventJournal.open("kafka", path=tmp_path)  # type: ignore[arg-type]  # the wrong name is the point
 
 
 def test_a_journal_path_under_a_file_gives_one_warning_and_never_raises(
