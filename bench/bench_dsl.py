@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 import time
 import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 from bloge import AgentDslCompiler, Expression
@@ -20,7 +21,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 EXAMPLE = FIXTURES / "agent-customer-support.bloge"
 
 
-def best_of(fn, *, number: int, repeat: int = 7) -> float:
+def best_of(fn: Callable[[], object], *, number: int, repeat: int = 7) -> float:
     """Seconds per call: the median of ``repeat`` runs of ``number`` calls."""
     runs = timeit.repeat(fn, number=number, repeat=repeat)
     return statistics.median(runs) / number

@@ -17,7 +17,7 @@ import asyncio
 import json
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from bloge import (
@@ -29,7 +29,7 @@ from bloge import (
     OperatorRegistry,
 )
 from bloge.agent.memory import ConversationMemory
-from bloge.llm import LlmMessage, LlmRequest, LlmResponse, ToolCall
+from bloge.llm import LlmChunk, LlmMessage, LlmRequest, LlmResponse, ToolCall
 
 TURNS = 5
 RUNS = 2000
@@ -49,7 +49,7 @@ class ScriptModel:
                                tool_calls=(ToolCall(f"call_{self.calls}", "lookup", ARGS),))
         return LlmResponse(content="All done.", prompt_tokens=10, completion_tokens=3)
 
-    def stream_chat(self, request: LlmRequest):  # type: ignore[no-untyped-def]  # unused here
+    def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:  # unused here
         raise NotImplementedError
 
 
@@ -115,7 +115,7 @@ async def hand_written_loop(
     raise RuntimeError("unreachable")
 
 
-async def per_turn_us(run_once) -> float:  # type: ignore[no-untyped-def]
+async def per_turn_us(run_once: Callable[[], Awaitable[object]]) -> float:
     for _ in range(200):
         await run_once()
     samples = []

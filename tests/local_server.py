@@ -81,7 +81,7 @@ def _request_handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             self._answer()
 
-        def log_message(self, format: str, *args: object) -> None:
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 -- http.server's name
             """Quiet: the tests assert what matters."""
 
         def _answer(self) -> None:

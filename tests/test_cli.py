@@ -150,7 +150,7 @@ def test_check_accepts_the_configured_agents(app: Path) -> None:
 
 def test_check_reports_every_error_with_its_location_and_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.bloge"
-    bad.write_text('agent a {\n  max_turn = 1\n}\n', encoding="utf-8")
+    bad.write_text("agent a {\n  max_turn = 1\n}\n", encoding="utf-8")
     result = bloge("check", str(bad), cwd=tmp_path)
     assert result.returncode == 2
     assert f"{bad}:2:3: unknown keyword 'max_turn' in agent 'a'; did you mean 'max_turns'?" in result.stderr

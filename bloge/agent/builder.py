@@ -70,7 +70,9 @@ class AgentBuilder:
     def temperature(self, temperature: float | None) -> Self:
         return self._set("temperature", temperature)
 
-    def streaming(self, streaming: bool = True) -> Self:
+    def streaming(
+        self, streaming: bool = True,  # noqa: FBT001, FBT002 -- as the appendix has it
+    ) -> Self:
         return self._set("streaming", streaming)
 
     def streaming_buffer_capacity(self, capacity: int) -> Self:

@@ -75,7 +75,7 @@ class _AgentBlock:
             self._statement(statement)
         if "model" not in self.values and "model" not in self.seen:
             where = self.block.name_span or self.block.span
-            self._error(f"agent {agent_id!r} has no model; add model = \"<model id>\"", where)
+            self._error(f'agent {agent_id!r} has no model; add model = "<model id>"', where)
         if streaming_prefix and self.values.get("streaming") is False:
             self._error("'stream agent' declares a streaming agent; remove streaming = false",
                         self.seen["streaming"])
@@ -166,7 +166,7 @@ class _AgentBlock:
                 self._error(TOOL_ARGS_SCOPE, variable.span, width=len(TOOL_ARGS))
             elif isinstance(node, s.Var):
                 self._error(f"{key} must be a constant; did you mean the string "
-                            f"\"{variable.name}\"?", variable.span)
+                            f'"{variable.name}"?', variable.span)
             else:
                 self._error(f"{key} must be a constant; {variable.name!r} is not defined here",
                             variable.span)

@@ -49,7 +49,7 @@ def describe_value(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def number_text(value: int | float) -> str:
+def number_text(value: float) -> str:
     """A number as a message shows it; an integer too long to print is described by size."""
     if isinstance(value, int) and value.bit_length() > _LONGEST_SHOWN_BITS:
         return f"{'-' if value < 0 else ''}(a number of over {_LONGEST_SHOWN_DIGITS} digits)"

@@ -146,7 +146,7 @@ class ListenerChain:
         for handler in self._handlers[callback]:
             try:
                 handler(context, payload)
-            except Exception:
+            except Exception:  # noqa: BLE001 -- a raising listener is logged and skipped
                 _log.warning("listener %r raised in %s; skipped",
                              getattr(handler, "__self__", handler), callback, exc_info=True)
 

@@ -62,7 +62,7 @@ PathStep: TypeAlias = str | _Item
 
 
 def tool_args_paths(
-    node: s.Expr, optional: bool = False
+    node: s.Expr, *, optional: bool = False
 ) -> Iterator[tuple[tuple[PathStep, ...], bool]]:
     """Each longest ``tool_args`` path in ``node``, with whether a ``??`` default covers it.
 
@@ -75,14 +75,14 @@ def tool_args_paths(
         return
     match node:
         case s.Binary("??", left, right):
-            yield from tool_args_paths(left, True)
-            yield from tool_args_paths(right, optional)
+            yield from tool_args_paths(left, optional=True)
+            yield from tool_args_paths(right, optional=optional)
         case s.Index(target, index):
-            yield from tool_args_paths(target, optional)
-            yield from tool_args_paths(index, optional)
+            yield from tool_args_paths(target, optional=optional)
+            yield from tool_args_paths(index, optional=optional)
         case _:
             for child in _children(node):
-                yield from tool_args_paths(child, optional)
+                yield from tool_args_paths(child, optional=optional)
 
 
 def _chain(node: s.Expr) -> tuple[PathStep, ...] | None:

@@ -110,7 +110,7 @@ def unserializable(value: object) -> dict[str, str]:
     """The marker that stands for ``value`` where it has no JSON form."""
     try:
         text = str(value)
-    except Exception:  # a broken __str__ must not break the encoding it is a fallback of
+    except Exception:  # noqa: BLE001 -- a broken __str__ must not break the encoding
         text = f"<{type(value).__name__} object>"
     if len(text) > _TEXT_LENGTH:
         text = text[: _TEXT_LENGTH - 1] + "…"

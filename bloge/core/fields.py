@@ -87,6 +87,8 @@ def _fields_of(cls: Any) -> tuple[str, ...] | None:
 class _PydanticFields(tuple[str, ...]):
     """Field names of a pydantic model, whose values live in the instance ``__dict__``."""
 
+    __slots__ = ()
+
 
 def _index_of(part: str) -> int | None:
     digits = part[1:] if part[:1] == "-" else part

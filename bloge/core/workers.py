@@ -177,7 +177,7 @@ class WorkerPool:
 def _call(job: _Job[Any]) -> None:
     try:
         result, error = job.context.run(job.fn, *job.args), None
-    except BaseException as exc:  # delivered to the awaiting task, as a direct call would raise
+    except BaseException as exc:  # noqa: BLE001 -- the awaiting task re-raises it (see _settle)
         result, error = None, exc
     with contextlib.suppress(RuntimeError):  # the loop has closed: nobody takes the result
         job.loop.call_soon_threadsafe(_settle, job.future, result, error)

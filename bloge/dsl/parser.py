@@ -199,16 +199,16 @@ class _ToSyntax(Transformer[Token, Any]):
         return s.Unary(str(op), operand, _span(meta))
 
     def member(self, meta: Any, children: list[Any]) -> s.Member:
-        return s.Member(children[0], str(children[1]), False, _span(meta))
+        return s.Member(children[0], str(children[1]), safe=False, span=_span(meta))
 
     def safe_member(self, meta: Any, children: list[Any]) -> s.Member:
-        return s.Member(children[0], str(children[1]), True, _span(meta))
+        return s.Member(children[0], str(children[1]), safe=True, span=_span(meta))
 
     def index(self, meta: Any, children: list[s.Expr]) -> s.Index:
-        return s.Index(children[0], children[1], False, _span(meta))
+        return s.Index(children[0], children[1], safe=False, span=_span(meta))
 
     def safe_index(self, meta: Any, children: list[s.Expr]) -> s.Index:
-        return s.Index(children[0], children[1], True, _span(meta))
+        return s.Index(children[0], children[1], safe=True, span=_span(meta))
 
     def call(self, meta: Any, children: list[Any]) -> s.Call:
         name, *args = children

@@ -11,7 +11,7 @@ first links consume, :data:`AT`, :data:`RECORDS` and :data:`FIELDS`, never reach
 from __future__ import annotations
 
 import dataclasses
-import datetime
+import datetime as dt
 import inspect
 from collections.abc import Callable, Iterable
 from types import FunctionType, MethodType
@@ -66,7 +66,7 @@ class ProcessorChain:
                     event_dict = processor(None, "msg", event_dict)
             except DropEvent:
                 continue
-            except Exception as exc:  # a processor or value we do not control
+            except Exception as exc:  # noqa: BLE001 -- a processor or value we do not control
                 failed(event, exc)
                 continue
             append(event_dict)
@@ -98,7 +98,7 @@ class IsoTimestamps:
         second = int(at)
         if second != self._second:
             # Events come in bursts: the date and time part is formatted once per second.
-            moment = datetime.datetime.fromtimestamp(second, datetime.UTC)
+            moment = dt.datetime.fromtimestamp(second, dt.UTC)
             self._prefix = moment.strftime("%Y-%m-%dT%H:%M:%S.")
             self._second = second
         event_dict["timestamp"] = f"{self._prefix}{int((at - second) * 1e6):06d}Z"

@@ -29,7 +29,7 @@ from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, Self, TextIO
 
 from structlog.typing import Processor
 
@@ -147,7 +147,7 @@ class EventJournal:
                 self._closed = True
                 try:
                     self.sink.close()
-                except Exception as exc:  # never let a journal break its owner's shutdown
+                except Exception as exc:  # noqa: BLE001 -- the owner's shutdown goes on regardless
                     self._report("close", f"closing {self.sink!r} failed", exc)
         self._send_reports()
 
@@ -155,7 +155,7 @@ class EventJournal:
     def closed(self) -> bool:
         return self._closed
 
-    def __enter__(self) -> EventJournal:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -197,7 +197,7 @@ class EventJournal:
             return
         try:
             self.sink.write(messages)
-        except Exception as exc:  # a sink we do not control: OSError, ValueError, …
+        except Exception as exc:  # noqa: BLE001 -- a sink we do not control: OSError, ValueError, …
             self.failure = exc
             self._report("write", f"writing to {self.sink!r} failed; this and every later "
                                   "event are dropped", exc)

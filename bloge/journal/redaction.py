@@ -131,8 +131,7 @@ class Redactor:
         folded = text.lower()
         if "-" in folded or "_" in folded:
             folded = folded.replace("-", "").replace("_", "")
-        # SIM110 would have any() over a generator: a plain loop is twice as fast (measured).
-        for hint in self._hints:  # noqa: SIM110
+        for hint in self._hints:  # noqa: SIM110 -- a loop is twice as fast as any() (measured)
             if hint in folded:
                 return True
         return False

@@ -164,7 +164,7 @@ class FileSink:
 
     def _still_named(self) -> bool:
         try:
-            found = os.stat(self._where)
+            found = os.stat(self._where)  # noqa: PTH116 -- the fast call (see __init__)
         except OSError:  # gone, or its folder is
             return False
         return (found.st_dev, found.st_ino) == self._identity

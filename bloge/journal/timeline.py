@@ -9,7 +9,7 @@ error that ended a failed run).
 
 from __future__ import annotations
 
-import datetime
+import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -143,14 +143,14 @@ def _in_order(events: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return events
 
 
-def _time_of(event: Mapping[str, Any]) -> datetime.datetime | None:
+def _time_of(event: Mapping[str, Any]) -> dt.datetime | None:
     try:
-        return datetime.datetime.fromisoformat(str(event["timestamp"]))
+        return dt.datetime.fromisoformat(str(event["timestamp"]))
     except (KeyError, ValueError):
         return None
 
 
-def _entry(event: Mapping[str, Any], start: datetime.datetime | None) -> TimelineEntry:
+def _entry(event: Mapping[str, Any], start: dt.datetime | None) -> TimelineEntry:
     at = _time_of(event)
     offset = None if at is None or start is None else (at - start).total_seconds() * 1000.0
     callback = str(event.get("event", "?"))

@@ -30,7 +30,7 @@ _PROVIDERS = frozenset({"AnthropicProvider", "ClaudeProvider", "OpenAIChatProvid
 
 def __getattr__(name: str) -> Any:
     if name in _PROVIDERS:
-        from bloge.llm import providers
+        from bloge.llm import providers  # noqa: PLC0415 -- httpx loads on first use
 
         return getattr(providers, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

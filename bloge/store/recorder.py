@@ -30,6 +30,7 @@ from bloge.agent import (
     ToolStart,
 )
 from bloge.agent.loop.tools import ToolOutcome
+from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
@@ -234,8 +235,6 @@ def _status(exit_reason: str, output: AgentOutput | None) -> RunStatus:
 
 def output_document(output: AgentOutput, run_id: str, thread_id: str) -> dict[str, Any]:
     """The parts of an ``AgentOutput`` a run record keeps (the messages are the thread's)."""
-    from bloge.core.codec import DEFAULT_CODEC
-
     return {
         "run_id": run_id,
         "thread_id": thread_id,

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError
+from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError, AgentUsage
 from bloge.agent.loop.engine import AgentEngine
 from bloge.agent.loop.observer import PendingRound, RecordedResult
 from bloge.agent.loop.tools import ChunkSink
@@ -139,8 +139,6 @@ async def _unfinished(recorder: Recorder, error: BaseException) -> None:
     say), so that its thread is freed at once rather than when its lease runs out."""
     if recorder.finished_writing or recorder.lost:
         return
-    from bloge.agent import AgentUsage
-
     reason = "error" if isinstance(error, Exception) else "cancelled"
     await recorder.finished(reason, transcript=(), view=(), usage=AgentUsage(), turns=0,
                             output=None, error=error)

@@ -278,10 +278,9 @@ class Store:
 
     async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
         """Extend a run's lease: whether it was asked to cancel; ``None`` if it was lost."""
-        now = self.clock()
         return await self._run(writes.renew_lease(
-            run_id=run_id, thread_id=thread_id, worker=worker, lease_until=now + self.lease,
-            now=now), write=True)
+            run_id=run_id, thread_id=thread_id, worker=worker,
+            lease_until=self.clock() + self.lease), write=True)
 
 
 def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,

@@ -3,7 +3,7 @@ the same timeline whether the journal went to a file or to the store."""
 
 from __future__ import annotations
 
-import datetime
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,5 +28,5 @@ def run_timeline(run_id: str, events: Iterable[RunEvent]) -> list[TimelineEntry]
 
 
 def _iso(at: float) -> str:
-    moment = datetime.datetime.fromtimestamp(at, datetime.UTC)
+    moment = dt.datetime.fromtimestamp(at, dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -58,14 +58,15 @@ def leaf_sources(settings: BlogeSettings, origins: Mapping[KeyPath, Origin]) -> 
     }
 
 
-def _leaves(model: BaseModel, path: KeyPath, given: bool = True) -> Iterator[tuple[KeyPath, bool]]:
+def _leaves(model: BaseModel, path: KeyPath, *,
+            given: bool = True) -> Iterator[tuple[KeyPath, bool]]:
     # `given` says whether every model on the way set the field explicitly (else: a default).
     for name in type(model).model_fields:
         value = getattr(model, name)
         here = (*path, kebab(name))
         was_given = given and name in model.model_fields_set
         if isinstance(value, BaseModel):
-            yield from _leaves(value, here, was_given)
+            yield from _leaves(value, here, given=was_given)
         elif isinstance(value, dict) and value:
             yield from (((*here, f"[{key}]"), was_given) for key in value)
         else:

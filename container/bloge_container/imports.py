@@ -44,7 +44,7 @@ def resolve(path: str, *, key: str, project_dir: Path) -> Any:
 
 
 def _check_not_shadowed(module_name: str, root: Path, *, key: str) -> None:
-    top = module_name.split(".")[0]
+    top = module_name.split(".", maxsplit=1)[0]
     own = [candidate for candidate in (root / f"{top}.py", root / top / "__init__.py",
                                        root / top) if candidate.exists()]
     if not own:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,13 +55,13 @@ def default_of(field: dataclasses.Field[Any]) -> Any:
     return field.default
 
 
-def test_the_builder_produces_the_same_definition_as_the_dsl(fixtures) -> None:
+def test_the_builder_produces_the_same_definition_as_the_dsl(fixtures: Path) -> None:
     compiled = AgentDslCompiler().compile_file(fixtures / "agent-customer-support.bloge")
     built = support_builder().build()
     assert built == compiled
 
 
-def test_from_def_starts_a_variant_of_an_existing_definition(fixtures) -> None:
+def test_from_def_starts_a_variant_of_an_existing_definition(fixtures: Path) -> None:
     original = AgentDslCompiler().compile_file(fixtures / "streaming-analysis-agent.bloge")
     variant = AgentBuilder.from_def(original).max_turns(20).build()
     assert variant.max_turns == 20
@@ -77,7 +78,7 @@ def test_from_def_then_build_gives_back_every_field_of_the_definition() -> None:
     assert AgentBuilder.from_def(definition).build() == definition
 
 
-def test_a_field_added_to_the_definition_is_carried_by_from_def(monkeypatch) -> None:
+def test_a_field_added_to_the_definition_is_carried_by_from_def(monkeypatch: pytest.MonkeyPatch) -> None:
     extended = dataclasses.make_dataclass(
         "AgentDef", [("owner", str, dataclasses.field(default=""))], bases=(AgentDef,),
         frozen=True, slots=True,
@@ -118,7 +119,8 @@ def test_exit_condition_accepts_a_compiled_expression() -> None:
         (lambda b: b.build(), "has no model"),
     ],
 )
-def test_the_builder_applies_the_compiler_rules(call, message: str) -> None:
+def test_the_builder_applies_the_compiler_rules(call: Callable[[AgentBuilder], object],
+                                                message: str) -> None:
     with pytest.raises(BlogeUsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
         call(AgentBuilder.create("a"))
 

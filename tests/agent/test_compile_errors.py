@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from bloge import AgentDslCompiler, CompileError, DslError, DslSyntaxError, OperatorRegistry
+from bloge import (
+    AgentDslCompiler,
+    BlogeUsageError,
+    CompileError,
+    DslError,
+    DslSyntaxError,
+    OperatorRegistry,
+)
 
 
 def first_error(source: str, registry: OperatorRegistry | None = None) -> DslError:
@@ -44,26 +53,26 @@ def agent(body: str) -> str:
         (agent("  description = tool_args.x"), "3:3", "unknown keyword 'description'"),
         (agent('  exit_condition = finishReason == "stop"'), "3:20",
          "unknown variable 'finishReason' in exit_condition; did you mean 'finish_reason'?"),
-        (agent("  tool t : Op { descripton = \"d\" }"), "3:17",
+        (agent('  tool t : Op { descripton = "d" }'), "3:17",
          "unknown keyword 'descripton' in tool 't'; did you mean 'description'?"),
         (agent("  tool t : Op { input { a = tool_args.a\n a = tool_args.b } }"), "4:2",
          "duplicate keyword 'a'"),
         (agent("  tool t { }"), "3:3", "a tool needs a name and an operator"),
         (agent("  model_name = gpt"), "3:3", "unknown keyword 'model_name'"),
-        ('agent support {\n  model = gpt4o\n}', "2:11", 'model must be a constant; did you mean the string "gpt4o"?'),
+        ("agent support {\n  model = gpt4o\n}", "2:11", 'model must be a constant; did you mean the string "gpt4o"?'),
         (agent("  max_turns = 1 / 0"), "3:15", "division by zero"),
         ('stream agent s {\n  model = "m"\n  streaming = false\n}', "3:3",
          "'stream agent' declares a streaming agent"),
-        ("agnet support {\n  model = \"m\"\n}", "1:1", "unknown block 'agnet'; did you mean 'agent'?"),
+        ('agnet support {\n  model = "m"\n}', "1:1", "unknown block 'agnet'; did you mean 'agent'?"),
         ("graph g { }", "1:1", "no agent block found"),
         (agent("  tool t : Op { input { city = tool_arg.city } }"), "3:32",
          "unknown variable 'tool_arg' in input binding 'city'; did you mean 'tool_args'?"),
         (agent("  tool t : Op { input { who = cxt.user } }"), "3:31",
          "unknown variable 'cxt' in input binding 'who'; did you mean 'ctx'?"),
         (agent('  tool t : Op { input { q = "${lower(query)}" } }'), "3:38",
-         "unknown variable 'query' in input binding 'q'; an input binding reads the model's "
-         "arguments as tool_args.<name> and the context as ctx.<name>: did you mean "
-         "tool_args.query or ctx.query?"),
+         ("unknown variable 'query' in input binding 'q'; an input binding reads the model's "
+          "arguments as tool_args.<name> and the context as ctx.<name>: did you mean "
+          "tool_args.query or ctx.query?")),
         (agent("  tool t : Op { input { r = finish_reason } }"), "3:29",
          "unknown variable 'finish_reason' in input binding 'r'"),
         (agent("  tool_timeout = " + "9" * 400), "3:18", "tool_timeout must be at most 8.64e+13 s"),
@@ -137,8 +146,6 @@ def test_compile_wants_exactly_one_agent() -> None:
         AgentDslCompiler().compile('agent a { model = "m" } agent b { model = "m" }')
 
 
-def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path) -> None:
-    from bloge import BlogeUsageError
-
+def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path: Path) -> None:
     with pytest.raises(BlogeUsageError, match=r"DSL file not found: .*nope\.bloge"):
         AgentDslCompiler().compile_file(tmp_path / "nope.bloge")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bloge import AgentDslCompiler, AgentMemoryStrategy, Expression
 from bloge.agent.functions import agent_functions
 
@@ -14,7 +16,7 @@ def _schema(*names: str) -> dict[str, object]:
     }
 
 
-def test_customer_support_compiles_to_the_documented_definition(fixtures) -> None:
+def test_customer_support_compiles_to_the_documented_definition(fixtures: Path) -> None:
     agent = AgentDslCompiler().compile_file(fixtures / "agent-customer-support.bloge")
     assert agent.id == "customerSupport"
     assert agent.streaming is False
@@ -40,7 +42,7 @@ def test_customer_support_compiles_to_the_documented_definition(fixtures) -> Non
     ]
 
 
-def test_the_streaming_analyst_compiles_to_the_documented_definition(fixtures) -> None:
+def test_the_streaming_analyst_compiles_to_the_documented_definition(fixtures: Path) -> None:
     agent = AgentDslCompiler().compile_file(fixtures / "streaming-analysis-agent.bloge")
     assert agent.id == "dataAnalyst"
     assert agent.streaming is True
@@ -60,7 +62,7 @@ def test_the_streaming_analyst_compiles_to_the_documented_definition(fixtures) -
     ]
 
 
-def test_each_tool_carries_a_one_node_subgraph_and_its_result_node(fixtures) -> None:
+def test_each_tool_carries_a_one_node_subgraph_and_its_result_node(fixtures: Path) -> None:
     agent = AgentDslCompiler().compile_file(fixtures / "agent-customer-support.bloge")
     tool = agent.tool("createTicket")
     (node,) = tool.graph.nodes

@@ -38,7 +38,7 @@ def fake_openai(status: int = 200, body: dict[str, Any] | None = None) -> Iterat
             self.end_headers()
             self.wfile.write(payload)
 
-        def log_message(self, format: str, *args: Any) -> None:
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 -- http.server's name
             pass  # quiet: the test reads fake.requests
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -40,7 +40,7 @@ async def ignore_cancellation(input):
             Path("cancellation-ignored").write_text("ignored")
 '''
 
-AGENT = '''
+AGENT = """
 agent waiter {
   model = "gpt-4o"
   tool waitForAnswer : Wait {
@@ -64,7 +64,7 @@ agent stubborn {
     input { question = tool_args.question }
   }
 }
-'''
+"""
 
 QUESTION = "Please wait for the answer"
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,10 +80,9 @@ def test_with_the_journal_off_no_bridge_is_registered_and_nothing_is_written(pro
     assert (condition.registered, condition.reason) == (False, "bloge.event-journal.enabled is false")
 
 
-def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(project: Path,
-                                                                        monkeypatch) -> None:
-    import importlib.util
-
+def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(
+    project: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "structlog" else real(name, *a))
@@ -93,9 +95,6 @@ def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(project
 
 
 def test_journal_show_prints_the_timeline_of_a_run(project: Path) -> None:
-    import subprocess
-    import sys
-
     _, execution_id = run_support_agent(project, FILE_JOURNAL)
     result = subprocess.run([str(Path(sys.executable).with_name("bloge")), "journal", "show",
                              execution_id[:10]], capture_output=True, text=True, cwd=project,
@@ -147,9 +146,6 @@ def test_without_a_settings_file_the_journal_is_the_project_s_var_journal_jsonl(
 
 
 def test_with_the_store_on_the_journal_is_the_run_stores_events(project: Path) -> None:
-    import subprocess
-    import sys
-
     container, run_id = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
     assert not container.report().find("AgentEventJournalBridge").registered
     assert not (project / "var" / "journal.jsonl").exists()

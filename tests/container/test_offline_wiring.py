@@ -9,10 +9,11 @@ import pytest
 
 from bloge.llm import LlmMessage, LlmRequest
 from bloge_config import load_settings
-from bloge_container import ConfigurationError, create_container
+from bloge_container import ApplicationContainer, ConfigurationError, create_container
 
 
-def container_for(project: Path, overrides: dict[str, object] | None = None):
+def container_for(project: Path,
+                  overrides: dict[str, object] | None = None) -> ApplicationContainer:
     settings = load_settings(base_dir=project, environ={}, overrides=overrides)
     return create_container(settings, project_dir=project)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
@@ -11,11 +12,11 @@ from bloge import AgentExecutionListener, AgentLoopOperator, StreamingAgentLoopO
 from bloge.llm import ScriptedProvider
 from bloge.llm.aliases import ModelAliases
 from bloge_config import SettingsError, load_settings
-from bloge_container import ConfigurationError, create_container
+from bloge_container import ApplicationContainer, ConfigurationError, components, create_container
 
 
 def container_for(project: Path, environ: dict[str, str] | None = None,
-                  overrides: dict[str, object] | None = None):
+                  overrides: dict[str, object] | None = None) -> ApplicationContainer:
     settings = load_settings(base_dir=project, environ=environ or {}, overrides=overrides)
     return create_container(settings, project_dir=project)
 
@@ -146,12 +147,9 @@ def test_a_missing_settings_file_that_was_named_is_an_error(tmp_path: Path) -> N
         create_container(settings_file=tmp_path / "nope.yaml")
 
 
-def test_operators_advertised_by_installed_packages_are_registered(project: Path,
-                                                                    monkeypatch) -> None:
-    from importlib.metadata import EntryPoint
-
-    import bloge_container.components as components
-
+def test_operators_advertised_by_installed_packages_are_registered(
+    project: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     (project / "vendor_ops.py").write_text(
         "class Shout:\n"
         "    def execute(self, input, ctx):\n"

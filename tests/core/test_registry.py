@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -61,8 +62,6 @@ async def test_sync_async_and_plain_function_operators_are_all_invocable() -> No
 
 
 async def test_sync_operators_run_outside_the_event_loop_thread() -> None:
-    import threading
-
     loop_thread = threading.get_ident()
     registry = OperatorRegistry({"where": lambda input: threading.get_ident()})
     ran_on = await registry.bound("where").invoke(None, OperatorContext.root())

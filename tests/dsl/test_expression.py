@@ -151,7 +151,7 @@ def test_the_standard_library_has_no_agent_functions() -> None:
         ("len(3)", "len() needs a string, list or map, got number"),
         ("matches('a', '(')", "invalid regular expression"),
         ("(3).x", "cannot read 'x' of a number"),
-        ("[1][\"k\"]", "cannot index a list with a string"),
+        ('[1]["k"]', "cannot index a list with a string"),
         ("1 in 2", "cannot look for a number in a number"),
     ],
 )

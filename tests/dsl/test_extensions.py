@@ -88,7 +88,7 @@ def test_a_contributed_function_reports_bad_values_at_its_call() -> None:
 
 
 @pytest.fixture
-def advertise(monkeypatch) -> Iterator[Callable[..., None]]:
+def advertise(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
     """Installs extensions as entry points of the group, by ``name="module:attribute"``."""
 
     def install(**extensions_by_name: str) -> None:
@@ -102,7 +102,7 @@ def advertise(monkeypatch) -> Iterator[Callable[..., None]]:
     discover_extensions.cache_clear()
 
 
-def test_an_installed_extension_adds_its_functions_to_agents_everywhere(advertise) -> None:
+def test_an_installed_extension_adds_its_functions_to_agents_everywhere(advertise: Callable[..., None]) -> None:
     advertise(agent="bloge.agent.extension:AgentExtensionProvider",
               mentions="tests.dsl.test_extensions:_Mentions")
     compiled = AgentDslCompiler().compile(MENTIONS_AGENT)
@@ -110,7 +110,7 @@ def test_an_installed_extension_adds_its_functions_to_agents_everywhere(advertis
     assert compiled == built
 
 
-def test_an_extension_that_cannot_be_loaded_is_named(advertise) -> None:
+def test_an_extension_that_cannot_be_loaded_is_named(advertise: Callable[..., None]) -> None:
     advertise(broken="vendor_extension_missing:Extension")
     with pytest.raises(BlogeUsageError) as caught:
         AgentDslCompiler()

@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from lark import Lark
@@ -15,7 +16,7 @@ GRAMMAR = resources.files("bloge.dsl").joinpath("bloge.lark").read_text(encoding
 DECLARED_TERMINALS = set(re.findall(r"^([A-Z][A-Z_]*)(?:\.\d+)?:", GRAMMAR, re.MULTILINE))
 
 
-def test_both_example_files_parse_byte_for_byte(fixtures) -> None:
+def test_both_example_files_parse_byte_for_byte(fixtures: Path) -> None:
     for name in ("agent-customer-support.bloge", "streaming-analysis-agent.bloge"):
         document = parse_document((fixtures / name).read_text(encoding="utf-8"), filename=name)
         (agent,) = document.statements
@@ -110,7 +111,7 @@ def test_an_escaped_interpolation_stays_literal_text() -> None:
 @pytest.mark.parametrize(
     ("source", "where", "expected"),
     [
-        ('agent a {\n  model = \n}', "<string>:3:1:", "expected an expression"),
+        ("agent a {\n  model = \n}", "<string>:3:1:", "expected an expression"),
         ('agent a {\n  model "gpt"\n}', "<string>:2:9:", "expected '->', ':', '=', '{' or a name"),
         ("agent a {\n  model = 1\n", "<string>:2:12:", "unexpected end of the text; expected '}'"),
         ('x = "never closed', "<string>:1:5:", "unterminated string"),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from bloge import BlogeUsageError
 from bloge.journal import EventJournal, InMemorySink, StreamSink
@@ -233,7 +234,7 @@ def test_a_failing_sink_is_reported_once_and_later_events_are_dropped(
 
 
 def test_a_closed_file_is_reported_once_and_never_raises(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     stream = io.StringIO()
     journal = EventJournal.to_stdout(stream)
@@ -301,9 +302,9 @@ def test_stdout_writes_coloured_console_lines_on_a_terminal() -> None:
 def test_open_picks_the_sink_the_settings_name(tmp_path: Path) -> None:
     assert isinstance(EventJournal.open("stdout", path=tmp_path / "unused").sink, StreamSink)
     with EventJournal.open("file", path=tmp_path / "j.jsonl") as journal:
-        assert journal.sink.path == tmp_path / "j.jsonl"  # type: ignore[attr-defined]
+        assert journal.sink.path == tmp_path / "j.jsonl"  # type: ignore[attr-defined]  # a FileSink
     with pytest.raises(BlogeUsageError, match="unknown event-journal sink 'kafka'"):
-        EventJournal.open("kafka", path=tmp_path)  # type: ignore[arg-type]
+        EventJournal.open("kafka", path=tmp_path)  # type: ignore[arg-type]  # the wrong name is the point
 
 
 def test_a_journal_path_under_a_file_gives_one_warning_and_never_raises(
@@ -351,8 +352,6 @@ def test_a_journal_folder_deleted_while_in_use_is_created_again(tmp_path: Path) 
 
 
 def test_the_global_structlog_configuration_is_left_alone() -> None:
-    import structlog
-
     before = structlog.get_config()
     journal, _ = memory_journal()
     journal.emit("x")

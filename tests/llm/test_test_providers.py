@@ -9,6 +9,7 @@ from bloge.llm import (
     FunctionProvider,
     LlmChunk,
     LlmMessage,
+    LlmProvider,
     LlmRequest,
     LlmResponse,
     ScriptedProvider,
@@ -19,7 +20,7 @@ from bloge.llm import (
 REQUEST = LlmRequest("m", (LlmMessage.user("hi"),))
 
 
-async def collect(provider, request=REQUEST) -> list[LlmChunk]:
+async def collect(provider: LlmProvider, request: LlmRequest = REQUEST) -> list[LlmChunk]:
     return [chunk async for chunk in provider.stream_chat(request)]
 
 

@@ -113,11 +113,11 @@ USER = {"role": "user", "content": "go"}
 
 
 @pytest.mark.parametrize(("conversation", "problem"), [
-    ([USER, CALL], r"conversation\[1\] calls tool 'echo' \(call 'c1'\) but no tool message "
-                   "answers it"),
+    ([USER, CALL], (r"conversation\[1\] calls tool 'echo' \(call 'c1'\) but no tool message "
+                    "answers it")),
     ([USER, CALL, USER, RESULT], r"conversation\[1\] calls tool 'echo'"),
-    ([USER, RESULT], r"conversation\[1\] answers tool call 'c1', which the assistant message "
-                     "before it did not make"),
+    ([USER, RESULT], (r"conversation\[1\] answers tool call 'c1', which the assistant message "
+                      "before it did not make")),
     ([USER, CALL, RESULT, RESULT], r"conversation\[3\] answers tool call 'c1'"),
 ])
 def test_broken_tool_call_pairs_are_refused(conversation: list[Any], problem: str) -> None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from bloge import (
     AgentCallbackContext,
     AgentExecutionListener,
+    AgentOutput,
     LlmCalledPayload,
     LoopExitedPayload,
     OperatorContext,
@@ -19,7 +22,7 @@ from bloge.llm import LlmResponse
 from .helpers import Recorder, agent_with, calls, scripted
 
 
-def two_turn_run(*listeners: AgentExecutionListener):
+def two_turn_run(*listeners: AgentExecutionListener) -> AgentOutput:
     provider = scripted(
         LlmResponse(finish_reason="tool_calls", prompt_tokens=11, completion_tokens=7,
                     tool_calls=calls(("echo", {"text": "a"}, "id-a"),
@@ -71,9 +74,10 @@ def test_payloads_carry_every_cheat_sheet_field() -> None:
     assert exited.total_latency_ms >= first_call.latency_ms
 
 
-def test_a_raising_listener_is_logged_and_skipped(caplog) -> None:
+def test_a_raising_listener_is_logged_and_skipped(caplog: pytest.LogCaptureFixture) -> None:
     class Broken(AgentExecutionListener):
-        def on_agent_llm_called(self, context, payload) -> None:
+        def on_agent_llm_called(self, context: AgentCallbackContext,
+                                payload: LlmCalledPayload) -> None:
             raise RuntimeError("listener bug")
 
     recorder = Recorder()
@@ -89,7 +93,8 @@ def test_a_listener_may_override_only_some_callbacks() -> None:
         def __init__(self) -> None:
             self.reasons: list[str] = []
 
-        def on_agent_loop_exited(self, context, payload) -> None:
+        def on_agent_loop_exited(self, context: AgentCallbackContext,
+                                 payload: LoopExitedPayload) -> None:
             self.reasons.append(payload.exit_reason)
 
     only = OnlyExits()

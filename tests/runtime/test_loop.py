@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bloge import (
@@ -11,6 +13,7 @@ from bloge import (
     BlogeUsageError,
     LlmMessage,
     MaxTurnsExceededError,
+    OperatorContext,
     OperatorRegistry,
     ProviderError,
     UnknownOperatorError,
@@ -142,8 +145,6 @@ def test_a_provider_failure_ends_the_run_with_error_and_a_checkpoint() -> None:
 
 
 async def test_cancelling_a_run_reports_cancelled_and_propagates() -> None:
-    import asyncio
-
     recorder = Recorder()
     started = asyncio.Event()
 
@@ -207,10 +208,6 @@ def test_a_bad_checkpoint_says_what_is_wrong(text: str, message: str) -> None:
 
 
 def test_an_agent_operator_is_itself_an_operator_in_a_registry() -> None:
-    import asyncio
-
-    from bloge import OperatorContext
-
     agent = agent_with(scripted("nested answer"))
     registry = OperatorRegistry({"support": agent})
     output = asyncio.run(registry.bound("support").invoke("hi", OperatorContext.root()))

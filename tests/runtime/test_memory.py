@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 
@@ -39,12 +39,12 @@ STRATEGIES = {
     "sliding_window": lambda initial: ConversationMemory.sliding_window(initial, 7),
     "token_budget": lambda initial: ConversationMemory.token_budget(initial, 120, HeuristicTokenEstimator()),
     "summary_without_summarizer": lambda initial: ConversationMemory.summary(initial, None, 6),
-    "full": lambda initial: ConversationMemory.full(initial),
+    "full": ConversationMemory.full,
 }
 
 
 @pytest.mark.parametrize("make", STRATEGIES.values(), ids=STRATEGIES.keys())
-async def test_pruning_never_splits_a_tool_call_from_its_results(make) -> None:
+async def test_pruning_never_splits_a_tool_call_from_its_results(make: Callable[[list[LlmMessage]], ConversationMemory]) -> None:
     conversation = tool_heavy_conversation(40)
     memory = make(conversation[:1])
     for index, message in enumerate(conversation[1:], start=1):
@@ -120,7 +120,7 @@ def test_a_new_summary_folds_in_the_previous_one() -> None:
         return f"summary {len(seen)}"
 
     class Summarizer:
-        def summarize(self, messages: Sequence[LlmMessage]):  # type: ignore[no-untyped-def]
+        def summarize(self, messages: Sequence[LlmMessage]) -> Awaitable[str]:
             return summarize(messages)
 
     memory = SummaryMemory([], Summarizer(), 1)

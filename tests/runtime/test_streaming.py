@@ -11,14 +11,17 @@ import pytest
 
 from bloge import (
     AgentBuilder,
+    AgentLoopOperator,
     Done,
     LlmStreamingChatOperator,
     MaxTurnsExceededError,
     OperatorRegistry,
+    StreamingAgentLoopOperator,
     Token,
     ToolEnd,
     ToolStart,
     UnknownOperatorError,
+    agent_operator,
 )
 from bloge.llm import LlmChunk, LlmRequest, ScriptedProvider, ToolCall
 
@@ -26,7 +29,7 @@ from .helpers import echo
 
 
 def streaming_agent(provider: Any, *, tools: dict[str, object] | None = None, capacity: int = 16,
-                    configure: Any = None):
+                    configure: Any = None) -> StreamingAgentLoopOperator:
     registry = OperatorRegistry({"Echo": echo, **(tools or {}),
                                  "llmStreamingChat": LlmStreamingChatOperator(provider)})
     builder = (AgentBuilder.create("streamer", registry=registry).model("m")
@@ -50,7 +53,7 @@ async def test_chunks_follow_the_run_and_done_comes_last_exactly_once() -> None:
     assert [type(c).__name__ for c in chunks] == [
         "Token", "ToolStart", "ToolEnd", "Token", "Token", "Token", "Done"]
     assert chunks[1] == ToolStart("echo", "c1", 1)
-    assert chunks[2] == ToolEnd("echo", "c1", True, 1)
+    assert chunks[2] == ToolEnd("echo", "c1", success=True, turn_number=1)
     assert [c.turn_number for c in chunks if isinstance(c, Token)] == [1, 2, 2, 2]
     done = chunks[-1]
     assert isinstance(done, Done)
@@ -69,7 +72,7 @@ async def test_a_stream_without_finish_reason_infers_it_from_tool_calls() -> Non
 async def test_failed_tools_stream_tool_end_with_success_false() -> None:
     provider = ScriptedProvider(tool_chunks(ToolCall("c1", "nope", "{}")), "sorry")
     chunks = await streaming_agent(provider).aexecute("go")
-    assert ToolEnd("nope", "c1", False, 1) in chunks
+    assert ToolEnd("nope", "c1", success=False, turn_number=1) in chunks
 
 
 class CountingStream:
@@ -190,10 +193,8 @@ async def test_a_missing_streaming_chat_operator_is_named() -> None:
 
 
 def test_a_streaming_definition_materializes_the_streaming_operator() -> None:
-    from bloge import AgentLoopOperator, StreamingAgentLoopOperator, agent_operator
-
     registry = OperatorRegistry({"llmChat": echo, "llmStreamingChat": echo})
     plain = AgentBuilder.create("a").model("m").build()
-    streaming = AgentBuilder.create("s").model("m").streaming(True).build()
+    streaming = AgentBuilder.create("s").model("m").streaming(True).build()  # noqa: FBT003 -- the appendix's call
     assert type(agent_operator("a", plain, registry)) is AgentLoopOperator
     assert type(agent_operator("s", streaming, registry)) is StreamingAgentLoopOperator

@@ -10,9 +10,9 @@ from typing import Any
 import pydantic
 import pytest
 
-from bloge import OperatorContext
+from bloge import AgentLoopOperator, AgentOutput, OperatorContext
 from bloge.agent.loop.arguments import MAX_DEPTH
-from bloge.llm import LlmResponse, ToolCall
+from bloge.llm import LlmMessage, LlmResponse, ScriptedProvider, ToolCall
 
 from .helpers import Recorder, agent_with, calls, scripted
 
@@ -40,7 +40,8 @@ class Gate:
         return f"done {input['key']}"
 
 
-def gate_agent(gate: Gate, keys: list[str], cap: int | None, recorder: Recorder | None = None):
+def gate_agent(gate: Gate, keys: list[str], cap: int | None,
+               recorder: Recorder | None = None) -> tuple[AgentLoopOperator, ScriptedProvider]:
     provider = scripted(calls(*[("gate", {"key": k}, f"id-{k}") for k in keys]), "finished")
     return agent_with(
         provider, tools={"Gate": gate}, listeners=[recorder] if recorder else [],
@@ -106,7 +107,7 @@ async def test_results_go_back_in_the_models_order_though_they_finish_in_another
 
 
 def run_one_call(call: ToolCall, *, tools: dict[str, object] | None = None, configure: Any = None,
-                 recorder: Recorder | None = None):
+                 recorder: Recorder | None = None) -> tuple[LlmMessage, AgentOutput]:
     provider = scripted(LlmResponse(finish_reason="tool_calls", tool_calls=(call,)), "recovered")
     agent = agent_with(provider, tools=tools, configure=configure,
                        listeners=[recorder] if recorder else [])

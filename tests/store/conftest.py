@@ -20,15 +20,16 @@ REQUIRED = os.environ.get("BLOGE_REQUIRE_SERVICES") == "1"
 def postgres_or_skip() -> None:
     """Skip (fail, in CI) when PostgreSQL is not there to test against."""
     try:
-        import psycopg
+        import psycopg  # noqa: PLC0415 -- an extra: without it the test skips
     except ImportError:
         reason = "psycopg is not installed (pip install -e '.[postgres]')"
     else:
         try:
             psycopg.connect(POSTGRES_DSN, connect_timeout=3).close()
-            return
         except psycopg.OperationalError as exc:
             reason = f"PostgreSQL is not reachable at {POSTGRES_DSN}: {exc}"
+        else:
+            return
     if REQUIRED:
         pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {reason}")
     pytest.skip(reason)
@@ -38,7 +39,7 @@ def postgres_or_skip() -> None:
 def postgres_schema() -> Iterator[str]:
     """A fresh schema in the test database, dropped afterwards."""
     postgres_or_skip()
-    import psycopg
+    import psycopg  # noqa: PLC0415 -- an extra, there once postgres_or_skip() passed
 
     name = f"bloge_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:

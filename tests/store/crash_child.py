@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import open_store
+from bloge.store import Store, open_store
 
 AGENT = """
 agent shop {
@@ -73,7 +73,7 @@ class Tools:
         with self.lock:
             self.running.add(name)
             if self.running == {"ship", "refresh"}:
-                print("ready", flush=True)
+                print("ready", flush=True)  # noqa: T201 -- the parent waits for this line
         threading.Event().wait()
 
 
@@ -89,7 +89,8 @@ class Refresh:
         return self.tools.refresh(input)
 
 
-def shop(store_url: str, logs: Path, *, hang: bool, lease: float = 30.0):
+def shop(store_url: str, logs: Path, *, hang: bool,
+         lease: float = 30.0) -> tuple[AgentLoopOperator, Store]:
     tools = Tools(logs, hang=hang)
     registry = (OperatorRegistry.builder()
                 .register("Lookup", tools.lookup).register("Ship", tools.ship)

@@ -14,7 +14,8 @@ from bloge.store.ops import (
     FinishRun,
     SaveCheckpoint,
 )
-from bloge.store.records import RunEvent, StoredMessage
+from bloge.store.records import RunEvent, Segment, StoredMessage
+from bloge.store.sql.writes import Claim
 
 
 class Clock:
@@ -33,7 +34,7 @@ def clock(store: Store) -> Clock:
 
 
 async def start(store: Store, run_id: str = "run-1", thread_id: str = "thread-1",
-                worker: str = "worker-a"):
+                worker: str = "worker-a") -> Claim:
     return await store.start_run(run_id=run_id, thread_id=thread_id, agent_id="support",
                                  input=[LlmMessage.user("hi")], metadata={"user": "ada"},
                                  worker=worker)
@@ -44,7 +45,7 @@ def stored(thread: str, seq: int, text: str, run: str = "run-1") -> StoredMessag
 
 
 def finish(run_id: str = "run-1", thread_id: str = "thread-1", *, at: float = 1_001.0,
-           view=None, status: RunStatus = RunStatus.SUCCEEDED) -> FinishRun:
+           view: tuple[Segment, ...] | None = None, status: RunStatus = RunStatus.SUCCEEDED) -> FinishRun:
     return FinishRun(run_id, thread_id, status, "stop", 1, {"llm_calls": 1}, {"content": "ok"},
                      None, view, at)
 
@@ -144,8 +145,8 @@ async def test_the_tool_ledger_records_dispatch_then_completion(
     await start(store)
     calls = (("call-1", "search", '{"q": "a"}'), ("call-2", "ticket", "{}"))
     await store.write([DispatchToolCalls("run-1", 1, 4, calls, clock.now),
-                       CompleteToolCall("run-1", 1, "call-2", True, '{"id": 7}', False,
-                                        clock.now)])
+                       CompleteToolCall("run-1", 1, "call-2", success=True, content='{"id": 7}',
+                                        text_result=False, at=clock.now)])
     ledger = await store.tool_calls("run-1", 1)
     assert [(c.call_id, c.status, c.success) for c in ledger] == [
         ("call-1", "dispatched", None), ("call-2", "completed", True)]

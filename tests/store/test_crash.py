@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bloge.store import RunStatus, Store
+from bloge.store import RunStatus, Store, ThreadBusyError
 from tests.store.crash_child import shop
 
 CHILD = Path(__file__).with_name("crash_child.py")
@@ -97,8 +97,6 @@ def hung_child(store_url: str, logs: Path) -> Iterator[None]:
 
 async def test_a_thread_busy_in_another_process_is_refused_naming_its_run(
         durable_store_url: str, tmp_path: Path) -> None:
-    from bloge.store import ThreadBusyError
-
     with hung_child(durable_store_url, tmp_path):
         agent, store = shop(durable_store_url, tmp_path, hang=False)
         (running,) = await store.list_runs()

@@ -20,7 +20,7 @@ from bloge import (
 )
 from bloge.core.errors import ProviderError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import RunStatus, Store, ThreadBusyError
+from bloge.store import RunStatus, Store, ThreadBusyError, open_store
 
 AGENT = """
 agent helper {
@@ -34,7 +34,7 @@ agent helper {
 """
 
 
-def model_calling(*script: list[ToolCall] | str):
+def model_calling(*script: list[ToolCall] | str) -> FunctionProvider:
     """A model that answers each call with the next step of ``script``: tool calls or text."""
     steps = list(script)
 
@@ -64,7 +64,8 @@ class Tools:
 
 
 def agent(store: Store, provider: FunctionProvider, tools: Tools, *, memory: str = "full()",
-          max_turns: int = 4, streaming: bool = False):
+          max_turns: int = 4, streaming: bool = False,
+          ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     chat = LlmStreamingChatOperator(provider) if streaming else LlmChatOperator(provider)
     registry = (OperatorRegistry.builder()
                 .register("Lookup", tools.lookup).register("Ship", tools.ship)
@@ -215,8 +216,6 @@ async def test_a_cancelled_run_is_recorded_as_cancelled(store: Store) -> None:
 
 
 async def test_cancelling_through_the_store_stops_the_running_run(store_url: str) -> None:
-    from bloge.store import open_store
-
     store = open_store(store_url, lease=0.3)  # the heartbeat checks every 0.1 s
     started = asyncio.Event()
 
@@ -254,8 +253,6 @@ async def test_a_streaming_run_records_its_chunks(store: Store) -> None:
 
 
 async def test_secrets_in_tool_arguments_never_reach_the_runs_events(store_url: str) -> None:
-    from bloge.store import open_store
-
     store = open_store(store_url, secrets=("sk-live-123",))
     provider = model_calling([ToolCall("c1", "lookup", '{"q": "x", "api_token": "tok-9"}')],
                              "Done.")

@@ -212,7 +212,7 @@ class _Run:
                                                       max_turns=max_turns,
                                                       checkpoint=self.checkpoint())
                         await self._observe_end(steps.MAX_TURNS, error=error)
-                        raise error
+                        raise error  # noqa: TRY301 -- except MaxTurnsExceededError passes it on
                     case _:
                         assert_never(step)
         except MaxTurnsExceededError:

@@ -209,7 +209,7 @@ class ToolDispatcher:
             return _failure(f"tool {call.name!r} timed out after {timeout:g} s", arguments)
         except (ExpressionError, OperatorInputError) as exc:
             return _failure(f"invalid arguments for tool {call.name!r}: {exc}", arguments)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- an operator's failure is fed back to the model
             return _failure(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}", arguments)
         result = outputs[tool.result_node_id]
         return True, self._content(result), result, arguments

@@ -29,7 +29,7 @@ def equals(left: Any, right: Any) -> bool:
         return type(left) is type(right) and left == right
     try:
         return bool(left == right)
-    except Exception:
+    except Exception:  # noqa: BLE001 -- a value whose __eq__ raises equals nothing
         return False
 
 

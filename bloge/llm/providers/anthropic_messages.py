@@ -121,8 +121,9 @@ def _answered(turns: list[_Turn]) -> list[_Turn]:
     out: list[_Turn] = []
     for turn in turns:
         if turn.role == "user":
-            turn = _Turn("user", _answer(_pending_calls(out), turn.blocks))
-        out.append(turn)
+            out.append(_Turn("user", _answer(_pending_calls(out), turn.blocks)))
+        else:
+            out.append(turn)
     calls = _pending_calls(out)
     if calls:
         out.append(_Turn("user", _answer(calls, [])))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm.chunks import response_chunks
@@ -91,7 +91,7 @@ class ClaudeProvider:
         if self._owned is not None:
             await self._owned.aclose()
 
-    async def __aenter__(self) -> ClaudeProvider:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

@@ -55,7 +55,8 @@ class SqliteDriver:
 
     # -- on the driver's thread
 
-    def _transaction(self, script: Script[T], write: bool) -> T:
+    def _transaction(self, script: Script[T],
+                     write: bool) -> T:  # noqa: FBT001 -- run_in_executor passes no keywords
         try:
             connection = self._connect()
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -108,8 +109,8 @@ class SqliteDriver:
         elif "disk is full" in text or "disk I/O" in text:
             problem = f"cannot write: {text}; free disk space"
         elif isinstance(exc, sqlite3.OperationalError) and "unable to open" in text:
-            problem = f"cannot open the database file ({text}); check the folder exists " \
-                      "and is writable"
+            problem = (f"cannot open the database file ({text}); check the folder exists "
+                       "and is writable")
         elif "readonly" in text:
             problem = f"cannot write: {text}; check the file's permissions"
         else:

@@ -82,8 +82,8 @@ def _claim(thread_id: str, run_id: str, lease_until: float, now: float) -> Scrip
     return Claim(thread_id, int(row[0]), view_of(row[1]))
 
 
-def renew_lease(*, run_id: str, thread_id: str, worker: str, lease_until: float,
-                now: float) -> Script[bool | None]:
+def renew_lease(*, run_id: str, thread_id: str, worker: str,
+                lease_until: float) -> Script[bool | None]:
     """Extend the run's lease; whether it was asked to cancel, or ``None`` when the run is no
     longer this worker's (another took it over after the lease ran out)."""
     renewed = yield Query(
@@ -106,7 +106,7 @@ def request_cancel(*, run_id: str, now: float) -> Script[str | None]:
     if row is None:
         return None
     status, lease, thread_id = row
-    if status != RunStatus.RUNNING.value and status != RunStatus.QUEUED.value:
+    if status not in {RunStatus.RUNNING.value, RunStatus.QUEUED.value}:
         return str(status)
     if status == RunStatus.RUNNING.value and lease is not None and lease >= now:
         yield Query("UPDATE bloge_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?",

@@ -43,7 +43,7 @@ def _print_version(asked: bool) -> None:
         from importlib.metadata import version
 
         typer.echo(f"bloge {version('bloge')}")
-        raise typer.Exit()
+        raise typer.Exit
 
 
 @app.callback()

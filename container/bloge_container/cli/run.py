@@ -191,7 +191,7 @@ def _input(argument: str | None, *, required: bool) -> str | None:
         if text:
             return text
     if required:
-        raise failure("no input: pass it as an argument (bloge run AGENT \"question\") or on stdin")
+        raise failure('no input: pass it as an argument (bloge run AGENT "question") or on stdin')
     return None
 
 
@@ -218,7 +218,7 @@ def _execute(container: ApplicationContainer,
     from bloge_container.components import secret_values
 
     ctx = OperatorContext.root()
-    agent_run = (_streamed(container, operator, start, ctx, as_json)
+    agent_run = (_streamed(container, operator, start, ctx, as_json=as_json)
                  if isinstance(operator, StreamingAgentLoopOperator)
                  else _whole(container, operator, start, ctx))
     try:
@@ -251,7 +251,7 @@ async def _whole(container: ApplicationContainer, operator: AgentLoopOperator, s
 
 
 async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoopOperator,
-                    start: Start, ctx: OperatorContext, as_json: bool) -> AgentOutput:
+                    start: Start, ctx: OperatorContext, *, as_json: bool) -> AgentOutput:
     from contextlib import aclosing
 
     from bloge import Done

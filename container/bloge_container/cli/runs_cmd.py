@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import datetime
+import datetime as dt
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -170,7 +170,7 @@ def _summary(run: Run) -> list[str]:
 
 
 def when(at: float) -> str:
-    return datetime.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S")
+    return dt.datetime.fromtimestamp(at, dt.UTC).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _count(value: int, noun: str) -> str:

@@ -202,12 +202,12 @@ def anthropic_conversation_problems(body: Mapping[str, Any]) -> list[str]:
     if not messages:
         return ["messages: at least one message is required"]
     if messages[0]["role"] != "user":
-        problems.append("messages: first message must use the \"user\" role")
+        problems.append('messages: first message must use the "user" role')
     previous_calls: list[str] = []
     for number, message in enumerate(messages):
         where = f"messages.{number}"
         if number and message["role"] == messages[number - 1]["role"]:
-            problems.append(f"{where}: roles must alternate between \"user\" and \"assistant\"")
+            problems.append(f'{where}: roles must alternate between "user" and "assistant"')
         blocks = _blocks(message)
         if not blocks:
             problems.append(f"{where}: all messages must have non-empty content")

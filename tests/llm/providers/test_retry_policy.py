@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from email.utils import format_datetime
 
@@ -99,7 +100,7 @@ async def test_each_call_counts_its_own_attempts_under_concurrency(
         await sleeps(seconds)
         await in_step.wait()  # neither call tries again before the other failed as often
 
-    def flaky(name: str):  # fails twice, then succeeds
+    def flaky(name: str) -> Callable[[], Awaitable[str]]:  # fails twice, then succeeds
         async def attempt() -> str:
             attempts[name] += 1
             if attempts[name] < 3:

@@ -56,7 +56,7 @@ def registry_for(provider: LlmProvider) -> OperatorRegistry:
 
 
 @pytest.mark.parametrize(("make", "server_type"), PROVIDERS)
-async def test_the_password_question_runs_two_real_wire_round_trips(make: Callable, server_type) -> None:
+async def test_the_password_question_runs_two_real_wire_round_trips(make: Callable, server_type: type) -> None:
     server = server_type()
     registry = registry_for(make(server))
     agent = AgentLoopOperator("support", AgentDslCompiler(registry).compile_file(EXAMPLE), registry)
@@ -73,7 +73,7 @@ async def test_the_password_question_runs_two_real_wire_round_trips(make: Callab
 
 
 @pytest.mark.parametrize(("make", "server_type"), PROVIDERS)
-async def test_asking_for_a_human_stops_after_the_escalation(make: Callable, server_type) -> None:
+async def test_asking_for_a_human_stops_after_the_escalation(make: Callable, server_type: type) -> None:
     server = server_type()
     registry = registry_for(make(server))
     agent = AgentLoopOperator("support", AgentDslCompiler(registry).compile_file(EXAMPLE), registry)
@@ -85,7 +85,7 @@ async def test_asking_for_a_human_stops_after_the_escalation(make: Callable, ser
 
 
 @pytest.mark.parametrize(("make", "server_type"), PROVIDERS)
-async def test_the_refund_conversation_streams_end_to_end(make: Callable, server_type) -> None:
+async def test_the_refund_conversation_streams_end_to_end(make: Callable, server_type: type) -> None:
     server = server_type()
     registry = registry_for(make(server))
     definition = AgentDslCompiler(registry).compile_file(EXAMPLE)

@@ -102,7 +102,9 @@ def openai_text_delta(text: str) -> dict[str, Any]:
 
 
 def openai_call_fragment(
-    index: int | None, *, id: str | None = None, name: str | None = None, arguments: str = ""
+    index: int | None, *,
+    id: str | None = None,  # noqa: A002 -- the wire field's name
+    name: str | None = None, arguments: str = "",
 ) -> dict[str, Any]:
     fragment: dict[str, Any] = {"function": {"arguments": arguments}}
     if index is not None:
