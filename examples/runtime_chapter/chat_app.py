@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="default: $PORT, else 8080")
     options = parser.parse_args(argv)
     try:
-        import uvicorn
+        import uvicorn  # noqa: PLC0415 -- an optional dependency, asked for when it is used
     except ImportError:
         parser.exit(2, "this example serves with uvicorn: .venv/bin/pip install uvicorn\n")
     uvicorn.run(app, host=options.host, port=options.port)

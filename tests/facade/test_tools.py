@@ -54,7 +54,7 @@ class LineItem(BaseModel):
     quantity: int = 1
 
 
-def ship(address: Address, items: list[LineItem], express: bool = False) -> str:
+def ship(address: Address, items: list[LineItem], express: bool = False) -> str:  # noqa: FBT002 -- a tool's parameters are the model's, by name
     """Ship items to an address.
 
     The second paragraph is for people, not for the model.
@@ -232,7 +232,7 @@ def test_a_function_tool_that_raises_feeds_its_error_back() -> None:
 
 
 def test_an_untyped_parameter_takes_any_json_value() -> None:
-    def keep(value):  # type: ignore[no-untyped-def]  # the untyped function under test
+    def keep(value):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202 -- the untyped function under test
         """Keep a value."""
         return value
 

@@ -66,7 +66,7 @@ def tool_operator(tool: ToolLike) -> ToolOperator:
     if isinstance(tool, Tool):
         return _protocol_tool(tool)
     if callable(tool):
-        from bloge.agent.facade.functions import function_tool  # loads pydantic: on first use
+        from bloge.agent.facade.functions import function_tool  # noqa: PLC0415 -- loads pydantic: on first use
 
         return function_tool(tool, _named(getattr(tool, "__name__", None), tool))
     raise BlogeUsageError(
