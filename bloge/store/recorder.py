@@ -30,11 +30,13 @@ from bloge.agent import (
     ToolStart,
 )
 from bloge.agent.loop.tools import ToolOutcome
-from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 from bloge.store.store import Store
+
+#: How old the events kept for the next batch may grow while a run streams, in seconds.
+EVENT_FLUSH_SECONDS = 0.25
 
 #: Who runs a run: this host and process.
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
@@ -47,7 +49,8 @@ class Recorder:
     next event; :meth:`know` tells it the messages of the log the run starts from.
     """
 
-    __slots__ = ("_events", "_next_event", "_next_seq", "_ops", "_persisted", "_seq_of",
+    __slots__ = ("_events", "_flushed_at", "_next_event", "_next_seq", "_ops", "_persisted",
+                 "_seq_of",
                  "cancel_requested", "finished_writing", "listener", "lost", "run_id", "store",
                  "thread_id")
 
@@ -62,6 +65,7 @@ class Recorder:
         self._persisted = 0
         self._ops: list[ops.Op] = []
         self._events: list[RunEvent] = []
+        self._flushed_at = time.monotonic()
         self.listener = _EventListener(self)
         self.cancel_requested = False
         self.lost = False
@@ -75,9 +79,15 @@ class Recorder:
     # -- events
 
     def event(self, kind: str, body: Mapping[str, Any]) -> None:
-        """Number and keep one event; it is written with the next batch."""
-        self._events.append(RunEvent(self.run_id, self._next_event, kind, time.time(), body))
+        """Number and keep one event; it is written with the next batch, and watchers of the
+        live run see it at once. Callback events are redacted as journal lines are; stream
+        chunks are kept exact (a re-joined stream shows what the first one showed)."""
+        if kind.startswith("on_agent_"):
+            body = self.store.redactor(None, "", dict(body))
+        event = RunEvent(self.run_id, self._next_event, kind, time.time(), body)
         self._next_event += 1
+        self._events.append(event)
+        self.store.live.publish(event)
 
     def chunk(self, chunk: AgentStreamChunk) -> None:
         match chunk:
@@ -135,8 +145,7 @@ class Recorder:
         if error is not None:
             described = self.store.redactor(None, "", {"error_message": str(error)})
             failure = {"type": type(error).__name__, "message": described["error_message"]}
-        document = None if output is None else output_document(output, self.run_id,
-                                                               self.thread_id)
+        document = None if output is None else output.to_dict(messages=False, checkpoint=False)
         if document is not None:
             self.event("done", document)
         else:
@@ -152,17 +161,18 @@ class Recorder:
     async def flush(self) -> None:
         batch = self._ops
         if self._events:
-            batch.append(ops.AppendEvents(tuple(self._redacted(self._events))))
+            batch.append(ops.AppendEvents(tuple(self._events)))
             self._events = []
         self._ops = []
+        self._flushed_at = time.monotonic()
         await self.store.write(batch)
 
-    def _redacted(self, events: list[RunEvent]) -> list[RunEvent]:
-        """Callback events redacted as journal lines are; stream chunks are kept exact (a
-        re-joined stream must show what the first one showed)."""
-        redact = self.store.redactor
-        return [RunEvent(e.run_id, e.seq, e.type, e.at, redact(None, "", dict(e.body)))
-                if e.type.startswith("on_agent_") else e for e in events]
+    async def flush_if_due(self) -> None:
+        """Write the events kept so far when the last batch is older than
+        :data:`EVENT_FLUSH_SECONDS`, so that a stream followed from another process (which
+        reads the store) falls no further behind."""
+        if self._events and time.monotonic() - self._flushed_at >= EVENT_FLUSH_SECONDS:
+            await self.flush()
 
     # -- messages and views
 
@@ -231,21 +241,6 @@ def _status(exit_reason: str, output: AgentOutput | None) -> RunStatus:
     if output is not None:
         return RunStatus.SUCCEEDED
     return RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED
-
-
-def output_document(output: AgentOutput, run_id: str, thread_id: str) -> dict[str, Any]:
-    """The parts of an ``AgentOutput`` a run record keeps (the messages are the thread's)."""
-    return {
-        "run_id": run_id,
-        "thread_id": thread_id,
-        "content": output.content,
-        "finish_reason": output.finish_reason,
-        "exit_reason": output.exit_reason,
-        "turns_used": output.turns_used,
-        "usage": output.usage.to_dict(),
-        "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(
-            dict(output.tool_results))),
-    }
 
 
 class _EventListener(AgentExecutionListener):

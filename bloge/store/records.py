@@ -48,6 +48,14 @@ class Thread:
     active_run_id: str | None = None
     last_run_id: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (what ``bloge threads show --json`` and ``GET /threads/{id}``
+        give, beside the messages)."""
+        return {"id": self.id, "agent_id": self.agent_id, "messages": self.message_count,
+                "created_at": self.created_at, "updated_at": self.updated_at,
+                "metadata": dict(self.metadata), "active_run_id": self.active_run_id,
+                "last_run_id": self.last_run_id}
+
 
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
@@ -59,6 +67,9 @@ class StoredMessage:
     message: LlmMessage
     run_id: str | None = None
     kind: str = "message"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "run_id": self.run_id, **self.message.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +102,20 @@ class Run:
     lease_until: float | None = None
     cancel_requested: bool = False
     event_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (what ``bloge runs show --json`` and ``GET /runs/{id}`` give)."""
+        return {
+            "id": self.id, "thread_id": self.thread_id, "agent_id": self.agent_id,
+            "status": self.status.value, "exit_reason": self.exit_reason, "turns": self.turns,
+            "usage": self.usage.to_dict(), "created_at": self.created_at,
+            "updated_at": self.updated_at, "finished_at": self.finished_at,
+            "output": None if self.output is None else dict(self.output),
+            "error": None if self.error is None else {"type": self.error.type,
+                                                      "message": self.error.message},
+            "input": [message.to_dict() for message in self.input],
+            "events": self.event_count, "cancel_requested": self.cancel_requested,
+        }
 
 
 @dataclass(frozen=True, slots=True)

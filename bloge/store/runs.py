@@ -33,35 +33,46 @@ def new_id() -> str:
 
 async def record_run(store: Store, engine: AgentEngine, input: AgentInput,
                      ctx: OperatorContext, *, thread_id: str | None, sink: ChunkSink | None,
-                     metadata: Mapping[str, Any] | None) -> AgentOutput:
-    """Run ``input`` as a new recorded run on ``thread_id`` (a new thread when ``None``)."""
-    run_id = new_id()
+                     metadata: Mapping[str, Any] | None, run_id: str | None = None,
+                     ) -> AgentOutput:
+    """Run ``input`` as a new recorded run ``run_id`` (a new id when ``None``) on
+    ``thread_id`` (a new thread when ``None``). The run is live in ``store.live`` from the
+    start, so that a watcher can subscribe before it has its first event."""
+    run = run_id if run_id is not None else new_id()
     thread = thread_id if thread_id is not None else new_id()
-    claim = await store.start_run(run_id=run_id, thread_id=thread,
-                                  agent_id=engine.definition.id, input=input.messages,
-                                  metadata=metadata, worker=WORKER)
-    recorder = Recorder(store, run_id=run_id, thread_id=thread, next_seq=claim.next_seq)
+    store.live.started(run)
     try:
-        history = await _history(store, thread, claim.view, recorder)
-        return await _run(engine, recorder, ctx, sink, input=input, history=history)
-    except BaseException as error:
-        await _unfinished(recorder, error)
-        raise
+        claim = await store.start_run(run_id=run, thread_id=thread,
+                                      agent_id=engine.definition.id, input=input.messages,
+                                      metadata=metadata, worker=WORKER)
+        recorder = Recorder(store, run_id=run, thread_id=thread, next_seq=claim.next_seq)
+        try:
+            history = await _history(store, thread, claim.view, recorder)
+            return await _run(engine, recorder, ctx, sink, input=input, history=history)
+        except BaseException as error:
+            await _unfinished(recorder, error)
+            raise
+    finally:
+        store.live.ended(run)
 
 
 async def resume_recorded_run(store: Store, engine: AgentEngine, run_id: str,
                               ctx: OperatorContext, *, sink: ChunkSink | None) -> AgentOutput:
     """Continue the stored run ``run_id`` from its last completed step."""
-    run = await store.get_run(run_id)
-    _check_resumable(run, engine)
-    claim = await store.reclaim_run(run, worker=WORKER)
-    recorder = Recorder(store, run_id=run.id, thread_id=run.thread_id, next_seq=claim.next_seq,
-                        next_event=run.event_count + 1)
+    store.live.started(run_id)
     try:
-        return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
-    except BaseException as error:
-        await _unfinished(recorder, error)
-        raise
+        run = await store.get_run(run_id)
+        _check_resumable(run, engine)
+        claim = await store.reclaim_run(run, worker=WORKER)
+        recorder = Recorder(store, run_id=run.id, thread_id=run.thread_id,
+                            next_seq=claim.next_seq, next_event=run.event_count + 1)
+        try:
+            return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
+        except BaseException as error:
+            await _unfinished(recorder, error)
+            raise
+    finally:
+        store.live.ended(run_id)
 
 
 async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
@@ -129,6 +140,7 @@ def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:
 
     async def observed(chunk: Any) -> None:
         recorder.chunk(chunk)
+        await recorder.flush_if_due()
         await sink(chunk)
 
     return observed

@@ -15,6 +15,7 @@ from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
+from bloge.store.live import LiveRuns
 from bloge.store.records import (
     Run,
     RunEvent,
@@ -77,6 +78,8 @@ class Store:
         if lease <= 0:
             raise BlogeUsageError(f"a store lease must be positive, got {lease!r}")
         self._driver = driver
+        #: The runs this process runs now, for whoever watches them live.
+        self.live = LiveRuns()
         #: Redacts the runs' events and errors as the journal does its lines.
         self.redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS,
                                  text_keys=TEXT_FIELDS)
@@ -262,12 +265,13 @@ class Store:
 
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,
-                         metadata: Mapping[str, Any] | None) -> AgentOutput:
+                         metadata: Mapping[str, Any] | None,
+                         run_id: str | None = None) -> AgentOutput:
         """Run ``engine`` on ``input`` as a recorded run (what an operator's ``store=`` does)."""
         from bloge.store.runs import record_run
 
         return await record_run(self, engine, input, ctx, thread_id=thread_id, sink=sink,
-                                metadata=metadata)
+                                metadata=metadata, run_id=run_id)
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
                                   *, sink: ChunkSink | None) -> AgentOutput:

@@ -21,6 +21,7 @@ from bloge import (
 from bloge.core.errors import ProviderError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RunStatus, Store, ThreadBusyError, open_store
+from bloge.store.follow import follow
 
 AGENT = """
 agent helper {
@@ -283,3 +284,35 @@ async def test_a_tool_result_with_no_json_form_is_recorded_in_its_text_form(stor
     output = await agent(store, model_calling([lookup("x")], "Done."), tools).aexecute("Hi")
     run = await store.get_run(output.run_id)
     assert run.status is RunStatus.SUCCEEDED
+
+
+async def test_a_live_run_is_followed_event_by_event_then_ends(store: Store) -> None:
+    called = asyncio.Event()
+    release = asyncio.Event()
+
+    async def model(request: LlmRequest) -> LlmResponse:
+        called.set()
+        await release.wait()
+        return LlmResponse("Done.")
+
+    run = asyncio.create_task(agent(store, FunctionProvider(model), Tools(), streaming=True)
+                              .aexecute("Hi"))
+    await called.wait()
+    (running,) = await store.list_runs()
+    run_id = running.id
+    seen = []
+    async for event in follow(store, run_id):
+        seen.append(event)
+        if event.type == "on_agent_turn_started":
+            release.set()
+    await run
+    assert seen[-1].type == "done"
+    assert [e.seq for e in seen] == list(range(1, len(seen) + 1))
+    assert [e.seq for e in seen] == [e.seq for e in await store.run_events(run_id)]
+
+
+async def test_a_finished_run_is_followed_from_the_store(store: Store) -> None:
+    output = await agent(store, model_calling([lookup("kb")], "Done."), Tools()).aexecute("Hi")
+    events = [event async for event in follow(store, output.run_id, after=3)]
+    assert events[0].seq == 4
+    assert events[-1].type == "done"

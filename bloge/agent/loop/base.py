@@ -65,15 +65,16 @@ class AgentOperatorBase:
         return f"{type(self).__name__}({self.ref!r}, agent={self.agent_def.id!r})"
 
     async def _start(self, input: AgentInput, ctx: Context, *, thread_id: str | None,
-                     sink: ChunkSink | None = None) -> AgentOutput:
+                     run_id: str | None = None, sink: ChunkSink | None = None) -> AgentOutput:
         if self.store is None:
-            if thread_id is not None:
+            if thread_id is not None or run_id is not None:
                 raise BlogeUsageError(
-                    f"agent {self.agent_def.id!r}: a thread_id needs a store to keep the "
-                    "thread in; build the operator with store=open_store(...)")
+                    f"agent {self.agent_def.id!r}: a thread_id or run_id needs a store to keep "
+                    "the run in; build the operator with store=open_store(...)")
             return await self._engine.run(input, ctx, sink=sink)
         return await self.store.record_run(self._engine, input, _context(ctx),
-                                           thread_id=thread_id, sink=sink, metadata=None)
+                                           thread_id=thread_id, sink=sink, metadata=None,
+                                           run_id=run_id)
 
     async def _resume_run(self, run_id: str, ctx: Context,
                           sink: ChunkSink | None = None) -> AgentOutput:

@@ -88,8 +88,10 @@ class RunStore(Protocol):
 
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,
-                         metadata: Mapping[str, Any] | None) -> AgentOutput:
-        """Run ``input`` on thread ``thread_id`` (a new thread when ``None``)."""
+                         metadata: Mapping[str, Any] | None,
+                         run_id: str | None = None) -> AgentOutput:
+        """Run ``input`` as run ``run_id`` (a new id when ``None``) on thread ``thread_id`` (a
+        new thread when ``None``)."""
         ...
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,

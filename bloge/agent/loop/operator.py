@@ -22,16 +22,18 @@ class AgentLoopOperator(AgentOperatorBase):
     __slots__ = ()
 
     async def aexecute(self, input: object, ctx: Context = None, *,
-                       thread_id: str | None = None) -> AgentOutput:
+                       thread_id: str | None = None, run_id: str | None = None) -> AgentOutput:
         """Run the agent on ``input`` (anything ``AgentInput.of`` accepts). With a store, on
         thread ``thread_id`` (created on first use; a new one when ``None``): the agent's
-        memory sees the thread's earlier messages, and the run is recorded."""
-        return await self._start(AgentInput.of(input), ctx, thread_id=thread_id)
+        memory sees the thread's earlier messages, and the run is recorded, as ``run_id`` when
+        given (a new id, else a ``StoreError``)."""
+        return await self._start(AgentInput.of(input), ctx, thread_id=thread_id, run_id=run_id)
 
     def execute(self, input: object, ctx: Context = None, *,
-                thread_id: str | None = None) -> AgentOutput:
+                thread_id: str | None = None, run_id: str | None = None) -> AgentOutput:
         """The sync facade of :meth:`aexecute`."""
-        return run_sync(self.aexecute(input, ctx, thread_id=thread_id), method="execute")
+        return run_sync(self.aexecute(input, ctx, thread_id=thread_id, run_id=run_id),
+                        method="execute")
 
     async def aresume_run(self, run_id: str, ctx: Context = None) -> AgentOutput:
         """Continue the recorded run ``run_id`` from its last completed step: after a crash,

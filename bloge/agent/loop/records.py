@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.errors import BlogeUsageError
 from bloge.llm.messages import LlmMessage
 
@@ -94,3 +95,24 @@ class AgentOutput:
     usage: AgentUsage = field(default_factory=AgentUsage)
     run_id: str | None = None
     thread_id: str | None = None
+
+    def to_dict(self, *, messages: bool = True, checkpoint: bool = True) -> dict[str, Any]:
+        """JSON-ready data: the answer, reasons, usage (with ``total_tokens``) and tool results
+        (a result with no JSON form in its text form, see ``JsonCodec.encode_lenient``), then
+        the transcript and the checkpoint unless left out."""
+        document: dict[str, Any] = {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "content": self.content,
+            "finish_reason": self.finish_reason,
+            "exit_reason": self.exit_reason,
+            "turns_used": self.turns_used,
+            "usage": {**self.usage.to_dict(), "total_tokens": self.usage.total_tokens},
+            "tool_results": DEFAULT_CODEC.decode(
+                DEFAULT_CODEC.encode_lenient(dict(self.tool_results))),
+        }
+        if messages:
+            document["messages"] = [message.to_dict() for message in self.messages]
+        if checkpoint:
+            document["checkpoint"] = DEFAULT_CODEC.decode(self.checkpoint.to_json())
+        return document

@@ -34,13 +34,14 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
     streaming = True
 
     def stream(
-        self, input: object, ctx: Context = None, *, thread_id: str | None = None
+        self, input: object, ctx: Context = None, *, thread_id: str | None = None,
+        run_id: str | None = None,
     ) -> AsyncGenerator[AgentStreamChunk, None]:
         """The run's chunks; use ``async with contextlib.aclosing(...)`` to stop early.
-        ``thread_id`` as for :meth:`AgentLoopOperator.aexecute`."""
+        ``thread_id`` and ``run_id`` as for :meth:`AgentLoopOperator.aexecute`."""
         agent_input = AgentInput.of(input)
-        return self._channel(
-            lambda sink: self._start(agent_input, ctx, thread_id=thread_id, sink=sink))
+        return self._channel(lambda sink: self._start(agent_input, ctx, thread_id=thread_id,
+                                                      run_id=run_id, sink=sink))
 
     def resume_run_stream(
         self, run_id: str, ctx: Context = None

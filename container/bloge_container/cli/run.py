@@ -103,7 +103,7 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
     if as_json and not live:
         from bloge.core.masking import mask_urls_in
 
-        document = mask_urls_in(_output_json(output))
+        document = mask_urls_in(output.to_dict())
         out.print(json.dumps(document, ensure_ascii=False, indent=2), markup=False)
     elif not live:
         out.print(output.content, markup=False)
@@ -295,21 +295,6 @@ def _journal_hint(container: ApplicationContainer, execution_id: str) -> None:
         path = journal_path(settings, container.project())
         err.print(f"journal: execution {execution_id} in {path} "
                   f"(bloge journal show {execution_id[:8]})", markup=False, style="dim")
-
-
-def _output_json(output: AgentOutput) -> dict[str, Any]:
-    return {
-        "run_id": output.run_id,
-        "thread_id": output.thread_id,
-        "content": output.content,
-        "finish_reason": output.finish_reason,
-        "exit_reason": output.exit_reason,
-        "turns_used": output.turns_used,
-        "usage": {**output.usage.to_dict(), "total_tokens": output.usage.total_tokens},
-        "tool_results": json.loads(_encode(output.tool_results)),
-        "messages": [message.to_dict() for message in output.messages],
-        "checkpoint": json.loads(output.checkpoint.to_json()),
-    }
 
 
 def _encode(value: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -53,7 +53,7 @@ def list_runs(
                            lambda store: store.list_runs(thread_id=thread, status=wanted,
                                                          limit=limit))
         if as_json:
-            out.print(json.dumps([run_document(r) for r in found], indent=2, ensure_ascii=False),
+            out.print(json.dumps([r.to_dict() for r in found], indent=2, ensure_ascii=False),
                       markup=False)
             return
         for run in found:
@@ -78,7 +78,7 @@ def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None
 
         run, events = with_store(opened_store(open_container(config, profile)), read)
         if as_json:
-            document = {**run_document(run), "events": [
+            document = {**run.to_dict(), "events": [
                 {"seq": e.seq, "type": e.type, "at": e.at, **e.body} for e in events]}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
@@ -140,18 +140,6 @@ def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = 
                       f"{store.lease:g} s", markup=False)
         else:
             out.print(f"run {run.id}: {run.status.value}", markup=False)
-
-
-def run_document(run: Run) -> dict[str, Any]:
-    return {
-        "id": run.id, "thread_id": run.thread_id, "agent_id": run.agent_id,
-        "status": run.status.value, "exit_reason": run.exit_reason, "turns": run.turns,
-        "usage": run.usage.to_dict(), "created_at": run.created_at,
-        "finished_at": run.finished_at, "output": run.output,
-        "error": None if run.error is None else {"type": run.error.type,
-                                                 "message": run.error.message},
-        "input": [m.to_dict() for m in run.input], "events": run.event_count,
-    }
 
 
 def _summary(run: Run) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -39,7 +39,7 @@ def list_threads(
         found = with_store(opened_store(open_container(config, profile)),
                            lambda store: store.list_threads(limit=limit))
         if as_json:
-            out.print(json.dumps([_document(t) for t in found], indent=2, ensure_ascii=False),
+            out.print(json.dumps([t.to_dict() for t in found], indent=2, ensure_ascii=False),
                       markup=False)
             return
         for thread in found:
@@ -65,8 +65,7 @@ def show(
 
         thread, messages = with_store(opened_store(open_container(config, profile)), read)
         if as_json:
-            document = {**_document(thread), "messages": [
-                {"seq": m.seq, "run_id": m.run_id, **m.message.to_dict()} for m in messages]}
+            document = {**thread.to_dict(), "messages": [m.to_dict() for m in messages]}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
         out.print(f"thread {thread.id} · {thread.message_count} messages", markup=False)
@@ -83,10 +82,3 @@ def _line(stored: StoredMessage) -> str:
     if message.role == "tool":
         text = f"[{message.tool_call_id}{' error' if message.is_error else ''}] {text}"
     return f"{message.role:<9} {text if len(text) <= SHOWN else text[:SHOWN - 1] + '…'}"
-
-
-def _document(thread: Thread) -> dict[str, Any]:
-    return {"id": thread.id, "agent_id": thread.agent_id, "messages": thread.message_count,
-            "created_at": thread.created_at, "updated_at": thread.updated_at,
-            "metadata": dict(thread.metadata), "active_run_id": thread.active_run_id,
-            "last_run_id": thread.last_run_id}

@@ -1,0 +1,77 @@
+"""``LiveRuns``: the events of the runs this process is running, as they happen.
+
+A recorded run writes its events to the store in batches; whoever watches a run live — a
+server streaming it, a client re-joining it — gets each event the moment it is numbered,
+from here, with the run's earlier events first, so that nothing is missed between joining and
+the next batch. A run that is not live here (it ended, or another process runs it) is read
+from the store instead (see :func:`bloge.store.events.follow`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from bloge.store.records import RunEvent
+
+
+class _LiveRun:
+    __slots__ = ("changed", "ended", "events")
+
+    def __init__(self) -> None:
+        self.events: list[RunEvent] = []
+        self.ended = False
+        self.changed = asyncio.Event()
+
+
+class LiveRuns:
+    """The live runs of one store in this process, keyed by run id. Runs and watchers share
+    the event loop that runs them (the server's, or bloge's sync loop thread)."""
+
+    __slots__ = ("_runs",)
+
+    def __init__(self) -> None:
+        self._runs: dict[str, _LiveRun] = {}
+
+    def started(self, run_id: str) -> None:
+        """``run_id`` runs here now (its events before, if it was resumed, are in the store)."""
+        self._runs.setdefault(run_id, _LiveRun())
+
+    def publish(self, event: RunEvent) -> None:
+        live = self._runs.get(event.run_id)
+        if live is None:
+            return
+        live.events.append(event)
+        live.changed.set()
+
+    def ended(self, run_id: str) -> None:
+        """The run is over: its watchers get what is left, and no one new watches it here."""
+        live = self._runs.pop(run_id, None)
+        if live is not None:
+            live.ended = True
+            live.changed.set()
+
+    def is_live(self, run_id: str) -> bool:
+        return run_id in self._runs
+
+    def first_seq(self, run_id: str) -> int | None:
+        """The number of the first event kept for a live run (``None``: none yet)."""
+        live = self._runs.get(run_id)
+        return live.events[0].seq if live is not None and live.events else None
+
+    async def watch(self, run_id: str, *, after: int = 0) -> AsyncIterator[RunEvent]:
+        """The run's events numbered above ``after``, then each new one until it ends."""
+        live = self._runs.get(run_id)
+        if live is None:
+            return
+        position = 0
+        while True:
+            while position < len(live.events):
+                event = live.events[position]
+                position += 1
+                if event.seq > after:
+                    yield event
+            if live.ended:
+                return
+            live.changed.clear()
+            await live.changed.wait()
