@@ -28,6 +28,7 @@ from bloge_config.models import (
     OpenAiSettings,
     Provider,
     RetrySettings,
+    ServerSettings,
     StoreSettings,
 )
 from bloge_config.provenance import LoadedSettings, effective_settings
@@ -44,6 +45,7 @@ __all__ = [
     "OpenAiSettings",
     "Provider",
     "RetrySettings",
+    "ServerSettings",
     "SettingsError",
     "StoreSettings",
     "effective_settings",

@@ -146,6 +146,29 @@ class StoreSettings(_Section):
     busy_timeout: Duration = 5.0
 
 
+class ServerSettings(_Section):
+    """``bloge.server``: ``bloge serve`` (see :class:`bloge.server.ServerConfig` for what each
+    guard does). Loopback unless ``host`` says otherwise; ``api-keys`` (a list; from the
+    environment ``BLOGE_SERVER__API_KEYS='["…"]'``) make every endpoint but ``/healthz`` and
+    the chat page ask for one."""
+
+    model_config = _SECTION
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1)
+    default_agent: str | None = None
+    api_keys: tuple[Secret, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    cors_origins: tuple[str, ...] = ()
+    max_body_bytes: ResponseBytes = ByteSize(1024 * 1024)
+    max_concurrent_runs: int = Field(default=64, ge=1)
+    request_timeout: Annotated[Duration, Field(gt=0)] | None = 300.0
+    keepalive: Annotated[Duration, Field(gt=0)] = 15.0
+    send_timeout: Annotated[Duration, Field(gt=0)] = 30.0
+    shutdown_grace: Duration = 30.0
+
+
 class EventJournalSettings(BaseModel):
     """``bloge.event-journal``: the journal of agent callbacks, off unless enabled."""
 
@@ -184,6 +207,7 @@ class BlogeSettings(BaseSettings):
     """Import paths of extra listener classes, added to the built-in ones."""
     event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -73,9 +73,9 @@ def test_a_top_level_that_is_not_a_mapping_says_what_is_expected(write: Write, t
 
 
 def test_a_file_without_the_bloge_key_says_what_is_expected(write: Write, tmp_path: Path) -> None:
-    path = write("server:\n  port: 80\n")
+    path = write("web:\n  port: 80\n")
     assert str(error(tmp_path)) == (
-        f"{path}: no top-level 'bloge:' key (found 'server'); expected a mapping with a "
+        f"{path}: no top-level 'bloge:' key (found 'web'); expected a mapping with a "
         "top-level 'bloge:' key, e.g. 'bloge: {llm: ...}'")
 
 
@@ -112,7 +112,7 @@ def test_an_unknown_section_gets_a_did_you_mean(write: Write, tmp_path: Path) ->
     path = write("bloge:\n  event-jurnal: {enabled: true}\n")
     assert str(error(tmp_path)) == (
         f"{path}:2:3: unknown setting bloge.event-jurnal; did you mean 'event-journal'? (known "
-        "keys: llm, agents, operators, listeners, event-journal, store)")
+        "keys: llm, agents, operators, listeners, event-journal, store, server)")
 
 
 def test_an_unknown_variable_names_the_variable(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from bloge_container.cli import (
     journal_cmd,
     run,
     runs_cmd,
+    serve_cmd,
     store_cmd,
     threads_cmd,
 )
@@ -32,6 +33,7 @@ app.command("run")(run.run)
 app.command("check")(check.check)
 app.command("agents")(agents_cmd.agents)
 app.command("config")(config_cmd.config)
+app.command("serve")(serve_cmd.serve)
 app.add_typer(journal_cmd.journal, name="journal")
 app.add_typer(runs_cmd.runs, name="runs")
 app.add_typer(threads_cmd.threads, name="threads")

@@ -1,0 +1,88 @@
+"""``ServedAgents``: the agents a server serves, as operators made on demand."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from bloge.agent import AgentBuilder, AgentDef, AgentLoopOperator, StreamingAgentLoopOperator
+from bloge.core.suggest import did_you_mean
+
+AgentOperator = AgentLoopOperator | StreamingAgentLoopOperator
+Build = Callable[[AgentDef], AgentOperator]
+
+
+class UnknownAgentError(LookupError):
+    """No agent has the id asked for; the message lists the closest ones."""
+
+    def __init__(self, agent_id: str, known: list[str]) -> None:
+        suggestions = did_you_mean(agent_id, known)
+        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+        super().__init__(f"no agent {agent_id!r}{hint} (agents: {', '.join(known) or 'none'})")
+
+
+class NoDefaultAgentError(UnknownAgentError):
+    """Several agents, and none named the default."""
+
+    def __init__(self, known: list[str]) -> None:
+        LookupError.__init__(self, "there is no default agent: set bloge.server.default-agent "
+                             f"(agents: {', '.join(known) or 'none'}), or ask one by its id")
+
+
+class ServedAgents:
+    """Agents by id. ``build`` makes the operator of a definition (with the application's
+    registry, listeners and store); each agent is served plain or streaming, and with another
+    ``max_turns`` when a request asks."""
+
+    __slots__ = ("_build", "_made", "default", "definitions")
+
+    def __init__(self, definitions: Mapping[str, AgentDef], build: Build, *,
+                 default: str | None = None) -> None:
+        self.definitions = dict(definitions)
+        if default is not None and default not in self.definitions:
+            raise UnknownAgentError(default, sorted(self.definitions))
+        self.default = default
+        self._build = build
+        self._made: dict[tuple[str, bool], AgentOperator] = {}
+
+    def ids(self) -> list[str]:
+        return sorted(self.definitions)
+
+    def definition(self, agent_id: str) -> AgentDef:
+        try:
+            return self.definitions[agent_id]
+        except KeyError:
+            raise UnknownAgentError(agent_id, self.ids()) from None
+
+    def default_id(self) -> str:
+        """``default``, or the only agent; ``UnknownAgentError`` otherwise."""
+        if self.default is not None:
+            return self.default
+        if len(self.definitions) == 1:
+            return next(iter(self.definitions))
+        raise NoDefaultAgentError(self.ids())
+
+    def whole(self, agent_id: str, *, max_turns: int | None = None) -> AgentLoopOperator:
+        """The agent's operator answering whole, with its own or another turn cap."""
+        made = self._operator(agent_id, streaming=False, max_turns=max_turns)
+        assert isinstance(made, AgentLoopOperator)
+        return made
+
+    def streaming(self, agent_id: str, *,
+                  max_turns: int | None = None) -> StreamingAgentLoopOperator:
+        """The agent's streaming operator, with its own or another turn cap."""
+        made = self._operator(agent_id, streaming=True, max_turns=max_turns)
+        assert isinstance(made, StreamingAgentLoopOperator)
+        return made
+
+    def _operator(self, agent_id: str, *, streaming: bool,
+                  max_turns: int | None) -> AgentOperator:
+        definition = self.definition(agent_id)
+        if max_turns is not None and max_turns != definition.max_turns:
+            changed = AgentBuilder.from_def(definition).max_turns(max_turns).build()
+            return self._build(replace(changed, streaming=streaming))
+        key = (agent_id, streaming)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._build(replace(definition, streaming=streaming))
+        return made

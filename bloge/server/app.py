@@ -1,0 +1,43 @@
+"""``create_app``: the Starlette application ``bloge serve`` runs."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+
+from bloge.server import chat_api, health, openai_api, page, runs_api
+from bloge.server.agents import ServedAgents
+from bloge.server.config import ServerConfig
+from bloge.server.failures import HANDLERS
+from bloge.server.guard import Guard
+from bloge.server.metrics import Metrics
+from bloge.server.state import ServerState
+from bloge.server.tasks import RunTasks
+from bloge.store import Store
+
+
+def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | None = None,
+               metrics: Metrics | None = None) -> Guard:
+    """The ASGI application serving ``agents``, recording every run in ``store``.
+
+    Put ``metrics`` (a :class:`Metrics`) among the agents' listeners to count their turns,
+    model and tool calls; the app counts runs itself. The app is guarded (see
+    :class:`~bloge.server.guard.Guard`); at shutdown, runs still going get the grace period
+    and are then cancelled.
+    """
+    settings = config or ServerConfig()
+    counted = metrics or Metrics()
+    tasks = RunTasks(settings.max_concurrent_runs, finished=counted.run_finished)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await tasks.shutdown(settings.shutdown_grace)
+
+    app = Starlette(routes=[*page.ROUTES, *chat_api.ROUTES, *runs_api.ROUTES,
+                            *openai_api.ROUTES, *health.ROUTES],
+                    exception_handlers=HANDLERS, lifespan=lifespan)
+    app.state.bloge = ServerState(agents, store, settings, tasks, counted)
+    return Guard(app, settings)

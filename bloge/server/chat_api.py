@@ -1,0 +1,57 @@
+"""The runtime chapter's controller: ``POST /chat`` — text in, the answer as text out — for
+the default agent, and ``POST /agents/{id}/chat`` for any; ``GET /agents`` lists them."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from bloge.agent import AgentRunError
+from bloge.server.inputs import text_body
+from bloge.server.launch import answer_whole
+from bloge.server.state import state_of
+from bloge.server.tasks import RunCancelledError
+
+
+async def chat(request: Request) -> Response:
+    """``POST /chat``: the raw body (or ``?q=``) to the default agent; its answer as text."""
+    return await _chat(request, state_of(request).agents.default_id())
+
+
+async def agent_chat(request: Request) -> Response:
+    """``POST /agents/{agent_id}/chat``: the same, for any agent."""
+    agent_id = request.path_params["agent_id"]
+    state_of(request).agents.definition(agent_id)
+    return await _chat(request, agent_id)
+
+
+async def _chat(request: Request, agent_id: str) -> Response:
+    state = state_of(request)
+    text = await text_body(request)
+    operator = state.agents.whole(agent_id)
+    try:
+        output = await answer_whole(state, request, agent_id,
+                                    lambda run_id: operator.aexecute(text, run_id=run_id))
+    except (AgentRunError, RunCancelledError) as error:
+        return PlainTextResponse(f"the run failed: {error}", status_code=500)
+    if output is None:
+        return Response(status_code=499)
+    return PlainTextResponse(output.content)
+
+
+async def list_agents(request: Request) -> Response:
+    """``GET /agents``: every agent, with what the chat page shows of it."""
+    agents = state_of(request).agents
+    return JSONResponse({"default": agents.default, "agents": [
+        {"id": agent_id, "model": agents.definition(agent_id).model,
+         "streaming": agents.definition(agent_id).streaming,
+         "tools": [tool.name for tool in agents.definition(agent_id).tools]}
+        for agent_id in agents.ids()]})
+
+
+ROUTES = [
+    Route("/chat", chat, methods=["POST"]),
+    Route("/agents", list_agents, methods=["GET"]),
+    Route("/agents/{agent_id}/chat", agent_chat, methods=["POST"]),
+]

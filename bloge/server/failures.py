@@ -1,0 +1,82 @@
+"""Exceptions as responses: what each failure answers, with its real status."""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bloge.agent import AgentRunError
+from bloge.core.errors import BlogeUsageError
+from bloge.server.agents import UnknownAgentError
+from bloge.server.guard import BodyTooLargeError
+from bloge.server.inputs import BadRequestError
+from bloge.server.problems import problem
+from bloge.server.tasks import TooManyRunsError
+from bloge.store import StoreError, StoreNotFoundError, ThreadBusyError
+
+_log = logging.getLogger("bloge.server")
+
+
+async def bad_request(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, BadRequestError)
+    return problem(exc.message, status=400, param=exc.param)
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    return problem(str(exc.args[0]) if exc.args else str(exc), status=404)
+
+
+async def busy(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ThreadBusyError)
+    return problem(str(exc), status=409, param="thread_id", code="thread_busy")
+
+
+async def too_many(request: Request, exc: Exception) -> Response:
+    limit = request.app.state.bloge.config.max_concurrent_runs
+    return problem(f"the server runs {limit} runs already; try again shortly", status=429,
+                   code="too_many_runs", headers={"Retry-After": "1"})
+
+
+async def usage(request: Request, exc: Exception) -> Response:
+    return problem(str(exc), status=400)
+
+
+async def unavailable(request: Request, exc: Exception) -> Response:
+    return problem(str(exc), status=503, code="store_unavailable")
+
+
+async def timed_out(request: Request, exc: Exception) -> Response:
+    limit = request.app.state.bloge.config.request_timeout
+    return problem(f"the run took longer than the server's request time limit ({limit:g} s) "
+                   "and was cancelled; resume it with POST /runs/{id}/resume", status=504)
+
+
+async def too_large(request: Request, exc: Exception) -> Response:
+    limit = request.app.state.bloge.config.max_body_bytes
+    return problem(f"the request body is larger than {limit} bytes", status=413)
+
+
+async def run_failed(request: Request, exc: Exception) -> Response:
+    return problem(str(exc), status=500, code="run_failed")
+
+
+async def internal(request: Request, exc: Exception) -> Response:
+    _log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return problem(f"the server failed: {type(exc).__name__}", status=500)
+
+
+HANDLERS = {
+    BodyTooLargeError: too_large,
+    BadRequestError: bad_request,
+    UnknownAgentError: not_found,
+    StoreNotFoundError: not_found,
+    ThreadBusyError: busy,
+    TooManyRunsError: too_many,
+    BlogeUsageError: usage,
+    StoreError: unavailable,
+    AgentRunError: run_failed,
+    TimeoutError: timed_out,
+    Exception: internal,
+}

@@ -1,0 +1,156 @@
+"""``Guard``: the ASGI middleware in front of every endpoint — Host and Origin checks (against
+DNS rebinding), CORS, API keys, and the body limit.
+
+A browser page on another site can make a browser send requests to a server on loopback; a
+rebound DNS name makes them look same-origin. So the ``Host`` header must name this server,
+an ``Origin`` (sent by browsers, never by other clients) must be this server or an allowed
+origin, and with API keys every request but the public ones needs its key.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from bloge.server.config import ServerConfig
+from bloge.server.problems import error_body
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: What anyone may fetch without a key: the health probe, and the chat page (static; every
+#: request it makes carries the key its user enters).
+PUBLIC = frozenset({("GET", "/healthz"), ("GET", "/"), ("HEAD", "/")})
+_CORS_METHODS = "GET, POST, OPTIONS"
+_CORS_HEADERS = "Authorization, Content-Type, Last-Event-ID"
+
+
+class BodyTooLargeError(Exception):
+    """The request's body is larger than the server takes."""
+
+
+class Guard:
+    """Wraps ``app``; see the module docs."""
+
+    def __init__(self, app: App, config: ServerConfig) -> None:
+        self.app = app
+        self.config = config
+        self._hosts = config.hosts()
+        self._origins = frozenset(o.rstrip("/") for o in config.cors_origins)
+        self._keys = tuple(key.encode() for key in config.api_keys)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1")
+                   for name, value in scope["headers"]}
+        host = _host_name(headers.get("host", ""))
+        if host not in self._hosts:
+            await _refuse(send, 400, f"Host {host!r} is not served here; add it to "
+                          "bloge.server.allowed-hosts")
+            return
+        origin = headers.get("origin")
+        cors = origin is not None and origin.rstrip("/") in self._origins
+        foreign = origin is not None and _host_name(urlsplit(origin).netloc) not in self._hosts
+        if foreign and not cors:
+            await _refuse(send, 403, f"Origin {origin!r} may not call this server; add it to "
+                          "bloge.server.cors-origins")
+            return
+        method = scope["method"]
+        if cors and method == "OPTIONS":
+            await _respond(send, 204, b"", _cors_headers(origin or "", preflight=True))
+            return
+        if self._keys and (method, scope["path"]) not in PUBLIC and not self._authorized(headers):
+            await _refuse(send, 401, "a valid API key is needed: send Authorization: Bearer "
+                          "<key>", extra=[(b"www-authenticate", b"Bearer")])
+            return
+        declared = headers.get("content-length")
+        limit = self.config.max_body_bytes
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _refuse(send, 413, f"the request body is larger than {limit} bytes")
+            return
+        await self._forward(scope, _limited(receive, limit), send,
+                            origin if cors else None)
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return False
+        given = token.strip().encode()
+        # Every key is compared, in constant time each: the answer takes as long either way.
+        matches = [hmac.compare_digest(given, key) for key in self._keys]
+        return any(matches)
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send,
+                       origin: str | None) -> None:
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                if origin is not None:
+                    message["headers"] = [*message.get("headers", ()),
+                                          *_cors_headers(origin, preflight=False)]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except BodyTooLargeError:
+            if not started:
+                await _refuse(send, 413, f"the request body is larger than "
+                              f"{self.config.max_body_bytes} bytes")
+
+
+def _limited(receive: Receive, limit: int) -> Receive:
+    received = 0
+
+    async def counting() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise BodyTooLargeError
+        return message
+
+    return counting
+
+
+def _host_name(netloc: str) -> str:
+    """The host of ``host[:port]`` or ``[v6]:port``, lower case, without brackets."""
+    netloc = netloc.strip().lower()
+    if netloc.startswith("["):
+        return netloc[1:].split("]", 1)[0]
+    return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
+
+
+def _cors_headers(origin: str, *, preflight: bool) -> list[tuple[bytes, bytes]]:
+    headers = [(b"access-control-allow-origin", origin.encode("latin-1")),
+               (b"vary", b"Origin")]
+    if preflight:
+        headers += [(b"access-control-allow-methods", _CORS_METHODS.encode()),
+                    (b"access-control-allow-headers", _CORS_HEADERS.encode()),
+                    (b"access-control-max-age", b"600")]
+    return headers
+
+
+async def _refuse(send: Send, status: int, message: str,
+                  extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps(error_body(message, status=status)).encode()
+    await _respond(send, status, body, [(b"content-type", b"application/json"),
+                                        *(extra or [])])
+
+
+async def _respond(send: Send, status: int, body: bytes,
+                   headers: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,37 @@
+"""``GET /healthz`` (the process answers), ``GET /readyz`` (its store answers too) and
+``GET /metrics``."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bloge.server.metrics import CONTENT_TYPE
+from bloge.server.state import state_of
+from bloge.store import StoreError
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    state = state_of(request)
+    try:
+        await state.store.list_runs(limit=1)
+    except StoreError as exc:
+        return JSONResponse({"status": "unavailable", "reason": str(exc)}, status_code=503)
+    return JSONResponse({"status": "ready", "agents": state.agents.ids(),
+                         "runs": len(state.tasks)})
+
+
+async def metrics(request: Request) -> Response:
+    return Response(state_of(request).metrics.render(), media_type=CONTENT_TYPE)
+
+
+ROUTES = [
+    Route("/healthz", healthz, methods=["GET"]),
+    Route("/readyz", readyz, methods=["GET"]),
+    Route("/metrics", metrics, methods=["GET"]),
+]

@@ -1,0 +1,77 @@
+"""Request bodies: parsed, validated, and their problems told back as 400s naming the field."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class BadRequestError(Exception):
+    """The request cannot be used; ``param`` names the field at fault."""
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
+class RunBody(BaseModel):
+    """``POST /agents/{id}/runs``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: str | list[dict[str, Any]]
+    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+    max_turns: int | None = Field(default=None, ge=1, le=10_000)
+    stream: bool = False
+    on_disconnect: Literal["cancel", "continue"] | None = None
+
+
+class ResumeBody(BaseModel):
+    """``POST /runs/{id}/resume``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_turns: int | None = Field(default=None, ge=1, le=10_000)
+    stream: bool = False
+    on_disconnect: Literal["cancel", "continue"] | None = None
+
+
+async def json_body(request: Request, model: type[M], *, empty_ok: bool = False) -> M:
+    """The request's JSON body as ``model``; :class:`BadRequestError` naming what is wrong."""
+    raw = await request.body()
+    if not raw.strip() and empty_ok:
+        raw = b"{}"
+    try:
+        data = json.loads(raw)
+    except UnicodeDecodeError:
+        raise BadRequestError("the request body is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequestError(f"the request body is not JSON: {exc.msg} at line {exc.lineno}, "
+                              f"column {exc.colno}") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        # The field; pydantic's further steps name union members and list items.
+        where = str(first["loc"][0]) if first["loc"] else None
+        raise BadRequestError(f"{where or 'the body'}: {first['msg']}", param=where) from None
+
+
+async def text_body(request: Request) -> str:
+    """The raw body as text, falling back to the ``q`` query parameter (the chapter's
+    controller)."""
+    raw = await request.body()
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise BadRequestError("the request body is not UTF-8 text") from None
+    text = text or request.query_params.get("q", "").strip()
+    if not text:
+        raise BadRequestError("no input: send it as the request body, or as ?q=", param="q")
+    return text

@@ -1,0 +1,150 @@
+"""Starting a run for a request: in its own task, answered whole or streamed as events, and
+what happens when the client goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk, Done
+from bloge.server.inputs import BadRequestError
+from bloge.server.sse import EventStream, frame
+from bloge.server.state import ServerState
+from bloge.server.tasks import RunCancelledError
+from bloge.store.follow import follow
+from bloge.store.records import RunEvent
+
+#: The events a run's stream shows; the listener callbacks are the journal's.
+STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error"})
+
+Work = Callable[[str], Awaitable[AgentOutput]]
+"""Given the run id, the run (whole)."""
+StreamWork = Callable[[str], AsyncIterator[AgentStreamChunk]]
+"""Given the run id, the run's chunks."""
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+async def answer_whole(state: ServerState, request: Request, agent_id: str, work: Work, *,
+                       on_disconnect: str = "cancel") -> AgentOutput | None:
+    """Run ``work`` as a new run and wait for its output; ``None`` when the client left
+    (the run is then cancelled, or goes on with ``on_disconnect="continue"``)."""
+    run_id = new_run_id()
+    task = state.tasks.start(run_id, agent_id, work(run_id), timeout=state.config.request_timeout)
+    gone = asyncio.create_task(_disconnected(request))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if not task.done():
+        if on_disconnect == "cancel":
+            task.cancel()
+        return None
+    return task.result()
+
+
+async def stream_events(state: ServerState, agent_id: str, run_id: str, work: StreamWork, *,
+                        on_disconnect: str = "cancel") -> Response:
+    """Start the run and answer with its events as SSE, each with its run event number as
+    ``id:``. A run that fails before its first event is answered with its error instead."""
+    task, events = start_streamed(state, agent_id, run_id, work)
+    first = await anext(events, None)
+    if first is None:
+        await asyncio.wait({task})
+        task.result()  # raises the run's failure, for the caller to answer with
+        raise AssertionError("a run that ended without an event failed")
+    def cancel() -> None:
+        state.tasks.cancel(run_id)
+
+    response = event_stream(state, _after(first, events),
+                            on_disconnect=cancel if on_disconnect == "cancel" else None)
+    response.raw_headers.append((b"bloge-run-id", run_id.encode()))
+    return response
+
+
+def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamWork,
+                   ) -> tuple[asyncio.Task[AgentOutput], AsyncIterator[RunEvent]]:
+    """Start the streamed run ``run_id`` in its task; the task, and the run's events from its
+    first (followed before the task runs, so none is missed)."""
+    live = state.store.live
+    live.started(run_id)
+    try:
+        task = state.tasks.start(run_id, agent_id, drain(work(run_id)),
+                                 timeout=state.config.request_timeout)
+    except BaseException:
+        live.ended(run_id)
+        raise
+    # Its failure is told in the stream (an error event) or by the caller: never unretrieved.
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return task, follow(state.store, run_id)
+
+
+def event_stream(state: ServerState, events: AsyncIterator[RunEvent], *,
+                 on_disconnect: Callable[[], None] | None = None) -> EventStream:
+    """The SSE response showing ``events``."""
+    return EventStream(frames(events), keepalive=state.config.keepalive,
+                       send_timeout=state.config.send_timeout, on_disconnect=on_disconnect)
+
+
+async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
+    """``event: token|tool_start|tool_end|done|error``, ``id:`` the run's event number."""
+    async for event in events:
+        if event.type in STREAMED:
+            yield frame(json.dumps(event.body, ensure_ascii=False), event=event.type,
+                        event_id=event.seq)
+
+
+async def drain(chunks: AsyncIterator[AgentStreamChunk]) -> AgentOutput:
+    """Run a stream to its end (its chunks are the run's recorded events); its output."""
+    output: AgentOutput | None = None
+    async with contextlib.aclosing(chunks) as stream:  # type: ignore[type-var]  # an async generator
+        async for chunk in stream:
+            if isinstance(chunk, Done):
+                output = chunk.final_output
+    assert output is not None  # a stream always ends with Done or an error
+    return output
+
+
+def output_response(output: AgentOutput) -> JSONResponse:
+    return JSONResponse({"status": "succeeded", **output.to_dict()})
+
+
+async def failed_run_response(state: ServerState,
+                              error: AgentRunError | RunCancelledError) -> JSONResponse:
+    """A run that ended without an answer, as its record (status, exit reason, error)."""
+    if error.run_id is None:  # only a run without a store has no id: the server has one
+        raise error
+    run = await state.store.get_run(error.run_id)
+    return JSONResponse(run.to_dict())
+
+
+async def _after(first: RunEvent, events: AsyncIterator[RunEvent]) -> AsyncIterator[RunEvent]:
+    """``first``, then the rest of ``events``."""
+    yield first
+    async for event in events:
+        yield event
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def last_event_id(request: Request) -> int:
+    """Where a re-joining client left off: ``Last-Event-ID`` (what ``EventSource`` sends),
+    else ``?after=``; 0 for the whole stream."""
+    value: Any = request.headers.get("last-event-id") or request.query_params.get("after") or 0
+    try:
+        return max(0, int(value))
+    except ValueError:
+        raise BadRequestError(f"Last-Event-ID must be an event number, got {value!r}",
+                              param="Last-Event-ID") from None

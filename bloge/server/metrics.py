@@ -1,0 +1,83 @@
+"""``/metrics``: runs, turns, tool calls, errors and latencies, in the Prometheus text format.
+
+One registry per application (never prometheus-client's global one), fed by a listener on
+every served agent and by the end of every run. With several workers each has its own
+numbers; scrape each, or aggregate in Prometheus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from bloge.agent import (
+    AgentCallbackContext,
+    AgentExecutionListener,
+    AgentRunError,
+    LlmCalledPayload,
+    MaxTurnsExceededError,
+    ToolCompletedPayload,
+    TurnStartedPayload,
+)
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class Metrics(AgentExecutionListener):
+    """The server's metrics; add it to the served agents' listeners."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.runs = Counter("bloge_runs", "Runs ended, by agent and outcome",
+                            ["agent", "outcome"], registry=self.registry)
+        self.run_seconds = Histogram("bloge_run_duration_seconds", "How long runs took",
+                                     ["agent"], registry=self.registry)
+        self.turns = Counter("bloge_turns", "Turns started", ["agent"], registry=self.registry)
+        self.model_seconds = Histogram("bloge_model_call_duration_seconds",
+                                       "How long model calls took", ["agent"],
+                                       registry=self.registry)
+        self.tokens = Counter("bloge_tokens", "Tokens the models read and wrote",
+                              ["agent", "kind"], registry=self.registry)
+        self.tool_calls = Counter("bloge_tool_calls", "Tool calls, by tool and outcome",
+                                  ["agent", "tool", "outcome"], registry=self.registry)
+        self.tool_seconds = Histogram("bloge_tool_call_duration_seconds",
+                                      "How long tool calls took", ["agent", "tool"],
+                                      registry=self.registry)
+        self.errors = Counter("bloge_errors", "Runs that failed, by error type",
+                              ["agent", "type"], registry=self.registry)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def run_finished(self, agent_id: str, seconds: float, error: BaseException | None) -> None:
+        """One run ended after ``seconds``, with ``error`` or without."""
+        self.run_seconds.labels(agent_id).observe(seconds)
+        if error is None:
+            self.runs.labels(agent_id, "succeeded").inc()
+        elif isinstance(error, asyncio.CancelledError | TimeoutError):
+            self.runs.labels(agent_id, "cancelled").inc()
+        else:
+            outcome = "max_turns" if isinstance(error, MaxTurnsExceededError) else "failed"
+            self.runs.labels(agent_id, outcome).inc()
+            cause = error.__cause__ if isinstance(error, AgentRunError) else error
+            self.errors.labels(agent_id, type(cause or error).__name__).inc()
+
+    def on_agent_turn_started(self, context: AgentCallbackContext,
+                              payload: TurnStartedPayload) -> None:
+        self.turns.labels(context.operator_ref).inc()
+
+    def on_agent_llm_called(self, context: AgentCallbackContext,
+                            payload: LlmCalledPayload) -> None:
+        agent = context.operator_ref
+        self.model_seconds.labels(agent).observe(payload.latency_ms / 1000.0)
+        self.tokens.labels(agent, "prompt").inc(payload.prompt_tokens)
+        self.tokens.labels(agent, "completion").inc(payload.completion_tokens)
+
+    def on_agent_tool_completed(self, context: AgentCallbackContext,
+                                payload: ToolCompletedPayload) -> None:
+        outcome = "ok" if payload.success else "failed"
+        self.tool_calls.labels(context.operator_ref, payload.tool_name, outcome).inc()
+        self.tool_seconds.labels(context.operator_ref, payload.tool_name).observe(
+            payload.latency_ms / 1000.0)

@@ -1,0 +1,222 @@
+"""The OpenAI-compatible API, for OpenAI's SDKs and the tools built on them: ``GET /v1/models``
+(the agents, as models), ``GET /v1/models/{id}``, and ``POST /v1/chat/completions``, a run of
+the agent that ``model`` names, its tools run here (what a request may ask:
+:mod:`bloge.server.openai_wire`).
+
+Every completion is a new recorded run on a thread of its own (the messages carry the
+conversation); its id is ``chatcmpl-<run id>``, the run's record is ``GET /runs/<run id>``.
+A stream is ``data: {chunk}`` lines and ``data: [DONE]``, the text of the run's tokens only
+(its tool calls are not shown). It starts with the run's first token, or once the run has
+worked ``keepalive`` seconds without one (keep-alive comments follow): a run that fails
+before is answered with an error and its real status, one that fails after with a
+``data: {"error": …}`` line, then ``[DONE]``. A client that goes away cancels its run. A
+failed run is not retried by the SDK (``x-should-retry: false``): its tools may have acted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bloge.agent import AgentOutput, AgentRunError, MaxTurnsExceededError
+from bloge.server import openai_wire as wire
+from bloge.server.agents import UnknownAgentError
+from bloge.server.inputs import json_body
+from bloge.server.launch import answer_whole, new_run_id, start_streamed
+from bloge.server.problems import error_body, problem
+from bloge.server.sse import EventStream
+from bloge.server.state import ServerState, state_of
+from bloge.server.tasks import RunCancelledError
+from bloge.store.records import RunEvent
+
+_log = logging.getLogger("bloge.server")
+
+#: When the served agents were loaded: the ``created`` of every model.
+LOADED = int(time.time())
+#: The run events a completion stream is made of.
+SHOWN = frozenset({"token", "done", "error"})
+DONE = b"data: [DONE]\n\n"
+NO_RETRY = {"x-should-retry": "false"}
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A run that ended without an answer, as an OpenAI client is told of it."""
+
+    status: int
+    message: str
+    code: str
+
+
+async def list_models(request: Request) -> Response:
+    """``GET /v1/models``: every agent, as a model."""
+    return JSONResponse(wire.model_list(state_of(request).agents.ids(), created=LOADED))
+
+
+async def get_model(request: Request) -> Response:
+    """``GET /v1/models/{model_id}``: the agent, as a model."""
+    model_id = request.path_params["model_id"]
+    missing = _missing(state_of(request), model_id)
+    return missing or JSONResponse(wire.model_card(model_id, created=LOADED))
+
+
+async def chat_completions(request: Request) -> Response:
+    """``POST /v1/chat/completions``: a ``chat.completion``, or its chunks with ``stream``."""
+    state = state_of(request)
+    chat = wire.chat_request(await json_body(request, wire.CompletionBody))
+    missing = _missing(state, chat.agent_id)
+    if missing is not None:
+        return missing
+    created = int(time.time())
+    if chat.stream:
+        return await _streamed(state, chat, created)
+    operator = state.agents.whole(chat.agent_id)
+    try:
+        output = await answer_whole(state, request, chat.agent_id,
+                                    lambda run_id: operator.aexecute(chat.input, run_id=run_id))
+    except MaxTurnsExceededError as error:
+        return JSONResponse(wire.completion(_completion_id(error.run_id), chat.agent_id,
+                                            created, wire.out_of_turns(error)))
+    except (AgentRunError, RunCancelledError, TimeoutError) as error:
+        return _failure_response(await _failure(state, error))
+    if output is None:
+        return Response(status_code=499)  # the client left; its run was cancelled
+    return JSONResponse(wire.completion(_completion_id(output.run_id), chat.agent_id, created,
+                                        wire.answer(output)))
+
+
+async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) -> Response:
+    streaming = state.agents.streaming(chat.agent_id)
+    run_id = new_run_id()
+    task, events = start_streamed(state, chat.agent_id, run_id,
+                                  lambda run: streaming.stream(chat.input, run_id=run))
+    shown = (event async for event in events if event.type in SHOWN)
+    first = asyncio.ensure_future(anext(shown, None))
+    await asyncio.wait({first}, timeout=state.config.keepalive)
+    if first.done():
+        failed = await _failed_before(state, first.result(), task)
+        if failed is not None:
+            return failed
+
+    def cancel() -> None:
+        state.tasks.cancel(run_id)
+
+    writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
+                              include_usage=chat.include_usage)
+    return EventStream(_frames(state, writer, first, shown, task),
+                       keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
+                       on_disconnect=cancel)
+
+
+async def _failed_before(state: ServerState, first: RunEvent | None,
+                         task: asyncio.Task[AgentOutput]) -> Response | None:
+    """The error response of a run that failed before its first token; ``None`` when it
+    did not (its stream goes on)."""
+    if first is None:  # it failed before it was recorded: the app's handlers answer
+        await asyncio.wait({task})
+        task.result()
+    if not _ends(first):
+        return None
+    ending = await _outcome(state, task)
+    return _failure_response(ending) if isinstance(ending, Failure) else None
+
+
+async def _frames(state: ServerState, writer: wire.ChunkWriter,
+                  first: asyncio.Future[RunEvent | None], rest: AsyncGenerator[RunEvent, None],
+                  task: asyncio.Task[AgentOutput]) -> AsyncIterator[bytes]:
+    """The role, the text of each token, then the run's ending (its finish reason and usage,
+    or its error), then ``[DONE]``."""
+    try:
+        yield _data(writer.opening())
+        event = await first
+        while event is not None and not _ends(event):
+            yield _data(writer.token(event.body["text"], event.body["turn"]))
+            event = await anext(rest, None)
+        ending = await _outcome(state, task)
+        if isinstance(ending, Failure):
+            yield _data(wire.dumps(error_body(ending.message, status=ending.status,
+                                              code=ending.code)))
+        else:
+            for chunk in writer.ending(ending):
+                yield _data(chunk)
+        yield DONE
+    finally:
+        first.cancel()
+        await asyncio.wait({first})  # its step of ``rest`` is over before ``rest`` is closed
+        await rest.aclose()
+
+
+async def _outcome(state: ServerState,
+                   task: asyncio.Task[AgentOutput]) -> wire.Answer | Failure:
+    await asyncio.wait({task})
+    error = task.exception()
+    if error is None:
+        return wire.answer(task.result())
+    return await _ending(state, error)
+
+
+async def _ending(state: ServerState, error: BaseException) -> wire.Answer | Failure:
+    """What a client is told of a run that raised ``error``: out of turns, the answer so far
+    (``"length"``); else its failure."""
+    if isinstance(error, MaxTurnsExceededError):
+        return wire.out_of_turns(error)
+    return await _failure(state, error)
+
+
+async def _failure(state: ServerState, error: BaseException) -> Failure:
+    """Why the run failed, as its record says (secrets taken out)."""
+    match error:
+        case AgentRunError(run_id=str(run_id)):
+            recorded = (await state.store.get_run(run_id)).error
+            why = recorded.message if recorded is not None else error.exit_reason
+            return Failure(500, f"the run failed: {why}", "run_failed")
+        case RunCancelledError():
+            return Failure(500, str(error), "run_cancelled")
+        case TimeoutError():
+            return Failure(504, "the run took longer than the server's request time limit "
+                           f"({state.config.request_timeout:g} s) and was cancelled", "timeout")
+    _log.error("a completion's run failed", exc_info=error)
+    return Failure(500, f"the server failed: {type(error).__name__}", "server_error")
+
+
+def _ends(event: RunEvent | None) -> bool:
+    """Whether ``event`` is the run's last shown (its ``done`` or ``error``)."""
+    return event is not None and event.type != "token"
+
+
+def _missing(state: ServerState, model_id: str) -> Response | None:
+    """``None`` when ``model_id`` is an agent; else its 404."""
+    try:
+        state.agents.definition(model_id)
+    except UnknownAgentError as exc:
+        return problem(str(exc), status=404, param="model", code="model_not_found")
+    return None
+
+
+def _failure_response(failure: Failure) -> Response:
+    return problem(failure.message, status=failure.status, code=failure.code,
+                   headers=NO_RETRY)
+
+
+def _completion_id(run_id: str | None) -> str:
+    return f"chatcmpl-{run_id}"
+
+
+def _data(text: str) -> bytes:
+    """One ``data:`` event (JSON text is one line); a lone surrogate a provider let through
+    is replaced rather than ending the stream."""
+    return b"data: " + text.encode("utf-8", "replace") + b"\n\n"
+
+
+ROUTES = [
+    Route("/v1/models", list_models, methods=["GET"]),
+    Route("/v1/models/{model_id}", get_model, methods=["GET"]),
+    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+]

@@ -1,0 +1,285 @@
+"""OpenAI's Chat Completions format, as pure translations: a request body → the run it asks
+for (:func:`chat_request`); a run's answer → a ``chat.completion`` (:func:`completion`); its
+tokens and its end → ``chat.completion.chunk`` documents (:class:`ChunkWriter`).
+
+What a request may ask: ``model`` names the agent; ``messages`` — system (or developer),
+user, assistant and tool messages, their content text or a list of parts (text; images by
+URL in user messages) — are the run's input, after the agent's own system prompt; ``stream``
+and ``stream_options.include_usage`` are honoured. What the agent's definition owns — its
+model and how it samples (``temperature``, ``top_p``, ``max_tokens``,
+``max_completion_tokens``) — is checked for its type and not applied, and fields this module
+does not know are ignored (the SDK evolves). What cannot be honoured is refused, naming the
+field: several choices (``n`` > 1), client-side ``tools`` or ``functions`` (the agent's own
+tools run on the server), a ``tool_choice`` other than ``"auto"``, a structured
+``response_format``, ``stop`` sequences, ``logprobs``, ``stream_options`` without ``stream``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bloge.agent import AgentInput, AgentOutput, AgentUsage, MaxTurnsExceededError
+from bloge.llm import ContentPart, ImagePart, LlmMessage, TextPart, ToolCall
+from bloge.server.inputs import BadRequestError
+
+#: Where an image in a user message may come from: the model's provider fetches it, never
+#: this server.
+IMAGE_SCHEMES = ("https://", "http://", "data:")
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    include_usage: bool = False
+
+
+class CompletionBody(BaseModel):
+    """``POST /v1/chat/completions``: the fields read or refused (see the module docs)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str = Field(min_length=1)
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    stream: bool | None = None
+    stream_options: StreamOptions | None = None
+    n: int | None = Field(default=None, ge=1)
+    tools: list[dict[str, Any]] | None = None
+    functions: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+    stop: str | list[str] | None = None
+    logprobs: bool | None = None
+    # The agent's definition owns these: checked, not applied.
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    user: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """The run a completion request asks for."""
+
+    agent_id: str
+    input: AgentInput
+    stream: bool
+    include_usage: bool
+
+
+def chat_request(body: CompletionBody) -> ChatRequest:
+    """The run ``body`` asks for; :class:`BadRequestError` naming the field it cannot have."""
+    refused = _refused(body)
+    if refused is not None:
+        param, message = refused
+        raise BadRequestError(f"{param}: {message}", param=param)
+    return ChatRequest(body.model, agent_input(body.messages), bool(body.stream),
+                       body.stream_options is not None and body.stream_options.include_usage)
+
+
+def _refused(body: CompletionBody) -> tuple[str, str] | None:
+    if body.n is not None and body.n > 1:
+        return "n", "one choice per request (n=1): each request is one run of the agent"
+    for param in ("tools", "functions"):
+        if getattr(body, param):
+            return param, ("client-side tools are not supported: the agent's own tools run on "
+                           "the server; leave them out")
+    if body.tool_choice not in (None, "auto"):
+        return "tool_choice", 'the agent chooses its tools; tool_choice may only be "auto"'
+    if body.response_format is not None and body.response_format.get("type") != "text":
+        return "response_format", "the agent answers in text; structured output is not supported"
+    if body.stop:
+        return "stop", "stop sequences are not supported: the agent's answer ends where it ends"
+    if body.logprobs:
+        return "logprobs", "log probabilities are not available from an agent"
+    if body.stream_options is not None and not body.stream:
+        return "stream_options", "stream_options is only allowed with stream: true"
+    return None
+
+
+def agent_input(messages: Sequence[Mapping[str, Any]]) -> AgentInput:
+    """Chat Completions messages as the run's input."""
+    return AgentInput(tuple(_message(m, f"messages[{i}]") for i, m in enumerate(messages)))
+
+
+def _message(message: Mapping[str, Any], where: str) -> LlmMessage:
+    content = message.get("content")
+    match message.get("role"):
+        case "system" | "developer":
+            return LlmMessage.system(_text(content, f"{where}.content"))
+        case "user":
+            return LlmMessage.user(_user_content(content, f"{where}.content"))
+        case "assistant":
+            return LlmMessage.assistant(_text(content, f"{where}.content", optional=True),
+                                        _tool_calls(message.get("tool_calls"),
+                                                    f"{where}.tool_calls"))
+        case "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str) or not call_id:
+                raise _bad(f"{where}.tool_call_id", "a tool message needs the id of its call")
+            return LlmMessage.tool(call_id, _text(content, f"{where}.content"))
+    raise _bad(f"{where}.role", "the role must be system, developer, user, assistant or tool")
+
+
+def _text(content: object, where: str, *, optional: bool = False) -> str:
+    if isinstance(content, str):
+        return content
+    if content is None and optional:
+        return ""
+    if isinstance(content, list):
+        texts = []
+        for index, part in enumerate(content):
+            if not (isinstance(part, dict) and part.get("type") == "text"
+                    and isinstance(part.get("text"), str)):
+                raise _bad(f"{where}[{index}]", 'a part here must be {"type": "text", "text": …}')
+            texts.append(part["text"])
+        return "".join(texts)
+    raise _bad(where, "the content must be a string or a list of text parts")
+
+
+def _user_content(content: object, where: str) -> str | tuple[ContentPart, ...]:
+    if not isinstance(content, list):
+        return _text(content, where)
+    parts = tuple(_part(part, f"{where}[{index}]") for index, part in enumerate(content))
+    if all(isinstance(part, TextPart) for part in parts):
+        return "".join(part.text for part in parts if isinstance(part, TextPart))
+    return parts
+
+
+def _part(part: object, where: str) -> ContentPart:
+    if isinstance(part, dict):
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            return TextPart(part["text"])
+        image = part.get("image_url")
+        if part.get("type") == "image_url" and isinstance(image, dict):
+            url = image.get("url")
+            if isinstance(url, str) and url.startswith(IMAGE_SCHEMES):
+                return ImagePart(url)
+            raise _bad(f"{where}.image_url.url", "an image URL must be https:, http: or data:")
+    raise _bad(where, "a part must be a text part or an image_url part")
+
+
+def _tool_calls(calls: object, where: str) -> tuple[ToolCall, ...]:
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        raise _bad(where, "tool_calls must be a list")
+    made = []
+    for index, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not (isinstance(call, dict) and isinstance(call.get("id"), str)
+                and isinstance(function, dict) and isinstance(function.get("name"), str)
+                and isinstance(function.get("arguments", ""), str)):
+            raise _bad(f"{where}[{index}]", 'a tool call must be {"id": …, "type": "function", '
+                       '"function": {"name": …, "arguments": …}}')
+        made.append(ToolCall(call["id"], function["name"], function.get("arguments") or "{}"))
+    return tuple(made)
+
+
+def _bad(param: str, message: str) -> BadRequestError:
+    return BadRequestError(f"{param}: {message}", param=param)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a run answered, as a completion tells it."""
+
+    content: str
+    finish_reason: str
+    usage: AgentUsage
+
+
+def answer(output: AgentOutput) -> Answer:
+    """A finished run's answer: ``"length"`` when the model's last answer was cut short,
+    else ``"stop"`` (the loop stopped, or its exit condition held)."""
+    cut = output.exit_reason == "stop" and output.finish_reason == "length"
+    return Answer(output.content, "length" if cut else "stop", output.usage)
+
+
+def out_of_turns(error: MaxTurnsExceededError) -> Answer:
+    """A run out of turns: ``"length"``, with what the model said last."""
+    said = [m.content for m in error.checkpoint.conversation if m.role == "assistant"]
+    return Answer(said[-1] if said else "", "length", error.checkpoint.usage)
+
+
+def usage(used: AgentUsage) -> dict[str, int]:
+    """The run's tokens, all its model calls together."""
+    return {"prompt_tokens": used.prompt_tokens, "completion_tokens": used.completion_tokens,
+            "total_tokens": used.total_tokens}
+
+
+def completion(completion_id: str, model: str, created: int, said: Answer) -> dict[str, Any]:
+    """A ``chat.completion`` document."""
+    return {"id": completion_id, "object": "chat.completion", "created": created,
+            "model": model, "system_fingerprint": None,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": said.content,
+                                                 "refusal": None},
+                         "logprobs": None, "finish_reason": said.finish_reason}],
+            "usage": usage(said.usage)}
+
+
+class ChunkWriter:
+    """The ``chat.completion.chunk`` documents of one streamed completion, as JSON text: the
+    role first, the text of each token, the finish reason, then (with ``include_usage``) the
+    usage in a chunk of no choices, every other chunk saying ``"usage": null``. Text of a
+    later turn than the last text comes after a blank line: what the model said before its
+    tool calls is not run into what it says after them."""
+
+    __slots__ = ("_head", "_include_usage", "_token", "_turn")
+
+    def __init__(self, completion_id: str, model: str, created: int, *,
+                 include_usage: bool) -> None:
+        self._head = {"id": completion_id, "object": "chat.completion.chunk",
+                      "created": created, "model": model, "system_fingerprint": None}
+        self._include_usage = include_usage
+        self._turn: int | None = None
+        # A token's chunk is this text around its own: one string to encode per token.
+        prefix, _, suffix = dumps(self._chunk({"content": _MARK}, None)).partition(
+            dumps(_MARK))
+        self._token = (prefix, suffix)
+
+    def opening(self) -> str:
+        return dumps(self._chunk({"role": "assistant", "content": ""}, None))
+
+    def token(self, text: str, turn: int) -> str:
+        if self._turn is not None and turn != self._turn:
+            text = "\n\n" + text
+        self._turn = turn
+        prefix, suffix = self._token
+        return prefix + dumps(text) + suffix
+
+    def ending(self, said: Answer) -> list[str]:
+        chunks = [dumps(self._chunk({}, said.finish_reason))]
+        if self._include_usage:
+            chunks.append(dumps({**self._head, "choices": [], "usage": usage(said.usage)}))
+        return chunks
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
+        chunk = {**self._head, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                            "finish_reason": finish_reason}]}
+        if self._include_usage:
+            chunk["usage"] = None
+        return chunk
+
+
+#: Stands for a token's text in the template of its chunk (no id or name holds it).
+_MARK = "\x00token\x00"
+
+
+def dumps(document: object) -> str:
+    """Compact JSON text, non-ASCII kept as it is."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def model_card(agent_id: str, *, created: int) -> dict[str, Any]:
+    """An agent as a ``model``."""
+    return {"id": agent_id, "object": "model", "created": created, "owned_by": "bloge"}
+
+
+def model_list(agent_ids: Sequence[str], *, created: int) -> dict[str, Any]:
+    return {"object": "list", "data": [model_card(i, created=created) for i in agent_ids]}

@@ -1,0 +1,115 @@
+"""The runs API: start a run (whole or streamed), follow it again, read, cancel and resume
+it, read a thread."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bloge.agent import AgentInput, AgentRunError
+from bloge.server.inputs import ResumeBody, RunBody, json_body
+from bloge.server.launch import (
+    answer_whole,
+    event_stream,
+    failed_run_response,
+    last_event_id,
+    new_run_id,
+    output_response,
+    stream_events,
+)
+from bloge.server.state import state_of
+from bloge.server.tasks import RunCancelledError
+from bloge.store.follow import follow
+
+
+async def start_run(request: Request) -> Response:
+    """``POST /agents/{agent_id}/runs``: ``{"input", "thread_id"?, "max_turns"?, "stream"?,
+    "on_disconnect"?}``; SSE with ``"stream": true`` or ``Accept: text/event-stream``."""
+    state = state_of(request)
+    agent_id = request.path_params["agent_id"]
+    state.agents.definition(agent_id)
+    body = await json_body(request, RunBody)
+    agent_input = AgentInput.of(body.input)
+    streamed = body.stream or "text/event-stream" in request.headers.get("accept", "")
+    if streamed:
+        streaming = state.agents.streaming(agent_id, max_turns=body.max_turns)
+        return await stream_events(
+            state, agent_id, new_run_id(),
+            lambda run_id: streaming.stream(agent_input, thread_id=body.thread_id,
+                                            run_id=run_id),
+            on_disconnect=body.on_disconnect or "cancel")
+    operator = state.agents.whole(agent_id, max_turns=body.max_turns)
+    try:
+        output = await answer_whole(
+            state, request, agent_id,
+            lambda run_id: operator.aexecute(agent_input, thread_id=body.thread_id,
+                                             run_id=run_id),
+            on_disconnect=body.on_disconnect or "cancel")
+    except (AgentRunError, RunCancelledError) as error:
+        return await failed_run_response(state, error)
+    return output_response(output) if output is not None else Response(status_code=499)
+
+
+async def resume_run(request: Request) -> Response:
+    """``POST /runs/{run_id}/resume``: ``{"max_turns"?, "stream"?, "on_disconnect"?}``."""
+    state = state_of(request)
+    run = await state.store.get_run(request.path_params["run_id"])
+    body = await json_body(request, ResumeBody, empty_ok=True)
+    if body.stream:
+        streaming = state.agents.streaming(run.agent_id, max_turns=body.max_turns)
+        return await stream_events(state, run.agent_id, run.id,
+                                   streaming.resume_run_stream,
+                                   on_disconnect=body.on_disconnect or "cancel")
+    operator = state.agents.whole(run.agent_id, max_turns=body.max_turns)
+    try:
+        output = await answer_whole(state, request, run.agent_id,
+                                    lambda _: operator.aresume_run(run.id),
+                                    on_disconnect=body.on_disconnect or "cancel")
+    except (AgentRunError, RunCancelledError) as error:
+        return await failed_run_response(state, error)
+    return output_response(output) if output is not None else Response(status_code=499)
+
+
+async def follow_run(request: Request) -> Response:
+    """``GET /runs/{run_id}/stream``: the run's events after ``Last-Event-ID`` (or
+    ``?after=``) — only what the client missed — live until the run ends."""
+    state = state_of(request)
+    run = await state.store.get_run(request.path_params["run_id"])
+    return event_stream(state, follow(state.store, run.id, after=last_event_id(request)))
+
+
+async def get_run(request: Request) -> Response:
+    """``GET /runs/{run_id}``: the run's record."""
+    run = await state_of(request).store.get_run(request.path_params["run_id"])
+    return JSONResponse(run.to_dict())
+
+
+async def cancel_run(request: Request) -> Response:
+    """``POST /runs/{run_id}/cancel``: stops the run at once when it runs in this process, else
+    at its worker's next check; the run's record."""
+    state = state_of(request)
+    run_id = request.path_params["run_id"]
+    run = await state.store.cancel_run(run_id)
+    if state.tasks.cancel(run_id):
+        run = await state.store.get_run(run_id)
+    return JSONResponse(run.to_dict(), status_code=202 if run.status.value == "running" else 200)
+
+
+async def get_thread(request: Request) -> Response:
+    """``GET /threads/{thread_id}``: the thread and its messages."""
+    store = state_of(request).store
+    thread_id = request.path_params["thread_id"]
+    thread = await store.get_thread(thread_id)
+    messages = await store.thread_messages(thread_id)
+    return JSONResponse({**thread.to_dict(), "messages": [m.to_dict() for m in messages]})
+
+
+ROUTES = [
+    Route("/agents/{agent_id}/runs", start_run, methods=["POST"]),
+    Route("/runs/{run_id}", get_run, methods=["GET"]),
+    Route("/runs/{run_id}/stream", follow_run, methods=["GET"]),
+    Route("/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+    Route("/runs/{run_id}/resume", resume_run, methods=["POST"]),
+    Route("/threads/{thread_id}", get_thread, methods=["GET"]),
+]

@@ -1,0 +1,100 @@
+"""``RunTasks``: the runs a server runs, each in a task of its own, under one limit.
+
+A run runs in its own task so that it can outlive the request that started it (a client that
+disconnects with ``on_disconnect: continue``), be cancelled by id, and be ended at shutdown:
+runs still going after the grace period are cancelled, which records them as cancelled with
+their checkpoint, to be resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+Finished = Callable[[str, float, BaseException | None], None]
+
+
+class TooManyRunsError(Exception):
+    """The server runs as many runs as it may."""
+
+
+class RunCancelledError(Exception):
+    """A run was cancelled by id or at shutdown; ``run_id`` names it."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} was cancelled")
+        self.run_id = run_id
+
+
+class RunTasks:
+    """At most ``limit`` runs at once; ``finished(agent_id, seconds, error)`` is told of each
+    run's end (for metrics)."""
+
+    def __init__(self, limit: int, *, finished: Finished | None = None) -> None:
+        self.limit = limit
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
+        self._cancelled: set[str] = set()
+        self._finished = finished
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def start(self, run_id: str, agent_id: str, work: Awaitable[T],
+              *, timeout: float | None) -> asyncio.Task[T]:
+        """Run ``work`` as run ``run_id``; :class:`TooManyRunsError` when at the limit."""
+        if len(self._tasks) >= self.limit:
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()
+            raise TooManyRunsError
+        task: asyncio.Task[T] = asyncio.create_task(
+            self._run(run_id, agent_id, work, limit=timeout))
+        self._tasks[run_id] = task
+        task.add_done_callback(lambda _: self._ended(run_id))
+        return task
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel the run if it runs here; whether it did."""
+        task = self._tasks.get(run_id)
+        if task is None:
+            return False
+        self._cancelled.add(run_id)
+        task.cancel()
+        return True
+
+    async def shutdown(self, grace: float) -> None:
+        """Let the runs finish within ``grace`` seconds, then cancel the rest."""
+        running = list(self._tasks.values())
+        if not running:
+            return
+        _, late = await asyncio.wait(running, timeout=grace)
+        for run_id in list(self._tasks):
+            self.cancel(run_id)
+        await asyncio.gather(*late, return_exceptions=True)
+
+    def _ended(self, run_id: str) -> None:
+        self._tasks.pop(run_id, None)
+        self._cancelled.discard(run_id)
+
+    async def _run(self, run_id: str, agent_id: str, work: Awaitable[T], *,
+                   limit: float | None) -> T:
+        started = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            async with asyncio.timeout(limit):
+                return await work
+        except asyncio.CancelledError as exc:
+            error = exc
+            if run_id in self._cancelled:  # ours: an ordinary end of the task, told as such
+                raise RunCancelledError(run_id) from exc
+            raise
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if self._finished is not None:
+                self._finished(agent_id, time.perf_counter() - started, error)

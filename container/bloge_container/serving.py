@@ -1,0 +1,62 @@
+"""What ``bloge serve`` runs: the application's agents behind :mod:`bloge.server`, configured
+from ``bloge.server``, recording every run in the run store."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from bloge_config import BlogeSettings
+from bloge_container.application import ApplicationContainer, create_container
+from bloge_container.errors import ConfigurationError
+
+#: The variables `bloge serve --workers N` hands its worker processes.
+WORKER_ENV = ("BLOGE_SETTINGS_FILE", "BLOGE_PROFILE")
+
+
+def server_config(settings: BlogeSettings, *, host: str | None = None,
+                  port: int | None = None) -> Any:
+    """``bloge.server`` as a :class:`bloge.server.ServerConfig` (``host``/``port`` win)."""
+    from bloge.server import ServerConfig
+
+    section = settings.server
+    return ServerConfig(
+        host=host or section.host, port=section.port if port is None else port,
+        default_agent=section.default_agent,
+        api_keys=tuple(key.get_secret_value() for key in section.api_keys),
+        allowed_hosts=section.allowed_hosts, cors_origins=section.cors_origins,
+        max_body_bytes=int(section.max_body_bytes),
+        max_concurrent_runs=section.max_concurrent_runs,
+        request_timeout=section.request_timeout, keepalive=section.keepalive,
+        send_timeout=section.send_timeout, shutdown_grace=section.shutdown_grace)
+
+
+def server_app(container: ApplicationContainer, *, host: str | None = None,
+               port: int | None = None) -> Any:
+    """The ASGI application serving every agent of the container."""
+    from bloge.server import Metrics, ServedAgents, create_app
+    from bloge_container.agents import materialize
+
+    store = container.run_store()
+    if store is None:
+        raise ConfigurationError("bloge serve records every run and follows streams through "
+                                 "the run store, and bloge.store.enabled is false")
+    config = server_config(container.settings(), host=host, port=port)
+    metrics = Metrics()
+    registry = container.operator_registry()
+    listeners = (*container.listeners(), metrics)
+    report = container.report()
+
+    def build(definition: Any) -> Any:
+        return materialize(definition, registry, listeners, report, store)
+
+    definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
+    agents = ServedAgents(definitions, build, default=config.default_agent)
+    return create_app(agents, store=store, config=config, metrics=metrics)
+
+
+def worker_app() -> Any:
+    """The application of one ``bloge serve --workers N`` worker: the settings are found as
+    the parent found them (``BLOGE_SETTINGS_FILE``, ``BLOGE_PROFILE``)."""
+    container = create_container(settings_file=os.environ.get("BLOGE_SETTINGS_FILE") or None)
+    return server_app(container)

@@ -1,0 +1,104 @@
+"""A served application over scripted models and a store, on a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from bloge import (
+    AgentDef,
+    AgentDslCompiler,
+    AgentExecutionListener,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    OperatorRegistry,
+    agent_operator,
+)
+from bloge.llm import LlmProvider
+from bloge.server import Metrics, ServedAgents, ServerConfig, create_app
+from bloge.server.agents import AgentOperator
+from bloge.server.guard import Guard
+from bloge.store import Store, open_store
+from tests.cli.conftest import app  # noqa: F401 -- the repository's application, a fixture
+from tests.server.live_server import LiveServer
+
+AGENTS = """
+agent helper {
+  model = "gpt-4o"
+  system_prompt = "Be brief."
+  max_turns = 4
+  tool lookup : Lookup { description = "Look a word up" input { q = tool_args.q } }
+}
+agent other {
+  model = "gpt-4o"
+}
+"""
+
+
+def lookup(input: dict) -> dict:
+    return {"found": input["q"].upper()}
+
+
+@dataclass
+class Served:
+    """What a test needs of a running server."""
+
+    server: LiveServer
+    store: Store
+    metrics: Metrics
+    provider: LlmProvider
+    listeners: list[AgentExecutionListener] = field(default_factory=list)
+
+    def url(self, path: str = "") -> str:
+        return self.server.url(path)
+
+
+def served_app(provider: LlmProvider, store: Store, config: ServerConfig,
+               metrics: Metrics | None = None,
+               listeners: list[AgentExecutionListener] | None = None) -> Guard:
+    registry = (OperatorRegistry.builder().register("Lookup", lookup)
+                .register("llmChat", LlmChatOperator(provider))
+                .register("llmStreamingChat", LlmStreamingChatOperator(provider)).build())
+    definitions = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
+    counted = metrics or Metrics()
+    every = [counted, *(listeners or [])]
+
+    def build(definition: AgentDef) -> AgentOperator:
+        return agent_operator(definition.id, definition, registry, listeners=every, store=store)
+
+    return create_app(ServedAgents(definitions, build, default="helper"), store=store,
+                      config=config, metrics=counted)
+
+
+Serve = Callable[..., Served]
+"""``serve(provider, **config)``: a :class:`Served` application on a real server."""
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Serve]:
+    """``serve(provider, **config)`` → a :class:`Served` on a real server, stopped after."""
+    started: list[tuple[LiveServer, Store]] = []
+
+    def start(provider: LlmProvider, *, listeners: list[AgentExecutionListener] | None = None,
+              **config: object) -> Served:
+        store = open_store(f"sqlite:///{tmp_path / f'bloge-{len(started)}.db'}")
+        metrics = Metrics()
+        asgi = served_app(provider, store, ServerConfig(**config), metrics,  # type: ignore[arg-type]  # test keywords
+                          listeners)
+        server = LiveServer(asgi).__enter__()
+        started.append((server, store))
+        return Served(server, store, metrics, provider, listeners or [])
+
+    yield start
+    for server, store in started:
+        server.stop()
+        # On a thread of its own: this one may be running an event loop (Playwright's sync
+        # API does, for the chat page's tests).
+        closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
+        closing.start()
+        closing.join()

@@ -1,0 +1,282 @@
+"""The chat page in a real headless Chromium (Debian's ``chromium``, driven by Playwright)
+against a real server: pick an agent, type, watch the tool calls and tokens arrive.
+
+Without Chromium or Playwright these tests skip, saying why; with
+``BLOGE_REQUIRE_SERVICES=1`` (CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bloge.llm import LlmChunk, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
+from tests.server.conftest import Serve
+
+WAIT_MS = 20_000  # generous: the machine's two cores are shared
+
+try:
+    from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
+except ImportError:  # browser_or_skip says so
+    sync_playwright = None
+else:
+    expect.set_options(timeout=WAIT_MS)
+
+CHROMIUM = os.environ.get("BLOGE_TEST_CHROMIUM", "/usr/bin/chromium")
+REQUIRED = os.environ.get("BLOGE_REQUIRE_SERVICES") == "1"
+# What Chromium needs here: no sandbox as root, and no calls home on a closed network.
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
+
+
+def browser_or_skip() -> None:
+    """Skip (fail, in CI) when there is no browser to test the page in."""
+    if sync_playwright is None:
+        reason = "playwright is not installed (pip install -e '.[dev]')"
+    elif not Path(CHROMIUM).is_file():
+        reason = f"Chromium is not at {CHROMIUM} (apt-get install chromium)"
+    else:
+        return
+    if REQUIRED:
+        pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One Chromium for the module; Playwright gives each launch a fresh profile folder."""
+    browser_or_skip()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A tab of its own (its own sessionStorage)."""
+    context = browser.new_context()
+    context.set_default_timeout(WAIT_MS)
+    yield context.new_page()
+    context.close()
+
+
+class GatedProvider:
+    """Streams its first words, then waits until the test lets it finish."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        raise AssertionError("the page asks for a stream")
+
+    async def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        yield LlmChunk(content="Thinking ")
+        await asyncio.to_thread(self.release.wait, 30)
+        yield LlmChunk(content="done.")
+        yield LlmChunk(done=True, finish_reason="stop")
+
+
+def open_chat(page: Page, served: Any) -> None:
+    page.goto(served.url("/"))
+    expect(page.locator("#send")).to_be_enabled()
+
+
+def say(page: Page, text: str) -> None:
+    page.fill("#message", text)
+    page.press("#message", "Enter")
+
+
+def last_answer(page: Page) -> Any:
+    return page.locator(".turn.assistant").last
+
+
+def test_a_message_shows_its_tool_call_and_its_streamed_answer(serve: Serve, page: Page) -> None:
+    served = serve(ScriptedProvider(LOOKUP, "Found the word."))
+    open_chat(page, served)
+    say(page, "Find kb")
+    answer = last_answer(page)
+    tool = answer.locator('.tool[data-call-id="c1"]')
+    expect(tool.locator(".tool-name")).to_have_text("lookup")
+    expect(tool.locator(".call-id")).to_have_text("c1")
+    expect(tool.locator(".tool-state")).to_have_text("succeeded")
+    expect(answer.locator(".text")).to_have_text("Found the word.")
+    expect(answer).to_have_attribute("data-state", "done")
+
+
+def test_the_answer_shows_its_run_id(serve: Serve, page: Page) -> None:
+    served = serve(ScriptedProvider("Hello."))
+    open_chat(page, served)
+    say(page, "Hi")
+    expect(last_answer(page)).to_have_attribute("data-state", "done")
+    thread = httpx.get(served.url(f"/threads/{page.text_content('#thread-id')}")).json()
+    expect(last_answer(page).locator(".run-id")).to_have_text(thread["last_run_id"])
+
+
+@pytest.fixture
+def thinking(serve: Serve, page: Page) -> Iterator[tuple[Any, GatedProvider]]:
+    """A run under way in ``page``: its first words shown, the rest held back until the
+    provider's ``release`` is set (at the latest when the test ends)."""
+    provider = GatedProvider()
+    served = serve(provider, shutdown_grace=0.0)
+    try:
+        open_chat(page, served)
+        say(page, "Think")
+        expect(last_answer(page).locator(".text")).to_have_text("Thinking ")
+        yield served, provider
+    finally:
+        provider.release.set()
+
+
+def test_tokens_appear_while_the_run_is_still_going(thinking: tuple[Any, GatedProvider], page: Page) -> None:
+    _, provider = thinking
+    answer = last_answer(page)
+    expect(answer).to_have_attribute("data-state", "running")
+    expect(page.locator("#stop")).to_be_visible()
+    provider.release.set()
+    expect(answer.locator(".text")).to_have_text("Thinking done.")
+    expect(answer).to_have_attribute("data-state", "done")
+
+
+def test_the_picked_agent_answers(serve: Serve, page: Page) -> None:
+    served = serve(ScriptedProvider("Other here."))
+    open_chat(page, served)
+    page.select_option("#agent", "other")
+    expect(page.locator("#agent-info")).to_have_text("gpt-4o · no tools")
+    say(page, "Who are you?")
+    expect(last_answer(page)).to_have_attribute("data-state", "done")
+    run_id = last_answer(page).get_attribute("data-run-id")
+    assert httpx.get(served.url(f"/runs/{run_id}")).json()["agent_id"] == "other"
+
+
+def test_a_second_message_continues_the_conversation(serve: Serve, page: Page) -> None:
+    provider = ScriptedProvider("Hello Ada.", "You are Ada.")
+    open_chat(page, serve(provider))
+    for text in ("I am Ada.", "Who am I?"):
+        say(page, text)
+        expect(last_answer(page)).to_have_attribute("data-state", "done")
+    seen = [m.content for m in provider.requests[1].messages]
+    assert seen == ["Be brief.", "I am Ada.", "Hello Ada.", "Who am I?"]
+
+
+def test_a_new_conversation_starts_a_new_thread(serve: Serve, page: Page) -> None:
+    provider = ScriptedProvider("Hello Ada.", "Hello again.")
+    open_chat(page, serve(provider))
+    first_thread = page.text_content("#thread-id")
+    say(page, "I am Ada.")
+    expect(last_answer(page)).to_have_attribute("data-state", "done")
+    page.click("#new-conversation")
+    expect(page.locator("#thread-id")).not_to_have_text(first_thread or "")
+    expect(page.locator(".turn")).to_have_count(0)
+    say(page, "Who am I?")
+    expect(last_answer(page)).to_have_attribute("data-state", "done")
+    assert [m.content for m in provider.requests[1].messages] == ["Be brief.", "Who am I?"]
+
+
+def test_the_page_asks_for_the_api_key_and_then_works(serve: Serve, page: Page) -> None:
+    served = serve(ScriptedProvider("Hello."), api_keys=("k-test",))
+    page.goto(served.url("/"))
+    expect(page.locator("#key-form")).to_be_visible()
+    page.fill("#api-key", "k-test")
+    page.press("#api-key", "Enter")
+    expect(page.locator("#key-form")).to_be_hidden()
+    expect(page.locator("#send")).to_be_enabled()
+    say(page, "Hi")
+    expect(last_answer(page).locator(".text")).to_have_text("Hello.")
+
+
+def test_a_refused_key_is_asked_for_again(serve: Serve, page: Page) -> None:
+    served = serve(ScriptedProvider("Hello."), api_keys=("k-test",))
+    page.goto(served.url("/"))
+    page.fill("#api-key", "k-wrong")
+    page.press("#api-key", "Enter")
+    expect(page.locator("#key-reason")).to_contain_text("refused that key")
+    expect(page.locator("#key-form")).to_be_visible()
+
+
+def test_model_text_is_shown_as_text_never_as_markup(serve: Serve, page: Page) -> None:
+    markup = '<img src=x onerror="document.title=1"> <b>bold</b>'
+    open_chat(page, serve(ScriptedProvider(markup)))
+    say(page, "<i>hi</i>")
+    answer = last_answer(page)
+    expect(answer.locator(".text")).to_have_text(markup)
+    expect(page.locator(".turn.user .text")).to_have_text("<i>hi</i>")
+    expect(page.locator("#transcript img, #transcript b, #transcript i")).to_have_count(0)
+    assert page.title() == "bloge chat"
+
+
+def test_a_failed_run_is_shown_plainly(serve: Serve, page: Page) -> None:
+    open_chat(page, serve(ScriptedProvider(LOOKUP)))  # nothing left for the second turn
+    say(page, "Find kb")
+    answer = last_answer(page)
+    expect(answer.locator(".error")).to_contain_text(
+        "The run failed (error): BlogeUsageError: ScriptedProvider has no answer left")
+    expect(answer).to_have_attribute("data-state", "failed")
+    expect(page.locator("#send")).to_be_enabled()
+
+
+def test_stop_cancels_the_running_run(thinking: tuple[Any, GatedProvider], page: Page) -> None:
+    served, _ = thinking
+    answer = last_answer(page)
+    page.click("#stop")
+    expect(answer.locator(".error")).to_have_text("The run was stopped.")
+    run_id = answer.get_attribute("data-run-id")
+    assert httpx.get(served.url(f"/runs/{run_id}")).json()["status"] == "cancelled"
+
+
+def test_a_dropped_stream_is_joined_again_after_its_last_event(serve: Serve, page: Page) -> None:
+    served = serve(ScriptedProvider(LOOKUP, "Found the word."))
+    kept: list[str] = []
+
+    def cut_short(route: Route) -> None:
+        response = route.fetch()
+        blocks = response.text().split("\n\n")
+        kept.extend(re.findall(r"^id: (\d+)$", "\n".join(blocks[:3]), flags=re.MULTILINE))
+        route.fulfill(response=response, body="\n\n".join(blocks[:3]) + "\n\n")
+
+    page.route("**/agents/helper/runs", cut_short)
+    open_chat(page, served)
+    with page.expect_request("**/stream") as rejoined:
+        say(page, "Find kb")
+    answer = last_answer(page)
+    expect(answer.locator(".text")).to_have_text("Found the word.")
+    expect(answer).to_have_attribute("data-state", "done")
+    assert rejoined.value.headers["last-event-id"] == kept[-1]
+
+
+def test_the_stream_reader_takes_comments_crlf_and_multi_line_data(serve: Serve, page: Page) -> None:
+    served = serve(ScriptedProvider())
+    body = (": ping\r\n\r\n"
+            'id: 1\r\nevent: token\r\ndata: {"text":\r\ndata: "Hello "}\r\n\r\n'
+            "id: 2\nevent: surprise\ndata: {}\n\n"
+            'id: 3\nevent: token\ndata:{"text": "world"}\n\n'
+            'id: 4\nevent: done\ndata: {"run_id": "r-1", "thread_id": "t", '
+            '"content": "Hello world", "turns_used": 1, "usage": {}}\n\n')
+    page.route("**/agents/helper/runs", lambda route: route.fulfill(
+        status=200, content_type="text/event-stream", body=body))
+    open_chat(page, served)
+    say(page, "Hi")
+    answer = last_answer(page)
+    expect(answer.locator(".text")).to_have_text("Hello world")
+    expect(answer.locator(".run-id")).to_have_text("r-1")
+
+
+def test_the_page_keeps_to_its_content_security_policy(serve: Serve, page: Page) -> None:
+    refused: list[str] = []
+    page.on("console", lambda message: refused.append(message.text)
+            if "Content Security Policy" in message.text else None)
+    open_chat(page, serve(ScriptedProvider(LOOKUP, "Found it.")))
+    say(page, "Find kb")
+    expect(last_answer(page)).to_have_attribute("data-state", "done")
+    assert page.evaluate("getComputedStyle(document.body).display") == "flex"  # the style ran
+    assert refused == []

@@ -1,0 +1,222 @@
+"""The OpenAI-compatible API through the official ``openai`` SDK, unchanged, against a real
+server on 127.0.0.1: models, completions whole and streamed, errors before and during a
+stream, keys, and a client that goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from bloge.core.errors import ProviderError
+from bloge.llm import LlmChunk, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
+from tests.server.conftest import Serve, Served
+
+LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
+HI = [{"role": "user", "content": "Hi"}]
+
+
+class Trickle:
+    """A model that streams ``text``, then waits on ``then()`` (which may raise)."""
+
+    def __init__(self, text: str, then: Callable[[], Awaitable[None]]) -> None:
+        self.text = text
+        self.then = then
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        raise AssertionError("the OpenAI streams use the streaming operator")
+
+    async def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        if self.text:
+            yield LlmChunk(content=self.text)
+        await self.then()
+        yield LlmChunk(done=True)
+
+
+async def forever() -> None:
+    await asyncio.Event().wait()
+
+
+async def fail() -> None:
+    raise ProviderError("the model went away", provider="test", status_code=502)
+
+
+def client(served: Served, **options: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=served.url("/v1"), api_key="none", **options)
+
+
+def run_of(completion_id: str) -> str:
+    return completion_id.removeprefix("chatcmpl-")
+
+
+def test_the_agents_are_listed_as_models(serve: Serve) -> None:
+    served = serve(ScriptedProvider())
+    models = client(served).models.list()
+    assert [(m.id, m.object, m.owned_by) for m in models] == [
+        ("helper", "model", "bloge"), ("other", "model", "bloge")]
+    assert client(served).models.retrieve("other").id == "other"
+
+
+def test_an_unknown_model_is_not_found(serve: Serve) -> None:
+    served = serve(ScriptedProvider())
+    with pytest.raises(openai.NotFoundError, match="did you mean 'helper'"):
+        client(served).chat.completions.create(model="helpr", messages=HI)
+    with pytest.raises(openai.NotFoundError):
+        client(served).models.retrieve("nope")
+
+
+def test_a_completion_is_the_agents_answer_with_its_usage(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LlmResponse("Hello.", prompt_tokens=5,
+                                                completion_tokens=2)))
+    completion = client(served).chat.completions.create(model="helper", messages=HI)
+    assert completion.choices[0].message.content == "Hello."
+    assert completion.choices[0].finish_reason == "stop"
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.total_tokens) == (5, 7)
+    run = httpx.get(served.url(f"/runs/{run_of(completion.id)}")).json()
+    assert (run["status"], run["agent_id"]) == ("succeeded", "helper")
+
+
+def test_the_agents_tools_run_on_the_server(serve: Serve) -> None:
+    provider = ScriptedProvider(LOOKUP, "Found KB.")
+    served = serve(provider)
+    completion = client(served).chat.completions.create(model="helper", messages=HI)
+    assert completion.choices[0].message.content == "Found KB."
+    assert provider.requests[1].messages[-1].content == '{"found":"KB"}'
+
+
+def test_the_messages_come_after_the_agents_system_prompt(serve: Serve) -> None:
+    provider = ScriptedProvider("You are Ada.")
+    served = serve(provider)
+    client(served).chat.completions.create(model="helper", messages=[
+        {"role": "system", "content": "Answer in English."},
+        {"role": "user", "content": "I am Ada."}, {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": [{"type": "text", "text": "Who am I?"}]}])
+    assert [m.content for m in provider.requests[0].messages] == [
+        "Be brief.", "Answer in English.", "I am Ada.", "Hello.", "Who am I?"]
+
+
+def test_a_stream_sends_the_tokens_and_with_include_usage_a_last_usage_chunk(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LlmResponse("Found the word.", prompt_tokens=5,
+                                                completion_tokens=3)))
+    chunks = list(client(served).chat.completions.create(
+        model="helper", messages=HI, stream=True, stream_options={"include_usage": True}))
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks[:-1]) == "Found the word."
+    assert [c.choices[0].finish_reason for c in chunks[:-1]][-1] == "stop"
+    assert chunks[-1].choices == []
+    assert chunks[-1].usage is not None
+    assert chunks[-1].usage.total_tokens == 8
+    assert all(c.usage is None for c in chunks[:-1])
+
+
+def test_a_stream_shows_no_tool_activity(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LOOKUP, "Found KB."))
+    chunks = list(client(served).chat.completions.create(model="helper", messages=HI,
+                                                          stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Found KB."
+    assert all(c.choices[0].delta.tool_calls is None for c in chunks)
+
+
+def test_an_agent_out_of_turns_finishes_with_length(serve: Serve) -> None:
+    served = serve(ScriptedProvider(*[LOOKUP] * 8))
+    whole = client(served).chat.completions.create(model="helper", messages=HI)
+    streamed = list(client(served).chat.completions.create(model="helper", messages=HI,
+                                                            stream=True))
+    assert whole.choices[0].finish_reason == "length"
+    assert streamed[-1].choices[0].finish_reason == "length"
+
+
+def test_a_run_failing_mid_stream_raises_during_the_iteration(serve: Serve) -> None:
+    served = serve(Trickle("Hel", fail))
+    stream = client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    chunks = iter(stream)
+    seen = [next(chunks).choices[0].delta.content, next(chunks).choices[0].delta.content]
+    with pytest.raises(openai.APIError, match="the model went away") as caught:
+        next(chunks)
+    assert seen == ["", "Hel"]
+    assert caught.value.code == "run_failed"
+
+
+def test_a_run_failing_before_its_first_token_has_its_real_status_and_is_not_retried(
+        serve: Serve) -> None:
+    served = serve(Trickle("", fail))
+    with pytest.raises(openai.InternalServerError, match="the model went away"):
+        client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    assert len(asyncio.run(served.store.list_runs())) == 1
+
+
+def test_a_stream_starts_while_the_run_works_without_tokens(serve: Serve) -> None:
+    release = threading.Event()
+
+    async def slow_start() -> None:
+        await asyncio.to_thread(release.wait)  # answers once the client holds the stream
+
+    served = serve(Trickle("", slow_start), keepalive=0.01)
+    try:
+        stream = client(served, timeout=30, max_retries=0).chat.completions.create(
+            model="helper", messages=HI, stream=True)
+    finally:
+        release.set()
+    assert [c.choices[0].finish_reason for c in stream] == [None, "stop"]
+
+
+def test_a_client_leaving_mid_stream_cancels_its_run(serve: Serve) -> None:
+    served = serve(Trickle("Hel", forever))
+    stream = client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    first = next(iter(stream))
+    stream.close()
+    run_id = run_of(first.id)
+    httpx.get(served.url(f"/runs/{run_id}/stream"), timeout=30)  # returns once the run ended
+    assert httpx.get(served.url(f"/runs/{run_id}")).json()["status"] == "cancelled"
+
+
+@pytest.mark.parametrize(("options", "param"), [
+    ({"n": 2}, "n"), ({"temperature": "hot"}, "temperature"), ({"messages": []}, "messages"),
+    ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+     "tools")])
+def test_a_request_that_cannot_be_honoured_is_a_bad_request(serve: Serve, options: dict,
+                                                            param: str) -> None:
+    served = serve(ScriptedProvider())
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(served).chat.completions.create(**{"model": "helper", "messages": HI,
+                                                  **options})
+    assert caught.value.param == param
+
+
+def test_with_api_keys_a_wrong_key_is_refused_and_the_right_one_works(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hello."), api_keys=("k1",))
+    wrong = openai.OpenAI(base_url=served.url("/v1"), api_key="k2")
+    with pytest.raises(openai.AuthenticationError):
+        wrong.chat.completions.create(model="helper", messages=HI)
+    right = openai.OpenAI(base_url=served.url("/v1"), api_key="k1")
+    assert right.chat.completions.create(model="helper", messages=HI).choices[0].message \
+        .content == "Hello."
+
+
+def test_a_run_past_the_servers_limit_is_rate_limited(serve: Serve) -> None:
+    served = serve(Trickle("Hel", forever), max_concurrent_runs=1)
+    busy = client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    next(iter(busy))
+    with pytest.raises(openai.RateLimitError):
+        client(served, max_retries=0).chat.completions.create(model="helper", messages=HI)
+    busy.close()
+
+
+def test_the_async_client_works_whole_and_streamed(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hello.", "Hello again."))
+
+    async def scenario() -> tuple[str | None, str]:
+        async with openai.AsyncOpenAI(base_url=served.url("/v1"), api_key="none") as aclient:
+            whole = await aclient.chat.completions.create(model="helper", messages=HI)
+            stream = await aclient.chat.completions.create(model="helper", messages=HI,
+                                                           stream=True)
+            text = "".join([c.choices[0].delta.content or "" async for c in stream])
+            return whole.choices[0].message.content, text
+
+    assert asyncio.run(scenario()) == ("Hello.", "Hello again.")

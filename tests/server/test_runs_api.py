@@ -1,0 +1,173 @@
+"""The runs API over a real server: runs answered whole and streamed as SSE, followed again
+from where a client left off, read, cancelled, resumed; threads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+import httpx
+import pytest
+
+from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
+from tests.server.conftest import Serve
+
+LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
+
+
+def sse_events(text: str) -> list[dict[str, Any]]:
+    """The events of an SSE body: id, event, data (parsed)."""
+    events = []
+    for block in text.strip().split("\n\n"):
+        fields: dict[str, Any] = {}
+        for line in block.splitlines():
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(": ")
+            fields[name] = json.loads(value) if name == "data" else value
+        if fields:
+            events.append(fields)
+    return events
+
+
+def test_a_run_answers_with_its_output_and_ids(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LOOKUP, "Found KB."))
+    response = httpx.post(served.url("/agents/helper/runs"), json={"input": "Find kb"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["status"], body["content"], body["turns_used"]) == ("succeeded", "Found KB.", 2)
+    assert body["run_id"]
+    assert body["thread_id"]
+    assert httpx.get(served.url(f"/runs/{body['run_id']}")).json()["status"] == "succeeded"
+
+
+def test_a_thread_carries_the_conversation_across_runs(serve: Serve) -> None:
+    provider = ScriptedProvider("Hello Ada.", "You are Ada.")
+    served = serve(provider)
+    for text in ("I am Ada.", "Who am I?"):
+        response = httpx.post(served.url("/agents/helper/runs"),
+                              json={"input": text, "thread_id": "chat-1"})
+        assert response.status_code == 200, response.text
+    seen = [m.content for m in provider.requests[1].messages]
+    assert seen == ["Be brief.", "I am Ada.", "Hello Ada.", "Who am I?"]
+    thread = httpx.get(served.url("/threads/chat-1")).json()
+    assert [m["content"] for m in thread["messages"]][-1] == "You are Ada."
+
+
+def test_a_streamed_run_sends_one_event_per_chunk_with_its_number(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LOOKUP, "Found the word."))
+    response = httpx.post(served.url("/agents/helper/runs"),
+                          json={"input": "Find kb", "stream": True})
+    assert response.headers["content-type"].startswith("text/event-stream")
+    events = sse_events(response.text)
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "tool_start"
+    assert {"tool_end", "token"} <= set(kinds)
+    assert kinds[-1] == "done"
+    numbers = [int(str(e["id"])) for e in events]
+    assert numbers == sorted(numbers)
+    assert events[-1]["data"]["content"] == "Found the word."
+
+
+def test_accept_event_stream_streams_too(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hi."))
+    response = httpx.post(served.url("/agents/helper/runs"), json={"input": "Hi"},
+                          headers={"Accept": "text/event-stream"})
+    assert sse_events(response.text)[-1]["event"] == "done"
+
+
+def test_a_stream_is_followed_again_from_the_last_event_id(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LOOKUP, "Found it."))
+    events = sse_events(httpx.post(served.url("/agents/helper/runs"),
+                                   json={"input": "Find kb", "stream": True}).text)
+    run_id = events[-1]["data"]["run_id"]
+    seen = events[1]["id"]
+    again = httpx.get(served.url(f"/runs/{run_id}/stream"), headers={"Last-Event-ID": str(seen)})
+    replayed = sse_events(again.text)
+    assert [e["id"] for e in replayed] == [e["id"] for e in events[2:]]
+
+
+def test_a_live_stream_is_joined_by_a_second_client(serve: Serve) -> None:
+    started = threading.Event()
+    release = threading.Event()
+
+    async def slow(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.to_thread(release.wait)  # the test thread lets it answer
+        return LlmResponse("At last.")
+
+    served = serve(FunctionProvider(slow))
+
+    async def scenario() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        async with httpx.AsyncClient(timeout=30) as client:
+            first = asyncio.create_task(client.post(served.url("/agents/helper/runs"),
+                                                    json={"input": "Wait", "stream": True}))
+            await asyncio.to_thread(started.wait)
+            (run,) = await served.store.list_runs()
+            joined = asyncio.create_task(client.get(served.url(f"/runs/{run.id}/stream")))
+            await asyncio.to_thread(release.set)
+            return sse_events((await first).text), sse_events((await joined).text)
+
+    first, joined = asyncio.run(scenario())
+    assert [e["id"] for e in joined] == [e["id"] for e in first]
+
+
+def test_a_run_out_of_turns_reports_it_and_resumes_with_a_higher_cap(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LOOKUP, LOOKUP, "Done now."))
+    stopped = httpx.post(served.url("/agents/helper/runs"),
+                         json={"input": "Loop", "max_turns": 1}).json()
+    assert (stopped["status"], stopped["exit_reason"]) == ("failed", "max_turns")
+    resumed = httpx.post(served.url(f"/runs/{stopped['id']}/resume"), json={"max_turns": 4})
+    assert resumed.status_code == 200, resumed.text
+    assert resumed.json()["content"] == "Done now."
+
+
+def test_cancelling_a_running_run_stops_it(serve: Serve) -> None:
+    started = threading.Event()
+
+    async def hanging(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    served = serve(FunctionProvider(hanging))
+
+    async def scenario() -> dict[str, object]:
+        async with httpx.AsyncClient(timeout=30) as client:
+            run = asyncio.create_task(client.post(served.url("/agents/helper/runs"),
+                                                  json={"input": "Hang"}))
+            await asyncio.to_thread(started.wait)
+            (running,) = await served.store.list_runs()
+            cancelled = await client.post(served.url(f"/runs/{running.id}/cancel"))
+            assert cancelled.status_code in (200, 202)
+            response = await run
+            return response.json()
+
+    assert asyncio.run(scenario())["status"] == "cancelled"
+
+
+@pytest.mark.parametrize(("body", "param"), [
+    (b"{not json", None), (b'{"input": 3}', "input"), (b'{"input": "x", "max_turns": 0}',
+                                                       "max_turns"),
+    (b'{"input": "x", "colour": "red"}', "colour")])
+def test_a_bad_body_is_a_400_naming_the_field(serve: Serve, body: bytes, param: str | None) -> None:
+    served = serve(ScriptedProvider("never"))
+    response = httpx.post(served.url("/agents/helper/runs"), content=body,
+                          headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == param
+
+
+def test_an_unknown_agent_is_a_404_with_a_suggestion(serve: Serve) -> None:
+    served = serve(ScriptedProvider("never"))
+    response = httpx.post(served.url("/agents/helpr/runs"), json={"input": "x"})
+    assert response.status_code == 404
+    assert "did you mean 'helper'?" in response.json()["error"]["message"]
+
+
+def test_an_unknown_run_is_a_404(serve: Serve) -> None:
+    served = serve(ScriptedProvider("never"))
+    assert httpx.get(served.url("/runs/nope")).status_code == 404
+    assert httpx.get(served.url("/runs/nope/stream")).status_code == 404

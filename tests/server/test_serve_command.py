@@ -1,0 +1,79 @@
+"""``bloge serve`` as users run it: a real process, its own port, SIGTERM, several workers."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from tests.cli.conftest import BLOGE, bloge, environment
+
+QUESTION = "How do I reset my password?"
+
+
+def free_port() -> int:
+    """A port nobody listens on now (several workers need the port before they start)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serving(project: Path, *args: str, env: dict[str, str] | None = None,
+            port: int = 0, workers: int = 1) -> Iterator[str]:
+    """``bloge serve`` in ``project``, once every worker has started; its URL."""
+    with subprocess.Popen([str(BLOGE), "serve", "--port", str(port), "--workers",
+                           str(workers), *args], cwd=project,
+                          env=environment(env), stderr=subprocess.PIPE, text=True) as process:
+        assert process.stderr is not None
+        try:
+            url, ready = None, 0
+            for line in process.stderr:
+                found = re.search(r"running on (http://127\.0\.0\.1:\d+)", line)
+                url = found[1] if found else url
+                ready += "Application startup complete" in line
+                if url is not None and ready == workers:
+                    break
+            else:
+                raise AssertionError(f"bloge serve ended: exit {process.wait()}")
+            # Keep reading its log, so that a full pipe never blocks the server.
+            threading.Thread(target=process.stderr.read, daemon=True).start()
+            yield url
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+
+
+def test_serve_answers_the_chat_controller_and_stops_on_sigterm(app: Path) -> None:
+    with serving(app) as url:
+        answer = httpx.post(f"{url}/chat", content=QUESTION.encode(), timeout=30)
+        assert answer.status_code == 200, answer.text
+        assert "KB-RESET-001" in answer.text
+        assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
+
+
+def test_serve_refuses_an_open_address_without_keys(app: Path) -> None:
+    refused = bloge("serve", "--host", "0.0.0.0", cwd=app)  # noqa: S104 -- what is refused
+    assert refused.returncode == 2
+    assert "without API keys" in refused.stderr
+
+
+def test_workers_share_runs_and_streams(app: Path) -> None:
+    with serving(app, workers=2, port=free_port()) as url:
+        streamed = httpx.post(f"{url}/agents/customerSupport/runs", timeout=30,
+                              json={"input": QUESTION, "stream": True}).text
+        done = [json.loads(line[6:]) for line in streamed.splitlines()
+                if line.startswith("data: ") and '"finish_reason"' in line][-1]
+        ids = re.findall(r"^id: (\d+)$", streamed, flags=re.MULTILINE)
+        for _ in range(4):  # new connections: the kernel hands them to either worker
+            again = httpx.get(f"{url}/runs/{done['run_id']}/stream", timeout=30).text
+            assert re.findall(r"^id: (\d+)$", again, flags=re.MULTILINE) == ids
