@@ -40,6 +40,7 @@ ENDPOINTS = (
 )
 CLIENTS = (1, 50, 200)
 OPEN_STREAMS = 1000
+WRK = shutil.which("wrk") or "wrk"
 
 
 def free_port() -> int:
@@ -86,7 +87,7 @@ def wrk(url: str, body: dict[str, object], clients: int, seconds: float) -> tupl
                      'wrk.headers["Content-Type"] = "application/json"\n')
     try:
         out = subprocess.run(
-            ["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s",
+            [WRK, "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s",
              "--latency", "-s", script.name, url],
             capture_output=True, text=True, check=True).stdout
     finally:
@@ -156,7 +157,7 @@ def main() -> None:
     parser.add_argument("model", nargs="?", default="zero", choices=("zero", "offline"))
     parser.add_argument("--seconds", type=float, default=5)
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
+    if not Path(WRK).is_absolute():
         sys.exit("bench_serve needs wrk: apt-get install wrk")
     print(f"bench_serve: model {args.model}, wrk {args.seconds:g} s per figure")
     rates: dict[tuple[str, str, int], float] = {}

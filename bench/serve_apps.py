@@ -67,7 +67,7 @@ def build(kind: str, model_name: str) -> Any:
     registry = (OperatorRegistry.builder().register("llmChat", LlmChatOperator(provider))
                 .register("llmStreamingChat", LlmStreamingChatOperator(provider)).build())
     definition = AgentBuilder.create("bench").model("gpt-4o").build()
-    streaming_definition = AgentBuilder.create("bench").model("gpt-4o").streaming(True).build()
+    streaming_definition = AgentBuilder.create("bench").model("gpt-4o").streaming().build()
     store = open_store("memory://")
     if kind == "bare":
         return bare(agent_operator("bench", definition, registry, store=store),
