@@ -36,8 +36,9 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
         yield
         await tasks.shutdown(settings.shutdown_grace)
 
-    app = Starlette(routes=[*page.ROUTES, *chat_api.ROUTES, *runs_api.ROUTES,
-                            *openai_api.ROUTES, *health.ROUTES],
+    # Starlette tries the routes in order: the busiest first.
+    app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *chat_api.ROUTES,
+                            *page.ROUTES, *health.ROUTES],
                     exception_handlers=HANDLERS, lifespan=lifespan)
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
     return Guard(app, settings)

@@ -48,19 +48,26 @@ async def json_body(request: Request, model: type[M], *, empty_ok: bool = False)
     if not raw.strip() and empty_ok:
         raw = b"{}"
     try:
-        data = json.loads(raw)
+        return model.model_validate_json(raw)  # parsed and checked in one pass
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            _not_json(raw)
+        # The field; pydantic's further steps name union members and list items.
+        where = str(first["loc"][0]) if first["loc"] else None
+        raise BadRequestError(f"{where or 'the body'}: {first['msg']}", param=where) from None
+
+
+def _not_json(raw: bytes) -> None:
+    """Why ``raw`` is not JSON, with its line and column (what pydantic's error lacks)."""
+    try:
+        json.loads(raw)
     except UnicodeDecodeError:
         raise BadRequestError("the request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise BadRequestError(f"the request body is not JSON: {exc.msg} at line {exc.lineno}, "
                               f"column {exc.colno}") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        # The field; pydantic's further steps name union members and list items.
-        where = str(first["loc"][0]) if first["loc"] else None
-        raise BadRequestError(f"{where or 'the body'}: {first['msg']}", param=where) from None
+    raise BadRequestError("the request body is not JSON")
 
 
 async def text_body(request: Request) -> str:

@@ -4,7 +4,6 @@ what happens when the client goes away."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -13,7 +12,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk, Done
+from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk
+from bloge.agent.loop.tools import ChunkSink
 from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
@@ -26,8 +26,8 @@ STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error"})
 
 Work = Callable[[str], Awaitable[AgentOutput]]
 """Given the run id, the run (whole)."""
-StreamWork = Callable[[str], AsyncIterator[AgentStreamChunk]]
-"""Given the run id, the run's chunks."""
+StreamWork = Callable[[str, ChunkSink], Awaitable[AgentOutput]]
+"""Given the run id and where its chunks go, the run (streamed)."""
 
 
 def new_run_id() -> str:
@@ -78,7 +78,7 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
     live = state.store.live
     live.started(run_id)
     try:
-        task = state.tasks.start(run_id, agent_id, drain(work(run_id)),
+        task = state.tasks.start(run_id, agent_id, work(run_id, discard),
                                  timeout=state.config.request_timeout)
     except BaseException:
         live.ended(run_id)
@@ -103,15 +103,9 @@ async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
                         event_id=event.seq)
 
 
-async def drain(chunks: AsyncIterator[AgentStreamChunk]) -> AgentOutput:
-    """Run a stream to its end (its chunks are the run's recorded events); its output."""
-    output: AgentOutput | None = None
-    async with contextlib.aclosing(chunks) as stream:  # type: ignore[type-var]  # an async generator
-        async for chunk in stream:
-            if isinstance(chunk, Done):
-                output = chunk.final_output
-    assert output is not None  # a stream always ends with Done or an error
-    return output
+async def discard(chunk: AgentStreamChunk) -> None:
+    """Where a served run's chunks go: nowhere, for they are its recorded events, which its
+    streams follow (``store.live``)."""
 
 
 def output_response(output: AgentOutput) -> JSONResponse:

@@ -47,15 +47,23 @@ class Metrics(AgentExecutionListener):
                                       registry=self.registry)
         self.errors = Counter("bloge_errors", "Runs that failed, by error type",
                               ["agent", "type"], registry=self.registry)
+        self._series: dict[str, _AgentSeries] = {}
+
+    def _agent(self, agent_id: str) -> _AgentSeries:
+        series = self._series.get(agent_id)
+        if series is None:
+            series = self._series[agent_id] = _AgentSeries(self, agent_id)
+        return series
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
     def run_finished(self, agent_id: str, seconds: float, error: BaseException | None) -> None:
         """One run ended after ``seconds``, with ``error`` or without."""
-        self.run_seconds.labels(agent_id).observe(seconds)
+        series = self._agent(agent_id)
+        series.run_seconds.observe(seconds)
         if error is None:
-            self.runs.labels(agent_id, "succeeded").inc()
+            series.succeeded.inc()
         elif isinstance(error, asyncio.CancelledError | TimeoutError):
             self.runs.labels(agent_id, "cancelled").inc()
         else:
@@ -66,14 +74,14 @@ class Metrics(AgentExecutionListener):
 
     def on_agent_turn_started(self, context: AgentCallbackContext,
                               payload: TurnStartedPayload) -> None:
-        self.turns.labels(context.operator_ref).inc()
+        self._agent(context.operator_ref).turns.inc()
 
     def on_agent_llm_called(self, context: AgentCallbackContext,
                             payload: LlmCalledPayload) -> None:
-        agent = context.operator_ref
-        self.model_seconds.labels(agent).observe(payload.latency_ms / 1000.0)
-        self.tokens.labels(agent, "prompt").inc(payload.prompt_tokens)
-        self.tokens.labels(agent, "completion").inc(payload.completion_tokens)
+        series = self._agent(context.operator_ref)
+        series.model_seconds.observe(payload.latency_ms / 1000.0)
+        series.prompt_tokens.inc(payload.prompt_tokens)
+        series.completion_tokens.inc(payload.completion_tokens)
 
     def on_agent_tool_completed(self, context: AgentCallbackContext,
                                 payload: ToolCompletedPayload) -> None:
@@ -81,3 +89,19 @@ class Metrics(AgentExecutionListener):
         self.tool_calls.labels(context.operator_ref, payload.tool_name, outcome).inc()
         self.tool_seconds.labels(context.operator_ref, payload.tool_name).observe(
             payload.latency_ms / 1000.0)
+
+
+class _AgentSeries:
+    """One agent's labelled series, looked up once (``labels()`` costs a lock and a tuple on
+    every call)."""
+
+    __slots__ = ("completion_tokens", "model_seconds", "prompt_tokens", "run_seconds",
+                 "succeeded", "turns")
+
+    def __init__(self, metrics: Metrics, agent_id: str) -> None:
+        self.run_seconds = metrics.run_seconds.labels(agent_id)
+        self.succeeded = metrics.runs.labels(agent_id, "succeeded")
+        self.turns = metrics.turns.labels(agent_id)
+        self.model_seconds = metrics.model_seconds.labels(agent_id)
+        self.prompt_tokens = metrics.tokens.labels(agent_id, "prompt")
+        self.completion_tokens = metrics.tokens.labels(agent_id, "completion")

@@ -96,7 +96,8 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) ->
     streaming = state.agents.streaming(chat.agent_id)
     run_id = new_run_id()
     task, events = start_streamed(state, chat.agent_id, run_id,
-                                  lambda run: streaming.stream(chat.input, run_id=run))
+                                  lambda run, sink: streaming.arun(chat.input, on_chunk=sink,
+                                                                   run_id=run))
     shown = (event async for event in events if event.type in SHOWN)
     first = asyncio.ensure_future(anext(shown, None))
     await asyncio.wait({first}, timeout=state.config.keepalive)

@@ -36,8 +36,8 @@ async def start_run(request: Request) -> Response:
         streaming = state.agents.streaming(agent_id, max_turns=body.max_turns)
         return await stream_events(
             state, agent_id, new_run_id(),
-            lambda run_id: streaming.stream(agent_input, thread_id=body.thread_id,
-                                            run_id=run_id),
+            lambda run_id, sink: streaming.arun(agent_input, on_chunk=sink,
+                                                thread_id=body.thread_id, run_id=run_id),
             on_disconnect=body.on_disconnect or "cancel")
     operator = state.agents.whole(agent_id, max_turns=body.max_turns)
     try:
@@ -59,7 +59,8 @@ async def resume_run(request: Request) -> Response:
     if body.stream:
         streaming = state.agents.streaming(run.agent_id, max_turns=body.max_turns)
         return await stream_events(state, run.agent_id, run.id,
-                                   streaming.resume_run_stream,
+                                   lambda run_id, sink: streaming.arun_resumed(
+                                       run_id, on_chunk=sink),
                                    on_disconnect=body.on_disconnect or "cancel")
     operator = state.agents.whole(run.agent_id, max_turns=body.max_turns)
     try:

@@ -52,23 +52,46 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=64)
+        clock = _SendClock()
         producer = asyncio.create_task(self._produce(queue))
-        sender = asyncio.create_task(self._send_all(queue, send))
+        sender = asyncio.create_task(self._send_all(queue, send, clock))
         watcher = asyncio.create_task(_disconnected(receive))
         try:
-            done, _ = await asyncio.wait({sender, watcher}, return_when=asyncio.FIRST_COMPLETED)
-            if watcher in done:
+            if await self._watch(queue, clock, sender, watcher):
+                sender.result()
+            else:
                 sender.cancel()
                 await self._disconnected()
-            else:
-                sender.result()  # a client that stopped reading ends here (TimeoutError)
-        except TimeoutError:
-            await self._disconnected()
         finally:
             for task in (producer, sender, watcher):
                 task.cancel()
             await asyncio.gather(producer, sender, watcher, return_exceptions=True)
             await _close(self.frames)
+
+    async def _watch(self, queue: asyncio.Queue[Any], clock: _SendClock,
+                     sender: asyncio.Task[None], watcher: asyncio.Task[None]) -> bool:
+        """Wait for the stream to end (``True``) or the client to be gone (``False``): it
+        disconnected, or a send has waited ``send_timeout``. Meanwhile, a ping whenever
+        nothing was sent for ``keepalive``. The deadlines are checked when they come, not
+        set for each send: a frame costs no timer."""
+        loop = asyncio.get_running_loop()
+        while True:
+            sending = clock.sending_since
+            deadline = (sending + self.send_timeout if sending is not None
+                        else clock.last_sent + self.keepalive)
+            done, _ = await asyncio.wait({sender, watcher}, timeout=deadline - loop.time(),
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if watcher in done:
+                return False
+            if sender in done:
+                return True
+            now = loop.time()
+            if clock.sending_since is not None:
+                if now - clock.sending_since >= self.send_timeout:
+                    return False  # a client that stopped reading
+            elif now - clock.last_sent >= self.keepalive and queue.empty():
+                clock.last_sent = now
+                queue.put_nowait(PING)
 
     async def _produce(self, queue: asyncio.Queue[Any]) -> None:
         try:
@@ -81,28 +104,51 @@ class EventStream(Response):
             raise
         await queue.put(_END)
 
-    async def _send_all(self, queue: asyncio.Queue[Any], send: Send) -> None:
-        async with asyncio.timeout(self.send_timeout):
-            await send({"type": "http.response.start", "status": self.status,
-                        "headers": self.raw_headers})
-        while True:
-            try:
-                async with asyncio.timeout(self.keepalive):
-                    item = await queue.get()
-            except TimeoutError:
-                item = PING
+    async def _send_all(self, queue: asyncio.Queue[Any], send: Send, clock: _SendClock) -> None:
+        """Send the frames as they come; those queued meanwhile go together, in one body."""
+        await clock.timed(send({"type": "http.response.start", "status": self.status,
+                                "headers": self.raw_headers}))
+        ended = False
+        while not ended:
+            item = await queue.get()
             if item is _END:
                 break
-            async with asyncio.timeout(self.send_timeout):
-                await send({"type": "http.response.body", "body": item, "more_body": True})
-        async with asyncio.timeout(self.send_timeout):
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if not queue.empty():
+                parts = [item]
+                while not queue.empty():
+                    item = queue.get_nowait()
+                    if item is _END:
+                        ended = True
+                        break
+                    parts.append(item)
+                item = b"".join(parts)
+            await clock.timed(send({"type": "http.response.body", "body": item,
+                                    "more_body": True}))
+        await clock.timed(send({"type": "http.response.body", "body": b"",
+                                "more_body": False}))
 
     async def _disconnected(self) -> None:
         if self.on_disconnect is not None:
             result = self.on_disconnect()
             if result is not None:
                 await result
+
+
+class _SendClock:
+    """When the stream last sent, and since when a send has been waiting (``None``: none)."""
+
+    __slots__ = ("_loop", "last_sent", "sending_since")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.last_sent = self._loop.time()
+        self.sending_since: float | None = None
+
+    async def timed(self, sending: Awaitable[None]) -> None:
+        self.sending_since = self._loop.time()
+        await sending
+        self.last_sent = self._loop.time()
+        self.sending_since = None
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -61,6 +61,22 @@ async def test_chunks_follow_the_run_and_done_comes_last_exactly_once() -> None:
     assert done.final_output.finish_reason == "stop"
 
 
+async def test_arun_hands_each_chunk_to_on_chunk_and_returns_the_output() -> None:
+    provider = ScriptedProvider(
+        [LlmChunk(content="Let me check. "), *tool_chunks(ToolCall("c1", "echo", '{"text": "a"}'))],
+        "All good now.",
+    )
+    seen: list[Any] = []
+
+    async def on_chunk(chunk: Any) -> None:
+        seen.append(chunk)
+
+    output = await streaming_agent(provider).arun("go", on_chunk=on_chunk)
+    assert output.content == "All good now."
+    assert [type(c).__name__ for c in seen] == [
+        "Token", "ToolStart", "ToolEnd", "Token", "Token", "Token"]
+
+
 async def test_a_stream_without_finish_reason_infers_it_from_tool_calls() -> None:
     provider = ScriptedProvider(tool_chunks(ToolCall("c1", "echo", '{"text": "a"}')), "fine")
     chunks = await streaming_agent(provider).aexecute("go")

@@ -43,6 +43,22 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
         return self._channel(lambda sink: self._start(agent_input, ctx, thread_id=thread_id,
                                                       run_id=run_id, sink=sink))
 
+    async def arun(self, input: object, ctx: Context = None, *, on_chunk: ChunkSink,
+                   thread_id: str | None = None, run_id: str | None = None) -> AgentOutput:
+        """Run the agent streaming, awaiting ``on_chunk(chunk)`` for each ``Token``,
+        ``ToolStart`` and ``ToolEnd`` as it happens, in the run's own task (no channel between
+        them), and return its output. For callers that watch the run another way: a server
+        follows a recorded run's events in ``store.live``. ``thread_id`` and ``run_id`` as for
+        :meth:`stream`."""
+        return await self._start(AgentInput.of(input), ctx, thread_id=thread_id, run_id=run_id,
+                                 sink=on_chunk)
+
+    async def arun_resumed(self, run_id: str, ctx: Context = None, *,
+                           on_chunk: ChunkSink) -> AgentOutput:
+        """:meth:`arun` for the recorded run ``run_id``, continued from its last completed
+        step (see :meth:`AgentLoopOperator.aresume_run`)."""
+        return await self._resume_run(run_id, ctx, on_chunk)
+
     def resume_run_stream(
         self, run_id: str, ctx: Context = None
     ) -> AsyncGenerator[AgentStreamChunk, None]:
