@@ -67,7 +67,7 @@ def test_an_unopenable_journal_gives_one_warning_and_the_run_succeeds(fresh: Pat
     run = bloge("run", "hello.bloge", "Say hi", cwd=fresh, env=env)
     assert run.returncode == 0, run.stderr
     assert "offline model" in run.stdout
-    warnings = [line for line in run.stderr.splitlines() if line.startswith("event journal:")]
+    warnings = [line for line in run.stderr.splitlines() if line.startswith("warning: event journal:")]
     assert len(warnings) == 1, run.stderr
     assert "cannot open the event journal" in warnings[0]
     assert "Traceback" not in run.stderr

@@ -13,6 +13,7 @@ from bloge_container.cli import (
     agents_cmd,
     check,
     config_cmd,
+    console,
     journal_cmd,
     run,
     runs_cmd,
@@ -59,4 +60,5 @@ def _root(
 
 def main() -> None:
     """Console-script entry point."""
+    console.log_to_stderr()
     app()
