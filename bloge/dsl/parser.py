@@ -1,7 +1,8 @@
 """Parse DSL text into the syntax tree of :mod:`bloge.dsl.syntax`.
 
 The grammar is ``bloge.lark`` beside this module; lark builds one LALR parser for it, once per
-process, and the transformer below turns lark's tree into our nodes as it parses. Parse
+process, from the tables it cached in the user's cache folder when there is one (see
+:func:`_cache_file`), and the transformer below turns lark's tree into our nodes as it parses. Parse
 failures become :class:`DslSyntaxError` saying what was expected, at ``file:line:column``.
 Texts past the limits of :mod:`bloge.dsl.limits` (nesting, literal sizes) are located
 ``DslSyntaxError``s too, and so is any other failure while the tree is built.
@@ -10,9 +11,12 @@ Texts past the limits of :mod:`bloge.dsl.limits` (nesting, literal sizes) are lo
 from __future__ import annotations
 
 import functools
+import os
 import re
+import sys
 import threading
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer, Tree, v_args
@@ -111,7 +115,29 @@ def _build_parser(start: str) -> Lark:
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=False,
+        cache=_cache_file(start) or False,
     )
+
+
+def _cache_file(start: str) -> str | None:
+    """Where lark keeps the parser's tables between processes (building them costs ~0.2 s,
+    loading them ~0.02 s: every ``bloge`` command starts faster): ``$XDG_CACHE_HOME/bloge``
+    or ``~/.cache/bloge``, a folder only this user may write, for lark loads the file with
+    pickle. lark checks a SHA-256 of the grammar, its options, its own and Python's version
+    inside the file, and rebuilds it when they differ. ``None`` (no cache) when the folder
+    cannot be made or is not this user's own; ``BLOGE_NO_CACHE=1`` turns it off."""
+    if os.environ.get("BLOGE_NO_CACHE") or not hasattr(os, "getuid"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    folder = Path(base) / "bloge"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        status = folder.stat()
+    except (OSError, RuntimeError):  # no home, a read-only one, a file in the way
+        return None
+    if status.st_uid != os.getuid() or status.st_mode & 0o022:
+        return None  # another user could put a file there
+    return str(folder / f"dsl-{start}-py{sys.version_info[0]}{sys.version_info[1]}.lark")
 
 
 # ---------------------------------------------------------------------------- tree building
