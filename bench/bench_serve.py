@@ -179,12 +179,14 @@ def main() -> None:
         added = [rates["bare", name, c] / rates["bloge", name, c] - 1 for c in CLIENTS]
         print(f"   {name:<18} " + "  ".join(f"{c:>3} clients +{a * 100:3.0f}%"
                                             for c, a in zip(CLIENTS, added, strict=True)))
-    server = Server("bloge", "hold")
-    try:
-        per_stream = asyncio.run(open_streams(server, OPEN_STREAMS))
-        print(f"memory per open stream: {per_stream:.1f} KiB ({OPEN_STREAMS} held open)")
-    finally:
-        server.stop()
+    for kind in ("bare", "bloge"):
+        server = Server(kind, "hold")
+        try:
+            per_stream = asyncio.run(open_streams(server, OPEN_STREAMS))
+            print(f"   {kind:<5} memory per open stream: {per_stream:.1f} KiB "
+                  f"({OPEN_STREAMS} held open at their first token)")
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":

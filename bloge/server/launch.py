@@ -43,6 +43,10 @@ async def answer_whole(state: ServerState, request: Request, agent_id: str, work
     gone = asyncio.create_task(_disconnected(request))
     try:
         await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
+        if on_disconnect == "cancel":
+            task.cancel()
+        raise
     finally:
         gone.cancel()
     if not task.done():
@@ -57,7 +61,12 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
     """Start the run and answer with its events as SSE, each with its run event number as
     ``id:``. A run that fails before its first event is answered with its error instead."""
     task, events = start_streamed(state, agent_id, run_id, work)
-    first = await anext(events, None)
+    try:
+        first = await anext(events, None)
+    except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
+        if on_disconnect == "cancel":
+            task.cancel()
+        raise
     if first is None:
         await asyncio.wait({task})
         task.result()  # raises the run's failure, for the caller to answer with

@@ -100,7 +100,12 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) ->
                                                                    run_id=run))
     shown = (event async for event in events if event.type in SHOWN)
     first = asyncio.ensure_future(anext(shown, None))
-    await asyncio.wait({first}, timeout=state.config.keepalive)
+    try:
+        await asyncio.wait({first}, timeout=state.config.keepalive)
+    except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
+        first.cancel()
+        task.cancel()
+        raise
     if first.done():
         failed = await _failed_before(state, first.result(), task)
         if failed is not None:

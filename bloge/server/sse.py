@@ -62,6 +62,9 @@ class EventStream(Response):
             else:
                 sender.cancel()
                 await self._disconnected()
+        except asyncio.CancelledError:  # the server ended the response (at its shutdown)
+            await self._disconnected()
+            raise
         finally:
             for task in (producer, sender, watcher):
                 task.cancel()

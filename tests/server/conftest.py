@@ -76,7 +76,8 @@ def served_app(provider: LlmProvider, store: Store, config: ServerConfig,
 
 
 Serve = Callable[..., Served]
-"""``serve(provider, **config)``: a :class:`Served` application on a real server."""
+"""``serve(provider, **config)``: a :class:`Served` application on a real server
+(``uvicorn_grace``: how long uvicorn waits for open requests when it stops)."""
 
 
 @pytest.fixture
@@ -85,12 +86,12 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
     started: list[tuple[LiveServer, Store]] = []
 
     def start(provider: LlmProvider, *, listeners: list[AgentExecutionListener] | None = None,
-              **config: object) -> Served:
+              uvicorn_grace: float = 5.0, **config: object) -> Served:
         store = open_store(f"sqlite:///{tmp_path / f'bloge-{len(started)}.db'}")
         metrics = Metrics()
         asgi = served_app(provider, store, ServerConfig(**config), metrics,  # type: ignore[arg-type]  # test keywords
                           listeners)
-        server = LiveServer(asgi).__enter__()
+        server = LiveServer(asgi, timeout_graceful_shutdown=uvicorn_grace).__enter__()
         started.append((server, store))
         return Served(server, store, metrics, provider, listeners or [])
 

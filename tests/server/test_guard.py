@@ -185,9 +185,34 @@ def test_readyz_says_when_the_store_answers(serve: Serve) -> None:
     assert httpx.get(served.url("/readyz")).json()["status"] == "ready"
 
 
+@pytest.mark.parametrize(("path", "body"), [
+    ("/agents/helper/runs", {"input": "Hang"}),
+    ("/agents/helper/runs", {"input": "Hang", "stream": True}),
+    ("/v1/chat/completions", {"model": "helper", "messages": [{"role": "user", "content": "Hang"}]}),
+    ("/v1/chat/completions", {"model": "helper", "stream": True,
+                              "messages": [{"role": "user", "content": "Hang"}]}),
+], ids=["whole", "stream", "completion", "completion-stream"])
+def test_at_shutdown_a_request_the_server_ends_cancels_its_run(
+        serve: Serve, path: str, body: dict[str, object]) -> None:
+    provider, started = hanging_model()
+    # uvicorn ends the open request at once; the app's own grace would keep the run an hour
+    served = serve(provider, shutdown_grace=3600, uvicorn_grace=0.01)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(timeout=30) as client:
+            request = asyncio.create_task(client.post(served.url(path), json=body))
+            await asyncio.to_thread(started.wait)
+            await asyncio.to_thread(served.server.stop)
+            await asyncio.gather(request, return_exceptions=True)
+
+    asyncio.run(scenario())
+    (run,) = asyncio.run(served.store.list_runs())
+    assert run.status.value == "cancelled"
+
+
 def test_at_shutdown_runs_still_going_are_cancelled_with_their_checkpoint(serve: Serve) -> None:
     provider, started = hanging_model()
-    served = serve(provider, shutdown_grace=0.1)
+    served = serve(provider, shutdown_grace=0.1, uvicorn_grace=0.1)
 
     async def scenario() -> None:
         async with httpx.AsyncClient(timeout=30) as client:
