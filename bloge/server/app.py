@@ -19,13 +19,13 @@ from bloge.store import Store
 
 
 def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | None = None,
-               metrics: Metrics | None = None) -> Guard:
+               metrics: Metrics | None = None, close_store: bool = False) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
     Put ``metrics`` (a :class:`Metrics`) among the agents' listeners to count their turns,
     model and tool calls; the app counts runs itself. The app is guarded (see
     :class:`~bloge.server.guard.Guard`); at shutdown, runs still going get the grace period
-    and are then cancelled.
+    and are then cancelled; with ``close_store``, the store is closed last.
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
@@ -35,6 +35,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await tasks.shutdown(settings.shutdown_grace)
+        if close_store:
+            await store.aclose()
 
     # Starlette tries the routes in order: the busiest first.
     app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *chat_api.ROUTES,

@@ -59,6 +59,8 @@ def test_serve_answers_the_chat_controller_and_stops_on_sigterm(app: Path) -> No
         assert answer.status_code == 200, answer.text
         assert "KB-RESET-001" in answer.text
         assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
+        assert (app / "var" / "bloge.db-wal").exists()  # the store is open
+    assert not (app / "var" / "bloge.db-wal").exists()  # and was closed at shutdown
 
 
 def test_serve_refuses_an_open_address_without_keys(app: Path) -> None:
