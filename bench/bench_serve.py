@@ -87,7 +87,8 @@ def wrk(url: str, body: dict[str, object], clients: int, seconds: float) -> tupl
                      'wrk.headers["Content-Type"] = "application/json"\n')
     try:
         out = subprocess.run(
-            [WRK, "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s",
+            [WRK, "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds:g}s",
+             "--timeout", "60s",
              "--latency", "-s", script.name, url],
             capture_output=True, text=True, check=True).stdout
     finally:
