@@ -155,4 +155,4 @@ async def _tamper(url: str, sql: str) -> None:
     search_path = url.split("?schema=", 1)[1]
     async with await psycopg.AsyncConnection.connect(POSTGRES_DSN, autocommit=True) as conn:
         await conn.execute(f'SET search_path TO "{search_path}"')
-        await conn.execute(sql)  # type: ignore[arg-type]  # test SQL, written above
+        await conn.execute(sql)
