@@ -3,6 +3,7 @@ audited before it takes effect."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -33,6 +34,7 @@ from bloge.store.audit import (
     ProposalDecision,
     chained,
 )
+from bloge.store.errors import StoreNotFoundError
 
 if TYPE_CHECKING:
     from bloge.store import Store
@@ -147,7 +149,7 @@ class Autopilot:
         return self._sync(self.aapprove(proposal_id, principal=principal), "approve")
 
     async def aapprove(self, proposal_id: str, *, principal: str) -> Applied:
-        await self.arefresh()
+        await self._load(proposal_id)
         decision = await self._execute(
             lambda now: self._plan_verdict(proposal_id, "approved", principal, "", now))
         assert isinstance(decision, Applied)
@@ -159,7 +161,7 @@ class Autopilot:
                           "reject")
 
     async def areject(self, proposal_id: str, *, principal: str, reason: str = "") -> Rejected:
-        await self.arefresh()
+        await self._load(proposal_id)
         decision = await self._execute(
             lambda now: self._plan_verdict(proposal_id, "rejected", principal, reason, now))
         assert isinstance(decision, Rejected)
@@ -224,6 +226,17 @@ class Autopilot:
                 self._changed_at[name] = changed
                 if value != knob.value:
                     self._set(knob, value)
+
+    async def _load(self, proposal_id: str) -> None:
+        """Refresh, and know ``proposal_id`` even when another process decided it."""
+        if self.store is None:
+            return
+        await self.arefresh()
+        if proposal_id not in self._proposals:
+            with contextlib.suppress(StoreNotFoundError):
+                found = await self.store.knob_proposal(proposal_id)
+                with self._lock:
+                    self._proposals[proposal_id] = found
 
     # -- planning (pure: state and time in, a plan out)
 
