@@ -22,6 +22,7 @@ from bloge_config import (
     load_settings_with_sources,
     settings_file_path,
 )
+from bloge_container import autopilot as autopilot_wiring
 from bloge_container import components, journal, store
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
@@ -69,6 +70,11 @@ class ApplicationContainer(containers.DeclarativeContainer):
 
     agents = providers.Singleton(
         load_agents, settings, operator_registry, listeners, project, report, run_store
+    )
+
+    # on-property: the autopilot, when bloge.autopilot.knobs declares knobs.
+    autopilot = providers.Singleton(
+        autopilot_wiring.autopilot, settings, run_store, agents, chosen_provider, report
     )
 
 

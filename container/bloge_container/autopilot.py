@@ -1,0 +1,117 @@
+"""The autopilot: built from ``bloge.autopilot`` when it declares knobs (on-property), on the
+run store, with each knob bound to the live setting its ``binding`` names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bloge_config import BlogeSettings
+from bloge_config.models import KnobSettings
+from bloge_container.errors import ConfigurationError
+from bloge_container.report import ConditionsReport
+
+COMPONENT = "Autopilot"
+
+
+@dataclass
+class AutopilotWiring:
+    """The autopilot and, by knob name, the binding of each bound knob: ``kind`` is
+    ``agent`` (with ``agent_id`` and ``field``), ``retry`` (``field``) or ``run-limit``."""
+
+    autopilot: Any
+    bindings: dict[str, tuple[Any, str, str | None, str | None]] = field(default_factory=dict)
+
+    def attach_server(self, served: Any, tasks: Any) -> None:
+        """Drive what ``bloge serve`` reads too: the agents it serves, its run limit."""
+        from bloge.autopilot import bindings
+
+        for live, kind, agent_id, name in self.bindings.values():
+            if kind == "agent":
+                assert agent_id is not None
+                assert name is not None
+                live.attach(bindings.retunes_served(served, agent_id, name))
+            elif kind == "run-limit":
+                live.attach(bindings.limits(tasks))
+
+
+def autopilot(settings: BlogeSettings, store: Any, agents: Mapping[str, Any], provider: Any,
+              report: ConditionsReport) -> AutopilotWiring | None:
+    """The autopilot the settings declare, or ``None`` (with the reason in the report)."""
+    section = settings.autopilot
+    if not section.knobs:
+        report.record(COMPONENT, registered=False, kind="on-property",
+                      reason="bloge.autopilot.knobs declares no knob")
+        return None
+    from bloge.autopilot import Autopilot
+
+    pilot = Autopilot(section.auto_execute_whitelist, store=store,
+                      proposal_ttl=section.proposal_ttl, hold=section.hold,
+                      recovery_ratio=section.recovery_ratio)
+    wiring = AutopilotWiring(pilot)
+    for name, declared in section.knobs.items():
+        _register(wiring, name, declared, settings, agents, provider)
+    where = f"decisions audited in {store.url}" if store is not None else (
+        "decisions audited in memory only: bloge.store.enabled is false")
+    report.record(COMPONENT, registered=True, kind="on-property",
+                  reason=f"bloge.autopilot.knobs declares {len(section.knobs)} knob(s); "
+                         f"{where}")
+    return wiring
+
+
+def _register(wiring: AutopilotWiring, name: str, declared: KnobSettings,
+              settings: BlogeSettings, agents: Mapping[str, Any], provider: Any) -> None:
+    from bloge.autopilot import Knob, KnobTier
+    from bloge.core.errors import BlogeUsageError
+
+    key = f"bloge.autopilot.knobs.{name}"
+    live, current = None, None
+    if declared.binding is not None:
+        live, current = _bind(wiring, name, declared.binding, settings, agents, provider,
+                              key=f"{key}.binding")
+    value = declared.value if declared.value is not None else current
+    if value is None:
+        raise ConfigurationError(f"{key}.value is needed: the knob's binding has no value of "
+                                 "its own to start from")
+    try:
+        knob = Knob(name, KnobTier(declared.tier), declared.min, declared.max, value,
+                    max_step=declared.max_step, cooldown=declared.cooldown, binding=live,
+                    mode=declared.mode, bake=declared.bake, description=declared.description)
+        wiring.autopilot.register_knob(knob)
+    except BlogeUsageError as exc:
+        raise ConfigurationError(f"{key}: {exc}") from None
+
+
+def _bind(wiring: AutopilotWiring, name: str, binding: str, settings: BlogeSettings,
+          agents: Mapping[str, Any], provider: Any, *,
+          key: str) -> tuple[Any, float | None]:
+    from bloge.autopilot import bindings
+
+    parts = binding.split(".")
+    snake = parts[-1].replace("-", "_")
+    if parts[0] == "agents" and len(parts) == 3 and snake in bindings.AGENT_FIELDS:
+        agent_id = parts[1]
+        if agent_id not in agents:
+            raise ConfigurationError(f"{key} names agent {agent_id!r}, which is not among the "
+                                     f"agents ({', '.join(sorted(agents)) or 'none'})")
+        live = bindings.agent_setting(agent_id, snake)
+        live.attach(bindings.retunes(agents[agent_id].operator, snake))
+        wiring.bindings[name] = (live, "agent", agent_id, snake)
+        current = getattr(agents[agent_id].definition, snake)
+        return live, None if current is None else float(current)
+    if parts[:2] == ["llm", "retry"] and len(parts) == 3 and snake in bindings.RETRY_FIELDS:
+        live = bindings.retry_setting(snake)
+        if hasattr(provider, "retry"):
+            live.attach(bindings.retries(provider, snake))
+        wiring.bindings[name] = (live, "retry", None, snake)
+        return live, float(getattr(settings.llm.retry, snake))
+    if binding == "server.max-concurrent-runs":
+        live = bindings.run_limit_setting()
+        wiring.bindings[name] = (live, "run-limit", None, None)
+        return live, float(settings.server.max_concurrent_runs)
+    raise ConfigurationError(
+        f"{key} is {binding!r}; a knob binds agents.<agent-id>.max-tool-concurrency, "
+        "agents.<agent-id>.max-turns, agents.<agent-id>.temperature, llm.retry.max-attempts, "
+        "llm.retry.initial-backoff, llm.retry.max-backoff, llm.retry.multiplier or "
+        "server.max-concurrent-runs")
