@@ -3,7 +3,7 @@ run store, with each knob bound to the live setting its ``binding`` names."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,79 @@ class AutopilotWiring:
                 live.attach(bindings.retunes_served(served, agent_id, name))
             elif kind == "run-limit":
                 live.attach(bindings.limits(tasks))
+
+
+class AutopilotTools:
+    """The autopilot the ``listKnobs`` and ``proposeKnobChange`` operators use: made by the
+    container on the first tool call (the operators exist before the agents, the autopilot
+    after them)."""
+
+    def __init__(self) -> None:
+        self.resolve: Callable[[], AutopilotWiring | None] | None = None
+
+    def __call__(self) -> Any:
+        wiring = self.resolve() if self.resolve is not None else None
+        if wiring is None:
+            from bloge.autopilot import AutopilotError
+
+            raise AutopilotError("the autopilot is off: bloge.autopilot.knobs declares no knob")
+        return wiring.autopilot
+
+
+def with_tools(registry: Any, settings: BlogeSettings, tools: AutopilotTools,
+               report: ConditionsReport) -> Any:
+    """``registry`` with the autopilot's operators, while knobs are declared and the
+    application has no operators of its own by those names (on-missing-bean)."""
+    if not settings.autopilot.knobs:
+        return registry
+    from bloge.autopilot import tools as operators
+
+    for name, make in ((operators.LIST_KNOBS, operators.ListKnobsOperator),
+                       (operators.PROPOSE_KNOB_CHANGE, operators.ProposeKnobChangeOperator)):
+        if name in registry.names():
+            report.record(name, registered=False, kind="on-missing-bean",
+                          reason=f"the application registers its own operator {name!r}")
+            continue
+        registry.register(name, make(tools))
+        report.record(name, registered=True, kind="on-property",
+                      reason="bloge.autopilot.knobs declares knobs; agents may propose changes")
+    return registry
+
+
+def error_rates(settings: BlogeSettings, report: ConditionsReport) -> Any:
+    """The listener counting tool and run errors, when ``bloge.autopilot.watch`` asks."""
+    watches = settings.autopilot.watch
+    if not watches:
+        return None
+    from bloge.autopilot.rates import ErrorRates
+
+    report.record("ErrorRates", registered=True, kind="on-property",
+                  reason=f"bloge.autopilot.watch feeds {len(watches)} knob(s) their error rate")
+    return ErrorRates(window=max(w.window for w in watches))
+
+
+def with_rates(listeners: tuple[Any, ...], rates: Any) -> tuple[Any, ...]:
+    return listeners if rates is None else (*listeners, rates)
+
+
+def watches(wiring: AutopilotWiring | None, rates: Any,
+            settings: BlogeSettings) -> list[Any]:
+    """The error-rate watches ``bloge serve`` ticks."""
+    if wiring is None or rates is None:
+        return []
+    from bloge.autopilot.rates import ErrorRateWatch
+
+    found = []
+    for index, declared in enumerate(settings.autopilot.watch):
+        if declared.knob not in settings.autopilot.knobs:
+            raise ConfigurationError(
+                f"bloge.autopilot.watch[{index}].knob is {declared.knob!r}, which "
+                f"bloge.autopilot.knobs does not declare "
+                f"({', '.join(sorted(settings.autopilot.knobs))})")
+        found.append(ErrorRateWatch(wiring.autopilot, rates, declared.knob,
+                                    declared.threshold, declared.metric, declared.window,
+                                    declared.interval, declared.min_samples))
+    return found
 
 
 def autopilot(settings: BlogeSettings, store: Any, agents: Mapping[str, Any], provider: Any,
