@@ -137,6 +137,7 @@ class Autopilot:
 
     async def apropose(self, name: str, value: float, *, principal: str | None = None,
                        reason: str = "") -> Decision:
+        await self.arefresh()  # what other processes decided: cooldowns, values
         decision = await self._execute(
             lambda now: self._plan_proposal(name, value, principal or self.principal,
                                             str(reason), now))
@@ -196,6 +197,7 @@ class Autopilot:
                                   f"{error_rate!r}")
         if not (is_number(threshold) and threshold >= 0):
             raise BlogeUsageError(f"threshold must be a finite number >= 0, got {threshold!r}")
+        await self.arefresh()
         return await self._execute(
             lambda now: self._plan_observation(knob_name, error_rate, threshold, now))
 

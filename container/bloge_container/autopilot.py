@@ -3,9 +3,9 @@ run store, with each knob bound to the live setting its ``binding`` names."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from bloge_config import BlogeSettings
 from bloge_config.models import KnobSettings
@@ -13,27 +13,36 @@ from bloge_container.errors import ConfigurationError
 from bloge_container.report import ConditionsReport
 
 COMPONENT = "Autopilot"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundKnob:
+    """A knob's live setting: ``kind`` ``agent`` (an agent's ``field``), ``retry`` (a
+    ``bloge.llm.retry`` ``field``) or ``run-limit`` (the server's)."""
+
+    live: Any
+    kind: str
+    agent_id: str = ""
+    field: str = ""
 
 
 @dataclass
 class AutopilotWiring:
-    """The autopilot and, by knob name, the binding of each bound knob: ``kind`` is
-    ``agent`` (with ``agent_id`` and ``field``), ``retry`` (``field``) or ``run-limit``."""
+    """The autopilot and, by knob name, the live setting of each bound knob."""
 
     autopilot: Any
-    bindings: dict[str, tuple[Any, str, str | None, str | None]] = field(default_factory=dict)
+    bindings: dict[str, BoundKnob] = field(default_factory=dict)
 
     def attach_server(self, served: Any, tasks: Any) -> None:
         """Drive what ``bloge serve`` reads too: the agents it serves, its run limit."""
         from bloge.autopilot import bindings
 
-        for live, kind, agent_id, name in self.bindings.values():
-            if kind == "agent":
-                assert agent_id is not None
-                assert name is not None
-                live.attach(bindings.retunes_served(served, agent_id, name))
-            elif kind == "run-limit":
-                live.attach(bindings.limits(tasks))
+        for bound in self.bindings.values():
+            if bound.kind == "agent":
+                bound.live.attach(bindings.retunes_served(served, bound.agent_id, bound.field))
+            elif bound.kind == "run-limit":
+                bound.live.attach(bindings.limits(tasks))
 
 
 class AutopilotTools:
@@ -109,6 +118,25 @@ def watches(wiring: AutopilotWiring | None, rates: Any,
     return found
 
 
+async def tuned(wiring: AutopilotWiring | None, operator: Any, run: Coroutine[Any, Any, T],
+                *, keep_max_turns: bool) -> T:
+    """``run``, after ``operator`` took the values the autopilot decided for its agent (as
+    the run store holds them); ``keep_max_turns`` when the command line set its own."""
+    if wiring is not None:
+        try:
+            await wiring.autopilot.arefresh()
+        except BaseException:
+            run.close()
+            raise
+        from bloge.autopilot.bindings import retunes
+
+        for bound in wiring.bindings.values():
+            if bound.kind == "agent" and bound.agent_id == operator.agent_def.id and not (
+                    keep_max_turns and bound.field == "max_turns"):
+                bound.live.attach(retunes(operator, bound.field))
+    return await run
+
+
 def autopilot(settings: BlogeSettings, store: Any, agents: Mapping[str, Any], provider: Any,
               report: ConditionsReport) -> AutopilotWiring | None:
     """The autopilot the settings declare, or ``None`` (with the reason in the report)."""
@@ -170,18 +198,18 @@ def _bind(wiring: AutopilotWiring, name: str, binding: str, settings: BlogeSetti
                                      f"agents ({', '.join(sorted(agents)) or 'none'})")
         live = bindings.agent_setting(agent_id, snake)
         live.attach(bindings.retunes(agents[agent_id].operator, snake))
-        wiring.bindings[name] = (live, "agent", agent_id, snake)
+        wiring.bindings[name] = BoundKnob(live, "agent", agent_id, snake)
         current = getattr(agents[agent_id].definition, snake)
         return live, None if current is None else float(current)
     if parts[:2] == ["llm", "retry"] and len(parts) == 3 and snake in bindings.RETRY_FIELDS:
         live = bindings.retry_setting(snake)
         if hasattr(provider, "retry"):
             live.attach(bindings.retries(provider, snake))
-        wiring.bindings[name] = (live, "retry", None, snake)
+        wiring.bindings[name] = BoundKnob(live, "retry", field=snake)
         return live, float(getattr(settings.llm.retry, snake))
     if binding == "server.max-concurrent-runs":
         live = bindings.run_limit_setting()
-        wiring.bindings[name] = (live, "run-limit", None, None)
+        wiring.bindings[name] = BoundKnob(live, "run-limit")
         return live, float(settings.server.max_concurrent_runs)
     raise ConfigurationError(
         f"{key} is {binding!r}; a knob binds agents.<agent-id>.max-tool-concurrency, "

@@ -33,8 +33,11 @@ KNOBS = """
 
 @pytest.fixture
 def project(app: Path) -> Path:
+    """The repository's application with the knobs above instead of its own."""
     settings = app / "settings.yaml"
-    settings.write_text(settings.read_text() + KNOBS)
+    text = settings.read_text()
+    start, end = text.index("  # Knobs agents may"), text.index("  event-journal:")
+    settings.write_text(text[:start] + text[end:] + KNOBS)
     return app
 
 
@@ -115,3 +118,18 @@ def test_a_binding_that_names_no_setting_is_a_configuration_error(project: Path)
     failed = bloge("autopilot", "knobs", cwd=project)
     assert failed.returncode == 2
     assert "bloge.autopilot.knobs.attempts.binding is 'llm.retry.x'" in failed.stderr
+
+
+def test_the_ops_agent_changes_a_whitelisted_knob_and_proposes_a_dangerous_one(
+        app: Path) -> None:
+    changed = bloge("run", "opsAgent", "Propose supportConcurrency 1 because tool errors rose",
+                    cwd=app)
+    assert changed.returncode == 0, changed.stderr
+    assert changed.stdout.strip() == "supportConcurrency is now 1; it was 2."
+    proposed = bloge("run", "opsAgent", "Propose supportMaxTurns 10 because questions are long",
+                     cwd=app)
+    assert "it is pending human approval (bloge autopilot approve " in proposed.stdout
+    shown = bloge("config", cwd=app).stdout
+    assert "bloge.agents.customerSupport.max-tool-concurrency = 1  (autopilot)" in shown
+    assert "bloge.agents.customerSupport.max-turns" not in shown
+

@@ -88,11 +88,16 @@ def _overlay(values: dict[str, Any], sources: dict[str, str],
 
 
 def _source(sources: Mapping[str, str], key: str) -> str:
-    """Where ``key`` came from; entries of maps are recorded as ``section[entry]``."""
+    """Where ``key`` came from; entries of maps are recorded as ``section[entry]``, also
+    when the entry is itself a section (``bloge.autopilot.knobs[name]``)."""
     if key in sources:
         return sources[key]
-    parent, _, entry = key.rpartition(".")
-    return sources.get(f"{parent}[{entry}]", "default")
+    parts = key.split(".")
+    for end in range(len(parts) - 1, 0, -1):  # a map of sections: its entry's source
+        entry = f"{'.'.join(parts[:end])}[{parts[end]}]"
+        if entry in sources:
+            return sources[entry]
+    return "default"
 
 
 def _leaves(value: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

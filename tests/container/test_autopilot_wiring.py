@@ -1,0 +1,63 @@
+"""The autopilot as the container wires it from settings.yaml: knobs bound to the project's
+agents, decisions in the run store, taken in by the next process that runs an agent."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bloge import AgentLoopOperator
+from bloge.autopilot import Applied, Proposed
+from bloge_container import ConfigurationError, create_container
+from bloge_container.application import close_container
+from bloge_container.autopilot import tuned
+
+
+async def _answer() -> str:
+    return "ran"
+
+
+async def test_a_new_process_runs_with_the_values_decided_before(project: Path) -> None:
+    first = create_container(project_dir=project)
+    pilot = first.autopilot().autopilot
+    decided = await pilot.apropose("supportConcurrency", 1, principal="ops")
+    assert isinstance(decided, Applied)
+    proposed = await pilot.apropose("supportMaxTurns", 10, principal="ops")
+    assert isinstance(proposed, Proposed)
+    await pilot.aapprove(proposed.proposal_id, principal="alice")
+    await close_container(first)
+
+    second = create_container(project_dir=project)
+    operator = second.agents()["customerSupport"].operator
+    assert operator.agent_def.max_tool_concurrency == 2  # as its DSL says, until tuned
+    assert await tuned(second.autopilot(), operator, _answer(), keep_max_turns=False) == "ran"
+    assert (operator.agent_def.max_tool_concurrency, operator.agent_def.max_turns) == (1, 10)
+    await close_container(second)
+
+
+async def test_a_turn_cap_given_on_the_command_line_wins(project: Path) -> None:
+    container = create_container(project_dir=project)
+    definition = container.agents()["customerSupport"].definition
+    operator = AgentLoopOperator("cli", replace(definition, max_turns=3),
+                                 container.operator_registry())
+    await tuned(container.autopilot(), operator, _answer(), keep_max_turns=True)
+    assert operator.agent_def.max_turns == 3
+    await close_container(container)
+
+
+def test_a_watch_of_an_undeclared_knob_is_a_configuration_error(project: Path) -> None:
+    settings = project / "settings.yaml"
+    settings.write_text(settings.read_text().replace(
+        "    knobs:\n", "    watch: [{knob: nope, threshold: 0.2}]\n    knobs:\n", 1))
+    from bloge_container.serving import server_app
+
+    with pytest.raises(ConfigurationError, match=r"watch\[0\]\.knob is 'nope'"):
+        server_app(create_container(project_dir=project))
+
+
+def test_the_tools_are_registered_while_knobs_are_declared(project: Path) -> None:
+    container = create_container(project_dir=project)
+    names = container.operator_registry().names()
+    assert {"listKnobs", "proposeKnobChange"} <= set(names)
