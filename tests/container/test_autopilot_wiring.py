@@ -13,6 +13,7 @@ from bloge.autopilot import Applied, Proposed
 from bloge_container import ConfigurationError, create_container
 from bloge_container.application import close_container
 from bloge_container.autopilot import tuned
+from bloge_container.serving import server_app
 
 
 async def _answer() -> str:
@@ -51,8 +52,6 @@ def test_a_watch_of_an_undeclared_knob_is_a_configuration_error(project: Path) -
     settings = project / "settings.yaml"
     settings.write_text(settings.read_text().replace(
         "    knobs:\n", "    watch: [{knob: nope, threshold: 0.2}]\n    knobs:\n", 1))
-    from bloge_container.serving import server_app
-
     with pytest.raises(ConfigurationError, match=r"watch\[0\]\.knob is 'nope'"):
         server_app(create_container(project_dir=project))
 
