@@ -76,6 +76,8 @@ class Knob:
             if not is_number(getattr(self, field)):
                 raise BlogeUsageError(f"{where}: {field} must be a finite number, got "
                                       f"{getattr(self, field)!r}")
+        for field in ("min", "max", "value"):  # one type, whatever the caller wrote
+            object.__setattr__(self, field, float(getattr(self, field)))
         if not self.min <= self.value <= self.max:
             raise BlogeUsageError(f"{where}: value {self.value:g} is outside "
                                   f"[{self.min:g}, {self.max:g}]")

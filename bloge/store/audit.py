@@ -58,7 +58,8 @@ class AuditRecord:
     def __str__(self) -> str:
         e = self.entry
         when = datetime.fromtimestamp(e.at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        change = "" if e.value is None else f" {_number(e.previous)} -> {_number(e.value)}"
+        change = ("" if e.value is None else f" {_number(e.value)}" if e.previous is None
+                  else f" {_number(e.previous)} -> {_number(e.value)}")
         clamped = "" if e.clamped_from is None else f" (clamped from {_number(e.clamped_from)})"
         proposal = "" if e.proposal_id is None else f" [proposal {e.proposal_id}]"
         reason = f": {e.reason}" if e.reason else ""

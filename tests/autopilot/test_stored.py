@@ -92,10 +92,21 @@ async def test_a_store_that_is_down_applies_nothing(clock: FakeClock) -> None:
 async def test_a_change_made_elsewhere_meanwhile_is_a_conflict(store: Store,
                                                                clock: FakeClock) -> None:
     first, second = _autopilot(store, clock), _autopilot(store, clock)
-    await first.apropose("concurrency", 8)
+    refresh = second.arefresh
+    await refresh()
+    calls = 0
+
+    async def racing() -> None:  # the first decides between the second's refresh and commit
+        nonlocal calls
+        calls += 1
+        await refresh()
+        if calls == 1:
+            await first.apropose("concurrency", 8)
+
+    second.arefresh = racing  # type: ignore[method-assign]  # the race, made to happen
     decision = await second.apropose("concurrency", 6)
     assert decision.to_dict()["code"] == "conflict"
-    assert second.knob("concurrency").value == 8  # taken in from the store
+    assert second.knob("concurrency").value == 8  # taken in from the store after the refusal
     assert (await store.knob_values())["concurrency"][0] == 8
 
 
