@@ -4,8 +4,9 @@
    tool calls, a zero-latency model, one listener): an agent without autopilot, the same agent
    with its max_tool_concurrency, max_turns and temperature bound to knobs, and the same while
    a knob changes the temperature before every run. The loop reads the same attributes either
-   way (a binding replaces the agent's definition whole), so the three should not differ
-   beyond noise. ``--plain`` runs only the first, for comparison with another checkout:
+   way (a binding replaces the agent's definition whole), so the first three should not
+   differ beyond noise. The variants are measured in turns, the best of 7 rounds each.
+   ``--plain`` runs only the first two, for comparison with another checkout:
 
        PYTHONPATH=/path/to/other/checkout .venv/bin/python bench/bench_autopilot.py --plain
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -38,16 +38,21 @@ RUNS = 2000
 ROUNDS = 7
 
 
-async def per_turn_us(run_once: Callable[[], Awaitable[object]]) -> float:
-    for _ in range(200):
-        await run_once()
-    samples = []
-    for _ in range(ROUNDS):
-        started = time.perf_counter()
-        for _ in range(RUNS):
+async def per_turn_us(*runs: Callable[[], Awaitable[object]]) -> list[float]:
+    """µs per turn of each of ``runs``, measured in turns (A, B, A, B, …) so that the load of
+    a shared machine falls on all alike; the best round of each (the least disturbed)."""
+    for run_once in runs:
+        for _ in range(200):
             await run_once()
-        samples.append((time.perf_counter() - started) / (RUNS * TURNS) * 1e6)
-    return statistics.median(samples)
+    best = [float("inf")] * len(runs)
+    for _ in range(ROUNDS):
+        for index, run_once in enumerate(runs):
+            started = time.perf_counter()
+            for _ in range(RUNS):
+                await run_once()
+            best[index] = min(best[index],
+                              (time.perf_counter() - started) / (RUNS * TURNS) * 1e6)
+    return best
 
 
 def declared_agent() -> AgentLoopOperator:
@@ -62,14 +67,24 @@ def declared_agent() -> AgentLoopOperator:
 
 
 async def loop_costs(*, plain_only: bool) -> None:
-    plain = bloge_agent(AsyncLookup())
-    plain_us = await per_turn_us(lambda: plain.aexecute("Check the status."))
-    print(f"bench_loop's agent (no cap):          {plain_us:7.1f} µs/turn")
-    declared = declared_agent()
-    declared_us = await per_turn_us(lambda: declared.aexecute("Check the status."))
-    print(f"cap 4, temperature 0.5, no autopilot: {declared_us:7.1f} µs/turn")
+    plain, declared = bloge_agent(AsyncLookup()), declared_agent()
+    runs = [lambda: plain.aexecute("Check the status."),
+            lambda: declared.aexecute("Check the status.")]
+    if not plain_only:
+        bound, retuned_run = _bound_agent()
+        runs += [lambda: bound.aexecute("Check the status."), retuned_run]
+    figures = await per_turn_us(*runs)
+    print(f"bench_loop's agent (no cap):           {figures[0]:7.1f} µs/turn")
+    print(f"cap 4, temperature 0.5, no autopilot:  {figures[1]:7.1f} µs/turn")
     if plain_only:
         return
+    print(f"the same, its three settings bound:    {figures[2]:7.1f} µs/turn "
+          f"({100 * (figures[2] / figures[1] - 1):+.1f}%)")
+    print(f"... and a knob change before each run: {figures[3]:7.1f} µs/turn "
+          f"(one decision per {TURNS} turns)")
+
+
+def _bound_agent() -> tuple[AgentLoopOperator, Callable[[], Awaitable[object]]]:
     from bloge.autopilot import (  # noqa: PLC0415 -- absent from a checkout --plain measures
         Autopilot,
         Knob,
@@ -84,9 +99,6 @@ async def loop_costs(*, plain_only: bool) -> None:
         live = bindings.agent_setting("bench", field)
         live.attach(bindings.retunes(bound, field))
         pilot.register_knob(Knob(field, KnobTier.WHITELIST, low, high, value, binding=live))
-    bound_us = await per_turn_us(lambda: bound.aexecute("Check the status."))
-    print(f"the same, its three settings bound:   {bound_us:7.1f} µs/turn "
-          f"({100 * (bound_us / declared_us - 1):+.1f}%)")
     values = [0.3, 0.7]
 
     async def retuned_run() -> object:
@@ -94,9 +106,7 @@ async def loop_costs(*, plain_only: bool) -> None:
         pilot.propose("temperature", values[0])
         return await bound.aexecute("Check the status.")
 
-    retuned_us = await per_turn_us(retuned_run)
-    print(f"... and a knob change before each run: {retuned_us:7.1f} µs/turn "
-          f"(one decision per {TURNS} turns)")
+    return bound, retuned_run
 
 
 async def decision_costs() -> None:
