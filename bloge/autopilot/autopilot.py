@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from bloge.agent.loop.sync import run_sync
 from bloge.autopilot.decisions import (
@@ -45,6 +45,12 @@ _log = logging.getLogger("bloge.autopilot")
 ERROR_RATE_PRINCIPAL = "autopilot:error-rate"
 
 
+class Journal(Protocol):
+    """Where decisions are also told (an :class:`~bloge.journal.EventJournal`)."""
+
+    def emit(self, event: str, /, **fields: Any) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """One decision before it is committed: what to write, what to answer, what changes."""
@@ -65,9 +71,10 @@ class Autopilot:
     proposed), a dangerous one is proposed for another principal to :meth:`approve`, an
     unknown one is rejected. Every decision is appended to the audit chain — in the ``store``
     when there is one, in a transaction with its effect; a decision that cannot be audited
-    is not applied (the store's error propagates). ``clock`` gives POSIX seconds;
-    proposals expire after ``proposal_ttl``; the error-rate loop acts after ``hold`` seconds
-    past a threshold and relaxes below ``threshold * recovery_ratio``.
+    is not applied (the store's error propagates); each is also logged (logger
+    ``bloge.autopilot``) and emitted to ``journal`` as ``autopilot_decision``. ``clock``
+    gives POSIX seconds; proposals expire after ``proposal_ttl``; the error-rate loop acts
+    after ``hold`` seconds past a threshold and relaxes below ``threshold * recovery_ratio``.
 
     With a store, the sync methods run on bloge's loop thread; inside an event loop await the
     ``a``-methods. Several processes may share a store: :meth:`arefresh` brings in what the
@@ -78,7 +85,8 @@ class Autopilot:
                  store: Store | None = None, clock: Callable[[], float] = time.time,
                  proposal_ttl: float = 3600.0, hold: float = 60.0,
                  recovery_ratio: float = 0.5, principal: str = "autopilot",
-                 new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12]) -> None:
+                 new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
+                 journal: Journal | None = None) -> None:
         if not (is_number(proposal_ttl) and proposal_ttl > 0):
             raise BlogeUsageError(f"proposal_ttl must be a number > 0, got {proposal_ttl!r}")
         if not (is_number(hold) and hold >= 0):
@@ -93,6 +101,7 @@ class Autopilot:
         self.recovery_ratio = recovery_ratio
         self.principal = principal
         self._new_id = new_id
+        self.journal = journal
         self._knobs: dict[str, Knob] = {}
         self._declared: dict[str, float] = {}
         self._changed_at: dict[str, float] = {}
@@ -437,6 +446,10 @@ class Autopilot:
         self._records.extend(records)
         for record in records:
             _log.info("autopilot %s", record, extra={"audit": record.to_dict()})
+            if self.journal is not None:
+                fields = record.to_dict()  # "event" and "seq" are the journal's own names
+                fields["decision"], fields["audit_seq"] = fields.pop("event"), fields.pop("seq")
+                self.journal.emit("autopilot_decision", **fields)
         if plan.proposal is not None:
             self._proposals[plan.proposal.id] = plan.proposal
         if plan.value is not None:

@@ -83,7 +83,8 @@ class ApplicationContainer(containers.DeclarativeContainer):
 
     # on-property: the autopilot, when bloge.autopilot.knobs declares knobs.
     autopilot = providers.Singleton(
-        autopilot_wiring.autopilot, settings, run_store, agents, chosen_provider, report
+        autopilot_wiring.autopilot, settings, run_store, agents, chosen_provider, report,
+        event_journal,
     )
 
 

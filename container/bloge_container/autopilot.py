@@ -138,7 +138,7 @@ async def tuned(wiring: AutopilotWiring | None, operator: Any, run: Coroutine[An
 
 
 def autopilot(settings: BlogeSettings, store: Any, agents: Mapping[str, Any], provider: Any,
-              report: ConditionsReport) -> AutopilotWiring | None:
+              report: ConditionsReport, journal: Any = None) -> AutopilotWiring | None:
     """The autopilot the settings declare, or ``None`` (with the reason in the report)."""
     section = settings.autopilot
     if not section.knobs:
@@ -149,7 +149,7 @@ def autopilot(settings: BlogeSettings, store: Any, agents: Mapping[str, Any], pr
 
     pilot = Autopilot(section.auto_execute_whitelist, store=store,
                       proposal_ttl=section.proposal_ttl, hold=section.hold,
-                      recovery_ratio=section.recovery_ratio)
+                      recovery_ratio=section.recovery_ratio, journal=journal)
     wiring = AutopilotWiring(pilot)
     for name, declared in section.knobs.items():
         _register(wiring, name, declared, settings, agents, provider)

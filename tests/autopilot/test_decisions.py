@@ -202,3 +202,18 @@ def test_a_knob_name_is_registered_once(clock: FakeClock) -> None:
 def test_an_unknown_proposal_id_is_not_found(clock: FakeClock) -> None:
     with pytest.raises(ProposalNotFoundError, match="no pending proposal 'x'"):
         _autopilot(clock).approve("x", principal="alice")
+
+
+def test_every_decision_also_goes_to_the_journal(clock: FakeClock) -> None:
+    from bloge.journal import EventJournal, InMemorySink  # noqa: PLC0415 -- this test's only
+
+    sink = InMemorySink()
+    journal = EventJournal(sink)
+    autopilot = Autopilot(clock=clock, journal=journal)
+    autopilot.register_knob(Knob("c", KnobTier.WHITELIST, 1, 16, 4))
+    autopilot.propose("c", 99, principal="ops")
+    journal.flush()
+    (event,) = sink.events
+    assert (event["event"], event["decision"], event["knob"], event["value"],
+            event["clamped_from"], event["principal"], event["audit_seq"]) == (
+        "autopilot_decision", "applied", "c", 16.0, 99.0, "ops", 1)
