@@ -19,7 +19,7 @@ makes its value a live setting. With a store (:func:`bloge.store.open_store`) th
 and the proposals persist and are shared by every process using the store.
 """
 
-from bloge.autopilot.autopilot import ERROR_RATE_PRINCIPAL, Autopilot
+from bloge.autopilot.autopilot import Autopilot
 from bloge.autopilot.decisions import (
     Applied,
     ApprovalRefusedError,
@@ -30,6 +30,7 @@ from bloge.autopilot.decisions import (
     Rejected,
 )
 from bloge.autopilot.knobs import Binding, Knob, KnobTier, Mode
+from bloge.autopilot.policy import ERROR_RATE_PRINCIPAL
 from bloge.store.audit import AuditRecord, AuditVerification, KnobProposal
 
 __all__ = [

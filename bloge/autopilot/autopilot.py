@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from bloge.agent.loop.sync import run_sync
@@ -18,20 +17,16 @@ from bloge.autopilot.decisions import (
     ApprovalRefusedError,
     Decision,
     ProposalNotFoundError,
-    Proposed,
     Rejected,
 )
-from bloge.autopilot.knobs import Knob, KnobTier, is_number
-from bloge.autopilot.watch import Bake, Watch
+from bloge.autopilot.knobs import Knob, is_number
+from bloge.autopilot.policy import Plan, Policy
 from bloge.core.errors import BlogeUsageError
 from bloge.store.audit import (
     AuditEntry,
     AuditRecord,
-    AutopilotCommit,
     CommitRefusedError,
     KnobProposal,
-    KnobWrite,
-    ProposalDecision,
     chained,
 )
 from bloge.store.errors import StoreNotFoundError
@@ -41,26 +36,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _log = logging.getLogger("bloge.autopilot")
-#: Who the error-rate loop acts as.
-ERROR_RATE_PRINCIPAL = "autopilot:error-rate"
 
 
 class Journal(Protocol):
     """Where decisions are also told (an :class:`~bloge.journal.EventJournal`)."""
 
     def emit(self, event: str, /, **fields: Any) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """One decision before it is committed: what to write, what to answer, what changes."""
-
-    commit: AutopilotCommit
-    decision: Decision | None
-    value: tuple[str, float] | None = None
-    proposal: KnobProposal | None = None
-    error: Exception | None = None
-    bake: tuple[str, Bake] | None = None
 
 
 class Autopilot:
@@ -93,22 +74,29 @@ class Autopilot:
             raise BlogeUsageError(f"hold must be a number >= 0, got {hold!r}")
         if not (is_number(recovery_ratio) and 0 <= recovery_ratio <= 1):
             raise BlogeUsageError(f"recovery_ratio must be in [0, 1], got {recovery_ratio!r}")
-        self.auto_execute_whitelist = auto_execute_whitelist
+        self._policy = Policy(auto_execute_whitelist, proposal_ttl, hold, recovery_ratio,
+                              principal, new_id)
         self.store = store
         self.clock = clock
-        self.proposal_ttl = proposal_ttl
-        self.hold = hold
-        self.recovery_ratio = recovery_ratio
-        self.principal = principal
-        self._new_id = new_id
         self.journal = journal
-        self._knobs: dict[str, Knob] = {}
-        self._declared: dict[str, float] = {}
-        self._changed_at: dict[str, float] = {}
-        self._proposals: dict[str, KnobProposal] = {}
-        self._watches: dict[str, Watch] = {}
         self._records: list[AuditRecord] = []
-        self._lock = threading.RLock()
+        self._lock = self._policy.lock
+
+    @property
+    def auto_execute_whitelist(self) -> bool:
+        return self._policy.auto_execute_whitelist
+
+    @property
+    def principal(self) -> str:
+        """Who the autopilot's own decisions (expiries) are recorded as."""
+        return self._policy.principal
+
+    def proposal(self, proposal_id: str) -> KnobProposal:
+        """A proposal this autopilot knows, pending or decided."""
+        try:
+            return self._policy.proposals[proposal_id]
+        except KeyError:
+            raise ProposalNotFoundError(f"no proposal {proposal_id!r}") from None
 
     # -- knobs
 
@@ -117,24 +105,26 @@ class Autopilot:
         if not isinstance(knob, Knob):
             raise BlogeUsageError(f"register_knob() takes a Knob, got {knob!r}")
         with self._lock:
-            if knob.name in self._knobs:
+            if knob.name in self._policy.knobs_by_name:
                 raise BlogeUsageError(f"a knob named {knob.name!r} is already registered")
-            self._knobs[knob.name] = knob
-            self._declared[knob.name] = knob.value
+            self._policy.knobs_by_name[knob.name] = knob
+            self._policy.declared[knob.name] = knob.value
         if knob.binding is not None:
             knob.binding.apply(knob.value)
 
     def knobs(self) -> list[Knob]:
         """The knobs, by name, with their current values."""
         with self._lock:
-            return [self._knobs[name] for name in sorted(self._knobs)]
+            knobs = self._policy.knobs_by_name
+            return [knobs[name] for name in sorted(knobs)]
 
     def knob(self, name: str) -> Knob:
+        knobs = self._policy.knobs_by_name
         try:
-            return self._knobs[name]
+            return knobs[name]
         except KeyError:
             raise BlogeUsageError(f"no knob {name!r} (knobs: "
-                                  f"{', '.join(sorted(self._knobs)) or 'none'})") from None
+                                  f"{', '.join(sorted(knobs)) or 'none'})") from None
 
     # -- decisions
 
@@ -148,7 +138,7 @@ class Autopilot:
                        reason: str = "") -> Decision:
         await self.arefresh()  # what other processes decided: cooldowns, values
         decision = await self._execute(
-            lambda now: self._plan_proposal(name, value, principal or self.principal,
+            lambda now: self._policy.plan_proposal(name, value, principal or self.principal,
                                             str(reason), now))
         assert decision is not None  # a proposal always decides
         return decision
@@ -161,7 +151,7 @@ class Autopilot:
     async def aapprove(self, proposal_id: str, *, principal: str) -> Applied:
         await self._load(proposal_id)
         decision = await self._execute(
-            lambda now: self._plan_verdict(proposal_id, "approved", principal, "", now))
+            lambda now: self._policy.plan_verdict(proposal_id, "approved", principal, "", now))
         assert isinstance(decision, Applied)
         return decision
 
@@ -173,7 +163,7 @@ class Autopilot:
     async def areject(self, proposal_id: str, *, principal: str, reason: str = "") -> Rejected:
         await self._load(proposal_id)
         decision = await self._execute(
-            lambda now: self._plan_verdict(proposal_id, "rejected", principal, reason, now))
+            lambda now: self._policy.plan_verdict(proposal_id, "rejected", principal, reason, now))
         assert isinstance(decision, Rejected)
         return decision
 
@@ -183,10 +173,10 @@ class Autopilot:
 
     async def aproposals(self) -> list[KnobProposal]:
         await self.arefresh()
-        for proposal in self._pending():
+        for proposal in self._policy.pending():
             if proposal.expires_at < self.clock():
-                await self._execute(self._expiry_of(proposal))
-        return self._pending()
+                await self._execute(self._policy.expiry_of(proposal))
+        return self._policy.pending()
 
     def observe_error_rate(self, knob_name: str, error_rate: float,
                            threshold: float) -> Decision | None:
@@ -208,7 +198,7 @@ class Autopilot:
             raise BlogeUsageError(f"threshold must be a finite number >= 0, got {threshold!r}")
         await self.arefresh()
         return await self._execute(
-            lambda now: self._plan_observation(knob_name, error_rate, threshold, now))
+            lambda now: self._policy.plan_observation(knob_name, error_rate, threshold, now))
 
     # -- the audit
 
@@ -229,12 +219,12 @@ class Autopilot:
         values = await self.store.knob_values()
         pending = await self.store.knob_proposals(status="pending")
         with self._lock:
-            self._proposals = {p.id: p for p in pending}
+            self._policy.proposals = {p.id: p for p in pending}
             for name, (value, _setting, changed) in values.items():
-                knob = self._knobs.get(name)
+                knob = self._policy.knobs_by_name.get(name)
                 if knob is None or not knob.min <= value <= knob.max:
                     continue
-                self._changed_at[name] = changed
+                self._policy.changed_at[name] = changed
                 if value != knob.value:
                     self._set(knob, value)
 
@@ -243,178 +233,15 @@ class Autopilot:
         if self.store is None:
             return
         await self.arefresh()
-        if proposal_id not in self._proposals:
+        if proposal_id not in self._policy.proposals:
             with contextlib.suppress(StoreNotFoundError):
                 found = await self.store.knob_proposal(proposal_id)
                 with self._lock:
-                    self._proposals[proposal_id] = found
-
-    # -- planning (pure: state and time in, a plan out)
-
-    def _plan_proposal(self, name: str, value: float, principal: str, reason: str,
-                       now: float) -> _Plan:
-        knob = self._knobs.get(name)
-        if knob is None:
-            return self._rejection(name, value, principal, "unknown_knob",
-                                   f"unknown knob {name!r}", now)
-        if not is_number(value):
-            return self._rejection(name, value, principal, "invalid_value",
-                                   f"the value must be a finite number, got "
-                                   f"{_shown(value)}", now)
-        value = float(value)
-        if knob.integer and not value.is_integer():
-            return self._rejection(name, value, principal, "invalid_value",
-                                   f"{knob.setting} takes whole numbers, got {value:g}", now)
-        wait = self._cooldown_left(knob, now)
-        if wait > 0:
-            return self._rejection(name, value, principal, "cooldown",
-                                   f"cooldown: knob {name!r} changed less than "
-                                   f"{knob.cooldown:g}s ago; wait {wait:.0f}s", now)
-        target = _clamped(knob, value)
-        clamped = None if target == value else value
-        if target == knob.value:
-            return self._rejection(name, value, principal, "unchanged",
-                                   f"knob {name!r} is already {knob.value:g}", now)
-        entry = AuditEntry(now, "applied", name, principal, target, knob.value, clamped,
-                           reason=reason)
-        if knob.tier is KnobTier.DANGEROUS or not self.auto_execute_whitelist:
-            return self._plan_pending(knob, entry)
-        if knob.mode == "dry-run":
-            return self._dry_run(entry, f"would apply {target:g}")
-        write = KnobWrite(name, target, knob.value, knob.setting, now)
-        return _Plan(AutopilotCommit((entry,), knob=write),
-                     Applied(name, target, clamped, previous=knob.value), (name, target))
-
-    def _plan_pending(self, knob: Knob, entry: AuditEntry) -> _Plan:
-        value = entry.value
-        assert value is not None
-        if knob.mode == "dry-run":
-            return self._dry_run(entry, f"would propose {entry.value:g} for approval")
-        proposal = KnobProposal(self._new_id(), knob.name, value, knob.value,
-                                entry.principal, entry.reason, entry.at,
-                                entry.at + self.proposal_ttl, entry.clamped_from)
-        entry = replace(entry, event="proposed", proposal_id=proposal.id)
-        decision = Proposed(knob.name, value, entry.clamped_from,
-                            proposal_id=proposal.id, expires_at=proposal.expires_at)
-        return _Plan(AutopilotCommit((entry,), proposal=proposal), decision,
-                     proposal=proposal)
-
-    def _dry_run(self, entry: AuditEntry, would: str) -> _Plan:
-        clamped = "" if entry.clamped_from is None else f" (clamped from {entry.clamped_from:g})"
-        reason = f"dry-run: {would}{clamped}"
-        entry = replace(entry, event="dry_run", reason=reason)
-        return _Plan(AutopilotCommit((entry,)), Rejected(entry.knob, reason, code="dry_run"))
-
-    def _plan_verdict(self, proposal_id: str, status: str, principal: str, reason: str,
-                      now: float) -> _Plan:
-        proposal = self._proposals.get(proposal_id)
-        if proposal is None:
-            raise ProposalNotFoundError(f"no pending proposal {proposal_id!r}")
-        if proposal.status != "pending":
-            raise ApprovalRefusedError("decided", f"proposal {proposal_id!r} is already "
-                                       f"{proposal.status}")
-        if proposal.expires_at < now:
-            plan = self._plan_expiry(proposal, now)
-            return replace(plan, error=ApprovalRefusedError(
-                "expired", f"proposal {proposal_id!r} has expired"))
-        knob = self._knobs[proposal.knob]
-        entry = AuditEntry(now, status, knob.name, principal, proposal.value, proposal.previous,
-                           proposal.clamped_from, proposal_id, reason)
-        decided = ProposalDecision(proposal_id, status, principal, now)
-        if status == "rejected":
-            return _Plan(AutopilotCommit((entry,), decision=decided),
-                         Rejected(knob.name, reason or f"rejected by {principal}",
-                                  code="rejected"),
-                         proposal=replace(proposal, status=status, decided_by=principal,
-                                          decided_at=now))
-        if principal == proposal.proposer:
-            raise ApprovalRefusedError("self_approval", f"{principal!r} proposed "
-                                       f"{proposal_id!r} and cannot approve it: another "
-                                       "principal must")
-        if knob.value != proposal.previous:
-            raise ApprovalRefusedError("conflict", f"knob {knob.name!r} changed since "
-                                       f"{proposal_id!r} was proposed (it is {knob.value:g} "
-                                       f"now, not {proposal.previous:g}); propose again")
-        write = KnobWrite(knob.name, proposal.value, proposal.previous, knob.setting, now)
-        return _Plan(AutopilotCommit((entry,), knob=write, decision=decided),
-                     Applied(knob.name, proposal.value, proposal.clamped_from,
-                             previous=proposal.previous, proposal_id=proposal_id),
-                     (knob.name, proposal.value),
-                     proposal=replace(proposal, status=status, decided_by=principal,
-                                      decided_at=now))
-
-    def _expiry_of(self, proposal: KnobProposal) -> Callable[[float], _Plan]:
-        return lambda now: self._plan_expiry(proposal, now)
-
-    def _plan_expiry(self, proposal: KnobProposal, now: float) -> _Plan:
-        entry = AuditEntry(now, "expired", proposal.knob, self.principal, proposal.value,
-                           proposal.previous, proposal.clamped_from, proposal.id,
-                           f"not approved within {self.proposal_ttl:g}s")
-        return _Plan(AutopilotCommit((entry,), decision=ProposalDecision(
-            proposal.id, "expired", self.principal, now)), None,
-            proposal=replace(proposal, status="expired", decided_by=self.principal,
-                             decided_at=now))
-
-    def _plan_observation(self, name: str, rate: float, threshold: float,
-                          now: float) -> _Plan:
-        knob = self._knobs.get(name)
-        if knob is None:
-            return self._rejection(name, None, ERROR_RATE_PRINCIPAL, "unknown_knob",
-                                   f"unknown knob {name!r}", now)
-        watch = self._watches.setdefault(name, Watch())
-        baking = watch.bake
-        move = watch.observe(rate, threshold, threshold * self.recovery_ratio,
-                             hold=self.hold, now=now)
-        if move is None:
-            return _Plan(AutopilotCommit(()), None)
-        if move == "rollback":
-            assert baking is not None
-            return self._plan_rollback(knob, baking.previous, rate, now)
-        step = knob.max_step or (knob.max - knob.min) / 10
-        declared = self._declared[name]
-        if move == "decrease":
-            target, why = knob.value - step, f"error rate {rate:g} above {threshold:g}"
-        else:
-            target = min(knob.value + step, max(declared, knob.value))
-            why = f"error rate {rate:g} below {threshold * self.recovery_ratio:g}"
-        if knob.integer:
-            target = float(round(target))
-        if target == knob.value or (move == "increase" and knob.value >= declared):
-            return _Plan(AutopilotCommit(()), None)
-        plan = self._plan_proposal(name, target, ERROR_RATE_PRINCIPAL,
-                                   f"{why} for {self.hold:g}s", now)
-        if isinstance(plan.decision, Applied) and knob.bake is not None:
-            return replace(plan, bake=(name, Bake(now + knob.bake, knob.value, rate)))
-        return plan
-
-    def _plan_rollback(self, knob: Knob, previous: float, rate: float, now: float) -> _Plan:
-        entry = AuditEntry(now, "rolled_back", knob.name, ERROR_RATE_PRINCIPAL, previous,
-                           knob.value, reason=f"error rate {rate:g} got worse during the bake")
-        write = KnobWrite(knob.name, previous, knob.value, knob.setting, now)
-        return _Plan(AutopilotCommit((entry,), knob=write),
-                     Applied(knob.name, previous, previous=knob.value, rolled_back=True),
-                     (knob.name, previous))
-
-    def _rejection(self, name: str, value: object, principal: str, code: str, reason: str,
-                   now: float) -> _Plan:
-        shown = float(value) if is_number(value) else None  # type: ignore[arg-type]  # is_number checked it
-        entry = AuditEntry(now, "rejected", name, principal, shown, reason=reason)
-        return _Plan(AutopilotCommit((entry,)), Rejected(name, reason, code=code))
-
-    def _cooldown_left(self, knob: Knob, now: float) -> float:
-        changed = self._changed_at.get(knob.name)
-        if knob.cooldown is None or changed is None:
-            return 0.0
-        return changed + knob.cooldown - now
-
-    def _pending(self) -> list[KnobProposal]:
-        with self._lock:
-            return sorted((p for p in self._proposals.values() if p.status == "pending"),
-                          key=lambda p: (p.created_at, p.id))
+                    self._policy.proposals[proposal_id] = found
 
     # -- committing
 
-    async def _execute(self, plan_at: Callable[[float], _Plan]) -> Decision | None:
+    async def _execute(self, plan_at: Callable[[float], Plan]) -> Decision | None:
         if self.store is None:
             with self._lock:
                 plan = plan_at(self.clock())
@@ -442,7 +269,7 @@ class Autopilot:
             prev = records[-1].hash
         return records
 
-    def _settle(self, plan: _Plan, records: list[AuditRecord]) -> Decision | None:
+    def _settle(self, plan: Plan, records: list[AuditRecord]) -> Decision | None:
         self._records.extend(records)
         for record in records:
             _log.info("autopilot %s", record, extra={"audit": record.to_dict()})
@@ -451,20 +278,20 @@ class Autopilot:
                 fields["decision"], fields["audit_seq"] = fields.pop("event"), fields.pop("seq")
                 self.journal.emit("autopilot_decision", **fields)
         if plan.proposal is not None:
-            self._proposals[plan.proposal.id] = plan.proposal
+            self._policy.proposals[plan.proposal.id] = plan.proposal
         if plan.value is not None:
             name, value = plan.value
-            knob = self._knobs[name]
+            knob = self._policy.knobs_by_name[name]
             if plan.bake is not None:
-                self._watches[name].bake = plan.bake[1]
-            self._changed_at[name] = records[-1].entry.at if records else self.clock()
+                self._policy.watches[name].bake = plan.bake[1]
+            self._policy.changed_at[name] = records[-1].entry.at if records else self.clock()
             self._set(knob, value)
         if plan.error is not None:
             raise plan.error
         return plan.decision
 
     def _set(self, knob: Knob, value: float) -> None:
-        self._knobs[knob.name] = replace(knob, value=value)
+        self._policy.knobs_by_name[knob.name] = replace(knob, value=value)
         if knob.binding is not None:
             knob.binding.apply(value)
 
@@ -478,17 +305,3 @@ class Autopilot:
             return value
         coroutine.close()
         raise AssertionError(f"{method}() awaited something without a store")  # pragma: no cover
-
-
-def _clamped(knob: Knob, value: float) -> float:
-    target = min(max(value, knob.min), knob.max)
-    if knob.max_step is not None and abs(target - knob.value) > knob.max_step:
-        target = knob.value + (knob.max_step if target > knob.value else -knob.max_step)
-    if knob.integer:
-        target = float(int(target))
-    return min(max(target, knob.min), knob.max)
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

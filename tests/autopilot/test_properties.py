@@ -67,8 +67,7 @@ def test_every_sequence_keeps_the_guardrails(steps: list[tuple[object, ...]]) ->
         if not proposed:
             continue
         chosen = proposed[int(index) % len(proposed)]  # type: ignore[call-overload]  # an int
-        proposer = next(p.proposer for p in autopilot._proposals.values()  # noqa: SLF001 -- the test's oracle
-                        if p.id == chosen.proposal_id)
+        proposer = autopilot.proposal(chosen.proposal_id).proposer
         audited = len(autopilot.audit_records())
         try:
             applied = autopilot.approve(chosen.proposal_id, principal=str(principal))

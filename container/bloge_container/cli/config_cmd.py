@@ -54,8 +54,15 @@ def config(
 
 
 def _decided_by_autopilot(container: Any) -> dict[str, float]:
-    """The live settings the autopilot has set, by key, as the run store holds them."""
-    wiring = container.autopilot()
+    """The live settings the autopilot has set, by key, as the run store holds them. A
+    mistake in ``bloge.autopilot`` is told, and the rest of the settings still shown."""
+    from bloge_container.errors import ConfigurationError
+
+    try:
+        wiring = container.autopilot()
+    except ConfigurationError as exc:
+        err.print(f"warning: {exc}", markup=False)
+        return {}
     store = container.run_store()
     if wiring is None or store is None:
         return {}
