@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bloge import AgentLoopOperator
@@ -14,6 +15,7 @@ from bloge_container import ConfigurationError, create_container
 from bloge_container.application import close_container
 from bloge_container.autopilot import tuned
 from bloge_container.serving import server_app
+from tests.server.live_server import LiveServer
 
 
 async def _answer() -> str:
@@ -60,3 +62,29 @@ def test_the_tools_are_registered_while_knobs_are_declared(project: Path) -> Non
     container = create_container(project_dir=project)
     names = container.operator_registry().names()
     assert {"listKnobs", "proposeKnobChange"} <= set(names)
+
+
+def test_bloge_serve_applies_an_approved_change_to_the_agents_it_serves(project: Path) -> None:
+    settings = project / "settings.yaml"
+    settings.write_text(settings.read_text().replace("    api-keys: []",
+                                                     '    api-keys: ["key-a", "key-b"]'))
+    container = create_container(project_dir=project)
+    app = server_app(container)
+    with LiveServer(app) as server:
+        def call(path: str, key: str, body: object = None) -> httpx.Response:
+            return httpx.post(server.url(path), json=body, timeout=10,
+                              headers={"Authorization": f"Bearer {key}"})
+
+        proposed = call("/autopilot/knobs/supportMaxTurns/proposals", "key-a", {"value": 9})
+        assert proposed.json()["status"] == "pending human approval"
+        approved = call(f"/autopilot/proposals/{proposed.json()['proposal_id']}/approve",
+                        "key-b")
+        assert approved.status_code == 200, approved.text
+        limit = call("/autopilot/knobs/supportConcurrency/proposals", "key-a", {"value": 1})
+        assert limit.json()["decision"] == "applied"
+        served = app.app.state.bloge.agents  # type: ignore[attr-defined]  # the guard's app
+        assert served.definition("customerSupport").max_turns == 9
+        assert served.whole("customerSupport").agent_def.max_tool_concurrency == 1
+        answer = httpx.post(server.url("/chat"), content="How do I reset my password?",
+                            headers={"Authorization": "Bearer key-a"}, timeout=30)
+        assert "KB-RESET-001" in answer.text

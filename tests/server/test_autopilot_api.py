@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from bloge import AgentDef, AgentDslCompiler, LlmChatOperator, OperatorRegistry, agent_operator
 from bloge.autopilot import Autopilot, Knob, KnobTier, Proposed, bindings
 from bloge.llm import ScriptedProvider
-from bloge.server import ServedAgents, ServerConfig, create_app
+from bloge.server import ServedAgents, ServerConfig, autopilot_api, create_app
 from bloge.server.agents import AgentOperator
 from bloge.store import Store, open_store
 from tests.server.conftest import AGENTS, lookup
@@ -149,3 +150,19 @@ def test_a_server_without_api_keys_does_not_serve_approvals(tmp_path: Path) -> N
         refused = started.call("GET", "/autopilot/proposals", key=None)
         assert refused.status_code == 403
         assert "need an API key" in refused.json()["error"]["message"]
+
+
+async def test_while_serving_each_watch_ticks_on_its_interval() -> None:
+    ticked = asyncio.Event()
+
+    class Ticking:
+        knob = "cap"
+        interval = 0.001
+
+        async def tick(self) -> None:
+            ticked.set()
+
+    app = SimpleNamespace(state=SimpleNamespace(autopilot=Autopilot()))
+    async with autopilot_api.running(app, refresh_interval=0.001,
+                                     watches=[Ticking()]):  # type: ignore[list-item]  # a stand-in watch
+        await ticked.wait()
