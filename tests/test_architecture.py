@@ -22,6 +22,8 @@ ALLOWED = {
     "bloge.agent": {"bloge.core", "bloge.llm", "bloge.dsl"},
     "bloge.journal": {"bloge.core", "bloge.llm", "bloge.agent"},
     "bloge.store": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal"},
+    "bloge.autopilot": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
+                        "bloge.store"},
 }
 FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from bloge.agent import AgentBuilder, AgentDef, AgentLoopOperator, StreamingAgentLoopOperator
 from bloge.core.suggest import did_you_mean
@@ -61,6 +62,16 @@ class ServedAgents:
         if len(self.definitions) == 1:
             return next(iter(self.definitions))
         raise NoDefaultAgentError(self.ids())
+
+    def retune(self, agent_id: str, **changes: Any) -> None:
+        """Change the agent's ``max_turns``, ``max_tool_concurrency`` or ``temperature`` for
+        the runs that follow (see ``AgentLoopOperator.retune``); a request's own
+        ``max_turns`` still wins."""
+        definition = self.definition(agent_id)
+        for (made_id, _), made in self._made.items():
+            if made_id == agent_id:
+                made.retune(**changes)
+        self.definitions[agent_id] = replace(definition, **changes)
 
     def whole(self, agent_id: str, *, max_turns: int | None = None) -> AgentLoopOperator:
         """The agent's operator answering whole, with its own or another turn cap."""

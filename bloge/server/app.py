@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 
-from bloge.server import chat_api, health, openai_api, page, runs_api
+from bloge.server import autopilot_api, chat_api, health, openai_api, page, runs_api
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.failures import HANDLERS
@@ -17,15 +18,24 @@ from bloge.server.state import ServerState
 from bloge.server.tasks import RunTasks
 from bloge.store import Store
 
+if TYPE_CHECKING:
+    from bloge.autopilot import Autopilot
+    from bloge.autopilot.rates import ErrorRateWatch
+
 
 def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | None = None,
-               metrics: Metrics | None = None, close_store: bool = False) -> Guard:
+               metrics: Metrics | None = None, close_store: bool = False,
+               autopilot: Autopilot | None = None, autopilot_refresh: float = 5.0,
+               autopilot_watches: Sequence[ErrorRateWatch] = ()) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
     Put ``metrics`` (a :class:`Metrics`) among the agents' listeners to count their turns,
     model and tool calls; the app counts runs itself. The app is guarded (see
     :class:`~bloge.server.guard.Guard`); at shutdown, runs still going get the grace period
-    and are then cancelled; with ``close_store``, the store is closed last.
+    and are then cancelled; with ``close_store``, the store is closed last. With an
+    ``autopilot``, ``/autopilot/…`` serves its approvals (see
+    :mod:`bloge.server.autopilot_api`): decisions made by other processes are taken in every
+    ``autopilot_refresh`` seconds, and each of ``autopilot_watches`` ticks.
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
@@ -33,14 +43,17 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
+        async with autopilot_api.running(app, refresh_interval=autopilot_refresh,
+                                         watches=autopilot_watches):
+            yield
         await tasks.shutdown(settings.shutdown_grace)
         if close_store:
             await store.aclose()
 
     # Starlette tries the routes in order: the busiest first.
     app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *chat_api.ROUTES,
-                            *page.ROUTES, *health.ROUTES],
+                            *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES],
                     exception_handlers=HANDLERS, lifespan=lifespan)
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
+    app.state.autopilot = autopilot
     return Guard(app, settings)

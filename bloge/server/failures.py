@@ -34,7 +34,7 @@ async def busy(request: Request, exc: Exception) -> Response:
 
 
 async def too_many(request: Request, exc: Exception) -> Response:
-    limit = request.app.state.bloge.config.max_concurrent_runs
+    limit = request.app.state.bloge.tasks.limit  # the autopilot may have changed it
     return problem(f"the server runs {limit} runs already; try again shortly", status=429,
                    code="too_many_runs", headers={"Retry-After": "1"})
 

@@ -14,6 +14,13 @@ from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
 from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
 from bloge.store import ops
+from bloge.store.audit import (
+    AuditRecord,
+    AuditVerification,
+    AutopilotCommit,
+    KnobProposal,
+    verify_chain,
+)
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.live import LiveRuns
 from bloge.store.records import (
@@ -26,7 +33,7 @@ from bloge.store.records import (
     ToolCallRecord,
     TurnCheckpoint,
 )
-from bloge.store.sql import reads, schema, writes
+from bloge.store.sql import autopilot, reads, schema, writes
 from bloge.store.sql.script import Script
 from bloge.store.sql.writes import Busy, Claim
 from bloge.store.urls import DEFAULT_URL, parse_store_url
@@ -232,6 +239,39 @@ class Store:
                                         write=True)
         return Pruned(runs, threads)
 
+    # -- the autopilot's records (see bloge.autopilot)
+
+    async def commit_autopilot(self, change: AutopilotCommit) -> list[AuditRecord]:
+        """Write one autopilot decision in one transaction: its audit records (returned,
+        chained), the knob's value, its proposal. :class:`~bloge.store.audit.CommitRefusedError`
+        when the proposal cannot be decided or the knob changed elsewhere (nothing written)."""
+        return await self._run(autopilot.commit(change), write=True)
+
+    async def audit_records(self, *, after: int = 0,
+                            limit: int = 1_000_000) -> list[AuditRecord]:
+        """The audit chain from record ``after + 1`` on, in order."""
+        return await self._run(autopilot.audit_records(after=after, limit=limit))
+
+    async def verify_audit(self) -> AuditVerification:
+        """Check the whole audit chain: edited, missing and deleted records."""
+        return await self._run(_verification())
+
+    async def knob_proposals(self, *, status: str | None = None,
+                             limit: int = 1000) -> list[KnobProposal]:
+        """Knob proposals, oldest first, all or those in ``status``."""
+        return await self._run(autopilot.proposals(status=status, limit=limit))
+
+    async def knob_proposal(self, proposal_id: str) -> KnobProposal:
+        """The proposal; :class:`StoreNotFoundError` when there is none."""
+        found = await self._run(autopilot.proposal(proposal_id))
+        if found is None:
+            raise StoreNotFoundError(f"no knob proposal {proposal_id!r}", store=self.url)
+        return found
+
+    async def knob_values(self) -> dict[str, tuple[float, str | None, float]]:
+        """Knob name → (value, the setting it is bound to, when it changed), as decided."""
+        return await self._run(autopilot.knob_values())
+
     # -- what a recorded run writes (see bloge.store.recorder)
 
     async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
@@ -285,6 +325,12 @@ class Store:
         return await self._run(writes.renew_lease(
             run_id=run_id, thread_id=thread_id, worker=worker,
             lease_until=self.clock() + self.lease), write=True)
+
+
+def _verification() -> Script[AuditVerification]:
+    head = yield from autopilot.audit_head()
+    records = yield from autopilot.audit_records(after=0, limit=head[0] + 1_000_000)
+    return verify_chain(records, head)
 
 
 def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,

@@ -21,6 +21,7 @@ from bloge_config.loading import load_settings, load_settings_with_sources, sett
 from bloge_config.models import (
     AgentsSettings,
     AnthropicSettings,
+    AutopilotSettings,
     BlogeSettings,
     EventJournalSettings,
     LlmSettings,
@@ -36,6 +37,7 @@ from bloge_config.provenance import LoadedSettings, effective_settings
 __all__ = [
     "AgentsSettings",
     "AnthropicSettings",
+    "AutopilotSettings",
     "BlogeSettings",
     "Duration",
     "EventJournalSettings",

@@ -169,6 +169,58 @@ class ServerSettings(_Section):
     shutdown_grace: Duration = 30.0
 
 
+class KnobSettings(BaseModel):
+    """``bloge.autopilot.knobs.<name>``: a knob the autopilot may change (see
+    :class:`bloge.autopilot.Knob`). ``binding`` names the live setting it drives:
+    ``agents.<agent-id>.max-tool-concurrency | max-turns | temperature``,
+    ``llm.retry.max-attempts | initial-backoff | max-backoff | multiplier`` or
+    ``server.max-concurrent-runs``; ``value`` defaults to that setting's value."""
+
+    model_config = _SECTION
+
+    tier: Literal["whitelist", "dangerous"]
+    min: float
+    max: float
+    value: float | None = None
+    binding: str | None = None
+    max_step: Annotated[float, Field(gt=0)] | None = None
+    cooldown: Annotated[Duration, Field(gt=0)] | None = None
+    bake: Annotated[Duration, Field(gt=0)] | None = None
+    mode: Literal["enforce", "dry-run"] = "enforce"
+    description: str = ""
+
+
+class ErrorRateWatchSettings(BaseModel):
+    """``bloge.autopilot.watch[]``: feed a measured error rate to the autopilot's error-rate
+    loop for ``knob``: the share of failed tool calls (``tool-errors``) or failed runs
+    (``run-errors``) over the last ``window``, every ``interval``."""
+
+    model_config = _SECTION
+
+    knob: str
+    metric: Literal["tool-errors", "run-errors"] = "tool-errors"
+    threshold: float = Field(ge=0, le=1)
+    window: Annotated[Duration, Field(gt=0)] = 300.0
+    interval: Annotated[Duration, Field(gt=0)] = 30.0
+    min_samples: int = Field(default=10, ge=1)
+
+
+class AutopilotSettings(BaseModel):
+    """``bloge.autopilot``: knobs agents may propose changes to, and the guardrails that
+    decide (see :mod:`bloge.autopilot`). Off while there are no knobs."""
+
+    model_config = _SECTION
+
+    auto_execute_whitelist: bool = True
+    proposal_ttl: Annotated[Duration, Field(gt=0)] = 3600.0
+    hold: Annotated[Duration, Field(ge=0)] = 60.0
+    recovery_ratio: float = Field(default=0.5, ge=0, le=1)
+    refresh_interval: Annotated[Duration, Field(gt=0)] = 5.0
+    """How often ``bloge serve`` takes in decisions made by other processes (the CLI)."""
+    knobs: dict[str, KnobSettings] = Field(default_factory=dict)
+    watch: tuple[ErrorRateWatchSettings, ...] = ()
+
+
 class EventJournalSettings(BaseModel):
     """``bloge.event-journal``: the journal of agent callbacks, off unless enabled."""
 
@@ -208,6 +260,7 @@ class BlogeSettings(BaseSettings):
     event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings)
 
     @classmethod
     def settings_customise_sources(

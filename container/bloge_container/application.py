@@ -22,6 +22,7 @@ from bloge_config import (
     load_settings_with_sources,
     settings_file_path,
 )
+from bloge_container import autopilot as autopilot_wiring
 from bloge_container import components, journal, store
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
@@ -49,8 +50,13 @@ class ApplicationContainer(containers.DeclarativeContainer):
         components.aliased, chosen_provider, settings, report, closables
     )
 
+    # The autopilot's operators (listKnobs, proposeKnobChange) when knobs are declared.
+    autopilot_tools = providers.Singleton(autopilot_wiring.AutopilotTools)
     operator_registry = providers.Singleton(
-        components.operator_registry, settings, llm_provider, project, report
+        autopilot_wiring.with_tools,
+        providers.Singleton(components.operator_registry, settings, llm_provider, project,
+                            report),
+        settings, autopilot_tools, report,
     )
 
     # on-property + on-class: the journal exists only when enabled and importable.
@@ -60,8 +66,12 @@ class ApplicationContainer(containers.DeclarativeContainer):
     journal_bridge = providers.Singleton(journal.journal_bridge, event_journal, settings)
 
     # collect-all: every configured listener plus the bridge reaches every agent.
+    # on-property: the error rates the autopilot's watches read, counted by a listener.
+    error_rates = providers.Singleton(autopilot_wiring.error_rates, settings, report)
     listeners = providers.Singleton(
-        components.listeners, settings, journal_bridge, project, report
+        autopilot_wiring.with_rates,
+        providers.Singleton(components.listeners, settings, journal_bridge, project, report),
+        error_rates,
     )
 
     # on-property: the run store, unless bloge.store.enabled is false.
@@ -69,6 +79,12 @@ class ApplicationContainer(containers.DeclarativeContainer):
 
     agents = providers.Singleton(
         load_agents, settings, operator_registry, listeners, project, report, run_store
+    )
+
+    # on-property: the autopilot, when bloge.autopilot.knobs declares knobs.
+    autopilot = providers.Singleton(
+        autopilot_wiring.autopilot, settings, run_store, agents, chosen_provider, report,
+        event_journal,
     )
 
 
@@ -100,8 +116,11 @@ def create_container(
         loaded = LoadedSettings.in_code(settings)
     else:
         loaded = settings
-    return ApplicationContainer(settings=loaded.settings, settings_sources=dict(loaded.sources),
-                                project=components.ProjectDir(project))
+    container = ApplicationContainer(settings=loaded.settings,
+                                     settings_sources=dict(loaded.sources),
+                                     project=components.ProjectDir(project))
+    container.autopilot_tools().resolve = container.autopilot
+    return container
 
 
 async def close_container(container: ApplicationContainer) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from bloge_config import BlogeSettings
 from bloge_container.application import ApplicationContainer, create_container
+from bloge_container.autopilot import watches
 from bloge_container.errors import ConfigurationError
 
 #: The variables `bloge serve --workers N` hands its worker processes.
@@ -52,7 +53,16 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
 
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     agents = ServedAgents(definitions, build, default=config.default_agent)
-    return create_app(agents, store=store, config=config, metrics=metrics, close_store=True)
+    wiring = container.autopilot()
+    app = create_app(agents, store=store, config=config, metrics=metrics, close_store=True,
+                     autopilot=None if wiring is None else wiring.autopilot,
+                     autopilot_refresh=container.settings().autopilot.refresh_interval,
+                     autopilot_watches=watches(wiring, container.error_rates(),
+                                               container.settings()))
+    if wiring is not None:
+        starlette: Any = app.app  # the guard's inner application holds the server's state
+        wiring.attach_server(agents, starlette.state.bloge.tasks)
+    return app
 
 
 def worker_app() -> Any:

@@ -23,7 +23,7 @@ def container_for(project: Path, environ: dict[str, str] | None = None,
 
 def test_the_example_agents_are_compiled_and_materialized(project: Path) -> None:
     agents = container_for(project).agents()
-    assert set(agents) == {"customerSupport", "dataAnalyst"}
+    assert set(agents) == {"customerSupport", "dataAnalyst", "opsAgent"}
     assert isinstance(agents["customerSupport"].operator, AgentLoopOperator)
     assert isinstance(agents["dataAnalyst"].operator, StreamingAgentLoopOperator)
     assert agents["customerSupport"].source.name == "agent-customer-support.bloge"

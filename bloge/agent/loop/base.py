@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from bloge.agent.definition import AgentDef
@@ -19,6 +20,7 @@ from bloge.core.registry import OperatorRegistry
 from bloge.llm.tokens import TokenEstimator
 
 Context = OperatorContext | Mapping[str, Any] | None
+_RETUNABLE = frozenset({"max_turns", "max_tool_concurrency", "temperature"})
 
 
 class AgentOperatorBase:
@@ -63,6 +65,19 @@ class AgentOperatorBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.ref!r}, agent={self.agent_def.id!r})"
+
+    def retune(self, **changes: Any) -> None:
+        """Change the agent's definition for what follows, without a new operator: a run
+        reads ``max_turns`` and ``max_tool_concurrency`` when it starts, and ``temperature``
+        at each turn (so a run going on sees a new temperature from its next turn). Only
+        those three; the values are checked as the DSL's are."""
+        unknown = set(changes) - _RETUNABLE
+        if unknown:
+            raise BlogeUsageError(f"agent {self.agent_def.id!r}: only "
+                                  f"{', '.join(sorted(_RETUNABLE))} can be retuned, not "
+                                  f"{', '.join(sorted(unknown))}")
+        # One attribute store: a run reads the definition it finds, old or new, never a mix.
+        self._engine.definition = replace(self._engine.definition, **changes)
 
     async def _start(self, input: AgentInput, ctx: Context, *, thread_id: str | None,
                      run_id: str | None = None, sink: ChunkSink | None = None) -> AgentOutput:

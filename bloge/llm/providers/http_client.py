@@ -99,6 +99,15 @@ class ProviderHttpClient:
         return self._provider
 
     @property
+    def retry(self) -> RetryPolicy:
+        """How calls are retried; a new policy applies from the next call on."""
+        return self._retry
+
+    @retry.setter
+    def retry(self, policy: RetryPolicy) -> None:
+        self._retry = policy
+
+    @property
     def base_url(self) -> str:
         """The base URL as shown in reprs and messages: credentials in it masked."""
         return mask_url_credentials(self._base_url)

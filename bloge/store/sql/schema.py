@@ -1,8 +1,8 @@
 """The store's schema, versioned, and the script that brings a database up to date.
 
-Version 1 is the first schema. A database holds its version in ``bloge_schema``; a database
-newer than this code is refused (an older bloge must not write a layout it does not know).
-Every statement is valid for SQLite and for PostgreSQL alike.
+Version 1 is the first schema; version 2 adds the autopilot's tables. A database holds its
+version in ``bloge_schema``; a database newer than this code is refused (an older bloge must
+not write a layout it does not know). Every statement is valid for SQLite and for PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 1
+VERSION = 2
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -84,8 +84,47 @@ _V1 = (
         PRIMARY KEY (run_id, turn, call_id))""",
 )
 
+# Version 2: the autopilot's audit chain and its head, knob proposals, knob values.
+_V2 = (
+    """CREATE TABLE bloge_audit (
+        seq BIGINT PRIMARY KEY,
+        at DOUBLE PRECISION NOT NULL,
+        event TEXT NOT NULL,
+        knob TEXT NOT NULL,
+        principal TEXT NOT NULL,
+        value DOUBLE PRECISION,
+        previous DOUBLE PRECISION,
+        clamped_from DOUBLE PRECISION,
+        proposal_id TEXT,
+        reason TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL)""",
+    """CREATE TABLE bloge_audit_head (
+        id BIGINT PRIMARY KEY, seq BIGINT NOT NULL, hash TEXT NOT NULL)""",
+    "INSERT INTO bloge_audit_head (id, seq, hash) VALUES (1, 0, '')",
+    """CREATE TABLE bloge_knob_proposals (
+        id TEXT PRIMARY KEY,
+        knob TEXT NOT NULL,
+        value DOUBLE PRECISION NOT NULL,
+        previous DOUBLE PRECISION NOT NULL,
+        proposer TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        expires_at DOUBLE PRECISION NOT NULL,
+        clamped_from DOUBLE PRECISION,
+        status TEXT NOT NULL,
+        decided_by TEXT,
+        decided_at DOUBLE PRECISION)""",
+    "CREATE INDEX bloge_knob_proposals_by_status ON bloge_knob_proposals (status, created_at)",
+    """CREATE TABLE bloge_knob_values (
+        name TEXT PRIMARY KEY,
+        value DOUBLE PRECISION NOT NULL,
+        setting TEXT,
+        changed_at DOUBLE PRECISION NOT NULL)""",
+)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 assert len(MIGRATIONS) == VERSION
 
 

@@ -11,6 +11,7 @@ import typer
 
 from bloge_container.cli import (
     agents_cmd,
+    autopilot_cmd,
     check,
     config_cmd,
     console,
@@ -39,6 +40,7 @@ app.add_typer(journal_cmd.journal, name="journal")
 app.add_typer(runs_cmd.runs, name="runs")
 app.add_typer(threads_cmd.threads, name="threads")
 app.add_typer(store_cmd.store, name="store")
+app.add_typer(autopilot_cmd.autopilot, name="autopilot")
 
 
 def _print_version(asked: bool) -> None:

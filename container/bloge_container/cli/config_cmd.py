@@ -25,11 +25,13 @@ def config(
 
         container = open_container(config, profile)
         values = effective_settings(container.settings())
-        sources = container.settings_sources()
+        sources = dict(container.settings_sources())
         container.agents()
+        live = _decided_by_autopilot(container)
+        added = _overlay(values, sources, live)
         conditions = container.report().conditions
         if as_json:
-            document = {"settings": values, "sources": sources,
+            document = {"settings": values, "sources": sources, "autopilot": added,
                         "conditions": [{"component": c.component, "registered": c.registered,
                                         "kind": c.kind, "reason": c.reason} for c in conditions]}
             from bloge.core.masking import mask_urls_in
@@ -40,7 +42,7 @@ def config(
         # Keys, values, sources and reasons are user text ("LlmProvider[openai]"): escaped,
         # so that rich prints their brackets instead of reading them as markup.
         out.print("[bold]Effective settings[/bold]")
-        for key, value in _leaves(values):
+        for key, value in [*_leaves(values), *added.items()]:
             setting = escape(f"{key} = {json.dumps(value, ensure_ascii=False)}")
             out.print(f"  {setting}  [dim]({escape(_source(sources, key))})[/dim]")
         out.print("\n[bold]Conditions report[/bold]")
@@ -51,12 +53,58 @@ def config(
         err.print("no components were wired", markup=False)
 
 
+def _decided_by_autopilot(container: Any) -> dict[str, float]:
+    """The live settings the autopilot has set, by key, as the run store holds them. A
+    mistake in ``bloge.autopilot`` is told, and the rest of the settings still shown."""
+    from bloge_container.errors import ConfigurationError
+
+    try:
+        wiring = container.autopilot()
+    except ConfigurationError as exc:
+        err.print(f"warning: {exc}", markup=False)
+        return {}
+    store = container.run_store()
+    if wiring is None or store is None:
+        return {}
+    from bloge_container.cli.options import with_store
+
+    integers = {knob.setting: knob.integer for knob in wiring.autopilot.knobs()
+                if knob.setting is not None}
+    decided = with_store(store, lambda s: s.knob_values())
+    return {setting: int(value) if integers[setting] else value
+            for value, setting, _ in decided.values()
+            if setting is not None and setting in integers}
+
+
+def _overlay(values: dict[str, Any], sources: dict[str, str],
+             live: Mapping[str, float]) -> dict[str, float]:
+    """Put the autopilot's values in ``values`` (source ``autopilot``); those of settings that
+    are not in the settings file's shape (an agent's ``max-turns``) are returned instead."""
+    added: dict[str, float] = {}
+    for key, value in live.items():
+        *parents, leaf = key.split(".")
+        section: Any = values
+        for part in parents:
+            section = section.get(part) if isinstance(section, dict) else None
+        sources[key] = "autopilot"
+        if isinstance(section, dict) and leaf in section:
+            section[leaf] = value
+        else:
+            added[key] = value
+    return added
+
+
 def _source(sources: Mapping[str, str], key: str) -> str:
-    """Where ``key`` came from; entries of maps are recorded as ``section[entry]``."""
+    """Where ``key`` came from; entries of maps are recorded as ``section[entry]``, also
+    when the entry is itself a section (``bloge.autopilot.knobs[name]``)."""
     if key in sources:
         return sources[key]
-    parent, _, entry = key.rpartition(".")
-    return sources.get(f"{parent}[{entry}]", "default")
+    parts = key.split(".")
+    for end in range(len(parts) - 1, 0, -1):  # a map of sections: its entry's source
+        entry = f"{'.'.join(parts[:end])}[{parts[end]}]"
+        if entry in sources:
+            return sources[entry]
+    return "default"
 
 
 def _leaves(value: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

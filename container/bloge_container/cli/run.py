@@ -213,6 +213,7 @@ def _execute(container: ApplicationContainer,
              tracker: ProgressListener, invocation: Invocation, *, as_json: bool,
              live: bool) -> AgentOutput:
     from bloge import AgentRunError, OperatorContext, StreamingAgentLoopOperator
+    from bloge_container.autopilot import tuned
     from bloge_container.cli.failures import Reporting, run_failed, run_interrupted
     from bloge_container.cli.interrupt import run_cancellable
     from bloge_container.components import secret_values
@@ -221,6 +222,8 @@ def _execute(container: ApplicationContainer,
     agent_run = (_streamed(container, operator, start, ctx, as_json=as_json)
                  if isinstance(operator, StreamingAgentLoopOperator)
                  else _whole(container, operator, start, ctx))
+    agent_run = tuned(container.autopilot(), operator, agent_run,
+                      keep_max_turns=invocation.max_turns is not None)
     try:
         with tracker.showing(err, enabled=not live):  # ended before anything below prints
             output = run_cancellable(agent_run)

@@ -1,0 +1,158 @@
+"""The autopilot's tables in every backend: the audit chain, proposals, knob values, and the
+migration that adds them to a version-1 database."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bloge.store import Store, StoreError, open_store
+from bloge.store.audit import (
+    AuditEntry,
+    AutopilotCommit,
+    CommitRefusedError,
+    KnobProposal,
+    KnobWrite,
+    ProposalDecision,
+)
+from bloge.store.sql import schema
+from tests.store.conftest import POSTGRES_DSN
+
+
+def _entry(event: str = "applied", value: float = 2.0) -> AuditEntry:
+    return AuditEntry(at=100.0, event=event, knob="concurrency", principal="ops", value=value,
+                      previous=1.0)
+
+
+def _proposal(proposal_id: str = "p1", proposer: str = "ops") -> KnobProposal:
+    return KnobProposal(proposal_id, "turns", 20.0, 10.0, proposer, "more room", 100.0, 200.0)
+
+
+async def test_appended_records_chain_and_verify(store: Store) -> None:
+    first = await store.commit_autopilot(AutopilotCommit((_entry(),)))
+    second = await store.commit_autopilot(AutopilotCommit((_entry(value=3.0), _entry())))
+    assert [r.seq for r in [*first, *second]] == [1, 2, 3]
+    assert second[0].prev_hash == first[0].hash
+    assert await store.audit_records() == [*first, *second]
+    verified = await store.verify_audit()
+    assert verified.ok
+    assert verified.records == 3
+
+
+async def test_concurrent_appends_never_fork_the_chain(store: Store) -> None:
+    await asyncio.gather(*(store.commit_autopilot(AutopilotCommit((_entry(value=i),)))
+                           for i in range(20)))
+    records = await store.audit_records()
+    assert [r.seq for r in records] == list(range(1, 21))
+    assert (await store.verify_audit()).ok
+
+
+async def test_approval_by_another_principal_decides_once(store: Store) -> None:
+    await store.commit_autopilot(AutopilotCommit((_entry("proposed"),), proposal=_proposal()))
+    approve = AutopilotCommit((_entry("approved"),), decision=ProposalDecision(
+        "p1", "approved", "alice", 150.0), knob=KnobWrite("turns", 20.0, None, None, 150.0))
+    await store.commit_autopilot(approve)
+    with pytest.raises(CommitRefusedError, match="already approved") as again:
+        await store.commit_autopilot(approve)
+    assert again.value.code == "decided"
+    assert (await store.knob_proposal("p1")).decided_by == "alice"
+    assert (await store.knob_values())["turns"][0] == 20.0
+    assert len(await store.audit_records()) == 2
+
+
+async def test_self_approval_is_refused_and_writes_nothing(store: Store) -> None:
+    await store.commit_autopilot(AutopilotCommit((_entry("proposed"),), proposal=_proposal()))
+    with pytest.raises(CommitRefusedError) as refused:
+        await store.commit_autopilot(AutopilotCommit(
+            (_entry("approved"),), decision=ProposalDecision("p1", "approved", "ops", 150.0)))
+    assert refused.value.code == "self_approval"
+    assert (await store.knob_proposal("p1")).status == "pending"
+    assert len(await store.audit_records()) == 1
+
+
+async def test_an_expired_proposal_cannot_be_approved(store: Store) -> None:
+    await store.commit_autopilot(AutopilotCommit((), proposal=_proposal()))
+    with pytest.raises(CommitRefusedError) as refused:
+        await store.commit_autopilot(AutopilotCommit(
+            (), decision=ProposalDecision("p1", "approved", "alice", 250.0)))
+    assert refused.value.code == "expired"
+
+
+async def test_a_knob_changed_elsewhere_rolls_the_decision_back(store: Store) -> None:
+    await store.commit_autopilot(AutopilotCommit(
+        (), knob=KnobWrite("turns", 12.0, None, None, 90.0), proposal=_proposal()))
+    with pytest.raises(CommitRefusedError) as refused:
+        await store.commit_autopilot(AutopilotCommit(
+            (_entry("approved"),), decision=ProposalDecision("p1", "approved", "alice", 150.0),
+            knob=KnobWrite("turns", 20.0, 10.0, None, 150.0)))
+    assert refused.value.code == "conflict"
+    assert (await store.knob_proposal("p1")).status == "pending"
+    assert await store.audit_records() == []
+
+
+async def test_pending_proposals_are_listed_by_status(store: Store) -> None:
+    await store.commit_autopilot(AutopilotCommit((), proposal=_proposal("a")))
+    await store.commit_autopilot(AutopilotCommit((), proposal=_proposal("b")))
+    await store.commit_autopilot(AutopilotCommit(
+        (), decision=ProposalDecision("a", "rejected", "alice", 120.0)))
+    assert [p.id for p in await store.knob_proposals(status="pending")] == ["b"]
+    assert [p.id for p in await store.knob_proposals()] == ["a", "b"]
+
+
+async def test_an_edited_record_is_found(durable_store_url: str) -> None:
+    store = open_store(durable_store_url)
+    await store.commit_autopilot(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
+    await _tamper(durable_store_url, "UPDATE bloge_audit SET value = 99 WHERE seq = 2")
+    verified = await store.verify_audit()
+    await store.aclose()
+    assert verified.problems == ("record #2 was edited (its hash no longer matches)",)
+
+
+async def test_a_deleted_record_is_found(durable_store_url: str) -> None:
+    store = open_store(durable_store_url)
+    await store.commit_autopilot(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
+    await _tamper(durable_store_url, "DELETE FROM bloge_audit WHERE seq = 2")
+    middle = await store.verify_audit()
+    await _tamper(durable_store_url, "DELETE FROM bloge_audit WHERE seq = 3")
+    tail = await store.verify_audit()
+    await store.aclose()
+    assert "record #2 is missing (the next one is #3)" in middle.problems
+    assert tail.problems == (("the chain ends at #1, but #3 was the last record appended: "
+                             "records were deleted or rewritten"),)
+
+
+async def test_a_version_1_database_migrates_to_the_autopilot_tables(
+        durable_store_url: str) -> None:
+    await _create_version_1(durable_store_url)
+    old = open_store(durable_store_url, auto_migrate=False)
+    with pytest.raises(StoreError, match=r"version 1.*bloge store migrate"):
+        await old.audit_records()
+    assert await old.migrate() == (1, schema.VERSION)
+    await old.commit_autopilot(AutopilotCommit((_entry(),)))
+    assert (await old.verify_audit()).ok
+    await old.aclose()
+
+
+async def _create_version_1(url: str) -> None:
+    statements = [*schema.MIGRATIONS[0],
+                  "CREATE TABLE bloge_schema (version BIGINT NOT NULL)",
+                  "INSERT INTO bloge_schema (version) VALUES (1)"]
+    for statement in statements:
+        await _tamper(url, statement)
+
+
+async def _tamper(url: str, sql: str) -> None:
+    """Change the database behind the store's back, as someone with its file would."""
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(Path(url.removeprefix("sqlite:///"))) as connection:
+            connection.execute(sql)
+        return
+    import psycopg  # noqa: PLC0415 -- an extra, there when the PostgreSQL fixture is
+
+    search_path = url.split("?schema=", 1)[1]
+    async with await psycopg.AsyncConnection.connect(POSTGRES_DSN, autocommit=True) as conn:
+        await conn.execute(f'SET search_path TO "{search_path}"')
+        await conn.execute(sql)
