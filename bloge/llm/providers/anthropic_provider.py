@@ -93,14 +93,5 @@ class AnthropicProvider(HttpProvider):
     def _body(self, request: LlmRequest) -> dict[str, Any]:
         return messages_request_for(request, model=request.model, max_tokens=self._max_tokens)
 
-    @property
-    def retry(self) -> RetryPolicy:
-        """How calls are retried; set a new policy to change it from the next call on."""
-        return self._http.retry
-
-    @retry.setter
-    def retry(self, policy: RetryPolicy) -> None:
-        self._http.retry = policy
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"

@@ -320,7 +320,8 @@ def _describe(exc: httpx.HTTPError) -> str:
 
 class HttpProvider:
     """What every HTTP provider does with its :class:`ProviderHttpClient`: close it, also as
-    an async context manager (``async with OpenAIChatProvider(...) as provider:``)."""
+    an async context manager (``async with OpenAIChatProvider(...) as provider:``), and
+    change how it retries."""
 
     __slots__ = ("_http",)
 
@@ -329,6 +330,15 @@ class HttpProvider:
     async def aclose(self) -> None:
         """Release the connection pool (an injected ``http_client`` stays open)."""
         await self._http.aclose()
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How calls are retried; set a new policy to change it from the next call on."""
+        return self._http.retry
+
+    @retry.setter
+    def retry(self, policy: RetryPolicy) -> None:
+        self._http.retry = policy
 
     async def __aenter__(self) -> Self:
         return self

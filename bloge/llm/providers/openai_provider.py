@@ -81,14 +81,5 @@ class OpenAIChatProvider(HttpProvider):
         body = chat_request_body(request, stream=True)
         return assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
 
-    @property
-    def retry(self) -> RetryPolicy:
-        """How calls are retried; set a new policy to change it from the next call on."""
-        return self._http.retry
-
-    @retry.setter
-    def retry(self, policy: RetryPolicy) -> None:
-        self._http.retry = policy
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"
