@@ -16,17 +16,19 @@ from bloge.store.records import RunEvent
 
 
 class _LiveRun:
-    __slots__ = ("changed", "ended", "events")
+    __slots__ = ("changed", "ended", "events", "loop")
 
     def __init__(self) -> None:
         self.events: list[RunEvent] = []
         self.ended = False
         self.changed = asyncio.Event()
+        self.loop = asyncio.get_running_loop()
 
 
 class LiveRuns:
-    """The live runs of one store in this process, keyed by run id. Runs and watchers share
-    the event loop that runs them (the server's, or bloge's sync loop thread)."""
+    """The live runs of one store in this process, keyed by run id. A run is watched live
+    only from the event loop that runs it (the server's, or bloge's sync loop thread): an
+    asyncio event cannot wake another loop, so a watcher elsewhere reads the store."""
 
     __slots__ = ("_runs",)
 
@@ -34,7 +36,8 @@ class LiveRuns:
         self._runs: dict[str, _LiveRun] = {}
 
     def started(self, run_id: str) -> None:
-        """``run_id`` runs here now (its events before, if it was resumed, are in the store)."""
+        """``run_id`` runs here now, in this event loop (its events before, if it was
+        resumed, are in the store)."""
         self._runs.setdefault(run_id, _LiveRun())
 
     def publish(self, event: RunEvent) -> None:
@@ -51,8 +54,10 @@ class LiveRuns:
             live.ended = True
             live.changed.set()
 
-    def is_live(self, run_id: str) -> bool:
-        return run_id in self._runs
+    def is_live_here(self, run_id: str) -> bool:
+        """Whether ``run_id`` runs in this process and in the running event loop."""
+        live = self._runs.get(run_id)
+        return live is not None and live.loop is asyncio.get_running_loop()
 
     def first_seq(self, run_id: str) -> int | None:
         """The number of the first event kept for a live run (``None``: none yet)."""

@@ -4,6 +4,7 @@ stopped. Every test runs on every backend."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -309,6 +310,39 @@ async def test_a_live_run_is_followed_event_by_event_then_ends(store: Store) -> 
     assert seen[-1].type == "done"
     assert [e.seq for e in seen] == list(range(1, len(seen) + 1))
     assert [e.seq for e in seen] == [e.seq for e in await store.run_events(run_id)]
+
+
+async def test_a_run_in_another_event_loop_is_followed_from_the_store(store: Store) -> None:
+    """An asyncio event cannot wake another loop: a run that another thread's loop runs (a
+    server in a thread, bloge's sync facade) is followed through the store instead."""
+    called, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    async def model(request: LlmRequest) -> LlmResponse:
+        called.set()
+        await asyncio.to_thread(release.wait, 60)
+        return LlmResponse("Done.")
+
+    operator = agent(store, FunctionProvider(model), Tools())
+
+    def run_elsewhere() -> None:
+        asyncio.run(operator.aexecute("Hi"))
+        finished.set()
+
+    thread = threading.Thread(target=run_elsewhere)
+    thread.start()
+    await asyncio.to_thread(called.wait, 60)
+    (running,) = await store.list_runs()
+
+    async def followed() -> list[str]:
+        return [event.type async for event in follow(store, running.id, poll=0.01)]
+
+    following = asyncio.create_task(followed())
+    release.set()
+    # Only a safety net: a follower waiting on the other loop's event would wait for ever.
+    seen = await asyncio.wait_for(following, 60)
+    await asyncio.to_thread(thread.join)
+    assert finished.is_set()
+    assert seen[-1] == "done"
 
 
 async def test_a_finished_run_is_followed_from_the_store(store: Store) -> None:
