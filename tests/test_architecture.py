@@ -22,6 +22,7 @@ ALLOWED = {
     "bloge.agent": {"bloge.core", "bloge.llm", "bloge.dsl"},
     "bloge.journal": {"bloge.core", "bloge.llm", "bloge.agent"},
     "bloge.store": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal"},
+    "bloge.rpc": {"bloge.core"},
 }
 FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)
