@@ -111,14 +111,21 @@ async def dispatch(handler: Handler, service: str, method: str, payload: str, *,
                           f"{service}.{method}: the deadline passed ({timeout:.3g}s)") from None
     except RemoteError:
         raise
-    except ValueError as exc:
-        raise RemoteError("invalid_argument", f"{service}.{method}: {exc}") from exc
     except Exception as exc:
-        log.exception("rpc %s.%s failed", service, method)
-        raise RemoteError("internal", f"{service}.{method} failed "
-                          f"({type(exc).__name__}); the service's log has the details") from exc
+        raise as_remote_error(exc, f"{service}.{method}") from exc
     finally:
         _CURRENT.reset(token)
+
+
+def as_remote_error(exc: Exception, where: str) -> RemoteError:
+    """What the caller is told of a handler's failure (see the module docs)."""
+    if isinstance(exc, RemoteError):
+        return exc
+    if isinstance(exc, ValueError):
+        return RemoteError("invalid_argument", f"{where}: {exc}")
+    log.error("rpc %s failed", where, exc_info=exc)
+    return RemoteError("internal", f"{where} failed ({type(exc).__name__}); the service's "
+                       "log has the details")
 
 
 async def _run(handler: Handler, method: str, payload: str) -> str:

@@ -179,6 +179,14 @@ class NatsResponder:
             await asyncio.gather(*self._running, return_exceptions=True)
         await self._connection.close()
 
+    async def kill(self) -> None:
+        """Drop the connection at once, as a crash would: calls running get no reply (their
+        callers time out and retry what may be retried)."""
+        self._subscriptions.clear()
+        await self._connection.close()
+        for task in self._running:
+            task.cancel()
+
     async def __aenter__(self) -> Self:
         await self.start()
         return self

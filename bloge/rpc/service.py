@@ -22,7 +22,7 @@ from typing import Any
 
 from bloge.core.errors import BlogeUsageError
 from bloge.core.workers import DEFAULT_WORKERS
-from bloge.rpc.calls import IDEMPOTENCY_KEY, current_call
+from bloge.rpc.calls import IDEMPOTENCY_KEY, as_remote_error, current_call
 from bloge.rpc.errors import RemoteError
 from bloge.rpc.interface import MethodSpec, methods_of
 
@@ -88,9 +88,12 @@ class ServiceHandler:
         self._replays[(spec.name, key)] = replay
         try:
             replay.reply = await self._run(spec, where, payload)
-        except RemoteError as exc:
-            self._settle(spec.name, key, replay, exc)
-            raise
+        except Exception as exc:
+            error = as_remote_error(exc, where)
+            self._settle(spec.name, key, replay, error)
+            if error is exc:
+                raise
+            raise error from exc
         except BaseException:
             # Cancelled, timed out or failed unexpectedly: the outcome is unknown, so a retry
             # may run it again.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from starlette.applications import Starlette
 
+from bloge.rpc import Handler
+from bloge.rpc.asgi import rpc_routes
 from bloge.server import chat_api, health, openai_api, page, runs_api
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
@@ -19,13 +21,15 @@ from bloge.store import Store
 
 
 def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | None = None,
-               metrics: Metrics | None = None) -> Guard:
+               metrics: Metrics | None = None,
+               rpc: Mapping[str, Handler] | None = None) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
     Put ``metrics`` (a :class:`Metrics`) among the agents' listeners to count their turns,
     model and tool calls; the app counts runs itself. The app is guarded (see
     :class:`~bloge.server.guard.Guard`); at shutdown, runs still going get the grace period
-    and are then cancelled.
+    and are then cancelled. ``rpc`` (service name → handler, see :func:`bloge.rpc.serve`)
+    are served at ``POST /rpc/{service}/{method}``, behind the same guard.
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
@@ -37,7 +41,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
         await tasks.shutdown(settings.shutdown_grace)
 
     app = Starlette(routes=[*page.ROUTES, *chat_api.ROUTES, *runs_api.ROUTES,
-                            *openai_api.ROUTES, *health.ROUTES],
+                            *openai_api.ROUTES, *health.ROUTES,
+                            *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes)],
                     exception_handlers=HANDLERS, lifespan=lifespan)
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
     return Guard(app, settings)
