@@ -15,7 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PydanticSchemaGenerationError,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 
 from bloge.core.errors import BlogeUsageError
 from bloge.rpc.errors import RemoteError
@@ -134,9 +142,14 @@ def _spec(interface: type, name: str, function: Callable[..., Any]) -> MethodSpe
                                   "travel by name")
         default = ... if parameter.default is inspect.Parameter.empty else parameter.default
         fields[parameter.name] = (hints.get(parameter.name, Any), default)
-    arguments = create_model(f"{interface.__name__}_{name}_arguments", __config__=_ARGUMENTS,
-                             **fields)
-    result = TypeAdapter(hints.get("return", Any))
+    try:
+        arguments = create_model(f"{interface.__name__}_{name}_arguments",
+                                 __config__=_ARGUMENTS, **fields)
+        result: TypeAdapter[Any] = TypeAdapter(hints.get("return", Any))
+    except (PydanticSchemaGenerationError, PydanticUserError) as exc:
+        first_line = str(exc).split("\n", 1)[0]
+        raise BlogeUsageError(f"{where}: its types cannot be sent as JSON ({first_line})") \
+            from exc
     return MethodSpec(name, signature, arguments, result,
                       getattr(function, _IDEMPOTENT, False) is True,
                       inspect.getdoc(function) or "")

@@ -22,7 +22,7 @@ from bloge_config import (
     load_settings_with_sources,
     settings_file_path,
 )
-from bloge_container import components, journal, store
+from bloge_container import components, journal, rpc, store
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
 
@@ -49,8 +49,11 @@ class ApplicationContainer(containers.DeclarativeContainer):
         components.aliased, chosen_provider, settings, report, closables
     )
 
+    # on-property: each service of bloge.rpc.services bound to the transport it names.
+    rpc_services = providers.Singleton(rpc.rpc_services, settings, project, report, closables)
+
     operator_registry = providers.Singleton(
-        components.operator_registry, settings, llm_provider, project, report
+        components.operator_registry, settings, llm_provider, project, report, rpc_services
     )
 
     # on-property + on-class: the journal exists only when enabled and importable.

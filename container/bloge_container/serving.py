@@ -52,7 +52,8 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
 
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     agents = ServedAgents(definitions, build, default=config.default_agent)
-    return create_app(agents, store=store, config=config, metrics=metrics)
+    return create_app(agents, store=store, config=config, metrics=metrics,
+                      rpc=container.rpc_services().exposed["http"])
 
 
 def worker_app() -> Any:

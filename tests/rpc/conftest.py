@@ -13,6 +13,7 @@ import pytest
 
 from bloge import rpc
 from bloge.rpc.asgi import rpc_app
+from tests.container.conftest import project  # noqa: F401 -- the repository's application, a fixture
 from tests.store.conftest import REQUIRED
 from tests.uvicorn_server import UvicornServer
 
