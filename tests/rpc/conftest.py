@@ -13,7 +13,8 @@ import pytest
 
 from bloge import rpc
 from bloge.rpc.asgi import rpc_app
-from tests.container.conftest import project  # noqa: F401 -- the repository's application, a fixture
+from tests.cli.conftest import app  # noqa: F401 -- the repository's application, a fixture
+from tests.container.conftest import project  # noqa: F401 -- ditto, for the container
 from tests.store.conftest import REQUIRED
 from tests.uvicorn_server import UvicornServer
 

@@ -14,6 +14,7 @@ from bloge_container.cli import (
     check,
     config_cmd,
     journal_cmd,
+    rpc_cmd,
     run,
     runs_cmd,
     serve_cmd,
@@ -38,6 +39,7 @@ app.add_typer(journal_cmd.journal, name="journal")
 app.add_typer(runs_cmd.runs, name="runs")
 app.add_typer(threads_cmd.threads, name="threads")
 app.add_typer(store_cmd.store, name="store")
+app.add_typer(rpc_cmd.rpc, name="rpc")
 
 
 def _print_version(asked: bool) -> None:
