@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -34,6 +34,8 @@ def rpc_routes(handlers: Mapping[str, Handler], *,
         except RemoteError as error:
             return Response(error.to_json(), status_code=HTTP_STATUS[error.code],
                             media_type=_JSON)
+        except ClientDisconnect:
+            return Response(status_code=499)  # nobody reads it: the caller has gone
         return Response(reply, media_type=_JSON)
 
     return [Route("/rpc/{service}/{method}", endpoint, methods=["POST"])]

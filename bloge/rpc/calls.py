@@ -104,6 +104,8 @@ async def dispatch(handler: Handler, service: str, method: str, payload: str, *,
     deadline = None if timeout is None else time.monotonic() + timeout
     token = _CURRENT.set(CallInfo(service, method, dict(metadata or {}), deadline))
     try:
+        if timeout is None:
+            return await _run(handler, method, payload)
         async with asyncio.timeout(timeout):
             return await _run(handler, method, payload)
     except TimeoutError:
@@ -128,9 +130,14 @@ def as_remote_error(exc: Exception, where: str) -> RemoteError:
                        "log has the details")
 
 
+def is_async(handler: Handler) -> bool:
+    """Whether ``handler`` is awaited (a coroutine function, or an async ``__call__``)."""
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        getattr(handler, "__call__", None))  # noqa: B004 -- an async __call__ is awaited, not run on a thread
+
+
 async def _run(handler: Handler, method: str, payload: str) -> str:
-    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
-            getattr(handler, "__call__", None)):  # noqa: B004 -- an async __call__ is awaited, not run on a thread
+    if getattr(handler, "is_async", False) is True or is_async(handler):
         reply = await handler(method, payload)  # type: ignore[misc]  # checked async above
     else:
         reply = await DEFAULT_WORKERS.run(handler, method, payload)

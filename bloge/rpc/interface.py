@@ -51,16 +51,25 @@ class MethodSpec:
     result: TypeAdapter[Any]
     idempotent: bool
     doc: str
+    positional: tuple[str, ...]
+    """The parameters an argument may be passed to by position."""
 
     def encode_call(self, where: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """The JSON of a call's arguments; ``invalid_argument`` when they do not fit."""
+        names = self.positional
+        if len(args) <= len(names) and not any(
+                key in names[:len(args)] or key not in self.arguments.model_fields
+                for key in kwargs):
+            # The common case, without inspect's bind: missing arguments are pydantic's to
+            # name, as are all other mistakes in values.
+            values = dict(zip(names, args, strict=False))
+            values.update(kwargs)
+            return self.encode_arguments(where, values)
         try:
-            bound = self.signature.bind(None, *args, **kwargs)
+            self.signature.bind(None, *args, **kwargs)
         except TypeError as exc:
             raise RemoteError("invalid_argument", f"{where}: {exc}") from None
-        values = dict(bound.arguments)
-        values.pop(next(iter(self.signature.parameters)))
-        return self.encode_arguments(where, values)
+        raise AssertionError("unreachable: such a call binds only when it fits")  # pragma: no cover
 
     def encode_arguments(self, where: str, values: dict[str, Any]) -> str:
         try:
@@ -150,9 +159,11 @@ def _spec(interface: type, name: str, function: Callable[..., Any]) -> MethodSpe
         first_line = str(exc).split("\n", 1)[0]
         raise BlogeUsageError(f"{where}: its types cannot be sent as JSON ({first_line})") \
             from exc
+    positional = tuple(p.name for i, p in enumerate(signature.parameters.values())
+                       if i > 0 and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return MethodSpec(name, signature, arguments, result,
                       getattr(function, _IDEMPOTENT, False) is True,
-                      inspect.getdoc(function) or "")
+                      inspect.getdoc(function) or "", positional)
 
 
 def invalid(where: str, what: str, exc: ValidationError) -> RemoteError:

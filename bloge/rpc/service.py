@@ -39,6 +39,9 @@ class _Replay:
 class ServiceHandler:
     """``await handler(method, payload) -> payload`` for one implementation of an interface."""
 
+    #: Awaited by the transports (never run on a worker thread).
+    is_async = True
+
     def __init__(self, implementation: object, interface: type, *,
                  replay_ttl: float = 600.0, replay_capacity: int = 10_000) -> None:
         self.interface = interface
@@ -46,6 +49,8 @@ class ServiceHandler:
         self.specs = methods_of(interface)
         self._methods = {name: _checked(implementation, interface, spec)
                          for name, spec in self.specs.items()}
+        self._awaited = {name: inspect.iscoroutinefunction(function)
+                         for name, function in self._methods.items()}
         self._replay_ttl = replay_ttl
         self._replay_capacity = replay_capacity
         self._replays: OrderedDict[tuple[str, str], _Replay] = OrderedDict()
@@ -65,7 +70,7 @@ class ServiceHandler:
     async def _run(self, spec: MethodSpec, where: str, payload: str) -> str:
         arguments = spec.decode_arguments(where, payload)
         function = self._methods[spec.name]
-        if inspect.iscoroutinefunction(function):
+        if self._awaited[spec.name]:
             result = await function(**arguments)
         else:
             result = await DEFAULT_WORKERS.run(lambda: function(**arguments))

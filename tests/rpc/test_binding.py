@@ -104,10 +104,10 @@ async def test_the_split_over_nats_answers_as_the_monolith(
 
 def test_an_operator_naming_an_unknown_service_is_a_configuration_error(
         project: Path) -> None:
-    container = container_for(project, operators={"KBSearchOperator": "rpc:kb/search"})
+    container = container_for(project, operators={"KBSearchOperator": "rpc:billing/search"})
     with pytest.raises(ConfigurationError, match=r"bloge.operators.KBSearchOperator: "
-                       r"'rpc:kb/search' names the service 'kb', which bloge.rpc.services "
-                       r"does not define"):
+                       r"'rpc:billing/search' names the service 'billing', which "
+                       r"bloge.rpc.services does not define \(it defines: kb\)"):
         container.operator_registry()
 
 
@@ -135,8 +135,9 @@ def test_an_implementation_that_does_not_fit_is_a_configuration_error(project: P
 ])
 def test_incomplete_service_settings_name_the_key(project: Path, service: dict[str, str],
                                                   problem: str) -> None:
-    with pytest.raises(SettingsError, match=r"rpc\.services\[kb\]") as raised:
-        load_settings(base_dir=project, environ={}, overrides={"rpc": {"services": {"kb": service}}})
+    with pytest.raises(SettingsError, match=r"rpc\.services\[billing\]") as raised:
+        load_settings(base_dir=project, environ={},
+                      overrides={"rpc": {"services": {"billing": service}}})
     assert problem in str(raised.value)
 
 
