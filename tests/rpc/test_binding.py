@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bloge import AgentInput, rpc
-from bloge_config import SettingsError, load_settings
+from bloge_config import SettingsError, load_settings, load_settings_with_sources
 from bloge_container import ConfigurationError, create_container
 from bloge_container.application import ApplicationContainer, close_container
 from bloge_container.serving import server_app
@@ -144,3 +144,12 @@ def test_incomplete_service_settings_name_the_key(project: Path, service: dict[s
 def test_an_operator_reference_that_is_neither_is_refused(project: Path) -> None:
     with pytest.raises(SettingsError, match="rpc:<service>/<method>"):
         load_settings(base_dir=project, environ={}, overrides={"operators": {"K": "rpc:kb"}})
+
+
+def test_bloge_config_says_where_a_services_settings_came_from(project: Path) -> None:
+    (project / "settings.remote.yaml").write_text(
+        "bloge:\n  rpc:\n    services:\n      kb: {transport: http, url: 'http://kb:8000'}\n")
+    sources = load_settings_with_sources(base_dir=project, environ={}, profile="remote").sources
+    # A map's entry is recorded whole: the entry's position stands for each of its fields.
+    assert sources["bloge.rpc.services.kb.url"].endswith("settings.remote.yaml:4:7")
+    assert sources["bloge.rpc.services.kb.retry.max-attempts"] == "default"

@@ -169,3 +169,24 @@ def test_a_remote_error_pickles_with_its_fields() -> None:
     error = rpc.RemoteError("not_found", "gone", {"id": 1})
     copy = pickle.loads(pickle.dumps(error))  # noqa: S301 -- our own bytes, just made
     assert (copy.code, copy.message, copy.details) == ("not_found", "gone", {"id": 1})
+
+
+class Front(Protocol):
+    async def lookup(self) -> None: ...
+
+
+async def test_a_call_made_while_serving_one_gets_only_the_time_left() -> None:
+    shelf = Shelf()
+    backend = rpc.InProcessTransport()
+    backend.register("inventory", rpc.serve(shelf, as_=Inventory))
+    inventory = rpc.proxy(Inventory, backend, "inventory")  # no deadline of its own
+
+    class Forwarding:
+        async def lookup(self) -> None:
+            await inventory.hang()
+
+    front = rpc.InProcessTransport()
+    front.register("front", rpc.serve(Forwarding(), as_=Front))
+    with pytest.raises(rpc.RemoteError, match="deadline_exceeded"):
+        await rpc.proxy(Front, front, "front", deadline=0.1).lookup()
+    assert shelf.cancelled.is_set()
