@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
@@ -30,11 +31,18 @@ from bloge.core.masking import mask_url_credentials
 from bloge.rpc.calls import TIMEOUT_HEADER, Handler, Metadata, check_metadata, dispatch, timeout_of
 from bloge.rpc.errors import RemoteError
 
+log = logging.getLogger("bloge.rpc")
+
 SUBJECT_PREFIX = "bloge.rpc"
 STATUS_HEADER = "bloge-status"
 #: Time a reply may take past the deadline: the responder's own deadline answer comes first.
 DEADLINE_GRACE = 1.0
 _NAME = re.compile(r"[A-Za-z0-9_\-]+")
+
+
+async def _log_error(exc: Exception) -> None:
+    """nats-py's errors (a lost connection, a reconnect attempt), one line each in the log."""
+    log.warning("nats: %s: %s", type(exc).__name__, mask_url_credentials(str(exc)))
 
 
 def subject(service: str, method: str, prefix: str = SUBJECT_PREFIX) -> str:
@@ -66,12 +74,23 @@ class _Connection:
             return self._client
         async with self._lock:
             if self._client is None or self._client.is_closed:
-                try:
-                    self._client = await nats.connect(self.servers, **self._options)
-                except (OSError, nats.errors.Error) as exc:
-                    raise RemoteError("unavailable", f"cannot connect to NATS at "
-                                      f"{self.shown()} ({type(exc).__name__})") from exc
+                self._client = await self._connect()
         return self._client
+
+    async def _connect(self) -> Client:
+        # Reconnecting forever once connected is what a service wants; never connecting at
+        # all must fail the call instead: the first connection has connect_timeout seconds.
+        client = Client()
+        options = {"error_cb": _log_error, **self._options}
+        try:
+            async with asyncio.timeout(options.get("connect_timeout", 5)):
+                await client.connect(self.servers, **options)
+        except (TimeoutError, OSError, nats.errors.Error) as exc:
+            with contextlib.suppress(nats.errors.Error):
+                await client.close()
+            raise RemoteError("unavailable", f"cannot connect to NATS at {self.shown()} "
+                              f"({type(exc).__name__})") from None
+        return client
 
     async def close(self) -> None:
         if self._client is not None and not self._client.is_closed:

@@ -209,3 +209,15 @@ async def test_keyed_calls_survive_a_server_restart_and_run_once(
     await restarting.restart()
     assert len(await asyncio.gather(*in_flight)) == 20
     assert restarting.shelf.reservations == 21
+
+
+async def test_a_nats_server_that_is_down_is_unavailable() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    transport = rpc.NatsTransport(f"nats://127.0.0.1:{port}", connect_timeout=0.5)
+    with pytest.raises(rpc.RemoteError) as raised:
+        await rpc.proxy(Inventory, transport, "inventory").stock("apple")
+    assert raised.value.code == "unavailable"
+    assert f"cannot connect to NATS at nats://127.0.0.1:{port}" in raised.value.message
+    await transport.aclose()
