@@ -191,8 +191,9 @@ class NatsResponder:
     async def stop(self) -> None:
         """Take no new calls, finish those running, then close the connection."""
         for subscription in self._subscriptions:
+            # Drained, not dropped: calls already delivered to this replica are answered.
             with contextlib.suppress(nats.errors.Error):
-                await subscription.unsubscribe()
+                await subscription.drain()
         self._subscriptions.clear()
         if self._running:
             await asyncio.gather(*self._running, return_exceptions=True)

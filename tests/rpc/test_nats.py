@@ -221,3 +221,42 @@ async def test_a_nats_server_that_is_down_is_unavailable() -> None:
     assert raised.value.code == "unavailable"
     assert f"cannot connect to NATS at nats://127.0.0.1:{port}" in raised.value.message
     await transport.aclose()
+
+
+class Leaving(Shelf):
+    """A replica whose calls wait until the test lets them finish."""
+
+    def __init__(self) -> None:
+        super().__init__(counts={"apple": 1000})
+        self.took_call = asyncio.Event()
+        self.finish = asyncio.Event()
+
+    async def reserve(self, sku: str, quantity: int = 1) -> Reservation:
+        self.took_call.set()
+        await self.finish.wait()
+        return await super().reserve(sku, quantity)
+
+
+async def test_a_replica_that_stops_answers_the_calls_it_has_first(prefix: str) -> None:
+    nats_or_skip()
+    leaving, staying = Leaving(), Shelf(counts={"apple": 1000})
+    first = rpc.NatsResponder({"inventory": rpc.serve(leaving, as_=Inventory)}, NATS_URL,
+                              subject_prefix=prefix)
+    await first.start()
+    transport = rpc.NatsTransport(NATS_URL, subject_prefix=prefix)
+    inventory = rpc.proxy(Inventory, transport, "inventory")
+    try:
+        async with rpc.NatsResponder({"inventory": rpc.serve(staying, as_=Inventory)},
+                                     NATS_URL, subject_prefix=prefix):
+            calls = [asyncio.create_task(inventory.reserve("apple")) for _ in range(50)]
+            await leaving.took_call.wait()
+            stopping = asyncio.create_task(first.stop())
+            later = [asyncio.create_task(inventory.reserve("apple")) for _ in range(50)]
+            leaving.finish.set()
+            replies = await asyncio.gather(*calls, *later)
+            await stopping
+    finally:
+        await transport.aclose()
+    assert len(replies) == 100
+    assert leaving.reservations > 0
+    assert leaving.reservations + staying.reservations == 100
