@@ -193,7 +193,7 @@ class NatsResponder:
         for subscription in self._subscriptions:
             # Drained, not dropped: calls already delivered to this replica are answered.
             with contextlib.suppress(nats.errors.Error):
-                await subscription.drain()
+                await subscription.drain()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
         self._subscriptions.clear()
         if self._running:
             await asyncio.gather(*self._running, return_exceptions=True)
