@@ -24,6 +24,7 @@ ALLOWED = {
     "bloge.store": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal"},
     "bloge.autopilot": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
                         "bloge.store"},
+    "bloge.rpc": {"bloge.core"},
 }
 FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 
+from bloge.rpc import Handler
+from bloge.rpc.asgi import rpc_routes
 from bloge.server import autopilot_api, chat_api, health, openai_api, page, runs_api
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
 def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | None = None,
                metrics: Metrics | None = None, close_store: bool = False,
                autopilot: Autopilot | None = None, autopilot_refresh: float = 5.0,
-               autopilot_watches: Sequence[ErrorRateWatch] = ()) -> Guard:
+               autopilot_watches: Sequence[ErrorRateWatch] = (),
+               rpc: Mapping[str, Handler] | None = None) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
     Put ``metrics`` (a :class:`Metrics`) among the agents' listeners to count their turns,
@@ -36,6 +39,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
     ``autopilot``, ``/autopilot/…`` serves its approvals (see
     :mod:`bloge.server.autopilot_api`): decisions made by other processes are taken in every
     ``autopilot_refresh`` seconds, and each of ``autopilot_watches`` ticks.
+    ``rpc`` (service name → handler, see :func:`bloge.rpc.serve`) are served at
+    ``POST /rpc/{service}/{method}``, behind the same guard.
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
@@ -52,7 +57,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
 
     # Starlette tries the routes in order: the busiest first.
     app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *chat_api.ROUTES,
-                            *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES],
+                            *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES,
+                            *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes)],
                     exception_handlers=HANDLERS, lifespan=lifespan)
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
     app.state.autopilot = autopilot

@@ -67,6 +67,21 @@ def _import_path(value: str) -> str:
     return value
 
 
+_RPC_REFERENCE = re.compile(r"rpc:[A-Za-z0-9_\-]+/[A-Za-z_]\w*")
+
+
+def _operator_reference(value: str) -> str:
+    if value.startswith("rpc:"):
+        if not _RPC_REFERENCE.fullmatch(value):
+            raise ValueError("expected a remote method such as 'rpc:kb/search' "
+                             "(rpc:<service>/<method>)")
+        return value
+    if not _IMPORT_PATH.fullmatch(value):
+        raise ValueError("expected an import path such as 'package.module:ClassName', or a "
+                         "remote method such as 'rpc:kb/search'")
+    return value
+
+
 _STORE_SCHEMES = ("memory://", "sqlite:///", "postgresql://", "postgres://")
 
 
@@ -96,6 +111,10 @@ Secret = Annotated[SecretStr, PlainSerializer(_mask, return_type=str, when_used=
 ImportPath = Annotated[str, AfterValidator(_import_path)]
 """``"package.module:attribute"``, the form ``importlib`` plus ``getattr`` resolve."""
 
+OperatorReference = Annotated[str, AfterValidator(_operator_reference)]
+"""An import path, or ``"rpc:<service>/<method>"``: a method of a ``bloge.rpc.services``
+service, run wherever that service is bound."""
+
 HttpUrl = Annotated[
     str,
     AfterValidator(_http_url),
@@ -103,6 +122,11 @@ HttpUrl = Annotated[
 ]
 """An ``http://`` or ``https://`` URL, kept exactly as written (no trailing slash added); JSON
 renders it with the password or token of its user-info as ``****``."""
+
+ServiceUrl = Annotated[
+    str, PlainSerializer(mask_url_credentials, return_type=str, when_used="json"),
+]
+"""A service's address (``http://…``, ``nats://…``); JSON renders its password as ``****``."""
 
 StoreUrl = Annotated[
     str,

@@ -14,11 +14,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ByteSize, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ByteSize, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bloge.core.masking import mask_url_credentials
-from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret, StoreUrl
+from bloge_config.fields import (
+    Duration,
+    HttpUrl,
+    ImportPath,
+    OperatorReference,
+    Secret,
+    ServiceUrl,
+    StoreUrl,
+)
 
 
 def kebab(name: str) -> str:
@@ -221,6 +229,75 @@ class AutopilotSettings(BaseModel):
     watch: tuple[ErrorRateWatchSettings, ...] = ()
 
 
+class RpcRetrySettings(BaseModel):
+    """``bloge.rpc.services.<name>.retry``: how often a call that may be retried is tried
+    (only ``unavailable``/``deadline_exceeded``, on idempotent methods or keyed calls)."""
+
+    model_config = _SECTION
+
+    max_attempts: int = Field(default=3, ge=1)
+    initial_backoff: Duration = 0.1
+    multiplier: float = Field(default=2.0, ge=1)
+    max_backoff: Duration = 2.0
+
+
+RpcServiceName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]
+
+
+class RpcServiceSettings(_Section):
+    """``bloge.rpc.services.<name>``: where the service ``<name>`` runs (see
+    :mod:`bloge.rpc`).
+
+    ``transport: in-process`` calls ``implementation`` here (serializing as a network would);
+    ``http`` calls the ``bloge serve`` at ``url`` (with ``api-key``); ``nats`` calls the
+    replicas answering on the NATS servers at ``url`` (default ``bloge.rpc.nats-servers``).
+    ``interface`` (a ``typing.Protocol``) types the calls. ``expose`` serves the local
+    ``implementation`` to other processes: ``http`` at ``bloge serve``'s
+    ``POST /rpc/<name>/<method>``, ``nats`` with ``bloge rpc serve``. ``deadline`` bounds
+    each call (attempt) unless the caller says otherwise.
+    """
+
+    model_config = _SECTION
+
+    transport: Literal["in-process", "http", "nats"] = "in-process"
+    interface: ImportPath | None = None
+    implementation: ImportPath | None = None
+    url: ServiceUrl | None = None
+    api_key: Secret = SecretStr("")
+    deadline: Annotated[Duration, Field(gt=0)] | None = 30.0
+    expose: tuple[Literal["http", "nats"], ...] = ()
+    retry: RpcRetrySettings = Field(default_factory=RpcRetrySettings)
+
+    @model_validator(mode="after")
+    def _complete(self) -> RpcServiceSettings:
+        if self.transport == "in-process" and self.implementation is None:
+            raise ValueError("transport in-process needs an implementation (module:attribute)")
+        if self.transport == "http" and not (self.url or "").startswith(("http://",
+                                                                            "https://")):
+            raise ValueError("transport http needs url: the http:// or https:// address of "
+                             "the bloge serve that exposes the service")
+        if self.transport == "nats" and self.url is not None and not all(
+                part.strip().startswith(("nats://", "tls://"))
+                for part in self.url.split(",")):
+            raise ValueError("url of a nats service lists nats:// or tls:// servers, "
+                             "separated by commas")
+        if (self.expose or self.implementation) and self.interface is None:
+            raise ValueError("an implementation is served as an interface: set interface "
+                             "(module:Protocol)")
+        if self.expose and self.implementation is None:
+            raise ValueError("expose serves the local implementation: set implementation")
+        return self
+
+
+class RpcSettings(_Section):
+    """``bloge.rpc``: the services the application calls or exposes, by name."""
+
+    model_config = _SECTION
+
+    nats_servers: tuple[ServiceUrl, ...] = ("nats://127.0.0.1:4222",)
+    services: dict[RpcServiceName, RpcServiceSettings] = Field(default_factory=dict)
+
+
 class EventJournalSettings(BaseModel):
     """``bloge.event-journal``: the journal of agent callbacks, off unless enabled."""
 
@@ -253,14 +330,16 @@ class BlogeSettings(BaseSettings):
 
     llm: LlmSettings = Field(default_factory=LlmSettings)
     agents: AgentsSettings = Field(default_factory=AgentsSettings)
-    operators: dict[str, ImportPath] = Field(default_factory=dict)
-    """Operator name → ``"module:attribute"`` of the operator to register under that name."""
+    operators: dict[str, OperatorReference] = Field(default_factory=dict)
+    """Operator name → ``"module:attribute"`` of the operator to register under that name, or
+    ``"rpc:<service>/<method>"`` for a method of a ``bloge.rpc.services`` service."""
     listeners: tuple[ImportPath, ...] = ()
     """Import paths of extra listener classes, added to the built-in ones."""
     event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings)
+    rpc: RpcSettings = Field(default_factory=RpcSettings)
 
     @classmethod
     def settings_customise_sources(

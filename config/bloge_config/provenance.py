@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bloge_config.layers import DEFAULT, KeyPath, Origin, show
+from bloge_config.layers import DEFAULT, KeyPath, Origin, nearest, show
 from bloge_config.models import BlogeSettings, kebab
 
 SET_IN_CODE = "code"
@@ -52,22 +52,36 @@ def leaf_sources(settings: BlogeSettings, origins: Mapping[KeyPath, Origin]) -> 
     the sources gave), ``"default"`` where no model on the way was given a value, else
     ``"code"``."""
     shown = {show(path): str(origin) for path, origin in origins.items()}
-    return {
-        show(path): shown.get(show(path), SET_IN_CODE) if given else str(DEFAULT)
-        for path, given in _leaves(settings, ())
-    }
+    sources: dict[str, str] = {}
+    for path, recorded, given in _leaves(settings, (), ()):
+        if not given:
+            sources[show(path)] = str(DEFAULT)
+            continue
+        found = shown.get(show(path))
+        if found is None and recorded != path:
+            # A field of a section inside a map (bloge.rpc.services.kb.url): the sources
+            # record the map's entry (bloge.rpc.services[kb]) as one value.
+            found = str(nearest(origins, recorded, DEFAULT))
+        sources[show(path)] = found or SET_IN_CODE
+    return sources
 
 
-def _leaves(model: BaseModel, path: KeyPath, *,
-            given: bool = True) -> Iterator[tuple[KeyPath, bool]]:
-    # `given` says whether every model on the way set the field explicitly (else: a default).
+def _leaves(model: BaseModel, path: KeyPath, recorded: KeyPath, *,
+            given: bool = True) -> Iterator[tuple[KeyPath, KeyPath, bool]]:
+    # `given` says whether every model on the way set the field explicitly (else: a default);
+    # `recorded` is the path as the sources record it (map entries as `[key]`).
     for name in type(model).model_fields:
         value = getattr(model, name)
-        here = (*path, kebab(name))
+        here, there = (*path, kebab(name)), (*recorded, kebab(name))
         was_given = given and name in model.model_fields_set
         if isinstance(value, BaseModel):
-            yield from _leaves(value, here, given=was_given)
+            yield from _leaves(value, here, there, given=was_given)
         elif isinstance(value, dict) and value:
-            yield from (((*here, f"[{key}]"), was_given) for key in value)
+            for key, item in value.items():
+                if isinstance(item, BaseModel):  # a map of sections: bloge.rpc.services
+                    yield from _leaves(item, (*here, key), (*there, f"[{key}]"),
+                                       given=was_given)
+                else:
+                    yield (*here, f"[{key}]"), (*there, f"[{key}]"), was_given
         else:
-            yield here, was_given
+            yield here, there, was_given

@@ -8,7 +8,7 @@ after ignoring case, dashes and underscores, so ``max-attempts``, ``max_attempts
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
@@ -77,6 +77,14 @@ def suggestion(model: type[BaseModel], key: str) -> str:
     return f"{hint} (known keys: {', '.join(known)})"
 
 
+def _map_values_model(annotation: Any) -> type[BaseModel] | None:
+    """The model of a map's values (``bloge.rpc.services.<name>``), if they are sections."""
+    if get_origin(annotation) is not dict:
+        return None
+    arguments: tuple[Any, ...] = get_args(annotation)
+    return section_model(arguments[-1]) if len(arguments) == 2 else None
+
+
 def locate(model: type[BaseModel], loc: tuple[str | int, ...]) -> tuple[KeyPath, bool]:
     """The key path of a pydantic error location, and whether it is (inside) a secret.
 
@@ -85,6 +93,7 @@ def locate(model: type[BaseModel], loc: tuple[str | int, ...]) -> tuple[KeyPath,
     path: list[str] = []
     secret = False
     current: type[BaseModel] | Kind = model
+    items: type[BaseModel] | None = None
     for element in loc:
         if isinstance(current, type):
             name = field_named(current, str(element))
@@ -94,10 +103,11 @@ def locate(model: type[BaseModel], loc: tuple[str | int, ...]) -> tuple[KeyPath,
             field = current.model_fields[name]
             path.append(kebab(name))
             secret = secret or is_secret(field)
+            items = _map_values_model(field.annotation)
             current = section_model(field.annotation) or kind_of(field.annotation)
         elif current in ("map", "list") and element != "[key]":
             path.append(f"[{element}]")
-            current = "value"
+            current = items or "value"
         else:
             break
     return tuple(path), secret

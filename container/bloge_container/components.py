@@ -147,9 +147,11 @@ def operator_registry(
     provider: LlmProvider,
     project: ProjectDir,
     report: ConditionsReport,
+    rpc_services: Any = None,
 ) -> OperatorRegistry:
     """Operators advertised by installed packages, then the configured ones (which win), then
-    the chat operators unless the user registered their own under those names."""
+    the chat operators unless the user registered their own under those names. A configured
+    ``rpc:<service>/<method>`` is a remote operator over ``rpc_services``."""
     operators: dict[str, Any] = {}
     for entry in sorted(entry_points(group=OPERATOR_ENTRY_POINTS), key=lambda e: e.name):
         try:
@@ -162,6 +164,13 @@ def operator_registry(
                       reason=f"advertised through the {OPERATOR_ENTRY_POINTS!r} entry points")
     for name, path in settings.operators.items():
         key = f"bloge.operators.{name}"
+        if path.startswith("rpc:"):
+            if rpc_services is None:
+                raise ConfigurationError(f"{key}: {path!r} needs the rpc services")
+            operators[name] = rpc_services.remote_operator(name, path)
+            report.record(f"Operator[{name}]", registered=True, kind="always",
+                          reason=f"{key} is {path!r}: it runs where that service is bound")
+            continue
         operators[name] = instantiate(resolve(path, key=key, project_dir=project.path), key=key)
         report.record(f"Operator[{name}]", registered=True, kind="always",
                       reason=f"{key} is {path!r}")
@@ -213,6 +222,7 @@ def journal_available() -> str | None:
 
 def secret_values(settings: BlogeSettings) -> tuple[str, ...]:
     keys = (settings.llm.openai.api_key.get_secret_value(),
-            settings.llm.anthropic.api_key.get_secret_value())
+            settings.llm.anthropic.api_key.get_secret_value(),
+            *(service.api_key.get_secret_value() for service in settings.rpc.services.values()))
     return tuple(key for key in keys if key)
 

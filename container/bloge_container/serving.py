@@ -57,6 +57,7 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     app = create_app(agents, store=store, config=config, metrics=metrics, close_store=True,
                      autopilot=None if wiring is None else wiring.autopilot,
                      autopilot_refresh=container.settings().autopilot.refresh_interval,
+                     rpc=container.rpc_services().exposed["http"],
                      autopilot_watches=watches(wiring, container.error_rates(),
                                                container.settings()))
     if wiring is not None:

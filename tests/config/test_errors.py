@@ -112,7 +112,7 @@ def test_an_unknown_section_gets_a_did_you_mean(write: Write, tmp_path: Path) ->
     path = write("bloge:\n  event-jurnal: {enabled: true}\n")
     assert str(error(tmp_path)) == (
         f"{path}:2:3: unknown setting bloge.event-jurnal; did you mean 'event-journal'? (known "
-        "keys: llm, agents, operators, listeners, event-journal, store, server, autopilot)")
+        "keys: llm, agents, operators, listeners, event-journal, store, server, autopilot, rpc)")
 
 
 def test_an_unknown_variable_names_the_variable(tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ def test_a_json_variable_of_the_wrong_shape(tmp_path: Path) -> None:
 def test_a_bad_import_path_says_what_one_looks_like(tmp_path: Path) -> None:
     assert str(error(tmp_path, overrides={"operators": {"KB": "examples/support.py"}})) == (
         "override: bloge.operators[KB] = 'examples/support.py' is not valid: expected an import "
-        "path such as 'package.module:ClassName'")
+        "path such as 'package.module:ClassName', or a remote method such as 'rpc:kb/search'")
 
 
 def test_every_bad_value_is_reported_in_one_paragraph(write: Write, tmp_path: Path) -> None:

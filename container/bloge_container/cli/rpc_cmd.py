@@ -1,0 +1,125 @@
+"""``bloge rpc services|call|serve``: the services of ``bloge.rpc.services`` — how each is
+bound, one call to try it, and answering those exposed over NATS."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from bloge_container.cli.console import EXIT_RUN_FAILED, err, failure, out, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
+
+if TYPE_CHECKING:
+    from bloge_container.application import ApplicationContainer
+
+rpc = typer.Typer(help="RPC services: how each is bound, one call, answering over NATS.",
+                  no_args_is_help=True, rich_markup_mode=None)
+
+
+@rpc.command("services")
+def services(config: ConfigOption = None, profile: ProfileOption = None) -> None:
+    """Each service of bloge.rpc.services: where its calls go, and what this process
+    exposes."""
+    with reported_errors():
+        container = open_container(config, profile)
+        bound = container.rpc_services()
+        if not bound.transports:
+            out.print("no services: bloge.rpc.services is empty", markup=False)
+            return
+        for condition in container.report().conditions:
+            if condition.component.startswith(("RpcService[", "RpcExposed[")):
+                out.print(condition.line(), markup=False)
+
+
+@rpc.command("call")
+def call(
+    service: Annotated[str, typer.Argument(help="A service of bloge.rpc.services.")],
+    method: Annotated[str, typer.Argument(help="One of its methods.")],
+    arguments: Annotated[str, typer.Argument(
+        help='The arguments as a JSON object, e.g. \'{"query": "reset my password"}\'.')] = "{}",
+    deadline: Annotated[float | None, typer.Option(
+        "--deadline", min=0.001, help="Seconds the call may take (default: the service's "
+        "deadline setting).", show_default=False)] = None,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Call one method as the application would, and print its JSON reply."""
+    with reported_errors():
+        try:
+            json.loads(arguments)
+        except ValueError as exc:
+            raise failure(f"the arguments are not JSON: {exc}") from None
+        container = open_container(config, profile)
+        reply = asyncio.run(_call(container, service, method, arguments, deadline))
+        out.print(json.dumps(json.loads(reply), indent=2, ensure_ascii=False), markup=False)
+
+
+async def _call(container: ApplicationContainer, service: str, method: str, arguments: str,
+                deadline: float | None) -> str:
+    from bloge import rpc
+    from bloge.rpc.interface import methods_of
+    from bloge.rpc.proxy import call as send
+    from bloge_container.application import close_container
+
+    try:
+        bound = container.rpc_services()
+        if service not in bound.transports:
+            raise failure(f"bloge.rpc.services has no service {service!r} (it has: "
+                          f"{', '.join(sorted(bound.transports)) or 'none'})")
+        interface = bound.interfaces.get(service)
+        spec = methods_of(interface).get(method) if interface is not None else None
+        try:
+            return await send(bound.transports[service], service, spec, method, arguments,
+                              deadline=deadline or bound.settings[service].deadline)
+        except rpc.RemoteError as exc:
+            raise failure(str(exc), EXIT_RUN_FAILED) from None
+    finally:
+        await close_container(container)
+
+
+@rpc.command("serve")
+def serve(
+    nats: Annotated[list[str] | None, typer.Option(
+        "--nats", help="NATS server URL (repeatable; default bloge.rpc.nats-servers).",
+        show_default=False)] = None,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Answer the services that list nats in their expose setting, over NATS, until Ctrl-C
+    or SIGTERM (calls already running are finished first). Run several for replicas: they
+    share the calls."""
+    with reported_errors():
+        container = open_container(config, profile)
+        bound = container.rpc_services()
+        handlers = bound.exposed["nats"]
+        if not handlers:
+            raise failure("no service lists nats in bloge.rpc.services.<name>.expose")
+        try:
+            from bloge.rpc.nats import NatsResponder
+        except ImportError:
+            raise failure("bloge rpc serve needs nats-py: pip install 'bloge[nats]'") from None
+        servers = nats or list(bound.nats_servers)
+        responder = NatsResponder(handlers, servers)
+        asyncio.run(_answer(responder, sorted(handlers), servers))
+
+
+async def _answer(responder: Any, names: list[str], servers: list[str]) -> None:
+    from bloge.core.masking import mask_url_credentials
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await responder.start()
+    shown = ", ".join(mask_url_credentials(s) for s in servers)
+    err.print(f"bloge rpc serve: {', '.join(names)} on NATS at {shown}; Ctrl-C stops",
+              markup=False)
+    try:
+        await stop.wait()
+    finally:
+        await responder.stop()
+        err.print("bloge rpc serve: stopped", markup=False)

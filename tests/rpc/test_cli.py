@@ -1,0 +1,68 @@
+"""``bloge rpc services|call|serve`` through the real console script, and the support
+example split in two processes over NATS."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+from tests.cli.conftest import BLOGE, REPO, bloge, environment
+from tests.rpc.conftest import NATS_URL, nats_or_skip
+
+QUESTION = "How do I reset my password?"
+
+
+def test_services_says_how_each_is_bound(app: Path) -> None:
+    done = bloge("rpc", "services", cwd=app)
+    assert done.returncode == 0, done.stderr
+    assert ("RpcService[kb]: registered, bloge.rpc.services.kb.transport is 'in-process': "
+            "KnowledgeBaseService bound to a proxy over the in-process transport") in done.stdout
+
+
+def test_call_prints_the_reply(app: Path) -> None:
+    done = bloge("rpc", "call", "kb", "search", '{"query": "reset my password"}', cwd=app)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["articleId"] == "KB-RESET-001"
+
+
+def test_a_failed_call_prints_its_code_and_exits_1(app: Path) -> None:
+    done = bloge("rpc", "call", "kb", "search", '{"query": ""}', cwd=app)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("error: invalid_argument: kb.search: query must not be "
+                                   "empty: pass the customer's question")
+
+
+def test_arguments_that_are_not_json_are_a_usage_error(app: Path) -> None:
+    done = bloge("rpc", "call", "kb", "search", "{query}", cwd=app)
+    assert done.returncode == 2
+    assert "the arguments are not JSON" in done.stderr
+
+
+def test_an_unknown_service_is_a_usage_error(app: Path) -> None:
+    done = bloge("rpc", "call", "billing", "charge", cwd=app)
+    assert (done.returncode, done.stderr.strip()) == (
+        2, "error: bloge.rpc.services has no service 'billing' (it has: kb)")
+
+
+def test_the_support_agent_uses_a_knowledge_base_behind_nats(app: Path) -> None:
+    nats_or_skip()
+    shutil.copy(REPO / "settings.kb-remote.yaml", app / "settings.kb-remote.yaml")
+    env = {"NATS_URL": NATS_URL}
+    service = subprocess.Popen([str(BLOGE), "rpc", "serve"], cwd=app, env=environment(env),
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert service.stderr is not None
+        ready = service.stderr.readline()
+        assert "bloge rpc serve: kb on NATS" in ready
+        done = bloge("run", "customerSupport", QUESTION, "--profile", "kb-remote", cwd=app,
+                     env={**env, "KB_TRANSPORT": "nats", "KB_URL": NATS_URL})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("KB-RESET-001 — ")
+    finally:
+        service.send_signal(signal.SIGTERM)
+        _, rest = service.communicate(timeout=30)
+    assert service.returncode == 0
+    assert "bloge rpc serve: stopped" in rest
