@@ -80,8 +80,10 @@ class EventStream(Response):
         loop = asyncio.get_running_loop()
         while True:
             sending = clock.sending_since
+            # Idle, a send may start any moment: look again within send_timeout at the latest.
             deadline = (sending + self.send_timeout if sending is not None
-                        else clock.last_sent + self.keepalive)
+                        else min(clock.last_sent + self.keepalive,
+                                 loop.time() + self.send_timeout))
             done, _ = await asyncio.wait({sender, watcher}, timeout=deadline - loop.time(),
                                          return_when=asyncio.FIRST_COMPLETED)
             if watcher in done:
