@@ -34,7 +34,12 @@ class ConditionsReport:
 
     def record(self, component: str, *, registered: bool, kind: ConditionKind,
                reason: str) -> None:
-        self.conditions.append(Condition(component, registered, kind, reason))
+        """Record a decision once: a provider that decided on nothing (``None``) is asked
+        again each time it is needed (dependency-injector caches no ``None``), and decides
+        the same."""
+        condition = Condition(component, registered, kind, reason)
+        if condition not in self.conditions:
+            self.conditions.append(condition)
 
     def lines(self) -> list[str]:
         return [condition.line() for condition in self.conditions]

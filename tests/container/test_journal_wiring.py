@@ -78,6 +78,8 @@ def test_with_the_journal_off_no_bridge_is_registered_and_nothing_is_written(pro
     assert not (project / "var" / "journal.jsonl").exists()
     condition = container.report().find("AgentEventJournalBridge")
     assert (condition.registered, condition.reason) == (False, "bloge.event-journal.enabled is false")
+    told = [c for c in container.report().conditions if c.component == "AgentEventJournalBridge"]
+    assert told == [condition]  # once, though the journal was asked for again
 
 
 def test_the_journal_is_skipped_with_a_reason_when_its_module_is_missing(
