@@ -131,7 +131,8 @@ class JetStreamReplies:
                 await self._settle(name, claim, None, where)
             else:
                 await self._settle(name, claim, self._encode(
-                    _FAILED, fingerprint, error=error.to_json()), where)
+                    _FAILED, fingerprint, body=error.to_json()), where,
+                    fallback=self._encode(_UNKNOWN, fingerprint))
             if error is exc:
                 raise
             raise error from exc
@@ -142,7 +143,8 @@ class JetStreamReplies:
                 _UNKNOWN, fingerprint), where)
             raise
         await self._stop(renewing, claim)
-        await self._settle(name, claim, self._encode(_DONE, fingerprint, reply=reply), where)
+        await self._settle(name, claim, self._encode(_DONE, fingerprint, body=reply), where,
+                           fallback=self._encode(_UNKNOWN, fingerprint))
         return reply
 
     async def _renew(self, name: str, claim: _Claim, fingerprint: str) -> None:
@@ -168,26 +170,35 @@ class JetStreamReplies:
         with contextlib.suppress(asyncio.CancelledError):
             await renewing
 
-    async def _settle(self, name: str, claim: _Claim, value: bytes | None, where: str) -> None:
-        """Store ``value`` under the claim (``None``: release it), if the claim is still ours."""
+    async def _settle(self, name: str, claim: _Claim, value: bytes | None, where: str, *,
+                      fallback: bytes | None = None) -> None:
+        """Store ``value`` under the claim (``None``: release it), if the claim is still ours;
+        ``fallback`` when ``value`` cannot be stored (a reply larger than the bucket takes)."""
+        lost = ("rpc: %s finished after another replica declared its outcome unknown; its "
+                "reply is not stored")
         if claim.lost:
-            log.warning("rpc: %s finished after another replica declared its outcome unknown; "
-                        "its reply is not stored", where)
+            log.warning(lost, where)
             return
         try:
-            async with asyncio.timeout(self.lease):
-                if value is None:
-                    await self._kv.delete(name, last=claim.revision)
-                else:
-                    await self._kv.update(name, value, last=claim.revision)
+            await self._write(name, claim, value)
         except nats.js.errors.KeyWrongLastSequenceError:
-            log.warning("rpc: %s finished after another replica declared its outcome unknown; "
-                        "its reply is not stored", where)
+            log.warning(lost, where)
         except (nats.errors.Error, TimeoutError) as exc:
             # Unstored, the claim runs out: the other replicas answer that the outcome is
             # unknown, which is the truth seen from them.
             log.warning("rpc: the reply of %s was not stored in JetStream (%s)", where,
-                      type(exc).__name__)
+                        type(exc).__name__)
+            if fallback is not None and not isinstance(
+                    exc, nats.errors.ConnectionClosedError | TimeoutError):
+                with contextlib.suppress(nats.errors.Error, TimeoutError):
+                    await self._write(name, claim, fallback)
+
+    async def _write(self, name: str, claim: _Claim, value: bytes | None) -> None:
+        async with asyncio.timeout(self.lease):
+            if value is None:
+                await self._kv.delete(name, last=claim.revision)
+            else:
+                await self._kv.update(name, value, last=claim.revision)
 
     async def _wait(self, name: str, fingerprint: str, *, where: str,
                     idempotent: bool) -> str | int | None:
@@ -199,7 +210,7 @@ class JetStreamReplies:
             running: KeyValue.Entry | None = None
             while True:
                 try:
-                    entry = await watcher.updates(timeout=self.lease)  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
+                    entry: KeyValue.Entry | None = await watcher.updates(timeout=self.lease)  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
                 except nats.errors.TimeoutError:
                     if running is None:
                         return None
@@ -213,15 +224,16 @@ class JetStreamReplies:
                     continue  # the watch's "caught up" marker
                 if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
                     return None
-                state = json.loads(entry.value)
+                head, _, body = entry.value.partition(b"\n")
+                state = json.loads(head)
                 if state.get("fingerprint") != fingerprint:
                     raise RemoteError("invalid_argument", f"{where}: idempotency key was used "
                                       "before with other arguments")
                 match state.get("state"):
                     case "done":
-                        return str(state["reply"])
+                        return body.decode()
                     case "failed":
-                        raise RemoteError.from_json(state["error"])
+                        raise RemoteError.from_json(body)
                     case "unknown":
                         if not idempotent:
                             raise _unknown(where)
@@ -257,8 +269,11 @@ class JetStreamReplies:
         raise _unknown(where)
 
     @staticmethod
-    def _encode(state: str, fingerprint: str, **extra: Any) -> bytes:
-        return json.dumps({"state": state, "fingerprint": fingerprint, **extra}).encode()
+    def _encode(state: str, fingerprint: str, *, body: str = "", **extra: Any) -> bytes:
+        """A line of JSON (the state), then the reply or the error JSON as it is (no escaping:
+        a reply takes the bytes it takes on the wire, plus the line)."""
+        head = json.dumps({"state": state, "fingerprint": fingerprint, **extra})
+        return f"{head}\n{body}".encode()
 
     def __repr__(self) -> str:
         return f"<rpc replies in JetStream bucket {self.bucket} (lease {self.lease:g}s)>"

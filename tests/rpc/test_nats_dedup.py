@@ -180,6 +180,23 @@ async def test_a_handler_that_says_unavailable_releases_the_key(
     assert (down.runs, second.shelf.runs) == (1, 1)
 
 
+async def test_a_reply_too_large_to_store_leaves_the_outcome_unknown(bucket: str) -> None:
+    client = await nats.connect(NATS_URL)
+    await client.jetstream().create_key_value(bucket=bucket, history=1, ttl=60,
+                                              max_value_size=512)
+    replies = await JetStreamReplies.open(client, bucket=bucket, ttl=60, lease=60,
+                                          namespace="test")
+    shelf = Gated(released=True)
+    replica = Replica(shelf, rpc.serve(shelf, as_=Inventory), client, replies)
+    try:
+        big = "x" * 1000
+        assert json.loads(await replica.call("echo", {"value": big}, "echo-1")) == big
+        with pytest.raises(rpc.RemoteError, match="the outcome is unknown"):
+            await replica.call("echo", {"value": big}, "echo-1")
+    finally:
+        await client.close()
+
+
 @pytest.fixture
 def prefix() -> str:
     return f"test{uuid.uuid4().hex[:12]}"
