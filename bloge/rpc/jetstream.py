@@ -49,6 +49,13 @@ def _unknown(where: str) -> RemoteError:
                        "so it is not run again")
 
 
+class _Running:
+    """The claim read is still running: watch it."""
+
+
+_RUNNING_STILL = _Running()
+
+
 @dataclass(slots=True)
 class _Claim:
     """A claim this replica holds: the revision of the key it last wrote."""
@@ -205,48 +212,70 @@ class JetStreamReplies:
         """What another replica's claim of ``name`` came to: its reply (``str``), the revision
         of this replica's own claim after taking over a dead one (``int``), ``None`` when the
         claim was released; raises its error, or ``unavailable`` when the outcome is unknown."""
+        try:
+            entry = await self._kv.get(name)
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            return None
+        except (nats.errors.Error, TimeoutError) as exc:
+            raise RemoteError("unavailable", f"{where}: the claim of the idempotency key "
+                              f"cannot be read from JetStream ({type(exc).__name__})") from None
+        # The usual retry finds the reply stored: one read. A claim still running is watched.
+        settled = await self._settled(name, entry, fingerprint, where=where,
+                                      idempotent=idempotent)
+        if not isinstance(settled, _Running):
+            return settled
         watcher = await self._kv.watch(name)
         try:
-            running: KeyValue.Entry | None = None
+            running: KeyValue.Entry | None = entry
             while True:
                 try:
-                    entry: KeyValue.Entry | None = await watcher.updates(timeout=self.lease)  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
+                    update: KeyValue.Entry | None = await watcher.updates(  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
+                        timeout=self.lease)
                 except nats.errors.TimeoutError:
                     if running is None:
                         return None
+                    # The owner renewed nothing for a lease: it died mid-call.
                     taken = await self._abandoned(name, running, fingerprint, where=where,
                                                   idempotent=idempotent)
                     if taken is not None:
                         return taken
                     running = None
                     continue
-                if entry is None:
-                    continue  # the watch's "caught up" marker
-                if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
-                    return None
-                head, _, body = entry.value.partition(b"\n")
-                state = json.loads(head)
-                if state.get("fingerprint") != fingerprint:
-                    raise RemoteError("invalid_argument", f"{where}: idempotency key was used "
-                                      "before with other arguments")
-                match state.get("state"):
-                    case "done":
-                        return body.decode()
-                    case "failed":
-                        raise RemoteError.from_json(body)
-                    case "unknown":
-                        if not idempotent:
-                            raise _unknown(where)
-                        taken = await self._abandoned(name, entry, fingerprint, where=where,
-                                                      idempotent=True)
-                        if taken is not None:
-                            return taken
-                    case _:
-                        running = entry
+                if update is None or (running is not None
+                                      and update.revision == running.revision):
+                    continue  # the watch's "caught up" marker, or the entry already read
+                settled = await self._settled(name, update, fingerprint, where=where,
+                                              idempotent=idempotent)
+                if not isinstance(settled, _Running):
+                    return settled
+                running = update
         finally:
             with contextlib.suppress(nats.errors.Error, TimeoutError):
                 await watcher.stop()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
 
+    async def _settled(self, name: str, entry: KeyValue.Entry, fingerprint: str, *,
+                       where: str, idempotent: bool) -> str | int | _Running | None:
+        """What ``entry`` says of the call: as :meth:`_wait`, or :data:`_RUNNING_STILL`."""
+        if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+            return None
+        head, _, body = entry.value.partition(b"\n")
+        state = json.loads(head)
+        if state.get("fingerprint") != fingerprint:
+            raise RemoteError("invalid_argument", f"{where}: idempotency key was used before "
+                              "with other arguments")
+        match state.get("state"):
+            case "done":
+                return body.decode()
+            case "failed":
+                raise RemoteError.from_json(body)
+            case "unknown":
+                if not idempotent:
+                    raise _unknown(where)
+                taken = await self._abandoned(name, entry, fingerprint, where=where,
+                                              idempotent=True)
+                return _RUNNING_STILL if taken is None else taken
+            case _:
+                return _RUNNING_STILL
     async def _abandoned(self, name: str, entry: KeyValue.Entry, fingerprint: str, *,
                          where: str, idempotent: bool) -> int | None:
         """A claim left at ``entry`` for a lease: taken over (the new revision) when the
