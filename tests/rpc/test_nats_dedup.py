@@ -60,9 +60,10 @@ class Replica:
     client: Client
     replies: JetStreamReplies
 
-    async def call(self, method: str, arguments: dict[str, object], key: str) -> str:
+    async def call(self, method: str, arguments: dict[str, object], key: str, *,
+                   time_left: float = 30) -> str:
         return await dispatch(self.handler, "inventory", method, json.dumps(arguments),
-                              time_left=30, metadata={IDEMPOTENCY_KEY: key},
+                              time_left=time_left, metadata={IDEMPOTENCY_KEY: key},
                               replies=self.replies)
 
     async def die(self) -> None:
@@ -147,6 +148,17 @@ async def test_a_replica_dead_mid_call_leaves_its_outcome_unknown(
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError, rpc.RemoteError):
         await running
+
+
+async def test_a_keyed_call_stopped_by_its_deadline_is_not_run_again_elsewhere(
+        replicas: tuple[Replica, Replica]) -> None:
+    first, second = replicas
+    with pytest.raises(rpc.RemoteError, match="deadline_exceeded"):
+        await first.call("hang", {}, "hang-1", time_left=0.05)
+    assert first.shelf.cancelled.is_set()
+    with pytest.raises(rpc.RemoteError, match="the outcome is unknown"):
+        await second.call("hang", {}, "hang-1")
+    assert not second.shelf.hanging.is_set()
 
 
 async def test_an_idempotent_call_whose_replica_died_is_run_again(
