@@ -58,9 +58,11 @@ _RUNNING_STILL = _Running()
 
 @dataclass(slots=True)
 class _Claim:
-    """A claim this replica holds: the revision of the key it last wrote."""
+    """A claim this replica holds: the revision of the key it last wrote, and the token its
+    value carries (to know it again after a write whose acknowledgement was lost)."""
 
     revision: int
+    token: str
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     lost: bool = False
 
@@ -74,7 +76,6 @@ class JetStreamReplies:
         self.bucket = bucket
         self.namespace = namespace
         self.lease = lease
-        self._owner = uuid.uuid4().hex
 
     @classmethod
     async def open(cls, client: Client, *, bucket: str = DEFAULT_BUCKET,
@@ -107,12 +108,13 @@ class JetStreamReplies:
     async def once(self, call: CallInfo, key: str, fingerprint: str, *, where: str,
                    idempotent: bool, run: Callable[[], Awaitable[str]]) -> str:
         name = self._name(call, key)
-        claim = self._encode(_RUNNING, fingerprint, owner=self._owner)
+        token = uuid.uuid4().hex
+        claim = self._encode(_RUNNING, fingerprint, owner=token)
         while True:
             try:
                 revision = await self._kv.create(name, claim)
             except nats.js.errors.KeyWrongLastSequenceError:
-                outcome = await self._wait(name, fingerprint, where=where,
+                outcome = await self._wait(name, fingerprint, token, where=where,
                                            idempotent=idempotent)
                 if isinstance(outcome, str):
                     return outcome
@@ -123,7 +125,7 @@ class JetStreamReplies:
                 raise RemoteError("unavailable", f"{where}: the idempotency key cannot be "
                                   f"claimed in JetStream ({type(exc).__name__}); the call did "
                                   "not run") from None
-            return await self._own(name, _Claim(revision), fingerprint, where=where,
+            return await self._own(name, _Claim(revision, token), fingerprint, where=where,
                                    idempotent=idempotent, run=run)
 
     async def _own(self, name: str, claim: _Claim, fingerprint: str, *, where: str,
@@ -155,13 +157,15 @@ class JetStreamReplies:
         return reply
 
     async def _renew(self, name: str, claim: _Claim, fingerprint: str) -> None:
-        value = self._encode(_RUNNING, fingerprint, owner=self._owner)
+        value = self._encode(_RUNNING, fingerprint, owner=claim.token)
         while True:
             await asyncio.sleep(self.lease / 3)
             async with claim.lock:
                 try:
                     claim.revision = await self._kv.update(name, value, last=claim.revision)
                 except nats.js.errors.KeyWrongLastSequenceError:
+                    if await self._still_ours(name, claim):
+                        continue
                     claim.lost = True
                     log.warning("rpc: the claim of %s was taken over (this replica was "
                                 "silent for longer than the lease of %gs)", name, self.lease)
@@ -169,6 +173,20 @@ class JetStreamReplies:
                 except (nats.errors.Error, TimeoutError) as exc:
                     log.warning("rpc: the claim of %s was not renewed (%s)", name,
                                 type(exc).__name__)
+
+    async def _still_ours(self, name: str, claim: _Claim) -> bool:
+        """Whether the key still holds this claim (a renewal whose acknowledgement was lost
+        moved its revision on); if so, the claim's revision is brought up to date."""
+        try:
+            entry = await self._kv.get(name)
+            head = (entry.value or b"").partition(b"\n")[0]
+            ours = json.loads(head).get("owner") == claim.token if head else False
+        except (nats.errors.Error, TimeoutError, ValueError):
+            return False
+        if ours and entry.revision is not None:
+            claim.revision = entry.revision
+            return True
+        return False
 
     @staticmethod
     async def _stop(renewing: asyncio.Task[None], claim: _Claim) -> None:
@@ -187,7 +205,12 @@ class JetStreamReplies:
             log.warning(lost, where)
             return
         try:
-            await self._write(name, claim, value)
+            try:
+                await self._write(name, claim, value)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                if not await self._still_ours(name, claim):
+                    raise
+                await self._write(name, claim, value)
         except nats.js.errors.KeyWrongLastSequenceError:
             log.warning(lost, where)
         except (nats.errors.Error, TimeoutError) as exc:
@@ -207,7 +230,7 @@ class JetStreamReplies:
             else:
                 await self._kv.update(name, value, last=claim.revision)
 
-    async def _wait(self, name: str, fingerprint: str, *, where: str,
+    async def _wait(self, name: str, fingerprint: str, token: str, *, where: str,
                     idempotent: bool) -> str | int | None:
         """What another replica's claim of ``name`` came to: its reply (``str``), the revision
         of this replica's own claim after taking over a dead one (``int``), ``None`` when the
@@ -220,11 +243,16 @@ class JetStreamReplies:
             raise RemoteError("unavailable", f"{where}: the claim of the idempotency key "
                               f"cannot be read from JetStream ({type(exc).__name__})") from None
         # The usual retry finds the reply stored: one read. A claim still running is watched.
-        settled = await self._settled(name, entry, fingerprint, where=where,
+        settled = await self._settled(name, entry, fingerprint, token, where=where,
                                       idempotent=idempotent)
         if not isinstance(settled, _Running):
             return settled
-        watcher = await self._kv.watch(name)
+        try:
+            watcher = await self._kv.watch(name)
+        except (nats.errors.Error, TimeoutError) as exc:
+            raise RemoteError("unavailable", f"{where}: another replica is running the call "
+                              "with this idempotency key, and JetStream cannot be watched "
+                              f"for its reply ({type(exc).__name__})") from None
         try:
             running: KeyValue.Entry | None = entry
             while True:
@@ -235,8 +263,8 @@ class JetStreamReplies:
                     if running is None:
                         return None
                     # The owner renewed nothing for a lease: it died mid-call.
-                    taken = await self._abandoned(name, running, fingerprint, where=where,
-                                                  idempotent=idempotent)
+                    taken = await self._abandoned(name, running, fingerprint, token,
+                                                  where=where, idempotent=idempotent)
                     if taken is not None:
                         return taken
                     running = None
@@ -244,7 +272,7 @@ class JetStreamReplies:
                 if update is None or (running is not None
                                       and update.revision == running.revision):
                     continue  # the watch's "caught up" marker, or the entry already read
-                settled = await self._settled(name, update, fingerprint, where=where,
+                settled = await self._settled(name, update, fingerprint, token, where=where,
                                               idempotent=idempotent)
                 if not isinstance(settled, _Running):
                     return settled
@@ -253,8 +281,8 @@ class JetStreamReplies:
             with contextlib.suppress(nats.errors.Error, TimeoutError):
                 await watcher.stop()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
 
-    async def _settled(self, name: str, entry: KeyValue.Entry, fingerprint: str, *,
-                       where: str, idempotent: bool) -> str | int | _Running | None:
+    async def _settled(self, name: str, entry: KeyValue.Entry, fingerprint: str, token: str,
+                       *, where: str, idempotent: bool) -> str | int | _Running | None:
         """What ``entry`` says of the call: as :meth:`_wait`, or :data:`_RUNNING_STILL`."""
         if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
             return None
@@ -271,17 +299,17 @@ class JetStreamReplies:
             case "unknown":
                 if not idempotent:
                     raise _unknown(where)
-                taken = await self._abandoned(name, entry, fingerprint, where=where,
+                taken = await self._abandoned(name, entry, fingerprint, token, where=where,
                                               idempotent=True)
                 return _RUNNING_STILL if taken is None else taken
             case _:
                 return _RUNNING_STILL
-    async def _abandoned(self, name: str, entry: KeyValue.Entry, fingerprint: str, *,
-                         where: str, idempotent: bool) -> int | None:
+    async def _abandoned(self, name: str, entry: KeyValue.Entry, fingerprint: str,
+                         token: str, *, where: str, idempotent: bool) -> int | None:
         """A claim left at ``entry`` for a lease: taken over (the new revision) when the
         method is idempotent, else marked unknown and ``unavailable`` raised; ``None`` when the
         key changed meanwhile (watch it again)."""
-        value = (self._encode(_RUNNING, fingerprint, owner=self._owner) if idempotent
+        value = (self._encode(_RUNNING, fingerprint, owner=token) if idempotent
                  else self._encode(_UNKNOWN, fingerprint))
         try:
             revision = await self._kv.update(name, value, last=entry.revision)
