@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import uuid
@@ -172,6 +173,25 @@ async def test_an_idempotent_call_whose_replica_died_is_run_again(
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError, rpc.RemoteError):
         await running
+
+
+async def test_a_renewal_whose_acknowledgement_was_lost_keeps_the_claim(
+        bucket: str, replicas: tuple[Replica, Replica]) -> None:
+    first, second = replicas
+    running = asyncio.create_task(first.call("reserve", {"sku": "apple"}, "order-12"))
+    await first.shelf.took_call.wait()
+    # The claim's revision moves on behind the replica's back, as when a renewal reached the
+    # server and its acknowledgement did not reach the replica.
+    kv = await first.client.jetstream().key_value(bucket)
+    name = f"test.inventory.reserve.{hashlib.sha256(b'order-12').hexdigest()}"
+    entry = await kv.get(name)
+    assert entry.value is not None
+    assert entry.revision is not None
+    await kv.update(name, entry.value, last=entry.revision)
+    first.shelf.release.set()
+    reply = await running
+    assert await second.call("reserve", {"sku": "apple"}, "order-12") == reply
+    assert second.shelf.runs == 0
 
 
 async def test_a_handler_that_says_unavailable_releases_the_key(
