@@ -1,7 +1,9 @@
 """RPC costs (issue "bloge.rpc"): round-trip latency (p50/p99) and calls per second of a
 trivial method over in-process, HTTP (loopback, keep-alive) and NATS, at 1 and 100
 concurrent callers; and what the in-process transport's serialization and validation add
-over calling the implementation directly.
+over calling the implementation directly; and, over NATS, what an idempotency key adds (each
+call a new key: claimed, then its reply stored, in the JetStream bucket the replicas share)
+and what a repeated key costs (the stored reply, watched for).
 
     .venv/bin/python bench/bench_rpc.py [--calls N] [--nats nats://127.0.0.1:4222]
 
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import os
 import socket
 import statistics
@@ -24,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
+import nats
 import uvicorn
 
 from bloge import rpc
@@ -31,6 +36,7 @@ from bloge.rpc.asgi import rpc_app
 
 HERE = Path(__file__).parent
 CALLERS = (1, 100)
+BUCKET = "bench_rpc_replies"
 
 
 class Echo(Protocol):
@@ -97,7 +103,9 @@ def serve(kind: str, where: str) -> None:
 
     async def answer() -> None:
         async with rpc.NatsResponder(handlers(), where, max_concurrent=200,
-                                     subject_prefix="bench"):
+                                     subject_prefix="bench", replies_bucket=BUCKET,
+                                     replies_ttl=600) as responder:
+            print(f"keyed calls: de-duplicated {responder.dedup}", file=sys.stderr)
             print("ready", flush=True)
             await asyncio.Event().wait()
 
@@ -130,10 +138,28 @@ async def bench(calls: int, nats_url: str) -> None:
         remote = rpc.proxy(Echo, transport, "echo")
         rows.extend([("nats", callers, await measure(remote.echo, calls, callers))
                      for callers in CALLERS])
+        keys = itertools.count()
+        run = os.urandom(4).hex()
+
+        async def keyed(value: int) -> int:
+            with rpc.call_options(idempotency_key=f"{run}-{next(keys)}"):
+                return await remote.echo(value)
+
+        async def repeated(value: int) -> int:
+            with rpc.call_options(idempotency_key=f"{run}-repeated"):
+                return await remote.echo(0) + value * 0
+
+        rows.extend([("nats keyed", callers, await measure(keyed, calls // 4, callers))
+                     for callers in CALLERS])
+        rows.append(("nats replay", 1, await measure(repeated, calls // 20, 1)))
         await transport.aclose()
     finally:
         nats_service.terminate()
         nats_service.wait()
+        client = await nats.connect(nats_url)
+        with contextlib.suppress(nats.errors.Error):
+            await client.jetstream().delete_key_value(BUCKET)
+        await client.close()
     print(f"{'transport':<12} {'callers':>7} {'calls/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
     for name, callers, (rate, p50, p99) in rows:
         print(f"{name:<12} {callers:>7} {rate:>10.0f} {p50:>8.3f} {p99:>8.3f}")
@@ -142,6 +168,10 @@ async def bench(calls: int, nats_url: str) -> None:
     added = (1 / local_row[0] - 1 / direct[0]) * 1e6
     print(f"in-process serialization and validation add {added:.1f} µs per call "
           f"(1 caller) over a direct call")
+    plain = next(r for n, c, r in rows if n == "nats" and c == 1)
+    keyed_row = next(r for n, c, r in rows if n == "nats keyed" and c == 1)
+    print(f"an idempotency key over NATS adds {keyed_row[1] - plain[1]:.3f} ms at p50 "
+          f"({keyed_row[2] - plain[2]:.3f} ms at p99), 1 caller")
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bloge.core.workers import DEFAULT_WORKERS
 from bloge.rpc.errors import RemoteError
@@ -61,6 +62,26 @@ _CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar(
     "bloge_rpc_call", default=None)
 
 
+class SharedReplies(Protocol):
+    """Where the replicas of a service share the replies of keyed calls (the NATS
+    responder's JetStream bucket): ``once`` runs ``run`` only when no replica claimed
+    ``key`` before, and otherwise returns (or raises) what the claiming run gave."""
+
+    async def once(self, call: CallInfo, key: str, fingerprint: str, *, where: str,
+                   idempotent: bool, run: Callable[[], Awaitable[str]]) -> str:
+        ...
+
+
+_REPLIES: contextvars.ContextVar[SharedReplies | None] = contextvars.ContextVar(
+    "bloge_rpc_replies", default=None)
+
+
+def shared_replies() -> SharedReplies | None:
+    """The replies the call being served shares with other replicas (``None``: the handler
+    de-duplicates keyed calls in its own process)."""
+    return _REPLIES.get()
+
+
 def current_call() -> CallInfo | None:
     """The call being served on this task, or ``None`` outside a handler."""
     return _CURRENT.get()
@@ -94,15 +115,18 @@ def timeout_of(deadline: float | None) -> float | None:
 
 
 async def dispatch(handler: Handler, service: str, method: str, payload: str, *,
-                   time_left: float | None = None, metadata: Metadata | None = None) -> str:
+                   time_left: float | None = None, metadata: Metadata | None = None,
+                   replies: SharedReplies | None = None) -> str:
     """Run ``handler`` for one received call, stopped when ``time_left`` seconds have
-    passed; raise only :class:`RemoteError`."""
+    passed; raise only :class:`RemoteError`. ``replies``: where keyed calls are
+    de-duplicated across replicas (default: in this process)."""
     timeout = time_left
     if timeout is not None and timeout <= 0:
         raise RemoteError("deadline_exceeded", f"{service}.{method}: the deadline had "
                           "passed when the call arrived")
     deadline = None if timeout is None else time.monotonic() + timeout
     token = _CURRENT.set(CallInfo(service, method, dict(metadata or {}), deadline))
+    shared = _REPLIES.set(replies)
     try:
         if timeout is None:
             return await _run(handler, method, payload)
@@ -116,6 +140,7 @@ async def dispatch(handler: Handler, service: str, method: str, payload: str, *,
     except Exception as exc:
         raise as_remote_error(exc, f"{service}.{method}") from exc
     finally:
+        _REPLIES.reset(shared)
         _CURRENT.reset(token)
 
 

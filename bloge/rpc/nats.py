@@ -7,6 +7,11 @@ deadline travels as the header ``Bloge-Timeout-Ms`` and metadata as headers of t
 names. The connection reconnects by itself (nats-py's default); a call whose reply was lost
 with a connection fails as ``deadline_exceeded`` (its outcome is unknown) and is retried only
 when the retry rule of :mod:`bloge.rpc.proxy` allows.
+
+Keyed calls (``idempotency-key``) are de-duplicated across the replicas in a JetStream
+key-value bucket (:mod:`bloge.rpc.jetstream`): a retry that reaches another replica gets the
+first run's reply instead of running again. Without JetStream on the server, each replica
+de-duplicates on its own, and the responder says so in the log (``responder.dedup``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the extras installed
 from bloge.core.masking import mask_url_credentials
 from bloge.rpc.calls import TIMEOUT_HEADER, Handler, Metadata, check_metadata, dispatch, timeout_of
 from bloge.rpc.errors import RemoteError
+from bloge.rpc.jetstream import DEFAULT_BUCKET, DEFAULT_LEASE, DEFAULT_TTL, JetStreamReplies
 
 log = logging.getLogger("bloge.rpc")
 
@@ -168,11 +174,21 @@ class NatsResponder:
     def __init__(self, handlers: Mapping[str, Handler],
                  servers: str | Sequence[str] = "nats://127.0.0.1:4222", *,
                  max_concurrent: int = 100, subject_prefix: str = SUBJECT_PREFIX,
-                 **connect: Any) -> None:
+                 replies_bucket: str | None = DEFAULT_BUCKET, replies_ttl: float = DEFAULT_TTL,
+                 claim_lease: float = DEFAULT_LEASE, **connect: Any) -> None:
         connect.setdefault("connect_timeout", 5)
         connect.setdefault("max_reconnect_attempts", -1)
+        if claim_lease <= 0 or replies_ttl <= 0:
+            raise ValueError("claim_lease and replies_ttl are seconds, more than 0")
         self.handlers = dict(handlers)
         self.subject_prefix = subject_prefix
+        self.replies_bucket = replies_bucket
+        self.replies_ttl = replies_ttl
+        self.claim_lease = claim_lease
+        self._replies: JetStreamReplies | None = None
+        #: How keyed calls are de-duplicated, once started: across the replicas (JetStream)
+        #: or in this process only, and why.
+        self.dedup = "not started"
         self._connection = _Connection(servers, connect)
         self._slots = asyncio.Semaphore(max_concurrent)
         self._running: set[asyncio.Task[None]] = set()
@@ -181,12 +197,32 @@ class NatsResponder:
     async def start(self) -> None:
         """Subscribe to every service; calls are answered from now on."""
         client = await self._connection.get()
+        await self._open_replies(client)
         for service in self.handlers:
             subject(service, "x", self.subject_prefix)
             self._subscriptions.append(await client.subscribe(
                 f"{self.subject_prefix}.{service}.*", queue=f"{self.subject_prefix}.{service}",
                 cb=self._received))
         await client.flush()
+
+    async def _open_replies(self, client: Client) -> None:
+        if self.replies_bucket is None:
+            self.dedup = "per process (replies_bucket=None)"
+            return
+        try:
+            self._replies = await JetStreamReplies.open(
+                client, bucket=self.replies_bucket, ttl=self.replies_ttl,
+                lease=self.claim_lease, namespace=self.subject_prefix)
+        except (nats.errors.Error, TimeoutError) as exc:
+            self.dedup = (f"per process: JetStream is not available on NATS at "
+                          f"{self._connection.shown()} ({type(exc).__name__})")
+            log.warning("rpc: keyed calls are de-duplicated %s; a retry that reaches another "
+                        "replica runs again (enable JetStream on the server: nats-server -js)",
+                        self.dedup)
+            return
+        self.dedup = (f"across replicas, in the JetStream bucket {self.replies_bucket} "
+                      f"(replies kept {self.replies_ttl:g}s, claim lease {self.claim_lease:g}s)")
+        log.info("rpc: keyed calls are de-duplicated %s", self.dedup)
 
     async def stop(self) -> None:
         """Take no new calls, finish those running, then close the connection."""
@@ -233,7 +269,8 @@ class NatsResponder:
         try:
             reply = await dispatch(self.handlers[service], service, method, msg.data.decode(),
                                    time_left=_timeout(headers.pop(TIMEOUT_HEADER, None)),
-                                   metadata={k.lower(): v for k, v in headers.items()})
+                                   metadata={k.lower(): v for k, v in headers.items()},
+                                   replies=self._replies)
         except RemoteError as error:
             await self._publish(msg.reply, error.to_json().encode(), error=True)
             return

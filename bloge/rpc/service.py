@@ -6,7 +6,8 @@ with the same parameters. Each call's arguments are validated before the impleme
 and its result is validated before it is sent. A call that carries an ``idempotency-key``
 runs once per key: a repeat (a retry after a lost reply, say) waits for the first run and gets
 its reply, success or failure; the replies are kept for ``replay_ttl`` seconds, the last
-``replay_capacity`` of them, in this process.
+``replay_capacity`` of them, in this process — unless the transport shares them between the
+replicas of the service (:class:`~bloge.rpc.NatsResponder`, in a JetStream bucket).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from bloge.core.errors import BlogeUsageError
 from bloge.core.workers import DEFAULT_WORKERS
-from bloge.rpc.calls import IDEMPOTENCY_KEY, as_remote_error, current_call
+from bloge.rpc.calls import IDEMPOTENCY_KEY, as_remote_error, current_call, shared_replies
 from bloge.rpc.errors import RemoteError
 from bloge.rpc.interface import MethodSpec, methods_of
 
@@ -77,8 +78,13 @@ class ServiceHandler:
         return spec.encode_result(where, result)
 
     async def _once(self, spec: MethodSpec, where: str, payload: str, key: str) -> str:
-        self._forget_expired()
         fingerprint = hashlib.sha256(payload.encode()).hexdigest()
+        shared, served = shared_replies(), current_call()
+        if shared is not None and served is not None:
+            return await shared.once(served, key, fingerprint, where=where,
+                                     idempotent=spec.idempotent,
+                                     run=lambda: self._run(spec, where, payload))
+        self._forget_expired()
         replay = self._replays.get((spec.name, key))
         if replay is not None:
             if replay.fingerprint != fingerprint:

@@ -4,10 +4,13 @@ NATS (the server at ``BLOGE_TEST_NATS_URL``, default 127.0.0.1:4222)."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 
 import pytest
 
@@ -68,3 +71,50 @@ async def link(transport_kind: str) -> AsyncIterator[Link]:
             return remote
 
         yield connect
+
+
+@dataclass
+class OwnNats:
+    """A NATS server of the test's own, on a free port, that the test may restart."""
+
+    port: int
+    process: subprocess.Popen[str] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        binary = shutil.which("nats-server")
+        assert binary is not None
+        self.process = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(self.port)],
+                                        stderr=subprocess.PIPE, text=True)
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            if "Server is ready" in line:
+                return
+        raise RuntimeError("nats-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            assert self.process.stderr is not None
+            self.process.stderr.close()
+            self.process = None
+
+
+@pytest.fixture
+def own_nats() -> Iterator[OwnNats]:
+    if shutil.which("nats-server") is None:
+        reason = "nats-server is not installed (Debian: apt-get install nats-server)"
+        if REQUIRED:
+            pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {reason}")
+        pytest.skip(reason)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = OwnNats(port)
+    server.start()
+    yield server
+    server.stop()

@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import socket
-import subprocess
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
 
 from bloge import rpc
-from tests.rpc.conftest import NATS_URL, nats_or_skip
+from tests.rpc.conftest import NATS_URL, OwnNats, nats_or_skip
 from tests.rpc.services import Inventory, Reservation, Shelf
-from tests.store.conftest import REQUIRED
 
 RETRY = rpc.Retry(max_attempts=6, initial_backoff=0.05, max_backoff=0.5)
 
@@ -83,53 +80,6 @@ async def test_a_replica_that_dies_mid_call_fails_no_idempotent_call(prefix: str
             assert await inventory.stock("pear") == 1
     finally:
         await transport.aclose()
-
-
-@dataclass
-class OwnNats:
-    """A NATS server of the test's own, on a free port, that the test may restart."""
-
-    port: int
-    process: subprocess.Popen[str] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        binary = shutil.which("nats-server")
-        assert binary is not None
-        self.process = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(self.port)],
-                                        stderr=subprocess.PIPE, text=True)
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            if "Server is ready" in line:
-                return
-        raise RuntimeError("nats-server did not start")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
-            assert self.process.stderr is not None
-            self.process.stderr.close()
-            self.process = None
-
-
-@pytest.fixture
-def own_nats() -> Iterator[OwnNats]:
-    if shutil.which("nats-server") is None:
-        reason = "nats-server is not installed (Debian: apt-get install nats-server)"
-        if REQUIRED:
-            pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {reason}")
-        pytest.skip(reason)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = OwnNats(port)
-    server.start()
-    yield server
-    server.stop()
 
 
 @dataclass
