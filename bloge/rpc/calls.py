@@ -114,6 +114,25 @@ def timeout_of(deadline: float | None) -> float | None:
     return left if deadline is None else min(deadline, left)
 
 
+#: Time a reply may take past the deadline: the server's own deadline answer arrives first.
+DEADLINE_GRACE = 1.0
+
+
+def reply_wait(service: str, method: str, deadline: float | None, headers: dict[str, str],
+               default: float) -> float:
+    """How long a network transport waits for the reply to a call with ``deadline``: its
+    budget (:func:`timeout_of`, sent along in ``headers`` as ``TIMEOUT_HEADER``) plus
+    :data:`DEADLINE_GRACE`, else ``default``; ``deadline_exceeded`` when it has passed."""
+    budget = timeout_of(deadline)
+    if budget is None:
+        return default
+    if budget <= 0:
+        raise RemoteError("deadline_exceeded", f"{service}.{method}: the deadline passed "
+                          "before the call was sent")
+    headers[TIMEOUT_HEADER] = str(max(1, round(budget * 1000)))
+    return budget + DEADLINE_GRACE
+
+
 async def dispatch(handler: Handler, service: str, method: str, payload: str, *,
                    time_left: float | None = None, metadata: Metadata | None = None,
                    replies: SharedReplies | None = None) -> str:

@@ -13,11 +13,9 @@ from typing import Self
 import httpx
 
 from bloge.core.masking import mask_url_credentials
-from bloge.rpc.calls import TIMEOUT_HEADER, Metadata, check_metadata, timeout_of
+from bloge.rpc.calls import Metadata, check_metadata, reply_wait
 from bloge.rpc.errors import RemoteError
 
-#: Time a reply may take past the deadline: the server's own deadline answer arrives first.
-DEADLINE_GRACE = 1.0
 _JSON = "application/json"
 
 
@@ -44,13 +42,7 @@ class HttpTransport:
     async def send(self, service: str, method: str, payload: str, *,
                    deadline: float | None = None, metadata: Metadata | None = None) -> str:
         headers = {**check_metadata(metadata), **self._headers}
-        budget = timeout_of(deadline)
-        if budget is not None:
-            if budget <= 0:
-                raise RemoteError("deadline_exceeded", f"{service}.{method}: the deadline "
-                                  "passed before the call was sent")
-            headers[TIMEOUT_HEADER] = str(max(1, round(budget * 1000)))
-        wait = self.timeout if budget is None else budget + DEADLINE_GRACE
+        wait = reply_wait(service, method, deadline, headers, self.timeout)
         url = f"{self.base_url}/rpc/{service}/{method}"
         try:
             response = await self._client.post(url, content=payload.encode(), headers=headers,

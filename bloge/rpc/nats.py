@@ -33,7 +33,14 @@ except ImportError as exc:  # pragma: no cover - depends on the extras installed
     raise ImportError("the NATS transport needs nats-py: pip install 'bloge[nats]'") from exc
 
 from bloge.core.masking import mask_url_credentials
-from bloge.rpc.calls import TIMEOUT_HEADER, Handler, Metadata, check_metadata, dispatch, timeout_of
+from bloge.rpc.calls import (
+    TIMEOUT_HEADER,
+    Handler,
+    Metadata,
+    check_metadata,
+    dispatch,
+    reply_wait,
+)
 from bloge.rpc.errors import RemoteError
 from bloge.rpc.jetstream import DEFAULT_BUCKET, DEFAULT_LEASE, DEFAULT_TTL, JetStreamReplies
 
@@ -42,7 +49,6 @@ log = logging.getLogger("bloge.rpc")
 SUBJECT_PREFIX = "bloge.rpc"
 STATUS_HEADER = "bloge-status"
 #: Time a reply may take past the deadline: the responder's own deadline answer comes first.
-DEADLINE_GRACE = 1.0
 _NAME = re.compile(r"[A-Za-z0-9_\-]+")
 
 
@@ -123,13 +129,7 @@ class NatsTransport:
     async def send(self, service: str, method: str, payload: str, *,
                    deadline: float | None = None, metadata: Metadata | None = None) -> str:
         headers = check_metadata(metadata)
-        budget = timeout_of(deadline)
-        if budget is not None:
-            if budget <= 0:
-                raise RemoteError("deadline_exceeded", f"{service}.{method}: the deadline "
-                                  "passed before the call was sent")
-            headers[TIMEOUT_HEADER] = str(max(1, round(budget * 1000)))
-        wait = self.timeout if budget is None else budget + DEADLINE_GRACE
+        wait = reply_wait(service, method, deadline, headers, self.timeout)
         to = subject(service, method, self.subject_prefix)
         client = await self._connection.get()
         data = payload.encode()
