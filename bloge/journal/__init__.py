@@ -2,8 +2,9 @@
 
 ```
 EventJournal ──channel(processors)──▶ emit(event, *records, **fields)   capture: a tuple
-    └─ batch ─▶ IsoTimestamps ─▶ merge_records ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ Sink
-               (one chain of structlog processors, run event by event over each batch)
+    └─ batch ─▶ event dict ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ Sink
+                (event, timestamp, the records' fields; then one chain of structlog
+                 processors, run event by event over each batch)
 AgentEventJournalBridge: an AgentExecutionListener emitting one event per agent callback
 read_journal(path) ─▶ execution_timeline(events, id) ─▶ render_timeline(entries)
 ```

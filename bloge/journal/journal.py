@@ -5,10 +5,16 @@ fields) and queued. Queued events are rendered in batches, through the journal's
 structlog chain (:class:`~bloge.journal.chain.ProcessorChain`; structlog's global
 configuration is never touched), and written in the order they were emitted:
 
-- inside an event loop, at the end of the current burst (``loop.call_soon``), so events
-  reach the sink at the next await of the code emitting them;
+- inside an event loop, ``flush_interval`` seconds after the first event of a batch was
+  emitted (``loop.call_later``); with an interval of 0, at the end of the current burst
+  (``loop.call_soon``), so events reach the sink at the next await of the code emitting
+  them. Files and streams wait :data:`WRITE_INTERVAL` (10 ms) by default: a write and a
+  ``stat`` per batch then serve many turns of many runs instead of one burst each;
 - outside an event loop, at once;
-- whenever ``max_batch`` events are waiting, on ``flush()``, and on ``close()``.
+- whenever ``max_batch`` events are waiting, on ``flush()``, on ``close()``, and when the
+  interpreter exits (as the ``logging`` module flushes its handlers).
+
+The agent bridge flushes when a run ends, so a finished run's events are always written.
 
 Failures never reach the code that emits. The first failure of each kind is reported as a
 warning on the ``bloge.journal`` logger: an event that cannot be rendered is dropped and the
@@ -21,9 +27,11 @@ mid-run: it opens the path again.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from itertools import groupby
 from operator import itemgetter
@@ -34,13 +42,7 @@ from typing import Any, Literal, Self, TextIO
 from structlog.typing import Processor
 
 from bloge.core.errors import BlogeUsageError
-from bloge.journal.chain import (
-    Captured,
-    IsoTimestamps,
-    ProcessorChain,
-    SequenceNumbers,
-    merge_records,
-)
+from bloge.journal.chain import Captured, IsoTimestamps, ProcessorChain, SequenceNumbers
 from bloge.journal.redaction import Redactor
 from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
@@ -49,23 +51,29 @@ _log = logging.getLogger("bloge.journal")
 
 _channel_of = itemgetter(0)
 
+#: How long files and streams let events gather before writing them, in seconds.
+WRITE_INTERVAL = 0.01
+
 
 class EventJournal:
     """A journal of structured events written to ``sink`` (see the module docs).
 
-    Events are rendered by this chain: ``IsoTimestamps`` (``timestamp``), ``merge_records``
-    (the fields of the records), ``SequenceNumbers`` (``seq`` per ``execution_id``), the
+    Each event becomes a dict of ``event``, ``timestamp`` and the fields of its records and
+    ``fields``, which passes this chain: ``SequenceNumbers`` (``seq`` per ``execution_id``), the
     channel's processors (by default a :class:`Redactor` with the built-in sensitive keys),
     then the sink's renderer. The field names ``event``, ``timestamp`` and ``seq`` are the
     journal's own. Safe to use from several threads and tasks. Call :meth:`close` at
     shutdown: events still queued are written then.
     """
 
-    def __init__(self, sink: Sink, *, max_batch: int = 256) -> None:
+    def __init__(self, sink: Sink, *, max_batch: int = 256, flush_interval: float = 0.0) -> None:
         if max_batch < 1:
             raise BlogeUsageError(f"max_batch must be at least 1, got {max_batch}")
+        if not flush_interval >= 0:
+            raise BlogeUsageError(f"flush_interval must be 0 or more seconds, got {flush_interval}")
         self.sink = sink
         self.max_batch = max_batch
+        self.flush_interval = flush_interval
         self.failure: Exception | None = None
         self._closed = False
         # Emitting appends to the deque (atomic, no lock); rendering and writing hold the lock.
@@ -78,23 +86,27 @@ class EventJournal:
         self._stamps = IsoTimestamps()
         self._sequence = SequenceNumbers()
         self._default = self.channel(Redactor())
+        _open_journals.add(self)
 
     # -- construction
 
     @classmethod
-    def to_file(cls, path: str | Path, *, max_batch: int = 256) -> EventJournal:
+    def to_file(cls, path: str | Path, *, max_batch: int = 256,
+                flush_interval: float = WRITE_INTERVAL) -> EventJournal:
         """JSON lines appended to the UTF-8 file ``path`` (its folders are created, and the
         file is opened again if it is deleted or rotated). Never raises: a path that cannot
         be opened is reported when the first events are written."""
-        return cls(FileSink(path), max_batch=max_batch)
+        return cls(FileSink(path), max_batch=max_batch, flush_interval=flush_interval)
 
     @classmethod
     def to_stdout(
-        cls, stream: TextIO | None = None, *, console: bool | None = None, max_batch: int = 256
+        cls, stream: TextIO | None = None, *, console: bool | None = None, max_batch: int = 256,
+        flush_interval: float = WRITE_INTERVAL,
     ) -> EventJournal:
         """Events on ``stream`` (standard output by default): readable console lines when it
         is a terminal, JSON lines otherwise; ``console`` forces one or the other."""
-        return cls(StreamSink(stream, console=console), max_batch=max_batch)
+        return cls(StreamSink(stream, console=console), max_batch=max_batch,
+                   flush_interval=flush_interval)
 
     @classmethod
     def in_memory(cls) -> EventJournal:
@@ -117,9 +129,8 @@ class EventJournal:
     def channel(self, *processors: Processor) -> JournalChannel:
         """A way in whose events also pass ``processors`` (e.g. a configured
         :class:`Redactor`) before rendering; channels share the queue, order and sink."""
-        links: list[Processor] = [self._stamps, merge_records, self._sequence, *processors,
-                                  self.sink.renderer]
-        return JournalChannel(self, ProcessorChain(links))
+        links: list[Processor] = [self._sequence, *processors, self.sink.renderer]
+        return JournalChannel(self, ProcessorChain(links, stamps=self._stamps))
 
     # -- use
 
@@ -176,7 +187,10 @@ class EventJournal:
             # One scheduled flush per loop at a time: code that never yields would otherwise
             # pile up a callback per event.
             self._flush_loop = loop
-            loop.call_soon(self._scheduled_flush)
+            if self.flush_interval:
+                loop.call_later(self.flush_interval, self._scheduled_flush)
+            else:
+                loop.call_soon(self._scheduled_flush)
 
     def _scheduled_flush(self) -> None:
         # Cleared before flushing: an event emitted after the flush took the queue schedules
@@ -249,3 +263,13 @@ class JournalChannel:
             loop = None
         if loop is None or loop is not journal._flush_loop or len(pending) >= journal.max_batch:
             journal._queued(loop)
+
+
+#: Every journal not yet collected: what is still queued in them is written at exit.
+_open_journals: weakref.WeakSet[EventJournal] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for journal in list(_open_journals):
+        journal.flush()

@@ -8,6 +8,8 @@ import json
 import logging
 import re
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -156,6 +158,61 @@ async def test_every_burst_is_written_at_its_next_await() -> None:
     assert await sink.written(3) == [["a"], ["b"], ["c"]]
     journal.emit("d")
     assert await sink.written(4) == [["a"], ["b"], ["c"], ["d"]]
+
+
+async def test_with_an_interval_events_of_several_bursts_are_written_together() -> None:
+    sink = BatchSink()
+    journal = EventJournal(sink, flush_interval=3600)
+    journal.emit("first")
+    await sink_idle_turn()
+    journal.emit("second")
+    await sink_idle_turn()
+    assert sink.batches == []
+    journal.flush()
+    assert sink.batches == [["first", "second"]]
+
+
+async def test_with_an_interval_events_are_written_when_it_has_passed() -> None:
+    sink = BatchSink()
+    journal = EventJournal(sink, flush_interval=0.001)
+    journal.emit("first")
+    assert await sink.written(1) == [["first"]]
+    journal.emit("second")
+    assert await sink.written(2) == [["first"], ["second"]]
+
+
+def test_files_and_streams_let_events_gather_and_memory_does_not(tmp_path: Path) -> None:
+    with EventJournal.to_file(tmp_path / "j.jsonl") as file, EventJournal.to_stdout(
+            io.StringIO()) as stream:
+        assert file.flush_interval == stream.flush_interval > 0
+    assert EventJournal.in_memory().flush_interval == 0
+
+
+@pytest.mark.parametrize("interval", [-1, float("nan")])
+def test_an_interval_that_is_no_duration_is_refused(interval: float) -> None:
+    with pytest.raises(BlogeUsageError, match="flush_interval"):
+        EventJournal(InMemorySink(), flush_interval=interval)
+
+
+def test_events_still_gathering_are_written_when_the_interpreter_exits(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    script = (
+        "import asyncio, sys\n"
+        "from bloge.journal import EventJournal\n"
+        "journal = EventJournal.to_file(sys.argv[1], flush_interval=3600)\n"
+        "async def main():\n"
+        "    journal.emit('last words')\n"
+        "asyncio.run(main())\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+    assert json.loads(path.read_text(encoding="utf-8"))["event"] == "last words"
+
+
+async def sink_idle_turn() -> None:
+    """One turn of the event loop: what is scheduled with ``call_soon`` has run."""
+    turned = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_soon(turned.set_result, None)
+    await turned
 
 
 async def test_a_full_batch_is_written_without_waiting_for_the_loop() -> None:
