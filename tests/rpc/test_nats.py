@@ -187,10 +187,6 @@ class Leaving(Shelf):
         return await super().reserve(sku, quantity)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known: a call the NATS server routes to a stopping replica while its UNSUB is processed "
-    "can reach the client after the drain's flush and is dropped there; the caller gets "
-    "deadline_exceeded (outcome unknown), never a wrong answer (issue 13's note)"))
 async def test_a_replica_that_stops_answers_the_calls_it_has_first(prefix: str) -> None:
     nats_or_skip()
     leaving, staying = Leaving(), Shelf(counts={"apple": 1000})
