@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -101,6 +102,19 @@ def test_the_distribution_installs_only_bloge_names() -> None:
     }
     assert top_level == {"bloge", "bloge_config", "bloge_container"}
     assert pyproject["project"]["scripts"]["bloge"] == "bloge_container.cli:main"
+
+
+#: The repository's top level is fixed (DESIGN.md section 1); examples keep their files inside.
+TOP_LEVEL = {".ci", ".gitignore", "LICENSE", "README.md", "bench", "bloge", "config",
+             "container", "examples", "pyproject.toml", "settings.yaml", "tests"}
+
+
+def test_the_repository_top_level_is_the_fixed_list() -> None:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: no tracked files to look at")
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True, timeout=60).stdout.splitlines()
+    assert {path.split("/")[0] for path in tracked} <= TOP_LEVEL
 
 
 def test_only_the_container_knows_dependency_injector() -> None:

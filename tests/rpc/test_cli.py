@@ -49,7 +49,7 @@ def test_an_unknown_service_is_a_usage_error(app: Path) -> None:
 
 def test_the_support_agent_uses_a_knowledge_base_behind_nats(app: Path) -> None:
     nats_or_skip()
-    shutil.copy(REPO / "settings.kb-remote.yaml", app / "settings.kb-remote.yaml")
+    shutil.copy(REPO / "examples/support/settings.kb-remote.yaml", app)
     env = {"NATS_URL": NATS_URL}
     service = subprocess.Popen([str(BLOGE), "rpc", "serve"], cwd=app, env=environment(env),
                                stderr=subprocess.PIPE, text=True)
