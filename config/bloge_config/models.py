@@ -289,12 +289,27 @@ class RpcServiceSettings(_Section):
         return self
 
 
+class RpcRepliesSettings(_Section):
+    """``bloge.rpc.replies``: how ``bloge rpc serve`` replicas de-duplicate keyed calls (those
+    with an ``idempotency-key``) across each other, in a JetStream key-value ``bucket``: a
+    reply is kept ``ttl``, a replica running a call holds its claim ``claim-lease`` at a time
+    (renewed while it runs; a dead replica's call is answered ``unavailable`` after it).
+    ``bucket: null`` de-duplicates in each process only."""
+
+    model_config = _SECTION
+
+    bucket: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")] | None = "bloge_rpc_replies"
+    ttl: Annotated[Duration, Field(gt=0)] = 24 * 3600.0
+    claim_lease: Annotated[Duration, Field(gt=0)] = 10.0
+
+
 class RpcSettings(_Section):
     """``bloge.rpc``: the services the application calls or exposes, by name."""
 
     model_config = _SECTION
 
     nats_servers: tuple[ServiceUrl, ...] = ("nats://127.0.0.1:4222",)
+    replies: RpcRepliesSettings = Field(default_factory=RpcRepliesSettings)
     services: dict[RpcServiceName, RpcServiceSettings] = Field(default_factory=dict)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bloge_config import BlogeSettings
-from bloge_config.models import RpcServiceSettings
+from bloge_config.models import RpcRepliesSettings, RpcServiceSettings
 from bloge_container.components import ProjectDir
 from bloge_container.errors import ConfigurationError
 from bloge_container.imports import instantiate, resolve
@@ -27,6 +27,12 @@ class RpcServices:
     settings: dict[str, RpcServiceSettings] = field(default_factory=dict)
     exposed: dict[str, dict[str, Any]] = field(default_factory=lambda: {"http": {}, "nats": {}})
     nats_servers: tuple[str, ...] = ()
+    replies: RpcRepliesSettings = field(default_factory=RpcRepliesSettings)
+
+    def responder_options(self) -> dict[str, Any]:
+        """The keyword arguments of ``NatsResponder`` that ``bloge.rpc.replies`` sets."""
+        return {"replies_bucket": self.replies.bucket, "replies_ttl": self.replies.ttl,
+                "claim_lease": self.replies.claim_lease}
 
     def client(self, service: str | type) -> Any:
         """The bound client of ``service`` (a name, or the interface it was declared with)."""
@@ -67,7 +73,7 @@ class RpcServices:
 def rpc_services(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
                  closables: list[Any]) -> RpcServices:
     """Every service of ``bloge.rpc.services``, bound, each decision in the report."""
-    bound = RpcServices(nats_servers=settings.rpc.nats_servers)
+    bound = RpcServices(nats_servers=settings.rpc.nats_servers, replies=settings.rpc.replies)
     if not settings.rpc.services:
         return bound
     from bloge import rpc
@@ -90,7 +96,8 @@ def rpc_services(settings: BlogeSettings, project: ProjectDir, report: Condition
                 report.record(f"RpcExposed[{name}/{way}]", registered=True, kind="on-property",
                               reason=f"{key}.expose lists {way}: " + (
                                   f"bloge serve answers POST /rpc/{name}/<method>"
-                                  if way == "http" else "bloge rpc serve answers on NATS"))
+                                  if way == "http" else "bloge rpc serve answers on NATS; "
+                                  + _dedup(settings.rpc.replies)))
         transport, where = _transport(name, section, settings, local, closables)
         bound.transports[name] = transport
         bound.settings[name] = section
@@ -106,6 +113,14 @@ def rpc_services(settings: BlogeSettings, project: ProjectDir, report: Condition
         report.record(f"RpcService[{name}]", registered=True, kind="on-property",
                       reason=f"{key}.transport is {section.transport!r}: {typed} {where}")
     return bound
+
+
+def _dedup(replies: RpcRepliesSettings) -> str:
+    if replies.bucket is None:
+        return "keyed calls de-duplicated in each process (bloge.rpc.replies.bucket is null)"
+    return (f"keyed calls de-duplicated across replicas in the JetStream bucket "
+            f"{replies.bucket} (bloge.rpc.replies: replies kept {replies.ttl:g}s, claim lease "
+            f"{replies.claim_lease:g}s; in each process where the server has no JetStream)")
 
 
 def _interface(section: RpcServiceSettings, key: str, project: ProjectDir) -> type | None:

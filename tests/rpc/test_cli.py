@@ -9,6 +9,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from bloge.rpc import jetstream
+from bloge_config.models import RpcRepliesSettings
 from tests.cli.conftest import BLOGE, REPO, bloge, environment
 from tests.rpc.conftest import NATS_URL, nats_or_skip
 
@@ -20,6 +22,22 @@ def test_services_says_how_each_is_bound(app: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert ("RpcService[kb]: registered, bloge.rpc.services.kb.transport is 'in-process': "
             "KnowledgeBaseService bound to a proxy over the in-process transport") in done.stdout
+
+
+def test_services_says_how_keyed_calls_are_de_duplicated(app: Path) -> None:
+    done = bloge("rpc", "services", cwd=app, env={"BLOGE_RPC__REPLIES__BUCKET": "kb_replies",
+                                                  "BLOGE_RPC__REPLIES__TTL": "1h"})
+    assert done.returncode == 0, done.stderr
+    assert ("RpcExposed[kb/nats]: registered, bloge.rpc.services.kb.expose lists nats: bloge "
+            "rpc serve answers on NATS; keyed calls de-duplicated across replicas in the "
+            "JetStream bucket kb_replies (bloge.rpc.replies: replies kept 3600s, claim lease "
+            "10s") in done.stdout
+
+
+def test_the_replies_settings_default_to_the_responders_defaults() -> None:
+    replies = RpcRepliesSettings()
+    assert (replies.bucket, replies.ttl, replies.claim_lease) == (
+        jetstream.DEFAULT_BUCKET, jetstream.DEFAULT_TTL, jetstream.DEFAULT_LEASE)
 
 
 def test_call_prints_the_reply(app: Path) -> None:
@@ -50,13 +68,14 @@ def test_an_unknown_service_is_a_usage_error(app: Path) -> None:
 def test_the_support_agent_uses_a_knowledge_base_behind_nats(app: Path) -> None:
     nats_or_skip()
     shutil.copy(REPO / "examples/support/settings.kb-remote.yaml", app)
-    env = {"NATS_URL": NATS_URL}
+    env = {"NATS_URL": NATS_URL, "BLOGE_RPC__REPLIES__BUCKET": "kb_replies"}
     service = subprocess.Popen([str(BLOGE), "rpc", "serve"], cwd=app, env=environment(env),
                                stderr=subprocess.PIPE, text=True)
     try:
         assert service.stderr is not None
         ready = service.stderr.readline()
         assert "bloge rpc serve: kb on NATS" in ready
+        assert "de-duplicated across replicas, in the JetStream bucket kb_replies" in ready
         done = bloge("run", "customerSupport", QUESTION, "--profile", "kb-remote", cwd=app,
                      env={**env, "KB_TRANSPORT": "nats", "KB_URL": NATS_URL})
         assert done.returncode == 0, done.stderr

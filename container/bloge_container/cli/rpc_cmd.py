@@ -103,7 +103,7 @@ def serve(
         except ImportError:
             raise failure("bloge rpc serve needs nats-py: pip install 'bloge[nats]'") from None
         servers = nats or list(bound.nats_servers)
-        responder = NatsResponder(handlers, servers)
+        responder = NatsResponder(handlers, servers, **bound.responder_options())
         asyncio.run(_answer(responder, sorted(handlers), servers))
 
 
@@ -116,8 +116,8 @@ async def _answer(responder: Any, names: list[str], servers: list[str]) -> None:
         loop.add_signal_handler(signum, stop.set)
     await responder.start()
     shown = ", ".join(mask_url_credentials(s) for s in servers)
-    err.print(f"bloge rpc serve: {', '.join(names)} on NATS at {shown}; Ctrl-C stops",
-              markup=False)
+    err.print(f"bloge rpc serve: {', '.join(names)} on NATS at {shown}; keyed calls "
+              f"de-duplicated {responder.dedup}; Ctrl-C stops", markup=False)
     try:
         await stop.wait()
     finally:
