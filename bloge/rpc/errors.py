@@ -103,3 +103,11 @@ def _foreign_message(body: object) -> str | None:
         if isinstance(body.get("message"), str):
             return str(body["message"])
     return None
+
+
+def outcome_unknown(where: str) -> RemoteError:
+    """What a repeat of a keyed call is told when the first run stopped before it answered
+    (its deadline passed, its process or replica stopped): ``unavailable``, and it is not
+    run again, since it may have done its work."""
+    return RemoteError("unavailable", f"{where}: the call with this idempotency key stopped "
+                       "before it answered; the outcome is unknown, so it is not run again")

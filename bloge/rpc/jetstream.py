@@ -32,7 +32,7 @@ from nats.aio.client import Client
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from bloge.rpc.calls import CallInfo, as_remote_error
-from bloge.rpc.errors import RemoteError
+from bloge.rpc.errors import RemoteError, outcome_unknown
 
 log = logging.getLogger("bloge.rpc")
 
@@ -41,12 +41,6 @@ DEFAULT_TTL = 24 * 3600.0
 DEFAULT_LEASE = 10.0
 
 _RUNNING, _DONE, _FAILED, _UNKNOWN = "running", "done", "failed", "unknown"
-
-
-def _unknown(where: str) -> RemoteError:
-    return RemoteError("unavailable", f"{where}: the replica that ran the call with this "
-                       "idempotency key stopped before it answered; the outcome is unknown, "
-                       "so it is not run again")
 
 
 class _Running:
@@ -298,7 +292,7 @@ class JetStreamReplies:
                 raise RemoteError.from_json(body)
             case "unknown":
                 if not idempotent:
-                    raise _unknown(where)
+                    raise outcome_unknown(where)
                 taken = await self._abandoned(name, entry, fingerprint, token, where=where,
                                               idempotent=True)
                 return _RUNNING_STILL if taken is None else taken
@@ -323,7 +317,7 @@ class JetStreamReplies:
             log.warning("rpc: %s: the replica that claimed the call stopped answering; "
                         "running it again (the method is idempotent)", where)
             return revision
-        raise _unknown(where)
+        raise outcome_unknown(where)
 
     @staticmethod
     def _encode(state: str, fingerprint: str, *, body: str = "", **extra: Any) -> bytes:

@@ -5,8 +5,10 @@ The implementation is checked once, at registration: every method of the interfa
 with the same parameters. Each call's arguments are validated before the implementation runs
 and its result is validated before it is sent. A call that carries an ``idempotency-key``
 runs once per key: a repeat (a retry after a lost reply, say) waits for the first run and gets
-its reply, success or failure; the replies are kept for ``replay_ttl`` seconds, the last
-``replay_capacity`` of them, in this process — unless the transport shares them between the
+its reply, success or failure (a first run stopped before it answered, by its deadline
+say, leaves the outcome unknown: repeats are answered ``unavailable`` and it is not run
+again, unless the method is idempotent); the replies are kept for ``replay_ttl`` seconds,
+the last ``replay_capacity`` of them, in this process — unless the transport shares them between the
 replicas of the service (:class:`~bloge.rpc.NatsResponder`, in a JetStream bucket).
 """
 
@@ -24,7 +26,7 @@ from typing import Any
 from bloge.core.errors import BlogeUsageError
 from bloge.core.workers import DEFAULT_WORKERS
 from bloge.rpc.calls import IDEMPOTENCY_KEY, as_remote_error, current_call, shared_replies
-from bloge.rpc.errors import RemoteError
+from bloge.rpc.errors import RemoteError, outcome_unknown
 from bloge.rpc.interface import MethodSpec, methods_of
 
 
@@ -101,27 +103,30 @@ class ServiceHandler:
             replay.reply = await self._run(spec, where, payload)
         except Exception as exc:
             error = as_remote_error(exc, where)
-            self._settle(spec.name, key, replay, error)
+            self._settle(spec.name, key, replay, error, keep=not error.retryable)
             if error is exc:
                 raise
             raise error from exc
         except BaseException:
-            # Cancelled, timed out or failed unexpectedly: the outcome is unknown, so a retry
-            # may run it again.
-            self._settle(spec.name, key, replay, None, keep=False)
+            # Stopped mid-run (its deadline passed, the server stopping): the outcome is
+            # unknown. As across NATS replicas, an idempotent method may run again; another
+            # one is not run twice for one key.
+            if spec.idempotent:
+                self._settle(spec.name, key, replay, RemoteError(
+                    "unavailable", f"{where}: the first call with this idempotency key did "
+                    "not finish; try again"), keep=False)
+            else:
+                self._settle(spec.name, key, replay, outcome_unknown(where), keep=True)
             raise
-        self._settle(spec.name, key, replay, None)
+        self._settle(spec.name, key, replay, None, keep=True)
         return replay.reply
 
     def _settle(self, method: str, key: str, replay: _Replay, error: RemoteError | None, *,
-                keep: bool = True) -> None:
-        if error is not None:
-            replay.error = error
-            keep = not error.retryable
+                keep: bool) -> None:
+        """Wake the repeats waiting for ``replay`` (its reply, or ``error``); keep it for
+        later ones, or forget it so that the next one runs the call."""
+        replay.error = error
         if not keep:
-            replay.error = replay.error or RemoteError(
-                "unavailable", "the first call with this idempotency key did not finish; "
-                "try again")
             self._replays.pop((method, key), None)
         replay.done.set()
         while len(self._replays) > self._replay_capacity:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from typing import Protocol
 
 import pytest
 
@@ -13,6 +14,7 @@ from bloge.rpc.calls import Metadata
 from tests.rpc.services import Inventory, Shelf
 
 FAST = rpc.Retry(max_attempts=3, initial_backoff=0, max_backoff=0)
+ONCE = rpc.Retry(max_attempts=1)
 
 
 class Flaky:
@@ -123,16 +125,44 @@ async def test_concurrent_duplicates_wait_for_the_first_run() -> None:
     assert shelf.reservations == 1
 
 
-async def test_a_key_whose_first_run_timed_out_may_run_again() -> None:
+async def test_a_key_whose_first_run_timed_out_is_not_run_again() -> None:
     shelf = Shelf()
-    inventory = rpc.proxy(Inventory, served(shelf), "inventory", deadline=0.05)
+    inventory = rpc.proxy(Inventory, served(shelf), "inventory", deadline=0.05, retry=ONCE)
     with rpc.call_options(idempotency_key="order-6"):
         with pytest.raises(rpc.RemoteError, match="deadline_exceeded"):
             await inventory.hang()
-        shelf.cancelled.clear()
-        with pytest.raises(rpc.RemoteError, match="deadline_exceeded"):
+        assert shelf.cancelled.is_set()
+        shelf.hanging.clear()
+        with pytest.raises(rpc.RemoteError, match="the outcome is unknown") as raised:
             await inventory.hang()
-    assert shelf.cancelled.is_set()
+    assert raised.value.code == "unavailable"
+    assert not shelf.hanging.is_set()
+
+
+class Waiter(Protocol):
+    @rpc.idempotent
+    async def wait(self) -> None: ...
+
+
+class Waiting:
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def wait(self) -> None:
+        self.runs += 1
+        await asyncio.Event().wait()
+
+
+async def test_an_idempotent_key_whose_first_run_timed_out_runs_again() -> None:
+    waiting = Waiting()
+    transport = rpc.InProcessTransport()
+    transport.register("waiter", rpc.serve(waiting, as_=Waiter))
+    waiter = rpc.proxy(Waiter, transport, "waiter", deadline=0.05, retry=ONCE)
+    with rpc.call_options(idempotency_key="wait-1"):
+        for _ in range(2):
+            with pytest.raises(rpc.RemoteError, match="deadline_exceeded"):
+                await waiter.wait()
+    assert waiting.runs == 2
 
 
 def unused_port() -> int:
