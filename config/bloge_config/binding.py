@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
@@ -79,11 +79,14 @@ class _Binding:
             return self.section(section, value, raw, path)
         kind = kind_of(annotation)
         if kind == "map":
-            return self._map(value, raw, path)
+            return self._map(value, raw, path, section_model(get_args(annotation)[-1]))
         self.origins[path] = self.layer.origin_at(raw)
         return self._json(value, kind, raw, path)
 
-    def _map(self, value: Any, raw: RawPath, path: KeyPath) -> dict[Any, Any]:
+    def _map(self, value: Any, raw: RawPath, path: KeyPath,
+             entries: type[BaseModel] | None) -> dict[Any, Any]:
+        """A map; one of sections (``entries``, bloge.rpc.services) is bound entry by entry,
+        so that its fields merge across layers and keep their own origins."""
         value = self._json(value, "map", raw, path)
         self.origins[path] = self.layer.origin_at(raw)
         if value is None:
@@ -92,7 +95,10 @@ class _Binding:
             raise self._error(raw, path, f"expected a mapping, found {describe(value)}")
         for key in value:
             self.origins[(*path, f"[{key}]")] = self.layer.origin_at((*raw, key))
-        return dict(value)
+        if entries is None:
+            return dict(value)
+        return {key: self.section(entries, item, (*raw, key), (*path, f"[{key}]"))
+                for key, item in value.items()}
 
     def _json(self, value: Any, kind: Kind, raw: RawPath, path: KeyPath) -> Any:
         # Only sources whose values are all text (environment variables) write structure as JSON.

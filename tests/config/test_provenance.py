@@ -144,3 +144,38 @@ def test_a_bad_url_setting_is_reported_with_its_credentials_masked(tmp_path: Pat
             "BLOGE_LLM__OPENAI__BASE_URL": "ftp://ada:KEY-1@proxy.example/v1"})
     assert "KEY-1" not in str(caught.value)
     assert "ftp://ada:****@proxy.example/v1" in str(caught.value)
+
+
+SERVICE = ("bloge:\n  rpc:\n    services:\n      kb:\n        interface: 'pkg.kb:KB'\n"
+           "        implementation: 'pkg.kb:Local'\n        deadline: 10s\n")
+
+
+def test_a_profile_changing_a_field_of_a_map_entry_keeps_the_others_where_they_came_from(
+        write: Write, tmp_path: Path) -> None:
+    main = write(SERVICE)
+    profile = write("bloge:\n  rpc:\n    services:\n      kb:\n        transport: http\n"
+                    "        url: 'http://kb:8001'\n", "settings.remote.yaml")
+    loaded = load_settings_with_sources(base_dir=tmp_path, environ={}, profile="remote")
+    assert loaded.settings.rpc.services["kb"].deadline == 10
+    assert {key: loaded.sources[f"bloge.rpc.services.kb.{key}"]
+            for key in ("interface", "deadline", "transport", "url")} == {
+        "interface": f"{main}:5:9", "deadline": f"{main}:7:9",
+        "transport": f"{profile}:5:9", "url": f"{profile}:6:9"}
+
+
+def test_a_map_entry_merges_field_by_field_however_each_file_spells_it(
+        write: Write, tmp_path: Path) -> None:
+    write(SERVICE)
+    write("bloge:\n  rpc:\n    services:\n      kb:\n        Deadline: 3s\n", "settings.x.yaml")
+    settings = load_settings(base_dir=tmp_path, environ={}, profile="x")
+    assert settings.rpc.services["kb"].deadline == 3
+
+
+def test_an_unknown_key_inside_a_map_entry_is_named_where_it_is(
+        write: Write, tmp_path: Path) -> None:
+    path = write("bloge:\n  rpc:\n    services:\n      kb:\n        transprt: http\n")
+    with pytest.raises(SettingsError) as raised:
+        load_settings(base_dir=tmp_path, environ={})
+    assert str(raised.value).startswith(
+        f"{path}:5:9: unknown setting bloge.rpc.services[kb].transprt; did you mean "
+        "'transport'?")
