@@ -67,6 +67,9 @@ class McpConnection:
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         """Call ``tool`` (its name as the server lists it); the tool's result, or
         :class:`McpError` (:class:`~bloge.mcp.errors.McpToolError` for ``isError``)."""
+        if self.state == "closed":  # its portal may be gone with it
+            raise McpError(self.name, f"is down ({self._why}); its tools fail until the "
+                           "application restarts")
         return await self._portal.call(self._call(tool, dict(arguments)))
 
     def wait_restart(self, timeout: float | None = None) -> None:
@@ -80,7 +83,8 @@ class McpConnection:
         if self.state == "closed":
             return
         self.state, self._why = "closed", "the application is shutting down"
-        self._portal.run(self._end_session())
+        self._portal.run(self._end_session(cancel=self._client is None))
+        self.wait_restart()
 
     def describe(self) -> str:
         """The state of the server, in words, for reports."""
@@ -96,6 +100,8 @@ class McpConnection:
 
     async def _start(self) -> Listing:
         ready: asyncio.Future[Listing] = asyncio.get_running_loop().create_future()
+        # Once the start has timed out, nobody waits for it: its outcome is not news.
+        ready.add_done_callback(lambda done: done.cancelled() or done.exception())
         self._stop = asyncio.Event()
         self._session_task = asyncio.create_task(self._session(ready, self._stop))
         timeout = self.spec.startup_timeout
@@ -132,8 +138,8 @@ class McpConnection:
             return
         finally:
             self._client = None
-        if not ready.done():  # the context ended without an error before the listing
-            ready.set_exception(McpError(self.name, "closed the connection while starting"))
+            if not ready.done():  # ended, or cancelled, before the listing
+                ready.set_exception(McpError(self.name, "stopped while it was starting"))
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[Client]:
@@ -209,6 +215,8 @@ class McpConnection:
 
     async def _restarted(self) -> None:
         await self._end_session()
+        if self.state != "restarting":  # closed while the old session ended
+            return
         try:
             await self._start()
         except McpError as exc:

@@ -2,13 +2,15 @@
 
 ``python stdio_server.py [MODE]``: ``ok`` (the default) lists ``search``, ``fail``, ``huge``
 and ``crash``; ``bad-schema`` lists ``broken`` (an invalid input schema) too; ``silent``
-reads its input and never answers, not even ``initialize``.
+reads its input and never answers, not even ``initialize``; ``silent-after-restart``
+runs as ``ok`` once, then as ``silent`` (its first start leaves the file ``$MARKER``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -41,6 +43,10 @@ def tools(mode: str) -> list[t.Tool]:
 
 
 def main(mode: str) -> None:
+    if mode == "silent-after-restart":
+        marker = Path(os.environ["MARKER"])
+        mode = "silent" if marker.exists() else "ok"
+        marker.touch()
     if mode == "silent":
         for _ in sys.stdin:
             pass
