@@ -224,8 +224,11 @@ class McpConnection:
                 self.state = "down"
                 self._why = f"{self._why}, and its restart failed: {exc.reason}"
             return
-        if self.state == "closed":  # closed while restarting
+        if self._closed():  # closed while it restarted
             await self._end_session()
+
+    def _closed(self) -> bool:
+        return self.state == "closed"
 
     async def _end_session(self, *, cancel: bool = False) -> None:
         """End the session: asked to stop (it closes the connection and stops the server's

@@ -12,7 +12,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'bloge[mcp]'")
 
-from bloge.mcp import McpServers, McpServerSpec  # noqa: E402 -- only once the SDK is there
+from bloge.mcp import McpServers, McpServerSpec
+from tests.cli.conftest import app  # noqa: F401 -- the repository's application, a fixture
 
 SERVER = Path(__file__).with_name("stdio_server.py")
 
