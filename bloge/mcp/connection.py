@@ -50,6 +50,8 @@ class McpConnection:
         self._stop: asyncio.Event | None = None
         self._session_task: asyncio.Task[None] | None = None
         self._restart: concurrent.futures.Future[None] | None = None
+        # The SDK tells an HTTP error status as "an error response": the status, kept here.
+        self._http_status: int | None = None
 
     @property
     def name(self) -> str:
@@ -153,10 +155,21 @@ class McpConnection:
                 assert spec.url is not None  # McpServerSpec checks it
                 http = await stack.enter_async_context(httpx2.AsyncClient(
                     headers=dict(spec.headers),
-                    timeout=httpx2.Timeout(30.0, read=spec.call_timeout or 300.0)))
+                    timeout=httpx2.Timeout(30.0, read=spec.call_timeout or 300.0),
+                    event_hooks={"response": [self._remember_status]}))
                 server = streamable_http_client(spec.url, http_client=http)
             client = Client(server, read_timeout_seconds=spec.call_timeout, cache=None)
             yield await stack.enter_async_context(client)
+
+    async def _remember_status(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self._http_status = response.status_code
+
+    def _mcp_problem(self, exc: MCPError) -> str:
+        """An MCP error's text, with the HTTP status that caused it when there was one."""
+        status, self._http_status = self._http_status, None
+        http = f", HTTP {status}" if status is not None else ""
+        return f"{self._text(exc.message)} (MCP error {exc.code}{http})"
 
     async def _list(self, client: Client) -> Listing:
         tools: list[Any] = []
@@ -192,11 +205,12 @@ class McpConnection:
                 raise McpError(self.name, f"tool {tool!r} did not answer within "
                                f"{self.spec.call_timeout:g} s (bloge.mcp.servers.{self.name}."
                                "call-timeout)") from None
-            raise McpError(self.name, f"tool {tool!r}: {self._text(exc.message)} "
-                           f"(MCP error {exc.code})") from None
+            raise McpError(self.name, f"tool {tool!r}: {self._mcp_problem(exc)}") from None
         except ValidationError as exc:
             raise McpError(self.name, f"tool {tool!r} answered with a result that is not "
                            f"MCP ({exc.error_count()} problems)") from None
+        except Exception as exc:  # noqa: BLE001 -- the SDK's and transports' own failures, translated
+            raise McpError(self.name, f"tool {tool!r}: {self._problem(exc).reason}") from None
         return tool_result(self.name, tool, result, max_bytes=self.spec.max_result_bytes)
 
     def _exited(self, why: str) -> bool:
@@ -259,7 +273,7 @@ class McpConnection:
             return McpError(self.name, f"cannot reach {self.spec.where()}: "
                             f"{self._text(str(exc))}")
         if isinstance(exc, MCPError):
-            return McpError(self.name, f"{self._text(exc.message)} (MCP error {exc.code})")
+            return McpError(self.name, self._mcp_problem(exc))
         return McpError(self.name, f"{type(exc).__name__}: {self._text(str(exc))}")
 
     def _text(self, text: str) -> str:

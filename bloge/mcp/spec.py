@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from bloge.core.errors import BlogeUsageError
 from bloge.core.masking import mask_url_credentials
 
 Transport = Literal["stdio", "http"]
@@ -40,11 +41,11 @@ class McpServerSpec:
 
     def __post_init__(self) -> None:
         if self.transport == "stdio" and not self.command:
-            raise ValueError(f"MCP server {self.name!r}: transport stdio needs a command")
+            raise BlogeUsageError(f"MCP server {self.name!r}: transport stdio needs a command")
         if self.transport == "http" and not (self.url or "").startswith(("http://",
                                                                           "https://")):
-            raise ValueError(f"MCP server {self.name!r}: transport http needs the http:// or "
-                             "https:// url of the server's MCP endpoint")
+            raise BlogeUsageError(f"MCP server {self.name!r}: transport http needs the "
+                                  "http:// or https:// url of the server's MCP endpoint")
 
     def operator_name(self, tool: str) -> str:
         """The name the tool ``tool`` is registered under."""

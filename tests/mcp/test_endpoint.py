@@ -18,6 +18,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
+from bloge.mcp import McpServers, McpServerSpec
 from bloge_container import close_container, create_container
 from bloge_container.serving import server_app
 from tests.cli.conftest import REPO
@@ -122,3 +123,26 @@ def test_a_foreign_origin_is_refused(url: str) -> None:
 def test_the_sdk_is_pinned_to_its_2x_api() -> None:
     assert importlib.metadata.version("mcp").startswith("2.")
     assert Path(REPO / "pyproject.toml").read_text(encoding="utf-8").count('"mcp>=2,<3"') == 2
+
+
+def test_the_mcp_client_uses_the_agents_of_another_bloge_over_http(url: str) -> None:
+    servers = McpServers([McpServerSpec("remote", transport="http", url=url,
+                                        headers={"Authorization": f"Bearer {KEY}"})])
+    try:
+        answer = asyncio.run(servers.operators()["remote.customerSupport"].aexecute(
+            {"message": QUESTION}))
+    finally:
+        servers.close()
+
+    assert answer.startswith("KB-RESET-001")
+
+
+def test_a_refused_key_is_an_error_naming_the_server_without_the_key(url: str) -> None:
+    servers = McpServers([McpServerSpec("remote", transport="http", url=url,
+                                        headers={"Authorization": "Bearer wrong-key-123"})])
+    servers.close()
+
+    error = str(servers.outcomes["remote"].error)
+    assert error.startswith("MCP server 'remote': ")
+    assert error.endswith(", HTTP 401)")
+    assert "wrong-key-123" not in error
