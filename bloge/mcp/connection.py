@@ -194,13 +194,14 @@ class McpConnection:
             result = await client.call_tool(tool, arguments)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
-                restarting = self._exited(f"it closed the connection during a call to "
-                                          f"{tool!r}")
+                restarting = self._exited(f"it closed the connection (at a call to "
+                                          f"{tool!r})")
                 then = "it is restarted once" if restarting else (
                     "it was restarted once already: its tools fail until the application "
                     "restarts")
-                raise McpError(self.name, f"closed the connection during the call to "
-                               f"{tool!r} (did it crash?); {then}") from None
+                # Whether the server had the call (and did its work) is unknown: not resent.
+                raise McpError(self.name, f"closed the connection before answering the call "
+                               f"to {tool!r} (did it exit?); {then}") from None
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise McpError(self.name, f"tool {tool!r} did not answer within "
                                f"{self.spec.call_timeout:g} s (bloge.mcp.servers.{self.name}."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -96,8 +98,8 @@ async def test_a_server_that_crashes_mid_call_fails_that_call_and_is_restarted_o
     operators = fresh[0].operators()
     before = (await operators["docs.search"].aexecute({"query": "a"}))["pid"]
 
-    with pytest.raises(McpError, match=r"^MCP server 'docs': closed the connection during the "
-                       r"call to 'crash' \(did it crash\?\); it is restarted once$"):
+    with pytest.raises(McpError, match=r"^MCP server 'docs': closed the connection before "
+                       r"answering the call to 'crash' \(did it exit\?\); it is restarted once$"):
         await operators["docs.crash"].aexecute({})
     fresh[0].connection("docs").wait_restart()
 
@@ -115,7 +117,7 @@ async def test_calls_during_the_restart_fail_clearly(fresh: list[McpServers],
         await operators["docs.crash"].aexecute({})
 
     with pytest.raises(McpError, match=r"^MCP server 'docs': is restarting after it closed the "
-                       r"connection during a call to 'crash'; its tools are unavailable until "
+                       r"connection \(at a call to 'crash'\); its tools are unavailable until "
                        r"it is back$"):
         await operators["docs.search"].aexecute({"query": "a"})
 
@@ -131,7 +133,7 @@ async def test_a_server_that_crashes_again_after_its_restart_stays_down(
         connection.wait_restart()
 
     with pytest.raises(McpError, match=r"^MCP server 'docs': is down \(it closed the connection "
-                       r"during a call to 'crash', again after its restart\); its tools fail "
+                       r"\(at a call to 'crash'\), again after its restart\); its tools fail "
                        r"until the application restarts$"):
         await operators["docs.search"].aexecute({"query": "a"})
 
@@ -157,3 +159,17 @@ async def test_a_stopped_server_fails_its_calls(fresh: list[McpServers]) -> None
 
 def test_the_test_server_is_where_the_specs_say(docs: McpServers) -> None:
     assert str(SERVER) in docs.connection("docs").spec.where()
+
+
+async def test_a_server_killed_while_idle_fails_the_next_call_and_comes_back(
+        fresh: list[McpServers]) -> None:
+    fresh.append(McpServers([spec()]))
+    operators = fresh[0].operators()
+    pid = (await operators["docs.search"].aexecute({"query": "a"}))["pid"]
+    os.kill(pid, signal.SIGKILL)
+
+    with pytest.raises(McpError, match=r"^MCP server 'docs': "):
+        await operators["docs.search"].aexecute({"query": "a"})
+    fresh[0].connection("docs").wait_restart()
+
+    assert (await operators["docs.search"].aexecute({"query": "b"}))["pid"] != pid
