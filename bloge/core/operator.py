@@ -13,7 +13,7 @@ import dataclasses
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from bloge.core.context import OperatorContext
@@ -45,7 +45,7 @@ class OperatorMetadata:
     usage_example: str = ""
     constraints_description: str = ""
     idempotent: bool = False
-    input_schema: Mapping[str, Any] | None = None
+    input_schema: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def describe(self) -> str:
         """One tool description: the hint, then the example and constraints when present."""
