@@ -8,6 +8,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bloge.core.errors import BlogeUsageError
 from bloge.mcp.connection import McpConnection
 from bloge.mcp.errors import McpError
 from bloge.mcp.operators import McpToolOperator
@@ -63,7 +64,13 @@ class McpServers:
             if connection is None:
                 continue
             for tool in connection.listing.tools:
-                found[outcome.spec.operator_name(tool.name)] = McpToolOperator(connection, tool)
+                name = outcome.spec.operator_name(tool.name)
+                if name in found:
+                    other = found[name].connection.name
+                    raise BlogeUsageError(
+                        f"MCP servers {other!r} and {outcome.spec.name!r} both name a tool "
+                        f"{name!r}; rename one (bloge.mcp.servers.<name>.rename)")
+                found[name] = McpToolOperator(connection, tool)
         return found
 
     def close(self) -> None:

@@ -178,6 +178,11 @@ def operator_registry(
                       reason=f"{key} is {path!r}")
     if mcp_servers is not None:
         for name, operator in mcp_servers.operators().items():
+            if name in operators and name not in settings.operators:
+                raise ConfigurationError(
+                    f"bloge.mcp.servers.{operator.connection.name}: its tool "
+                    f"{operator.tool.name!r} would be registered as {name!r}, which is taken; "
+                    f"rename it (bloge.mcp.servers.{operator.connection.name}.rename)")
             if name in operators:
                 report.record(f"Operator[{name}]", registered=False, kind="on-property",
                               reason=f"replaced by the MCP tool {operator.connection.name}."

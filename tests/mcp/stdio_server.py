@@ -35,6 +35,7 @@ def tools(mode: str) -> list[t.Tool]:
         t.Tool(name="crash", description="Exits the server mid-call", input_schema=EMPTY),
         t.Tool(name="secret", description="Echoes the SECRET of its environment",
                input_schema=EMPTY),
+        t.Tool(name="hang", description="Never answers", input_schema=EMPTY),
     ]
     if mode == "bad-schema":
         listed.append(t.Tool(name="broken", description="Its schema is not one",
@@ -71,6 +72,8 @@ def main(mode: str) -> None:
                 return t.CallToolResult(content=[t.TextContent(text="x" * 2_000_000)])
             case "crash":
                 os._exit(3)
+            case "hang":
+                await anyio.Event().wait()
             case "secret":
                 return t.CallToolResult(content=[t.TextContent(text=os.environ.get("SECRET", ""))])
         return t.CallToolResult(content=[t.TextContent(text=f"no tool {params.name}")],

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from bloge import BlogeUsageError
 from bloge.mcp import McpError, McpServers, McpToolError
 from tests.mcp.conftest import SERVER, spec
 
 
 def test_each_listed_tool_is_an_operator_named_after_its_server(docs: McpServers) -> None:
-    assert sorted(docs.operators()) == ["docs.crash", "docs.fail", "docs.huge", "docs.search",
-                                        "docs.secret"]
+    assert sorted(docs.operators()) == ["docs.crash", "docs.fail", "docs.hang", "docs.huge",
+                                        "docs.search", "docs.secret"]
 
 
 def test_a_tool_carries_the_servers_description_and_input_schema(docs: McpServers) -> None:
@@ -173,3 +174,21 @@ async def test_a_server_killed_while_idle_fails_the_next_call_and_comes_back(
     fresh[0].connection("docs").wait_restart()
 
     assert (await operators["docs.search"].aexecute({"query": "b"}))["pid"] != pid
+
+
+async def test_a_call_past_the_call_timeout_fails_naming_the_setting(
+        fresh: list[McpServers]) -> None:
+    fresh.append(McpServers([spec(call_timeout=0.5)]))
+
+    with pytest.raises(McpError, match=r"^MCP server 'docs': tool 'hang' did not answer within "
+                       r"0.5 s \(bloge.mcp.servers.docs.call-timeout\)$"):
+        await fresh[0].operators()["docs.hang"].aexecute({})
+
+
+def test_two_servers_naming_one_operator_is_an_error(fresh: list[McpServers]) -> None:
+    fresh.append(McpServers([spec(rename={"search": "find"}),
+                             spec("other", rename={"search": "find"})]))
+
+    with pytest.raises(BlogeUsageError, match=r"^MCP servers 'docs' and 'other' both name a "
+                       r"tool 'find'; rename one"):
+        fresh[0].operators()

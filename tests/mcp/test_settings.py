@@ -53,7 +53,8 @@ def test_config_reports_each_server_its_tools_and_hides_header_values(tmp_path: 
 
     assert result.returncode == 0, result.stderr
     assert "+ McpServer[docs]: registered, bloge.mcp.servers.docs over stdio (" in result.stdout
-    assert "tools docs.search, docs.fail, docs.huge, docs.crash, docs.secret" in result.stdout
+    assert "tools docs.search, docs.fail, docs.huge, docs.crash, docs.secret, docs.hang" in \
+        result.stdout
     assert ("- McpTool[docs/broken]: not registered, bloge.mcp.servers.docs lists it, but its "
             "input schema is invalid at properties/q/type") in result.stdout
     assert ("- McpServer[web]: not registered, MCP server 'web': cannot reach "
