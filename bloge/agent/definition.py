@@ -84,13 +84,17 @@ def build_tool(
 ) -> AgentToolRef:
     """Assemble an :class:`AgentToolRef`: the inferred schema, the one-node subgraph."""
     input_type = None
+    declared = None
     if registry is not None and operator_ref in registry:
         bound = registry.bound(operator_ref)
         input_type = bound.input_type
+        metadata = operator_metadata(bound.target)
+        declared = metadata.input_schema
         if not description.strip():
-            description = operator_metadata(bound.target).describe()
+            description = metadata.describe()
     schema = dict(parameters) if parameters is not None else infer_parameters(
-        None if bindings is None else {k: e.node for k, e in bindings.items()}, input_type
+        None if bindings is None else {k: e.node for k, e in bindings.items()}, input_type,
+        declared=declared,
     )
     node = Node(id=name, operator_ref=operator_ref, inputs=bindings)
     return AgentToolRef(

@@ -11,6 +11,7 @@ read no ``tool_args`` never reach the schema.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import types
@@ -29,23 +30,33 @@ def empty_object_schema() -> dict[str, Any]:
 
 
 def infer_parameters(
-    bindings: Mapping[str, s.Expr] | None, input_type: Any = None
+    bindings: Mapping[str, s.Expr] | None, input_type: Any = None, *,
+    declared: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON-schema ``parameters`` object of a tool.
 
     Without bindings (no ``input`` block) the operator receives the arguments whole, and the
-    schema comes from its declared input type when it has one.
+    schema is the one the operator ``declared`` (an MCP tool's), else comes from its declared
+    input type when it has one. With bindings, a property passed through unchanged
+    (``query = tool_args.query``) takes its schema from ``declared`` or the input type.
     """
     if bindings is None:
-        declared = schema_for_type(input_type) if input_type is not None else None
-        return declared if declared and declared.get("type") == "object" else empty_object_schema()
+        if declared is not None:
+            return copy.deepcopy(dict(declared))
+        typed = schema_for_type(input_type) if input_type is not None else None
+        return typed if typed and typed.get("type") == "object" else empty_object_schema()
     fields = input_fields(input_type)
+    properties = (declared or {}).get("properties")
+    known = properties if isinstance(properties, Mapping) else {}
     schema = empty_object_schema()
     for key, node in bindings.items():
         for path, optional in tool_args_paths(node):
-            leaf = _STRING
+            leaf: Mapping[str, Any] = _STRING
             if len(path) == 1 and _is_direct(node, path) and key in fields:
                 leaf = schema_for_type(fields[key][0]) or _STRING
+            elif len(path) == 1 and _is_direct(node, path) and isinstance(known.get(key),
+                                                                          Mapping):
+                leaf = copy.deepcopy(dict(known[key]))
             _add_path(schema, path, leaf, required=not optional)
     return schema
 

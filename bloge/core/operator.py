@@ -13,7 +13,7 @@ import dataclasses
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from bloge.core.context import OperatorContext
@@ -36,13 +36,16 @@ class OperatorMetadata:
     An agent tool whose DSL ``description`` is empty is described to the model with these.
     ``idempotent`` says that running the operator twice with the same input does no harm: a
     recorded run resumed after a crash runs such a call again when its outcome is unknown
-    (others are reported to the model as of unknown outcome instead).
+    (others are reported to the model as of unknown outcome instead). ``input_schema``, when
+    the operator knows the JSON schema of its input (an MCP tool does), is the agent tool's
+    schema: whole without an ``input`` block, else for the properties passed through.
     """
 
     prompt_hint: str = ""
     usage_example: str = ""
     constraints_description: str = ""
     idempotent: bool = False
+    input_schema: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def describe(self) -> str:
         """One tool description: the hint, then the example and constraints when present."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
@@ -29,7 +29,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
                metrics: Metrics | None = None, close_store: bool = False,
                autopilot: Autopilot | None = None, autopilot_refresh: float = 5.0,
                autopilot_watches: Sequence[ErrorRateWatch] = (),
-               rpc: Mapping[str, Handler] | None = None) -> Guard:
+               rpc: Mapping[str, Handler] | None = None, mcp: bool = False,
+               on_shutdown: Sequence[Callable[[], Awaitable[None]]] = ()) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
     Put ``metrics`` (a :class:`Metrics`) among the agents' listeners to count their turns,
@@ -40,25 +41,39 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
     :mod:`bloge.server.autopilot_api`): decisions made by other processes are taken in every
     ``autopilot_refresh`` seconds, and each of ``autopilot_watches`` ticks.
     ``rpc`` (service name → handler, see :func:`bloge.rpc.serve`) are served at
-    ``POST /rpc/{service}/{method}``, behind the same guard.
+    ``POST /rpc/{service}/{method}``, behind the same guard. With ``mcp`` (extra ``[mcp]``),
+    ``/mcp`` serves every agent as an MCP tool (see :mod:`bloge.server.mcp_api`).
+    ``on_shutdown`` are awaited last, after the runs and the store (the application's own
+    resources: its MCP servers).
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
     tasks = RunTasks(settings.max_concurrent_runs, finished=counted.run_finished)
+    endpoint = None
+    if mcp:
+        from bloge.server.mcp_api import McpEndpoint  # noqa: PLC0415 -- the extra [mcp] is optional
+
+        endpoint = McpEndpoint(agents, tasks, settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with autopilot_api.running(app, refresh_interval=autopilot_refresh,
-                                         watches=autopilot_watches):
-            yield
-        await tasks.shutdown(settings.shutdown_grace)
+        async with contextlib.AsyncExitStack() as stack:
+            if endpoint is not None:  # closed after the runs' grace: its calls are runs
+                await stack.enter_async_context(endpoint.running())
+            async with autopilot_api.running(app, refresh_interval=autopilot_refresh,
+                                             watches=autopilot_watches):
+                yield
+            await tasks.shutdown(settings.shutdown_grace)
         if close_store:
             await store.aclose()
+        for shutdown in on_shutdown:
+            await shutdown()
 
     # Starlette tries the routes in order: the busiest first.
     app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *chat_api.ROUTES,
                             *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES,
-                            *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes)],
+                            *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes),
+                            *(endpoint.routes if endpoint is not None else ())],
                     exception_handlers=HANDLERS, lifespan=lifespan)
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
     app.state.autopilot = autopilot

@@ -27,8 +27,9 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: What anyone may fetch without a key: the health probe, and the chat page (static; every
 #: request it makes carries the key its user enters).
 PUBLIC = frozenset({("GET", "/healthz"), ("GET", "/"), ("HEAD", "/")})
-_CORS_METHODS = "GET, POST, OPTIONS"
-_CORS_HEADERS = "Authorization, Content-Type, Last-Event-ID"
+_CORS_METHODS = "GET, POST, DELETE, OPTIONS"
+_CORS_HEADERS = ("Authorization, Content-Type, Last-Event-ID, Mcp-Protocol-Version, "
+                 "Mcp-Session-Id")
 
 
 class BodyTooLargeError(Exception):

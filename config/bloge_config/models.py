@@ -313,6 +313,59 @@ class RpcSettings(_Section):
     services: dict[RpcServiceName, RpcServiceSettings] = Field(default_factory=dict)
 
 
+McpServerName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+"""A name that can start a DSL operator reference (``docs`` of ``docs.search``)."""
+
+
+class McpServerSettings(_Section):
+    """``bloge.mcp.servers.<name>``: an MCP server whose tools become operators named
+    ``<name>.<tool>`` (or as ``rename`` maps them: ``{search: KBSearchOperator}``).
+
+    ``transport: stdio`` runs ``command`` with ``args`` in ``cwd`` (default: the project's
+    folder), with ``env`` over a minimal inherited environment; ``command: python`` is the
+    Python bloge runs on. ``transport: http`` speaks streamable HTTP to ``url``, sending
+    ``headers``. Values of ``env`` and ``headers`` are secrets: never shown. ``startup-timeout``
+    bounds starting, ``initialize`` and listing the tools; ``call-timeout`` each call;
+    ``max-result-bytes`` one result. A server that cannot start stops the application unless
+    ``required`` is false (its tools are then missing); ``enabled: false`` ignores it.
+    """
+
+    model_config = _SECTION
+
+    enabled: bool = True
+    transport: Literal["stdio", "http"] = "stdio"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, Secret] = Field(default_factory=dict)
+    cwd: Path | None = None
+    url: ServiceUrl | None = None
+    headers: dict[str, Secret] = Field(default_factory=dict)
+    startup_timeout: Annotated[Duration, Field(gt=0)] = 10.0
+    call_timeout: Annotated[Duration, Field(gt=0)] | None = 60.0
+    max_result_bytes: ResponseBytes = ByteSize(1024 * 1024)
+    rename: dict[str, str] = Field(default_factory=dict)
+    required: bool = True
+
+    @model_validator(mode="after")
+    def _complete(self) -> McpServerSettings:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("transport stdio needs command: the program that runs the server")
+        if self.transport == "http" and not (self.url or "").startswith(("http://",
+                                                                            "https://")):
+            raise ValueError("transport http needs url: the http:// or https:// address of "
+                             "the server's MCP endpoint")
+        return self
+
+
+class McpSettings(_Section):
+    """``bloge.mcp``: the MCP servers whose tools the agents may use, by name (extra
+    ``[mcp]``)."""
+
+    model_config = _SECTION
+
+    servers: dict[McpServerName, McpServerSettings] = Field(default_factory=dict)
+
+
 class EventJournalSettings(BaseModel):
     """``bloge.event-journal``: the journal of agent callbacks, off unless enabled."""
 
@@ -355,6 +408,7 @@ class BlogeSettings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings)
     rpc: RpcSettings = Field(default_factory=RpcSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -23,7 +23,7 @@ from bloge_config import (
     settings_file_path,
 )
 from bloge_container import autopilot as autopilot_wiring
-from bloge_container import components, journal, rpc, store
+from bloge_container import components, journal, mcp, rpc, store
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
 
@@ -52,13 +52,15 @@ class ApplicationContainer(containers.DeclarativeContainer):
 
     # on-property: each service of bloge.rpc.services bound to the transport it names.
     rpc_services = providers.Singleton(rpc.rpc_services, settings, project, report, closables)
+    # on-property: each MCP server of bloge.mcp.servers, started; its tools are operators.
+    mcp_servers = providers.Singleton(mcp.mcp_servers, settings, project, report, closables)
 
     # The autopilot's operators (listKnobs, proposeKnobChange) when knobs are declared.
     autopilot_tools = providers.Singleton(autopilot_wiring.AutopilotTools)
     operator_registry = providers.Singleton(
         autopilot_wiring.with_tools,
         providers.Singleton(components.operator_registry, settings, llm_provider, project,
-                            report, rpc_services),
+                            report, rpc_services, mcp_servers),
         settings, autopilot_tools, report,
     )
 

@@ -148,9 +148,11 @@ def operator_registry(
     project: ProjectDir,
     report: ConditionsReport,
     rpc_services: Any = None,
+    mcp_servers: Any = None,
 ) -> OperatorRegistry:
     """Operators advertised by installed packages, then the configured ones (which win), then
-    the chat operators unless the user registered their own under those names. A configured
+    the tools of ``mcp_servers`` (a tool renamed to a configured name replaces it), then the
+    chat operators unless the user registered their own under those names. A configured
     ``rpc:<service>/<method>`` is a remote operator over ``rpc_services``."""
     operators: dict[str, Any] = {}
     for entry in sorted(entry_points(group=OPERATOR_ENTRY_POINTS), key=lambda e: e.name):
@@ -174,6 +176,18 @@ def operator_registry(
         operators[name] = instantiate(resolve(path, key=key, project_dir=project.path), key=key)
         report.record(f"Operator[{name}]", registered=True, kind="always",
                       reason=f"{key} is {path!r}")
+    if mcp_servers is not None:
+        for name, operator in mcp_servers.operators().items():
+            if name in operators and name not in settings.operators:
+                raise ConfigurationError(
+                    f"bloge.mcp.servers.{operator.connection.name}: its tool "
+                    f"{operator.tool.name!r} would be registered as {name!r}, which is taken; "
+                    f"rename it (bloge.mcp.servers.{operator.connection.name}.rename)")
+            if name in operators:
+                report.record(f"Operator[{name}]", registered=False, kind="on-property",
+                              reason=f"replaced by the MCP tool {operator.connection.name}."
+                                     f"{operator.tool.name} renamed to it")
+            operators[name] = operator
     for name, make in ((LLM_CHAT, LlmChatOperator), (LLM_STREAMING_CHAT, LlmStreamingChatOperator)):
         if name in operators:
             report.record(name, registered=False, kind="on-missing-bean",
@@ -223,6 +237,8 @@ def journal_available() -> str | None:
 def secret_values(settings: BlogeSettings) -> tuple[str, ...]:
     keys = (settings.llm.openai.api_key.get_secret_value(),
             settings.llm.anthropic.api_key.get_secret_value(),
-            *(service.api_key.get_secret_value() for service in settings.rpc.services.values()))
+            *(service.api_key.get_secret_value() for service in settings.rpc.services.values()),
+            *(value.get_secret_value() for server in settings.mcp.servers.values()
+              for value in (*server.headers.values(), *server.env.values())))
     return tuple(key for key in keys if key)
 

@@ -55,6 +55,7 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     agents = ServedAgents(definitions, build, default=config.default_agent)
     wiring = container.autopilot()
     app = create_app(agents, store=store, config=config, metrics=metrics, close_store=True,
+                     mcp=_mcp_endpoint(report), on_shutdown=_stopping(container),
                      autopilot=None if wiring is None else wiring.autopilot,
                      autopilot_refresh=container.settings().autopilot.refresh_interval,
                      rpc=container.rpc_services().exposed["http"],
@@ -64,6 +65,31 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
         starlette: Any = app.app  # the guard's inner application holds the server's state
         wiring.attach_server(agents, starlette.state.bloge.tasks)
     return app
+
+
+def _mcp_endpoint(report: Any) -> bool:
+    """on-class: ``/mcp`` when the MCP SDK is installed."""
+    import importlib.util
+
+    available = importlib.util.find_spec("mcp") is not None
+    report.record("McpEndpoint[/mcp]", registered=available, kind="on-class",
+                  reason="the agents as MCP tools (streamable HTTP, stateless)" if available
+                  else "the MCP SDK is not installed: pip install 'bloge[mcp]'")
+    return available
+
+
+def _stopping(container: ApplicationContainer) -> list[Any]:
+    """What the server stops at its shutdown: the application's MCP servers."""
+    import asyncio
+
+    servers = container.mcp_servers()
+    if servers is None:
+        return []
+
+    async def stop() -> None:
+        await asyncio.to_thread(servers.close)
+
+    return [stop]
 
 
 def worker_app() -> Any:

@@ -149,3 +149,34 @@ def test_an_empty_description_falls_back_to_the_operator_metadata() -> None:
         'Example: {"reason": "refund dispute"}\n'
         "Constraints: Use only when the customer asks."
     )
+
+
+class _Declared:
+    """Looks things up."""
+
+    metadata = OperatorMetadata(prompt_hint="Looks things up", input_schema={
+        "type": "object",
+        "properties": {"q": {"type": "string", "maxLength": 80}, "n": {"type": "integer"}},
+        "required": ["q"],
+    })
+
+    def execute(self, input: dict, ctx: OperatorContext) -> dict:
+        return input
+
+
+def test_a_declared_input_schema_types_the_properties_passed_through() -> None:
+    registry = OperatorRegistry({"Op": _Declared()})
+
+    assert parameters("q = tool_args.q\n n = tool_args.count", registry) == {
+        "type": "object",
+        "properties": {"q": {"type": "string", "maxLength": 80}, "count": {"type": "integer"}},
+        "required": ["q", "count"],
+    }
+
+
+def test_a_declared_input_schema_is_the_whole_schema_of_a_tool_without_input() -> None:
+    registry = OperatorRegistry({"Op": _Declared()})
+    source = 'agent a { model = "m"\n tool t : Op {} }'
+
+    schema = AgentDslCompiler(registry).compile(source).tool("t").tool_definition.parameters
+    assert schema == _Declared.metadata.input_schema

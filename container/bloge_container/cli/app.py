@@ -16,6 +16,7 @@ from bloge_container.cli import (
     config_cmd,
     console,
     journal_cmd,
+    mcp_cmd,
     rpc_cmd,
     run,
     runs_cmd,
@@ -43,6 +44,7 @@ app.add_typer(threads_cmd.threads, name="threads")
 app.add_typer(store_cmd.store, name="store")
 app.add_typer(autopilot_cmd.autopilot, name="autopilot")
 app.add_typer(rpc_cmd.rpc, name="rpc")
+app.add_typer(mcp_cmd.mcp, name="mcp")
 
 
 def _print_version(asked: bool) -> None:

@@ -1,0 +1,81 @@
+"""``/mcp``: every agent as a tool of a streamable-HTTP MCP endpoint (extra ``[mcp]``).
+
+Stateless (no session to keep: any worker answers any request) with JSON answers. The
+:class:`~bloge.server.guard.Guard` in front checks ``Host`` and ``Origin`` (DNS rebinding,
+CVE-2025-66416) and the API keys, as for every endpoint, so the SDK's own Host check is off:
+it would only know the loopback names. Each call is a run of the server — recorded in the
+store, counted against ``max_concurrent_runs``, bounded by ``request_timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from mcp.server.streamable_http_manager import (
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+)
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import BaseRoute, Route
+
+from bloge.agent import AgentRunError
+from bloge.core.errors import RunError
+from bloge.mcp import AgentTool, agents_server
+from bloge.mcp.agents import describe_agent
+from bloge.server.agents import ServedAgents
+from bloge.server.config import ServerConfig
+from bloge.server.launch import new_run_id
+from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError
+
+PATH = "/mcp"
+
+
+class McpEndpoint:
+    """The agents of ``agents`` at ``/mcp``; :meth:`running` belongs in the app's lifespan."""
+
+    def __init__(self, agents: ServedAgents, tasks: RunTasks, config: ServerConfig) -> None:
+        tools = [AgentTool(agent_id, describe_agent(agents.definition(agent_id)),
+                           _answer(agents, tasks, config, agent_id))
+                 for agent_id in agents.ids()]
+        self.manager = StreamableHTTPSessionManager(
+            app=agents_server(tools), json_response=True, stateless=True,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=config.max_body_bytes)
+        self.routes: list[BaseRoute] = [
+            Route(PATH, endpoint=StreamableHTTPASGIApp(self.manager),
+                  methods=["GET", "POST", "DELETE"])]
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.manager.run():
+            yield
+
+
+def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig,
+            agent_id: str) -> Callable[[str], Awaitable[str]]:
+    async def answer(message: str) -> str:
+        operator = agents.whole(agent_id)
+        run_id = new_run_id()
+        try:
+            task = tasks.start(run_id, agent_id, operator.aexecute(message, run_id=run_id),
+                               timeout=config.request_timeout)
+        except TooManyRunsError:
+            raise RunError(f"the server runs its maximum of {config.max_concurrent_runs} "
+                           "runs; try again shortly") from None
+        try:
+            output = await asyncio.shield(task)
+        except asyncio.CancelledError:  # the client went away, or the server stops
+            task.cancel()
+            raise
+        except RunCancelledError:
+            raise RunError(f"run {run_id} was cancelled") from None
+        except TimeoutError:
+            raise RunError(f"run {run_id} took longer than the server's request timeout "
+                           f"({config.request_timeout:g} s)") from None
+        except AgentRunError:
+            raise
+        return output.content or ""
+
+    return answer

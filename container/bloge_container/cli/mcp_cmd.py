@@ -1,0 +1,85 @@
+"""``bloge mcp serve --stdio``: every agent as a tool of an MCP server on stdin/stdout, for
+desktop clients (``bloge serve`` has the same tools over HTTP at ``/mcp``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from bloge_container.cli.console import failure, reported_errors
+from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
+
+if TYPE_CHECKING:
+    from bloge_container.agents import LoadedAgent
+    from bloge_container.application import ApplicationContainer
+
+mcp = typer.Typer(help="The Model Context Protocol: the agents as MCP tools.",
+                  no_args_is_help=True)
+
+
+@mcp.command("serve")
+def serve(
+    stdio: Annotated[bool, typer.Option(
+        "--stdio", help="Speak MCP on stdin/stdout (the only transport of this command).")
+    ] = False,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Serve the agents of bloge.agents.dsl-locations as MCP tools (input: the user's
+    message; output: the agent's answer) until the client closes stdin. Logs go to stderr."""
+    with reported_errors():
+        if not stdio:
+            raise failure("bloge mcp serve speaks stdio: pass --stdio (bloge serve serves the "
+                          "same tools over HTTP at /mcp)")
+        try:
+            import mcp as _sdk  # noqa: F401 -- the extra's presence
+        except ImportError:
+            raise failure("bloge mcp serve needs the MCP SDK: pip install 'bloge[mcp]'") \
+                from None
+        container = open_container(config, profile)
+        journal = container.settings().event_journal
+        if journal.enabled and journal.sink == "stdout":
+            raise failure("bloge mcp serve speaks MCP on stdout, and bloge.event-journal.sink "
+                          "is stdout: choose store or file")
+        import asyncio
+
+        asyncio.run(_serve(container))
+
+
+async def _serve(container: ApplicationContainer) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from bloge.mcp import AgentTool, agents_server, describe_agent
+    from bloge_container.application import close_container
+
+    try:
+        tools = [AgentTool(agent_id, describe_agent(loaded.definition),
+                           _answer(_whole(container, loaded)))
+                 for agent_id, loaded in sorted(container.agents().items())]
+        server = agents_server(tools)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await close_container(container)
+
+
+def _whole(container: ApplicationContainer, loaded: LoadedAgent) -> Any:
+    """The agent's operator answering whole (a streaming agent's is made again, plain)."""
+    if not loaded.definition.streaming:
+        return loaded.operator
+    from dataclasses import replace
+
+    from bloge_container.agents import materialize
+
+    return materialize(replace(loaded.definition, streaming=False),
+                       container.operator_registry(), container.listeners(),
+                       container.report(), container.run_store())
+
+
+def _answer(operator: Any) -> Any:
+    async def answer(message: str) -> str:
+        output = await operator.aexecute(message)
+        return str(output.content or "")
+
+    return answer

@@ -1,0 +1,51 @@
+"""stdio both ways, with the repository's application: ``bloge mcp serve --stdio`` called by
+the SDK's client, and the support agent searching the knowledge base's MCP server of
+``examples/support`` (``KB_OVER_MCP=true``)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import mcp_types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from bloge_container import close_container, create_container
+from tests.cli.conftest import BLOGE, bloge, environment
+
+QUESTION = "How do I reset my password?"
+
+
+async def test_bloge_mcp_serve_answers_the_sdks_client_over_stdio(app: Path) -> None:
+    server = StdioServerParameters(command=str(BLOGE), args=["mcp", "serve", "--stdio"],
+                                   cwd=app, env=environment())
+    async with Client(server, cache=None) as mcp:
+        names = [tool.name for tool in (await mcp.list_tools()).tools]
+        result = await mcp.call_tool("customerSupport", {"message": QUESTION})
+
+    assert "customerSupport" in names
+    [block] = result.content
+    assert isinstance(block, mcp_types.TextContent)
+    assert block.text.startswith("KB-RESET-001")
+
+
+def test_the_support_agent_searches_the_knowledge_base_over_mcp(
+        app: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KB_OVER_MCP", "true")
+    container = create_container(settings_file=app / "settings.yaml")
+    try:
+        search = container.operator_registry().get("KBSearchOperator")
+        output = asyncio.run(container.agents()["customerSupport"].operator.aexecute(QUESTION))
+    finally:
+        asyncio.run(close_container(container))
+
+    assert repr(search) == "<McpToolOperator kb.search>"
+    assert output.content.startswith("KB-RESET-001")
+
+
+def test_bloge_mcp_serve_wants_stdio(app: Path) -> None:
+    result = bloge("mcp", "serve", cwd=app)
+
+    assert result.returncode == 2
+    assert "bloge mcp serve speaks stdio: pass --stdio" in result.stderr
