@@ -115,30 +115,27 @@ class AgentEngine:
 
     def _start(self, input: AgentInput | None, checkpoint: AgentCheckpoint | None,
                history: Sequence[LlmMessage] | None) -> _Start:
-        new = list(input.messages) if input is not None else []
+        # Each list of messages is copied once here: a long history costs a copy, no more.
+        new = input.messages if input is not None else ()
         if checkpoint is None:
-            earlier = list(history or ())
+            earlier = history or ()
             prompt = self.definition.system_prompt
-            if prompt and not (earlier and earlier[0].role == "system"
-                               and earlier[0].content == prompt):
-                earlier.insert(0, LlmMessage.system(prompt))
-            initial = [*earlier, *new]
-            return _Start(initial, initial, 0, AgentUsage(), {})
+            given = earlier and earlier[0].role == "system" and earlier[0].content == prompt
+            system = (LlmMessage.system(prompt),) if prompt and not given else ()
+            return _Start((*system, *earlier, *new), 0, AgentUsage(), {})
         if checkpoint.agent_id not in (None, self.definition.id):
             raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
                                   f"agent {self.definition.id!r}")
-        conversation = [*checkpoint.conversation, *new]
-        return _Start(conversation, conversation, checkpoint.turn_count, checkpoint.usage,
+        return _Start((*checkpoint.conversation, *new), checkpoint.turn_count, checkpoint.usage,
                       dict(checkpoint.tool_results))
 
 
 class _Start:
-    __slots__ = ("base_usage", "memory_messages", "tool_results", "transcript", "turns_done")
+    __slots__ = ("base_usage", "messages", "tool_results", "turns_done")
 
-    def __init__(self, memory_messages: list[LlmMessage], transcript: list[LlmMessage],
-                 turns_done: int, base_usage: AgentUsage, tool_results: dict[str, Any]) -> None:
-        self.memory_messages = memory_messages
-        self.transcript = transcript
+    def __init__(self, messages: tuple[LlmMessage, ...], turns_done: int,
+                 base_usage: AgentUsage, tool_results: dict[str, Any]) -> None:
+        self.messages = messages  # the memory's and the transcript's start
         self.turns_done = turns_done
         self.base_usage = base_usage
         self.tool_results = tool_results
@@ -159,11 +156,11 @@ class _Run:
         self._ctx = ctx
         self._context = AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
                                              engine.ref)
-        self._memory = create_memory(definition.memory_strategy, start.memory_messages,
+        self._memory = create_memory(definition.memory_strategy, start.messages,
                                      token_estimator=engine.token_estimator,
                                      summarizer=engine.summarizer)
         self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
-        self.transcript = list(start.transcript)
+        self.transcript = list(start.messages)
         self.turn = start.turns_done
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
