@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -92,8 +92,10 @@ class BoundOperator:
         self.input_type = _input_annotation(call)
         self._convert = _converter(self.input_type)
 
-    async def invoke(self, input: Any, ctx: OperatorContext) -> Any:
-        """Run the operator; sync operators run on a worker thread.
+    def invoke(self, input: Any, ctx: OperatorContext) -> Coroutine[Any, Any, Any]:
+        """Run the operator: await what this returns for its result. Sync operators run on a
+        worker thread; an async operator's own coroutine is returned as it is, without one of
+        ours around it (a run keeps every frame of its calls while they wait).
 
         A mapping given to an operator that declares a dataclass or pydantic-model input is
         converted first; ``OperatorInputError`` says why when it does not fit.
@@ -102,7 +104,10 @@ class BoundOperator:
             input = self._convert(input)
         args = (input, ctx) if self._takes_ctx else (input,)
         if self.is_async:
-            return await self._call(*args)
+            return self._call(*args)  # type: ignore[no-any-return]  # a coroutine function's call
+        return self._run_on_worker(args)
+
+    async def _run_on_worker(self, args: tuple[Any, ...]) -> Any:
         result = await self._workers.run(self._call, *args)
         if inspect.isawaitable(result):
             result = await result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
@@ -182,3 +183,51 @@ def test_custom_memory_comes_from_its_factory() -> None:
     agent.execute("go")
     assert created == [[LlmMessage.user("go")]]
     assert len(provider.requests[1].messages) == 2
+
+
+def shuffled_history(seed: int, length: int) -> list[LlmMessage]:
+    """Messages of every kind in a random order: system messages anywhere, tool rounds, tool
+    messages answering nothing, a call answered twice, rounds left unanswered."""
+    chooser = random.Random(seed)  # noqa: S311 -- a reproducible test history, not a secret
+    messages: list[LlmMessage] = []
+    open_calls: list[str] = []
+    while len(messages) < length:
+        kind = chooser.choice(["user", "answer", "calls", "tool", "tool", "stray", "system"])
+        index = len(messages)
+        if kind == "user":
+            messages.append(LlmMessage.user(f"question {index} " + "word " * chooser.randrange(9)))
+        elif kind == "answer":
+            messages.append(LlmMessage.assistant(f"answer {index}"))
+        elif kind == "calls":
+            open_calls = [f"c{index}-{k}" for k in range(chooser.randrange(1, 4))]
+            messages.append(LlmMessage.assistant("", [ToolCall(c, "echo", "{}") for c in open_calls]))
+        elif kind == "tool" and open_calls:
+            messages.append(LlmMessage.tool(chooser.choice(open_calls), "result " * chooser.randrange(5)))
+        elif kind == "stray":
+            messages.append(LlmMessage.tool(f"unknown-{index}", "stray"))
+        elif kind == "system":
+            messages.append(LlmMessage.system(f"note {index}"))
+    return messages
+
+
+FROM_HISTORY = {
+    "sliding_window(1)": lambda initial: ConversationMemory.sliding_window(initial, 1),
+    "sliding_window(5)": lambda initial: ConversationMemory.sliding_window(initial, 5),
+    "sliding_window(20)": lambda initial: ConversationMemory.sliding_window(initial, 20),
+    "token_budget(1)": lambda initial: ConversationMemory.token_budget(initial, 1, HeuristicTokenEstimator()),
+    "token_budget(60)": lambda initial: ConversationMemory.token_budget(initial, 60, HeuristicTokenEstimator()),
+    "token_budget(400)": lambda initial: ConversationMemory.token_budget(initial, 400, HeuristicTokenEstimator()),
+}
+
+
+@pytest.mark.parametrize("make", FROM_HISTORY.values(), ids=FROM_HISTORY.keys())
+@pytest.mark.parametrize("seed", range(12))
+def test_a_memory_given_a_history_sees_what_it_would_after_appending_it(
+    make: Callable[[Sequence[LlmMessage]], ConversationMemory], seed: int
+) -> None:
+    history = shuffled_history(seed, 150)
+    appended = make([])
+    for message in history:
+        appended.append(message)
+    assert make(history).messages() == appended.messages()
+    assert make(iter(history)).messages() == appended.messages()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -79,17 +79,19 @@ class AgentOperatorBase:
         # One attribute store: a run reads the definition it finds, old or new, never a mix.
         self._engine.definition = replace(self._engine.definition, **changes)
 
-    async def _start(self, input: AgentInput, ctx: Context, *, thread_id: str | None,
-                     run_id: str | None = None, sink: ChunkSink | None = None) -> AgentOutput:
+    def _start(self, input: AgentInput, ctx: Context, *, thread_id: str | None,
+               run_id: str | None = None,
+               sink: ChunkSink | None = None) -> Coroutine[Any, Any, AgentOutput]:
+        """The run to await: the engine's or the store's own coroutine, without one of ours
+        around it (every concurrent run keeps each frame of its chain while it waits)."""
         if self.store is None:
             if thread_id is not None or run_id is not None:
                 raise BlogeUsageError(
                     f"agent {self.agent_def.id!r}: a thread_id or run_id needs a store to keep "
                     "the run in; build the operator with store=open_store(...)")
-            return await self._engine.run(input, ctx, sink=sink)
-        return await self.store.record_run(self._engine, input, _context(ctx),
-                                           thread_id=thread_id, sink=sink, metadata=None,
-                                           run_id=run_id)
+            return self._engine.run(input, ctx, sink=sink)
+        return self.store.record_run(self._engine, input, _context(ctx), thread_id=thread_id,
+                                     sink=sink, metadata=None, run_id=run_id)
 
     async def _resume_run(self, run_id: str, ctx: Context,
                           sink: ChunkSink | None = None) -> AgentOutput:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, assert_never
 
 from bloge.agent.definition import AgentDef
@@ -43,7 +43,7 @@ from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
-ModelCall = Callable[[LlmRequest, int], Awaitable[LlmResponse]]
+ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
 _log = logging.getLogger("bloge.agent")
 
@@ -83,7 +83,7 @@ class AgentEngine:
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
 
-    async def run(
+    def run(
         self,
         input: AgentInput | None,
         ctx: OperatorContext | Mapping[str, Any] | None,
@@ -93,8 +93,9 @@ class AgentEngine:
         history: Sequence[LlmMessage] | None = None,
         pending: PendingRound | None = None,
         observer: RunObserver | None = None,
-    ) -> AgentOutput:
-        """One run from ``input`` (or from ``checkpoint``, with optional new ``input``).
+    ) -> Coroutine[Any, Any, AgentOutput]:
+        """One run from ``input`` (or from ``checkpoint``, with optional new ``input``): set
+        up now (a missing operator raises here), awaited for its output.
 
         ``history`` starts a new run after earlier messages (a thread's); ``pending`` resumes
         a ``checkpoint`` in the middle of a tool round; ``observer`` records the run (see
@@ -105,8 +106,9 @@ class AgentEngine:
         for tool in self.definition.tools:
             self.registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
         start = self._start(input, checkpoint, history)
-        run = _Run(self, context, start, chat, sink, observer)
-        return await run.execute(pending)
+        # The run's own coroutine, without one of ours around it: every concurrent run keeps
+        # each frame of its chain while it waits.
+        return _Run(self, context, start, chat, sink, observer).execute(pending)
 
     def _chat_operator(self) -> BoundOperator:
         name = LLM_STREAMING_CHAT if self.streaming else LLM_CHAT
@@ -115,30 +117,27 @@ class AgentEngine:
 
     def _start(self, input: AgentInput | None, checkpoint: AgentCheckpoint | None,
                history: Sequence[LlmMessage] | None) -> _Start:
-        new = list(input.messages) if input is not None else []
+        # Each list of messages is copied once here: a long history costs a copy, no more.
+        new = input.messages if input is not None else ()
         if checkpoint is None:
-            earlier = list(history or ())
+            earlier = history or ()
             prompt = self.definition.system_prompt
-            if prompt and not (earlier and earlier[0].role == "system"
-                               and earlier[0].content == prompt):
-                earlier.insert(0, LlmMessage.system(prompt))
-            initial = [*earlier, *new]
-            return _Start(initial, initial, 0, AgentUsage(), {})
+            given = earlier and earlier[0].role == "system" and earlier[0].content == prompt
+            system = (LlmMessage.system(prompt),) if prompt and not given else ()
+            return _Start((*system, *earlier, *new), 0, AgentUsage(), {})
         if checkpoint.agent_id not in (None, self.definition.id):
             raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
                                   f"agent {self.definition.id!r}")
-        conversation = [*checkpoint.conversation, *new]
-        return _Start(conversation, conversation, checkpoint.turn_count, checkpoint.usage,
+        return _Start((*checkpoint.conversation, *new), checkpoint.turn_count, checkpoint.usage,
                       dict(checkpoint.tool_results))
 
 
 class _Start:
-    __slots__ = ("base_usage", "memory_messages", "tool_results", "transcript", "turns_done")
+    __slots__ = ("base_usage", "messages", "tool_results", "turns_done")
 
-    def __init__(self, memory_messages: list[LlmMessage], transcript: list[LlmMessage],
-                 turns_done: int, base_usage: AgentUsage, tool_results: dict[str, Any]) -> None:
-        self.memory_messages = memory_messages
-        self.transcript = transcript
+    def __init__(self, messages: tuple[LlmMessage, ...], turns_done: int,
+                 base_usage: AgentUsage, tool_results: dict[str, Any]) -> None:
+        self.messages = messages  # the memory's and the transcript's start
         self.turns_done = turns_done
         self.base_usage = base_usage
         self.tool_results = tool_results
@@ -159,11 +158,11 @@ class _Run:
         self._ctx = ctx
         self._context = AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
                                              engine.ref)
-        self._memory = create_memory(definition.memory_strategy, start.memory_messages,
+        self._memory = create_memory(definition.memory_strategy, start.messages,
                                      token_estimator=engine.token_estimator,
                                      summarizer=engine.summarizer)
         self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
-        self.transcript = list(start.transcript)
+        self.transcript = list(start.messages)
         self.turn = start.turns_done
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
@@ -275,6 +274,9 @@ class _Run:
         started = time.perf_counter()
         response = await self._call_model(request, turn)
         latency = (time.perf_counter() - started) * 1000.0
+        if not isinstance(response, LlmResponse):
+            raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
+                                  f"{type(response).__name__}, not an LlmResponse")
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
@@ -379,12 +381,8 @@ class _ModelCall:
         self._chat = chat
         self._ctx = ctx
 
-    async def __call__(self, request: LlmRequest, turn: int) -> LlmResponse:
-        response = await self._chat.invoke(request, self._ctx)
-        if not isinstance(response, LlmResponse):
-            raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
-                                  f"{type(response).__name__}, not an LlmResponse")
-        return response
+    def __call__(self, request: LlmRequest, turn: int) -> Coroutine[Any, Any, object]:
+        return self._chat.invoke(request, self._ctx)  # _model_turn checks what it answers
 
 
 class _StreamingModelCall:

@@ -29,7 +29,12 @@ class AgentInput:
         if isinstance(value, Mapping) and "messages" in value:
             return cls.of(list(value["messages"]))
         if isinstance(value, (list, tuple)):
-            messages = tuple(_message(item, index) for index, item in enumerate(value))
+            # A list of messages already (a long history, say) is taken as it is: one pass
+            # in C that checks the types, instead of a conversion per item.
+            if list(map(type, value)).count(LlmMessage) == len(value):
+                messages = tuple(value)
+            else:
+                messages = tuple(_message(item, index) for index, item in enumerate(value))
         else:
             messages = (_message(value, None),)
         if not messages:

@@ -110,7 +110,11 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
         channel: asyncio.Queue[Any] = asyncio.Queue(capacity)
         producer = asyncio.create_task(_produce(produce, channel))
         try:
-            while (item := await channel.get()) is not _END:
+            while True:
+                # What is queued already is taken without a coroutine: one fewer per token.
+                item = channel.get_nowait() if channel.qsize() else await channel.get()
+                if item is _END:
+                    break
                 yield item
             await producer  # re-raises the run's failure, if any
         except asyncio.CancelledError as cancelled:

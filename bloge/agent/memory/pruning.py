@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from bloge.agent.memory.conversation import ConversationMemory
-from bloge.agent.memory.units import Units
+from bloge.agent.memory.units import Units, tail_start
 from bloge.llm.messages import LlmMessage
 from bloge.llm.tokens import TokenEstimator
 
@@ -26,33 +26,43 @@ class FullMemory(ConversationMemory):
 
 
 class _PinnedSystemMemory(ConversationMemory):
-    """System messages pinned at the top; the rest in pair-aware units pruned from the oldest."""
+    """System messages pinned at the top; the rest in pair-aware units pruned from the oldest.
+
+    Subclasses say how much the units may weigh (:meth:`_room`). The initial messages are
+    grouped from the tail (see :func:`~bloge.agent.memory.units.tail_start`): a memory given a
+    long history costs the window it keeps, plus one pass that finds the system messages.
+    """
 
     __slots__ = ("_system", "_units")
 
     def __init__(
         self, initial: Iterable[LlmMessage], weigh: Callable[[LlmMessage], int]
     ) -> None:
+        messages = initial if isinstance(initial, Sequence) else list(initial)
         self._system: list[LlmMessage] = []
         self._units = Units(weigh)
-        for message in initial:
-            self._add(message)
+        for message in [message for message in messages if message.role == "system"]:
+            self._pin(message)
+        for index in range(tail_start(messages, weigh, self._room()), len(messages)):
+            if (message := messages[index]).role != "system":
+                self._units.add(message)
         self._prune()
 
     def append(self, message: LlmMessage) -> None:
-        self._add(message)
-        self._prune()
-
-    def _add(self, message: LlmMessage) -> None:
         if message.role == "system":
-            self._system.append(message)
+            self._pin(message)
         else:
             self._units.add(message)
+        self._prune()
+
+    def _pin(self, message: LlmMessage) -> None:
+        self._system.append(message)
 
     def _prune(self) -> None:
-        self._units.drop_oldest_while(self._over_limit)
+        self._units.drop_oldest_while(lambda: self._units.weight > self._room())
 
-    def _over_limit(self) -> bool:
+    def _room(self) -> int:
+        """How much the units may weigh."""
         raise NotImplementedError
 
     def messages(self) -> list[LlmMessage]:
@@ -72,17 +82,22 @@ class SlidingWindowMemory(_PinnedSystemMemory):
         if window_size < 1:
             raise ValueError(f"window_size must be >= 1, got {window_size}")
         self.window_size = window_size
-        super().__init__(initial, lambda message: 1)
+        super().__init__(initial, _one)
 
-    def _over_limit(self) -> bool:
-        return self._units.count > self.window_size
+    def _room(self) -> int:
+        return self.window_size
+
+
+def _one(message: LlmMessage) -> int:
+    return 1
 
 
 class TokenBudgetMemory(_PinnedSystemMemory):
     """The newest messages whose estimated tokens, with the system messages, fit the budget.
 
-    Each message is estimated once, when it arrives; pruning per turn costs only the messages
-    dropped. The newest tool-call pair is kept even when it alone exceeds the budget.
+    Each message is estimated when it arrives (a long initial history: only its tail); pruning
+    per turn costs only the messages dropped. The newest tool-call pair is kept even when it
+    alone exceeds the budget.
     """
 
     __slots__ = ("_system_tokens", "estimator", "max_tokens")
@@ -97,13 +112,12 @@ class TokenBudgetMemory(_PinnedSystemMemory):
         self._system_tokens = 0
         super().__init__(initial, estimator.estimate)
 
-    def _add(self, message: LlmMessage) -> None:
-        if message.role == "system":
-            self._system_tokens += self.estimator.estimate(message)
-        super()._add(message)
+    def _pin(self, message: LlmMessage) -> None:
+        self._system_tokens += self.estimator.estimate(message)
+        super()._pin(message)
 
-    def _over_limit(self) -> bool:
-        return self._system_tokens + self._units.weight > self.max_tokens
+    def _room(self) -> int:
+        return self.max_tokens - self._system_tokens
 
     @property
     def estimated_tokens(self) -> int:

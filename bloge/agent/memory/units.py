@@ -8,7 +8,7 @@ whose call was pruned (and a call left without its result), so pruning works on 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from bloge.llm.messages import LlmMessage
 
@@ -70,3 +70,25 @@ class Units:
 
     def __len__(self) -> int:
         return len(self._units)
+
+
+def tail_start(messages: Sequence[LlmMessage], weigh: Callable[[LlmMessage], int],
+               room: int) -> int:
+    """Where grouping ``messages`` may start when the units are then pruned to ``room``.
+
+    That is the latest index at which a unit starts and from which the non-system messages
+    weigh more than ``room`` (0 when they all fit): every unit that starts earlier is dropped
+    by the pruning anyway, since pruning keeps the newest units that fit (or the newest one
+    alone). Only a tool message can join the unit before it, so a user or assistant message
+    always starts one. Walking back from the end, this costs the kept messages, not the whole
+    history.
+    """
+    weight = 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "system":
+            continue
+        weight += weigh(message)
+        if weight > room and message.role != "tool":
+            return index
+    return 0

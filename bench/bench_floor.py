@@ -1,0 +1,429 @@
+"""bloge against the physical floor (issue "Close to the floor"), one row of the issue's table each.
+
+Every row runs bloge and a hand-written floor in the same process, interleaved, best of N, and
+prints the ratio, so that a loaded machine shifts both sides alike:
+
+- ``turn``: per turn, 5 model calls of which 4 ask for one async tool, zero-latency model; the
+  floor is an asyncio loop doing the same bookkeeping with plain dicts.
+- ``concurrent``: 10,000 concurrent 5-turn runs whose model sleeps 10 ms per call: wall time,
+  memory per run (tracemalloc peak / runs) and the cyclic garbage a run leaves (objects
+  ``gc.collect()`` finds after the runs with the collector paused for the count only).
+- ``stream``: a 1,000-token answer, per token delivered; the floor is a producer task writing
+  into a bounded queue (bloge's own architecture) and a consumer reading it.
+- ``history``: a run given 10,000 prior messages with ``sliding_window(20)`` and
+  ``token_budget(2000)``, time to the end of a one-turn run, against the same run given one
+  message.
+- ``sync``: a turn with a sync tool (worker-thread hop) against the same turn with an async one.
+- ``import``: ``import bloge`` in a fresh interpreter against ``python -c pass``.
+
+    .venv/bin/python bench/bench_floor.py [row ...]          # default: every row
+    .venv/bin/python bench/bench_floor.py turn --only bloge --runs 200   # for callgrind
+
+With ``--only floor|bloge`` a row runs one side once, ``--runs`` times, and prints nothing: run
+it twice under ``valgrind --tool=callgrind`` with two ``--runs`` and divide the difference of
+the instruction counts by the difference of the runs (start-up cancels out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+from bloge import (
+    AgentBuilder,
+    AgentExecutionListener,
+    AgentLoopOperator,
+    AgentMemoryStrategy,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    OperatorContext,
+    OperatorRegistry,
+    StreamingAgentLoopOperator,
+)
+from bloge.llm import LlmChunk, LlmMessage, LlmRequest, LlmResponse, ToolCall
+
+TURNS = 5
+ARGS = json.dumps({"query": "status"})
+Runner = Callable[[], Awaitable[object]]
+
+
+# -- the workload: a scripted model, a trivial tool, one listener
+
+
+class ScriptModel:
+    """Four tool calls, then an answer; ``delay`` s per call. It keeps no state: the turn is
+    read from the conversation's length (one message, then two per turn), so that concurrent
+    runs sharing it each get the same five turns."""
+
+    def __init__(self, delay: float = 0.0, tokens: int = 0) -> None:
+        self.delay = delay
+        self.tokens = tokens
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        turn = len(request.messages) // 2 + 1
+        if turn < TURNS:
+            return LlmResponse(finish_reason="tool_calls", prompt_tokens=10, completion_tokens=5,
+                               tool_calls=(ToolCall(f"call_{turn}", "lookup", ARGS),))
+        return LlmResponse(content="All done.", prompt_tokens=10, completion_tokens=3)
+
+    def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        return _tokens(self.tokens)
+
+
+async def _tokens(count: int) -> AsyncIterator[LlmChunk]:
+    for _ in range(count):
+        yield LlmChunk(content="tok ")
+    yield LlmChunk(done=True, finish_reason="stop", prompt_tokens=10, completion_tokens=count)
+
+
+class AnswerModel:
+    """Answers every call at once, with text."""
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        return LlmResponse(content="Fine.", prompt_tokens=10, completion_tokens=1)
+
+    def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        return _tokens(1)
+
+
+class AsyncLookup:
+    async def execute(self, input: Mapping[str, Any], ctx: OperatorContext) -> dict[str, Any]:
+        return {"ok": True, "query": input["query"]}
+
+
+class SyncLookup:
+    def execute(self, input: Mapping[str, Any], ctx: OperatorContext) -> dict[str, Any]:
+        return {"ok": True, "query": input["query"]}
+
+
+class CountingListener(AgentExecutionListener):
+    def __init__(self) -> None:
+        self.events = 0
+
+    def on_agent_turn_started(self, context: Any, payload: Any) -> None:
+        self.events += 1
+
+    def on_agent_llm_called(self, context: Any, payload: Any) -> None:
+        self.events += 1
+
+    def on_agent_tool_dispatched(self, context: Any, payload: Any) -> None:
+        self.events += 1
+
+    def on_agent_tool_completed(self, context: Any, payload: Any) -> None:
+        self.events += 1
+
+    def on_agent_loop_exited(self, context: Any, payload: Any) -> None:
+        self.events += 1
+
+
+def bloge_agent(tool: object, *, delay: float = 0.0,
+                memory: Any = None) -> AgentLoopOperator:
+    registry = OperatorRegistry({"Lookup": tool, "llmChat": LlmChatOperator(ScriptModel(delay))})
+    builder = (AgentBuilder.create("bench", registry=registry).model("m").max_turns(10)
+               .tool("lookup", "Lookup", description="Look something up",
+                     input={"query": "tool_args.query"}))
+    if memory is not None:
+        builder = builder.memory(memory)
+    return builder.to_operator("bench", listeners=[CountingListener()])
+
+
+# -- the floor: the same bookkeeping with plain dicts
+
+
+class DictModel:
+    """The floor's model: the same script, answering plain dicts."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+
+    async def chat(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        turn = len(messages) // 2 + 1
+        if turn < TURNS:
+            return {"content": "", "tool_calls": [
+                {"id": f"call_{turn}", "name": "lookup", "arguments": ARGS}]}
+        return {"content": "All done.", "tool_calls": []}
+
+
+async def floor_loop(model: DictModel, tool: AsyncLookup, listener: CountingListener) -> str:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Check the status."}]
+    ctx = OperatorContext.root()
+    for _turn in range(10):
+        listener.on_agent_turn_started(None, None)
+        response = await model.chat(messages)
+        listener.on_agent_llm_called(None, None)
+        messages.append({"role": "assistant", **response})
+        if not response["tool_calls"]:
+            listener.on_agent_loop_exited(None, None)
+            return str(response["content"])
+        for call in response["tool_calls"]:
+            listener.on_agent_tool_dispatched(None, None)
+            result = await tool.execute({"query": json.loads(call["arguments"])["query"]}, ctx)
+            listener.on_agent_tool_completed(None, None)
+            messages.append({"role": "tool", "tool_call_id": call["id"],
+                             "content": json.dumps(result)})
+    raise RuntimeError("unreachable")
+
+
+# -- measuring
+
+
+async def best_seconds(runners: Mapping[str, Runner], runs: int, rounds: int) -> dict[str, float]:
+    """Best time of ``runs`` calls of each runner over ``rounds`` interleaved rounds."""
+    best = dict.fromkeys(runners, float("inf"))
+    for runner in runners.values():
+        for _ in range(max(1, runs // 10)):
+            await runner()
+    for _ in range(rounds):
+        for name, runner in runners.items():
+            started = time.perf_counter()
+            for _ in range(runs):
+                await runner()
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best
+
+
+def ratio_line(title: str, floor: float, bloge: float, unit: str, target: str) -> str:
+    return (f"{title:<44} floor {floor:9.2f} {unit}   bloge {bloge:9.2f} {unit}   "
+            f"ratio {bloge / floor:5.2f}x   (target {target})")
+
+
+async def row_turn(args: argparse.Namespace) -> None:
+    agent = bloge_agent(AsyncLookup())
+    model, tool, listener = DictModel(), AsyncLookup(), CountingListener()
+    runners: dict[str, Runner] = {
+        "floor": lambda: floor_loop(model, tool, listener),
+        "bloge": lambda: agent.aexecute("Check the status."),
+    }
+    if args.only:
+        for _ in range(args.runs):
+            await runners[args.only]()
+        return
+    best = await best_seconds(runners, args.runs, args.rounds)
+    per_turn = {name: seconds / (args.runs * TURNS) * 1e6 for name, seconds in best.items()}
+    print(ratio_line("per turn", per_turn["floor"], per_turn["bloge"], "µs", "<= 2x"))
+
+
+async def concurrent_seconds(start: Callable[[], Awaitable[object]], runs: int) -> float:
+    started = time.perf_counter()
+    await asyncio.gather(*(start() for _ in range(runs)))
+    return time.perf_counter() - started
+
+
+async def concurrent_bytes(start: Callable[[], Awaitable[object]], runs: int) -> float:
+    gc.collect()
+    tracemalloc.start()
+    await asyncio.gather(*(start() for _ in range(runs)))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / runs
+
+
+async def cyclic_garbage(start: Callable[[], Awaitable[object]], runs: int) -> float:
+    """Objects left in reference cycles per run (what the collector has to chase)."""
+    gc.collect()
+    gc.disable()  # only while counting: the runs' cycles must still be there to be counted
+    try:
+        await asyncio.gather(*(start() for _ in range(runs)))
+        return gc.collect() / runs
+    finally:
+        gc.enable()
+
+
+async def row_concurrent(args: argparse.Namespace) -> None:
+    runs, delay = args.concurrent, 0.01
+    agent = bloge_agent(AsyncLookup(), delay=delay)
+    model, tool, listener = DictModel(delay), AsyncLookup(), CountingListener()
+    starts: dict[str, Callable[[], Awaitable[object]]] = {
+        "floor": lambda: floor_loop(model, tool, listener),
+        "bloge": lambda: agent.aexecute("Check the status."),
+    }
+    if args.only:
+        await asyncio.gather(*(starts[args.only]() for _ in range(args.runs)))
+        return
+    best = dict.fromkeys(starts, float("inf"))
+    for _ in range(args.rounds):
+        for name, start in starts.items():
+            best[name] = min(best[name], await concurrent_seconds(start, runs))
+    memory = {name: await concurrent_bytes(start, runs) for name, start in starts.items()}
+    garbage = {name: await cyclic_garbage(start, runs) for name, start in starts.items()}
+    floor_wall = TURNS * delay
+    print(ratio_line(f"{runs:,} concurrent 5-turn runs, wall", best["floor"], best["bloge"],
+                     "s ", "<= 1.5x"))
+    print(f"{'':<44} (5 x {delay * 1e3:.0f} ms model sleeps alone: {floor_wall:.2f} s)")
+    print(ratio_line("  memory per run (tracemalloc peak)", memory["floor"] / 1024,
+                     memory["bloge"] / 1024, "KB", "<= 1.2x"))
+    print(f"{'  objects in cycles per run':<44} floor {garbage['floor']:9.1f}      "
+          f"bloge {garbage['bloge']:9.1f}")
+
+
+def streaming_agent(tokens: int) -> StreamingAgentLoopOperator:
+    registry = OperatorRegistry({"llmStreamingChat": LlmStreamingChatOperator(
+        ScriptModel(tokens=tokens))})
+    return (AgentBuilder.create("stream", registry=registry).model("m")
+            .to_streaming_operator("stream", listeners=[CountingListener()]))
+
+
+async def floor_stream(tokens: int, capacity: int) -> int:
+    """A producer task writing the chunks' text into a bounded queue, a consumer reading."""
+    channel: asyncio.Queue[Any] = asyncio.Queue(capacity)
+    end = object()
+
+    async def produce() -> None:
+        async for chunk in _tokens(tokens):
+            if chunk.content:
+                await channel.put(chunk.content)
+        await channel.put(end)
+
+    producer = asyncio.create_task(produce())
+    delivered = 0
+    while await channel.get() is not end:
+        delivered += 1
+    await producer
+    return delivered
+
+
+async def bloge_stream(agent: StreamingAgentLoopOperator) -> int:
+    delivered = 0
+    async for _chunk in agent.stream("Tell me a story."):
+        delivered += 1
+    return delivered
+
+
+async def row_stream(args: argparse.Namespace) -> None:
+    tokens = 1000
+    agent = streaming_agent(tokens)
+    capacity = agent.agent_def.streaming_buffer_capacity
+    runners: dict[str, Runner] = {
+        "floor": lambda: floor_stream(tokens, capacity),
+        "bloge": lambda: bloge_stream(agent),
+    }
+    if args.only:
+        for _ in range(args.runs):
+            await runners[args.only]()
+        return
+    runs = max(1, args.runs // 50)
+    best = await best_seconds(runners, runs, args.rounds)
+    per_token = {name: seconds / (runs * tokens) * 1e6 for name, seconds in best.items()}
+    print(ratio_line(f"streaming {tokens:,} tokens, per token", per_token["floor"],
+                     per_token["bloge"], "µs", "<= 1.3x"))
+
+
+def prior_messages(count: int) -> list[LlmMessage]:
+    """``count`` messages of earlier exchanges, a tool round every fourth."""
+    messages: list[LlmMessage] = []
+    while len(messages) < count:
+        index = len(messages)
+        if index % 8 == 4:
+            call = ToolCall(f"old_{index}", "lookup", ARGS)
+            messages.append(LlmMessage.assistant("", [call]))
+            messages.append(LlmMessage.tool(call.id, '{"ok": true}'))
+        else:
+            role = LlmMessage.user if index % 2 == 0 else LlmMessage.assistant
+            messages.append(role(f"message {index} about the order status " * 2))
+    return messages[:count]
+
+
+async def row_history(args: argparse.Namespace) -> None:
+    history = [*prior_messages(10_000), LlmMessage.user("And now?")]
+    memories = {"sliding_window(20)": AgentMemoryStrategy.SlidingWindow(20),
+                "token_budget(2000)": AgentMemoryStrategy.TokenBudget(2000)}
+    for title, memory in memories.items():
+        # A model that answers at once: the run is the cost of taking in the input.
+        registry = OperatorRegistry({"llmChat": LlmChatOperator(AnswerModel())})
+        agent = (AgentBuilder.create("history", registry=registry).model("m")
+                 .memory(memory).to_operator("history"))
+        runners: dict[str, Runner] = {
+            "floor": lambda agent=agent: agent.aexecute("And now?"),
+            "bloge": lambda agent=agent: agent.aexecute(history),
+        }
+        if args.only:
+            for _ in range(args.runs):
+                await runners[args.only]()
+            continue
+        runs = max(1, args.runs // 10)
+        best = await best_seconds(runners, runs, args.rounds)
+        per_run = {name: seconds / runs * 1e3 for name, seconds in best.items()}
+        print(ratio_line(f"one-turn run, 10,000 prior msgs, {title}", per_run["floor"],
+                         per_run["bloge"], "ms", "<= 2x; floor = no history"))
+
+
+async def row_sync(args: argparse.Namespace) -> None:
+    async_agent, sync_agent = bloge_agent(AsyncLookup()), bloge_agent(SyncLookup())
+    runners: dict[str, Runner] = {
+        "floor": lambda: async_agent.aexecute("Check the status."),
+        "bloge": lambda: sync_agent.aexecute("Check the status."),
+    }
+    if args.only:
+        for _ in range(args.runs):
+            await runners[args.only]()
+        return
+    runs = max(1, args.runs // 4)
+    best = await best_seconds(runners, runs, args.rounds)
+    per_turn = {name: seconds / (runs * TURNS) * 1e6 for name, seconds in best.items()}
+    # Four of the five turns run the tool: the hop's cost per tool turn.
+    hop = (per_turn["bloge"] - per_turn["floor"]) * TURNS / (TURNS - 1)
+    print(ratio_line("sync-tool turn (floor = async tool)", per_turn["floor"],
+                     per_turn["bloge"], "µs", "sync turn <= 40 µs"))
+    print(f"{'  worker-thread hop per tool call':<44} {hop:9.2f} µs")
+
+
+def fresh_interpreter_ms(code: str, rounds: int) -> float:
+    """Best wall time of ``python -c code``, with bytecode cached as an installed package has
+    it (a first run writes it; ``PYTHONDONTWRITEBYTECODE`` would time the compiler instead)."""
+    env = {name: value for name, value in os.environ.items()
+           if name != "PYTHONDONTWRITEBYTECODE"}
+    best = float("inf")
+    for round_ in range(rounds + 1):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
+        if round_:
+            best = min(best, time.perf_counter() - started)
+    return best * 1e3
+
+
+async def row_import(args: argparse.Namespace) -> None:
+    rounds = max(5, args.rounds * 2)
+    floor = fresh_interpreter_ms("pass", rounds)
+    bloge = fresh_interpreter_ms("import bloge", rounds)
+    print(ratio_line("import bloge (floor = python -c pass)", floor, bloge, "ms",
+                     "bloge <= 80 ms"))
+
+
+ROWS = {"turn": row_turn, "concurrent": row_concurrent, "stream": row_stream,
+        "history": row_history, "sync": row_sync, "import": row_import}
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("rows", nargs="*", metavar="row", help=", ".join(ROWS))
+    parser.add_argument("--runs", type=int, default=2000, help="runs per round (turn row)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds, best kept")
+    parser.add_argument("--concurrent", type=int, default=10_000, help="concurrent runs")
+    parser.add_argument("--only", choices=("floor", "bloge"),
+                        help="run one side once, --runs times, silently (for callgrind)")
+    args = parser.parse_args()
+    unknown = set(args.rows) - set(ROWS)
+    if unknown:
+        parser.error(f"unknown rows: {', '.join(sorted(unknown))}; choose from {', '.join(ROWS)}")
+    if not args.only:
+        print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  "
+              f"python {sys.version.split()[0]}")
+    for row in args.rows or ROWS:
+        await ROWS[row](args)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
