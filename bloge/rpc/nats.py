@@ -323,7 +323,7 @@ async def _drain(client: Client, subscription: Subscription,
         await subscription.drain()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
         return
     sid = subscription._id  # noqa: SLF001 -- see the docstring
-    await client._send_unsubscribe(sid)  # noqa: SLF001
+    await client._send_unsubscribe(sid)  # noqa: SLF001 -- as above
     await client.flush()
     loop = asyncio.get_running_loop()
     give_up = loop.time() + DRAIN_LIMIT
@@ -332,9 +332,9 @@ async def _drain(client: Client, subscription: Subscription,
         if quiet_for >= DRAIN_QUIET:
             break
         await asyncio.sleep(DRAIN_QUIET - quiet_for)  # a grace for calls still on their way
-    await subscription._pending_queue.join()  # noqa: SLF001
-    subscription._stop_processing()  # noqa: SLF001
-    client._remove_sub(sid)  # noqa: SLF001
+    await subscription._pending_queue.join()  # noqa: SLF001 -- as above
+    subscription._stop_processing()  # noqa: SLF001 -- as above
+    client._remove_sub(sid)  # noqa: SLF001 -- as above
 
 
 def _timeout(header: str | None) -> float | None:

@@ -150,6 +150,6 @@ def test_bloge_config_says_where_a_services_settings_came_from(project: Path) ->
     (project / "settings.remote.yaml").write_text(
         "bloge:\n  rpc:\n    services:\n      kb: {transport: http, url: 'http://kb:8000'}\n")
     sources = load_settings_with_sources(base_dir=project, environ={}, profile="remote").sources
-    # A map's entry is recorded whole: the entry's position stands for each of its fields.
-    assert sources["bloge.rpc.services.kb.url"].endswith("settings.remote.yaml:4:7")
+    # Each field of a map's entry is recorded where it is written.
+    assert sources["bloge.rpc.services.kb.url"].endswith("settings.remote.yaml:4:29")
     assert sources["bloge.rpc.services.kb.retry.max-attempts"] == "default"
