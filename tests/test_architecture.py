@@ -25,6 +25,7 @@ ALLOWED = {
     "bloge.autopilot": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
                         "bloge.store"},
     "bloge.rpc": {"bloge.core"},
+    "bloge.temporal": {"bloge.core", "bloge.llm", "bloge.agent"},
 }
 FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)

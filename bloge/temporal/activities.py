@@ -1,0 +1,194 @@
+"""``AgentActivities``: the I/O of agent workflows, performed by a worker.
+
+A model activity calls the agent's chat operator (its streaming one for a streaming agent,
+whose tokens go to the run's chunk sink); a tool activity runs one tool call through a
+:class:`~bloge.agent.loop.tools.ToolDispatcher`, so it is checked, run and worded exactly as
+in a local run (a Temporal timeout replaces the dispatcher's own); the finish activity
+reports the end of the run. Listener callbacks — and so the journal — fire here, once per
+call: ``on_agent_turn_started`` on a model call's first attempt, the others when a call
+completes. Every activity heartbeats while it runs, which is how Temporal notices a dead
+worker and how a cancelled run reaches a running activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from bloge.agent.listeners import (
+    AgentCallbackContext,
+    LlmCalledPayload,
+    LoopExitedPayload,
+    TurnStartedPayload,
+)
+from bloge.agent.loop.chunks import AgentStreamChunk, Token
+from bloge.agent.loop.tools import ToolDispatcher
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError, ProviderError
+from bloge.llm.chunks import join_chunks
+from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+from bloge.temporal import wire
+from bloge.temporal.catalogue import ServedAgent
+from bloge.temporal.options import FINAL_PROVIDER_ERROR
+from bloge.temporal.wire import Json
+from bloge.temporal.workflow import FINISH_ACTIVITY, MODEL_ACTIVITY, TOOL_ACTIVITY
+
+ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
+SinkFor = Callable[[str], ChunkSink | None]
+"""``sink_for(run_id)``: where a run's stream chunks go (``None``: nowhere)."""
+
+
+class AgentActivities:
+    """The activities of one worker, for the agents it serves (by id)."""
+
+    __slots__ = ("_agents", "_sink_for")
+
+    def __init__(self, agents: Mapping[str, ServedAgent], *,
+                 sink_for: SinkFor | None = None) -> None:
+        self._agents = dict(agents)
+        self._sink_for = sink_for
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.model, self.tool, self.finish]
+
+    def _agent(self, payload: Mapping[str, Any]) -> ServedAgent:
+        agent_id = str(payload["agent"])
+        found = self._agents.get(agent_id)
+        if found is None:
+            raise ApplicationError(f"this worker serves no agent {agent_id!r}",
+                                   type="UnknownAgent", non_retryable=True)
+        return found
+
+    def _sink(self, run_id: str) -> ChunkSink | None:
+        return None if self._sink_for is None else self._sink_for(run_id)
+
+    @activity.defn(name=MODEL_ACTIVITY)
+    async def model(self, payload: Json) -> Json:
+        agent = self._agent(payload)
+        definition = agent.definition
+        summary = bool(payload.get("summary"))
+        messages = wire.messages_from_json(payload["messages"])
+        request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
+                             tools=() if summary else
+                             tuple(tool.tool_definition for tool in definition.tools))
+        ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
+        context = _callback_context(agent, ctx)
+        turn = int(payload.get("turn", 0))
+        listeners = agent.listeners if not summary else None
+        if listeners and activity.info().attempt == 1:
+            listeners.notify("on_agent_turn_started", context,
+                             TurnStartedPayload(turn, len(messages)))
+        streaming = definition.streaming and not summary
+        started = time.perf_counter()
+        async with _heartbeating():
+            try:
+                if streaming:
+                    response = await _streamed(agent, request, ctx, turn,
+                                               self._sink(str(payload.get("run_id"))))
+                else:
+                    response = await agent.registry.bound(LLM_CHAT).invoke(request, ctx)
+            except ProviderError as error:
+                if error.retryable:
+                    raise
+                raise ApplicationError(str(error), type=FINAL_PROVIDER_ERROR,
+                                       non_retryable=True) from error
+        if not isinstance(response, LlmResponse):
+            raise ApplicationError(f"the {LLM_CHAT!r} operator returned a "
+                                   f"{type(response).__name__}, not an LlmResponse",
+                                   type="BlogeUsageError", non_retryable=True)
+        if listeners:
+            listeners.notify("on_agent_llm_called", context, LlmCalledPayload(
+                turn, definition.model, response.prompt_tokens, response.completion_tokens,
+                (time.perf_counter() - started) * 1000.0, response.finish_reason))
+        return wire.response_to_json(response)
+
+    @activity.defn(name=TOOL_ACTIVITY)
+    async def tool(self, payload: Json) -> Json:
+        agent = self._agent(payload)
+        definition = agent.definition
+        call = wire.call_from_json(payload["call"])
+        turn = int(payload["turn"])
+        run_id = str(payload["run_id"])
+        # The same key on every attempt of this call, as in a recorded local run.
+        ctx = OperatorContext(payload.get("context"), execution_id=run_id,
+                              idempotency_key=f"{run_id}:{turn}:{call.id}")
+        # Temporal enforces the timeouts (the activity's start-to-close timeout).
+        tools = tuple(replace(tool, timeout=None) for tool in definition.tools)
+        dispatcher = ToolDispatcher(tools, agent.registry, ctx=ctx, codec=agent.codec,
+                                    listeners=agent.listeners,
+                                    context=_callback_context(agent, ctx),
+                                    max_concurrency=None, default_timeout=None,
+                                    sink=self._sink(run_id))
+        async with _heartbeating():
+            (outcome,) = await dispatcher.run(turn, [call])
+        return wire.outcome_to_json(outcome)
+
+    @activity.defn(name=FINISH_ACTIVITY)
+    async def finish(self, payload: Json) -> None:
+        agent = self._agent(payload)
+        if not agent.listeners:
+            return
+        ctx = OperatorContext.root(execution_id=str(payload["run_id"]))
+        agent.listeners.notify("on_agent_loop_exited", _callback_context(agent, ctx),
+                               LoopExitedPayload(
+                                   int(payload["turns"]), int(payload["llm_calls"]),
+                                   int(payload["total_tokens"]), float(payload["duration_ms"]),
+                                   str(payload["exit_reason"]), payload.get("error_type"),
+                                   payload.get("error_message")))
+
+
+def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:
+    return AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
+                                agent.definition.id)
+
+
+async def _streamed(agent: ServedAgent, request: LlmRequest, ctx: OperatorContext, turn: int,
+                    sink: ChunkSink | None) -> LlmResponse:
+    stream = await agent.registry.bound(LLM_STREAMING_CHAT).invoke(request, ctx)
+    if not isinstance(stream, AsyncIterator):
+        raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
+                              f"{type(stream).__name__}, not an async iterator of LlmChunk")
+    chunks: list[LlmChunk] = []
+    try:
+        async for chunk in stream:
+            chunks.append(chunk)
+            if sink is not None and chunk.content:
+                await sink(Token(chunk.content, turn))
+            if chunk.done:
+                break
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+    return join_chunks(chunks)
+
+
+@contextlib.asynccontextmanager
+async def _heartbeating() -> AsyncIterator[None]:
+    """Heartbeat three times per heartbeat timeout while the body runs."""
+    timeout = activity.info().heartbeat_timeout
+    if not timeout:
+        yield
+        return
+    interval = timeout.total_seconds() / 3
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(interval)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

