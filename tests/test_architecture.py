@@ -25,7 +25,8 @@ ALLOWED = {
     "bloge.autopilot": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
                         "bloge.store"},
     "bloge.rpc": {"bloge.core"},
-    "bloge.temporal": {"bloge.core", "bloge.llm", "bloge.agent"},
+    "bloge.temporal": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
+                       "bloge.store"},
 }
 FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)

@@ -24,40 +24,74 @@ from temporalio.exceptions import ApplicationError
 
 from bloge.agent.listeners import (
     AgentCallbackContext,
+    ListenerChain,
     LlmCalledPayload,
     LoopExitedPayload,
     TurnStartedPayload,
 )
 from bloge.agent.loop.chunks import AgentStreamChunk, Token
+from bloge.agent.loop.records import AgentUsage
 from bloge.agent.loop.tools import ToolDispatcher
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm.chunks import join_chunks
+from bloge.llm.messages import LlmMessage
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.options import FINAL_PROVIDER_ERROR
+from bloge.temporal.recording import RunEvents, StoreRecording
 from bloge.temporal.wire import Json
-from bloge.temporal.workflow import FINISH_ACTIVITY, MODEL_ACTIVITY, TOOL_ACTIVITY
+from bloge.temporal.workflow import (
+    BEGIN_ACTIVITY,
+    FINISH_ACTIVITY,
+    MODEL_ACTIVITY,
+    TOOL_ACTIVITY,
+)
 
 ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
-SinkFor = Callable[[str], ChunkSink | None]
-"""``sink_for(run_id)``: where a run's stream chunks go (``None``: nowhere)."""
 
 
 class AgentActivities:
-    """The activities of one worker, for the agents it serves (by id)."""
+    """The activities of one worker, for the agents it serves (by id); with a
+    ``recording``, every run is kept in its run store."""
 
-    __slots__ = ("_agents", "_sink_for")
+    __slots__ = ("_agents", "_recording")
 
     def __init__(self, agents: Mapping[str, ServedAgent], *,
-                 sink_for: SinkFor | None = None) -> None:
+                 recording: StoreRecording | None = None) -> None:
         self._agents = dict(agents)
-        self._sink_for = sink_for
+        self._recording = recording
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.model, self.tool, self.finish]
+        return [self.begin, self.model, self.tool, self.finish]
+
+    def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
+        if self._recording is None:
+            return None
+        return self._recording.events(str(payload["run_id"]))
+
+    async def _written(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
+        if events is None or self._recording is None:
+            return
+        await events.flush()
+        thread_id = payload.get("thread_id")
+        if thread_id is not None:
+            await events.renew(str(thread_id), self._recording.worker)
+
+    @activity.defn(name=BEGIN_ACTIVITY)
+    async def begin(self, payload: Json) -> Json:
+        agent = self._agent(payload)
+        if self._recording is None:
+            raise ApplicationError("this worker keeps no run store, but its task queue's "
+                                   "runs are recorded: give every worker of a task queue the "
+                                   "same bloge.store settings", type="BlogeUsageError",
+                                   non_retryable=True)
+        return await self._recording.begin(
+            run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
+            agent_id=agent.definition.id, input=wire.messages_from_json(payload["input"]),
+            metadata=payload.get("metadata") or {})
 
     def _agent(self, payload: Mapping[str, Any]) -> ServedAgent:
         agent_id = str(payload["agent"])
@@ -66,9 +100,6 @@ class AgentActivities:
             raise ApplicationError(f"this worker serves no agent {agent_id!r}",
                                    type="UnknownAgent", non_retryable=True)
         return found
-
-    def _sink(self, run_id: str) -> ChunkSink | None:
-        return None if self._sink_for is None else self._sink_for(run_id)
 
     @activity.defn(name=MODEL_ACTIVITY)
     async def model(self, payload: Json) -> Json:
@@ -82,7 +113,8 @@ class AgentActivities:
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))
-        listeners = agent.listeners if not summary else None
+        events = None if summary else self._events(payload)
+        listeners = None if summary else _with(agent.listeners, events)
         if listeners and activity.info().attempt == 1:
             listeners.notify("on_agent_turn_started", context,
                              TurnStartedPayload(turn, len(messages)))
@@ -92,7 +124,7 @@ class AgentActivities:
             try:
                 if streaming:
                     response = await _streamed(agent, request, ctx, turn,
-                                               self._sink(str(payload.get("run_id"))))
+                                               None if events is None else events.chunk)
                 else:
                     response = await agent.registry.bound(LLM_CHAT).invoke(request, ctx)
             except ProviderError as error:
@@ -108,6 +140,7 @@ class AgentActivities:
             listeners.notify("on_agent_llm_called", context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
                 (time.perf_counter() - started) * 1000.0, response.finish_reason))
+        await self._written(events, payload)
         return wire.response_to_json(response)
 
     @activity.defn(name=TOOL_ACTIVITY)
@@ -122,27 +155,54 @@ class AgentActivities:
                               idempotency_key=f"{run_id}:{turn}:{call.id}")
         # Temporal enforces the timeouts (the activity's start-to-close timeout).
         tools = tuple(replace(tool, timeout=None) for tool in definition.tools)
+        events = self._events(payload)
         dispatcher = ToolDispatcher(tools, agent.registry, ctx=ctx, codec=agent.codec,
-                                    listeners=agent.listeners,
+                                    listeners=_with(agent.listeners, events),
                                     context=_callback_context(agent, ctx),
                                     max_concurrency=None, default_timeout=None,
-                                    sink=self._sink(run_id))
+                                    sink=None if events is None else events.chunk)
         async with _heartbeating():
             (outcome,) = await dispatcher.run(turn, [call])
+        await self._written(events, payload)
         return wire.outcome_to_json(outcome)
 
     @activity.defn(name=FINISH_ACTIVITY)
     async def finish(self, payload: Json) -> None:
         agent = self._agent(payload)
-        if not agent.listeners:
+        run_id = str(payload["run_id"])
+        events = self._events(payload)
+        listeners = _with(agent.listeners, events)
+        if listeners:
+            ctx = OperatorContext.root(execution_id=run_id)
+            listeners.notify("on_agent_loop_exited", _callback_context(agent, ctx),
+                             LoopExitedPayload(
+                                 int(payload["turns"]), int(payload["llm_calls"]),
+                                 int(payload["total_tokens"]), float(payload["duration_ms"]),
+                                 str(payload["exit_reason"]), payload.get("error_type"),
+                                 payload.get("error_message")))
+        recorded = payload.get("recorded")
+        if events is None or self._recording is None or recorded is None:
             return
-        ctx = OperatorContext.root(execution_id=str(payload["run_id"]))
-        agent.listeners.notify("on_agent_loop_exited", _callback_context(agent, ctx),
-                               LoopExitedPayload(
-                                   int(payload["turns"]), int(payload["llm_calls"]),
-                                   int(payload["total_tokens"]), float(payload["duration_ms"]),
-                                   str(payload["exit_reason"]), payload.get("error_type"),
-                                   payload.get("error_message")))
+        await events.flush()
+        usage = recorded["usage"]
+        await self._recording.finish(
+            run_id=run_id, thread_id=str(payload["thread_id"]),
+            next_seq=int(recorded["next_seq"]),
+            history=[(seq, LlmMessage.from_dict(message))
+                     for seq, message in recorded["history"]],
+            transcript=wire.messages_from_json(recorded["transcript"]),
+            view=wire.messages_from_json(recorded["view"]),
+            usage=AgentUsage(int(usage["llm_calls"]), int(usage["prompt_tokens"]),
+                             int(usage["completion_tokens"])),
+            turns=int(payload["turns"]), exit_reason=str(payload["exit_reason"]),
+            output=recorded.get("output"), error=recorded.get("error"))
+
+
+def _with(listeners: ListenerChain, events: RunEvents | None) -> ListenerChain:
+    """The agent's listeners, then the run's events in the store, if it is kept there."""
+    if events is None:
+        return listeners
+    return ListenerChain((*listeners.listeners, events))
 
 
 def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:

@@ -34,6 +34,9 @@ class ServedAgent:
     plan: ActivityPlan
     codec: JsonCodec = DEFAULT_CODEC
     summarizer: ConversationMemory.Summarizer | None = None
+    recorded: bool = False
+    """Whether the worker keeps its runs in a run store (the same on every worker of a
+    task queue: the workflow's activities depend on it)."""
     engines: dict[int, AgentEngine] = field(default_factory=dict)
 
     def engine(self, max_turns: int | None = None) -> AgentEngine:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 from temporalio.client import Client
@@ -21,10 +22,12 @@ from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.memory.strategy import AgentMemoryStrategy
 from bloge.agent.memory.summary import LlmSummarizer
 from bloge.core.registry import OperatorRegistry
+from bloge.store.store import Store
 from bloge.temporal import catalogue
-from bloge.temporal.activities import AgentActivities, SinkFor
+from bloge.temporal.activities import AgentActivities
 from bloge.temporal.catalogue import ServedAgent, served
 from bloge.temporal.options import TemporalOptions
+from bloge.temporal.recording import StoreRecording
 from bloge.temporal.workflow import AgentWorkflow, summary_chat
 
 #: Modules a workflow shares with its worker instead of importing them afresh.
@@ -51,13 +54,19 @@ def served_agents(definitions: Mapping[str, AgentDef], registry: OperatorRegistr
 
 @contextlib.asynccontextmanager
 async def agent_worker(client: Client, agents: Mapping[str, ServedAgent],
-                       options: TemporalOptions, *, sink_for: SinkFor | None = None,
+                       options: TemporalOptions, *, store: Store | None = None,
                        identity: str | None = None) -> AsyncIterator[Worker]:
-    """A worker for ``agents`` on ``options.task_queue``, polling while the block runs
-    (``await worker.run()`` inside it serves until cancelled; leaving the block shuts it
-    down, letting running activities finish within ``heartbeat_timeout``)."""
+    """A worker for ``agents`` on ``options.task_queue``, polling while the block runs;
+    leaving the block shuts it down, letting running activities finish within
+    ``heartbeat_timeout``. With a ``store``, every run is kept there (its workflow id is its
+    run id); every worker of a task queue must agree on that."""
+    recording = None
+    if store is not None:
+        recording = StoreRecording(store, worker=f"temporal:{options.task_queue}")
+    agents = {agent_id: replace(agent, recorded=recording is not None)
+              for agent_id, agent in agents.items()}
     catalogue.file(options.task_queue, agents)
-    activities = AgentActivities(agents, sink_for=sink_for)
+    activities = AgentActivities(agents, recording=recording)
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
     worker = Worker(
         client,

@@ -44,6 +44,7 @@ WORKFLOW = "bloge.agent"
 MODEL_ACTIVITY = "bloge.model"
 TOOL_ACTIVITY = "bloge.tool"
 FINISH_ACTIVITY = "bloge.finish"
+BEGIN_ACTIVITY = "bloge.begin"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -65,10 +66,22 @@ class AgentWorkflow:
                 type="UnknownAgent", non_retryable=True)
         run_id = info.workflow_id
         values = dict(start.get("context") or {})
-        effects = ActivityEffects(agent, run_id, values)
+        thread_id = start.get("thread_id")
+        checkpoint = start.get("checkpoint")
+        history = start.get("history")
+        begun = None
+        if agent.recorded:  # the run store keeps the run, on its thread
+            thread_id = thread_id or workflow.uuid4().hex
+            begun = await workflow.execute_activity(BEGIN_ACTIVITY, {
+                "agent": agent_id, "run_id": run_id, "thread_id": thread_id,
+                "input": start.get("input") or [],
+                "metadata": {"workflow_id": run_id, "task_queue": info.task_queue},
+            }, **agent.plan.finish)
+            if checkpoint is None:
+                history = [message for _, message in begun["history"]]
+        effects = ActivityEffects(agent, run_id, values, thread_id, begun)
         ctx = OperatorContext.root(values, execution_id=run_id)
         engine = agent.engine(start.get("max_turns"))
-        checkpoint = start.get("checkpoint")
         messages = start.get("input")
         started = workflow.time()
         try:
@@ -76,8 +89,7 @@ class AgentWorkflow:
                 AgentInput(wire.messages_from_json(messages)) if messages else None, ctx,
                 checkpoint=(AgentCheckpoint.from_json(DEFAULT_CODEC.encode(checkpoint))
                             if checkpoint is not None else None),
-                history=(wire.messages_from_json(start["history"]) if start.get("history")
-                         else None),
+                history=wire.messages_from_json(history) if history else None,
                 effects=effects)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
@@ -85,7 +97,8 @@ class AgentWorkflow:
                                    DEFAULT_CODEC.decode(error.checkpoint.to_json()),
                                    type=MAX_TURNS_ERROR, non_retryable=True) from None
         except AgentRunError as error:
-            await effects.finish(error.checkpoint, error.exit_reason, started, error.__cause__)
+            await effects.finish(error.checkpoint, error.exit_reason, started,
+                                 error.__cause__ or error)
             raise ApplicationError(mask_credentials(str(error)), error.agent_id,
                                    error.exit_reason,
                                    DEFAULT_CODEC.decode(error.checkpoint.to_json()),
@@ -93,10 +106,11 @@ class AgentWorkflow:
         except asyncio.CancelledError as cancelled:
             cause = cancelled.__cause__
             if isinstance(cause, AgentRunError):
-                await effects.finish(cause.checkpoint, "cancelled", started, cancelled)
+                await effects.finish(cause.checkpoint, "cancelled", started, cause)
             raise
-        await effects.finish(output.checkpoint, output.exit_reason, started, None)
-        return wire.output_to_json(_named(output, run_id, start.get("thread_id")))
+        named = _named(output, run_id, thread_id)
+        await effects.finish(output.checkpoint, output.exit_reason, started, None, named)
+        return wire.output_to_json(named)
 
 
 def start_payload(agent_id: str, *, input: AgentInput | None = None,
@@ -124,12 +138,15 @@ class ActivityEffects:
     """The engine's I/O as activities: a model call per turn, a tool call per activity (at
     most ``max_tool_concurrency`` of a round at once), in the order the model asked."""
 
-    __slots__ = ("_agent", "_run_id", "_values")
+    __slots__ = ("_agent", "_begun", "_run_id", "_thread_id", "_values")
 
-    def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any]) -> None:
+    def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
+                 thread_id: str | None = None, begun: Json | None = None) -> None:
         self._agent = agent
         self._run_id = run_id
         self._values = values
+        self._thread_id = thread_id
+        self._begun = begun
 
     @property
     def call_model(self) -> ModelCall:
@@ -141,7 +158,8 @@ class ActivityEffects:
 
     async def _call_model(self, request: LlmRequest, turn: int) -> LlmResponse:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
-                   "model": request.model, "temperature": request.temperature,
+                   "thread_id": self._thread_id, "model": request.model,
+                   "temperature": request.temperature,
                    "messages": wire.messages_to_json(request.messages),
                    "context": self._values}
         result = await workflow.execute_activity(MODEL_ACTIVITY, payload,
@@ -166,7 +184,8 @@ class ActivityEffects:
         # An unknown tool: the worker's dispatcher words the error, as a local run does.
         options = self._agent.plan.finish if plan is None else plan.activity
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
-                   "call": wire.call_to_json(call), "context": self._values}
+                   "thread_id": self._thread_id, "call": wire.call_to_json(call),
+                   "context": self._values}
         try:
             result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
         except ActivityError as error:
@@ -175,10 +194,25 @@ class ActivityEffects:
         return wire.outcome_from_json(call, result)
 
     async def finish(self, checkpoint: AgentCheckpoint, exit_reason: str, started: float,
-                     error: BaseException | None) -> None:
-        """The end of the run, reported from an activity (``on_agent_loop_exited``)."""
+                     error: BaseException | None, output: AgentOutput | None = None) -> None:
+        """The end of the run, reported from an activity (``on_agent_loop_exited``, and the
+        run's end in the store)."""
         usage: AgentUsage = checkpoint.usage
+        recorded = None
+        if self._begun is not None:
+            transcript = output.messages if output is not None else checkpoint.conversation
+            recorded = {
+                **self._begun,
+                "transcript": wire.messages_to_json(transcript),
+                "view": wire.messages_to_json(checkpoint.conversation),
+                "usage": usage.to_dict(),
+                "output": (None if output is None
+                           else output.to_dict(messages=False, checkpoint=False)),
+                "error": None if error is None else {
+                    "type": type(error).__name__, "message": mask_credentials(str(error))},
+            }
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id,
+                   "thread_id": self._thread_id, "recorded": recorded,
                    "turns": checkpoint.turn_count, "llm_calls": usage.llm_calls,
                    "total_tokens": usage.total_tokens,
                    "duration_ms": (workflow.time() - started) * 1000.0,

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
+from temporalio.service import RPCError
 
+from bloge.core.errors import BlogeUsageError
 from bloge.temporal import Connection, connect
 from tests.store.conftest import REQUIRED
 
@@ -49,18 +51,23 @@ def _free_port() -> int:
 
 
 def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
-    """Until the server accepts connections (it prints nothing to wait on)."""
+    """Until the server answers a health check (it prints nothing to wait on)."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the Temporal dev server exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        except OSError:
-            time.sleep(0.05)  # polling a port that is not open yet; nothing to wait on
-        else:
+        if asyncio.run(_healthy(f"127.0.0.1:{port}")):
             return
-    raise RuntimeError(f"the Temporal dev server did not listen within {STARTUP_SECONDS:g} s")
+        time.sleep(0.05)  # polling a server that is not up yet; nothing to wait on
+    raise RuntimeError(f"the Temporal dev server was not up within {STARTUP_SECONDS:g} s")
+
+
+async def _healthy(address: str) -> bool:
+    try:
+        client = await connect(Connection(address))
+        return bool(await client.service_client.check_health())
+    except (BlogeUsageError, RPCError, RuntimeError):
+        return False
 
 
 @dataclass(frozen=True, slots=True)
