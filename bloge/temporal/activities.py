@@ -160,7 +160,8 @@ class AgentActivities:
                                     listeners=_with(agent.listeners, events),
                                     context=_callback_context(agent, ctx),
                                     max_concurrency=None, default_timeout=None,
-                                    sink=None if events is None else events.chunk)
+                                    sink=None if events is None or not definition.streaming
+                                    else events.chunk)
         async with _heartbeating():
             (outcome,) = await dispatcher.run(turn, [call])
         await self._written(events, payload)

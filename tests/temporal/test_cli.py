@@ -1,0 +1,75 @@
+"""``bloge worker`` and ``bloge.runner: temporal``: the support agent end to end on a worker,
+kept in the run store like a local run."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
+from tests.temporal.conftest import DevServer
+
+QUESTION = "How do I reset my password?"
+
+
+@pytest.fixture
+def on_temporal(temporal_server: DevServer, task_queue: str) -> dict[str, str]:
+    return {"BLOGE_RUNNER": "temporal", "BLOGE_TEMPORAL__ADDRESS": temporal_server.address,
+            "BLOGE_TEMPORAL__TASK_QUEUE": task_queue}
+
+
+@pytest.fixture
+def worker(app: Path, on_temporal: dict[str, str]) -> Iterator[subprocess.Popen[str]]:  # noqa: F811 -- app is the fixture
+    process = subprocess.Popen([str(BLOGE), "worker"], cwd=app, env=environment(on_temporal),
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    assert line.startswith("worker: "), line
+    assert on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"] in line
+    yield process
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    process.stderr.close()
+
+
+def test_the_support_agent_runs_on_a_worker(app: Path, on_temporal: dict[str, str],  # noqa: F811
+                                            worker: subprocess.Popen[str]) -> None:
+    local = bloge("run", "customerSupport", QUESTION, "--json", cwd=app)
+    assert local.returncode == 0, local.stderr
+    remote = bloge("run", "customerSupport", QUESTION, "--json", cwd=app, env=on_temporal)
+    assert remote.returncode == 0, remote.stderr
+    here, there = json.loads(local.stdout), json.loads(remote.stdout)
+    assert there["content"] == here["content"]
+    assert there["turns_used"] == here["turns_used"]
+    assert there["usage"] == here["usage"]
+    assert "workflow " in remote.stderr
+    listed = bloge("runs", "list", "--json", cwd=app)
+    assert listed.returncode == 0, listed.stderr
+    runs = json.loads(listed.stdout)
+    assert there["run_id"] in {run["id"] for run in runs}
+    shown = bloge("runs", "show", there["run_id"], cwd=app)
+    assert shown.returncode == 0, shown.stderr
+    compared = bloge("runs", "show", here["run_id"], cwd=app)
+    assert _callbacks(shown.stdout) == _callbacks(compared.stdout)
+
+
+def test_a_file_agent_is_refused_on_temporal(app: Path, on_temporal: dict[str, str]) -> None:  # noqa: F811
+    source = app / "other.bloge"
+    source.write_text('agent other { model = "m" }\n')
+    result = bloge("run", str(source), "hi", cwd=app, env=on_temporal)
+    assert result.returncode == 2
+    assert "'other' is not one of them" in result.stderr
+
+
+def _callbacks(text: str) -> list[tuple[str, str, str]]:
+    """A printed timeline's entries without their times: (turn, callback, tool name)."""
+    found = [re.search(r"#\d+\s+(turn \d+)?\s+(\w+)\s+(\S+)", line) for line in text.splitlines()]
+    entries = [(m[1] or "", m[2], m[3]) for m in found if m is not None]
+    assert len(entries) >= 5, text
+    return entries
