@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from temporalio import activity
+from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
 from bloge.agent.listeners import (
@@ -51,18 +53,20 @@ from bloge.temporal.workflow import (
 )
 
 ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
+_log = logging.getLogger("bloge.temporal")
 
 
 class AgentActivities:
     """The activities of one worker, for the agents it serves (by id); with a
     ``recording``, every run is kept in its run store."""
 
-    __slots__ = ("_agents", "_recording")
+    __slots__ = ("_agents", "_client", "_recording")
 
     def __init__(self, agents: Mapping[str, ServedAgent], *,
-                 recording: StoreRecording | None = None) -> None:
+                 recording: StoreRecording | None = None, client: Client | None = None) -> None:
         self._agents = dict(agents)
         self._recording = recording
+        self._client = client
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.begin, self.model, self.tool, self.finish]
@@ -73,12 +77,31 @@ class AgentActivities:
         return self._recording.events(str(payload["run_id"]))
 
     async def _written(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
-        if events is None or self._recording is None:
+        if events is None:
             return
         await events.flush()
+        await self._watch(events, payload)
+
+    async def _watch(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
+        """Renew the run's lease in the store; when someone asked the store to cancel the
+        run (``bloge runs cancel``, ``POST /runs/{id}/cancel``), cancel its workflow, and so
+        its running activities."""
         thread_id = payload.get("thread_id")
-        if thread_id is not None:
-            await events.renew(str(thread_id), self._recording.worker)
+        if events is None or self._recording is None or thread_id is None:
+            return
+        asked = await events.renew(str(thread_id), self._recording.worker)
+        if asked and self._client is not None:
+            await self._client.get_workflow_handle(events.run_id).cancel()
+
+    def _watcher(self, events: RunEvents | None,
+                 payload: Mapping[str, Any]) -> Callable[[], Awaitable[None]] | None:
+        if events is None:
+            return None
+
+        async def watch() -> None:
+            await self._watch(events, payload)
+
+        return watch
 
     @activity.defn(name=BEGIN_ACTIVITY)
     async def begin(self, payload: Json) -> Json:
@@ -120,7 +143,7 @@ class AgentActivities:
                              TurnStartedPayload(turn, len(messages)))
         streaming = definition.streaming and not summary
         started = time.perf_counter()
-        async with _heartbeating():
+        async with _heartbeating(self._watcher(events, payload)):
             try:
                 if streaming:
                     response = await _streamed(agent, request, ctx, turn,
@@ -162,7 +185,7 @@ class AgentActivities:
                                     max_concurrency=None, default_timeout=None,
                                     sink=None if events is None or not definition.streaming
                                     else events.chunk)
-        async with _heartbeating():
+        async with _heartbeating(self._watcher(events, payload)):
             (outcome,) = await dispatcher.run(turn, [call])
         await self._written(events, payload)
         return wire.outcome_to_json(outcome)
@@ -233,8 +256,10 @@ async def _streamed(agent: ServedAgent, request: LlmRequest, ctx: OperatorContex
 
 
 @contextlib.asynccontextmanager
-async def _heartbeating() -> AsyncIterator[None]:
-    """Heartbeat three times per heartbeat timeout while the body runs."""
+async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
+                        ) -> AsyncIterator[None]:
+    """Heartbeat three times per heartbeat timeout while the body runs, and ``watch`` the
+    run in the store as often."""
     timeout = activity.info().heartbeat_timeout
     if not timeout:
         yield
@@ -245,6 +270,11 @@ async def _heartbeating() -> AsyncIterator[None]:
         while True:
             activity.heartbeat()
             await asyncio.sleep(interval)
+            if watch is not None:
+                try:
+                    await watch()
+                except Exception:  # noqa: BLE001 -- the store's trouble must not fail the call
+                    _log.warning("could not renew the run's lease in the store", exc_info=True)
 
     task = asyncio.create_task(beat())
     try:

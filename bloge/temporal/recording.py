@@ -143,9 +143,13 @@ class RunEvents(AgentExecutionListener):
         if kept:
             await self.store.write([ops.AppendRunEvents(self.run_id, tuple(kept), time.time())])
 
-    async def renew(self, thread_id: str, worker: str) -> None:
-        """Keep the run's lease on its thread while it runs (Temporal runs may be long)."""
-        await self.store.renew_lease(run_id=self.run_id, thread_id=thread_id, worker=worker)
+    async def renew(self, thread_id: str, worker: str) -> bool:
+        """Keep the run's lease on its thread while it runs (Temporal runs may be long);
+        whether someone asked the store to cancel the run (``bloge runs cancel``, the
+        server's ``POST /runs/{id}/cancel``)."""
+        asked = await self.store.renew_lease(run_id=self.run_id, thread_id=thread_id,
+                                             worker=worker)
+        return bool(asked)
 
     def _record(self, kind: str, context: AgentCallbackContext, payload: object) -> None:
         fields = {name: getattr(payload, name) for name in payload.__dataclass_fields__}  # type: ignore[attr-defined]  # payloads are dataclasses

@@ -10,9 +10,12 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
+from tests.server.test_runs_api import sse_events
+from tests.server.test_serve_command import serving
 from tests.temporal.conftest import DevServer
 
 QUESTION = "How do I reset my password?"
@@ -73,3 +76,24 @@ def _callbacks(text: str) -> list[tuple[str, str, str]]:
     entries = [(m[1] or "", m[2], m[3]) for m in found if m is not None]
     assert len(entries) >= 5, text
     return entries
+
+
+ANALYST_QUESTION = "How is revenue trending this week?"
+
+
+def test_a_streamed_run_is_relayed_by_any_bloge_serve(
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811
+    local = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app)
+    assert local.returncode == 0, local.stderr
+    remote = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app, env=on_temporal)
+    assert remote.returncode == 0, remote.stderr
+    # The tokens came from the run store as the worker wrote them: the same answer, live.
+    assert remote.stdout == local.stdout
+    found = re.search(r"run (\w+) on thread", remote.stderr)
+    assert found is not None, remote.stderr
+    with serving(app) as url:
+        relayed = httpx.get(f"{url}/runs/{found[1]}/stream", timeout=30).text
+    events = sse_events(relayed)
+    tokens = "".join(e["data"]["text"] for e in events if e["event"] == "token")
+    assert tokens == local.stdout.replace("\n", "")  # the printer ends each turn's line
+    assert {"tool_start", "tool_end", "done"} <= {e["event"] for e in events}

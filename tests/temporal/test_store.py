@@ -5,13 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.client import Client
 
 from bloge import AgentLoopOperator
 from bloge.store import RunStatus, open_store
 from bloge.store.timeline import run_timeline
-from bloge.temporal import TemporalOptions, TemporalRunner, agent_worker, served_agents
+from bloge.temporal import (
+    RunCancelledError,
+    TemporalOptions,
+    TemporalRunner,
+    agent_worker,
+    served_agents,
+)
 from tests.temporal import agents
+from tests.temporal.conftest import until
 
 
 def _shape(events: list[Any]) -> list[tuple[str, Any]]:
@@ -58,6 +66,29 @@ async def test_a_temporal_run_is_kept_like_a_local_one(client: Client, task_queu
         assert [m.run_id for m in log] == ["wf-1"] * 5 + ["wf-2"] * 2
         assert [m.role for m in again.messages] == [*first, "user", "assistant"]
         assert runs["wf-2"].thread_id == there.thread_id
+    finally:
+        registry.get("Gate").release.set()
+        await store.aclose()
+
+
+async def test_cancelling_in_the_store_cancels_the_workflow(client: Client, task_queue: str,
+                                                            tmp_path: Path) -> None:
+    started = tmp_path / "gate.log"
+    registry = agents.registry(tmp_path / "count.log", hang_gate=True, gate_log=started)
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        options = TemporalOptions(task_queue=task_queue, heartbeat_timeout=1.0)
+        served = served_agents(agents.definitions(registry), registry, options)
+        async with agent_worker(client, served, options, store=store):
+            runner = TemporalRunner(client, task_queue)
+            handle = await runner.start("counter", "stop me", run_id="wf-cancel")
+            await until(started.exists)
+            await store.cancel_run("wf-cancel")  # what bloge runs cancel and the server do
+            with pytest.raises(RunCancelledError):
+                await runner.result(handle.id)
+        run = await store.get_run("wf-cancel")
+        assert run.status is RunStatus.CANCELLED
+        assert run.exit_reason == "cancelled"
     finally:
         registry.get("Gate").release.set()
         await store.aclose()

@@ -39,8 +39,10 @@ def serving(client: Any, task_queue: str, tmp_path: Path) -> Serving:
         definitions: dict[str, AgentDef] = agents.definitions(registry)
         served = served_agents(definitions, registry, options, listeners=listeners)
         async with agent_worker(client, served, options):
-            yield TemporalRunner(client, task_queue), registry
-        registry.get("Gate").release.set()
+            try:
+                yield TemporalRunner(client, task_queue), registry
+            finally:  # a gate left hanging would hold the worker's shutdown
+                registry.get("Gate").release.set()
 
     return serve
 
