@@ -3,9 +3,9 @@
 The DSL maps onto Temporal's own knobs. A model call is an activity whose retry policy is
 the provider's (``bloge.llm.retry``: attempts, backoff; a provider error that says it is
 not worth retrying is not retried), bounded by ``activity_timeout``. A tool call is an
-activity bounded by the tool's ``timeout``, else the agent's ``tool_timeout``, else
-``activity_timeout``; it is tried ``tool_attempts`` times when its operator declares itself
-idempotent, once otherwise. Every activity heartbeats, so that one whose worker died is
+activity bounded by the tool's ``timeout``, else the agent's ``tool_timeout`` (for all its
+attempts together), else ``activity_timeout`` (for each); it is tried ``tool_attempts``
+times when its operator declares itself idempotent, once otherwise. Every activity heartbeats, so that one whose worker died is
 noticed within ``heartbeat_timeout`` and handed to another worker (or, for a tool that must
 not run twice, reported to the model as having an unknown outcome).
 """
@@ -97,10 +97,14 @@ def _tool_plan(tool: AgentToolRef, definition: AgentDef, registry: OperatorRegis
     timeout = tool.timeout if tool.timeout is not None else definition.tool_timeout
     idempotent = operator_metadata(registry.get(tool.operator_ref)).idempotent
     bound = timeout if timeout is not None else options.activity_timeout
-    activity = {
+    activity: dict[str, Any] = {
         "start_to_close_timeout": timedelta(seconds=bound),
         "heartbeat_timeout": timedelta(seconds=min(options.heartbeat_timeout, bound)),
         "retry_policy": ActivityRetryPolicy(
             maximum_attempts=options.tool_attempts if idempotent else 1),
     }
+    if timeout is not None:
+        # The tool's timeout bounds the call whichever workers try it: a call that timed
+        # out is not tried again, one whose worker died is, within what is left of it.
+        activity["schedule_to_close_timeout"] = timedelta(seconds=timeout)
     return ToolPlan(timeout, idempotent, activity)

@@ -231,7 +231,7 @@ def _failed(call: ToolCall, error: ActivityError, timeout: float | None, *,
         problem = (f"the outcome of tool {call.name!r} is unknown: its worker stopped while it "
                    "ran, and it was not run again because its operator is not idempotent; "
                    "check whether it took effect before calling it again")
-    elif timed_out is TimeoutType.START_TO_CLOSE:
+    elif timed_out in (TimeoutType.START_TO_CLOSE, TimeoutType.SCHEDULE_TO_CLOSE):
         bound = "" if timeout is None else f" after {timeout:g} s"
         problem = f"tool {call.name!r} timed out{bound}"
     else:
