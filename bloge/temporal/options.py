@@ -5,9 +5,10 @@ the provider's (``bloge.llm.retry``: attempts, backoff; a provider error that sa
 not worth retrying is not retried), bounded by ``activity_timeout``. A tool call is an
 activity bounded by the tool's ``timeout``, else the agent's ``tool_timeout`` (for all its
 attempts together), else ``activity_timeout`` (for each); it is tried ``tool_attempts``
-times when its operator declares itself idempotent, once otherwise. Every activity heartbeats, so that one whose worker died is
-noticed within ``heartbeat_timeout`` and handed to another worker (or, for a tool that must
-not run twice, reported to the model as having an unknown outcome).
+times when its operator declares itself idempotent, once otherwise. Every activity
+heartbeats, so that one whose worker died is noticed within ``heartbeat_timeout`` and handed
+to another worker (or, for a tool that must not run twice, reported to the model as having
+an unknown outcome).
 """
 
 from __future__ import annotations

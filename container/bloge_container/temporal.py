@@ -65,3 +65,16 @@ def served(container: ApplicationContainer, chosen: TemporalOptions,
     definitions = {agent_id: agent.definition for agent_id, agent in container.agents().items()}
     return served_agents(definitions, container.operator_registry(), chosen,
                          listeners=(*container.listeners(), *listeners))
+
+
+def runs_store(settings: BlogeSettings, store: Any) -> Any:
+    """What agent operators record their runs with: ``store`` itself, or with
+    ``bloge.runner: temporal`` a store that runs each run as a workflow on the workers (and
+    reads its events back from ``store``)."""
+    if settings.runner != "temporal":
+        return store
+    require_extra("bloge.runner: temporal")
+    from bloge.temporal.runstore import TemporalRunStore
+
+    return TemporalRunStore(store, connection(settings), settings.temporal.task_queue,
+                            workflow_task_timeout=settings.temporal.workflow_task_timeout)

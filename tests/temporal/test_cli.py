@@ -3,6 +3,7 @@ kept in the run store like a local run."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bloge.store import open_store
 from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
 from tests.server.test_runs_api import sse_events
 from tests.server.test_serve_command import serving
@@ -97,3 +99,35 @@ def test_a_streamed_run_is_relayed_by_any_bloge_serve(
     tokens = "".join(e["data"]["text"] for e in events if e["event"] == "token")
     assert tokens == local.stdout.replace("\n", "")  # the printer ends each turn's line
     assert {"tool_start", "tool_end", "done"} <= {e["event"] for e in events}
+
+
+def test_bloge_serve_starts_runs_on_the_workers(
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811
+    local = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app)
+    assert local.returncode == 0, local.stderr
+    with serving(app, env=on_temporal) as url:
+        whole = httpx.post(f"{url}/agents/customerSupport/runs", json={"input": QUESTION},
+                           timeout=60)
+        assert whole.status_code == 200, whole.text
+        assert "KB-RESET-001" in whole.json()["content"]
+        streamed = httpx.post(f"{url}/agents/dataAnalyst/runs", timeout=60,
+                              json={"input": ANALYST_QUESTION, "stream": True})
+        assert streamed.status_code == 200, streamed.text
+        run_id = streamed.headers["bloge-run-id"]
+        record = httpx.get(f"{url}/runs/{run_id}", timeout=30).json()
+    events = sse_events(streamed.text)
+    tokens = "".join(e["data"]["text"] for e in events if e["event"] == "token")
+    assert tokens == local.stdout.replace("\n", "")
+    assert events[-1]["event"] == "done"
+    assert [int(e["id"]) for e in events] == sorted(int(e["id"]) for e in events)
+    assert record["status"] == "succeeded"
+    assert asyncio.run(_worker_of(app, run_id)) == f"temporal:{on_temporal['BLOGE_TEMPORAL__TASK_QUEUE']}"
+
+
+async def _worker_of(project: Path, run_id: str) -> str | None:
+    """Who ran the run, as the store has it."""
+    store = open_store(f"sqlite:///{project / 'var' / 'bloge.db'}")
+    try:
+        return (await store.get_run(run_id)).worker
+    finally:
+        await store.aclose()
