@@ -17,12 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.store.conftest import REQUIRED
+
+if importlib.util.find_spec("temporalio") is None:  # the whole folder needs the extra
+    if REQUIRED:
+        raise RuntimeError("BLOGE_REQUIRE_SERVICES=1 but temporalio is not installed: "
+                           "pip install 'bloge[temporal]'")
+    pytest.skip("temporalio is not installed: pip install 'bloge[temporal]'",
+                allow_module_level=True)
+
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from bloge.core.errors import BlogeUsageError
 from bloge.temporal import Connection, connect
-from tests.store.conftest import REQUIRED
 
 STARTUP_SECONDS = 60.0
 
