@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import TemporalOptions
 from bloge.temporal.runner import RunCancelledError, TemporalRunner
+from bloge.temporal.runstore import TemporalRunStore
 from bloge.temporal.worker import agent_worker, served_agents
 from bloge.temporal.workflow import WORKFLOW, AgentWorkflow
 
@@ -27,6 +28,7 @@ __all__ = [
     "Connection",
     "RunCancelledError",
     "TemporalOptions",
+    "TemporalRunStore",
     "TemporalRunner",
     "agent_worker",
     "connect",
