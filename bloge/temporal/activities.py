@@ -40,6 +40,7 @@ from bloge.llm.chunks import join_chunks
 from bloge.llm.messages import LlmMessage
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+from bloge.store.errors import ThreadBusyError
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.options import FINAL_PROVIDER_ERROR
@@ -111,10 +112,16 @@ class AgentActivities:
                                    "runs are recorded: give every worker of a task queue the "
                                    "same bloge.store settings", type="BlogeUsageError",
                                    non_retryable=True)
-        return await self._recording.begin(
-            run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
-            agent_id=agent.definition.id, input=wire.messages_from_json(payload["input"]),
-            metadata=payload.get("metadata") or {})
+        async with _heartbeating():
+            try:
+                return await self._recording.begin(
+                    run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
+                    agent_id=agent.definition.id,
+                    input=wire.messages_from_json(payload["input"]),
+                    metadata=payload.get("metadata") or {})
+            except ThreadBusyError as error:
+                raise ApplicationError(str(error), type="ThreadBusyError",
+                                       non_retryable=True) from None
 
     def _agent(self, payload: Mapping[str, Any]) -> ServedAgent:
         agent_id = str(payload["agent"])
@@ -207,7 +214,13 @@ class AgentActivities:
         recorded = payload.get("recorded")
         if events is None or self._recording is None or recorded is None:
             return
-        await events.flush()
+        async with _heartbeating():
+            await events.flush()
+            await self._finish(run_id, payload, recorded)
+
+    async def _finish(self, run_id: str, payload: Mapping[str, Any],
+                      recorded: Mapping[str, Any]) -> None:
+        assert self._recording is not None
         usage = recorded["usage"]
         await self._recording.finish(
             run_id=run_id, thread_id=str(payload["thread_id"]),

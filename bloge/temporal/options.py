@@ -88,7 +88,10 @@ def plan_for(definition: AgentDef, registry: OperatorRegistry,
     }
     tools = {tool.name: _tool_plan(tool, definition, registry, options) for tool in
              definition.tools}
+    # The run's start and end in the store (and the end's listener callback): short, and
+    # safe to repeat.
     finish = {"start_to_close_timeout": timedelta(seconds=options.activity_timeout),
+              "heartbeat_timeout": heartbeat,
               "retry_policy": ActivityRetryPolicy(maximum_attempts=options.tool_attempts)}
     return ActivityPlan(model, tools, finish)
 

@@ -70,7 +70,8 @@ async def test_a_worker_killed_in_a_tool_round_leaves_the_run_to_another(
     await until(lambda: len(_lines(count_log)) == 1 and len(_lines(gate_log)) == 1)
     spawn()
     _kill(first)
-    output = await runner.result(handle.id)
+    async with asyncio.timeout(120):
+        output = await runner.result(handle.id)
     assert output.content == "answer: counted crash | opened crash"
     # The completed activity did not run again; the one that was running ran on the other.
     assert _lines(count_log) == ["run-crash:1:c1"]
@@ -88,7 +89,8 @@ async def test_two_workers_finish_every_run_while_one_is_killed(
     count_log = tmp_path / "count.log"
     await until(lambda: len(_lines(count_log)) >= RUNS // 4)
     _kill(first)
-    outputs = await asyncio.gather(*(runner.result(handle.id) for handle in handles))
+    async with asyncio.timeout(120):  # a stuck run fails the test rather than hang it
+        outputs = await asyncio.gather(*(runner.result(handle.id) for handle in handles))
     counted = Counter(_lines(count_log))
     # Every run answered; the counting tool ran at most once per call, and exactly once for
     # every call whose result a run got.
