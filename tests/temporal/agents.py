@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,15 +63,25 @@ def model(request: LlmRequest) -> LlmResponse:
     return LlmResponse("answer: " + " | ".join(results), prompt_tokens=7, completion_tokens=3)
 
 
+Announce = Callable[[str], None]
+"""Told of each call as it runs (a worker process prints it for the test to read)."""
+
+
+def _silent(line: str) -> None:
+    pass
+
+
 class Count:
     """Counts its calls in a file, one line each: running it twice is visible."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, announce: Announce = _silent) -> None:
         self.log = log
+        self.announce = announce
 
     def execute(self, input: dict[str, Any], ctx: OperatorContext) -> str:
         with self.log.open("a", encoding="utf-8") as file:
             file.write(f"{ctx.idempotency_key}\n")
+        self.announce(f"counted {ctx.idempotency_key}")
         return f"counted {input['key']}"
 
 
@@ -80,25 +91,30 @@ class Gate:
 
     idempotent = True
 
-    def __init__(self, *, hang: bool, started: Path | None = None) -> None:
+    def __init__(self, *, hang: bool, started: Path | None = None,
+                 announce: Announce = _silent) -> None:
         self.hang = hang
         self.started = started
+        self.announce = announce
+        self.entered = threading.Event()
         self.release = threading.Event()
 
     def execute(self, input: dict[str, Any], ctx: OperatorContext) -> str:
         if self.started is not None:
             with self.started.open("a", encoding="utf-8") as file:
                 file.write(f"{ctx.idempotency_key}\n")
+        self.entered.set()
+        self.announce(f"gate {ctx.idempotency_key}")
         if self.hang or input["name"] == "forever":
             self.release.wait()
         return f"opened {input['name']}"
 
 
-def registry(count_log: Path, *, hang_gate: bool = False,
-             gate_log: Path | None = None) -> OperatorRegistry:
+def registry(count_log: Path, *, hang_gate: bool = False, gate_log: Path | None = None,
+             announce: Announce = _silent) -> OperatorRegistry:
     return (OperatorRegistry.builder()
-            .register("Count", Count(count_log))
-            .register("Gate", Gate(hang=hang_gate, started=gate_log))
+            .register("Count", Count(count_log, announce))
+            .register("Gate", Gate(hang=hang_gate, started=gate_log, announce=announce))
             .register("llmChat", LlmChatOperator(FunctionProvider(model)))
             .build())
 

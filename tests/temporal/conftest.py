@@ -10,9 +10,10 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,16 +60,22 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
-    """Until the server answers a health check (it prints nothing to wait on)."""
+def _wait_for(port: int, process: subprocess.Popen[str]) -> threading.Thread:
+    """Until the server says it is up (its first line names its address), then answers a
+    health check."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("Temporal Server:"):
+            break
+    else:
+        raise RuntimeError(f"the Temporal dev server exited with {process.wait()}")
+    drain = threading.Thread(target=process.stdout.read, daemon=True)  # keep the pipe empty
+    drain.start()
     deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the Temporal dev server exited with {process.returncode}")
-        if asyncio.run(_healthy(f"127.0.0.1:{port}")):
-            return
-        time.sleep(0.05)  # polling a server that is not up yet; nothing to wait on
-    raise RuntimeError(f"the Temporal dev server was not up within {STARTUP_SECONDS:g} s")
+    while not asyncio.run(_healthy(f"127.0.0.1:{port}")):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the Temporal dev server was not up within {STARTUP_SECONDS:g} s")
+    return drain
 
 
 async def _healthy(address: str) -> bool:
@@ -86,7 +93,7 @@ class DevServer:
 
 
 @pytest.fixture(scope="session")
-def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+def temporal_server() -> Iterator[DevServer]:
     missing = _missing()
     if missing is not None:
         if REQUIRED:
@@ -95,15 +102,14 @@ def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevSer
     binary = temporal_binary()
     assert binary is not None
     port = _free_port()
-    logs = tmp_path_factory.mktemp("temporal") / "server.log"
-    with logs.open("wb") as log:
-        process = subprocess.Popen(
-            [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
-             "--http-port", str(_free_port()), "--metrics-port", str(_free_port()),
-             "--headless", "--log-level", "warn", "--namespace", "default"],
-            stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+         "--http-port", str(_free_port()), "--metrics-port", str(_free_port()),
+         "--headless", "--log-level", "error", "--namespace", "default"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    drain = None
     try:
-        _wait_for(port, process)
+        drain = _wait_for(port, process)
         yield DevServer(f"127.0.0.1:{port}")
     finally:
         process.terminate()
@@ -112,6 +118,10 @@ def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevSer
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if drain is not None:
+            drain.join(timeout=10)
+        assert process.stdout is not None
+        process.stdout.close()
 
 
 @pytest.fixture
@@ -124,10 +134,3 @@ def task_queue() -> str:
     """A task queue of this test's own: tests never run each other's workflows."""
     return f"test-{uuid.uuid4().hex[:12]}"
 
-
-async def until(condition: Callable[[], bool], *, within: float = 60.0) -> None:
-    """Wait for what another thread or process does: it writes a file, which no event of
-    ours reports."""
-    async with asyncio.timeout(within):
-        while not condition():  # noqa: ASYNC110 -- the signal is a file another process writes
-            await asyncio.sleep(0.02)

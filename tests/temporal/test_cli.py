@@ -43,7 +43,7 @@ def worker(app: Path, on_temporal: dict[str, str]) -> Iterator[subprocess.Popen[
     process.stderr.close()
 
 
-def test_the_support_agent_runs_on_a_worker(app: Path, on_temporal: dict[str, str],  # noqa: F811
+def test_the_support_agent_runs_on_a_worker(app: Path, on_temporal: dict[str, str],  # noqa: F811 -- app: the fixture
                                             worker: subprocess.Popen[str]) -> None:
     local = bloge("run", "customerSupport", QUESTION, "--json", cwd=app)
     assert local.returncode == 0, local.stderr
@@ -64,7 +64,7 @@ def test_the_support_agent_runs_on_a_worker(app: Path, on_temporal: dict[str, st
     assert _callbacks(shown.stdout) == _callbacks(compared.stdout)
 
 
-def test_a_file_agent_is_refused_on_temporal(app: Path, on_temporal: dict[str, str]) -> None:  # noqa: F811
+def test_a_file_agent_is_refused_on_temporal(app: Path, on_temporal: dict[str, str]) -> None:  # noqa: F811 -- app: the fixture
     source = app / "other.bloge"
     source.write_text('agent other { model = "m" }\n')
     result = bloge("run", str(source), "hi", cwd=app, env=on_temporal)
@@ -84,7 +84,7 @@ ANALYST_QUESTION = "How is revenue trending this week?"
 
 
 def test_a_streamed_run_is_relayed_by_any_bloge_serve(
-        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811 -- app: the fixture
     local = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app)
     assert local.returncode == 0, local.stderr
     remote = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app, env=on_temporal)
@@ -102,7 +102,7 @@ def test_a_streamed_run_is_relayed_by_any_bloge_serve(
 
 
 def test_bloge_serve_starts_runs_on_the_workers(
-        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811 -- app: the fixture
     local = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app)
     assert local.returncode == 0, local.stderr
     with serving(app, env=on_temporal) as url:

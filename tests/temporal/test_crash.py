@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 
 from bloge.temporal import TemporalRunner
-from tests.temporal.conftest import DevServer, until
+from tests.temporal.conftest import DevServer
 from tests.temporal.worker_child import WORKFLOW_TASK_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,20 +55,35 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
+def _drained(process: subprocess.Popen[str]) -> None:
+    assert process.stdout is not None
+    process.stdout.read()
+
+
 def _kill(process: subprocess.Popen[str]) -> None:
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
 
 
+async def _told(process: subprocess.Popen[str], wanted: Callable[[set[str]], bool]) -> None:
+    """Read what the worker process says of its tool calls until ``wanted`` holds of it."""
+    assert process.stdout is not None
+    said: set[str] = set()
+    async with asyncio.timeout(60):
+        while not wanted(said):
+            line = await asyncio.to_thread(process.stdout.readline)
+            assert line, "the worker process ended"
+            said.add(line.strip())
+
+
 async def test_a_worker_killed_in_a_tool_round_leaves_the_run_to_another(
-        client: object, task_queue: str, spawn: Spawn, tmp_path: Path) -> None:
+        client: Client, task_queue: str, spawn: Spawn, tmp_path: Path) -> None:
     first = spawn(hang_gate=True)
-    runner = TemporalRunner(client, task_queue,  # type: ignore[arg-type]  # a Client fixture
-                            workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
+    runner = TemporalRunner(client, task_queue, workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
     handle = await runner.start("counter", "crash", run_id="run-crash")
     count_log, gate_log = tmp_path / "count.log", tmp_path / "gate.log"
     # The round is half done: count has completed, gate hangs on the first worker.
-    await until(lambda: len(_lines(count_log)) == 1 and len(_lines(gate_log)) == 1)
+    await _told(first, lambda said: {"counted run-crash:1:c1", "gate run-crash:1:c2"} <= said)
     spawn()
     _kill(first)
     async with asyncio.timeout(120):
@@ -79,18 +95,21 @@ async def test_a_worker_killed_in_a_tool_round_leaves_the_run_to_another(
 
 
 async def test_two_workers_finish_every_run_while_one_is_killed(
-        client: object, task_queue: str, spawn: Spawn, tmp_path: Path) -> None:
+        client: Client, task_queue: str, spawn: Spawn, tmp_path: Path) -> None:
     first = spawn()
-    spawn()
-    runner = TemporalRunner(client, task_queue,  # type: ignore[arg-type]  # a Client fixture
-                            workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
+    second = spawn()
+    drain = asyncio.create_task(asyncio.to_thread(_drained, second))  # keep its pipe empty
+    runner = TemporalRunner(client, task_queue, workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
     handles = await asyncio.gather(*(runner.start("counter", f"job {n}", run_id=f"load-{n}")
                                      for n in range(RUNS)))
     count_log = tmp_path / "count.log"
-    await until(lambda: len(_lines(count_log)) >= RUNS // 4)
+    # Killed in the middle: after it has counted for a good part of the runs.
+    await _told(first, lambda said: sum(s.startswith("counted") for s in said) >= RUNS // 8)
     _kill(first)
     async with asyncio.timeout(120):  # a stuck run fails the test rather than hang it
         outputs = await asyncio.gather(*(runner.result(handle.id) for handle in handles))
+    _kill(second)
+    await drain
     counted = Counter(_lines(count_log))
     # Every run answered; the counting tool ran at most once per call, and exactly once for
     # every call whose result a run got.

@@ -71,7 +71,7 @@ def test_the_settings_make_the_connection_and_the_options() -> None:
     assert worker.temporal == settings.temporal
 
 
-def test_the_api_key_is_masked_in_bloge_config(app: Path) -> None:  # noqa: F811
+def test_the_api_key_is_masked_in_bloge_config(app: Path) -> None:  # noqa: F811 -- the fixture
     shown = bloge("config", cwd=app, env={"BLOGE_TEMPORAL__API_KEY": "tc-secret-key"})
     assert shown.returncode == 0, shown.stderr
     assert "tc-secret-key" not in shown.stdout + shown.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ from bloge.temporal import (
     served_agents,
 )
 from tests.temporal import agents
-from tests.temporal.conftest import until
 
 
 def _shape(events: list[Any]) -> list[tuple[str, Any]]:
@@ -82,7 +82,7 @@ async def test_cancelling_in_the_store_cancels_the_workflow(client: Client, task
         async with agent_worker(client, served, options, store=store):
             runner = TemporalRunner(client, task_queue)
             handle = await runner.start("counter", "stop me", run_id="wf-cancel")
-            await until(started.exists)
+            assert await asyncio.to_thread(registry.get("Gate").entered.wait, 60)
             await store.cancel_run("wf-cancel")  # what bloge runs cancel and the server do
             with pytest.raises(RunCancelledError):
                 await runner.result(handle.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -20,7 +21,6 @@ from bloge.temporal import (
 )
 from tests.runtime.helpers import Recorder
 from tests.temporal import agents
-from tests.temporal.conftest import until
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
 
@@ -111,7 +111,7 @@ async def test_cancelling_the_workflow_cancels_the_run_and_its_activities(
     async with serving(listeners=(recorder,), registry=registry,
                        heartbeat_timeout=1.0) as (runner, _):
         handle = await runner.start("counter", "stop me", run_id="run-cancel")
-        await until(started.exists)
+        assert await asyncio.to_thread(registry.get("Gate").entered.wait, 60)
         await runner.cancel("run-cancel")
         with pytest.raises(RunCancelledError):
             await runner.result(handle.id)

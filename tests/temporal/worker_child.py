@@ -1,7 +1,8 @@
 """A worker process the crash tests start and kill: the test agents on one task queue.
 
 Run as ``python -m tests.temporal.worker_child ADDRESS TASK_QUEUE COUNT_LOG GATE_LOG
-[--hang-gate]``. It prints ``ready`` once it polls, then serves until it is killed.
+[--hang-gate]``. It prints ``ready`` once it polls, then a line per tool call as it runs
+(``counted KEY``, ``gate KEY``), and serves until it is killed.
 """
 
 from __future__ import annotations
@@ -29,14 +30,19 @@ def options(task_queue: str) -> TemporalOptions:
                            workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
 
 
+def announce(line: str) -> None:
+    print(line, flush=True)  # noqa: T201 -- the parent reads these lines
+
+
 async def serve(address: str, task_queue: str, count_log: Path, gate_log: Path, *,
                 hang_gate: bool) -> None:
     client = await connect(Connection(address))
-    registry = agents.registry(count_log, hang_gate=hang_gate, gate_log=gate_log)
+    registry = agents.registry(count_log, hang_gate=hang_gate, gate_log=gate_log,
+                               announce=announce)
     chosen = options(task_queue)
     served = served_agents(agents.definitions(registry), registry, chosen)
     async with agent_worker(client, served, chosen):
-        print("ready", flush=True)  # noqa: T201 -- the parent waits for this line
+        announce("ready")
         await asyncio.Event().wait()
 
 
