@@ -28,6 +28,8 @@ ALLOWED = {
                         "bloge.store"},
     "bloge.rpc": {"bloge.core"},
     "bloge.mcp": {"bloge.core", "bloge.llm", "bloge.agent"},
+    "bloge.temporal": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
+                       "bloge.store"},
 }
 FIRST_PARTY = ("bloge", "bloge_config", "bloge_container", "examples")
 CONTAINER_ONLY = ("dependency_injector",)

@@ -26,6 +26,17 @@ class AppendEvents:
 
 
 @dataclass(frozen=True, slots=True)
+class AppendRunEvents:
+    """Events at the end of run ``run_id``'s, numbered by the store as they are written
+    (their own ``seq`` is ignored): for writers of one run that do not share a counter, such
+    as the workers of a Temporal run's activities."""
+
+    run_id: str
+    events: tuple[RunEvent, ...]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class SaveCheckpoint:
     run_id: str
     turn: int
@@ -85,5 +96,5 @@ class FinishRun:
     at: float
 
 
-Op = AppendMessages | AppendEvents | SaveCheckpoint | DispatchToolCalls | CompleteToolCall | \
-    UpdateRun | FinishRun
+Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
+    CompleteToolCall | UpdateRun | FinishRun

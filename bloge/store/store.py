@@ -301,7 +301,9 @@ class Store:
     async def write(self, batch: Sequence[ops.Op]) -> None:
         """Apply ``batch`` in one transaction."""
         if batch:
-            await self._run(writes.apply(batch), write=True, blind=True)
+            # Events the store numbers are numbered from what it reads: not blind then.
+            blind = not any(isinstance(op, ops.AppendRunEvents) for op in batch)
+            await self._run(writes.apply(batch), write=True, blind=blind)
 
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,

@@ -177,6 +177,35 @@ class ServerSettings(_Section):
     shutdown_grace: Duration = 30.0
 
 
+class TemporalSettings(_Section):
+    """``bloge.temporal``: the Temporal service that ``bloge worker`` serves and that
+    ``bloge.runner: temporal`` starts runs on (see :mod:`bloge.temporal`; extra
+    ``bloge[temporal]``).
+
+    ``tls`` turns TLS on (``tls-client-cert`` and ``tls-client-key`` are PEM files for mutual
+    TLS, ``tls-server-ca`` a CA bundle); ``api-key`` (Temporal Cloud) is a secret, never shown.
+    ``activity-timeout`` bounds a model call, and a tool call without a ``timeout`` of its
+    own; ``heartbeat-timeout`` is how soon a call whose worker died is given to another one;
+    ``tool-attempts`` how often a call of an idempotent tool may be tried (others run once).
+    """
+
+    model_config = _SECTION
+
+    address: str = "127.0.0.1:7233"
+    namespace: str = "default"
+    task_queue: str = "bloge"
+    tls: bool = False
+    tls_server_ca: Path | None = None
+    tls_client_cert: Path | None = None
+    tls_client_key: Path | None = None
+    api_key: Secret = SecretStr("")
+    activity_timeout: Annotated[Duration, Field(gt=0)] = 600.0
+    heartbeat_timeout: Annotated[Duration, Field(gt=0)] = 30.0
+    tool_attempts: int = Field(default=3, ge=1)
+    workflow_task_timeout: Annotated[Duration, Field(gt=0)] = 10.0
+    max_concurrent_activities: int = Field(default=100, ge=1)
+
+
 class KnobSettings(BaseModel):
     """``bloge.autopilot.knobs.<name>``: a knob the autopilot may change (see
     :class:`bloge.autopilot.Knob`). ``binding`` names the live setting it drives:
@@ -409,6 +438,10 @@ class BlogeSettings(BaseSettings):
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings)
     rpc: RpcSettings = Field(default_factory=RpcSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    temporal: TemporalSettings = Field(default_factory=TemporalSettings)
+    runner: Literal["local", "temporal"] = "local"
+    """Where ``bloge run`` runs an agent: in this process, or as a Temporal workflow served
+    by ``bloge worker`` (``bloge.temporal``)."""
 
     @classmethod
     def settings_customise_sources(

@@ -48,8 +48,12 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     listeners = (*container.listeners(), metrics)
     report = container.report()
 
+    from bloge_container.temporal import runs_store
+
+    runs = runs_store(container.settings(), store)  # bloge.runner: temporal runs on workers
+
     def build(definition: Any) -> Any:
-        return materialize(definition, registry, listeners, report, store)
+        return materialize(definition, registry, listeners, report, runs)
 
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     agents = ServedAgents(definitions, build, default=config.default_agent)

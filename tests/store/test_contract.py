@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bloge.llm import LlmMessage
@@ -9,6 +11,7 @@ from bloge.store import RunStatus, Store, StoreError, ThreadBusyError
 from bloge.store.ops import (
     AppendEvents,
     AppendMessages,
+    AppendRunEvents,
     CompleteToolCall,
     DispatchToolCalls,
     FinishRun,
@@ -101,6 +104,24 @@ async def test_tokens_are_stored_together_and_read_back_one_event_each(
     assert [(e.seq, e.type) for e in events] == [(4, "token"), (5, "token"), (6, "done")]
     assert events[0].body == {"text": "t4", "turn": 1}
     assert (await store.get_run("run-1")).event_count == 6
+
+
+async def test_events_of_writers_without_a_counter_are_numbered_by_the_store(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    await store.write([AppendEvents((RunEvent("run-1", 1, "tool_start", clock.now, {}),))])
+
+    def batch(*types: str) -> AppendRunEvents:
+        return AppendRunEvents("run-1", tuple(
+            RunEvent("run-1", 0, kind, clock.now, {"text": f"t{n}", "turn": 1})
+            for n, kind in enumerate(types)), clock.now)
+
+    # Two workers of one Temporal run, at once: their events follow each other's.
+    await asyncio.gather(store.write([batch("token", "token")]), store.write([batch("done")]))
+    events = await store.run_events("run-1")
+    assert [e.seq for e in events] == [1, 2, 3, 4]
+    assert sorted(e.type for e in events[1:]) == ["done", "token", "token"]
+    assert (await store.get_run("run-1")).event_count == 4
 
 
 async def test_a_finished_run_frees_its_thread_and_leaves_its_view_to_the_next(

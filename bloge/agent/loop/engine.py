@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, assert_never
+from typing import Any, Protocol, assert_never
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import (
@@ -26,7 +26,7 @@ from bloge.agent.loop import steps
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import Token
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
-from bloge.agent.loop.observer import PendingRound, RunObserver
+from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
@@ -38,7 +38,7 @@ from bloge.core.masking import mask_credentials
 from bloge.core.operator import BoundOperator
 from bloge.core.registry import OperatorRegistry
 from bloge.llm.chunks import join_chunks
-from bloge.llm.messages import LlmMessage
+from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
@@ -46,6 +46,31 @@ from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
 _log = logging.getLogger("bloge.agent")
+
+
+class ToolRound(Protocol):
+    """Runs one turn's tool calls; :class:`~bloge.agent.loop.tools.ToolDispatcher` is one."""
+
+    async def run(self, turn: int, calls: Sequence[ToolCall], *,
+                  recorded: Mapping[str, RecordedResult] | None = None) -> list[ToolOutcome]:
+        """The outcomes of ``calls``, in the model's order."""
+        ...
+
+
+class RunEffects(Protocol):
+    """Where a run's I/O happens, when not here: its model calls and its tool rounds (a
+    durable runner performs them elsewhere, e.g. as Temporal activities). The decisions
+    between them stay the engine's."""
+
+    @property
+    def call_model(self) -> ModelCall:
+        """``await call_model(request, turn)``: the model's answer in turn ``turn``."""
+        ...
+
+    @property
+    def tools(self) -> ToolRound:
+        """Runs the tool rounds."""
+        ...
 
 
 class AgentEngine:
@@ -93,13 +118,15 @@ class AgentEngine:
         history: Sequence[LlmMessage] | None = None,
         pending: PendingRound | None = None,
         observer: RunObserver | None = None,
+        effects: RunEffects | None = None,
     ) -> Coroutine[Any, Any, AgentOutput]:
         """One run from ``input`` (or from ``checkpoint``, with optional new ``input``): set
         up now (a missing operator raises here), awaited for its output.
 
         ``history`` starts a new run after earlier messages (a thread's); ``pending`` resumes
         a ``checkpoint`` in the middle of a tool round; ``observer`` records the run (see
-        :mod:`bloge.agent.loop.observer`).
+        :mod:`bloge.agent.loop.observer`); ``effects`` performs its model calls and tool
+        rounds instead of the chat operator and a :class:`ToolDispatcher`.
         """
         context = ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx)
         chat = self._chat_operator()
@@ -108,7 +135,7 @@ class AgentEngine:
         start = self._start(input, checkpoint, history)
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
-        return _Run(self, context, start, chat, sink, observer).execute(pending)
+        return _Run(self, context, start, chat, sink, observer, effects).execute(pending)
 
     def _chat_operator(self) -> BoundOperator:
         name = LLM_STREAMING_CHAT if self.streaming else LLM_CHAT
@@ -152,7 +179,8 @@ class _Run:
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: _Start,
                  chat: BoundOperator, sink: ChunkSink | None,
-                 observer: RunObserver | None = None) -> None:
+                 observer: RunObserver | None = None,
+                 effects: RunEffects | None = None) -> None:
         definition = engine.definition
         self._engine = engine
         self._ctx = ctx
@@ -171,14 +199,16 @@ class _Run:
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._call_model: ModelCall = (
-            _StreamingModelCall(chat, ctx, sink) if engine.streaming else _ModelCall(chat, ctx)
+            effects.call_model if effects is not None
+            else _StreamingModelCall(chat, ctx, sink) if engine.streaming
+            else _ModelCall(chat, ctx)
         )
-        self._dispatcher = ToolDispatcher(
+        self._dispatcher: ToolRound = ToolDispatcher(
             definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
             listeners=self._listeners, context=self._context,
             max_concurrency=definition.max_tool_concurrency,
             default_timeout=definition.tool_timeout, sink=sink, observer=observer,
-        )
+        ) if effects is None else effects.tools
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         started = time.perf_counter()

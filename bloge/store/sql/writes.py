@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
 from bloge.llm import LlmMessage
@@ -141,6 +141,19 @@ def _apply(op: ops.Op) -> Script[None]:
                 return
             yield Query("INSERT INTO bloge_run_events (run_id, seq, last_seq, type, at, body) "
                         "VALUES (?, ?, ?, ?, ?, ?)", event_rows(events), many=True)
+        case ops.AppendRunEvents(run_id, events, at):
+            if not events:
+                return
+            # Takes the run's row lock (PostgreSQL; SQLite has one writer), so that writers
+            # of one run number their events in turn.
+            yield Query("UPDATE bloge_runs SET updated_at = ? WHERE id = ?", (at, run_id))
+            row = one((yield Query("SELECT COALESCE(MAX(last_seq), 0) FROM bloge_run_events "
+                                   "WHERE run_id = ?", (run_id,))))
+            base = int(row[0]) if row is not None else 0
+            numbered = [replace(event, seq=base + offset)
+                        for offset, event in enumerate(events, start=1)]
+            yield Query("INSERT INTO bloge_run_events (run_id, seq, last_seq, type, at, body) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", event_rows(numbered), many=True)
         case ops.SaveCheckpoint(run_id, turn, view, usage, at):
             yield Query(
                 "INSERT INTO bloge_checkpoints (run_id, turn, view, usage, created_at) "

@@ -219,11 +219,19 @@ def _execute(container: ApplicationContainer,
     from bloge_container.components import secret_values
 
     ctx = OperatorContext.root()
-    agent_run = (_streamed(container, operator, start, ctx, as_json=as_json)
-                 if isinstance(operator, StreamingAgentLoopOperator)
-                 else _whole(container, operator, start, ctx))
-    agent_run = tuned(container.autopilot(), operator, agent_run,
-                      keep_max_turns=invocation.max_turns is not None)
+    if container.settings().runner == "temporal":
+        from bloge_container.cli import temporal_run
+
+        temporal_run.check(container, operator.agent_def, start)
+        agent_run = temporal_run.run_on_temporal(container, operator.agent_def, start,
+                                                 max_turns=invocation.max_turns, live=live,
+                                                 as_json=as_json)
+    else:
+        agent_run = (_streamed(container, operator, start, ctx, as_json=as_json)
+                     if isinstance(operator, StreamingAgentLoopOperator)
+                     else _whole(container, operator, start, ctx))
+        agent_run = tuned(container.autopilot(), operator, agent_run,
+                          keep_max_turns=invocation.max_turns is not None)
     try:
         with tracker.showing(err, enabled=not live):  # ended before anything below prints
             output = run_cancellable(agent_run)

@@ -1,0 +1,298 @@
+"""``AgentActivities``: the I/O of agent workflows, performed by a worker.
+
+A model activity calls the agent's chat operator (its streaming one for a streaming agent,
+whose tokens go to the run's chunk sink); a tool activity runs one tool call through a
+:class:`~bloge.agent.loop.tools.ToolDispatcher`, so it is checked, run and worded exactly as
+in a local run (a Temporal timeout replaces the dispatcher's own); the finish activity
+reports the end of the run. Listener callbacks — and so the journal — fire here, once per
+call: ``on_agent_turn_started`` on a model call's first attempt, the others when a call
+completes. Every activity heartbeats while it runs, which is how Temporal notices a dead
+worker and how a cancelled run reaches a running activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+
+from bloge.agent.listeners import (
+    AgentCallbackContext,
+    ListenerChain,
+    LlmCalledPayload,
+    LoopExitedPayload,
+    TurnStartedPayload,
+)
+from bloge.agent.loop.chunks import AgentStreamChunk, Token
+from bloge.agent.loop.records import AgentUsage
+from bloge.agent.loop.tools import ToolDispatcher
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError, ProviderError
+from bloge.llm.chunks import join_chunks
+from bloge.llm.messages import LlmMessage
+from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
+from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+from bloge.store.errors import ThreadBusyError
+from bloge.temporal import wire
+from bloge.temporal.catalogue import ServedAgent
+from bloge.temporal.options import FINAL_PROVIDER_ERROR
+from bloge.temporal.recording import RunEvents, StoreRecording
+from bloge.temporal.wire import Json
+from bloge.temporal.workflow import (
+    BEGIN_ACTIVITY,
+    FINISH_ACTIVITY,
+    MODEL_ACTIVITY,
+    TOOL_ACTIVITY,
+)
+
+ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
+_log = logging.getLogger("bloge.temporal")
+
+
+class AgentActivities:
+    """The activities of one worker, for the agents it serves (by id); with a
+    ``recording``, every run is kept in its run store."""
+
+    __slots__ = ("_agents", "_client", "_recording")
+
+    def __init__(self, agents: Mapping[str, ServedAgent], *,
+                 recording: StoreRecording | None = None, client: Client | None = None) -> None:
+        self._agents = dict(agents)
+        self._recording = recording
+        self._client = client
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.begin, self.model, self.tool, self.finish]
+
+    def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
+        if self._recording is None:
+            return None
+        return self._recording.events(str(payload["run_id"]))
+
+    async def _written(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
+        if events is None:
+            return
+        await events.flush()
+        await self._watch(events, payload)
+
+    async def _watch(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
+        """Renew the run's lease in the store; when someone asked the store to cancel the
+        run (``bloge runs cancel``, ``POST /runs/{id}/cancel``), cancel its workflow, and so
+        its running activities."""
+        thread_id = payload.get("thread_id")
+        if events is None or self._recording is None or thread_id is None:
+            return
+        asked = await events.renew(str(thread_id), self._recording.worker)
+        if asked and self._client is not None:
+            await self._client.get_workflow_handle(events.run_id).cancel()
+
+    def _watcher(self, events: RunEvents | None,
+                 payload: Mapping[str, Any]) -> Callable[[], Awaitable[None]] | None:
+        if events is None:
+            return None
+
+        async def watch() -> None:
+            await self._watch(events, payload)
+
+        return watch
+
+    @activity.defn(name=BEGIN_ACTIVITY)
+    async def begin(self, payload: Json) -> Json:
+        agent = self._agent(payload)
+        if self._recording is None:
+            raise ApplicationError("this worker keeps no run store, but its task queue's "
+                                   "runs are recorded: give every worker of a task queue the "
+                                   "same bloge.store settings", type="BlogeUsageError",
+                                   non_retryable=True)
+        async with _heartbeating():
+            try:
+                return await self._recording.begin(
+                    run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
+                    agent_id=agent.definition.id,
+                    input=wire.messages_from_json(payload["input"]),
+                    metadata=payload.get("metadata") or {})
+            except ThreadBusyError as error:
+                raise ApplicationError(str(error), type="ThreadBusyError",
+                                       non_retryable=True) from None
+
+    def _agent(self, payload: Mapping[str, Any]) -> ServedAgent:
+        agent_id = str(payload["agent"])
+        found = self._agents.get(agent_id)
+        if found is None:
+            raise ApplicationError(f"this worker serves no agent {agent_id!r}",
+                                   type="UnknownAgent", non_retryable=True)
+        return found
+
+    @activity.defn(name=MODEL_ACTIVITY)
+    async def model(self, payload: Json) -> Json:
+        agent = self._agent(payload)
+        definition = agent.definition
+        summary = bool(payload.get("summary"))
+        messages = wire.messages_from_json(payload["messages"])
+        request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
+                             tools=() if summary else
+                             tuple(tool.tool_definition for tool in definition.tools))
+        ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
+        context = _callback_context(agent, ctx)
+        turn = int(payload.get("turn", 0))
+        events = None if summary else self._events(payload)
+        listeners = None if summary else _with(agent.listeners, events)
+        if listeners and activity.info().attempt == 1:
+            listeners.notify("on_agent_turn_started", context,
+                             TurnStartedPayload(turn, len(messages)))
+        streaming = definition.streaming and not summary
+        started = time.perf_counter()
+        async with _heartbeating(self._watcher(events, payload)):
+            try:
+                if streaming:
+                    response = await _streamed(agent, request, ctx, turn,
+                                               None if events is None else events.chunk)
+                else:
+                    response = await agent.registry.bound(LLM_CHAT).invoke(request, ctx)
+            except ProviderError as error:
+                if error.retryable:
+                    raise
+                raise ApplicationError(str(error), type=FINAL_PROVIDER_ERROR,
+                                       non_retryable=True) from error
+        if not isinstance(response, LlmResponse):
+            raise ApplicationError(f"the {LLM_CHAT!r} operator returned a "
+                                   f"{type(response).__name__}, not an LlmResponse",
+                                   type="BlogeUsageError", non_retryable=True)
+        if listeners:
+            listeners.notify("on_agent_llm_called", context, LlmCalledPayload(
+                turn, definition.model, response.prompt_tokens, response.completion_tokens,
+                (time.perf_counter() - started) * 1000.0, response.finish_reason))
+        await self._written(events, payload)
+        return wire.response_to_json(response)
+
+    @activity.defn(name=TOOL_ACTIVITY)
+    async def tool(self, payload: Json) -> Json:
+        agent = self._agent(payload)
+        definition = agent.definition
+        call = wire.call_from_json(payload["call"])
+        turn = int(payload["turn"])
+        run_id = str(payload["run_id"])
+        # The same key on every attempt of this call, as in a recorded local run.
+        ctx = OperatorContext(payload.get("context"), execution_id=run_id,
+                              idempotency_key=f"{run_id}:{turn}:{call.id}")
+        # Temporal enforces the timeouts (the activity's start-to-close timeout).
+        tools = tuple(replace(tool, timeout=None) for tool in definition.tools)
+        events = self._events(payload)
+        dispatcher = ToolDispatcher(tools, agent.registry, ctx=ctx, codec=agent.codec,
+                                    listeners=_with(agent.listeners, events),
+                                    context=_callback_context(agent, ctx),
+                                    max_concurrency=None, default_timeout=None,
+                                    sink=None if events is None or not definition.streaming
+                                    else events.chunk)
+        async with _heartbeating(self._watcher(events, payload)):
+            (outcome,) = await dispatcher.run(turn, [call])
+        await self._written(events, payload)
+        return wire.outcome_to_json(outcome)
+
+    @activity.defn(name=FINISH_ACTIVITY)
+    async def finish(self, payload: Json) -> None:
+        agent = self._agent(payload)
+        run_id = str(payload["run_id"])
+        events = self._events(payload)
+        listeners = _with(agent.listeners, events)
+        if listeners:
+            ctx = OperatorContext.root(execution_id=run_id)
+            listeners.notify("on_agent_loop_exited", _callback_context(agent, ctx),
+                             LoopExitedPayload(
+                                 int(payload["turns"]), int(payload["llm_calls"]),
+                                 int(payload["total_tokens"]), float(payload["duration_ms"]),
+                                 str(payload["exit_reason"]), payload.get("error_type"),
+                                 payload.get("error_message")))
+        recorded = payload.get("recorded")
+        if events is None or self._recording is None or recorded is None:
+            return
+        async with _heartbeating():
+            await events.flush()
+            await self._finish(run_id, payload, recorded)
+
+    async def _finish(self, run_id: str, payload: Mapping[str, Any],
+                      recorded: Mapping[str, Any]) -> None:
+        assert self._recording is not None
+        usage = recorded["usage"]
+        await self._recording.finish(
+            run_id=run_id, thread_id=str(payload["thread_id"]),
+            next_seq=int(recorded["next_seq"]),
+            history=[(seq, LlmMessage.from_dict(message))
+                     for seq, message in recorded["history"]],
+            transcript=wire.messages_from_json(recorded["transcript"]),
+            view=wire.messages_from_json(recorded["view"]),
+            usage=AgentUsage(int(usage["llm_calls"]), int(usage["prompt_tokens"]),
+                             int(usage["completion_tokens"])),
+            turns=int(payload["turns"]), exit_reason=str(payload["exit_reason"]),
+            output=recorded.get("output"), error=recorded.get("error"))
+
+
+def _with(listeners: ListenerChain, events: RunEvents | None) -> ListenerChain:
+    """The agent's listeners, then the run's events in the store, if it is kept there."""
+    if events is None:
+        return listeners
+    return ListenerChain((*listeners.listeners, events))
+
+
+def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:
+    return AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
+                                agent.definition.id)
+
+
+async def _streamed(agent: ServedAgent, request: LlmRequest, ctx: OperatorContext, turn: int,
+                    sink: ChunkSink | None) -> LlmResponse:
+    stream = await agent.registry.bound(LLM_STREAMING_CHAT).invoke(request, ctx)
+    if not isinstance(stream, AsyncIterator):
+        raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
+                              f"{type(stream).__name__}, not an async iterator of LlmChunk")
+    chunks: list[LlmChunk] = []
+    try:
+        async for chunk in stream:
+            chunks.append(chunk)
+            if sink is not None and chunk.content:
+                await sink(Token(chunk.content, turn))
+            if chunk.done:
+                break
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+    return join_chunks(chunks)
+
+
+@contextlib.asynccontextmanager
+async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
+                        ) -> AsyncIterator[None]:
+    """Heartbeat three times per heartbeat timeout while the body runs, and ``watch`` the
+    run in the store as often."""
+    timeout = activity.info().heartbeat_timeout
+    if not timeout:
+        yield
+        return
+    interval = timeout.total_seconds() / 3
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(interval)
+            if watch is not None:
+                try:
+                    await watch()
+                except Exception:  # noqa: BLE001 -- the store's trouble must not fail the call
+                    _log.warning("could not renew the run's lease in the store", exc_info=True)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

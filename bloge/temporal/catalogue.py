@@ -1,0 +1,97 @@
+"""What the workers of this process serve, by task queue: the workflow's way to its agent.
+
+A workflow gets only data from Temporal; the compiled agent (its tool graphs, its registry)
+lives in the worker. Each worker files its agents here under its task queue before it
+polls, and :class:`~bloge.temporal.workflow.AgentWorkflow` finds them by the task queue it
+runs on — the same agents on every replay, since a worker's agents never change while it
+runs. This module is passed through the workflow sandbox, so the workflow sees the worker's
+entries rather than a fresh copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from bloge.agent.definition import AgentDef
+from bloge.agent.listeners import AgentExecutionListener, ListenerChain
+from bloge.agent.loop.engine import AgentEngine
+from bloge.agent.memory.conversation import ConversationMemory
+from bloge.core.codec import DEFAULT_CODEC, JsonCodec
+from bloge.core.registry import OperatorRegistry
+from bloge.temporal.options import ActivityPlan, TemporalOptions, plan_for
+
+
+@dataclass(frozen=True, slots=True)
+class ServedAgent:
+    """One agent a worker serves: its definition and registry; the listeners its activities
+    notify; the activity options of its calls; and the listener-free engine its workflows
+    run (a workflow's code is replayed, so nothing there may notify anyone)."""
+
+    definition: AgentDef
+    registry: OperatorRegistry
+    listeners: ListenerChain
+    plan: ActivityPlan
+    codec: JsonCodec = DEFAULT_CODEC
+    summarizer: ConversationMemory.Summarizer | None = None
+    recorded: bool = False
+    """Whether the worker keeps its runs in a run store (the same on every worker of a
+    task queue: the workflow's activities depend on it)."""
+    engines: dict[int, AgentEngine] = field(default_factory=dict)
+
+    def engine(self, max_turns: int | None = None) -> AgentEngine:
+        """The workflow's engine, with ``max_turns`` instead of the agent's own if given."""
+        turns = self.definition.max_turns if max_turns is None else max_turns
+        found = self.engines.get(turns)
+        if found is None:
+            definition = (self.definition if turns == self.definition.max_turns
+                          else replace(self.definition, max_turns=turns))
+            found = self.engines[turns] = AgentEngine(
+                self.definition.id, definition, self.registry, summarizer=self.summarizer,
+                json_codec=self.codec)
+        return found
+
+
+def served(definition: AgentDef, registry: OperatorRegistry, options: TemporalOptions, *,
+           listeners: Sequence[AgentExecutionListener] = (),
+           summarizer: ConversationMemory.Summarizer | None = None) -> ServedAgent:
+    return ServedAgent(definition, registry, ListenerChain(listeners),
+                       plan_for(definition, registry, options), summarizer=summarizer)
+
+
+# task queue → agent id → (the agent, how many workers of this process filed it)
+_QUEUES: dict[str, dict[str, tuple[ServedAgent, int]]] = {}
+
+
+def file(task_queue: str, agents: Mapping[str, ServedAgent]) -> None:
+    """Serve ``agents`` on ``task_queue`` in this process. A second worker of the process
+    on the same queue shares the first one's entry for an agent (the one whose workflows
+    were already replayed); undo with :func:`withdraw`."""
+    entries = _QUEUES.setdefault(task_queue, {})
+    for agent_id, agent in agents.items():
+        known, count = entries.get(agent_id, (agent, 0))
+        entries[agent_id] = (known, count + 1)
+
+
+def withdraw(task_queue: str, agent_ids: Sequence[str]) -> None:
+    entries = _QUEUES.get(task_queue, {})
+    for agent_id in agent_ids:
+        known = entries.get(agent_id)
+        if known is None:
+            continue
+        agent, count = known
+        if count > 1:
+            entries[agent_id] = (agent, count - 1)
+        else:
+            del entries[agent_id]
+    if not entries:
+        _QUEUES.pop(task_queue, None)
+
+
+def find(task_queue: str, agent_id: str) -> ServedAgent | None:
+    found = _QUEUES.get(task_queue, {}).get(agent_id)
+    return None if found is None else found[0]
+
+
+def known(task_queue: str) -> list[str]:
+    return sorted(_QUEUES.get(task_queue, {}))

@@ -1,0 +1,114 @@
+"""``TemporalOptions``: the knobs of a worker, and what they make of each agent's calls.
+
+The DSL maps onto Temporal's own knobs. A model call is an activity whose retry policy is
+the provider's (``bloge.llm.retry``: attempts, backoff; a provider error that says it is
+not worth retrying is not retried), bounded by ``activity_timeout``. A tool call is an
+activity bounded by the tool's ``timeout``, else the agent's ``tool_timeout`` (for all its
+attempts together), else ``activity_timeout`` (for each); it is tried ``tool_attempts``
+times when its operator declares itself idempotent, once otherwise. Every activity
+heartbeats, so that one whose worker died is noticed within ``heartbeat_timeout`` and handed
+to another worker (or, for a tool that must not run twice, reported to the model as having
+an unknown outcome).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from temporalio.common import RetryPolicy as ActivityRetryPolicy
+
+from bloge.agent.definition import AgentDef, AgentToolRef
+from bloge.core.errors import BlogeUsageError
+from bloge.core.operator import operator_metadata
+from bloge.core.registry import OperatorRegistry
+from bloge.llm.providers.retry import RetryPolicy
+
+#: The error type of a provider failure that must not be retried.
+FINAL_PROVIDER_ERROR = "FinalProviderError"
+
+
+@dataclass(frozen=True, slots=True)
+class TemporalOptions:
+    """How a worker runs agents (settings ``bloge.temporal``, ``bloge.llm.retry``)."""
+
+    task_queue: str = "bloge"
+    activity_timeout: float = 600.0
+    heartbeat_timeout: float = 30.0
+    tool_attempts: int = 3
+    workflow_task_timeout: float = 10.0
+    max_concurrent_activities: int = 100
+    model_retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    def __post_init__(self) -> None:
+        if not self.task_queue:
+            raise BlogeUsageError("a Temporal task queue needs a name")
+        for name in ("activity_timeout", "heartbeat_timeout", "workflow_task_timeout"):
+            if not getattr(self, name) > 0:
+                raise BlogeUsageError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if self.tool_attempts < 1 or self.max_concurrent_activities < 1:
+            raise BlogeUsageError("tool_attempts and max_concurrent_activities must be >= 1")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPlan:
+    """One tool's activity: its timeout (``None``: only ``activity_timeout`` bounds it),
+    whether it may run again, and the keyword arguments of ``execute_activity``."""
+
+    timeout: float | None
+    idempotent: bool
+    activity: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityPlan:
+    """The activity options of one agent's model calls and of each of its tools."""
+
+    model: dict[str, Any]
+    tools: dict[str, ToolPlan]
+    finish: dict[str, Any]
+
+
+def plan_for(definition: AgentDef, registry: OperatorRegistry,
+             options: TemporalOptions) -> ActivityPlan:
+    heartbeat = timedelta(seconds=options.heartbeat_timeout)
+    retry = options.model_retry
+    model = {
+        "start_to_close_timeout": timedelta(seconds=options.activity_timeout),
+        "heartbeat_timeout": heartbeat,
+        "retry_policy": ActivityRetryPolicy(
+            initial_interval=timedelta(seconds=max(retry.initial_backoff, 0.001)),
+            backoff_coefficient=max(retry.multiplier, 1.0),
+            maximum_interval=timedelta(seconds=max(retry.max_backoff, retry.initial_backoff,
+                                                   0.001)),
+            maximum_attempts=retry.max_attempts,
+            non_retryable_error_types=[FINAL_PROVIDER_ERROR, "BlogeUsageError"],
+        ),
+    }
+    tools = {tool.name: _tool_plan(tool, definition, registry, options) for tool in
+             definition.tools}
+    # The run's start and end in the store (and the end's listener callback): short, and
+    # safe to repeat.
+    finish = {"start_to_close_timeout": timedelta(seconds=options.activity_timeout),
+              "heartbeat_timeout": heartbeat,
+              "retry_policy": ActivityRetryPolicy(maximum_attempts=options.tool_attempts)}
+    return ActivityPlan(model, tools, finish)
+
+
+def _tool_plan(tool: AgentToolRef, definition: AgentDef, registry: OperatorRegistry,
+               options: TemporalOptions) -> ToolPlan:
+    timeout = tool.timeout if tool.timeout is not None else definition.tool_timeout
+    idempotent = operator_metadata(registry.get(tool.operator_ref)).idempotent
+    bound = timeout if timeout is not None else options.activity_timeout
+    activity: dict[str, Any] = {
+        "start_to_close_timeout": timedelta(seconds=bound),
+        "heartbeat_timeout": timedelta(seconds=min(options.heartbeat_timeout, bound)),
+        "retry_policy": ActivityRetryPolicy(
+            maximum_attempts=options.tool_attempts if idempotent else 1),
+    }
+    if timeout is not None:
+        # The tool's timeout bounds the call whichever workers try it: a call that timed
+        # out is not tried again, one whose worker died is, within what is left of it.
+        activity["schedule_to_close_timeout"] = timedelta(seconds=timeout)
+    return ToolPlan(timeout, idempotent, activity)

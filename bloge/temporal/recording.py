@@ -1,0 +1,191 @@
+"""``StoreRecording``: a Temporal run kept in the run store, as a local run is.
+
+The run's workflow id is its run id. Its first activity starts the run on its thread (the
+thread's memory view is the run's history); each model and tool activity writes the
+listener callbacks and stream chunks it produced as the run's events, numbered by the store
+(activities of one run run on any worker), so that ``bloge runs show`` gives the same
+timeline and any ``bloge serve`` replica can relay the run; its last activity writes the new
+messages to the thread's log and ends the run. Temporal holds the run's progress, so the
+store keeps no per-turn checkpoints or tool ledger for it: a crashed worker's run is
+continued by Temporal, not by ``bloge runs resume``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bloge.agent.listeners import AgentCallbackContext, AgentExecutionListener
+from bloge.agent.loop.chunks import AgentStreamChunk, Token, ToolEnd, ToolStart
+from bloge.agent.loop.records import AgentUsage
+from bloge.llm.messages import LlmMessage
+from bloge.store import ops
+from bloge.store.errors import StoreNotFoundError
+from bloge.store.recorder import EVENT_FLUSH_SECONDS
+from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
+from bloge.store.store import Store
+
+
+class StoreRecording:
+    """Writes the Temporal runs of one worker's agents into ``store``; ``worker`` is the
+    owner the store records (the task queue's, since any of its workers may write)."""
+
+    __slots__ = ("store", "worker")
+
+    def __init__(self, store: Store, *, worker: str) -> None:
+        self.store = store
+        self.worker = worker
+
+    async def begin(self, *, run_id: str, thread_id: str, agent_id: str,
+                    input: Sequence[LlmMessage], metadata: Mapping[str, Any]) -> dict[str, Any]:
+        """Start the run on its thread (again, when this is a retry of the same start):
+        where the thread's log goes on (``next_seq``) and the history the run starts after,
+        as ``[seq, message]`` pairs (``seq`` ``None`` for a summary the log does not hold)."""
+        try:
+            run = await self.store.get_run(run_id)
+        except StoreNotFoundError:
+            claim = await self.store.start_run(run_id=run_id, thread_id=thread_id,
+                                               agent_id=agent_id, input=input,
+                                               metadata=dict(metadata), worker=self.worker)
+        else:  # a retried start: the thread is this run's already
+            claim = await self.store.reclaim_run(run, worker=self.worker)
+        next_seq, view = claim.next_seq, claim.view
+        history: list[list[Any]] = []
+        if view:
+            for item in await self.store.resolve_view(thread_id, view):
+                if isinstance(item, StoredMessage):
+                    history.append([item.seq, item.message.to_dict()])
+                else:
+                    history.append([None, item.to_dict()])
+        return {"next_seq": next_seq, "history": history}
+
+    def events(self, run_id: str) -> RunEvents:
+        return RunEvents(self.store, run_id)
+
+    async def finish(self, *, run_id: str, thread_id: str, next_seq: int,
+                     history: Sequence[tuple[int | None, LlmMessage]],
+                     transcript: Sequence[LlmMessage], view: Sequence[LlmMessage],
+                     usage: AgentUsage, turns: int, exit_reason: str,
+                     output: Mapping[str, Any] | None, error: Mapping[str, str] | None) -> None:
+        """End the run: its new messages in the thread's log, its end, the thread's view."""
+        if (await self.store.get_run(run_id)).status is not RunStatus.RUNNING:
+            return  # a retried finish that was written already
+        now = time.time()
+        # The transcript starts with the history (a system prompt may come first): the
+        # messages the log holds are referred to, every other one is new.
+        known = [(seq, message) for seq, message in history if seq is not None]
+        fresh: list[StoredMessage] = []
+        seq, matched = next_seq, 0
+        for message in transcript:
+            if matched < len(known) and message == known[matched][1]:
+                matched += 1
+                continue
+            fresh.append(StoredMessage(thread_id, seq, message, run_id))
+            seq += 1
+        known.extend((m.seq, m.message) for m in fresh)
+        segments = _segments(view, known)
+        status = (RunStatus.SUCCEEDED if output is not None else
+                  RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED)
+        kind, body = ("done", dict(output)) if output is not None else ("error", {
+            "error_type": error and error["type"], "error_message": error and error["message"],
+            "exit_reason": exit_reason})
+        failure = None
+        if error is not None:
+            described = self.store.redactor(None, "", {"error_message": error["message"]})
+            failure = {"type": error["type"], "message": described["error_message"]}
+        await self.store.write([
+            ops.AppendMessages(thread_id, tuple(fresh), now),
+            ops.AppendRunEvents(run_id, (RunEvent(run_id, 0, kind, now, body),), now),
+            ops.SaveCheckpoint(run_id, turns, segments, usage.to_dict(), now),
+            ops.FinishRun(run_id, thread_id, status, exit_reason, turns, usage.to_dict(),
+                          output, failure, segments, now),
+        ])
+
+
+class RunEvents(AgentExecutionListener):
+    """The events one activity of run ``run_id`` produces: listener callbacks (redacted as
+    the journal's are) and stream chunks, written by :meth:`flush`, and while a stream runs
+    whenever the last write is older than ``EVENT_FLUSH_SECONDS``."""
+
+    __slots__ = ("_flushed_at", "_kept", "run_id", "store")
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self._kept: list[RunEvent] = []
+        self._flushed_at = time.monotonic()
+
+    def keep(self, kind: str, body: Mapping[str, Any]) -> None:
+        if kind.startswith("on_agent_"):
+            body = self.store.redactor(None, "", dict(body))
+        event = RunEvent(self.run_id, len(self._kept) + 1, kind, time.time(), body)
+        self._kept.append(event)
+        self.store.live.publish(event)
+
+    async def chunk(self, chunk: AgentStreamChunk) -> None:
+        match chunk:
+            case Token(text, turn):
+                self.keep("token", {"text": text, "turn": turn})
+            case ToolStart(name, call_id, turn):
+                self.keep("tool_start", {"tool": name, "call_id": call_id, "turn": turn})
+            case ToolEnd(name, call_id, success, turn):
+                self.keep("tool_end", {"tool": name, "call_id": call_id, "success": success,
+                                       "turn": turn})
+            case _:
+                pass
+        if time.monotonic() - self._flushed_at >= EVENT_FLUSH_SECONDS:
+            await self.flush()
+
+    async def flush(self) -> None:
+        kept, self._kept = self._kept, []
+        self._flushed_at = time.monotonic()
+        if kept:
+            await self.store.write([ops.AppendRunEvents(self.run_id, tuple(kept), time.time())])
+
+    async def renew(self, thread_id: str, worker: str) -> bool:
+        """Keep the run's lease on its thread while it runs (Temporal runs may be long);
+        whether someone asked the store to cancel the run (``bloge runs cancel``, the
+        server's ``POST /runs/{id}/cancel``)."""
+        asked = await self.store.renew_lease(run_id=self.run_id, thread_id=thread_id,
+                                             worker=worker)
+        return bool(asked)
+
+    def _record(self, kind: str, context: AgentCallbackContext, payload: object) -> None:
+        fields = {name: getattr(payload, name) for name in payload.__dataclass_fields__}  # type: ignore[attr-defined]  # payloads are dataclasses
+        self.keep(kind, {"operator_ref": context.operator_ref, **fields})
+
+    def on_agent_turn_started(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_turn_started", context, payload)
+
+    def on_agent_llm_called(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_llm_called", context, payload)
+
+    def on_agent_tool_dispatched(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_tool_dispatched", context, payload)
+
+    def on_agent_tool_completed(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_tool_completed", context, payload)
+
+    def on_agent_loop_exited(self, context: AgentCallbackContext, payload: Any) -> None:
+        self._record("on_agent_loop_exited", context, payload)
+
+
+def _segments(view: Sequence[LlmMessage],
+              known: Sequence[tuple[int, LlmMessage]]) -> tuple[Segment, ...]:
+    """``view`` by reference to the log: each message the log holds by its number (the
+    first unused equal one), runs of numbers merged; others (a summary) inline."""
+    unused = list(known)
+    segments: list[Segment] = []
+    for message in view:
+        found = next((i for i, (_, m) in enumerate(unused) if m == message), None)
+        if found is None:
+            segments.append(message)
+            continue
+        seq = unused.pop(found)[0]
+        last = segments[-1] if segments else None
+        if isinstance(last, tuple) and last[1] == seq - 1:
+            segments[-1] = (last[0], seq)
+        else:
+            segments.append((seq, seq))
+    return tuple(segments)

@@ -1,0 +1,126 @@
+"""``TemporalRunStore``: an agent operator's ``store=`` that runs each run as a workflow.
+
+Given to an ``AgentLoopOperator`` (or a streaming one) as its store, it makes every run of
+the operator a Temporal workflow served by ``bloge worker`` processes — so ``bloge serve``
+starts runs on the workers with no change of its own. The run's id is its workflow id; its
+events, written to the run store by the workers, are read back and handed on as they come:
+to the operator's chunk sink, and to this process's watchers of the run (``store.live``),
+which is how a server streams them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from temporalio.client import Client
+
+from bloge.agent.loop.chunks import AgentStreamChunk, Token, ToolEnd, ToolStart
+from bloge.agent.loop.engine import AgentEngine
+from bloge.agent.loop.records import AgentInput, AgentOutput
+from bloge.agent.loop.tools import ChunkSink
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
+from bloge.store.records import RunEvent
+from bloge.store.store import Store
+from bloge.temporal.connection import Connection, connect
+from bloge.temporal.runner import TemporalRunner
+
+#: How often the run's events are read from the store while it runs, in seconds.
+POLL_SECONDS = 0.05
+#: How long the last events may take to appear after the run's output, in seconds.
+DRAIN_SECONDS = 5.0
+_END = frozenset({"done", "error"})
+
+
+class TemporalRunStore:
+    """Runs on ``task_queue`` of the service at ``connection`` (connected on first use),
+    kept in ``store`` by the workers."""
+
+    __slots__ = ("_client", "_lock", "connection", "store", "task_queue",
+                 "workflow_task_timeout")
+
+    def __init__(self, store: Store, connection: Connection, task_queue: str, *,
+                 workflow_task_timeout: float = 10.0, client: Client | None = None) -> None:
+        self.store = store
+        self.connection = connection
+        self.task_queue = task_queue
+        self.workflow_task_timeout = workflow_task_timeout
+        self._client = client
+        self._lock = asyncio.Lock()
+
+    async def runner(self) -> TemporalRunner:
+        async with self._lock:
+            if self._client is None:
+                self._client = await connect(self.connection)
+        return TemporalRunner(self._client, self.task_queue,
+                              workflow_task_timeout=self.workflow_task_timeout)
+
+    async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
+                         *, thread_id: str | None, sink: ChunkSink | None,
+                         metadata: Mapping[str, Any] | None,
+                         run_id: str | None = None) -> AgentOutput:
+        run = run_id or uuid.uuid4().hex
+        thread = thread_id or uuid.uuid4().hex
+        runner = await self.runner()
+        self.store.live.started(run)
+        try:
+            await runner.start(engine.definition.id, input, run_id=run, thread_id=thread,
+                               max_turns=engine.definition.max_turns)
+            relay = asyncio.create_task(self._relay(run, sink))
+            try:
+                output = await runner.result(run)
+            except asyncio.CancelledError:
+                # The caller gave up (Ctrl-C, a client that left): so does the workflow.
+                await asyncio.shield(runner.cancel(run))
+                raise
+            except BaseException as error:
+                if hasattr(error, "thread_id"):
+                    error.thread_id = thread
+                raise
+            finally:
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(relay), DRAIN_SECONDS)
+                relay.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await relay
+            return output
+        finally:
+            self.store.live.ended(run)
+
+    async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
+                                  *, sink: ChunkSink | None) -> AgentOutput:
+        raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by itself "
+                              "after a crash; there is nothing to resume")
+
+    async def _relay(self, run_id: str, sink: ChunkSink | None) -> None:
+        """The run's events from the store, until its last, to the live watchers and the
+        sink."""
+        after = 0
+        while True:
+            events = await self.store.run_events(run_id, after=after)
+            for event in events:
+                after = event.seq
+                self.store.live.publish(event)
+                chunk = _chunk(event)
+                if sink is not None and chunk is not None:
+                    await sink(chunk)
+                if event.type in _END:
+                    return
+            if not events:
+                await asyncio.sleep(POLL_SECONDS)
+
+
+def _chunk(event: RunEvent) -> AgentStreamChunk | None:
+    body = event.body
+    match event.type:
+        case "token":
+            return Token(body["text"], body["turn"])
+        case "tool_start":
+            return ToolStart(body["tool"], body["call_id"], body["turn"])
+        case "tool_end":
+            return ToolEnd(body["tool"], body["call_id"], body["success"], body["turn"])
+    return None

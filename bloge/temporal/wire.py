@@ -1,0 +1,82 @@
+"""The JSON forms that cross Temporal: what a workflow starts from, what its activities take
+and return, and what it ends with. Plain dicts, so that any SDK and ``temporal workflow show``
+read them, and so that nothing but data reaches the workflow's history."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bloge.agent.loop.checkpoint import AgentCheckpoint
+from bloge.agent.loop.records import AgentOutput, AgentUsage
+from bloge.agent.loop.tools import ToolOutcome
+from bloge.core.codec import DEFAULT_CODEC
+from bloge.llm.messages import LlmMessage, ToolCall
+from bloge.llm.types import LlmResponse
+
+Json = dict[str, Any]
+
+
+def messages_to_json(messages: Sequence[LlmMessage]) -> list[Json]:
+    return [message.to_dict() for message in messages]
+
+
+def messages_from_json(data: Sequence[Mapping[str, Any]]) -> tuple[LlmMessage, ...]:
+    return tuple(LlmMessage.from_dict(item) for item in data)
+
+
+def call_to_json(call: ToolCall) -> Json:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+def call_from_json(data: Mapping[str, Any]) -> ToolCall:
+    return ToolCall(str(data["id"]), str(data["name"]), str(data.get("arguments", "{}")))
+
+
+def response_to_json(response: LlmResponse) -> Json:
+    return {"content": response.content, "finish_reason": response.finish_reason,
+            "prompt_tokens": response.prompt_tokens,
+            "completion_tokens": response.completion_tokens,
+            "tool_calls": [call_to_json(call) for call in response.tool_calls]}
+
+
+def response_from_json(data: Mapping[str, Any]) -> LlmResponse:
+    return LlmResponse(str(data.get("content", "")), str(data.get("finish_reason", "stop")),
+                       int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
+                       tuple(call_from_json(call) for call in data.get("tool_calls", ())))
+
+
+def outcome_to_json(outcome: ToolOutcome) -> Json:
+    """A tool call's outcome; a result with no JSON form in its lenient form (see
+    :meth:`~bloge.core.codec.JsonCodec.encode_lenient`), as a checkpoint keeps it."""
+    return {"success": outcome.success, "content": outcome.content,
+            "result": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(outcome.result)),
+            "arguments": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(outcome.arguments)),
+            "latency_ms": outcome.latency_ms}
+
+
+def outcome_from_json(call: ToolCall, data: Mapping[str, Any]) -> ToolOutcome:
+    return ToolOutcome(call, bool(data["success"]), str(data["content"]), data.get("result"),
+                       data.get("arguments"), float(data.get("latency_ms", 0.0)))
+
+
+def output_to_json(output: AgentOutput) -> Json:
+    return output.to_dict()
+
+
+def output_from_json(data: Mapping[str, Any]) -> AgentOutput:
+    """:meth:`AgentOutput.to_dict`'s form read back."""
+    usage = data.get("usage") or {}
+    return AgentOutput(
+        content=str(data["content"]),
+        finish_reason=str(data["finish_reason"]),
+        turns_used=int(data["turns_used"]),
+        messages=messages_from_json(data.get("messages") or ()),
+        tool_results=dict(data.get("tool_results") or {}),
+        checkpoint=AgentCheckpoint.from_json(DEFAULT_CODEC.encode(data["checkpoint"])),
+        exit_reason=str(data.get("exit_reason", "stop")),
+        usage=AgentUsage(int(usage.get("llm_calls", 0)), int(usage.get("prompt_tokens", 0)),
+                         int(usage.get("completion_tokens", 0))),
+        run_id=data.get("run_id"),
+        thread_id=data.get("thread_id"),
+    )

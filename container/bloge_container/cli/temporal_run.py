@@ -1,0 +1,116 @@
+"""``bloge run`` with ``bloge.runner: temporal``: the run is a workflow that ``bloge worker``
+processes run; this process starts it and waits for its output. Streamed, it shows the
+run's tokens and tool calls as the workers write them to the run store. Ctrl-C cancels the
+workflow."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from bloge_container.cli.console import err, failure, out
+
+if TYPE_CHECKING:
+    from bloge import AgentDef, AgentOutput
+    from bloge.store import Store
+    from bloge.temporal import TemporalRunner
+    from bloge_container.application import ApplicationContainer
+    from bloge_container.cli.progress import StreamPrinter
+    from bloge_container.cli.run import Start
+
+
+def check(container: ApplicationContainer, definition: AgentDef, start: Start) -> None:
+    """Refuse what a worker could not run, before anything starts."""
+    from bloge_container import temporal
+
+    temporal.require_extra("bloge.runner: temporal")
+    agents = container.agents()
+    if agents.get(definition.id) is None:
+        raise failure(f"bloge.runner is temporal, and the workers run the agents of "
+                      f"bloge.agents.dsl-locations: {definition.id!r} is not one of them "
+                      f"({', '.join(sorted(agents)) or 'none'})")
+    if start.run_id is not None:
+        raise failure("a Temporal run continues by itself after a crash; there is no stored "
+                      "run to resume (bloge.runner is temporal)")
+
+
+async def run_on_temporal(container: ApplicationContainer, definition: AgentDef, start: Start,
+                          *, max_turns: int | None, live: bool,
+                          as_json: bool) -> AgentOutput:
+    from bloge.temporal import TemporalRunner, connect
+    from bloge_container import temporal
+    from bloge_container.application import close_container
+
+    settings = container.settings()
+    try:
+        client = await connect(temporal.connection(settings))
+        runner = TemporalRunner(client, settings.temporal.task_queue,
+                                workflow_task_timeout=settings.temporal.workflow_task_timeout)
+        handle = await runner.start(definition.id, start.text, thread_id=start.thread_id,
+                                    checkpoint=start.checkpoint, max_turns=max_turns)
+        err.print(f"workflow {handle.id} on task queue {settings.temporal.task_queue!r}",
+                  markup=False, style="dim")
+        store = container.run_store()
+        # The workers run the agent as configured: only a streaming one has tokens to show.
+        served = container.agents()[definition.id].definition
+        tokens = live and store is not None and served.streaming
+        try:
+            if tokens and store is not None:
+                output = await _streamed(runner, store, handle.id, as_json=as_json)
+            else:
+                output = await runner.result(handle.id)
+                if live:
+                    out.print(output.content, markup=False)
+        except asyncio.CancelledError:
+            # Ctrl-C: the workflow and its running activities are cancelled too.
+            await asyncio.shield(runner.cancel(handle.id))
+            raise
+        return output
+    finally:
+        await close_container(container)
+
+
+async def _streamed(runner: TemporalRunner, store: Store, run_id: str, *,
+                    as_json: bool) -> AgentOutput:
+    """Print the run's chunks from the store while waiting for its output."""
+    from bloge_container.cli.progress import StreamPrinter
+
+    printer = StreamPrinter(out, err, as_json=as_json)
+    relay = asyncio.create_task(_relay(store, run_id, printer))
+    try:
+        output = await runner.result(run_id)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(relay), timeout=5.0)  # the last events
+        return output
+    finally:
+        relay.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await relay
+        printer.finish()
+
+
+async def _relay(store: Store, run_id: str, printer: StreamPrinter) -> None:
+    from bloge import Token, ToolEnd, ToolStart
+    from bloge.store.errors import StoreNotFoundError
+    from bloge.store.follow import follow
+
+    while True:  # until a worker has started the run in the store
+        try:
+            await store.get_run(run_id)
+        except StoreNotFoundError:
+            await asyncio.sleep(0.1)
+        else:
+            break
+    async for event in follow(store, run_id):
+        body = event.body
+        match event.type:
+            case "token":
+                printer.show(Token(body["text"], body["turn"]))
+            case "tool_start":
+                printer.show(ToolStart(body["tool"], body["call_id"], body["turn"]))
+            case "tool_end":
+                printer.show(ToolEnd(body["tool"], body["call_id"], body["success"],
+                                     body["turn"]))
+            case _:
+                pass

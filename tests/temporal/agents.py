@@ -1,0 +1,123 @@
+"""The agents the Temporal tests run, shared by the tests and by the worker processes they
+start (``worker_child.py``).
+
+``counter`` counts: its turn 1 asks for ``count`` (non-idempotent, one line per call in
+``COUNT_LOG``) and ``gate`` (idempotent; it blocks for ever where ``hang_gate`` is set, the
+worker a test kills) at once; turn 2 answers with what the tools returned.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bloge import AgentDef, AgentDslCompiler, LlmChatOperator, OperatorRegistry
+from bloge.core.context import OperatorContext
+from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
+
+AGENTS = """
+agent counter {
+  model = "test-model"
+  max_turns = 3
+  max_tool_concurrency = 2
+  tool count : Count { input { key = tool_args.key } }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent looper {
+  model = "test-model"
+  max_turns = 2
+  tool count : Count { input { key = tool_args.key } }
+}
+
+agent slow {
+  model = "test-model"
+  max_turns = 2
+  tool_timeout = 0.5
+  tool gate : Gate { input { name = tool_args.name } }
+}
+"""
+
+
+def model(request: LlmRequest) -> LlmResponse:
+    """counter: tools in turn 1, the answer in turn 2; looper: a tool call every turn."""
+    answered = sum(1 for m in request.messages if m.role == "assistant")
+    user = next(m.content for m in request.messages if m.role == "user")
+    if user.startswith("loop"):
+        return LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall(f"c{answered}", "count", json.dumps({"key": user})),))
+    if user.startswith("slow"):
+        if answered == 0:
+            return LlmResponse("", "tool_calls", tool_calls=(
+                ToolCall("g1", "gate", '{"name": "forever"}'),))
+        return LlmResponse("told: " + request.messages[-1].content, prompt_tokens=3,
+                           completion_tokens=2)
+    if answered == 0:
+        return LlmResponse("", "tool_calls", prompt_tokens=5, completion_tokens=1, tool_calls=(
+            ToolCall("c1", "count", json.dumps({"key": user})),
+            ToolCall("c2", "gate", json.dumps({"name": user}))))
+    results = [m.content for m in request.messages if m.role == "tool"]
+    return LlmResponse("answer: " + " | ".join(results), prompt_tokens=7, completion_tokens=3)
+
+
+Announce = Callable[[str], None]
+"""Told of each call as it runs (a worker process prints it for the test to read)."""
+
+
+def _silent(line: str) -> None:
+    pass
+
+
+class Count:
+    """Counts its calls in a file, one line each: running it twice is visible."""
+
+    def __init__(self, log: Path, announce: Announce = _silent) -> None:
+        self.log = log
+        self.announce = announce
+
+    def execute(self, input: dict[str, Any], ctx: OperatorContext) -> str:
+        with self.log.open("a", encoding="utf-8") as file:
+            file.write(f"{ctx.idempotency_key}\n")
+        self.announce(f"counted {ctx.idempotency_key}")
+        return f"counted {input['key']}"
+
+
+class Gate:
+    """Opens at once, or when ``release`` is set where ``hang`` is set (or for the name
+    ``forever``); opening twice does no harm."""
+
+    idempotent = True
+
+    def __init__(self, *, hang: bool, started: Path | None = None,
+                 announce: Announce = _silent) -> None:
+        self.hang = hang
+        self.started = started
+        self.announce = announce
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def execute(self, input: dict[str, Any], ctx: OperatorContext) -> str:
+        if self.started is not None:
+            with self.started.open("a", encoding="utf-8") as file:
+                file.write(f"{ctx.idempotency_key}\n")
+        self.entered.set()
+        self.announce(f"gate {ctx.idempotency_key}")
+        if self.hang or input["name"] == "forever":
+            self.release.wait()
+        return f"opened {input['name']}"
+
+
+def registry(count_log: Path, *, hang_gate: bool = False, gate_log: Path | None = None,
+             announce: Announce = _silent) -> OperatorRegistry:
+    return (OperatorRegistry.builder()
+            .register("Count", Count(count_log, announce))
+            .register("Gate", Gate(hang=hang_gate, started=gate_log, announce=announce))
+            .register("llmChat", LlmChatOperator(FunctionProvider(model)))
+            .build())
+
+
+def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
+    return {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}

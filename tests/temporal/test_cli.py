@@ -1,0 +1,133 @@
+"""``bloge worker`` and ``bloge.runner: temporal``: the support agent end to end on a worker,
+kept in the run store like a local run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bloge.store import open_store
+from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
+from tests.server.test_runs_api import sse_events
+from tests.server.test_serve_command import serving
+from tests.temporal.conftest import DevServer
+
+QUESTION = "How do I reset my password?"
+
+
+@pytest.fixture
+def on_temporal(temporal_server: DevServer, task_queue: str) -> dict[str, str]:
+    return {"BLOGE_RUNNER": "temporal", "BLOGE_TEMPORAL__ADDRESS": temporal_server.address,
+            "BLOGE_TEMPORAL__TASK_QUEUE": task_queue}
+
+
+@pytest.fixture
+def worker(app: Path, on_temporal: dict[str, str]) -> Iterator[subprocess.Popen[str]]:  # noqa: F811 -- app is the fixture
+    process = subprocess.Popen([str(BLOGE), "worker"], cwd=app, env=environment(on_temporal),
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    assert line.startswith("worker: "), line
+    assert on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"] in line
+    yield process
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    process.stderr.close()
+
+
+def test_the_support_agent_runs_on_a_worker(app: Path, on_temporal: dict[str, str],  # noqa: F811 -- app: the fixture
+                                            worker: subprocess.Popen[str]) -> None:
+    local = bloge("run", "customerSupport", QUESTION, "--json", cwd=app)
+    assert local.returncode == 0, local.stderr
+    remote = bloge("run", "customerSupport", QUESTION, "--json", cwd=app, env=on_temporal)
+    assert remote.returncode == 0, remote.stderr
+    here, there = json.loads(local.stdout), json.loads(remote.stdout)
+    assert there["content"] == here["content"]
+    assert there["turns_used"] == here["turns_used"]
+    assert there["usage"] == here["usage"]
+    assert "workflow " in remote.stderr
+    listed = bloge("runs", "list", "--json", cwd=app)
+    assert listed.returncode == 0, listed.stderr
+    runs = json.loads(listed.stdout)
+    assert there["run_id"] in {run["id"] for run in runs}
+    shown = bloge("runs", "show", there["run_id"], cwd=app)
+    assert shown.returncode == 0, shown.stderr
+    compared = bloge("runs", "show", here["run_id"], cwd=app)
+    assert _callbacks(shown.stdout) == _callbacks(compared.stdout)
+
+
+def test_a_file_agent_is_refused_on_temporal(app: Path, on_temporal: dict[str, str]) -> None:  # noqa: F811 -- app: the fixture
+    source = app / "other.bloge"
+    source.write_text('agent other { model = "m" }\n')
+    result = bloge("run", str(source), "hi", cwd=app, env=on_temporal)
+    assert result.returncode == 2
+    assert "'other' is not one of them" in result.stderr
+
+
+def _callbacks(text: str) -> list[tuple[str, str, str]]:
+    """A printed timeline's entries without their times: (turn, callback, tool name)."""
+    found = [re.search(r"#\d+\s+(turn \d+)?\s+(\w+)\s+(\S+)", line) for line in text.splitlines()]
+    entries = [(m[1] or "", m[2], m[3]) for m in found if m is not None]
+    assert len(entries) >= 5, text
+    return entries
+
+
+ANALYST_QUESTION = "How is revenue trending this week?"
+
+
+def test_a_streamed_run_is_relayed_by_any_bloge_serve(
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811 -- app: the fixture
+    local = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app)
+    assert local.returncode == 0, local.stderr
+    remote = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app, env=on_temporal)
+    assert remote.returncode == 0, remote.stderr
+    # The tokens came from the run store as the worker wrote them: the same answer, live.
+    assert remote.stdout == local.stdout
+    found = re.search(r"run (\w+) on thread", remote.stderr)
+    assert found is not None, remote.stderr
+    with serving(app) as url:
+        relayed = httpx.get(f"{url}/runs/{found[1]}/stream", timeout=30).text
+    events = sse_events(relayed)
+    tokens = "".join(e["data"]["text"] for e in events if e["event"] == "token")
+    assert tokens == local.stdout.replace("\n", "")  # the printer ends each turn's line
+    assert {"tool_start", "tool_end", "done"} <= {e["event"] for e in events}
+
+
+def test_bloge_serve_starts_runs_on_the_workers(
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811 -- app: the fixture
+    local = bloge("run", "dataAnalyst", ANALYST_QUESTION, "--stream", cwd=app)
+    assert local.returncode == 0, local.stderr
+    with serving(app, env=on_temporal) as url:
+        whole = httpx.post(f"{url}/agents/customerSupport/runs", json={"input": QUESTION},
+                           timeout=60)
+        assert whole.status_code == 200, whole.text
+        assert "KB-RESET-001" in whole.json()["content"]
+        streamed = httpx.post(f"{url}/agents/dataAnalyst/runs", timeout=60,
+                              json={"input": ANALYST_QUESTION, "stream": True})
+        assert streamed.status_code == 200, streamed.text
+        run_id = streamed.headers["bloge-run-id"]
+        record = httpx.get(f"{url}/runs/{run_id}", timeout=30).json()
+    events = sse_events(streamed.text)
+    tokens = "".join(e["data"]["text"] for e in events if e["event"] == "token")
+    assert tokens == local.stdout.replace("\n", "")
+    assert events[-1]["event"] == "done"
+    assert [int(e["id"]) for e in events] == sorted(int(e["id"]) for e in events)
+    assert record["status"] == "succeeded"
+    assert asyncio.run(_worker_of(app, run_id)) == f"temporal:{on_temporal['BLOGE_TEMPORAL__TASK_QUEUE']}"
+
+
+async def _worker_of(project: Path, run_id: str) -> str | None:
+    """Who ran the run, as the store has it."""
+    store = open_store(f"sqlite:///{project / 'var' / 'bloge.db'}")
+    try:
+        return (await store.get_run(run_id)).worker
+    finally:
+        await store.aclose()

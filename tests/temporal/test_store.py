@@ -1,0 +1,94 @@
+"""Temporal runs in the run store: the same run, thread and timeline as a local run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from bloge import AgentLoopOperator
+from bloge.store import RunStatus, open_store
+from bloge.store.timeline import run_timeline
+from bloge.temporal import (
+    RunCancelledError,
+    TemporalOptions,
+    TemporalRunner,
+    agent_worker,
+    served_agents,
+)
+from tests.temporal import agents
+
+
+def _shape(events: list[Any]) -> list[tuple[str, Any]]:
+    """What a timeline says, without times: each callback and its turn and tool."""
+    return sorted((e.type, (e.body.get("turn_number"), e.body.get("tool_name"),
+                            e.body.get("exit_reason"), e.body.get("success")))
+                  for e in events if e.type.startswith("on_agent_"))
+
+
+async def test_a_temporal_run_is_kept_like_a_local_one(client: Client, task_queue: str,
+                                                        tmp_path: Path) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    definitions = agents.definitions(registry)
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        local = AgentLoopOperator("counter", definitions["counter"], registry, store=store)
+        here = await local.aexecute("hello", run_id="local-1")
+        options = TemporalOptions(task_queue=task_queue)
+        served = served_agents(definitions, registry, options)
+        async with agent_worker(client, served, options, store=store):
+            runner = TemporalRunner(client, task_queue)
+            there = await runner.run("counter", "hello", run_id="wf-1")
+            # A second run on the same thread sees the first one's messages.
+            again = await runner.run("counter", "more", run_id="wf-2",
+                                     thread_id=there.thread_id)
+        assert there.content == here.content
+        runs = {run.id: run for run in await store.list_runs()}
+        assert runs["wf-1"].status is RunStatus.SUCCEEDED
+        assert runs["wf-1"].agent_id == "counter"
+        assert runs["wf-1"].turns == 2
+        assert runs["wf-1"].usage == here.usage
+        assert runs["wf-1"].output is not None
+        assert runs["wf-1"].output["content"] == here.content
+        assert _shape(await store.run_events("wf-1")) == _shape(
+            await store.run_events("local-1"))
+        timeline = run_timeline("wf-1", await store.run_events("wf-1"))
+        assert len(timeline) == len(run_timeline("local-1", await store.run_events("local-1")))
+        # The thread's log holds both runs' messages, each once; the second run started
+        # from the first one's (so the model answered it at once).
+        assert there.thread_id is not None
+        log = await store.thread_messages(there.thread_id)
+        first = ["user", "assistant", "tool", "tool", "assistant"]
+        assert [m.message.role for m in log] == [*first, "user", "assistant"]
+        assert [m.run_id for m in log] == ["wf-1"] * 5 + ["wf-2"] * 2
+        assert [m.role for m in again.messages] == [*first, "user", "assistant"]
+        assert runs["wf-2"].thread_id == there.thread_id
+    finally:
+        registry.get("Gate").release.set()
+        await store.aclose()
+
+
+async def test_cancelling_in_the_store_cancels_the_workflow(client: Client, task_queue: str,
+                                                            tmp_path: Path) -> None:
+    started = tmp_path / "gate.log"
+    registry = agents.registry(tmp_path / "count.log", hang_gate=True, gate_log=started)
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        options = TemporalOptions(task_queue=task_queue, heartbeat_timeout=1.0)
+        served = served_agents(agents.definitions(registry), registry, options)
+        async with agent_worker(client, served, options, store=store):
+            runner = TemporalRunner(client, task_queue)
+            handle = await runner.start("counter", "stop me", run_id="wf-cancel")
+            assert await asyncio.to_thread(registry.get("Gate").entered.wait, 60)
+            await store.cancel_run("wf-cancel")  # what bloge runs cancel and the server do
+            with pytest.raises(RunCancelledError):
+                await runner.result(handle.id)
+        run = await store.get_run("wf-cancel")
+        assert run.status is RunStatus.CANCELLED
+        assert run.exit_reason == "cancelled"
+    finally:
+        registry.get("Gate").release.set()
+        await store.aclose()

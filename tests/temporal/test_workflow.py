@@ -1,0 +1,128 @@
+"""The loop as a workflow, on a real dev server, with a worker in this process."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bloge import AgentDef, MaxTurnsExceededError, OperatorRegistry
+from bloge.core.errors import RunError
+from bloge.temporal import (
+    RunCancelledError,
+    TemporalOptions,
+    TemporalRunner,
+    agent_worker,
+    served_agents,
+)
+from tests.runtime.helpers import Recorder
+from tests.temporal import agents
+
+pytestmark = pytest.mark.usefixtures("temporal_server")
+
+Serving = Callable[..., AbstractAsyncContextManager[Any]]
+
+
+@pytest.fixture
+def serving(client: Any, task_queue: str, tmp_path: Path) -> Serving:
+    """``async with serving(listeners=[…]) as (runner, registry):`` a worker for the test
+    agents on this test's task queue, and a runner starting runs there."""
+    @asynccontextmanager
+    async def serve(*, listeners: tuple[Any, ...] = (), registry: OperatorRegistry | None = None,
+                    **overrides: Any) -> AsyncIterator[tuple[Any, OperatorRegistry]]:
+        registry = registry or agents.registry(tmp_path / "count.log")
+        options = TemporalOptions(task_queue=task_queue, **overrides)
+        definitions: dict[str, AgentDef] = agents.definitions(registry)
+        served = served_agents(definitions, registry, options, listeners=listeners)
+        async with agent_worker(client, served, options):
+            try:
+                yield TemporalRunner(client, task_queue), registry
+            finally:  # a gate left hanging would hold the worker's shutdown
+                registry.get("Gate").release.set()
+
+    return serve
+
+
+async def test_a_run_is_a_workflow_whose_calls_are_activities(serving: Serving,
+                                                              tmp_path: Path) -> None:
+    recorder = Recorder()
+    async with serving(listeners=(recorder,)) as (runner, _):
+        output = await runner.run("counter", "hello", run_id="run-hello")
+    assert output.content == "answer: counted hello | opened hello"
+    assert output.run_id == "run-hello"
+    assert output.turns_used == 2
+    assert output.exit_reason == "stop"
+    assert output.usage.llm_calls == 2
+    assert output.usage.prompt_tokens == 12
+    assert [m.role for m in output.messages] == ["user", "assistant", "tool", "tool",
+                                                 "assistant"]
+    assert output.checkpoint.turn_count == 2
+    # Each callback once, from the activities, with the run's id.
+    assert sorted(recorder.names()) == sorted([
+        "turn_started", "llm_called", "tool_dispatched", "tool_dispatched", "tool_completed",
+        "tool_completed", "turn_started", "llm_called", "loop_exited"])
+    assert {context.execution_id for _, context, _ in recorder.events} == {"run-hello"}
+    (exited,) = recorder.payloads("loop_exited")
+    assert (exited.total_turns, exited.total_llm_calls, exited.exit_reason) == (2, 2, "stop")
+    assert (tmp_path / "count.log").read_text().splitlines() == ["run-hello:1:c1"]
+
+
+async def test_max_turns_fails_the_workflow_with_the_checkpoint(serving: Serving) -> None:
+    recorder = Recorder()
+    async with serving(listeners=(recorder,)) as (runner, _):
+        with pytest.raises(MaxTurnsExceededError) as caught:
+            await runner.run("looper", "loop me", run_id="run-loop")
+    error = caught.value
+    assert error.max_turns == 2
+    assert error.agent_id == "looper"
+    assert error.run_id == "run-loop"
+    assert error.checkpoint.turn_count == 2
+    assert [m.role for m in error.checkpoint.conversation] == [
+        "user", "assistant", "tool", "assistant", "tool"]
+    (exited,) = recorder.payloads("loop_exited")
+    assert exited.exit_reason == "max_turns"
+
+
+async def test_a_max_turns_override_and_a_resume_from_the_checkpoint(serving: Serving) -> None:
+    async with serving() as (runner, _):
+        with pytest.raises(MaxTurnsExceededError) as caught:
+            await runner.run("looper", "loop me", max_turns=1)
+        assert caught.value.max_turns == 1
+        with pytest.raises(MaxTurnsExceededError) as again:
+            await runner.run("looper", checkpoint=caught.value.checkpoint, max_turns=2)
+    assert again.value.checkpoint.turn_count == 2
+
+
+async def test_a_tool_timeout_is_the_activity_timeout(serving: Serving) -> None:
+    async with serving() as (runner, _):
+        output = await runner.run("slow", "slow please")
+    assert output.content == "told: Error: tool 'gate' timed out after 0.5 s"
+
+
+async def test_cancelling_the_workflow_cancels_the_run_and_its_activities(
+        serving: Serving, tmp_path: Path, task_queue: str) -> None:
+    started = tmp_path / "gate.log"
+    registry = agents.registry(tmp_path / "count.log", hang_gate=True, gate_log=started)
+    recorder = Recorder()
+    async with serving(listeners=(recorder,), registry=registry,
+                       heartbeat_timeout=1.0) as (runner, _):
+        handle = await runner.start("counter", "stop me", run_id="run-cancel")
+        assert await asyncio.to_thread(registry.get("Gate").entered.wait, 60)
+        await runner.cancel("run-cancel")
+        with pytest.raises(RunCancelledError):
+            await runner.result(handle.id)
+        description = await handle.describe()
+    assert description.status is not None
+    assert description.status.name == "CANCELED"
+    (exited,) = recorder.payloads("loop_exited")
+    assert exited.exit_reason == "cancelled"
+
+
+async def test_an_unknown_agent_fails_at_once(serving: Serving) -> None:
+    async with serving() as (runner, _):
+        with pytest.raises(RunError, match="no agent 'nobody' on task queue"):
+            await runner.run("nobody", "hi")

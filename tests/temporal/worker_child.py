@@ -1,0 +1,58 @@
+"""A worker process the crash tests start and kill: the test agents on one task queue.
+
+Run as ``python -m tests.temporal.worker_child ADDRESS TASK_QUEUE COUNT_LOG GATE_LOG
+[--hang-gate]``. It prints ``ready`` once it polls, then a line per tool call as it runs
+(``counted KEY``, ``gate KEY``), and serves until it is killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from bloge.temporal import (
+    Connection,
+    TemporalOptions,
+    agent_worker,
+    connect,
+    served_agents,
+)
+from tests.temporal import agents
+
+#: Short enough that a killed worker's calls move on quickly, long enough for a busy machine.
+HEARTBEAT_TIMEOUT = 2.0
+WORKFLOW_TASK_TIMEOUT = 2.0
+
+
+def options(task_queue: str) -> TemporalOptions:
+    return TemporalOptions(task_queue=task_queue, heartbeat_timeout=HEARTBEAT_TIMEOUT,
+                           workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
+
+
+def announce(line: str) -> None:
+    print(line, flush=True)  # noqa: T201 -- the parent reads these lines
+
+
+async def serve(address: str, task_queue: str, count_log: Path, gate_log: Path, *,
+                hang_gate: bool) -> None:
+    client = await connect(Connection(address))
+    registry = agents.registry(count_log, hang_gate=hang_gate, gate_log=gate_log,
+                               announce=announce)
+    chosen = options(task_queue)
+    served = served_agents(agents.definitions(registry), registry, chosen)
+    async with agent_worker(client, served, chosen):
+        announce("ready")
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("address")
+    parser.add_argument("task_queue")
+    parser.add_argument("count_log", type=Path)
+    parser.add_argument("gate_log", type=Path)
+    parser.add_argument("--hang-gate", action="store_true")
+    arguments = parser.parse_args()
+    asyncio.run(serve(arguments.address, arguments.task_queue, arguments.count_log,
+                      arguments.gate_log, hang_gate=arguments.hang_gate))
