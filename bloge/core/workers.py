@@ -31,7 +31,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 from bloge.core.errors import BlogeUsageError
 
@@ -41,6 +41,7 @@ _WAITING: Final = "waiting"
 _RUNNING: Final = "running"
 _ABANDONED: Final = "abandoned"  # running, nobody waits for it, its slot already freed
 _DONE: Final = "done"
+_IDLE: Final = "idle"  # what _finish gives a thread that is to wait for its next job
 
 
 def default_max_threads() -> int:
@@ -49,13 +50,13 @@ def default_max_threads() -> int:
 
 
 class _Job(Generic[T]):
-    __slots__ = ("args", "context", "fn", "future", "loop", "state")
+    __slots__ = ("args", "context", "fn", "future", "inbox", "state")
 
     def __init__(self, fn: Callable[..., T], args: tuple[Any, ...],
                  loop: asyncio.AbstractEventLoop) -> None:
         self.fn = fn
         self.args = args
-        self.loop = loop
+        self.inbox = _inbox(loop)
         self.future: asyncio.Future[T] = loop.create_future()
         self.context = contextvars.copy_context()
         self.state = _WAITING
@@ -136,9 +137,10 @@ class WorkerPool:
         if spawn is not None:
             self._spawn(spawn)
 
-    def _next_job(self, job: _Job[Any]) -> _Job[Any] | None:
-        """Account for ``job``'s end; then the next job for this thread (waiting for one while
-        idle), or ``None`` when the pool has idle threads enough and this one should end."""
+    def _finish(self, job: _Job[Any]) -> _Job[Any] | Literal["idle"] | None:
+        """Account for ``job``'s end; then the next job for this thread: a waiting one,
+        :data:`_IDLE` when the thread is to wait for one, or ``None`` when the pool has idle
+        threads enough and this one should end."""
         with self._lock:
             if job.state == _ABANDONED:
                 self._abandoned -= 1
@@ -153,7 +155,7 @@ class WorkerPool:
             if self._idle >= self.max_threads:
                 return None
             self._idle += 1
-        return self._jobs.get()
+        return _IDLE
 
     # -- threads
 
@@ -164,25 +166,110 @@ class WorkerPool:
             with self._lock:
                 self._running -= 1
                 job.state = _DONE
-            job.loop.call_soon_threadsafe(_settle, job.future, None, exc)
+            job.inbox.post(job.future, None, exc)
 
-    def _work(self, job: _Job[Any] | None) -> None:
+    def _work(self, job: _Job[Any] | Literal["idle"] | None) -> None:
         while job is not None:
-            if job.state != _ABANDONED:  # abandoned before this thread took it: never start it
-                _call(job)
-            job = self._next_job(job)
+            if job == _IDLE:
+                # Rebound first: an idle thread holds nothing of its last call (the result,
+                # the caller's loop and its inbox).
+                job = self._jobs.get()
+            job = self._serve(job)
+
+    def _serve(self, job: _Job[Any]) -> _Job[Any] | Literal["idle"] | None:
+        """Run ``job``, account for its end, post its outcome; then what :meth:`_finish` says
+        this thread does next."""
+        # Abandoned before this thread took it: never start it.
+        outcome = None if job.state == _ABANDONED else _call(job)
+        # The accounting comes first: the awaiting task, once it resumes, finds this thread
+        # idle, and its next call wakes this thread instead of starting another.
+        following = self._finish(job)
+        if outcome is not None:
+            job.inbox.post(job.future, *outcome)
+        return following
 
 
-def _call(job: _Job[Any]) -> None:
+def _call(job: _Job[Any]) -> tuple[Any, BaseException | None]:
     try:
-        result, error = job.context.run(job.fn, *job.args), None
+        return job.context.run(job.fn, *job.args), None
     except BaseException as exc:  # noqa: BLE001 -- the awaiting task re-raises it (see _settle)
-        result, error = None, exc
-    # Not contextlib.suppress: that would be three Python calls more on every call.
-    try:  # noqa: SIM105 -- see above
-        job.loop.call_soon_threadsafe(_settle, job.future, result, error)
-    except RuntimeError:  # the loop has closed: nobody takes the result
-        pass
+        return None, exc
+
+
+# -- results back to the event loop
+
+
+class _EventfdInbox:
+    """Where pool threads leave finished calls for one event loop, which watches an eventfd.
+
+    Cheaper than ``call_soon_threadsafe``, which makes a handle per call and wakes the loop
+    through its self-pipe (one ``send``; then two ``recv``, the second raising
+    ``BlockingIOError``): here a call is a deque entry, a wake-up one ``write`` and one
+    ``read``, and one wake-up settles every call finished by then.
+    """
+
+    __slots__ = ("__weakref__", "_fd", "_finished")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._finished: deque[tuple[asyncio.Future[Any], Any, BaseException | None]] = deque()
+        self._fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        # Closed when the last job and the loop have let go of the inbox: no thread can
+        # write to the descriptor (or to another file given its number) after that.
+        weakref.finalize(self, os.close, self._fd)
+        # Registered from an empty context: the loop keeps the handle for its lifetime, and
+        # with it the context it was made in.
+        contextvars.Context().run(loop.add_reader, self._fd, self._settle_finished)
+
+    def post(self, future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+        """From any thread: settle ``future`` on the loop. After the loop has closed, nobody
+        takes the result: it is dropped with the loop."""
+        self._finished.append((future, result, error))
+        os.eventfd_write(self._fd, 1)
+
+    def _settle_finished(self) -> None:
+        os.eventfd_read(self._fd)  # first: a call posted from now on wakes the loop again
+        while self._finished:
+            _settle(*self._finished.popleft())
+
+
+class _ThreadsafeInbox:
+    """The same through ``call_soon_threadsafe``, for loops that cannot watch a descriptor
+    (the proactor loop on Windows) and systems without eventfd."""
+
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def post(self, future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+        """From any thread: settle ``future`` on the loop, unless the loop has closed."""
+        # Not contextlib.suppress: that would be three Python calls more on every call.
+        try:  # noqa: SIM105 -- see above
+            self._loop.call_soon_threadsafe(_settle, future, result, error)
+        except RuntimeError:  # the loop has closed: nobody takes the result
+            pass
+
+
+_Inbox = _EventfdInbox | _ThreadsafeInbox
+_INBOXES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = (
+    weakref.WeakKeyDictionary())
+
+
+def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
+    """The inbox of ``loop`` (made on its first call); only from the loop's own thread."""
+    found = _INBOXES.get(loop)
+    if found is None:
+        found = _INBOXES[loop] = _new_inbox(loop)
+    return found
+
+
+def _new_inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
+    if hasattr(os, "eventfd"):
+        try:
+            return _EventfdInbox(loop)
+        except NotImplementedError:  # a loop that cannot watch descriptors
+            pass
+    return _ThreadsafeInbox(loop)
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -155,3 +157,50 @@ async def test_a_call_that_gets_no_thread_fails_and_frees_its_slot(
         with pytest.raises(RuntimeError, match="can't start new thread"):
             await pool.run(str.upper, "refused")
     assert await pool.run(str.upper, "next") == "NEXT"
+
+
+async def test_calls_one_after_another_reuse_one_thread() -> None:
+    pool = WorkerPool(4)
+    threads = {await pool.run(threading.get_ident) for _ in range(20)}
+    assert len(threads) == 1
+
+
+async def test_calls_finished_together_all_reach_their_callers(blocked: Blocked) -> None:
+    pool = WorkerPool(3)
+    calls = asyncio.gather(*(pool.run(blocked, str(n)) for n in range(3)))
+    await blocked.until_running(3)
+    blocked.release.set()
+    assert await calls == ["0", "1", "2"]
+
+
+class NoDescriptorsLoop(asyncio.SelectorEventLoop):
+    """A loop that cannot watch file descriptors, as the proactor loop on Windows."""
+
+    def add_reader(self, *args: object) -> None:
+        raise NotImplementedError
+
+
+def test_a_loop_that_cannot_watch_descriptors_still_gets_results_and_errors() -> None:
+    pool = WorkerPool(1)
+    loop = NoDescriptorsLoop()
+    try:
+        assert loop.run_until_complete(pool.run(str.upper, "ok")) == "OK"
+        with pytest.raises(ValueError, match="invalid literal"):
+            loop.run_until_complete(pool.run(int, "x"))
+    finally:
+        loop.close()
+
+
+DESCRIPTORS = Path("/proc/self/fd")
+
+
+@pytest.mark.skipif(not DESCRIPTORS.is_dir(), reason="counts descriptors in /proc")
+def test_loops_that_are_gone_leave_no_descriptors_open() -> None:
+    pool = WorkerPool(1)
+    asyncio.run(pool.run(str.upper, "warm up"))
+    gc.collect()
+    before = len(list(DESCRIPTORS.iterdir()))
+    for _ in range(5):
+        assert asyncio.run(pool.run(str.upper, "x")) == "X"
+    gc.collect()
+    assert len(list(DESCRIPTORS.iterdir())) == before
