@@ -13,7 +13,9 @@ prints the ratio, so that a loaded machine shifts both sides alike:
 - ``history``: a run given 10,000 prior messages with ``sliding_window(20)`` and
   ``token_budget(2000)``, time to the end of a one-turn run, against the same run given one
   message.
-- ``sync``: a turn with a sync tool (worker-thread hop) against the same turn with an async one.
+- ``sync``: a turn with a sync tool (worker-thread hop) against the same turn with an async one;
+  then, on their own, a bare hop (one thread, a ``SimpleQueue`` in, ``call_soon_threadsafe``
+  out: the floor of a hop through asyncio) beside ``WorkerPool.run``.
 - ``import``: ``import bloge`` in a fresh interpreter against ``python -c pass``.
 
     .venv/bin/python bench/bench_floor.py [row ...]          # default: every row
@@ -31,8 +33,10 @@ import asyncio
 import gc
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -49,6 +53,7 @@ from bloge import (
     OperatorRegistry,
     StreamingAgentLoopOperator,
 )
+from bloge.core import WorkerPool
 from bloge.llm import LlmChunk, LlmMessage, LlmRequest, LlmResponse, ToolCall
 
 TURNS = 5
@@ -360,6 +365,26 @@ async def row_history(args: argparse.Namespace) -> None:
                          per_run["bloge"], "ms", "<= 2x; floor = no history"))
 
 
+class BareHop:
+    """The least a hop through asyncio takes: one thread started beforehand, a
+    ``SimpleQueue`` to it, ``call_soon_threadsafe`` back; no bounds, no cancellation."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[asyncio.Future[object], Callable[[], object]]] = (
+            queue.SimpleQueue())
+        threading.Thread(target=self.work, daemon=True).start()
+
+    def work(self) -> None:
+        while True:
+            future, fn = self.jobs.get()
+            future.get_loop().call_soon_threadsafe(future.set_result, fn())
+
+    async def run(self, fn: Callable[[], object]) -> object:
+        future = asyncio.get_running_loop().create_future()
+        self.jobs.put((future, fn))
+        return await future
+
+
 async def row_sync(args: argparse.Namespace) -> None:
     async_agent, sync_agent = bloge_agent(AsyncLookup()), bloge_agent(SyncLookup())
     runners: dict[str, Runner] = {
@@ -378,6 +403,12 @@ async def row_sync(args: argparse.Namespace) -> None:
     print(ratio_line("sync-tool turn (floor = async tool)", per_turn["floor"],
                      per_turn["bloge"], "µs", "sync turn <= 40 µs"))
     print(f"{'  worker-thread hop per tool call':<44} {hop:9.2f} µs")
+    bare, pool = BareHop(), WorkerPool()
+    hops: dict[str, Runner] = {"floor": lambda: bare.run(object), "bloge": lambda: pool.run(object)}
+    per_hop = {name: seconds / args.runs * 1e6
+               for name, seconds in (await best_seconds(hops, args.runs, args.rounds)).items()}
+    print(ratio_line("  a hop alone (floor = bare hop; WorkerPool)", per_hop["floor"],
+                     per_hop["bloge"], "µs", "-"))
 
 
 def fresh_interpreter_ms(code: str, rounds: int) -> float:
