@@ -40,15 +40,17 @@ class TemporalRunStore:
     """Runs on ``task_queue`` of the service at ``connection`` (connected on first use),
     kept in ``store`` by the workers."""
 
-    __slots__ = ("_client", "_lock", "connection", "store", "task_queue",
+    __slots__ = ("_client", "_lock", "connection", "local_model_calls", "store", "task_queue",
                  "workflow_task_timeout")
 
     def __init__(self, store: Store, connection: Connection, task_queue: str, *,
-                 workflow_task_timeout: float = 10.0, client: Client | None = None) -> None:
+                 workflow_task_timeout: float = 10.0, client: Client | None = None,
+                 local_model_calls: bool = False) -> None:
         self.store = store
         self.connection = connection
         self.task_queue = task_queue
         self.workflow_task_timeout = workflow_task_timeout
+        self.local_model_calls = local_model_calls
         self._client = client
         self._lock = asyncio.Lock()
 
@@ -57,7 +59,8 @@ class TemporalRunStore:
             if self._client is None:
                 self._client = await connect(self.connection)
         return TemporalRunner(self._client, self.task_queue,
-                              workflow_task_timeout=self.workflow_task_timeout)
+                              workflow_task_timeout=self.workflow_task_timeout,
+                              local_model_calls=self.local_model_calls)
 
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,

@@ -77,4 +77,5 @@ def runs_store(settings: BlogeSettings, store: Any) -> Any:
     from bloge.temporal.runstore import TemporalRunStore
 
     return TemporalRunStore(store, connection(settings), settings.temporal.task_queue,
-                            workflow_task_timeout=settings.temporal.workflow_task_timeout)
+                            workflow_task_timeout=settings.temporal.workflow_task_timeout,
+                            local_model_calls=settings.temporal.local_model_calls)
