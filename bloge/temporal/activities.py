@@ -18,7 +18,10 @@ in a model call: the call's result is only recorded with the workflow task that 
 the next worker makes the whole call again from its first attempt, ``on_agent_turn_started``
 fires again for that turn, and if the call had completed but its task had not, its
 ``on_agent_llm_called`` and its streamed tokens come twice (the run uses the second answer).
-Tool calls are activities either way, so a tool still runs at most once when it must.
+Tool calls are activities either way, so a tool still runs at most once when it must. And
+while a local call runs, its workflow task stays open: a cancellation (like anything else
+sent to the run) reaches it when the worker next reports the task, at 80 % of the
+workflow task timeout, rather than at once.
 """
 
 from __future__ import annotations

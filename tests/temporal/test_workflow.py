@@ -138,7 +138,11 @@ async def test_cancelling_the_workflow_cancels_the_run_and_its_activities(
 async def test_cancelling_a_run_in_its_model_call(serving: Serving) -> None:
     recorder = Recorder()
     agents.STALLED.clear()
-    async with serving(listeners=(recorder,), heartbeat_timeout=1.0) as (runner, _):
+    async with serving(listeners=(recorder,), heartbeat_timeout=1.0) as (served, _):
+        # A cancellation reaches a local model call when its worker next completes the
+        # workflow task (at 80 % of the task timeout): a short one keeps this test short.
+        runner = TemporalRunner(served.client, served.task_queue, workflow_task_timeout=2.0,
+                                local_model_calls=served.local_model_calls)
         handle = await runner.start("counter", "stall", run_id="run-stall")
         assert await asyncio.to_thread(agents.STALLED.wait, 60)
         await runner.cancel("run-stall")
