@@ -289,9 +289,9 @@ async def _streamed(agent: ServedAgent, request: LlmRequest, ctx: OperatorContex
 @contextlib.asynccontextmanager
 async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
                         every: float | None = None) -> AsyncIterator[None]:
-    """Heartbeat three times per heartbeat timeout while the body runs, and ``watch`` the
-    run in the store as often; an activity without a heartbeat timeout (a local one) only
-    watches, ``every`` so many seconds."""
+    """Heartbeat three times per heartbeat timeout while the body runs (from a third of it
+    on), and ``watch`` the run in the store as often; an activity without a heartbeat
+    timeout (a local one) only watches, ``every`` so many seconds."""
     timeout = activity.info().heartbeat_timeout
     beats = bool(timeout)
     interval = timeout.total_seconds() / 3 if timeout else every
@@ -300,10 +300,12 @@ async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
         return
 
     async def beat() -> None:
+        # The first beat after an interval, not at once: the heartbeat timeout counts from
+        # the start, and a call shorter than that (most are) costs the service no heartbeat.
         while True:
+            await asyncio.sleep(interval)
             if beats:
                 activity.heartbeat()
-            await asyncio.sleep(interval)
             if watch is not None:
                 try:
                     await watch()
