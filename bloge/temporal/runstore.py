@@ -127,8 +127,8 @@ class TemporalRunStore:
 
     async def _relay(self, run_id: str, sink: ChunkSink | None, ended: asyncio.Event) -> None:
         """The run's events from the store, until its last, to the live watchers, the
-        listeners and the sink; read every ``POLL_SECONDS``, and at once when the run has
-        ``ended``."""
+        listeners and the sink; read every ``POLL_SECONDS``, and once at once when the run
+        has ``ended``."""
         after = 0
         while True:
             events = await self.store.run_events(run_id, after=after)
@@ -142,7 +142,9 @@ class TemporalRunStore:
                     await sink(chunk)
                 if event.type in _END:
                     return
-            if not events:
+            if not events and ended.is_set():  # read once at the end, then poll again
+                await asyncio.sleep(POLL_SECONDS)
+            elif not events:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(ended.wait(), POLL_SECONDS)
 
