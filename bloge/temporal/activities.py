@@ -8,6 +8,20 @@ reports the end of the run. Listener callbacks — and so the journal — fire h
 call: ``on_agent_turn_started`` on a model call's first attempt, the others when a call
 completes. Every activity heartbeats while it runs, which is how Temporal notices a dead
 worker and how a cancelled run reaches a running activity.
+
+A run started with ``local_model_calls`` makes its model calls local activities, run by the
+worker of the workflow task that asked for them, retried by that worker under the same
+policy, and cancelled with the workflow. They do not heartbeat (the workflow task stands for
+them: a worker that dies is noticed within ``workflow-task-timeout``), but they still renew
+the run's lease in the store as often as an activity would. What changes when a worker dies
+in a model call: the call's result is only recorded with the workflow task that made it, so
+the next worker makes the whole call again from its first attempt, ``on_agent_turn_started``
+fires again for that turn, and if the call had completed but its task had not, its
+``on_agent_llm_called`` and its streamed tokens come twice (the run uses the second answer).
+Tool calls are activities either way, so a tool still runs at most once when it must. And
+while a local call runs, its workflow task stays open: a cancellation (like anything else
+sent to the run) reaches it when the worker next reports the task, at 80 % of the
+workflow task timeout, rather than at once.
 """
 
 from __future__ import annotations
@@ -61,13 +75,17 @@ class AgentActivities:
     """The activities of one worker, for the agents it serves (by id); with a
     ``recording``, every run is kept in its run store."""
 
-    __slots__ = ("_agents", "_client", "_recording")
+    __slots__ = ("_agents", "_client", "_recording", "_watch_every")
 
     def __init__(self, agents: Mapping[str, ServedAgent], *,
-                 recording: StoreRecording | None = None, client: Client | None = None) -> None:
+                 recording: StoreRecording | None = None, client: Client | None = None,
+                 watch_every: float = 10.0) -> None:
+        """``watch_every``: how often (s) a local activity renews its run's lease (an
+        activity does it with each heartbeat)."""
         self._agents = dict(agents)
         self._recording = recording
         self._client = client
+        self._watch_every = watch_every
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.begin, self.model, self.tool, self.finish]
@@ -150,7 +168,7 @@ class AgentActivities:
                              TurnStartedPayload(turn, len(messages)))
         streaming = definition.streaming and not summary
         started = time.perf_counter()
-        async with _heartbeating(self._watcher(events, payload)):
+        async with _heartbeating(self._watcher(events, payload), self._watch_every):
             try:
                 if streaming:
                     response = await _streamed(agent, request, ctx, turn,
@@ -270,19 +288,24 @@ async def _streamed(agent: ServedAgent, request: LlmRequest, ctx: OperatorContex
 
 @contextlib.asynccontextmanager
 async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
-                        ) -> AsyncIterator[None]:
-    """Heartbeat three times per heartbeat timeout while the body runs, and ``watch`` the
-    run in the store as often."""
+                        every: float | None = None) -> AsyncIterator[None]:
+    """Heartbeat three times per heartbeat timeout while the body runs (from a third of it
+    on), and ``watch`` the run in the store as often; an activity without a heartbeat
+    timeout (a local one) only watches, ``every`` so many seconds."""
     timeout = activity.info().heartbeat_timeout
-    if not timeout:
+    beats = bool(timeout)
+    interval = timeout.total_seconds() / 3 if timeout else every
+    if interval is None or not (beats or watch is not None):
         yield
         return
-    interval = timeout.total_seconds() / 3
 
     async def beat() -> None:
+        # The first beat after an interval, not at once: the heartbeat timeout counts from
+        # the start, and a call shorter than that (most are) costs the service no heartbeat.
         while True:
-            activity.heartbeat()
             await asyncio.sleep(interval)
+            if beats:
+                activity.heartbeat()
             if watch is not None:
                 try:
                     await watch()

@@ -9,6 +9,11 @@ times when its operator declares itself idempotent, once otherwise. Every activi
 heartbeats, so that one whose worker died is noticed within ``heartbeat_timeout`` and handed
 to another worker (or, for a tool that must not run twice, reported to the model as having
 an unknown outcome).
+
+A run may make its model calls local activities instead (``local_model_calls``, chosen by
+whoever starts the run: see :class:`~bloge.temporal.runner.TemporalRunner`): the worker runs
+each one inside the workflow task that asked for it, with the same timeout and retry policy
+but without heartbeats, which saves a round trip through the service per turn.
 """
 
 from __future__ import annotations
@@ -63,11 +68,13 @@ class ToolPlan:
 
 @dataclass(frozen=True, slots=True)
 class ActivityPlan:
-    """The activity options of one agent's model calls and of each of its tools."""
+    """The activity options of one agent's model calls (as activities, and as local
+    activities) and of each of its tools."""
 
     model: dict[str, Any]
     tools: dict[str, ToolPlan]
     finish: dict[str, Any]
+    local_model: dict[str, Any]
 
 
 def plan_for(definition: AgentDef, registry: OperatorRegistry,
@@ -93,7 +100,9 @@ def plan_for(definition: AgentDef, registry: OperatorRegistry,
     finish = {"start_to_close_timeout": timedelta(seconds=options.activity_timeout),
               "heartbeat_timeout": heartbeat,
               "retry_policy": ActivityRetryPolicy(maximum_attempts=options.tool_attempts)}
-    return ActivityPlan(model, tools, finish)
+    # A local activity has no heartbeat: its worker's workflow task stands for it.
+    local_model = {key: value for key, value in model.items() if key != "heartbeat_timeout"}
+    return ActivityPlan(model, tools, finish, local_model)
 
 
 def _tool_plan(tool: AgentToolRef, definition: AgentDef, registry: OperatorRegistry,

@@ -3,6 +3,11 @@
 A run's workflow id is its run id. A failure comes back as bloge's own error: running out
 of turns as ``MaxTurnsExceededError`` with its checkpoint, any other failure of the loop as
 ``AgentRunError`` with its checkpoint, a cancelled run as ``RunCancelledError``.
+
+With ``local_model_calls`` the runs it starts make their model calls local activities (see
+:mod:`bloge.temporal.workflow`): a round trip through the service less per turn; a worker
+that dies in a model call then leaves the whole call to be made again (see
+:mod:`bloge.temporal.activities`).
 """
 
 from __future__ import annotations
@@ -36,13 +41,14 @@ class RunCancelledError(RunError):
 class TemporalRunner:
     """Runs agents on the workers of ``task_queue``."""
 
-    __slots__ = ("client", "task_queue", "workflow_task_timeout")
+    __slots__ = ("client", "local_model_calls", "task_queue", "workflow_task_timeout")
 
     def __init__(self, client: Client, task_queue: str, *,
-                 workflow_task_timeout: float = 10.0) -> None:
+                 workflow_task_timeout: float = 10.0, local_model_calls: bool = False) -> None:
         self.client = client
         self.task_queue = task_queue
         self.workflow_task_timeout = workflow_task_timeout
+        self.local_model_calls = local_model_calls
 
     async def start(self, agent_id: str, input: Any = None, *, run_id: str | None = None,
                     thread_id: str | None = None, history: Sequence[LlmMessage] | None = None,
@@ -53,7 +59,8 @@ class TemporalRunner:
         payload = start_payload(agent_id,
                                 input=None if input is None else AgentInput.of(input),
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
-                                context=context, thread_id=thread_id)
+                                context=context, thread_id=thread_id,
+                                local_model_calls=self.local_model_calls)
         return await self.client.start_workflow(
             WORKFLOW, payload, id=run_id or uuid.uuid4().hex, task_queue=self.task_queue,
             task_timeout=timedelta(seconds=self.workflow_task_timeout))

@@ -66,7 +66,8 @@ async def agent_worker(client: Client, agents: Mapping[str, ServedAgent],
     agents = {agent_id: replace(agent, recorded=recording is not None)
               for agent_id, agent in agents.items()}
     catalogue.file(options.task_queue, agents)
-    activities = AgentActivities(agents, recording=recording, client=client)
+    activities = AgentActivities(agents, recording=recording, client=client,
+                                 watch_every=options.heartbeat_timeout / 3)
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
     worker = Worker(
         client,

@@ -8,6 +8,12 @@ one activity (:mod:`bloge.temporal.activities`), and so is the end of the run, w
 worker notifies ``on_agent_loop_exited``. The workflow's engine has no listeners and no
 observer, so nothing in replayed code notifies anyone.
 
+A run started with ``local_model_calls`` makes each model call a local activity: the worker
+that runs the workflow task performs the call within it, and the result is recorded with the
+task's completion, so a turn costs one round trip through the service (the tool round)
+instead of two. The choice is in the run's start input, so it holds for the run's whole
+life, whatever the settings of the workers that replay it. Memory summaries stay activities.
+
 A run that runs out of turns fails with an ``ApplicationError`` of type
 ``MaxTurnsExceededError`` whose details are the agent id, ``max_turns`` and the checkpoint's
 JSON; any other failure of the loop is an ``AgentRunError`` with the checkpoint likewise.
@@ -23,6 +29,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
+from temporalio.exceptions import CancelledError as ActivityCancelledError
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 from bloge.agent.loop.checkpoint import AgentCheckpoint
@@ -79,7 +86,8 @@ class AgentWorkflow:
             }, **agent.plan.finish)
             if checkpoint is None:
                 history = [message for _, message in begun["history"]]
-        effects = ActivityEffects(agent, run_id, values, thread_id, begun)
+        effects = ActivityEffects(agent, run_id, values, thread_id, begun,
+                                  local_model_calls=bool(start.get("local_model_calls")))
         ctx = OperatorContext.root(values, execution_id=run_id)
         engine = agent.engine(start.get("max_turns"))
         messages = start.get("input")
@@ -117,7 +125,7 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
                   history: Sequence[Any] | None = None,
                   checkpoint: AgentCheckpoint | None = None, max_turns: int | None = None,
                   context: Mapping[str, Any] | None = None,
-                  thread_id: str | None = None) -> Json:
+                  thread_id: str | None = None, local_model_calls: bool = False) -> Json:
     """What :class:`AgentWorkflow` starts from: JSON data only (``context`` too)."""
     return {
         "agent": agent_id,
@@ -127,6 +135,7 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
         "max_turns": max_turns,
         "context": dict(context or {}),
         "thread_id": thread_id,
+        "local_model_calls": local_model_calls,
     }
 
 
@@ -136,17 +145,20 @@ def _named(output: AgentOutput, run_id: str, thread_id: str | None) -> AgentOutp
 
 class ActivityEffects:
     """The engine's I/O as activities: a model call per turn, a tool call per activity (at
-    most ``max_tool_concurrency`` of a round at once), in the order the model asked."""
+    most ``max_tool_concurrency`` of a round at once), in the order the model asked; with
+    ``local_model_calls``, a model call is a local activity."""
 
-    __slots__ = ("_agent", "_begun", "_run_id", "_thread_id", "_values")
+    __slots__ = ("_agent", "_begun", "_local", "_run_id", "_thread_id", "_values")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
-                 thread_id: str | None = None, begun: Json | None = None) -> None:
+                 thread_id: str | None = None, begun: Json | None = None, *,
+                 local_model_calls: bool = False) -> None:
         self._agent = agent
         self._run_id = run_id
         self._values = values
         self._thread_id = thread_id
         self._begun = begun
+        self._local = local_model_calls
 
     @property
     def call_model(self) -> ModelCall:
@@ -162,8 +174,16 @@ class ActivityEffects:
                    "temperature": request.temperature,
                    "messages": wire.messages_to_json(request.messages),
                    "context": self._values}
-        result = await workflow.execute_activity(MODEL_ACTIVITY, payload,
-                                                 **self._agent.plan.model)
+        try:
+            if self._local:
+                result = await workflow.execute_local_activity(MODEL_ACTIVITY, payload,
+                                                               **self._agent.plan.local_model)
+            else:
+                result = await workflow.execute_activity(MODEL_ACTIVITY, payload,
+                                                         **self._agent.plan.model)
+        except ActivityError as error:
+            _raise_if_cancelled(error)
+            raise
         return wire.response_from_json(result)
 
     async def run(self, turn: int, calls: Sequence[ToolCall], *,
@@ -189,6 +209,7 @@ class ActivityEffects:
         try:
             result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
         except ActivityError as error:
+            _raise_if_cancelled(error)
             return _failed(call, error, plan.timeout if plan else None,
                            idempotent=plan.idempotent if plan else False)
         return wire.outcome_from_json(call, result)
@@ -220,6 +241,13 @@ class ActivityEffects:
                    "error_type": None if error is None else type(error).__name__,
                    "error_message": None if error is None else mask_credentials(str(error))}
         await workflow.execute_activity(FINISH_ACTIVITY, payload, **self._agent.plan.finish)
+
+
+def _raise_if_cancelled(error: ActivityError) -> None:
+    """A call cancelled with its workflow: the run is cancelled (as a local run's task is),
+    not failed by that call."""
+    if isinstance(error.cause, ActivityCancelledError):
+        raise asyncio.CancelledError(str(error.cause)) from error
 
 
 def _failed(call: ToolCall, error: ActivityError, timeout: float | None, *,

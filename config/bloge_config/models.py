@@ -187,6 +187,9 @@ class TemporalSettings(_Section):
     ``activity-timeout`` bounds a model call, and a tool call without a ``timeout`` of its
     own; ``heartbeat-timeout`` is how soon a call whose worker died is given to another one;
     ``tool-attempts`` how often a call of an idempotent tool may be tried (others run once).
+    ``local-model-calls`` makes the model calls of the runs this process starts local
+    activities: a round trip through the service less per turn, but a worker that dies in a
+    model call leaves the call to be made again from the start (see :mod:`bloge.temporal`).
     """
 
     model_config = _SECTION
@@ -204,6 +207,7 @@ class TemporalSettings(_Section):
     tool_attempts: int = Field(default=3, ge=1)
     workflow_task_timeout: Annotated[Duration, Field(gt=0)] = 10.0
     max_concurrent_activities: int = Field(default=100, ge=1)
+    local_model_calls: bool = False
 
 
 class KnobSettings(BaseModel):

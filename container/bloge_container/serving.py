@@ -50,7 +50,8 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
 
     from bloge_container.temporal import runs_store
 
-    runs = runs_store(container.settings(), store)  # bloge.runner: temporal runs on workers
+    # bloge.runner: temporal runs on workers; the metrics count them from their events.
+    runs = runs_store(container.settings(), store, listeners=(metrics,))
 
     def build(definition: Any) -> Any:
         return materialize(definition, registry, listeners, report, runs)

@@ -67,14 +67,16 @@ def served(container: ApplicationContainer, chosen: TemporalOptions,
                          listeners=(*container.listeners(), *listeners))
 
 
-def runs_store(settings: BlogeSettings, store: Any) -> Any:
+def runs_store(settings: BlogeSettings, store: Any, *, listeners: tuple[Any, ...] = ()) -> Any:
     """What agent operators record their runs with: ``store`` itself, or with
     ``bloge.runner: temporal`` a store that runs each run as a workflow on the workers (and
-    reads its events back from ``store``)."""
+    reads its events back from ``store``, telling ``listeners`` of their callbacks)."""
     if settings.runner != "temporal":
         return store
     require_extra("bloge.runner: temporal")
     from bloge.temporal.runstore import TemporalRunStore
 
     return TemporalRunStore(store, connection(settings), settings.temporal.task_queue,
-                            workflow_task_timeout=settings.temporal.workflow_task_timeout)
+                            workflow_task_timeout=settings.temporal.workflow_task_timeout,
+                            local_model_calls=settings.temporal.local_model_calls,
+                            listeners=listeners)

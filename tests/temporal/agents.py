@@ -3,14 +3,17 @@ start (``worker_child.py``).
 
 ``counter`` counts: its turn 1 asks for ``count`` (non-idempotent, one line per call in
 ``COUNT_LOG``) and ``gate`` (idempotent; it blocks for ever where ``hang_gate`` is set, the
-worker a test kills) at once; turn 2 answers with what the tools returned.
+worker a test kills) at once; turn 2 answers with what the tools returned. A message that
+starts with ``stall`` makes the model call wait until it is cancelled (``STALLED`` is set
+once it waits).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +45,22 @@ agent slow {
 """
 
 
-def model(request: LlmRequest) -> LlmResponse:
+#: Set when a ``stall`` model call waits.
+STALLED = threading.Event()
+
+
+async def _stall() -> LlmResponse:
+    STALLED.set()
+    await asyncio.Event().wait()  # until the call is cancelled
+    raise AssertionError("unreachable")
+
+
+def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     """counter: tools in turn 1, the answer in turn 2; looper: a tool call every turn."""
     answered = sum(1 for m in request.messages if m.role == "assistant")
     user = next(m.content for m in request.messages if m.role == "user")
+    if user.startswith("stall"):
+        return _stall()
     if user.startswith("loop"):
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall(f"c{answered}", "count", json.dumps({"key": user})),))

@@ -115,13 +115,28 @@ def test_bloge_serve_starts_runs_on_the_workers(
         assert streamed.status_code == 200, streamed.text
         run_id = streamed.headers["bloge-run-id"]
         record = httpx.get(f"{url}/runs/{run_id}", timeout=30).json()
+        metrics = httpx.get(f"{url}/metrics", timeout=30).text
     events = sse_events(streamed.text)
     tokens = "".join(e["data"]["text"] for e in events if e["event"] == "token")
     assert tokens == local.stdout.replace("\n", "")
     assert events[-1]["event"] == "done"
     assert [int(e["id"]) for e in events] == sorted(int(e["id"]) for e in events)
     assert record["status"] == "succeeded"
+    # The server's metrics count the runs' turns, model calls and tool calls from the
+    # events it relayed, though the workers made them.
+    assert _sample(metrics, 'bloge_turns_total{agent="customerSupport"}') >= 1
+    assert _sample(metrics, 'bloge_model_call_duration_seconds_count{agent="dataAnalyst"}') >= 1
+    assert any(line.startswith('bloge_tool_calls_total{agent="dataAnalyst"')
+               for line in metrics.splitlines())
     assert asyncio.run(_worker_of(app, run_id)) == f"temporal:{on_temporal['BLOGE_TEMPORAL__TASK_QUEUE']}"
+
+
+def _sample(metrics: str, name: str) -> float:
+    """The value of the series ``name`` (with its labels) in a Prometheus text page."""
+    for line in metrics.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"no {name} in the metrics")
 
 
 async def _worker_of(project: Path, run_id: str) -> str | None:

@@ -99,9 +99,14 @@ async def test_two_workers_finish_every_run_while_one_is_killed(
     first = spawn()
     second = spawn()
     drain = asyncio.create_task(asyncio.to_thread(_drained, second))  # keep its pipe empty
-    runner = TemporalRunner(client, task_queue, workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
-    handles = await asyncio.gather(*(runner.start("counter", f"job {n}", run_id=f"load-{n}")
+    # Every other run makes its model calls local activities: a worker's death then costs
+    # it the model call in flight, never a second run of its tool calls.
+    runners = [TemporalRunner(client, task_queue, workflow_task_timeout=WORKFLOW_TASK_TIMEOUT,
+                              local_model_calls=local) for local in (False, True)]
+    handles = await asyncio.gather(*(runners[n % 2].start("counter", f"job {n}",
+                                                          run_id=f"load-{n}")
                                      for n in range(RUNS)))
+    runner = runners[0]
     count_log = tmp_path / "count.log"
     # Killed in the middle: after it has counted for a good part of the runs.
     await _told(first, lambda said: sum(s.startswith("counted") for s in said) >= RUNS // 8)

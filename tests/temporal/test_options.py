@@ -42,6 +42,10 @@ def test_the_dsl_and_the_retry_settings_become_activity_options(tmp_path: Path) 
     assert slow.activity["start_to_close_timeout"] == timedelta(seconds=0.5)
     assert slow.activity["schedule_to_close_timeout"] == timedelta(seconds=0.5)
     assert slow.activity["heartbeat_timeout"] == timedelta(seconds=0.5)
+    # A local model call: the same timeout and retries, no heartbeat.
+    assert "heartbeat_timeout" not in counter.local_model
+    assert counter.local_model["retry_policy"] is retry
+    assert counter.local_model["start_to_close_timeout"] == timedelta(seconds=120)
 
 
 def test_options_are_checked() -> None:
@@ -69,6 +73,11 @@ def test_the_settings_make_the_connection_and_the_options() -> None:
     worker = temporal.worker_settings(LoadedSettings.in_code(settings)).settings
     assert worker.llm.retry.max_attempts == 1
     assert worker.temporal == settings.temporal
+    # Runs start with activities for their model calls unless local-model-calls says not.
+    assert temporal.runs_store(settings, None).local_model_calls is False
+    local = BlogeSettings.model_validate({"runner": "temporal",
+                                          "temporal": {"local-model-calls": True}})
+    assert temporal.runs_store(local, None).local_model_calls is True
 
 
 def test_the_api_key_is_masked_in_bloge_config(app: Path) -> None:  # noqa: F811 -- the fixture

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 
 from bloge import AgentDef, MaxTurnsExceededError, OperatorRegistry
 from bloge.core.errors import RunError
@@ -27,10 +28,14 @@ pytestmark = pytest.mark.usefixtures("temporal_server")
 Serving = Callable[..., AbstractAsyncContextManager[Any]]
 
 
-@pytest.fixture
-def serving(client: Any, task_queue: str, tmp_path: Path) -> Serving:
+@pytest.fixture(params=[False, True], ids=["activities", "local-model-calls"])
+def serving(client: Any, task_queue: str, tmp_path: Path,
+            request: pytest.FixtureRequest) -> Serving:
     """``async with serving(listeners=[…]) as (runner, registry):`` a worker for the test
-    agents on this test's task queue, and a runner starting runs there."""
+    agents on this test's task queue, and a runner starting runs there (each test runs
+    twice: with its model calls activities, and local activities)."""
+    local_model_calls: bool = request.param
+
     @asynccontextmanager
     async def serve(*, listeners: tuple[Any, ...] = (), registry: OperatorRegistry | None = None,
                     **overrides: Any) -> AsyncIterator[tuple[Any, OperatorRegistry]]:
@@ -40,7 +45,8 @@ def serving(client: Any, task_queue: str, tmp_path: Path) -> Serving:
         served = served_agents(definitions, registry, options, listeners=listeners)
         async with agent_worker(client, served, options):
             try:
-                yield TemporalRunner(client, task_queue), registry
+                yield TemporalRunner(client, task_queue,
+                                     local_model_calls=local_model_calls), registry
             finally:  # a gate left hanging would hold the worker's shutdown
                 registry.get("Gate").release.set()
 
@@ -69,6 +75,13 @@ async def test_a_run_is_a_workflow_whose_calls_are_activities(serving: Serving,
     (exited,) = recorder.payloads("loop_exited")
     assert (exited.total_turns, exited.total_llm_calls, exited.exit_reason) == (2, 2, "stop")
     assert (tmp_path / "count.log").read_text().splitlines() == ["run-hello:1:c1"]
+    # Model calls are activities, or markers of the workflow tasks that made them (the
+    # tools and the end of the run are activities either way).
+    history = await runner.client.get_workflow_handle("run-hello").fetch_history()
+    kinds = [event.event_type for event in history.events]
+    local = runner.local_model_calls
+    assert kinds.count(EventType.EVENT_TYPE_MARKER_RECORDED) == (2 if local else 0)
+    assert kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == (3 if local else 5)
 
 
 async def test_max_turns_fails_the_workflow_with_the_checkpoint(serving: Serving) -> None:
@@ -120,6 +133,23 @@ async def test_cancelling_the_workflow_cancels_the_run_and_its_activities(
     assert description.status.name == "CANCELED"
     (exited,) = recorder.payloads("loop_exited")
     assert exited.exit_reason == "cancelled"
+
+
+async def test_cancelling_a_run_in_its_model_call(serving: Serving) -> None:
+    recorder = Recorder()
+    agents.STALLED.clear()
+    async with serving(listeners=(recorder,), heartbeat_timeout=1.0) as (served, _):
+        # A cancellation reaches a local model call when its worker next completes the
+        # workflow task (at 80 % of the task timeout): a short one keeps this test short.
+        runner = TemporalRunner(served.client, served.task_queue, workflow_task_timeout=2.0,
+                                local_model_calls=served.local_model_calls)
+        handle = await runner.start("counter", "stall", run_id="run-stall")
+        assert await asyncio.to_thread(agents.STALLED.wait, 60)
+        await runner.cancel("run-stall")
+        with pytest.raises(RunCancelledError):
+            await runner.result(handle.id)
+    assert recorder.names().count("turn_started") == 1
+    assert "llm_called" not in recorder.names()
 
 
 async def test_an_unknown_agent_fails_at_once(serving: Serving) -> None:

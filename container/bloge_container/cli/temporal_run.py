@@ -46,7 +46,8 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
     try:
         client = await connect(temporal.connection(settings))
         runner = TemporalRunner(client, settings.temporal.task_queue,
-                                workflow_task_timeout=settings.temporal.workflow_task_timeout)
+                                workflow_task_timeout=settings.temporal.workflow_task_timeout,
+                                local_model_calls=settings.temporal.local_model_calls)
         handle = await runner.start(definition.id, start.text, thread_id=start.thread_id,
                                     checkpoint=start.checkpoint, max_turns=max_turns)
         err.print(f"workflow {handle.id} on task queue {settings.temporal.task_queue!r}",
