@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from bloge_container.cli.console import err, failure, out
@@ -50,9 +51,14 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
                                 local_model_calls=settings.temporal.local_model_calls)
         handle = await runner.start(definition.id, start.text, thread_id=start.thread_id,
                                     checkpoint=start.checkpoint, max_turns=max_turns)
-        err.print(f"workflow {handle.id} on task queue {settings.temporal.task_queue!r}",
-                  markup=False, style="dim")
+        queue = settings.temporal.task_queue
+        err.print(f"workflow {handle.id} on task queue {queue!r}", markup=False, style="dim")
         store = container.run_store()
+        hint = None if store is None else asyncio.create_task(waiting_for_a_worker(
+            store, handle.id, lambda: err.print(
+                f"no worker has taken the run after {NO_WORKER_HINT:g}s: is bloge worker "
+                f"running for task queue {queue!r} on {settings.temporal.address}? (the run "
+                "waits for one; Ctrl-C cancels it)", markup=False)))
         # The workers run the agent as configured: only a streaming one has tokens to show.
         served = container.agents()[definition.id].definition
         tokens = live and store is not None and served.streaming
@@ -67,9 +73,34 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
             # Ctrl-C: the workflow and its running activities are cancelled too.
             await asyncio.shield(runner.cancel(handle.id))
             raise
+        finally:
+            if hint is not None:
+                hint.cancel()
         return output
     finally:
         await close_container(container)
+
+
+#: Seconds after which ``bloge run`` says that no worker has taken its run yet.
+NO_WORKER_HINT = 10.0
+
+
+async def waiting_for_a_worker(store: Store, run_id: str, say: Callable[[], None], *,
+                               after: float = NO_WORKER_HINT) -> None:
+    """Call ``say`` once if no worker has started the run in ``store`` within ``after``
+    seconds (Temporal keeps the workflow until a worker polls its task queue)."""
+    from bloge.store.errors import StoreNotFoundError
+
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(after):
+            while True:
+                try:
+                    await store.get_run(run_id)
+                except StoreNotFoundError:
+                    await asyncio.sleep(min(0.5, after / 4))
+                else:
+                    return
+    say()
 
 
 async def _streamed(runner: TemporalRunner, store: Store, run_id: str, *,
