@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
 import socket
 import time
@@ -20,18 +19,14 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from bloge.agent import (
-    AgentCallbackContext,
-    AgentExecutionListener,
     AgentOutput,
     AgentStreamChunk,
     AgentUsage,
-    Token,
-    ToolEnd,
-    ToolStart,
 )
 from bloge.agent.loop.tools import ToolOutcome
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
+from bloge.store.events import CallbackEvents, chunk_event
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 from bloge.store.store import Store
 
@@ -90,16 +85,9 @@ class Recorder:
         self.store.live.publish(event)
 
     def chunk(self, chunk: AgentStreamChunk) -> None:
-        match chunk:
-            case Token(text, turn):
-                self.event("token", {"text": text, "turn": turn})
-            case ToolStart(name, call_id, turn):
-                self.event("tool_start", {"tool": name, "call_id": call_id, "turn": turn})
-            case ToolEnd(name, call_id, success, turn):
-                self.event("tool_end", {"tool": name, "call_id": call_id, "success": success,
-                                        "turn": turn})
-            case _:  # Done: the run's "done" event is written when it finishes
-                pass
+        kept = chunk_event(chunk)
+        if kept is not None:  # a Done: the run's "done" event is written when it finishes
+            self.event(*kept)
 
     # -- the loop's hooks
 
@@ -243,39 +231,13 @@ def _status(exit_reason: str, output: AgentOutput | None) -> RunStatus:
     return RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED
 
 
-class _EventListener(AgentExecutionListener):
-    """Every listener callback of the run, one event, with the payload's fields."""
+class _EventListener(CallbackEvents):
+    """Every listener callback of the run, one event of its recorder."""
 
     __slots__ = ("_recorder",)
 
     def __init__(self, recorder: Recorder) -> None:
         self._recorder = recorder
 
-    def _record(self, kind: str, context: AgentCallbackContext, payload: object) -> None:
-        self._recorder.event(kind, {"operator_ref": context.operator_ref, **_fields(payload)})
-
-    def on_agent_turn_started(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_turn_started", context, payload)
-
-    def on_agent_llm_called(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_llm_called", context, payload)
-
-    def on_agent_tool_dispatched(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_tool_dispatched", context, payload)
-
-    def on_agent_tool_completed(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_tool_completed", context, payload)
-
-    def on_agent_loop_exited(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_loop_exited", context, payload)
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(payload: object) -> dict[str, Any]:
-    names = _FIELDS.get(type(payload))
-    if names is None:
-        names = _FIELDS[type(payload)] = tuple(
-            f.name for f in dataclasses.fields(payload))  # type: ignore[arg-type]  # payloads are dataclasses
-    return {name: getattr(payload, name) for name in names}
+    def keep(self, kind: str, body: Mapping[str, Any]) -> None:
+        self._recorder.event(kind, body)

@@ -16,12 +16,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bloge.agent.listeners import AgentCallbackContext, AgentExecutionListener
-from bloge.agent.loop.chunks import AgentStreamChunk, Token, ToolEnd, ToolStart
+from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentUsage
 from bloge.llm.messages import LlmMessage
 from bloge.store import ops
 from bloge.store.errors import StoreNotFoundError
+from bloge.store.events import CallbackEvents, chunk_event
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 from bloge.store.store import Store
@@ -103,7 +103,7 @@ class StoreRecording:
         ])
 
 
-class RunEvents(AgentExecutionListener):
+class RunEvents(CallbackEvents):
     """The events one activity of run ``run_id`` produces: listener callbacks (redacted as
     the journal's are) and stream chunks, written by :meth:`flush`, and while a stream runs
     whenever the last write is older than ``EVENT_FLUSH_SECONDS``."""
@@ -124,16 +124,9 @@ class RunEvents(AgentExecutionListener):
         self.store.live.publish(event)
 
     async def chunk(self, chunk: AgentStreamChunk) -> None:
-        match chunk:
-            case Token(text, turn):
-                self.keep("token", {"text": text, "turn": turn})
-            case ToolStart(name, call_id, turn):
-                self.keep("tool_start", {"tool": name, "call_id": call_id, "turn": turn})
-            case ToolEnd(name, call_id, success, turn):
-                self.keep("tool_end", {"tool": name, "call_id": call_id, "success": success,
-                                       "turn": turn})
-            case _:
-                pass
+        kept = chunk_event(chunk)
+        if kept is not None:
+            self.keep(*kept)
         if time.monotonic() - self._flushed_at >= EVENT_FLUSH_SECONDS:
             await self.flush()
 
@@ -150,25 +143,6 @@ class RunEvents(AgentExecutionListener):
         asked = await self.store.renew_lease(run_id=self.run_id, thread_id=thread_id,
                                              worker=worker)
         return bool(asked)
-
-    def _record(self, kind: str, context: AgentCallbackContext, payload: object) -> None:
-        fields = {name: getattr(payload, name) for name in payload.__dataclass_fields__}  # type: ignore[attr-defined]  # payloads are dataclasses
-        self.keep(kind, {"operator_ref": context.operator_ref, **fields})
-
-    def on_agent_turn_started(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_turn_started", context, payload)
-
-    def on_agent_llm_called(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_llm_called", context, payload)
-
-    def on_agent_tool_dispatched(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_tool_dispatched", context, payload)
-
-    def on_agent_tool_completed(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_tool_completed", context, payload)
-
-    def on_agent_loop_exited(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._record("on_agent_loop_exited", context, payload)
 
 
 def _segments(view: Sequence[LlmMessage],

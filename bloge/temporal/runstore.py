@@ -34,12 +34,12 @@ from bloge.agent.listeners import (
     ToolDispatchedPayload,
     TurnStartedPayload,
 )
-from bloge.agent.loop.chunks import AgentStreamChunk, Token, ToolEnd, ToolStart
 from bloge.agent.loop.engine import AgentEngine
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.tools import ChunkSink
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
+from bloge.store.events import event_chunk
 from bloge.store.records import RunEvent
 from bloge.store.store import Store
 from bloge.temporal.connection import Connection, connect
@@ -137,7 +137,7 @@ class TemporalRunStore:
                 self.store.live.publish(event)
                 if self.listeners:
                     self._notify(event)
-                chunk = _chunk(event)
+                chunk = event_chunk(event)
                 if sink is not None and chunk is not None:
                     await sink(chunk)
                 if event.type in _END:
@@ -164,15 +164,3 @@ class TemporalRunStore:
         context = AgentCallbackContext(event.run_id, None, None,
                                        str(body.get("operator_ref", "")))
         self.listeners.notify(callback, context, payload)
-
-
-def _chunk(event: RunEvent) -> AgentStreamChunk | None:
-    body = event.body
-    match event.type:
-        case "token":
-            return Token(body["text"], body["turn"])
-        case "tool_start":
-            return ToolStart(body["tool"], body["call_id"], body["turn"])
-        case "tool_end":
-            return ToolEnd(body["tool"], body["call_id"], body["success"], body["turn"])
-    return None

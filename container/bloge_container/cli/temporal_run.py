@@ -123,8 +123,8 @@ async def _streamed(runner: TemporalRunner, store: Store, run_id: str, *,
 
 
 async def _relay(store: Store, run_id: str, printer: StreamPrinter) -> None:
-    from bloge import Token, ToolEnd, ToolStart
     from bloge.store.errors import StoreNotFoundError
+    from bloge.store.events import event_chunk
     from bloge.store.follow import follow
 
     while True:  # until a worker has started the run in the store
@@ -135,14 +135,6 @@ async def _relay(store: Store, run_id: str, printer: StreamPrinter) -> None:
         else:
             break
     async for event in follow(store, run_id):
-        body = event.body
-        match event.type:
-            case "token":
-                printer.show(Token(body["text"], body["turn"]))
-            case "tool_start":
-                printer.show(ToolStart(body["tool"], body["call_id"], body["turn"]))
-            case "tool_end":
-                printer.show(ToolEnd(body["tool"], body["call_id"], body["success"],
-                                     body["turn"]))
-            case _:
-                pass
+        chunk = event_chunk(event)
+        if chunk is not None:
+            printer.show(chunk)
