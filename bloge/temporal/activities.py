@@ -45,15 +45,15 @@ from bloge.agent.listeners import (
     LoopExitedPayload,
     TurnStartedPayload,
 )
-from bloge.agent.loop.chunks import AgentStreamChunk, Token
+from bloge.agent.loop.chunks import AgentStreamChunk
+from bloge.agent.loop.engine import streamed_response
 from bloge.agent.loop.records import AgentUsage
 from bloge.agent.loop.tools import ToolDispatcher
 from bloge.core.context import OperatorContext
-from bloge.core.errors import BlogeUsageError, ProviderError
-from bloge.llm.chunks import join_chunks
+from bloge.core.errors import ProviderError
 from bloge.llm.messages import LlmMessage
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
-from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+from bloge.llm.types import LlmRequest, LlmResponse
 from bloge.store.errors import ThreadBusyError
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
@@ -267,23 +267,8 @@ def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallback
 
 async def _streamed(agent: ServedAgent, request: LlmRequest, ctx: OperatorContext, turn: int,
                     sink: ChunkSink | None) -> LlmResponse:
-    stream = await agent.registry.bound(LLM_STREAMING_CHAT).invoke(request, ctx)
-    if not isinstance(stream, AsyncIterator):
-        raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
-                              f"{type(stream).__name__}, not an async iterator of LlmChunk")
-    chunks: list[LlmChunk] = []
-    try:
-        async for chunk in stream:
-            chunks.append(chunk)
-            if sink is not None and chunk.content:
-                await sink(Token(chunk.content, turn))
-            if chunk.done:
-                break
-    finally:
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            await close()
-    return join_chunks(chunks)
+    return await streamed_response(agent.registry.bound(LLM_STREAMING_CHAT), request, ctx,
+                                   sink, turn)
 
 
 @contextlib.asynccontextmanager

@@ -426,24 +426,31 @@ class _StreamingModelCall:
         self._ctx = ctx
         self._sink = sink
 
-    async def __call__(self, request: LlmRequest, turn: int) -> LlmResponse:
-        stream = await self._chat.invoke(request, self._ctx)
-        if not isinstance(stream, AsyncIterator):
-            raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
-                                  f"{type(stream).__name__}, not an async iterator of LlmChunk")
-        # Kept as they come and joined once at the end: cheaper per token than assembling
-        # the response chunk by chunk.
-        chunks: list[LlmChunk] = []
-        keep, sink = chunks.append, self._sink
-        try:
-            async for chunk in stream:
-                keep(chunk)
-                if sink is not None and (text := chunk.content):
-                    await sink(Token(text, turn))
-                if chunk.done:
-                    break
-        finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:
-                await close()
-        return join_chunks(chunks)
+    def __call__(self, request: LlmRequest, turn: int) -> Coroutine[Any, Any, LlmResponse]:
+        return streamed_response(self._chat, request, self._ctx, self._sink, turn)
+
+
+async def streamed_response(chat: BoundOperator, request: LlmRequest, ctx: OperatorContext,
+                            sink: ChunkSink | None, turn: int) -> LlmResponse:
+    """The response of ``chat`` (an ``llmStreamingChat``) to ``request``, its tokens handed to
+    ``sink`` as they come (turn ``turn``)."""
+    stream = await chat.invoke(request, ctx)
+    if not isinstance(stream, AsyncIterator):
+        raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
+                              f"{type(stream).__name__}, not an async iterator of LlmChunk")
+    # Kept as they come and joined once at the end: cheaper per token than assembling the
+    # response chunk by chunk.
+    chunks: list[LlmChunk] = []
+    keep = chunks.append
+    try:
+        async for chunk in stream:
+            keep(chunk)
+            if sink is not None and (text := chunk.content):
+                await sink(Token(text, turn))
+            if chunk.done:
+                break
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+    return join_chunks(chunks)
