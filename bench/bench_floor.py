@@ -42,9 +42,10 @@ import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
+from bench_loop import AsyncLookup, CountingListener, SyncLookup
+
 from bloge import (
     AgentBuilder,
-    AgentExecutionListener,
     AgentLoopOperator,
     AgentMemoryStrategy,
     LlmChatOperator,
@@ -100,36 +101,6 @@ class AnswerModel:
 
     def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
         return _tokens(1)
-
-
-class AsyncLookup:
-    async def execute(self, input: Mapping[str, Any], ctx: OperatorContext) -> dict[str, Any]:
-        return {"ok": True, "query": input["query"]}
-
-
-class SyncLookup:
-    def execute(self, input: Mapping[str, Any], ctx: OperatorContext) -> dict[str, Any]:
-        return {"ok": True, "query": input["query"]}
-
-
-class CountingListener(AgentExecutionListener):
-    def __init__(self) -> None:
-        self.events = 0
-
-    def on_agent_turn_started(self, context: Any, payload: Any) -> None:
-        self.events += 1
-
-    def on_agent_llm_called(self, context: Any, payload: Any) -> None:
-        self.events += 1
-
-    def on_agent_tool_dispatched(self, context: Any, payload: Any) -> None:
-        self.events += 1
-
-    def on_agent_tool_completed(self, context: Any, payload: Any) -> None:
-        self.events += 1
-
-    def on_agent_loop_exited(self, context: Any, payload: Any) -> None:
-        self.events += 1
 
 
 def bloge_agent(tool: object, *, delay: float = 0.0,
