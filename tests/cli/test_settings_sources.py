@@ -55,3 +55,23 @@ def test_version_prints_the_installed_version(tmp_path: Path) -> None:
     result = bloge("--version", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"bloge {version('bloge')}\n"
+
+
+def test_config_shows_the_settings_of_an_application_that_cannot_be_built(
+        tmp_path: Path) -> None:
+    # bloge config is where a user looks for why: a provider without its key still shows
+    # the effective settings and the conditions, then the problem, and exits 2.
+    (tmp_path / "ask.bloge").write_text(AGENT, encoding="utf-8")
+    env = {"BLOGE_LLM__PROVIDER": "openai", "OPENAI_API_KEY": ""}
+    result = bloge("config", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert 'bloge.llm.provider = "openai"' in result.stdout
+    assert "Conditions report" in result.stdout
+    assert "no API key is set" in result.stderr
+    assert "Traceback" not in result.stderr
+
+    result = bloge("config", "--json", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    document = json.loads(result.stdout)
+    assert document["settings"]["bloge"]["llm"]["provider"] == "openai"
+    assert "no API key is set" in document["error"]

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from bloge_container.cli.console import err, out, reported_errors
+from bloge_container.cli.console import err, failure, out, reported_errors
 from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
 
@@ -26,18 +26,23 @@ def config(
         container = open_container(config, profile)
         values = effective_settings(container.settings())
         sources = dict(container.settings_sources())
-        container.agents()
-        live = _decided_by_autopilot(container)
+        # The settings are what a user looks at to find why the application cannot be
+        # built (a provider without its key, say): they are shown all the same, with the
+        # conditions decided so far, and the problem after them.
+        problem = _wiring_problem(container)
+        live = {} if problem else _decided_by_autopilot(container)
         added = _overlay(values, sources, live)
         conditions = container.report().conditions
         if as_json:
             document = {"settings": values, "sources": sources, "autopilot": added,
                         "conditions": [{"component": c.component, "registered": c.registered,
-                                        "kind": c.kind, "reason": c.reason} for c in conditions]}
+                                        "kind": c.kind, "reason": c.reason} for c in conditions],
+                        "error": problem}
             from bloge.core.masking import mask_urls_in
 
             out.print(json.dumps(mask_urls_in(document), indent=2, ensure_ascii=False),
                       markup=False)
+            _exit_if(problem)
             return
         # Keys, values, sources and reasons are user text ("LlmProvider[openai]"): escaped,
         # so that rich prints their brackets instead of reading them as markup.
@@ -49,8 +54,25 @@ def config(
         for condition in conditions:
             mark = "[green]+[/green]" if condition.registered else "[yellow]-[/yellow]"
             out.print(f"  {mark} {escape(condition.line())}")
+        _exit_if(problem)
     if not conditions:
         err.print("no components were wired", markup=False)
+
+
+def _wiring_problem(container: Any) -> str | None:
+    """Why the application cannot be built from its settings, or ``None`` when it can."""
+    from bloge import BlogeUsageError, DslError
+
+    try:
+        container.agents()
+    except (BlogeUsageError, DslError) as exc:
+        return str(exc)
+    return None
+
+
+def _exit_if(problem: str | None) -> None:
+    if problem is not None:
+        raise failure(problem)
 
 
 def _decided_by_autopilot(container: Any) -> dict[str, float]:
