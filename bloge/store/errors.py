@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from bloge.core.errors import BlogeError
 
 
@@ -28,9 +30,14 @@ class ThreadBusyError(StoreError):
     until the first ends, or until its worker's lease expires (a worker that died).
     """
 
-    def __init__(self, thread_id: str, run_id: str, *, store: str) -> None:
+    def __init__(self, thread_id: str, run_id: str, *, store: str,
+                 lease_left: float | None = None) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        # Known when the run asked for is itself the one running: its worker may have died.
+        died = ("" if lease_left is None else
+                f"; if its worker has stopped, it can be resumed when its lease ends in "
+                f"{max(1, math.ceil(lease_left))} s")
         super().__init__(f"thread {thread_id!r} is busy: run {run_id!r} is running on it; "
                          "wait for it to finish or cancel it (bloge runs cancel "
-                         f"{run_id})", store=store)
+                         f"{run_id}){died}", store=store)

@@ -285,9 +285,10 @@ class Store:
         return self._claimed(thread_id, claim)
 
     async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
-        if run.status is RunStatus.RUNNING:
-            raise ThreadBusyError(run.thread_id, run.id, store=self.url)
         now = self.clock()
+        if run.status is RunStatus.RUNNING:
+            left = None if run.lease_until is None else run.lease_until - now
+            raise ThreadBusyError(run.thread_id, run.id, store=self.url, lease_left=left)
         claim = await self._run(writes.resume_run(
             run_id=run.id, thread_id=run.thread_id, worker=worker,
             lease_until=now + self.lease, now=now), write=True)

@@ -71,6 +71,17 @@ async def test_a_second_run_on_a_busy_thread_is_refused_naming_the_running_run(
     assert "run-1" in str(refused.value)
 
 
+async def test_resuming_a_run_still_running_says_when_its_lease_ends(
+        store: Store, clock: Clock) -> None:
+    # The usual case: its worker was killed, and the user resumes it at once.
+    await start(store)
+    clock.now += store.lease - 10.5
+    with pytest.raises(ThreadBusyError) as refused:
+        await store.reclaim_run(await store.get_run("run-1"), worker="worker-b")
+    assert refused.value.run_id == "run-1"
+    assert "resumed when its lease ends in 11 s" in str(refused.value)
+
+
 async def test_a_dead_workers_thread_is_free_once_its_lease_expires(
         store: Store, clock: Clock) -> None:
     await start(store)
