@@ -63,11 +63,30 @@ def operator_metadata(operator: object) -> OperatorMetadata:
     declared = getattr(operator, "metadata", None)
     if isinstance(declared, OperatorMetadata):
         return declared
-    doc = inspect.getdoc(operator if callable(operator) and not hasattr(operator, "execute")
-                         else type(operator))
+    if callable(operator) and not hasattr(operator, "execute"):
+        doc = inspect.getdoc(operator)
+    else:
+        doc = _class_doc(type(operator))
     first_paragraph = doc.split("\n\n", 1)[0].replace("\n", " ").strip() if doc else ""
     return OperatorMetadata(prompt_hint=first_paragraph,
                             idempotent=getattr(operator, "idempotent", False) is True)
+
+
+def _class_doc(cls: type) -> str | None:
+    """The docstring of ``cls`` or of a base class of the application's; never one of the
+    protocol's or Python's (``inspect.getdoc`` would give an undocumented ``Operator``
+    subclass the text "The operator protocol…", which the model would read as its tool's
+    description)."""
+    for klass in cls.__mro__:
+        if klass in _PROTOCOL_CLASSES:
+            return None
+        doc = klass.__dict__.get("__doc__")
+        if isinstance(doc, str):
+            return inspect.cleandoc(doc)
+    return None
+
+
+_PROTOCOL_CLASSES = frozenset({object, Operator, Protocol, typing.Generic})
 
 
 class BoundOperator:

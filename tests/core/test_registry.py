@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from bloge import OperatorContext, OperatorRegistry, UnknownOperatorError
+from bloge import Operator, OperatorContext, OperatorRegistry, UnknownOperatorError
 from bloge.core import BlogeUsageError, OperatorMetadata, operator_metadata
 
 
@@ -87,6 +87,29 @@ def test_metadata_comes_from_the_attribute_or_else_the_docstring() -> None:
 
     assert operator_metadata(Documented()).prompt_hint == "Looks things up."
     assert operator_metadata(Declared()).describe() == "hint\nExample: ex\nConstraints: c"
+
+
+def test_an_undocumented_operator_class_has_no_hint_not_the_protocols_docstring() -> None:
+    # Found by a user's project: a subclass of Operator without a docstring was described
+    # to the model as "The operator protocol. ``execute`` may be a coroutine function."
+    class Weather(Operator):
+        def execute(self, input: object, ctx: OperatorContext) -> object:
+            return input
+
+    class Plain:
+        def execute(self, input: object, ctx: OperatorContext) -> object:
+            return input
+
+    class Base(Operator):
+        """Fetches forecasts."""
+
+    class Derived(Base):
+        def execute(self, input: object, ctx: OperatorContext) -> object:
+            return input
+
+    assert operator_metadata(Weather()).prompt_hint == ""
+    assert operator_metadata(Plain()).prompt_hint == ""
+    assert operator_metadata(Derived()).prompt_hint == "Fetches forecasts."
 
 
 def test_bound_invoke_is_awaitable_from_asyncio_run() -> None:
