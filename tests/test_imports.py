@@ -90,6 +90,19 @@ def test_every_exported_name_resolves_in_a_fresh_interpreter(package: str) -> No
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
 
 
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_no_exported_name_is_lost_to_a_submodule_of_that_name(package: str) -> None:
+    # Loading a submodule binds it in its package under its own name: an exported name that
+    # is also a submodule's must be bound eagerly (bloge.rpc.proxy), or the module wins.
+    code = (f"import importlib, pkgutil, types, {package} as package\n"
+            "for sub in pkgutil.iter_modules(package.__path__):\n"
+            "    importlib.import_module(f'{package.__name__}.{sub.name}')\n"
+            "modules = [n for n in package.__all__ if isinstance(getattr(package, n),"
+            " types.ModuleType)]\n"
+            "assert not modules, modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
 def type_checking_imports(package: str) -> dict[str, set[str]]:
     """Module → names, as the ``if TYPE_CHECKING:`` block of ``package`` imports them."""
     path = ROOT.joinpath(*package.split("."), "__init__.py")
@@ -114,9 +127,18 @@ def lazy_names(package: str) -> dict[str, set[str]]:
     return {module: set(names) for module, names in mapping.items()}
 
 
+def eager_names(package: str) -> set[str]:
+    """The names the ``__init__`` of ``package`` imports at run time (outside TYPE_CHECKING)."""
+    path = ROOT.joinpath(*package.split("."), "__init__.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            and node.module and node.module.startswith("bloge.")
+            and node.module != "bloge.core.exports" for alias in node.names}
+
+
 @pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_what_type_checkers_see_is_what_the_package_exports(package: str) -> None:
     imported = type_checking_imports(package)
     assert imported == lazy_names(package)
     exported = set(importlib.import_module(package).__all__) - {"__version__"}
-    assert set().union(*imported.values()) == exported
+    assert set().union(*imported.values()) | eager_names(package) == exported

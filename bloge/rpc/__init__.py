@@ -22,13 +22,17 @@ from typing import TYPE_CHECKING
 
 from bloge.core.exports import lazy_exports
 
+# ``proxy`` is also the name of its module, which the import system binds in this package
+# when the module loads: the function is bound here, eagerly, so that it wins.
+from bloge.rpc.proxy import proxy
+
 if TYPE_CHECKING:
     from bloge.rpc.calls import CallInfo, Handler, Metadata, current_call
     from bloge.rpc.errors import HTTP_STATUS, ErrorCode, RemoteError
     from bloge.rpc.http import HttpTransport
     from bloge.rpc.interface import idempotent
     from bloge.rpc.nats import NatsResponder, NatsTransport
-    from bloge.rpc.proxy import Retry, call_options, proxy
+    from bloge.rpc.proxy import Retry, call_options
     from bloge.rpc.service import ServiceHandler, serve
     from bloge.rpc.tools import RemoteOperator
     from bloge.rpc.transport import InProcessTransport, Transport
@@ -40,7 +44,7 @@ else:
         "bloge.rpc.http": ["HttpTransport"],
         "bloge.rpc.interface": ["idempotent"],
         "bloge.rpc.nats": ["NatsResponder", "NatsTransport"],
-        "bloge.rpc.proxy": ["Retry", "call_options", "proxy"],
+        "bloge.rpc.proxy": ["Retry", "call_options"],
         "bloge.rpc.service": ["ServiceHandler", "serve"],
         "bloge.rpc.tools": ["RemoteOperator"],
         "bloge.rpc.transport": ["InProcessTransport", "Transport"],
