@@ -36,7 +36,7 @@ def loaded_after(code: str, *packages: str) -> list[str]:
 
 
 def test_the_lazy_packages_are_the_curated_ones() -> None:
-    assert {"bloge", "bloge.agent", "bloge.core", "bloge.dsl", "bloge.llm",
+    assert {"bloge", "bloge.agent", "bloge.core", "bloge.dsl", "bloge.journal", "bloge.llm",
             "bloge.llm.providers", "bloge.rpc"} <= set(LAZY_PACKAGES)
 
 
@@ -71,6 +71,12 @@ def test_the_retry_policy_loads_no_http_client() -> None:
 
 def test_an_in_process_rpc_transport_loads_no_http_client() -> None:
     assert loaded_after("from bloge import rpc; rpc.InProcessTransport()", "httpx") == []
+
+
+def test_the_run_store_loads_no_structlog() -> None:
+    # The store redacts with the journal's rules; the journal, and structlog, are for when
+    # bloge.event-journal is enabled.
+    assert loaded_after("import bloge.store", "structlog", "bloge.journal.journal") == []
 
 
 @pytest.mark.parametrize("package", LAZY_PACKAGES)
