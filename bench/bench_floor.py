@@ -16,7 +16,10 @@ prints the ratio, so that a loaded machine shifts both sides alike:
 - ``sync``: a turn with a sync tool (worker-thread hop) against the same turn with an async one;
   then, on their own, a bare hop (one thread, a ``SimpleQueue`` in, ``call_soon_threadsafe``
   out: the floor of a hop through asyncio) beside ``WorkerPool.run``.
-- ``import``: ``import bloge`` in a fresh interpreter against ``python -c pass``.
+- ``import``: ``import bloge`` in a fresh interpreter against ``python -c pass``, bytecode
+  cached; for the record, the same for ``from bloge import *`` (its names load on first use)
+  and for a script that builds and runs a one-tool agent. In instructions:
+  ``valgrind --tool=callgrind python -c "import bloge"`` (no ``--only``: one run per process).
 
     .venv/bin/python bench/bench_floor.py [row ...]          # default: every row
     .venv/bin/python bench/bench_floor.py turn --only bloge --runs 200   # for callgrind
@@ -382,26 +385,52 @@ async def row_sync(args: argparse.Namespace) -> None:
                      per_hop["bloge"], "µs", "-"))
 
 
-def fresh_interpreter_ms(code: str, rounds: int) -> float:
-    """Best wall time of ``python -c code``, with bytecode cached as an installed package has
-    it (a first run writes it; ``PYTHONDONTWRITEBYTECODE`` would time the compiler instead)."""
+#: One run of a built agent as a user's script does it: the curated names, a scripted model
+#: asking for one sync tool, then answering.
+FIRST_RUN = """
+from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry
+from bloge.llm import ScriptedProvider, tool_call_response
+
+class Lookup:
+    def execute(self, input, ctx):
+        return {"ok": True}
+
+model = ScriptedProvider(tool_call_response("lookup", '{"query": "status"}'), "Done.")
+registry = OperatorRegistry({"Lookup": Lookup(), "llmChat": LlmChatOperator(model)})
+agent = (AgentBuilder.create("a", registry=registry).model("m")
+         .tool("lookup", "Lookup", description="Look it up", input={"query": "tool_args.query"})
+         .to_operator("a"))
+assert agent.execute("Check the status.").content == "Done."
+"""
+
+
+def fresh_interpreter_ms(codes: Mapping[str, str], rounds: int) -> dict[str, float]:
+    """Best wall time of ``python -c code`` for each code, interleaved round by round, with
+    bytecode cached as an installed package has it: ``PYTHONDONTWRITEBYTECODE`` is dropped
+    and an untimed first round writes the ``.pyc`` files (else the compiler is timed too)."""
     env = {name: value for name, value in os.environ.items()
            if name != "PYTHONDONTWRITEBYTECODE"}
-    best = float("inf")
+    best = dict.fromkeys(codes, float("inf"))
     for round_ in range(rounds + 1):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True, env=env)
-        if round_:
-            best = min(best, time.perf_counter() - started)
-    return best * 1e3
+        for name, code in codes.items():
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
+            if round_:
+                best[name] = min(best[name], time.perf_counter() - started)
+    return {name: seconds * 1e3 for name, seconds in best.items()}
 
 
 async def row_import(args: argparse.Namespace) -> None:
-    rounds = max(5, args.rounds * 2)
-    floor = fresh_interpreter_ms("pass", rounds)
-    bloge = fresh_interpreter_ms("import bloge", rounds)
-    print(ratio_line("import bloge (floor = python -c pass)", floor, bloge, "ms",
-                     "bloge <= 80 ms"))
+    codes = {"floor": "pass", "import": "import bloge", "names": "from bloge import *",
+             "run": FIRST_RUN}
+    best = fresh_interpreter_ms(codes, max(5, args.rounds * 2))
+    print(ratio_line("import bloge (floor = python -c pass)", best["floor"], best["import"],
+                     "ms", "bloge <= 80 ms"))
+    # The names load their modules on first use: what using bloge loads, for the record.
+    print(ratio_line("  from bloge import * (every public name)", best["floor"], best["names"],
+                     "ms", "-"))
+    print(ratio_line("  import, build and run an agent (one tool)", best["floor"], best["run"],
+                     "ms", "-"))
 
 
 ROWS = {"turn": row_turn, "concurrent": row_concurrent, "stream": row_stream,

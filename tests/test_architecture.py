@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -153,11 +152,3 @@ def test_the_public_surface_is_pinned() -> None:
     for name in bloge.llm.__all__:
         assert hasattr(bloge.llm, name), name
 
-
-def test_importing_bloge_loads_no_parser_and_no_package_metadata() -> None:
-    """A run of a built agent parses nothing: lark and importlib.metadata load when used."""
-    code = ("import sys, bloge; "
-            "print(sorted(m for m in ('lark', 'importlib.metadata') if m in sys.modules))")
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True).stdout.strip()
-    assert loaded == "[]"

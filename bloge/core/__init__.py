@@ -3,25 +3,53 @@
 ``bloge.core`` imports nothing else of bloge; everything else builds on it.
 """
 
-from bloge.core.codec import DEFAULT_CODEC, JsonCodec
-from bloge.core.context import OperatorContext
-from bloge.core.errors import (
-    BlogeError,
-    BlogeUsageError,
-    CompileError,
-    DslError,
-    DslSyntaxError,
-    ExpressionError,
-    OperatorInputError,
-    ProviderError,
-    RunError,
-    UnknownOperatorError,
-)
-from bloge.core.graph import Evaluable, Graph, Node
-from bloge.core.operator import BoundOperator, Operator, OperatorMetadata, bind, operator_metadata
-from bloge.core.registry import OperatorRegistry, OperatorRegistryBuilder
-from bloge.core.suggest import did_you_mean
-from bloge.core.workers import DEFAULT_WORKERS, WorkerPool
+from typing import TYPE_CHECKING
+
+from bloge.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from bloge.core.codec import DEFAULT_CODEC, JsonCodec
+    from bloge.core.context import OperatorContext
+    from bloge.core.errors import (
+        BlogeError,
+        BlogeUsageError,
+        CompileError,
+        DslError,
+        DslSyntaxError,
+        ExpressionError,
+        OperatorInputError,
+        ProviderError,
+        RunError,
+        UnknownOperatorError,
+    )
+    from bloge.core.graph import Evaluable, Graph, Node
+    from bloge.core.operator import (
+        BoundOperator,
+        Operator,
+        OperatorMetadata,
+        bind,
+        operator_metadata,
+    )
+    from bloge.core.registry import OperatorRegistry, OperatorRegistryBuilder
+    from bloge.core.suggest import did_you_mean
+    from bloge.core.workers import DEFAULT_WORKERS, WorkerPool
+else:
+    __getattr__, __dir__ = lazy_exports(__name__, {
+        "bloge.core.codec": ["DEFAULT_CODEC", "JsonCodec"],
+        "bloge.core.context": ["OperatorContext"],
+        "bloge.core.errors": [
+            "BlogeError", "BlogeUsageError", "CompileError", "DslError", "DslSyntaxError",
+            "ExpressionError", "OperatorInputError", "ProviderError", "RunError",
+            "UnknownOperatorError",
+        ],
+        "bloge.core.graph": ["Evaluable", "Graph", "Node"],
+        "bloge.core.operator": [
+            "BoundOperator", "Operator", "OperatorMetadata", "bind", "operator_metadata",
+        ],
+        "bloge.core.registry": ["OperatorRegistry", "OperatorRegistryBuilder"],
+        "bloge.core.suggest": ["did_you_mean"],
+        "bloge.core.workers": ["DEFAULT_WORKERS", "WorkerPool"],
+    })
 
 __all__ = [
     "DEFAULT_CODEC",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from bloge.agent.listeners import (
     AgentCallbackContext,
@@ -13,8 +14,12 @@ from bloge.agent.listeners import (
     ToolDispatchedPayload,
     TurnStartedPayload,
 )
-from bloge.journal.journal import EventJournal
 from bloge.journal.redaction import Redactor
+
+if TYPE_CHECKING:
+    # The store imports this module for its field lists: the journal itself, and structlog
+    # with it, load when a journal is configured.
+    from bloge.journal.journal import EventJournal
 
 #: Payload fields that hold JSON text (possibly cut short): redacted as data when they parse,
 #: scanned as text when they do not.

@@ -25,9 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-from structlog.typing import EventDict, WrappedLogger
+from typing import TYPE_CHECKING, Any
 
 from bloge.core.masking import (
     COUNT,
@@ -40,6 +38,10 @@ from bloge.core.masking import (
     name_kind,
     normalize_key,
 )
+
+if TYPE_CHECKING:
+    # Type names only: the run store redacts with this module and needs no structlog.
+    from structlog.typing import EventDict, WrappedLogger
 
 REDACTED = "[redacted]"
 

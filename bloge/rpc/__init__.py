@@ -18,19 +18,37 @@ Swap ``InProcessTransport()`` for ``HttpTransport("http://kb:8000")`` or
 every transport carries JSON text, so the in-process one serializes too.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from bloge.rpc.calls import CallInfo, Handler, Metadata, current_call
-from bloge.rpc.errors import HTTP_STATUS, ErrorCode, RemoteError
-from bloge.rpc.http import HttpTransport
-from bloge.rpc.interface import idempotent
-from bloge.rpc.proxy import Retry, call_options, proxy
-from bloge.rpc.service import ServiceHandler, serve
-from bloge.rpc.tools import RemoteOperator
-from bloge.rpc.transport import InProcessTransport, Transport
+from bloge.core.exports import lazy_exports
+
+# ``proxy`` is also the name of its module, which the import system binds in this package
+# when the module loads: the function is bound here, eagerly, so that it wins.
+from bloge.rpc.proxy import proxy
 
 if TYPE_CHECKING:
+    from bloge.rpc.calls import CallInfo, Handler, Metadata, current_call
+    from bloge.rpc.errors import HTTP_STATUS, ErrorCode, RemoteError
+    from bloge.rpc.http import HttpTransport
+    from bloge.rpc.interface import idempotent
     from bloge.rpc.nats import NatsResponder, NatsTransport
+    from bloge.rpc.proxy import Retry, call_options
+    from bloge.rpc.service import ServiceHandler, serve
+    from bloge.rpc.tools import RemoteOperator
+    from bloge.rpc.transport import InProcessTransport, Transport
+else:
+    # Each transport loads on first use: HTTP needs httpx, NATS nats-py (extra [nats]).
+    __getattr__, __dir__ = lazy_exports(__name__, {
+        "bloge.rpc.calls": ["CallInfo", "Handler", "Metadata", "current_call"],
+        "bloge.rpc.errors": ["HTTP_STATUS", "ErrorCode", "RemoteError"],
+        "bloge.rpc.http": ["HttpTransport"],
+        "bloge.rpc.interface": ["idempotent"],
+        "bloge.rpc.nats": ["NatsResponder", "NatsTransport"],
+        "bloge.rpc.proxy": ["Retry", "call_options"],
+        "bloge.rpc.service": ["ServiceHandler", "serve"],
+        "bloge.rpc.tools": ["RemoteOperator"],
+        "bloge.rpc.transport": ["InProcessTransport", "Transport"],
+    })
 
 __all__ = [
     "HTTP_STATUS",
@@ -54,11 +72,3 @@ __all__ = [
     "serve",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # The NATS transport needs nats-py (extra [nats]): imported when first asked for.
-    if name in ("NatsTransport", "NatsResponder"):
-        from bloge.rpc import nats  # noqa: PLC0415 -- an optional dependency, loaded on use
-
-        return getattr(nats, name)
-    raise AttributeError(f"module 'bloge.rpc' has no attribute {name!r}")

@@ -1,0 +1,150 @@
+"""What importing bloge loads: packages re-export their names lazily (``bloge.core.exports``),
+so that ``import bloge`` and a module of one package do not load the rest of bloge, asyncio,
+the DSL parser or the HTTP stack before they are used; and every exported name still resolves.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Every package whose ``__init__`` exports its names through ``lazy_exports``.
+LAZY_PACKAGES = sorted(
+    ".".join(path.relative_to(ROOT).parent.parts)
+    for path in (ROOT / "bloge").rglob("__init__.py")
+    if "lazy_exports(" in path.read_text(encoding="utf-8")
+)
+
+
+def loaded_after(code: str, *packages: str) -> list[str]:
+    """The modules of ``packages`` (each one and what is below it) that a fresh interpreter
+    has loaded after running ``code``."""
+    script = (f"import sys\n{code}\nimport json\n"
+              f"print(json.dumps(sorted(sys.modules)))")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=120)
+    return [name for name in json.loads(run.stdout)
+            if any(name == p or name.startswith(p + ".") for p in packages)]
+
+
+def test_the_lazy_packages_are_the_curated_ones() -> None:
+    assert {"bloge", "bloge.agent", "bloge.core", "bloge.dsl", "bloge.journal", "bloge.llm",
+            "bloge.llm.providers", "bloge.rpc"} <= set(LAZY_PACKAGES)
+
+
+def test_importing_bloge_loads_none_of_its_parts() -> None:
+    assert loaded_after("import bloge", "bloge") == ["bloge", "bloge.core", "bloge.core.exports"]
+
+
+def test_importing_bloge_loads_no_parser_no_metadata_no_event_loop_and_no_http() -> None:
+    heavy = ("lark", "importlib.metadata", "asyncio", "httpx", "tenacity", "pydantic",
+             "structlog")
+    assert loaded_after("import bloge", *heavy) == []
+
+
+def test_a_run_of_a_built_agent_parses_nothing() -> None:
+    """A run of a built agent parses nothing: lark and importlib.metadata load when used."""
+    code = ("from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry\n"
+            "from bloge.llm import ScriptedProvider\n"
+            "registry = OperatorRegistry({'llmChat': LlmChatOperator(ScriptedProvider('Hi.'))})\n"
+            "agent = AgentBuilder.create('a', registry=registry).model('m').to_operator('a')\n"
+            "assert agent.execute('Hello').content == 'Hi.'")
+    assert loaded_after(code, "lark", "importlib.metadata") == []
+
+
+def test_a_module_of_core_does_not_load_the_rest_of_core() -> None:
+    assert loaded_after("import bloge.core.errors", "bloge", "asyncio") == [
+        "bloge", "bloge.core", "bloge.core.errors", "bloge.core.exports", "bloge.core.suggest"]
+
+
+def test_the_retry_policy_loads_no_http_client() -> None:
+    assert loaded_after("from bloge.llm.providers.retry import RetryPolicy", "httpx") == []
+
+
+def test_an_in_process_rpc_transport_loads_no_http_client() -> None:
+    assert loaded_after("from bloge import rpc; rpc.InProcessTransport()", "httpx") == []
+
+
+def test_the_run_store_loads_no_structlog() -> None:
+    # The store redacts with the journal's rules; the journal, and structlog, are for when
+    # bloge.event-journal is enabled.
+    assert loaded_after("import bloge.store", "structlog", "bloge.journal.journal") == []
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_every_exported_name_resolves_in_a_fresh_interpreter(package: str) -> None:
+    # A fresh interpreter: in this one, other tests have long imported every module.
+    code = (f"import {package} as package\n"
+            "names = [n for n in package.__all__ if n != '__version__']\n"
+            f"exec('from {package} import ' + ', '.join(names))\n"
+            "assert all(getattr(package, n) is eval(n) for n in names)\n"
+            "assert set(package.__all__) <= set(dir(package))\n"
+            "try:\n"
+            "    package.no_such_name\n"
+            "except AttributeError as exc:\n"
+            "    assert exc.name == 'no_such_name' and 'no_such_name' in str(exc), exc\n"
+            "else:\n"
+            "    raise AssertionError('no AttributeError')\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_no_exported_name_is_lost_to_a_submodule_of_that_name(package: str) -> None:
+    # Loading a submodule binds it in its package under its own name: an exported name that
+    # is also a submodule's must be bound eagerly (bloge.rpc.proxy), or the module wins.
+    code = (f"import importlib, pkgutil, types, {package} as package\n"
+            "for sub in pkgutil.iter_modules(package.__path__):\n"
+            "    importlib.import_module(f'{package.__name__}.{sub.name}')\n"
+            "modules = [n for n in package.__all__ if isinstance(getattr(package, n),"
+            " types.ModuleType)]\n"
+            "assert not modules, modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+def type_checking_imports(package: str) -> dict[str, set[str]]:
+    """Module → names, as the ``if TYPE_CHECKING:`` block of ``package`` imports them."""
+    path = ROOT.joinpath(*package.split("."), "__init__.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    found: dict[str, set[str]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), ast.unparse(node)
+        assert node.module, ast.unparse(node)
+        found.setdefault(node.module, set()).update(alias.name for alias in node.names)
+    return found
+
+
+def lazy_names(package: str) -> dict[str, set[str]]:
+    """Module → names, as ``package`` hands them to ``lazy_exports``."""
+    path = ROOT.joinpath(*package.split("."), "__init__.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name) and node.func.id == "lazy_exports")
+    mapping = ast.literal_eval(call.args[1])
+    return {module: set(names) for module, names in mapping.items()}
+
+
+def eager_names(package: str) -> set[str]:
+    """The names the ``__init__`` of ``package`` imports at run time (outside TYPE_CHECKING)."""
+    path = ROOT.joinpath(*package.split("."), "__init__.py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            and node.module and node.module.startswith("bloge.")
+            and node.module != "bloge.core.exports" for alias in node.names}
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_what_type_checkers_see_is_what_the_package_exports(package: str) -> None:
+    imported = type_checking_imports(package)
+    assert imported == lazy_names(package)
+    exported = set(importlib.import_module(package).__all__) - {"__version__"}
+    assert set().union(*imported.values()) | eager_names(package) == exported
