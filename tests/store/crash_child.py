@@ -1,7 +1,8 @@
 """The program the crash test kills: an agent whose second tool round never ends.
 
 Run as ``python crash_child.py STORE_URL LOG_DIR``. It prints ``ready`` once every call of
-the second round is running (one of them has already completed), then waits to be killed.
+the second round is running and one of them has completed and is recorded, then waits to be
+killed.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ class Tools:
     """Each call is written to ``LOG_DIR/<tool>.log``; ``hang`` makes ship and refresh wait
     for ever (the child), else they return (the resumed run)."""
 
-    def __init__(self, logs: Path, *, hang: bool) -> None:
+    def __init__(self, logs: Path, *, hang: bool, store_url: str = "") -> None:
         self.logs = logs
         self.hang = hang
+        self.store_url = store_url
         self.running: set[str] = set()
         self.lock = threading.Lock()
 
@@ -72,9 +74,25 @@ class Tools:
             return
         with self.lock:
             self.running.add(name)
-            if self.running == {"ship", "refresh"}:
-                print("ready", flush=True)  # noqa: T201 -- the parent waits for this line
+            both = self.running == {"ship", "refresh"}
+        if both:
+            # Ready once the completed call is in the ledger, not merely returned: a kill
+            # before its result is recorded would leave its outcome unknown too.
+            asyncio.run(recorded(self.store_url, "c2"))
+            print("ready", flush=True)  # noqa: T201 -- the parent waits for this line
         threading.Event().wait()
+
+
+async def recorded(store_url: str, call_id: str) -> None:
+    """Returns once the one run in the store has a completed ledger entry for ``call_id``."""
+    async with open_store(store_url) as store:
+        for _ in range(3000):  # a bound, so that a ledger that is never written fails the test
+            (run,) = await store.list_runs()
+            calls = await store.tool_calls(run.id, 2)
+            if any(c.call_id == call_id and c.status == "completed" for c in calls):
+                return
+            await asyncio.sleep(0.01)
+    raise SystemExit(f"the completed call {call_id} was never recorded")
 
 
 class Refresh:
@@ -91,7 +109,7 @@ class Refresh:
 
 def shop(store_url: str, logs: Path, *, hang: bool,
          lease: float = 30.0) -> tuple[AgentLoopOperator, Store]:
-    tools = Tools(logs, hang=hang)
+    tools = Tools(logs, hang=hang, store_url=store_url)
     registry = (OperatorRegistry.builder()
                 .register("Lookup", tools.lookup).register("Ship", tools.ship)
                 .register("Refresh", Refresh(tools))
