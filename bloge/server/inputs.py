@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from starlette.requests import Request
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,6 +31,30 @@ class RunBody(BaseModel):
     max_turns: int | None = Field(default=None, ge=1, le=10_000)
     stream: bool = False
     on_disconnect: Literal["cancel", "continue"] | None = None
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _text_or_messages(cls, value: object) -> object:
+        # pydantic would name only the union's first member ("should be a valid string").
+        if isinstance(value, str) or (
+                isinstance(value, list) and all(isinstance(item, dict) for item in value)):
+            return value
+        raise PydanticCustomError(
+            "agent_input", 'should be a string or a list of messages such as '
+                           '[{"role": "user", "content": "…"}], got {got}',
+            {"got": _json_kind(value)})
+
+
+def _json_kind(value: object) -> str:
+    """What JSON calls ``value``'s type ("a number", "a list holding a number")."""
+    if isinstance(value, list):
+        odd = next(item for item in value if not isinstance(item, dict))
+        return f"a list holding {_json_kind(odd)}"
+    return _JSON_KINDS.get(type(value), type(value).__name__)
+
+
+_JSON_KINDS = {str: "a string", bool: "a boolean", int: "a number", float: "a number",
+               dict: "an object", type(None): "null"}
 
 
 class ResumeBody(BaseModel):

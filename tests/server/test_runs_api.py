@@ -160,6 +160,19 @@ def test_a_bad_body_is_a_400_naming_the_field(serve: Serve, body: bytes, param: 
     assert response.json()["error"]["param"] == param
 
 
+@pytest.mark.parametrize(("value", "got"), [
+    (3, "got a number"), ({"role": "user"}, "got an object"), (None, "got null"),
+    (["hi"], "got a list holding a string")])
+def test_an_input_of_the_wrong_kind_is_told_what_an_input_may_be(
+        serve: Serve, value: object, got: str) -> None:
+    served = serve(ScriptedProvider("never"))
+    response = httpx.post(served.url("/agents/helper/runs"), json={"input": value})
+    assert response.status_code == 400
+    message = response.json()["error"]["message"]
+    assert message.startswith("input: should be a string or a list of messages such as [{")
+    assert message.endswith(got)
+
+
 def test_an_unknown_agent_is_a_404_with_a_suggestion(serve: Serve) -> None:
     served = serve(ScriptedProvider("never"))
     response = httpx.post(served.url("/agents/helpr/runs"), json={"input": "x"})
