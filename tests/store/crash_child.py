@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import Store, open_store
+from bloge.store import Store, open_store, ops
 
 AGENT = """
 agent shop {
@@ -44,10 +45,11 @@ class Tools:
     """Each call is written to ``LOG_DIR/<tool>.log``; ``hang`` makes ship and refresh wait
     for ever (the child), else they return (the resumed run)."""
 
-    def __init__(self, logs: Path, *, hang: bool, store_url: str = "") -> None:
+    def __init__(self, logs: Path, *, hang: bool) -> None:
         self.logs = logs
         self.hang = hang
-        self.store_url = store_url
+        #: Set once the store has written the result of lookup b (call c2).
+        self.recorded = threading.Event()
         self.running: set[str] = set()
         self.lock = threading.Lock()
 
@@ -77,22 +79,10 @@ class Tools:
             both = self.running == {"ship", "refresh"}
         if both:
             # Ready once the completed call is in the ledger, not merely returned: a kill
-            # before its result is recorded would leave its outcome unknown too.
-            asyncio.run(recorded(self.store_url, "c2"))
-            print("ready", flush=True)  # noqa: T201 -- the parent waits for this line
+            # before its result is written would leave its outcome unknown too.
+            recorded = self.recorded.wait(timeout=120)  # a bound: the parent fails, not hangs
+            print("ready" if recorded else "c2 never recorded", flush=True)  # noqa: T201
         threading.Event().wait()
-
-
-async def recorded(store_url: str, call_id: str) -> None:
-    """Returns once the one run in the store has a completed ledger entry for ``call_id``."""
-    async with open_store(store_url) as store:
-        for _ in range(3000):  # a bound, so that a ledger that is never written fails the test
-            (run,) = await store.list_runs()
-            calls = await store.tool_calls(run.id, 2)
-            if any(c.call_id == call_id and c.status == "completed" for c in calls):
-                return
-            await asyncio.sleep(0.01)
-    raise SystemExit(f"the completed call {call_id} was never recorded")
 
 
 class Refresh:
@@ -109,13 +99,21 @@ class Refresh:
 
 def shop(store_url: str, logs: Path, *, hang: bool,
          lease: float = 30.0) -> tuple[AgentLoopOperator, Store]:
-    tools = Tools(logs, hang=hang, store_url=store_url)
+    tools = Tools(logs, hang=hang)
     registry = (OperatorRegistry.builder()
                 .register("Lookup", tools.lookup).register("Ship", tools.ship)
                 .register("Refresh", Refresh(tools))
                 .register("llmChat", LlmChatOperator(FunctionProvider(model))).build())
     definition = AgentDslCompiler(registry).compile(AGENT)
     store = open_store(store_url, lease=lease)
+    write = store.write
+
+    async def noting_write(batch: Sequence[ops.Op]) -> None:
+        await write(batch)
+        if any(isinstance(op, ops.CompleteToolCall) and op.call_id == "c2" for op in batch):
+            tools.recorded.set()
+
+    store.write = noting_write  # type: ignore[method-assign]
     return AgentLoopOperator("shop", definition, registry, store=store), store
 
 
