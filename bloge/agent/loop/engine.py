@@ -296,7 +296,7 @@ class _Run:
         if observer is not None:
             await observer.before_model_call(turn, view, self.transcript, self.usage)
         listeners = self._listeners
-        if listeners:
+        if "on_agent_turn_started" in listeners.wanted:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
         request = LlmRequest(definition.model, tuple(view), definition.temperature,
@@ -310,7 +310,7 @@ class _Run:
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
-        if listeners:
+        if "on_agent_llm_called" in listeners.wanted:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
                 latency, response.finish_reason,
@@ -385,7 +385,7 @@ class _Run:
     def _exited(self, exit_reason: str, started: float,
                 error: BaseException | None = None) -> None:
         listeners = self._listeners
-        if listeners:
+        if "on_agent_loop_exited" in listeners.wanted:
             usage = self.usage
             listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(
                 self.turn, usage.llm_calls, usage.total_tokens,
