@@ -46,6 +46,7 @@ from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
 _log = logging.getLogger("bloge.agent")
+_NO_USAGE = AgentUsage()
 
 
 class ToolRound(Protocol):
@@ -151,7 +152,7 @@ class AgentEngine:
             prompt = self.definition.system_prompt
             given = earlier and earlier[0].role == "system" and earlier[0].content == prompt
             system = (LlmMessage.system(prompt),) if prompt and not given else ()
-            return _Start((*system, *earlier, *new), 0, AgentUsage(), {})
+            return _Start((*system, *earlier, *new), 0, _NO_USAGE, {})
         if checkpoint.agent_id not in (None, self.definition.id):
             raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
                                   f"agent {self.definition.id!r}")
@@ -362,22 +363,26 @@ class _Run:
         """The memory's view, without a last tool round that never got its results (the run
         failed or was cancelled while its tools ran): a resumed run asks the model again
         rather than send providers a tool call with no answer."""
+        return self._checkpoint(self.usage)
+
+    def _checkpoint(self, usage: AgentUsage) -> AgentCheckpoint:
         view = self._memory.messages()
         if view and view[-1].tool_calls:
             view = view[:-1]
         return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
-                               self._engine.definition.id, self.usage)
+                               self._engine.definition.id, usage)
 
     def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
+        usage = self.usage
         return AgentOutput(
             content=response.content,
             finish_reason=response.finish_reason,
             turns_used=self.turn,
             messages=tuple(self.transcript),
             tool_results=self.tool_results,
-            checkpoint=self.checkpoint(),
+            checkpoint=self._checkpoint(usage),
             exit_reason=exit_reason,
-            usage=self.usage,
+            usage=usage,
             run_id=None if self._observer is None else self._observer.run_id,
             thread_id=None if self._observer is None else self._observer.thread_id,
         )
