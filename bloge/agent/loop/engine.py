@@ -292,7 +292,7 @@ class _Run:
         engine, definition = self._engine, self._engine.definition
         if self._prepare:
             await self._memory.prepare()
-        view = self._memory.messages()
+        view = tuple(self._memory.messages())  # one copy, the one the request carries
         observer = self._observer
         if observer is not None:
             await observer.before_model_call(turn, view, self.transcript, self.usage)
@@ -300,7 +300,7 @@ class _Run:
         if "on_agent_turn_started" in listeners.wanted:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
-        request = LlmRequest(definition.model, tuple(view), definition.temperature,
+        request = LlmRequest(definition.model, view, definition.temperature,
                              tools=engine.tool_definitions)
         started = time.perf_counter()
         response = await self._call_model(request, turn)
