@@ -174,7 +174,7 @@ class _Start:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
+    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
                  "_memory", "_observer", "_prepare", "base_usage", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn")
 
@@ -199,10 +199,12 @@ class _Run:
         self._observer = observer
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
-        self._call_model: ModelCall = (
+        self._chat = chat
+        # None: the chat operator answers whole, called as it is.
+        self._call_model: ModelCall | None = (
             effects.call_model if effects is not None
             else _StreamingModelCall(chat, ctx, sink) if engine.streaming
-            else _ModelCall(chat, ctx)
+            else None
         )
         self._dispatcher: ToolRound = ToolDispatcher(
             definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
@@ -302,8 +304,10 @@ class _Run:
                              TurnStartedPayload(turn, len(view)))
         request = LlmRequest(definition.model, view, definition.temperature,
                              tools=engine.tool_definitions)
+        call_model = self._call_model
         started = time.perf_counter()
-        response = await self._call_model(request, turn)
+        response = await (self._chat.invoke(request, self._ctx) if call_model is None
+                          else call_model(request, turn))
         latency = (time.perf_counter() - started) * 1000.0
         if not isinstance(response, LlmResponse):
             raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
@@ -405,19 +409,6 @@ def _described(error: BaseException | None) -> tuple[str | None, str | None]:
     if error is None:
         return None, None
     return type(error).__name__, mask_credentials(str(error))
-
-
-class _ModelCall:
-    """A whole-answer model call through the ``llmChat`` operator."""
-
-    __slots__ = ("_chat", "_ctx")
-
-    def __init__(self, chat: BoundOperator, ctx: OperatorContext) -> None:
-        self._chat = chat
-        self._ctx = ctx
-
-    def __call__(self, request: LlmRequest, turn: int) -> Coroutine[Any, Any, object]:
-        return self._chat.invoke(request, self._ctx)  # _model_turn checks what it answers
 
 
 class _StreamingModelCall:
