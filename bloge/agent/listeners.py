@@ -125,10 +125,12 @@ class ListenerChain:
 
     A listener is called only for the callbacks it has: the methods are looked up once, when
     the chain is built, so a listener without ``on_agent_llm_called`` (or one inheriting the
-    do-nothing method of :class:`AgentExecutionListener`) costs nothing per event.
+    do-nothing method of :class:`AgentExecutionListener`) costs nothing per event. ``wanted``
+    holds the callbacks some listener has: a caller builds an event's payload only when its
+    callback is there.
     """
 
-    __slots__ = ("_handlers", "listeners")
+    __slots__ = ("_handlers", "listeners", "wanted")
 
     def __init__(self, listeners: Iterable[AgentExecutionListener]) -> None:
         self.listeners = tuple(listeners)
@@ -137,6 +139,8 @@ class ListenerChain:
                             if (handler := _handler(listener, callback)) is not None)
             for callback in CALLBACKS
         }
+        self.wanted: frozenset[str] = frozenset(
+            callback for callback, handlers in self._handlers.items() if handlers)
 
     def __bool__(self) -> bool:
         return bool(self.listeners)

@@ -121,10 +121,11 @@ class BoundOperator:
         """
         if self._convert is not None and isinstance(input, Mapping):
             input = self._convert(input)
-        args = (input, ctx) if self._takes_ctx else (input,)
-        if self.is_async:
-            return self._call(*args)  # type: ignore[no-any-return]  # a coroutine function's call
-        return self._run_on_worker(args)
+        if not self.is_async:
+            return self._run_on_worker((input, ctx) if self._takes_ctx else (input,))
+        coroutine: Coroutine[Any, Any, Any] = (self._call(input, ctx) if self._takes_ctx
+                                               else self._call(input))
+        return coroutine
 
     async def _run_on_worker(self, args: tuple[Any, ...]) -> Any:
         result = await self._workers.run(self._call, *args)

@@ -52,3 +52,8 @@ def test_a_listeners_callbacks_are_looked_up_once_when_the_chain_is_built() -> N
         for _ in range(3):
             chain.notify(callback, CONTEXT, None)
     assert Counting.lookups == len(CALLBACKS)
+
+
+def test_the_chain_says_which_callbacks_some_listener_has() -> None:
+    assert ListenerChain([OnlyExits()]).wanted == {"on_agent_loop_exited"}
+    assert ListenerChain([]).wanted == frozenset()

@@ -46,6 +46,7 @@ from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
 _log = logging.getLogger("bloge.agent")
+_NO_USAGE = AgentUsage()
 
 
 class ToolRound(Protocol):
@@ -151,7 +152,7 @@ class AgentEngine:
             prompt = self.definition.system_prompt
             given = earlier and earlier[0].role == "system" and earlier[0].content == prompt
             system = (LlmMessage.system(prompt),) if prompt and not given else ()
-            return _Start((*system, *earlier, *new), 0, AgentUsage(), {})
+            return _Start((*system, *earlier, *new), 0, _NO_USAGE, {})
         if checkpoint.agent_id not in (None, self.definition.id):
             raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
                                   f"agent {self.definition.id!r}")
@@ -173,7 +174,7 @@ class _Start:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
+    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
                  "_memory", "_observer", "_prepare", "base_usage", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn")
 
@@ -198,10 +199,12 @@ class _Run:
         self._observer = observer
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
-        self._call_model: ModelCall = (
+        self._chat = chat
+        # None: the chat operator answers whole, called as it is.
+        self._call_model: ModelCall | None = (
             effects.call_model if effects is not None
             else _StreamingModelCall(chat, ctx, sink) if engine.streaming
-            else _ModelCall(chat, ctx)
+            else None
         )
         self._dispatcher: ToolRound = ToolDispatcher(
             definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
@@ -291,18 +294,20 @@ class _Run:
         engine, definition = self._engine, self._engine.definition
         if self._prepare:
             await self._memory.prepare()
-        view = self._memory.messages()
+        view = tuple(self._memory.messages())  # one copy, the one the request carries
         observer = self._observer
         if observer is not None:
             await observer.before_model_call(turn, view, self.transcript, self.usage)
         listeners = self._listeners
-        if listeners:
+        if "on_agent_turn_started" in listeners.wanted:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
-        request = LlmRequest(definition.model, tuple(view), definition.temperature,
+        request = LlmRequest(definition.model, view, definition.temperature,
                              tools=engine.tool_definitions)
+        call_model = self._call_model
         started = time.perf_counter()
-        response = await self._call_model(request, turn)
+        response = await (self._chat.invoke(request, self._ctx) if call_model is None
+                          else call_model(request, turn))
         latency = (time.perf_counter() - started) * 1000.0
         if not isinstance(response, LlmResponse):
             raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
@@ -310,7 +315,7 @@ class _Run:
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
-        if listeners:
+        if "on_agent_llm_called" in listeners.wanted:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
                 latency, response.finish_reason,
@@ -362,22 +367,26 @@ class _Run:
         """The memory's view, without a last tool round that never got its results (the run
         failed or was cancelled while its tools ran): a resumed run asks the model again
         rather than send providers a tool call with no answer."""
+        return self._checkpoint(self.usage)
+
+    def _checkpoint(self, usage: AgentUsage) -> AgentCheckpoint:
         view = self._memory.messages()
         if view and view[-1].tool_calls:
             view = view[:-1]
         return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
-                               self._engine.definition.id, self.usage)
+                               self._engine.definition.id, usage)
 
     def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
+        usage = self.usage
         return AgentOutput(
             content=response.content,
             finish_reason=response.finish_reason,
             turns_used=self.turn,
             messages=tuple(self.transcript),
             tool_results=self.tool_results,
-            checkpoint=self.checkpoint(),
+            checkpoint=self._checkpoint(usage),
             exit_reason=exit_reason,
-            usage=self.usage,
+            usage=usage,
             run_id=None if self._observer is None else self._observer.run_id,
             thread_id=None if self._observer is None else self._observer.thread_id,
         )
@@ -385,7 +394,7 @@ class _Run:
     def _exited(self, exit_reason: str, started: float,
                 error: BaseException | None = None) -> None:
         listeners = self._listeners
-        if listeners:
+        if "on_agent_loop_exited" in listeners.wanted:
             usage = self.usage
             listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(
                 self.turn, usage.llm_calls, usage.total_tokens,
@@ -400,19 +409,6 @@ def _described(error: BaseException | None) -> tuple[str | None, str | None]:
     if error is None:
         return None, None
     return type(error).__name__, mask_credentials(str(error))
-
-
-class _ModelCall:
-    """A whole-answer model call through the ``llmChat`` operator."""
-
-    __slots__ = ("_chat", "_ctx")
-
-    def __init__(self, chat: BoundOperator, ctx: OperatorContext) -> None:
-        self._chat = chat
-        self._ctx = ctx
-
-    def __call__(self, request: LlmRequest, turn: int) -> Coroutine[Any, Any, object]:
-        return self._chat.invoke(request, self._ctx)  # _model_turn checks what it answers
 
 
 class _StreamingModelCall:

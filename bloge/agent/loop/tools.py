@@ -122,8 +122,9 @@ class ToolDispatcher:
         idempotent (see :class:`~bloge.agent.loop.observer.PendingRound`).
         """
         self._running = len(calls)
+        dispatched = "on_agent_tool_dispatched" in self._listeners.wanted
         for call in calls:
-            if self._listeners:
+            if dispatched:
                 self._listeners.notify("on_agent_tool_dispatched", self._context,
                                        ToolDispatchedPayload(turn, call.id, call.name,
                                                              call.arguments))
@@ -154,7 +155,7 @@ class ToolDispatcher:
         else:
             success, content, result, arguments = await self._continue(call, turn, recorded)
         latency = (time.perf_counter() - started) * 1000.0
-        if self._listeners:
+        if "on_agent_tool_completed" in self._listeners.wanted:
             self._listeners.notify("on_agent_tool_completed", self._context, ToolCompletedPayload(
                 turn, call.id, call.name, success, latency, content[:SUMMARY_LENGTH],
             ))

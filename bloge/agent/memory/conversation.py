@@ -21,6 +21,9 @@ class MemoryUsage:
     completion_tokens: int = 0
 
 
+_NO_CALLS = MemoryUsage()
+
+
 class ConversationMemory(ABC):
     """The messages an agent sends to the model, pruned by a strategy.
 
@@ -64,7 +67,7 @@ class ConversationMemory(ABC):
     @property
     def usage(self) -> MemoryUsage:
         """Model calls this memory made itself."""
-        return MemoryUsage()
+        return _NO_CALLS
 
     # -- factories (the appendix's static methods)
 
