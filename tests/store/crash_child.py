@@ -81,7 +81,8 @@ class Tools:
             # Ready once the completed call is in the ledger, not merely returned: a kill
             # before its result is written would leave its outcome unknown too.
             recorded = self.recorded.wait(timeout=120)  # a bound: the parent fails, not hangs
-            print("ready" if recorded else "c2 never recorded", flush=True)  # noqa: T201
+            line = "ready" if recorded else "c2 never recorded"
+            print(line, flush=True)  # noqa: T201 -- the parent waits for this line
         threading.Event().wait()
 
 
@@ -113,7 +114,7 @@ def shop(store_url: str, logs: Path, *, hang: bool,
         if any(isinstance(op, ops.CompleteToolCall) and op.call_id == "c2" for op in batch):
             tools.recorded.set()
 
-    store.write = noting_write  # type: ignore[method-assign]
+    store.write = noting_write  # type: ignore[method-assign]  # the child's probe
     return AgentLoopOperator("shop", definition, registry, store=store), store
 
 
