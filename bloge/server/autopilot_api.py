@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -26,7 +26,7 @@ from bloge.autopilot import (
     ProposalNotFoundError,
 )
 from bloge.core.errors import BlogeError
-from bloge.server.inputs import json_body
+from bloge.server.inputs import STRICT_BODY, json_body
 from bloge.server.problems import problem
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ _REFUSED_STATUS = {"self_approval": 403, "expired": 409, "decided": 409, "confli
 class ProposalBody(BaseModel):
     """``POST /autopilot/knobs/{name}/proposals``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT_BODY
 
     value: float = Field(allow_inf_nan=False)
     reason: str = Field(default="", max_length=2000)
@@ -49,7 +49,7 @@ class ProposalBody(BaseModel):
 class VerdictBody(BaseModel):
     """``POST /autopilot/proposals/{id}/reject`` (and approve, which takes no reason)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT_BODY
 
     reason: str = Field(default="", max_length=2000)
 

@@ -21,10 +21,15 @@ class BadRequestError(Exception):
         self.param = param
 
 
+#: JSON types as they are: ``true`` is not the number 1, nor ``"3"`` a number (pydantic's lax
+#: mode would take both).
+STRICT_BODY = ConfigDict(extra="forbid", strict=True)
+
+
 class RunBody(BaseModel):
     """``POST /agents/{id}/runs``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT_BODY
 
     input: str | list[dict[str, Any]]
     thread_id: str | None = Field(default=None, min_length=1, max_length=200)
@@ -60,7 +65,7 @@ _JSON_KINDS = {str: "a string", bool: "a boolean", int: "a number", float: "a nu
 class ResumeBody(BaseModel):
     """``POST /runs/{id}/resume``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT_BODY
 
     max_turns: int | None = Field(default=None, ge=1, le=10_000)
     stream: bool = False

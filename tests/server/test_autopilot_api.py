@@ -141,6 +141,17 @@ def test_a_whitelisted_knob_changes_at_once_and_a_bad_value_is_a_400(pilot: Pilo
     assert {k["name"]: k["value"] for k in knobs} == {"cap": 8.0, "turns": 4.0}
 
 
+@pytest.mark.parametrize("value", [True, "3", None])
+def test_a_value_that_is_not_a_json_number_is_a_400_and_changes_nothing(
+        pilot: Pilot, value: object) -> None:
+    refused = pilot.call("POST", "/autopilot/knobs/cap/proposals", json={"value": value})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["param"] == "value"
+    knobs = pilot.call("GET", "/autopilot/knobs").json()["knobs"]
+    assert {k["name"]: k["value"] for k in knobs} == {"cap": 2.0, "turns": 4.0}
+    assert pilot.call("GET", "/autopilot/proposals").json()["proposals"] == []
+
+
 def test_without_a_key_the_server_refuses(pilot: Pilot) -> None:
     assert pilot.call("GET", "/autopilot/proposals", key=None).status_code == 401
 

@@ -151,7 +151,11 @@ def test_cancelling_a_running_run_stops_it(serve: Serve) -> None:
 @pytest.mark.parametrize(("body", "param"), [
     (b"{not json", None), (b'{"input": 3}', "input"), (b'{"input": "x", "max_turns": 0}',
                                                        "max_turns"),
-    (b'{"input": "x", "colour": "red"}', "colour")])
+    (b'{"input": "x", "colour": "red"}', "colour"),
+    # JSON's types as they are: true is not 1, "yes" is not true
+    (b'{"input": "x", "max_turns": true}', "max_turns"),
+    (b'{"input": "x", "max_turns": "3"}', "max_turns"),
+    (b'{"input": "x", "stream": "yes"}', "stream")])
 def test_a_bad_body_is_a_400_naming_the_field(serve: Serve, body: bytes, param: str | None) -> None:
     served = serve(ScriptedProvider("never"))
     response = httpx.post(served.url("/agents/helper/runs"), content=body,
