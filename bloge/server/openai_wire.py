@@ -33,7 +33,7 @@ IMAGE_SCHEMES = ("https://", "http://", "data:")
 
 
 class StreamOptions(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)  # "yes" is not true, nor "1" a number
 
     include_usage: bool = False
 
@@ -41,7 +41,7 @@ class StreamOptions(BaseModel):
 class CompletionBody(BaseModel):
     """``POST /v1/chat/completions``: the fields read or refused (see the module docs)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)  # "yes" is not true, nor "1" a number
 
     model: str = Field(min_length=1)
     messages: list[dict[str, Any]] = Field(min_length=1)

@@ -179,7 +179,9 @@ def test_a_client_leaving_mid_stream_cancels_its_run(serve: Serve) -> None:
 @pytest.mark.parametrize(("options", "param"), [
     ({"n": 2}, "n"), ({"temperature": "hot"}, "temperature"), ({"messages": []}, "messages"),
     ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
-     "tools")])
+     "tools"),
+    # JSON's types as they are, as OpenAI's API takes them: "yes" is not true
+    ({"stream": "yes"}, "stream"), ({"temperature": "0.5"}, "temperature")])
 def test_a_request_that_cannot_be_honoured_is_a_bad_request(serve: Serve, options: dict,
                                                             param: str) -> None:
     served = serve(ScriptedProvider())
