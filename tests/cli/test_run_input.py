@@ -3,6 +3,7 @@ that cannot be read, each with a message naming the problem."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -25,6 +26,24 @@ def test_empty_stdin_is_a_usage_error(app: Path, stdin: str) -> None:
     result = bloge("run", "customerSupport", cwd=app, stdin=stdin)
     assert result.returncode == 2
     assert "no input" in result.stderr
+
+
+@pytest.mark.parametrize("argument", ["", "  "])
+def test_a_blank_argument_is_a_usage_error(app: Path, argument: str) -> None:
+    result = bloge("run", "customerSupport", argument, cwd=app, stdin="")
+    assert result.returncode == 2, result.stderr
+    assert "no input: the argument is blank" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("thread", ["", " "])
+def test_a_blank_thread_id_is_a_usage_error(app: Path, thread: str) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", "--thread", thread,
+                   cwd=app)
+    assert result.returncode == 2, result.stderr
+    assert "--thread needs a thread id, or 'new' to start one" in result.stderr
+    listed = bloge("runs", "list", "--json", cwd=app)
+    assert json.loads(listed.stdout) == []  # nothing ran, no thread without an id
 
 
 def test_a_checkpoint_that_is_not_utf8_is_exit_2_naming_the_file(app: Path) -> None:

@@ -119,6 +119,8 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
 def _thread(container: ApplicationContainer, thread: str | None) -> str | None:
     if thread is None:
         return None
+    if not thread.strip():  # the store would keep a thread with no id (the server refuses it)
+        raise failure("--thread needs a thread id, or 'new' to start one")
     if container.run_store() is None:
         raise failure("--thread needs the run store, and bloge.store.enabled is false")
     if thread == "new":
@@ -179,8 +181,13 @@ def _checkpoint(path: Path) -> AgentCheckpoint:
 
 
 def _input(argument: str | None, *, required: bool) -> str | None:
-    if argument is not None:
+    if argument is not None and argument.strip():
         return argument
+    if argument is not None:  # a blank argument is no input, as blank stdin is
+        if required:
+            raise failure('no input: the argument is blank; pass the question (bloge run '
+                          'AGENT "question") or give it on stdin')
+        return None
     stdin = sys.stdin  # None when the command was started with stdin closed
     if stdin is not None and not stdin.isatty():
         try:
