@@ -155,7 +155,8 @@ def test_cancelling_a_running_run_stops_it(serve: Serve) -> None:
     # JSON's types as they are: true is not 1, "yes" is not true
     (b'{"input": "x", "max_turns": true}', "max_turns"),
     (b'{"input": "x", "max_turns": "3"}', "max_turns"),
-    (b'{"input": "x", "stream": "yes"}', "stream")])
+    (b'{"input": "x", "stream": "yes"}', "stream"),
+    (b'{"input": ""}', "input"), (b'{"input": " \\n"}', "input")])
 def test_a_bad_body_is_a_400_naming_the_field(serve: Serve, body: bytes, param: str | None) -> None:
     served = serve(ScriptedProvider("never"))
     response = httpx.post(served.url("/agents/helper/runs"), content=body,
