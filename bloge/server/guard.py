@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from bloge.rpc.errors import code_of_status
 from bloge.server.config import ServerConfig
 from bloge.server.problems import error_body
 
@@ -28,6 +29,8 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: request it makes carries the key its user enters).
 PUBLIC = frozenset({("GET", "/healthz"), ("GET", "/"), ("HEAD", "/")})
 _CORS_METHODS = "GET, POST, DELETE, OPTIONS"
+#: Where the services of bloge.rpc are answered: their refusals have the RPC wire's body.
+_RPC_PREFIX = "/rpc/"
 _CORS_HEADERS = ("Authorization, Content-Type, Last-Event-ID, Mcp-Protocol-Version, "
                  "Mcp-Session-Id")
 
@@ -52,17 +55,18 @@ class Guard:
             return
         headers = {name.decode("latin-1").lower(): value.decode("latin-1")
                    for name, value in scope["headers"]}
+        rpc = scope["path"].startswith(_RPC_PREFIX)
         host = _host_name(headers.get("host", ""))
         if host not in self._hosts:
             await _refuse(send, 400, f"Host {host!r} is not served here; add it to "
-                          "bloge.server.allowed-hosts")
+                          "bloge.server.allowed-hosts", rpc=rpc)
             return
         origin = headers.get("origin")
         cors = origin is not None and origin.rstrip("/") in self._origins
         foreign = origin is not None and _host_name(urlsplit(origin).netloc) not in self._hosts
         if foreign and not cors:
             await _refuse(send, 403, f"Origin {origin!r} may not call this server; add it to "
-                          "bloge.server.cors-origins")
+                          "bloge.server.cors-origins", rpc=rpc)
             return
         method = scope["method"]
         if cors and method == "OPTIONS":
@@ -70,15 +74,15 @@ class Guard:
             return
         if self._keys and (method, scope["path"]) not in PUBLIC and not self._authorized(headers):
             await _refuse(send, 401, "a valid API key is needed: send Authorization: Bearer "
-                          "<key>", extra=[(b"www-authenticate", b"Bearer")])
+                          "<key>", extra=[(b"www-authenticate", b"Bearer")], rpc=rpc)
             return
         declared = headers.get("content-length")
         limit = self.config.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _refuse(send, 413, f"the request body is larger than {limit} bytes")
+            await _refuse(send, 413, f"the request body is larger than {limit} bytes", rpc=rpc)
             return
         await self._forward(scope, _limited(receive, limit), send,
-                            origin if cors else None)
+                            origin if cors else None, rpc=rpc)
 
     def _authorized(self, headers: dict[str, str]) -> bool:
         scheme, _, token = headers.get("authorization", "").partition(" ")
@@ -90,7 +94,7 @@ class Guard:
         return any(matches)
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send,
-                       origin: str | None) -> None:
+                       origin: str | None, *, rpc: bool) -> None:
         started = False
 
         async def sending(message: Message) -> None:
@@ -107,7 +111,7 @@ class Guard:
         except BodyTooLargeError:
             if not started:
                 await _refuse(send, 413, f"the request body is larger than "
-                              f"{self.config.max_body_bytes} bytes")
+                              f"{self.config.max_body_bytes} bytes", rpc=rpc)
 
 
 def _limited(receive: Receive, limit: int) -> Receive:
@@ -144,8 +148,12 @@ def _cors_headers(origin: str, *, preflight: bool) -> list[tuple[bytes, bytes]]:
 
 
 async def _refuse(send: Send, status: int, message: str,
-                  extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps(error_body(message, status=status)).encode()
+                  extra: list[tuple[bytes, bytes]] | None = None, *, rpc: bool = False) -> None:
+    """Refuse the request: the OpenAI-style error body, or for an RPC call the RPC wire's
+    ``{"code", "message", "details"}`` (413 is ``resource_exhausted``)."""
+    shaped = ({"code": code_of_status(status), "message": message, "details": {}} if rpc
+              else error_body(message, status=status))
+    body = json.dumps(shaped).encode()
     await _respond(send, status, body, [(b"content-type", b"application/json"),
                                         *(extra or [])])
 

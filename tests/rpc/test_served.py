@@ -82,3 +82,31 @@ async def test_a_bad_deadline_header_is_an_invalid_argument(server: LiveServer) 
                                               "bloge-timeout-ms": "soon"})
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_argument"
+
+
+@pytest.mark.parametrize(("headers", "content", "status", "code"), [
+    ({}, '{"sku": "apple"}', 401, "unauthenticated"),
+    ({"authorization": "Bearer nope"}, '{"sku": "apple"}', 401, "unauthenticated"),
+    ({"authorization": f"Bearer {KEY}", "host": "rebound.example"}, '{"sku": "apple"}', 400,
+     "invalid_argument"),
+    ({"authorization": f"Bearer {KEY}", "origin": "https://attacker.example"},
+     '{"sku": "apple"}', 403, "permission_denied"),
+    ({"authorization": f"Bearer {KEY}"}, '{"sku": "' + "x" * 100_000 + '"}', 413,
+     "resource_exhausted")])
+async def test_the_guards_refusals_have_the_rpc_body_too(
+        server: LiveServer, headers: dict[str, str], content: str, status: int,
+        code: str) -> None:
+    async with httpx.AsyncClient(base_url=server.url()) as client:
+        response = await client.post("/rpc/inventory/stock", content=content, headers=headers)
+    assert response.status_code == status
+    body = response.json()
+    assert set(body) == {"code", "message", "details"}, body
+    assert body["code"] == code
+    assert body["details"] == {}
+
+
+async def test_the_guards_refusals_elsewhere_keep_the_openai_body(server: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=server.url()) as client:
+        response = await client.get("/agents")
+    assert response.status_code == 401
+    assert response.json()["error"]["type"] == "authentication_error"
