@@ -249,8 +249,13 @@ class Store:
 
     async def audit_records(self, *, after: int = 0,
                             limit: int = 1_000_000) -> list[AuditRecord]:
-        """The audit chain from record ``after + 1`` on, in order."""
-        return await self._run(autopilot.audit_records(after=after, limit=limit))
+        """The audit chain from record ``after + 1`` on, in order; a :class:`StoreError` for
+        a record edited so that it cannot be read."""
+        try:
+            return await self._run(autopilot.audit_records(after=after, limit=limit))
+        except autopilot.UnreadableAuditRecordError as error:
+            raise StoreError(f"{error}: it was edited outside bloge (bloge autopilot audit "
+                             "--verify)", store=self.url) from None
 
     async def verify_audit(self) -> AuditVerification:
         """Check the whole audit chain: edited, missing and deleted records."""
@@ -332,7 +337,11 @@ class Store:
 
 def _verification() -> Script[AuditVerification]:
     head = yield from autopilot.audit_head()
-    records = yield from autopilot.audit_records(after=0, limit=head[0] + 1_000_000)
+    try:
+        records = yield from autopilot.audit_records(after=0, limit=head[0] + 1_000_000)
+    except autopilot.UnreadableAuditRecordError as error:
+        problem = f"record #{error.seq} was edited (a number of it is no longer one)"
+        return AuditVerification(0, (problem,))
     return verify_chain(records, head)
 
 

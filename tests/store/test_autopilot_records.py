@@ -111,6 +111,21 @@ async def test_an_edited_record_is_found(durable_store_url: str) -> None:
     assert verified.problems == ("record #2 was edited (its hash no longer matches)",)
 
 
+@pytest.mark.parametrize("column", ["value", "at", "previous"])
+async def test_a_number_edited_into_text_is_found_as_an_edit(tmp_path: Path, column: str) -> None:
+    # SQLite keeps whatever a hand writes into a number column; before, reading the chain
+    # failed with a ValueError (a traceback from bloge autopilot audit --verify)
+    url = f"sqlite:///{tmp_path / 'bloge.db'}"
+    store = open_store(url)
+    await store.commit_autopilot(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
+    await _tamper(url, f"UPDATE bloge_audit SET {column} = 'lots' WHERE seq = 2")  # noqa: S608 -- the test's own column names
+    verified = await store.verify_audit()
+    with pytest.raises(StoreError, match=r"audit record #2 cannot be read.*edited outside"):
+        await store.audit_records()
+    await store.aclose()
+    assert verified.problems == ("record #2 was edited (a number of it is no longer one)",)
+
+
 async def test_a_deleted_record_is_found(durable_store_url: str) -> None:
     store = open_store(durable_store_url)
     await store.commit_autopilot(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))

@@ -135,10 +135,22 @@ def knob_values() -> Script[dict[str, tuple[float, str | None, float]]]:
             for name, value, setting, changed in result.rows}
 
 
+class UnreadableAuditRecordError(Exception):
+    """An audit record's numbers are not numbers (SQLite keeps any text put there by hand):
+    the record was edited outside bloge."""
+
+    def __init__(self, seq: object) -> None:
+        super().__init__(f"audit record #{seq} cannot be read: a number of it is not one")
+        self.seq = seq
+
+
 def _record_of(row: tuple[Any, ...]) -> AuditRecord:
     seq, at, event, knob, principal, value, previous, clamped, proposal_id, reason, prev, h = row
-    entry = AuditEntry(float(at), str(event), str(knob), str(principal), _float(value),
-                       _float(previous), _float(clamped), proposal_id, str(reason))
+    try:
+        entry = AuditEntry(float(at), str(event), str(knob), str(principal), _float(value),
+                           _float(previous), _float(clamped), proposal_id, str(reason))
+    except (TypeError, ValueError):
+        raise UnreadableAuditRecordError(seq) from None
     return AuditRecord(int(seq), entry, str(prev), str(h))
 
 
