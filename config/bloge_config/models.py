@@ -14,7 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ByteSize, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    BaseModel,
+    ByteSize,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bloge.core.masking import mask_url_credentials
@@ -175,6 +183,16 @@ class ServerSettings(_Section):
     keepalive: Annotated[Duration, Field(gt=0)] = 15.0
     send_timeout: Annotated[Duration, Field(gt=0)] = 30.0
     shutdown_grace: Duration = 30.0
+
+    @field_validator("api_keys")
+    @classmethod
+    def _no_blank_key(cls, keys: tuple[SecretStr, ...]) -> tuple[SecretStr, ...]:
+        # A blank key turns the guard on, yet no client can send it: every request refused.
+        for index, key in enumerate(keys):
+            if not key.get_secret_value().strip():
+                raise ValueError(f"key {index + 1} of {len(keys)} is blank; remove it, or set "
+                                 "an empty list for a server without keys")
+        return keys
 
 
 class TemporalSettings(_Section):

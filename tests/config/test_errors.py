@@ -244,3 +244,11 @@ def test_a_settings_error_is_a_bloge_error(write: Write) -> None:
         load_settings(base_dir=write("bloge: [x]\n").parent, environ={})
     assert isinstance(caught.value, BlogeUsageError)
     assert isinstance(caught.value, BlogeError)
+
+
+def test_a_blank_server_api_key_is_refused_naming_the_setting(tmp_path: Path) -> None:
+    # Accepted before: the guard was on and no request could ever pass it.
+    message = str(error(tmp_path, environ={"BLOGE_SERVER__API_KEYS": '["k1", " "]'}))
+    assert "bloge.server.api-keys" in message
+    assert "key 2 of 2 is blank" in message
+    assert "k1" not in message
