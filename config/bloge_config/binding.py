@@ -22,7 +22,7 @@ from bloge_config.schema import Kind, describe, field_named, kind_of, section_mo
 _JSON_EXAMPLES = {
     "section": 'a JSON object such as {"max-attempts": 2}',
     "map": 'a JSON object such as {"gpt-4o": "claude-sonnet-4-5"}',
-    "list": "a JSON list such as [429, 503]",
+    "list": 'a JSON list such as ["first", "second"] or [429, 503]',
 }
 
 

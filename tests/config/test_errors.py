@@ -172,13 +172,15 @@ def test_a_bad_list_item_is_named_by_its_index(tmp_path: Path) -> None:
 def test_a_variable_that_is_not_json_where_a_list_belongs(tmp_path: Path) -> None:
     assert str(error(tmp_path, environ={"BLOGE_LLM__RETRY__ON_HTTP_CODES": "429,503"})) == (
         "environment variable BLOGE_LLM__RETRY__ON_HTTP_CODES: bloge.llm.retry.on-http-codes is "
-        "not valid: expected a JSON list such as [429, 503] (Extra data)")
+        'not valid: expected a JSON list such as ["first", "second"] or [429, 503] '
+        "(Extra data)")
 
 
 def test_a_json_variable_of_the_wrong_shape(tmp_path: Path) -> None:
     assert str(error(tmp_path, environ={"BLOGE_LLM__RETRY__ON_HTTP_CODES": "429"})) == (
         "environment variable BLOGE_LLM__RETRY__ON_HTTP_CODES: bloge.llm.retry.on-http-codes is "
-        "not valid: expected a JSON list such as [429, 503], found a number")
+        'not valid: expected a JSON list such as ["first", "second"] or [429, 503], '
+        "found a number")
 
 
 def test_a_bad_import_path_says_what_one_looks_like(tmp_path: Path) -> None:
