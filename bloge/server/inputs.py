@@ -40,10 +40,14 @@ class RunBody(BaseModel):
     @field_validator("input", mode="before")
     @classmethod
     def _text_or_messages(cls, value: object) -> object:
-        # pydantic would name only the union's first member ("should be a valid string").
-        if isinstance(value, str) or (
-                isinstance(value, list) and all(isinstance(item, dict) for item in value)):
+        if isinstance(value, str):
+            if not value.strip():  # as POST /chat and the MCP tools refuse it
+                raise PydanticCustomError("blank_input",
+                                          "the text is blank: send the user's message")
             return value
+        if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+            return value
+        # pydantic would name only the union's first member ("should be a valid string").
         raise PydanticCustomError(
             "agent_input", 'should be a string or a list of messages such as '
                            '[{"role": "user", "content": "…"}], got {got}',

@@ -8,7 +8,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bloge.agent import AgentInput, AgentRunError
-from bloge.server.inputs import BadRequestError, ResumeBody, RunBody, json_body
+from bloge.server.inputs import ResumeBody, RunBody, json_body
 from bloge.server.launch import (
     answer_whole,
     event_stream,
@@ -30,8 +30,6 @@ async def start_run(request: Request) -> Response:
     agent_id = request.path_params["agent_id"]
     state.agents.definition(agent_id)
     body = await json_body(request, RunBody)
-    if isinstance(body.input, str) and not body.input.strip():  # as POST /chat and MCP refuse it
-        raise BadRequestError("input: the text is blank: send the user's message", param="input")
     agent_input = AgentInput.of(body.input)
     streamed = body.stream or "text/event-stream" in request.headers.get("accept", "")
     if streamed:
