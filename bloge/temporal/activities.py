@@ -6,8 +6,11 @@ whose tokens go to the run's chunk sink); a tool activity runs one tool call thr
 in a local run (a Temporal timeout replaces the dispatcher's own); the finish activity
 reports the end of the run. Listener callbacks — and so the journal — fire here, once per
 call: ``on_agent_turn_started`` on a model call's first attempt, the others when a call
-completes. Every activity heartbeats while it runs, which is how Temporal notices a dead
-worker and how a cancelled run reaches a running activity.
+completes. A tool activity that does not complete (it timed out, or its worker died) cannot
+tell its end: the workflow then runs ``tool_failed``, which does (``on_agent_tool_completed``
+with the tool message the model gets, the stream's ``tool_end``). Every activity heartbeats
+while it runs, which is how Temporal notices a dead worker and how a cancelled run reaches a
+running activity.
 
 A run started with ``local_model_calls`` makes its model calls local activities, run by the
 worker of the workflow task that asked for them, retried by that worker under the same
@@ -32,23 +35,25 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from bloge.agent.listeners import (
     AgentCallbackContext,
     ListenerChain,
     LlmCalledPayload,
     LoopExitedPayload,
+    ToolCompletedPayload,
     TurnStartedPayload,
 )
-from bloge.agent.loop.chunks import AgentStreamChunk
+from bloge.agent.loop.chunks import AgentStreamChunk, ToolEnd
 from bloge.agent.loop.engine import streamed_response
 from bloge.agent.loop.records import AgentUsage
-from bloge.agent.loop.tools import ToolDispatcher
+from bloge.agent.loop.tools import SUMMARY_LENGTH, ToolDispatcher
 from bloge.core.context import OperatorContext
 from bloge.core.errors import ProviderError
 from bloge.llm.messages import LlmMessage
@@ -65,6 +70,8 @@ from bloge.temporal.workflow import (
     FINISH_ACTIVITY,
     MODEL_ACTIVITY,
     TOOL_ACTIVITY,
+    TOOL_FAILED_ACTIVITY,
+    TOOL_TIMED_OUT,
 )
 
 ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
@@ -88,7 +95,7 @@ class AgentActivities:
         self._watch_every = watch_every
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.begin, self.model, self.tool, self.finish]
+        return [self.begin, self.model, self.tool, self.tool_failed, self.finish]
 
     def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
         if self._recording is None:
@@ -210,10 +217,43 @@ class AgentActivities:
                                     max_concurrency=None, default_timeout=None,
                                     sink=None if events is None or not definition.streaming
                                     else events.chunk)
-        async with _heartbeating(self._watcher(events, payload)):
-            (outcome,) = await dispatcher.run(turn, [call])
-        await self._written(events, payload)
+        try:
+            # Stopped at the deadline Temporal enforces, as a local run stops a tool at its
+            # timeout: a sync tool's thread is let go, and a call that ends later tells no
+            # end of its own (the workflow reports the timeout, see tool_failed).
+            async with _heartbeating(self._watcher(events, payload)), \
+                    asyncio.timeout(_seconds_left(activity.info())):
+                (outcome,) = await dispatcher.run(turn, [call])
+        except TimeoutError:
+            # Benign: the model is told; the worker logs it at DEBUG, without a traceback.
+            raise ApplicationError(f"tool {call.name!r} reached its activity's deadline",
+                                   type=TOOL_TIMED_OUT, non_retryable=True,
+                                   category=ApplicationErrorCategory.BENIGN) from None
+        finally:
+            # Also when the call is cut short: its dispatch stays in the run's events.
+            await self._written(events, payload)
         return wire.outcome_to_json(outcome)
+
+    @activity.defn(name=TOOL_FAILED_ACTIVITY)
+    async def tool_failed(self, payload: Json) -> None:
+        """The end of a tool activity that did not complete (it timed out, or its worker
+        died), told as a local run tells a failed call: ``payload["content"]`` is the tool
+        message the model gets."""
+        agent = self._agent(payload)
+        call = wire.call_from_json(payload["call"])
+        turn = int(payload["turn"])
+        content = str(payload["content"])
+        events = self._events(payload)
+        listeners = _with(agent.listeners, events)
+        if listeners:
+            ctx = OperatorContext.root(execution_id=str(payload["run_id"]))
+            listeners.notify("on_agent_tool_completed", _callback_context(agent, ctx),
+                             ToolCompletedPayload(turn, call.id, call.name, success=False,
+                                                  latency_ms=float(payload["latency_ms"]),
+                                                  result_summary=content[:SUMMARY_LENGTH]))
+        if events is not None and agent.definition.streaming:
+            await events.chunk(ToolEnd(call.name, call.id, success=False, turn_number=turn))
+        await self._written(events, payload)
 
     @activity.defn(name=FINISH_ACTIVITY)
     async def finish(self, payload: Json) -> None:
@@ -258,6 +298,17 @@ def _with(listeners: ListenerChain, events: RunEvents | None) -> ListenerChain:
     if events is None:
         return listeners
     return ListenerChain((*listeners.listeners, events))
+
+
+def _seconds_left(info: activity.Info) -> float | None:
+    """How long this attempt may still run: to the nearer of its start-to-close and
+    schedule-to-close deadlines (``None``: neither is set)."""
+    deadlines = [start + timeout for start, timeout in (
+        (info.started_time, info.start_to_close_timeout),
+        (info.scheduled_time, info.schedule_to_close_timeout)) if timeout]
+    if not deadlines:
+        return None
+    return max(0.0, (min(deadlines) - datetime.now(UTC)).total_seconds())
 
 
 def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:

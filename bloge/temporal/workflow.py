@@ -52,6 +52,12 @@ MODEL_ACTIVITY = "bloge.model"
 TOOL_ACTIVITY = "bloge.tool"
 FINISH_ACTIVITY = "bloge.finish"
 BEGIN_ACTIVITY = "bloge.begin"
+TOOL_FAILED_ACTIVITY = "bloge.tool_failed"
+#: The error type of a tool activity that stopped its call at its deadline.
+TOOL_TIMED_OUT = "ToolTimedOut"
+#: The patch that reports a tool activity that did not complete (workflows begun before it
+#: replay without that activity).
+REPORT_FAILED_TOOLS = "bloge.report-failed-tools"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -206,12 +212,22 @@ class ActivityEffects:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "call": wire.call_to_json(call),
                    "context": self._values}
+        started = workflow.time()
         try:
             result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
         except ActivityError as error:
             _raise_if_cancelled(error)
-            return _failed(call, error, plan.timeout if plan else None,
-                           idempotent=plan.idempotent if plan else False)
+            outcome = _failed(call, error, plan.timeout if plan else None,
+                              idempotent=plan.idempotent if plan else False)
+            if workflow.patched(REPORT_FAILED_TOOLS):
+                # The activity never told its end (timed out, its worker died): this one
+                # does, as a local run's dispatcher would (on_agent_tool_completed, the
+                # stream's tool_end, the run's events in the store).
+                await workflow.execute_activity(TOOL_FAILED_ACTIVITY, {
+                    **payload, "content": outcome.content,
+                    "latency_ms": (workflow.time() - started) * 1000.0,
+                }, **self._agent.plan.finish)
+            return outcome
         return wire.outcome_from_json(call, result)
 
     async def finish(self, checkpoint: AgentCheckpoint, exit_reason: str, started: float,
@@ -259,7 +275,8 @@ def _failed(call: ToolCall, error: ActivityError, timeout: float | None, *,
         problem = (f"the outcome of tool {call.name!r} is unknown: its worker stopped while it "
                    "ran, and it was not run again because its operator is not idempotent; "
                    "check whether it took effect before calling it again")
-    elif timed_out in (TimeoutType.START_TO_CLOSE, TimeoutType.SCHEDULE_TO_CLOSE):
+    elif timed_out in (TimeoutType.START_TO_CLOSE, TimeoutType.SCHEDULE_TO_CLOSE) or (
+            isinstance(cause, ApplicationError) and cause.type == TOOL_TIMED_OUT):
         bound = "" if timeout is None else f" after {timeout:g} s"
         problem = f"tool {call.name!r} timed out{bound}"
     else:

@@ -92,3 +92,29 @@ async def test_cancelling_in_the_store_cancels_the_workflow(client: Client, task
     finally:
         registry.get("Gate").release.set()
         await store.aclose()
+
+
+async def test_a_timed_out_tool_call_is_kept_like_a_local_one(client: Client, task_queue: str,
+                                                                tmp_path: Path) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    definitions = agents.definitions(registry)
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        local = AgentLoopOperator("slow", definitions["slow"], registry, store=store)
+        here = await local.aexecute("slow please", run_id="local-slow")
+        options = TemporalOptions(task_queue=task_queue)
+        served = served_agents(definitions, registry, options)
+        async with agent_worker(client, served, options, store=store):
+            there = await TemporalRunner(client, task_queue).run("slow", "slow please",
+                                                                 run_id="wf-slow")
+        assert there.content == here.content == "told: Error: tool 'gate' timed out after 0.5 s"
+        # The call's dispatch and its failed end, as in the local run: the activity was
+        # stopped at its deadline, and the workflow told its end.
+        events = await store.run_events("wf-slow")
+        assert _shape(events) == _shape(await store.run_events("local-slow"))
+        (completed,) = [e.body for e in events if e.type == "on_agent_tool_completed"]
+        assert completed["success"] is False
+        assert completed["result_summary"] == "Error: tool 'gate' timed out after 0.5 s"
+    finally:
+        registry.get("Gate").release.set()
+        await store.aclose()

@@ -111,9 +111,16 @@ async def test_a_max_turns_override_and_a_resume_from_the_checkpoint(serving: Se
 
 
 async def test_a_tool_timeout_is_the_activity_timeout(serving: Serving) -> None:
-    async with serving() as (runner, _):
+    recorder = Recorder()
+    async with serving(listeners=(recorder,)) as (runner, _):
         output = await runner.run("slow", "slow please")
     assert output.content == "told: Error: tool 'gate' timed out after 0.5 s"
+    # The call's end is told, as a local run's dispatcher tells a timed-out call.
+    assert recorder.names().count("tool_dispatched") == 1
+    (completed,) = recorder.payloads("tool_completed")
+    assert (completed.tool_name, completed.success) == ("gate", False)
+    assert completed.result_summary == "Error: tool 'gate' timed out after 0.5 s"
+    assert completed.latency_ms >= 500
 
 
 async def test_cancelling_the_workflow_cancels_the_run_and_its_activities(
