@@ -254,6 +254,17 @@ async def test_a_streaming_run_records_its_chunks(store: Store) -> None:
     assert kinds[-1] == "done"
 
 
+async def test_a_streaming_run_takes_its_run_id_and_thread(store: Store) -> None:
+    streaming = agent(store, model_calling("First.", "Second."), Tools(), streaming=True)
+    assert isinstance(streaming, StreamingAgentLoopOperator)
+    first = (await streaming.aexecute("Hi", run_id="stream-1"))[-1].final_output
+    assert (first.run_id, first.content) == ("stream-1", "First.")
+    second = (await streaming.aexecute("Again", thread_id=first.thread_id,
+                                       run_id="stream-2"))[-1].final_output
+    assert (second.run_id, second.thread_id) == ("stream-2", first.thread_id)
+    assert (await store.get_run("stream-2")).thread_id == first.thread_id
+
+
 async def test_secrets_in_tool_arguments_never_reach_the_runs_events(store_url: str) -> None:
     store = open_store(store_url, secrets=("sk-live-123",))
     provider = model_calling([ToolCall("c1", "lookup", '{"q": "x", "api_token": "tok-9"}')],

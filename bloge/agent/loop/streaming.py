@@ -76,14 +76,19 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
         )
 
     async def aexecute(self, input: object, ctx: Context = None, *,
-                       thread_id: str | None = None) -> list[AgentStreamChunk]:
-        """Every chunk of a run, ``Done`` last."""
-        return [chunk async for chunk in self.stream(input, ctx, thread_id=thread_id)]
+                       thread_id: str | None = None,
+                       run_id: str | None = None) -> list[AgentStreamChunk]:
+        """Every chunk of a run, ``Done`` last. ``thread_id`` and ``run_id`` as for
+        :meth:`stream`."""
+        return [chunk async for chunk in self.stream(input, ctx, thread_id=thread_id,
+                                                     run_id=run_id)]
 
     def execute(self, input: object, ctx: Context = None, *,
-                thread_id: str | None = None) -> list[AgentStreamChunk]:
+                thread_id: str | None = None,
+                run_id: str | None = None) -> list[AgentStreamChunk]:
         """The sync facade of :meth:`aexecute`."""
-        return run_sync(self.aexecute(input, ctx, thread_id=thread_id), method="execute")
+        return run_sync(self.aexecute(input, ctx, thread_id=thread_id, run_id=run_id),
+                        method="execute")
 
     async def aresume_run(self, run_id: str, ctx: Context = None) -> list[AgentStreamChunk]:
         """Every chunk of the recorded run ``run_id``, continued."""
