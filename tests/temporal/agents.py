@@ -1,6 +1,7 @@
 """The agents the Temporal tests run, shared by the tests and by the worker processes they
 start (``worker_child.py``).
 
+``slow`` and the streaming ``slowStream`` call a ``gate`` that outlasts their tool timeout.
 ``counter`` counts: its turn 1 asks for ``count`` (non-idempotent, one line per call in
 ``COUNT_LOG``) and ``gate`` (idempotent; it blocks for ever where ``hang_gate`` is set, the
 worker a test kills) at once; turn 2 answers with what the tools returned. A message that
@@ -17,7 +18,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bloge import AgentDef, AgentDslCompiler, LlmChatOperator, OperatorRegistry
+from bloge import (
+    AgentDef,
+    AgentDslCompiler,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    OperatorRegistry,
+)
 from bloge.core.context import OperatorContext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 
@@ -37,6 +44,13 @@ agent looper {
 }
 
 agent slow {
+  model = "test-model"
+  max_turns = 2
+  tool_timeout = 0.5
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+stream agent slowStream {
   model = "test-model"
   max_turns = 2
   tool_timeout = 0.5
@@ -131,6 +145,7 @@ def registry(count_log: Path, *, hang_gate: bool = False, gate_log: Path | None 
             .register("Count", Count(count_log, announce))
             .register("Gate", Gate(hang=hang_gate, started=gate_log, announce=announce))
             .register("llmChat", LlmChatOperator(FunctionProvider(model)))
+            .register("llmStreamingChat", LlmStreamingChatOperator(FunctionProvider(model)))
             .build())
 
 

@@ -10,6 +10,7 @@ import pytest
 from temporalio.client import Client
 
 from bloge import AgentLoopOperator
+from bloge.agent.materialize import agent_operator
 from bloge.store import RunStatus, open_store
 from bloge.store.timeline import run_timeline
 from bloge.temporal import (
@@ -27,6 +28,12 @@ def _shape(events: list[Any]) -> list[tuple[str, Any]]:
     return sorted((e.type, (e.body.get("turn_number"), e.body.get("tool_name"),
                             e.body.get("exit_reason"), e.body.get("success")))
                   for e in events if e.type.startswith("on_agent_"))
+
+
+def _tools(events: list[Any]) -> list[tuple[str, Any]]:
+    """A stream's tool events: tool_start, then tool_end with its success."""
+    return [(e.type, e.body.get("success")) for e in events
+            if e.type in ("tool_start", "tool_end")]
 
 
 async def test_a_temporal_run_is_kept_like_a_local_one(client: Client, task_queue: str,
@@ -94,24 +101,28 @@ async def test_cancelling_in_the_store_cancels_the_workflow(client: Client, task
         await store.aclose()
 
 
-async def test_a_timed_out_tool_call_is_kept_like_a_local_one(client: Client, task_queue: str,
-                                                                tmp_path: Path) -> None:
+@pytest.mark.parametrize("agent_id", ["slow", "slowStream"])
+async def test_a_timed_out_tool_call_is_kept_like_a_local_one(
+        client: Client, task_queue: str, tmp_path: Path, agent_id: str) -> None:
     registry = agents.registry(tmp_path / "count.log")
     definitions = agents.definitions(registry)
     store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
     try:
-        local = AgentLoopOperator("slow", definitions["slow"], registry, store=store)
-        here = await local.aexecute("slow please", run_id="local-slow")
+        local = agent_operator(agent_id, definitions[agent_id], registry, store=store)
+        ran = await local.aexecute("slow please", run_id="local-slow")
+        here = ran[-1].final_output if isinstance(ran, list) else ran
         options = TemporalOptions(task_queue=task_queue)
         served = served_agents(definitions, registry, options)
         async with agent_worker(client, served, options, store=store):
-            there = await TemporalRunner(client, task_queue).run("slow", "slow please",
+            there = await TemporalRunner(client, task_queue).run(agent_id, "slow please",
                                                                  run_id="wf-slow")
+        assert here is not None
         assert there.content == here.content == "told: Error: tool 'gate' timed out after 0.5 s"
         # The call's dispatch and its failed end, as in the local run: the activity was
-        # stopped at its deadline, and the workflow told its end.
+        # stopped at its deadline, and the workflow told its end (a stream's tool_end too).
         events = await store.run_events("wf-slow")
         assert _shape(events) == _shape(await store.run_events("local-slow"))
+        assert _tools(events) == _tools(await store.run_events("local-slow"))
         (completed,) = [e.body for e in events if e.type == "on_agent_tool_completed"]
         assert completed["success"] is False
         assert completed["result_summary"] == "Error: tool 'gate' timed out after 0.5 s"
