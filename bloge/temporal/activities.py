@@ -56,7 +56,7 @@ from bloge.agent.loop.records import AgentUsage
 from bloge.agent.loop.tools import SUMMARY_LENGTH, ToolDispatcher
 from bloge.core.context import OperatorContext
 from bloge.core.errors import ProviderError
-from bloge.llm.messages import LlmMessage
+from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.types import LlmRequest, LlmResponse
 from bloge.store.errors import ThreadBusyError
@@ -224,14 +224,16 @@ class AgentActivities:
             async with _heartbeating(self._watcher(events, payload)), \
                     asyncio.timeout(_seconds_left(activity.info())):
                 (outcome,) = await dispatcher.run(turn, [call])
-        except TimeoutError:
-            # Benign: the model is told; the worker logs it at DEBUG, without a traceback.
-            raise ApplicationError(f"tool {call.name!r} reached its activity's deadline",
-                                   type=TOOL_TIMED_OUT, non_retryable=True,
-                                   category=ApplicationErrorCategory.BENIGN) from None
-        finally:
-            # Also when the call is cut short: its dispatch stays in the run's events.
-            await self._written(events, payload)
+        except BaseException as stopped:
+            # Cut short (timed out, cancelled): its dispatch stays in the run's events.
+            await _flushed(events, call)
+            if isinstance(stopped, TimeoutError):
+                # Benign: the model is told; the worker logs it at DEBUG, without a traceback.
+                raise ApplicationError(f"tool {call.name!r} reached its activity's deadline",
+                                       type=TOOL_TIMED_OUT, non_retryable=True,
+                                       category=ApplicationErrorCategory.BENIGN) from None
+            raise
+        await self._written(events, payload)
         return wire.outcome_to_json(outcome)
 
     @activity.defn(name=TOOL_FAILED_ACTIVITY)
@@ -298,6 +300,17 @@ def _with(listeners: ListenerChain, events: RunEvents | None) -> ListenerChain:
     if events is None:
         return listeners
     return ListenerChain((*listeners.listeners, events))
+
+
+async def _flushed(events: RunEvents | None, call: ToolCall) -> None:
+    """Write what ``events`` kept of a call cut short; a failure to is logged, so that what
+    cut the call short is what the activity reports."""
+    if events is None:
+        return
+    try:
+        await events.flush()
+    except Exception:  # noqa: BLE001 -- the store's trouble must not hide why the call stopped
+        _log.warning("could not record the events of tool call %s", call.id, exc_info=True)
 
 
 def _seconds_left(info: activity.Info) -> float | None:
