@@ -90,27 +90,65 @@ class LlmMessage:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LlmMessage:
-        """Rebuild a message from :meth:`to_dict`'s form; ``ValueError`` when malformed."""
+        """Rebuild a message from :meth:`to_dict`'s form; ``ValueError`` naming the field when
+        it is malformed or lacks what its role must send a model: a system or user message
+        its ``content`` (a user message may have ``parts`` instead), an assistant message
+        ``content`` or ``tool_calls``, a tool message ``tool_call_id`` and ``content``."""
         role = data.get("role")
         if role not in ROLES:
             raise ValueError(f"message role must be one of {ROLES}, got {role!r}")
-        content = data.get("content") or ""
-        if not isinstance(content, str):
+        content = data.get("content")
+        if content is not None and not isinstance(content, str):
             raise ValueError(f"message content must be a string, got {type(content).__name__}")
-        calls = tuple(
-            ToolCall(str(c["id"]), str(c["name"]), str(c.get("arguments", "{}")))
-            for c in data.get("tool_calls") or ()
-        )
-        parts = tuple(_part_from_dict(p) for p in data.get("parts") or ())
+        calls = _tool_calls_from(data.get("tool_calls"))
+        parts = _parts_from(data.get("parts"))
         call_id = data.get("tool_call_id")
-        return cls(
-            role,
-            content,
-            parts=parts,
-            tool_calls=calls,
-            tool_call_id=None if call_id is None else str(call_id),
-            is_error=bool(data.get("is_error", False)),
-        )
+        if call_id is not None and not isinstance(call_id, str):
+            raise ValueError(f"tool_call_id must be a string, got {type(call_id).__name__}")
+        lacking = _lacking(role, content, parts=parts, calls=calls, call_id=call_id)
+        if lacking is not None:
+            raise ValueError(lacking)
+        return cls(role, content or "", parts=parts, tool_calls=calls, tool_call_id=call_id,
+                   is_error=bool(data.get("is_error", False)))
+
+
+def _lacking(role: Role, content: str | None, *, parts: tuple[ContentPart, ...],
+             calls: tuple[ToolCall, ...], call_id: str | None) -> str | None:
+    """What a message of ``role`` needs and lacks (an empty text is a text), if anything."""
+    if role == "system" and content is None:
+        return 'a system message needs "content", its text'
+    if role == "user" and content is None and not parts:
+        return 'a user message needs "content", its text (or "parts")'
+    if role == "assistant" and content is None and not calls:
+        return 'an assistant message needs "content" or "tool_calls"'
+    if role == "tool" and not call_id:
+        return 'a tool message needs "tool_call_id", the id of the call it answers'
+    if role == "tool" and content is None:
+        return 'a tool message needs "content", the tool\'s result'
+    return None
+
+
+def _tool_calls_from(calls: object) -> tuple[ToolCall, ...]:
+    if calls is None:
+        return ()
+    if not isinstance(calls, (list, tuple)):
+        raise ValueError(f"tool_calls must be a list, got {type(calls).__name__}")
+    made = []
+    for index, call in enumerate(calls):
+        if not (isinstance(call, Mapping) and isinstance(call.get("id"), str)
+                and isinstance(call.get("name"), str)):
+            raise ValueError(f"tool_calls[{index}] must be an object with a string id and name, "
+                             'such as {"id": "call_1", "name": "lookup", "arguments": "{}"}')
+        made.append(ToolCall(call["id"], call["name"], str(call.get("arguments", "{}"))))
+    return tuple(made)
+
+
+def _parts_from(parts: object) -> tuple[ContentPart, ...]:
+    if parts is None:
+        return ()
+    if not isinstance(parts, (list, tuple)):
+        raise ValueError(f"parts must be a list, got {type(parts).__name__}")
+    return tuple(_part_from_dict(part, index) for index, part in enumerate(parts))
 
 
 def _part_to_dict(part: ContentPart) -> dict[str, Any]:
@@ -121,7 +159,11 @@ def _part_to_dict(part: ContentPart) -> dict[str, Any]:
             return {"type": "image", "url": url, "media_type": media_type}
 
 
-def _part_from_dict(data: Mapping[str, Any]) -> ContentPart:
-    if data.get("type") == "image":
-        return ImagePart(str(data["url"]), data.get("media_type"))
-    return TextPart(str(data.get("text", "")))
+def _part_from_dict(part: object, index: int) -> ContentPart:
+    if not isinstance(part, Mapping):
+        raise ValueError(f"parts[{index}] must be an object, got {type(part).__name__}")
+    if part.get("type") == "image":
+        if not isinstance(part.get("url"), str):
+            raise ValueError(f'parts[{index}]: an image part needs "url", a string')
+        return ImagePart(part["url"], part.get("media_type"))
+    return TextPart(str(part.get("text", "")))

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 from starlette.requests import Request
 
+from bloge.llm import LlmMessage
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -46,12 +48,24 @@ class RunBody(BaseModel):
                                           "the text is blank: send the user's message")
             return value
         if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+            for index, item in enumerate(value):
+                _sendable(item, f"input[{index}]")
             return value
         # pydantic would name only the union's first member ("should be a valid string").
         raise PydanticCustomError(
             "agent_input", 'should be a string or a list of messages such as '
                            '[{"role": "user", "content": "…"}], got {got}',
             {"got": _json_kind(value)})
+
+
+def _sendable(message: dict[str, Any], where: str) -> None:
+    """Refuse ``message`` when it is not one a model can be sent, naming it ``where``."""
+    try:
+        LlmMessage.from_dict(message)  # the one reader of a message's dict form
+    except ValueError as exc:
+        # ``param`` is read by json_body: the item, where pydantic's place would be the field.
+        raise PydanticCustomError("agent_message", "{problem}",
+                                  {"problem": str(exc), "param": where}) from None
 
 
 def _json_kind(value: object) -> str:
@@ -87,8 +101,10 @@ async def json_body(request: Request, model: type[M], *, empty_ok: bool = False)
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
             _not_json(raw)
-        # The field; pydantic's further steps name union members and list items.
-        where = str(first["loc"][0]) if first["loc"] else None
+        # The field (or the part a validator named); pydantic's further steps name union
+        # members and list items.
+        where = first.get("ctx", {}).get("param") or (
+            str(first["loc"][0]) if first["loc"] else None)
         raise BadRequestError(f"{where or 'the body'}: {first['msg']}", param=where) from None
 
 

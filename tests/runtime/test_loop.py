@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,14 @@ from bloge import (
     UnknownOperatorError,
 )
 from bloge.agent import AgentBuilder
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse
+from bloge.llm import (
+    FunctionProvider,
+    ImagePart,
+    LlmRequest,
+    LlmResponse,
+    TextPart,
+    ToolCall,
+)
 
 from .helpers import Recorder, agent_with, calls, scripted
 
@@ -189,6 +197,39 @@ def test_agent_input_coerces_strings_messages_dicts_and_lists(value: object, exp
 def test_agent_input_rejects_what_it_cannot_use(value: object, message: str) -> None:
     with pytest.raises(BlogeUsageError, match=message):
         AgentInput.of(value)
+
+
+@pytest.mark.parametrize(("message", "problem"), [
+    ({"role": "user"}, 'a user message needs "content"'),
+    ({"role": "user", "content": None}, 'a user message needs "content"'),
+    ({"role": "system"}, 'a system message needs "content"'),
+    ({"role": "assistant"}, 'an assistant message needs "content" or "tool_calls"'),
+    ({"role": "tool", "content": "42"}, 'a tool message needs "tool_call_id"'),
+    ({"role": "tool", "tool_call_id": "c1"}, 'a tool message needs "content"'),
+    ({"role": "user", "content": ["hi"]}, "message content must be a string, got list"),
+    ({"role": "assistant", "tool_calls": [{"id": "c1"}]},
+     r"tool_calls\[0\] must be an object with a string id and name"),
+    ({"role": "user", "parts": ["hi"]}, r"parts\[0\] must be an object"),
+])
+def test_agent_input_refuses_a_message_a_model_cannot_be_sent_naming_its_index(
+        message: dict[str, Any], problem: str) -> None:
+    with pytest.raises(BlogeUsageError, match=rf"invalid message \(item 1\): {problem}"):
+        AgentInput.of([{"role": "user", "content": "hi"}, message])
+
+
+@pytest.mark.parametrize("message", [
+    LlmMessage.user(""), LlmMessage.user([TextPart("look"), ImagePart("https://x/cat.png")]),
+    LlmMessage.system("s"), LlmMessage.assistant(""),
+    LlmMessage.assistant(tool_calls=[ToolCall("c1", "echo", "{}")]),
+    LlmMessage.tool("c1", ""), LlmMessage.tool("c1", "boom", is_error=True)])
+def test_agent_input_takes_every_message_in_its_dict_form(message: LlmMessage) -> None:
+    assert AgentInput.of([message.to_dict()]).messages == (message,)
+
+
+def test_an_assistant_message_with_tool_calls_needs_no_content() -> None:
+    call = {"id": "c1", "name": "echo", "arguments": "{}"}
+    (message,) = AgentInput.of([{"role": "assistant", "tool_calls": [call]}]).messages
+    assert (message.content, message.tool_calls) == ("", (ToolCall("c1", "echo", "{}"),))
 
 
 def test_a_checkpoint_round_trips_through_json() -> None:

@@ -178,6 +178,34 @@ def test_an_input_of_the_wrong_kind_is_told_what_an_input_may_be(
     assert message.endswith(got)
 
 
+@pytest.mark.parametrize(("message", "problem"), [
+    ({"role": "user"}, 'a user message needs "content"'),
+    ({"role": "system"}, 'a system message needs "content"'),
+    ({"role": "assistant"}, 'an assistant message needs "content" or "tool_calls"'),
+    ({"role": "tool", "content": "42"}, 'a tool message needs "tool_call_id"'),
+    ({"role": "assistant", "tool_calls": [{"id": "c1"}]}, "tool_calls[0] must be an object")])
+def test_a_message_a_model_cannot_be_sent_is_a_400_naming_the_item(
+        serve: Serve, message: dict[str, Any], problem: str) -> None:
+    served = serve(ScriptedProvider("never"))
+    response = httpx.post(served.url("/agents/helper/runs"),
+                          json={"input": [{"role": "user", "content": "Hi"}, message]})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["param"], error["message"].startswith(f"input[1]: {problem}")) == (
+        "input[1]", True)
+    assert asyncio.run(served.store.list_runs()) == []
+
+
+def test_a_resent_transcript_with_a_tool_round_is_run(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Done."))
+    transcript = [{"role": "user", "content": "Find kb"},
+                  {"role": "assistant", "tool_calls": [{"id": "c1", "name": "lookup"}]},
+                  {"role": "tool", "tool_call_id": "c1", "content": '{"found": "KB"}'},
+                  {"role": "user", "content": "Thanks"}]
+    response = httpx.post(served.url("/agents/helper/runs"), json={"input": transcript})
+    assert (response.status_code, response.json()["content"]) == (200, "Done.")
+
+
 def test_an_unknown_agent_is_a_404_with_a_suggestion(serve: Serve) -> None:
     served = serve(ScriptedProvider("never"))
     response = httpx.post(served.url("/agents/helpr/runs"), json={"input": "x"})
