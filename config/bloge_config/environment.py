@@ -4,9 +4,11 @@
 ``BLOGE_SETTINGS_FILE``, which choose the files, and those of bloge's own test suite
 (``BLOGE_REQUIRE_SERVICES`` and the ``BLOGE_TEST_`` names). ``__`` separates the levels of
 the key path (``BLOGE_LLM__RETRY__MAX_ATTEMPTS``), and each level is matched like a file's
-keys (case, dashes and underscores ignored). Map entries keep their spelling
-(``BLOGE_OPERATORS__KBSearchOperator=pkg.mod:Cls``). A section, map or list may also be given
-whole as JSON (``BLOGE_LLM__RETRY__ON_HTTP_CODES='[429,503]'``).
+keys (case, dashes and underscores ignored). A map key names the entry a source below
+spells the same way relaxed (``BLOGE_MCP__SERVERS__WEATHER__ENABLED`` the file's ``weather``);
+a new entry keeps its spelling (``BLOGE_OPERATORS__KBSearchOperator=pkg.mod:Cls``). A
+section, map or list may also be given whole as JSON
+(``BLOGE_LLM__RETRY__ON_HTTP_CODES='[429,503]'``).
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ def environment_layers(environ: Mapping[str, str]) -> list[Layer]:
             raise SettingsError(
                 f"{origin}: not a settings variable name; expected BLOGE_<SECTION>__<KEY>, "
                 "e.g. BLOGE_LLM__PROVIDER", source=str(origin))
-        layers.append(Layer(_nested(levels, environ[name]), origin, json_strings=True))
+        layers.append(Layer(_nested(levels, environ[name]), origin, json_strings=True,
+                            relaxed_map_keys=True))
     return layers
 
 

@@ -54,13 +54,16 @@ class Layer:
 
     ``marks`` holds finer origins by raw path (a YAML key's line and column); a value's origin
     is the mark of its longest marked prefix, else ``origin``. ``json_strings`` says that a
-    string given where a section, map or list belongs is JSON text (environment variables).
+    string given where a section, map or list belongs is JSON text, and ``relaxed_map_keys``
+    that a map key naming no entry of the sources below, but one of them relaxed (case,
+    dashes and underscores aside), names that one (both: environment variables).
     """
 
     values: Any
     origin: Origin
     marks: Mapping[RawPath, Origin] = field(default_factory=dict)
     json_strings: bool = False
+    relaxed_map_keys: bool = False
 
     def origin_at(self, path: RawPath) -> Origin:
         """The origin of the value at raw ``path``."""

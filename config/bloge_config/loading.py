@@ -88,11 +88,13 @@ def load_settings_with_sources(
         layers.append(Layer(overrides, Origin("override")))
     values: dict[str, Any] = {}
     origins: dict[KeyPath, Origin] = {}
+    hints: dict[KeyPath, str] = {}
     for layer in layers:
-        bound = bind(layer)
+        bound = bind(layer, values)
         _merge(values, bound.values)
         origins.update(bound.origins)
-    settings = validate(values, origins)
+        hints.update(bound.hints)
+    settings = validate(values, origins, hints)
     return LoadedSettings(settings, leaf_sources(settings, origins))
 
 

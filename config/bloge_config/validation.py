@@ -18,16 +18,18 @@ from bloge_config.schema import describe, locate
 _SHOWN_VALUE_LENGTH = 80
 
 
-def validate(values: Mapping[str, Any], origins: Mapping[KeyPath, Origin]) -> BlogeSettings:
+def validate(values: Mapping[str, Any], origins: Mapping[KeyPath, Origin],
+             hints: Mapping[KeyPath, str] | None = None) -> BlogeSettings:
     """``values`` (keyed by field name) as settings.
 
     Raises ``SettingsError`` naming, for every bad value, its source, key path, the value
-    (masked for secrets) and what was expected.
+    (masked for secrets) and what was expected, and the hint of ``hints`` for a key path it
+    is at or inside (a new map entry close to another: ``"did you mean 'weather'?"``).
     """
     try:
         return BlogeSettings.model_validate(values)
     except ValidationError as exc:
-        problems = [_Problem.of(error, origins) for error in exc.errors()]
+        problems = [_Problem.of(error, origins, hints or {}) for error in exc.errors()]
         # Not `from exc`: pydantic's message quotes every input, secrets included.
         raise SettingsError("; ".join(map(str, problems)), key=problems[0].key,
                             source=problems[0].source) from None
@@ -39,15 +41,21 @@ class _Problem:
     key: str
     value: str
     expected: str
+    hint: str | None = None
 
     @classmethod
-    def of(cls, error: ErrorDetails, origins: Mapping[KeyPath, Origin]) -> _Problem:
+    def of(cls, error: ErrorDetails, origins: Mapping[KeyPath, Origin],
+           hints: Mapping[KeyPath, str]) -> _Problem:
         path, secret = locate(BlogeSettings, error["loc"])
         value = MASK if secret else _shown(error["input"])
-        return cls(str(nearest(origins, path, DEFAULT)), show(path), value, _expected(error))
+        hint = next((hints[path[:end]] for end in range(len(path), 0, -1)
+                     if path[:end] in hints), None)
+        return cls(str(nearest(origins, path, DEFAULT)), show(path), value, _expected(error),
+                   hint)
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.key} = {self.value} is not valid: {self.expected}"
+        told = f"{self.source}: {self.key} = {self.value} is not valid: {self.expected}"
+        return told if self.hint is None else f"{told} ({self.hint})"
 
 
 def _expected(error: ErrorDetails) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bloge_config import load_settings
+from bloge_config import SettingsError, load_settings, load_settings_with_sources
 from tests.config.conftest import Write
 
 
@@ -82,3 +82,59 @@ def test_the_file_choosing_variables_are_not_settings(write: Write, tmp_path: Pa
 def test_variables_outside_the_bloge_namespace_are_ignored(tmp_path: Path) -> None:
     environ = {"LLM__PROVIDER": "openai", "BLOGEX": "1", "PATH": "/usr/bin"}
     assert load_settings(base_dir=tmp_path, environ=environ).llm.provider == "offline"
+
+
+MCP_WEATHER = ("bloge:\n  mcp:\n    servers:\n      weather:\n        enabled: false\n"
+               "        transport: stdio\n        command: python\n")
+
+
+def test_a_map_key_variable_names_the_files_entry_spelled_otherwise(
+        write: Write, tmp_path: Path) -> None:
+    write(MCP_WEATHER)
+    loaded = load_settings_with_sources(
+        base_dir=tmp_path, environ={"BLOGE_MCP__SERVERS__WEATHER__ENABLED": "true"})
+    assert list(loaded.settings.mcp.servers) == ["weather"]
+    assert loaded.settings.mcp.servers["weather"].enabled is True
+    assert loaded.sources["bloge.mcp.servers.weather.enabled"] == (
+        "environment variable BLOGE_MCP__SERVERS__WEATHER__ENABLED")
+
+
+@pytest.mark.parametrize("name", ["BLOGE_OPERATORS__KBSEARCHOPERATOR",
+                                  "BLOGE_OPERATORS__KB_SEARCH_OPERATOR"])
+def test_a_map_entry_variable_replaces_the_entry_it_names_relaxed(
+        write: Write, tmp_path: Path, name: str) -> None:
+    write("bloge:\n  operators:\n    KBSearchOperator: 'pkg.kb:Search'\n")
+    settings = load_settings(base_dir=tmp_path, environ={name: "pkg.kb:Other"})
+    assert settings.operators == {"KBSearchOperator": "pkg.kb:Other"}
+
+
+def test_a_map_key_variable_naming_no_entry_adds_one_as_spelled(
+        write: Write, tmp_path: Path) -> None:
+    write("bloge:\n  operators:\n    KBSearchOperator: 'pkg.kb:Search'\n")
+    settings = load_settings(base_dir=tmp_path, environ={"BLOGE_OPERATORS__TICKETS": "pkg:T"})
+    assert settings.operators == {"KBSearchOperator": "pkg.kb:Search", "TICKETS": "pkg:T"}
+
+
+def test_a_new_entry_close_to_an_existing_one_is_told_which_one_was_meant(
+        write: Write, tmp_path: Path) -> None:
+    write(MCP_WEATHER)
+    with pytest.raises(SettingsError) as raised:
+        load_settings(base_dir=tmp_path, environ={"BLOGE_MCP__SERVERS__WEATHR__ENABLED": "true"})
+    assert str(raised.value).startswith(
+        "environment variable BLOGE_MCP__SERVERS__WEATHR__ENABLED: bloge.mcp.servers[WEATHR]")
+    assert str(raised.value).endswith("('WEATHR' names no entry; did you mean 'weather'?)")
+
+
+def test_a_map_key_variable_naming_two_entries_alike_is_refused(
+        write: Write, tmp_path: Path) -> None:
+    write("bloge:\n  llm:\n    model-aliases: {fast: a, FAST: b}\n")
+    with pytest.raises(SettingsError, match=r"names 'fast' and 'FAST' alike"):
+        load_settings(base_dir=tmp_path, environ={"BLOGE_LLM__MODEL_ALIASES__Fast": "c"})
+
+
+def test_a_files_map_keys_keep_their_spelling_over_another_files(
+        write: Write, tmp_path: Path) -> None:
+    write("bloge:\n  llm:\n    model-aliases: {fast: a}\n")
+    write("bloge:\n  llm:\n    model-aliases: {FAST: b}\n", "settings.x.yaml")
+    settings = load_settings(base_dir=tmp_path, environ={}, profile="x")
+    assert settings.llm.model_aliases == {"fast": "a", "FAST": "b"}
