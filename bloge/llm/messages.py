@@ -89,11 +89,15 @@ class LlmMessage:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LlmMessage:
+    def from_dict(cls, data: Mapping[str, Any], *, strict: bool = True) -> LlmMessage:
         """Rebuild a message from :meth:`to_dict`'s form; ``ValueError`` naming the field when
         it is malformed or lacks what its role must send a model: a system or user message
         its ``content`` (a user message may have ``parts`` instead), an assistant message
-        ``content`` or ``tool_calls``, a tool message ``tool_call_id`` and ``content``."""
+        ``content`` or ``tool_calls``, a tool message ``tool_call_id`` and ``content``.
+
+        ``strict=False`` reads what bloge itself recorded (a thread's log, a run's input) as
+        it was written, lacking or not: a message given as an ``LlmMessage`` is taken
+        unchecked, and its record must stay readable."""
         role = data.get("role")
         if role not in ROLES:
             raise ValueError(f"message role must be one of {ROLES}, got {role!r}")
@@ -106,7 +110,7 @@ class LlmMessage:
         if call_id is not None and not isinstance(call_id, str):
             raise ValueError(f"tool_call_id must be a string, got {type(call_id).__name__}")
         lacking = _lacking(role, content, parts=parts, calls=calls, call_id=call_id)
-        if lacking is not None:
+        if lacking is not None and strict:
             raise ValueError(lacking)
         return cls(role, content or "", parts=parts, tool_calls=calls, tool_call_id=call_id,
                    is_error=bool(data.get("is_error", False)))

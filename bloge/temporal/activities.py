@@ -285,7 +285,7 @@ class AgentActivities:
         await self._recording.finish(
             run_id=run_id, thread_id=str(payload["thread_id"]),
             next_seq=int(recorded["next_seq"]),
-            history=[(seq, LlmMessage.from_dict(message))
+            history=[(seq, LlmMessage.from_dict(message, strict=False))
                      for seq, message in recorded["history"]],
             transcript=wire.messages_from_json(recorded["transcript"]),
             view=wire.messages_from_json(recorded["view"]),

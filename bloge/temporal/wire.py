@@ -22,7 +22,8 @@ def messages_to_json(messages: Sequence[LlmMessage]) -> list[Json]:
 
 
 def messages_from_json(data: Sequence[Mapping[str, Any]]) -> tuple[LlmMessage, ...]:
-    return tuple(LlmMessage.from_dict(item) for item in data)
+    # Messages a run holds: as they were written (see LlmMessage.from_dict).
+    return tuple(LlmMessage.from_dict(item, strict=False) for item in data)
 
 
 def call_to_json(call: ToolCall) -> Json:

@@ -91,6 +91,18 @@ async def test_a_dead_workers_thread_is_free_once_its_lease_expires(
     assert (await store.get_thread("thread-1")).active_run_id == "run-2"
 
 
+async def test_a_message_kept_as_given_reads_back_as_written(store: Store, clock: Clock) -> None:
+    # An LlmMessage given as input is taken unchecked: a tool message without its call's id
+    # is no message a model can be sent, yet its thread and run must stay readable.
+    odd = LlmMessage("tool", "a result")
+    await store.start_run(run_id="run-1", thread_id="thread-1", agent_id="support",
+                          input=[odd], metadata={}, worker="worker-a")
+    await store.write([AppendMessages("thread-1", (StoredMessage("thread-1", 1, odd, "run-1"),),
+                                      clock.now)])
+    assert [m.message for m in await store.thread_messages("thread-1")] == [odd]
+    assert (await store.get_run("run-1")).input == (odd,)
+
+
 async def test_messages_come_back_in_order_by_range_and_view(store: Store, clock: Clock) -> None:
     await start(store)
     await store.write([AppendMessages("thread-1", tuple(

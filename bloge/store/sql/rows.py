@@ -55,8 +55,10 @@ def view_json(view: Sequence[Segment]) -> str:
 def view_of(text: str | None) -> tuple[Segment, ...] | None:
     if text is None:
         return None
+    # What bloge recorded is read as it was written (see LlmMessage.from_dict).
     return tuple(
-        (int(s[0]), int(s[1])) if isinstance(s, list) else LlmMessage.from_dict(s["message"])
+        (int(s[0]), int(s[1])) if isinstance(s, list)
+        else LlmMessage.from_dict(s["message"], strict=False)
         for s in loads(text)
     )
 
@@ -77,7 +79,7 @@ def run_of(row: Sequence[Any], now: float) -> Run:
     failure = loads(error)
     return Run(
         id=id_, thread_id=thread_id, agent_id=agent_id, status=state,
-        input=tuple(LlmMessage.from_dict(m) for m in loads(input_)),
+        input=tuple(LlmMessage.from_dict(m, strict=False) for m in loads(input_)),
         created_at=created, updated_at=updated, finished_at=finished, exit_reason=exit_reason,
         output=loads(output), error=RunError(failure["type"], failure["message"]) if failure
         else None, usage=usage_of(loads(usage)), turns=int(turns), worker=worker,
@@ -87,7 +89,8 @@ def run_of(row: Sequence[Any], now: float) -> Run:
 
 def message_of(thread_id: str, row: Sequence[Any]) -> StoredMessage:
     seq, run_id, kind, body = row
-    return StoredMessage(thread_id, int(seq), LlmMessage.from_dict(loads(body)), run_id, kind)
+    return StoredMessage(thread_id, int(seq), LlmMessage.from_dict(loads(body), strict=False),
+                         run_id, kind)
 
 
 def tool_call_of(row: Sequence[Any]) -> ToolCallRecord:
