@@ -35,10 +35,12 @@ def new_run_id() -> str:
 
 
 async def answer_whole(state: ServerState, request: Request, agent_id: str, work: Work, *,
-                       on_disconnect: str = "cancel") -> AgentOutput | None:
-    """Run ``work`` as a new run and wait for its output; ``None`` when the client left
-    (the run is then cancelled, or goes on with ``on_disconnect="continue"``)."""
-    run_id = new_run_id()
+                       on_disconnect: str = "cancel",
+                       run_id: str | None = None) -> AgentOutput | None:
+    """Run ``work`` as a new run (or as the recorded run ``run_id``, resumed) and wait for
+    its output; ``None`` when the client left (the run is then cancelled, or goes on with
+    ``on_disconnect="continue"``)."""
+    run_id = run_id or new_run_id()
     task = state.tasks.start(run_id, agent_id, work(run_id), timeout=state.config.request_timeout)
     gone = asyncio.create_task(_disconnected(request))
     try:
@@ -53,7 +55,7 @@ async def answer_whole(state: ServerState, request: Request, agent_id: str, work
         if on_disconnect == "cancel":
             task.cancel()
         return None
-    return task.result()
+    return _output(task, run_id)
 
 
 async def stream_events(state: ServerState, agent_id: str, run_id: str, work: StreamWork, *,
@@ -69,7 +71,7 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
         raise
     if first is None:
         await asyncio.wait({task})
-        task.result()  # raises the run's failure, for the caller to answer with
+        _output(task, run_id)  # raises the run's failure, for the caller to answer with
         raise AssertionError("a run that ended without an event failed")
     def cancel() -> None:
         state.tasks.cancel(run_id)
@@ -78,6 +80,16 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
                             on_disconnect=cancel if on_disconnect == "cancel" else None)
     response.raw_headers.append((b"bloge-run-id", run_id.encode()))
     return response
+
+
+def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
+    """The finished run's output, or its failure. A run this server did not cancel that ended
+    cancelled was asked to stop through the run store (``bloge runs cancel``, another
+    worker's ``POST /runs/{id}/cancel``): a :class:`RunCancelledError` too, answered with the
+    run's record as a run cancelled here is."""
+    if task.cancelled():
+        raise RunCancelledError(run_id)
+    return task.result()
 
 
 def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamWork,

@@ -66,8 +66,13 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig,
                            "runs; try again shortly") from None
         try:
             output = await asyncio.shield(task)
-        except asyncio.CancelledError:  # the client went away, or the server stops
-            task.cancel()
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and current is not None and not current.cancelling():
+                # Only the run was: asked to stop through the run store (bloge runs cancel,
+                # another worker's POST /runs/{id}/cancel).
+                raise RunError(f"run {run_id} was cancelled") from None
+            task.cancel()  # the client went away, or the server stops
             raise
         except RunCancelledError:
             raise RunError(f"run {run_id} was cancelled") from None

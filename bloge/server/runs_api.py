@@ -66,7 +66,7 @@ async def resume_run(request: Request) -> Response:
     try:
         output = await answer_whole(state, request, run.agent_id,
                                     lambda _: operator.aresume_run(run.id),
-                                    on_disconnect=body.on_disconnect or "cancel")
+                                    on_disconnect=body.on_disconnect or "cancel", run_id=run.id)
     except (AgentRunError, RunCancelledError) as error:
         return await failed_run_response(state, error)
     return output_response(output) if output is not None else Response(status_code=499)

@@ -86,8 +86,10 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
     started: list[tuple[LiveServer, Store]] = []
 
     def start(provider: LlmProvider, *, listeners: list[AgentExecutionListener] | None = None,
-              uvicorn_grace: float = 5.0, **config: object) -> Served:
-        store = open_store(f"sqlite:///{tmp_path / f'bloge-{len(started)}.db'}")
+              uvicorn_grace: float = 5.0, lease: float | None = None,
+              **config: object) -> Served:
+        url = f"sqlite:///{tmp_path / f'bloge-{len(started)}.db'}"
+        store = open_store(url) if lease is None else open_store(url, lease=lease)
         metrics = Metrics()
         asgi = served_app(provider, store, ServerConfig(**config), metrics,  # type: ignore[arg-type]  # test keywords
                           listeners)

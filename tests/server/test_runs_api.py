@@ -148,6 +148,61 @@ def test_cancelling_a_running_run_stops_it(serve: Serve) -> None:
     assert asyncio.run(scenario())["status"] == "cancelled"
 
 
+def test_cancelling_a_resumed_run_stops_it(serve: Serve) -> None:
+    started = threading.Event()
+
+    async def loop_then_hang(request: LlmRequest) -> LlmResponse:
+        if not any(m.role == "tool" for m in request.messages):
+            return LOOKUP
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    served = serve(FunctionProvider(loop_then_hang))
+
+    async def scenario() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=30) as client:
+            stopped = (await client.post(served.url("/agents/helper/runs"),
+                                         json={"input": "Loop", "max_turns": 1})).json()
+            resumed = asyncio.create_task(client.post(
+                served.url(f"/runs/{stopped['id']}/resume"), json={"max_turns": 4}))
+            await asyncio.to_thread(started.wait)
+            cancelled = await client.post(served.url(f"/runs/{stopped['id']}/cancel"))
+            assert cancelled.status_code in (200, 202)
+            return await resumed
+
+    response = asyncio.run(scenario())
+    assert response.status_code == 200, response.text
+    assert response.json()["status"] == "cancelled"
+
+
+def test_a_run_cancelled_through_the_store_answers_with_its_record(serve: Serve) -> None:
+    started = threading.Event()
+
+    async def hanging(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    served = serve(FunctionProvider(hanging), lease=0.3)  # its lease is renewed every 0.1 s
+
+    async def scenario() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=30) as client:
+            run = asyncio.create_task(client.post(served.url("/agents/helper/runs"),
+                                                  json={"input": "Hang"}))
+            await asyncio.to_thread(started.wait)
+            (running,) = await served.store.list_runs()
+            # What another worker's POST /runs/{id}/cancel and bloge runs cancel do: the run
+            # stops when its worker next renews its lease.
+            await served.store.cancel_run(running.id)
+            return await run
+
+    response = asyncio.run(scenario())
+    assert response.status_code == 200, response.text
+    assert (response.json()["status"], response.json()["exit_reason"]) == ("cancelled",
+                                                                           "cancelled")
+
+
 @pytest.mark.parametrize(("body", "param"), [
     (b"{not json", None), (b'{"input": 3}', "input"), (b'{"input": "x", "max_turns": 0}',
                                                        "max_turns"),
