@@ -59,10 +59,11 @@ async def answer_whole(state: ServerState, request: Request, agent_id: str, work
 
 
 async def stream_events(state: ServerState, agent_id: str, run_id: str, work: StreamWork, *,
-                        on_disconnect: str = "cancel") -> Response:
-    """Start the run and answer with its events as SSE, each with its run event number as
-    ``id:``. A run that fails before its first event is answered with its error instead."""
-    task, events = start_streamed(state, agent_id, run_id, work)
+                        on_disconnect: str = "cancel", after: int = 0) -> Response:
+    """Start the run and answer with its events numbered above ``after`` (a resumed run's
+    earlier events are not its stream) as SSE, each with its run event number as ``id:``.
+    A run that fails before its first event is answered with its error instead."""
+    task, events = start_streamed(state, agent_id, run_id, work, after=after)
     try:
         first = await anext(events, None)
     except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
@@ -92,10 +93,10 @@ def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
     return task.result()
 
 
-def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamWork,
-                   ) -> tuple[asyncio.Task[AgentOutput], AsyncIterator[RunEvent]]:
-    """Start the streamed run ``run_id`` in its task; the task, and the run's events from its
-    first (followed before the task runs, so none is missed)."""
+def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamWork, *,
+                   after: int = 0) -> tuple[asyncio.Task[AgentOutput], AsyncIterator[RunEvent]]:
+    """Start the streamed run ``run_id`` in its task; the task, and the run's events numbered
+    above ``after`` (followed before the task runs, so none is missed)."""
     live = state.store.live
     live.started(run_id)
     try:
@@ -106,7 +107,7 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
         raise
     # Its failure is told in the stream (an error event) or by the caller: never unretrieved.
     task.add_done_callback(lambda done: done.cancelled() or done.exception())
-    return task, follow(state.store, run_id)
+    return task, follow(state.store, run_id, after=after)
 
 
 def event_stream(state: ServerState, events: AsyncIterator[RunEvent], *,

@@ -61,7 +61,8 @@ async def resume_run(request: Request) -> Response:
         return await stream_events(state, run.agent_id, run.id,
                                    lambda run_id, sink: streaming.arun_resumed(
                                        run_id, on_chunk=sink),
-                                   on_disconnect=body.on_disconnect or "cancel")
+                                   on_disconnect=body.on_disconnect or "cancel",
+                                   after=run.event_count)
     operator = state.agents.whole(run.agent_id, max_turns=body.max_turns)
     try:
         output = await answer_whole(state, request, run.agent_id,

@@ -124,6 +124,22 @@ def test_a_run_out_of_turns_reports_it_and_resumes_with_a_higher_cap(serve: Serv
     assert resumed.json()["content"] == "Done now."
 
 
+def test_a_streamed_resume_streams_only_what_the_resumed_run_does(serve: Serve) -> None:
+    served = serve(ScriptedProvider(LOOKUP, LOOKUP, "Done now."))
+    stopped = httpx.post(served.url("/agents/helper/runs"),
+                         json={"input": "Loop", "max_turns": 1}).json()
+    assert stopped["status"] == "failed"
+    resumed = httpx.post(served.url(f"/runs/{stopped['id']}/resume"),
+                         json={"max_turns": 4, "stream": True})
+    assert resumed.status_code == 200, resumed.text
+    events = sse_events(resumed.text)
+    # Not the earlier attempt's events (its error among them): a client that stops at an
+    # error event would never see the answer.
+    assert [e["event"] for e in events][-1] == "done"
+    assert "error" not in [e["event"] for e in events]
+    assert int(events[0]["id"]) > stopped["events"]
+
+
 def test_cancelling_a_running_run_stops_it(serve: Serve) -> None:
     started = threading.Event()
 
