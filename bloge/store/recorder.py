@@ -121,13 +121,16 @@ class Recorder:
             await self.flush()
 
     async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
-                       view: Sequence[LlmMessage], usage: AgentUsage, turns: int,
+                       view: Sequence[LlmMessage] | None, usage: AgentUsage, turns: int,
                        output: AgentOutput | None, error: BaseException | None) -> None:
+        """Record the run's end. ``view`` is the memory's, which the thread's next run starts
+        from and a resume continues; ``None`` when the run stopped before its loop had one:
+        the thread keeps the view it had, and a resume starts the run again from its input."""
         if self.lost:
             return  # another worker holds the run now
         now = time.time()
         self._append_new(transcript, now)
-        segments = self.segments(view)
+        segments = None if view is None else self.segments(view)
         status = _status(exit_reason, output)
         failure = None
         if error is not None:
@@ -140,7 +143,9 @@ class Recorder:
             self.event("error", {"error_type": failure and failure["type"],
                                  "error_message": failure and failure["message"],
                                  "exit_reason": exit_reason})
-        self._ops.append(ops.SaveCheckpoint(self.run_id, turns, segments, usage.to_dict(), now))
+        if segments is not None:
+            self._ops.append(ops.SaveCheckpoint(self.run_id, turns, segments, usage.to_dict(),
+                                                now))
         self._ops.append(ops.FinishRun(self.run_id, self.thread_id, status, exit_reason, turns,
                                        usage.to_dict(), document, failure, segments, now))
         await self.flush()

@@ -152,7 +152,8 @@ async def _unfinished(recorder: Recorder, error: BaseException) -> None:
     if recorder.finished_writing or recorder.lost:
         return
     reason = "error" if isinstance(error, Exception) else "cancelled"
-    await recorder.finished(reason, transcript=(), view=(), usage=AgentUsage(), turns=0,
+    # No view: the thread keeps its own, and a resume starts the run from its input.
+    await recorder.finished(reason, transcript=(), view=None, usage=AgentUsage(), turns=0,
                             output=None, error=error)
 
 

@@ -254,6 +254,35 @@ async def test_a_streaming_run_records_its_chunks(store: Store) -> None:
     assert kinds[-1] == "done"
 
 
+async def test_a_run_stopped_before_its_loop_loses_neither_its_input_nor_its_thread(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    def model(request: LlmRequest) -> LlmResponse:
+        seen.append([m.content for m in request.messages])
+        return LlmResponse(f"answer {len(seen)}")
+
+    helper = agent(store, FunctionProvider(model), Tools())
+    first = await helper.aexecute("first question")
+    resolve = store.resolve_view
+
+    async def interrupted(*args: object, **kwargs: object) -> object:
+        raise asyncio.CancelledError  # Ctrl-C, or the client gone, while the thread loads
+
+    monkeypatch.setattr(store, "resolve_view", interrupted)
+    with pytest.raises(asyncio.CancelledError):
+        await helper.aexecute("second question", thread_id=first.thread_id, run_id="early")
+    monkeypatch.setattr(store, "resolve_view", resolve)
+    assert (await store.get_run("early")).status is RunStatus.CANCELLED
+    # Resumed, it starts from its input (and its thread), not from nothing.
+    assert (await helper.aresume_run("early")).content == "answer 2"
+    assert seen[-1] == ["Be brief.", "first question", "answer 1", "second question"]
+    # The thread's next run still starts from what its runs left.
+    await helper.aexecute("third question", thread_id=first.thread_id)
+    assert seen[-1] == ["Be brief.", "first question", "answer 1", "second question",
+                        "answer 2", "third question"]
+
+
 async def test_a_streaming_run_takes_its_run_id_and_thread(store: Store) -> None:
     streaming = agent(store, model_calling("First.", "Second."), Tools(), streaming=True)
     assert isinstance(streaming, StreamingAgentLoopOperator)
