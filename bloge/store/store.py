@@ -129,6 +129,10 @@ class Store:
             raise StoreError(f"its schema (version {exc.found}) is newer than this bloge "
                              f"understands (version {schema.VERSION}); upgrade bloge",
                              store=self.url) from None
+        except schema.SchemaMissingError as exc:
+            raise StoreError(f"no schema of the search path {exc.name!r} exists; name one "
+                             "schema with ?schema=NAME (bloge creates it) or create them",
+                             store=self.url) from None
         except schema.SchemaTooOldError as exc:
             raise StoreError(f"its schema (version {exc.found}) is older than this bloge's "
                              f"(version {schema.VERSION}); run bloge store migrate",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -86,5 +88,34 @@ async def test_a_missing_postgres_database_is_a_store_error() -> None:
     url = POSTGRES_DSN.rsplit("/", 1)[0] + "/bloge_no_such_database"
     store = open_store(url)
     with pytest.raises(StoreError, match="bloge_no_such_database"):
+        await store.list_runs()
+    await store.aclose()
+
+
+@pytest.fixture
+def unused_schema() -> Iterator[str]:
+    """A schema name that no schema has yet; whatever a test created under it is dropped."""
+    postgres_or_skip()
+    import psycopg  # noqa: PLC0415 -- an extra, there once postgres_or_skip() passed
+
+    name = f"bloge_test_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
+        connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+async def test_a_url_schema_that_does_not_exist_yet_is_created(unused_schema: str) -> None:
+    store = open_store(f"{POSTGRES_DSN}?schema={unused_schema}")
+    assert await store.migrate() == (0, VERSION)
+    assert await store.list_runs() == []
+    await store.aclose()
+    again = open_store(f"{POSTGRES_DSN}?schema={unused_schema}")
+    assert await again.migrate() == (VERSION, VERSION)
+    await again.aclose()
+
+
+async def test_a_search_path_of_missing_schemas_is_named(unused_schema: str) -> None:
+    store = open_store(f"{POSTGRES_DSN}?schema={unused_schema},{unused_schema}_b")
+    with pytest.raises(StoreError, match=f"no schema of the search path '{unused_schema},"):
         await store.list_runs()
     await store.aclose()

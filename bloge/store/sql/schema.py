@@ -7,6 +7,7 @@ not write a layout it does not know). Every statement is valid for SQLite and fo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bloge.store.sql.script import Query, Script, one
@@ -144,6 +145,19 @@ class SchemaTooOldError(Exception):
         self.found = found
 
 
+class SchemaMissingError(Exception):
+    """The schema the connection's ``search_path`` names (``name``) does not exist and is not
+    one name that can be created."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+#: A ``search_path`` that names one schema: an identifier, bare or double-quoted.
+_ONE_SCHEMA = re.compile(r'[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+"')
+
+
 @dataclass(frozen=True, slots=True)
 class Dialect:
     """What differs between the databases in the schema's upkeep."""
@@ -153,25 +167,45 @@ class Dialect:
     """A query counting the ``bloge_schema`` tables the database has (0 or 1)."""
     lock: str | None = None
     """A statement that makes concurrent migrations wait for each other, if one is needed."""
+    missing_schema: str | None = None
+    """A query of one row (true when the schema the connection writes to does not exist, the
+    ``search_path`` naming it), if the database has schemas."""
 
 
 SQLITE = Dialect("sqlite", "SELECT COUNT(*) FROM sqlite_master "
                  "WHERE type = 'table' AND name = 'bloge_schema'")
 POSTGRES = Dialect("postgresql", "SELECT COUNT(*) FROM pg_tables "
                    "WHERE tablename = 'bloge_schema' AND schemaname = current_schema()",
-                   lock="SELECT pg_advisory_xact_lock(7362816253)")
+                   lock="SELECT pg_advisory_xact_lock(7362816253)",
+                   missing_schema="SELECT current_schema() IS NULL, "
+                                  "current_setting('search_path')")
 
 
 def ensure(dialect: Dialect, *, apply: bool) -> Script[tuple[int, int]]:
     """Find the database's schema version and bring it up to date (see :func:`migrate`)."""
     if dialect.lock is not None:
         yield Query(dialect.lock)
+    if dialect.missing_schema is not None:
+        yield from _create_schema(dialect.missing_schema)
     exists = one((yield Query(dialect.schema_exists)))
     found = None
     if exists is not None and exists[0]:
         row = one((yield Query("SELECT MAX(version) FROM bloge_schema")))
         found = None if row is None or row[0] is None else int(row[0])
     return (yield from migrate(found, apply=apply))
+
+
+def _create_schema(missing_schema: str) -> Script[None]:
+    # A URL's ?schema= that names no schema yet: an empty database, created like its tables.
+    row = one((yield Query(missing_schema)))
+    if row is None or not row[0]:
+        return
+    name = str(row[1]).strip()
+    if not _ONE_SCHEMA.fullmatch(name):
+        raise SchemaMissingError(name)
+    # The name goes in as search_path has it, so that it resolves to the same schema (a bare
+    # name folded to lower case, a quoted one kept); the pattern admits nothing else.
+    yield Query(f"CREATE SCHEMA {name}")
 
 
 def migrate(found: int | None, *, apply: bool) -> Script[tuple[int, int]]:
