@@ -279,6 +279,15 @@ def test_a_chat_model_answer_of_another_type_fails_the_run_saying_what_to_return
         Agent(model).run("hello")
 
 
+def test_a_tool_use_with_a_dict_of_args_fails_the_run_saying_args_is_json_text() -> None:
+    def model(messages: list[LlmMessage], tools: list[ToolDefinition]) -> Any:
+        return ToolUse("add", {"a": 1, "b": 2})  # type: ignore[arg-type]  # the mistake under test
+
+    with pytest.raises(AgentRunError, match=r"answered ToolUse\('add', …\) with args of type "
+                                            r"dict; args is the JSON text of the arguments"):
+        Agent(model, [add]).run("hello")
+
+
 def test_an_llm_that_is_no_model_is_a_usage_error() -> None:
     with pytest.raises(BlogeUsageError, match="an Agent's llm must be a bloge LlmProvider"):
         Agent("gpt-4o")  # type: ignore[arg-type]  # the mistake under test

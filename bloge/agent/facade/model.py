@@ -107,6 +107,15 @@ def _response(answer: object, request: LlmRequest) -> LlmResponse:
             rounds = sum(1 for message in request.messages if message.tool_calls)
             call = ToolCall(f"call_{rounds + 1}", name, args)
             return LlmResponse(finish_reason="tool_calls", tool_calls=(call,))
+        case ToolUse(name, args) if not isinstance(name, str):
+            raise BlogeUsageError(
+                f"the chat model answered a ToolUse whose name is a {type(name).__name__} "
+                f"({name!r}); the name is the tool's name, a str")
+        case ToolUse(name, args):
+            raise BlogeUsageError(
+                f"the chat model answered ToolUse({name!r}, …) with args of type "
+                f"{type(args).__name__}; args is the JSON text of the arguments: "
+                f"ToolUse({name!r}, json.dumps(…))")
     raise BlogeUsageError(
         f"the chat model answered with type {type(answer).__name__}; return a str (the answer), "
         "ToolUse(name, args) with args the JSON text of the arguments, or an LlmResponse"
