@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
-from bloge.core.errors import BlogeUsageError, DslError
+from bloge.core.errors import BlogeUsageError, CompileError, DslError
 from bloge.core.registry import OperatorRegistry
 from bloge.dsl import syntax as s
 from bloge.dsl.expression.functions import STANDARD_LIBRARY, Function
@@ -159,7 +159,18 @@ class DslCompiler:
         document = parse_document(text, filename=filename)
         compiled: list[CompiledBlock] = []
         errors: list[DslError] = []
+        first: dict[tuple[str, str | None], s.Block] = {}
         for block, extension in self.claimed_blocks(document.statements):
+            earlier = first.setdefault((extension.kind, block.name), block)
+            if earlier is not block:
+                # Two definitions under one name: whoever looks it up would get either.
+                at = earlier.name_span or earlier.span
+                errors.append(source.error(
+                    CompileError,
+                    f"{extension.kind} {block.name!r} is declared twice in this file (first at "
+                    f"line {at.line}, column {at.column}); give each its own name",
+                    block.name_span or block.span))
+                continue
             try:
                 definition = extension.compile_block(block, source, self._options)
             except DslError as exc:
