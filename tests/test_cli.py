@@ -169,6 +169,19 @@ def test_check_reports_an_operator_the_settings_do_not_register(app: Path) -> No
             "did you mean 'tool_args'?") in result.stderr
 
 
+def test_check_reports_an_agent_declared_in_two_files_as_the_application_would(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "a.bloge", tmp_path / "b.bloge"
+    for path in (first, second):
+        path.write_text('/// calc\nagent calc {\n  model = "m"\n}\n', encoding="utf-8")
+    result = bloge("check", str(first), str(second), cwd=tmp_path)
+    assert result.returncode == 2
+    assert (f"{second}:2:1: agent 'calc' is declared twice: first at {first}:2:1; names must "
+            "be unique across the files the application loads") in result.stderr
+    assert "1 error in 2 files" in result.stderr
+
+
 def test_check_of_a_deeply_nested_file_is_a_located_error_without_a_traceback(
     tmp_path: Path,
 ) -> None:

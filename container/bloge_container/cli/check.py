@@ -31,7 +31,8 @@ def check(
         container = open_container(config, profile)
         compiler = _compiler(container)
         paths = list(files) if files else _configured_files(container)
-    problems = sum(_check_file(compiler, path) for path in paths)
+    declared: dict[tuple[str, str | None], str] = {}
+    problems = sum(_check_file(compiler, path, declared) for path in paths)
     if problems:
         err.print(f"{problems} error{'s' if problems != 1 else ''} in {len(paths)} "
                   f"file{'s' if len(paths) != 1 else ''}", markup=False)
@@ -52,9 +53,13 @@ def _compiler(container: ApplicationContainer) -> DslCompiler:
     return DslCompiler(options=CompileOptions(registry=container.operator_registry()))
 
 
-def _check_file(compiler: DslCompiler, path: Path) -> int:
-    """Compile one file, print its result; the number of problems found."""
-    from bloge import BlogeError, DslError
+def _check_file(compiler: DslCompiler, path: Path,
+                declared: dict[tuple[str, str | None], str]) -> int:
+    """Compile one file, print its result; the number of problems found. ``declared`` holds
+    where each definition of the files checked before was (``file:line:column``): the
+    application loads them all, so a name may be declared once across them."""
+    from bloge import BlogeError, CompileError, DslError
+    from bloge.dsl.source import SourceText
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -71,6 +76,18 @@ def _check_file(compiler: DslCompiler, path: Path) -> int:
     except BlogeError as exc:
         err.print(f"{path}: {exc}", markup=False)
         return 1
+    source = SourceText(text, str(path))
+    twice = 0
+    for block in blocks:
+        first = declared.setdefault((block.kind, block.name), source.location(block.span))
+        if first != source.location(block.span):
+            err.print(source.error(CompileError, f"{block.kind} {block.name!r} is declared "
+                                   f"twice: first at {first}; names must be unique across "
+                                   "the files the application loads", block.span).rendered,
+                      markup=False)
+            twice += 1
+    if twice:
+        return twice
     names = ", ".join(f"{b.kind} {b.name}" for b in blocks) or "no definitions"
     out.print(f"{path}: ok ({names})", markup=False)
     return 0
