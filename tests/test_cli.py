@@ -182,6 +182,14 @@ def test_check_reports_an_agent_declared_in_two_files_as_the_application_would(
     assert "1 error in 2 files" in result.stderr
 
 
+def test_check_of_a_file_that_is_not_utf8_names_the_line_and_column(tmp_path: Path) -> None:
+    bad = tmp_path / "binary.bloge"
+    bad.write_bytes(b'agent a {\n  model = "m\xff"\n}\n')
+    result = bloge("check", str(bad), cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{bad}:2:13: byte 0xff is not UTF-8 (invalid start byte)" in result.stderr
+
+
 def test_check_of_a_deeply_nested_file_is_a_located_error_without_a_traceback(
     tmp_path: Path,
 ) -> None:

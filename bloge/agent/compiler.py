@@ -15,7 +15,7 @@ from bloge.core.suggest import did_you_mean
 from bloge.dsl import syntax as s
 from bloge.dsl.extensions import CompileOptions, DslCompiler
 from bloge.dsl.parser import parse_document
-from bloge.dsl.source import SourceText
+from bloge.dsl.source import SourceText, decode_source
 
 
 class AgentDslCompiler:
@@ -70,11 +70,12 @@ class AgentDslCompiler:
 
 def _read(path: str | os.PathLike[str]) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise BlogeUsageError(f"DSL file not found: {os.fspath(path)}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise BlogeUsageError(f"cannot read DSL file {os.fspath(path)}: {exc}") from exc
+    return decode_source(data, str(path))
 
 
 def _no_agent_error(source: str, text: SourceText) -> CompileError:

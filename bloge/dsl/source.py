@@ -5,10 +5,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from bloge.core.errors import DslError
+from bloge.core.errors import DslError, DslSyntaxError
 from bloge.dsl.syntax import Span
 
 E = TypeVar("E", bound=DslError)
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def decode_source(data: bytes, filename: str) -> str:
+    """The DSL text of a file's bytes: UTF-8, a leading byte-order mark dropped (editors on
+    Windows write one). Bytes that are not UTF-8 are a ``DslSyntaxError`` at the line and
+    column of the first of them."""
+    body = data.removeprefix(_BOM)
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = body[: exc.start].decode("utf-8")
+        line = before.count("\n") + 1
+        start = before.rfind("\n") + 1
+        end = body.find(b"\n", exc.start)
+        rest = body[exc.start : end if end >= 0 else len(body)]
+        shown = before[start:] + rest.decode("utf-8", errors="replace")
+        raise DslSyntaxError(
+            f"byte 0x{body[exc.start]:02x} is not UTF-8 ({exc.reason}); save the file as "
+            "UTF-8", filename=filename, line=line, column=len(before) - start + 1,
+            source_line=shown, width=1) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,3 +153,18 @@ def test_compile_wants_exactly_one_agent() -> None:
 def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path: Path) -> None:
     with pytest.raises(BlogeUsageError, match=r"DSL file not found: .*nope\.bloge"):
         AgentDslCompiler().compile_file(tmp_path / "nope.bloge")
+
+
+def test_a_file_that_is_not_utf8_is_a_syntax_error_at_the_first_bad_byte(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.bloge"
+    path.write_bytes(b'agent a {\r\n  model = "m"\r\n  system_prompt = "caf\xe9"\r\n}\r\n')
+    with pytest.raises(DslSyntaxError) as caught:
+        AgentDslCompiler().compile_file(path)
+    assert str(caught.value).startswith(
+        f"{path}:3:23: byte 0xe9 is not UTF-8 (invalid continuation byte); save the file as UTF-8")
+
+
+def test_a_utf8_file_with_a_byte_order_mark_compiles(tmp_path: Path) -> None:
+    path = tmp_path / "bom.bloge"
+    path.write_bytes(b'\xef\xbb\xbfagent a {\n  model = "m"\n}\n')
+    assert AgentDslCompiler().compile_file(path).id == "a"

@@ -59,15 +59,15 @@ def _check_file(compiler: DslCompiler, path: Path,
     where each definition of the files checked before was (``file:line:column``): the
     application loads them all, so a name may be declared once across them."""
     from bloge import BlogeError, CompileError, DslError
-    from bloge.dsl.source import SourceText
+    from bloge.dsl.source import SourceText, decode_source
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        err.print(f"{path}: cannot read: {reason}", markup=False)
+        data = path.read_bytes()
+    except OSError as exc:
+        err.print(f"{path}: cannot read: {exc.strerror or exc}", markup=False)
         return 1
     try:
+        text = decode_source(data, str(path))
         blocks = compiler.compile(text, filename=str(path))
     except DslError as exc:
         for error in exc.errors:
