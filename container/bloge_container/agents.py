@@ -39,6 +39,13 @@ def dsl_files(patterns: Sequence[str], project_dir: Path, report: ConditionsRepo
     """The files the glob ``patterns`` match (``**`` recurses), relative to the project."""
     found: dict[Path, None] = {}
     for pattern in patterns:
+        if (project_dir / pattern).is_dir():
+            # A folder matches itself, never a file: it is always a pattern missing its glob.
+            folder = pattern.rstrip("/\\") or "."
+            raise ConfigurationError(
+                f"bloge.agents.dsl-locations entry {pattern!r} is a folder; write "
+                f"'{folder}/*.bloge' (or '{folder}/**/*.bloge' with its subfolders) for the DSL "
+                "files in it")
         if Path(pattern).is_absolute():
             matches = sorted(Path(pattern).parent.glob(Path(pattern).name))
         else:

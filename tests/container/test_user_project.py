@@ -76,3 +76,16 @@ def test_a_project_module_shadowed_by_an_installed_package_is_a_clear_error(
     with pytest.raises(ConfigurationError, match=r"bloge\.operators\.Greet: module 'json' is "
                        r"the project's json\.py, but the name is taken by an installed package"):
         container.operator_registry()
+
+
+def test_a_dsl_location_that_is_a_folder_is_an_error_saying_which_glob_to_write(
+        user_project: Path) -> None:
+    (user_project / "agents").mkdir()
+    (user_project / "greeter.bloge").rename(user_project / "agents" / "greeter.bloge")
+    (user_project / "settings.yaml").write_text(
+        'bloge:\n  agents: {dsl-locations: ["agents"]}\n  operators: {Greet: "operators:greet"}\n')
+    result = bloge("run", "greeter", "Please greet Ada", cwd=user_project)
+    assert result.returncode == 2
+    assert ("bloge.agents.dsl-locations entry 'agents' is a folder; write 'agents/*.bloge' "
+            "(or 'agents/**/*.bloge' with its subfolders)") in result.stderr
+    assert "Traceback" not in result.stderr
