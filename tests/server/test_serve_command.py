@@ -69,6 +69,18 @@ def test_serve_refuses_an_open_address_without_keys(app: Path) -> None:
     assert "without API keys" in refused.stderr
 
 
+def test_serve_on_a_port_in_use_is_exit_2_naming_the_address(app: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = bloge("serve", "--port", str(port), cwd=app)
+    assert result.returncode == 2
+    assert (f"cannot listen on http://127.0.0.1:{port}: address already in use; stop what "
+            "uses it or pick another --port") in result.stderr
+    assert "Started server process" not in result.stderr
+
+
 def test_workers_share_runs_and_streams(app: Path) -> None:
     with serving(app, workers=2, port=free_port()) as url:
         streamed = httpx.post(f"{url}/agents/customerSupport/runs", timeout=30,

@@ -3,6 +3,7 @@ OpenAI-compatible ``/v1``, the chat page, health and metrics."""
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
 from typing import Annotated
@@ -46,6 +47,7 @@ def serve(
             raise failure(f"serving {bind} without API keys would let anyone on the network "
                           "run the agents: set bloge.server.api-keys (and allowed-hosts), or "
                           "pass --insecure")
+        _check_bindable(bind, listen)
         from bloge_container.serving import server_app
 
         app = server_app(container, host=bind, port=listen)
@@ -78,6 +80,30 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _check_bindable(host: str, port: int) -> None:
+    """Refuse an address this machine cannot listen on (a port in use, a host that is not
+    one of its addresses) before anything starts: uvicorn would log it and exit 3."""
+    import socket
+
+    where = f"http://{_shown(host)}:{port}"
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise failure(f"cannot listen on {where}: the host does not resolve ({exc}); "
+                      "give --host an address of this machine") from None
+    with socket.socket(family, kind, proto) as probe:
+        # As uvicorn binds: a port left in TIME_WAIT by a server that just stopped is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            hint = ("stop what uses it or pick another --port" if exc.errno == errno.EADDRINUSE
+                    else "give --host an address of this machine")
+            raise failure(f"cannot listen on {where}: {reason.lower()}; {hint}") from None
 
 
 def _shown(host: str) -> str:
