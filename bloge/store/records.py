@@ -20,7 +20,8 @@ from bloge.llm import LlmMessage
 
 class RunStatus(enum.StrEnum):
     """Where a run is. ``interrupted`` is a run whose worker stopped renewing its lease (it
-    died, or was killed): it can be resumed."""
+    died, or was killed): it can be resumed. One that was asked to stop before its worker
+    went is ``cancelled`` (and can be resumed too)."""
 
     QUEUED = "queued"
     RUNNING = "running"

@@ -175,6 +175,16 @@ async def test_cancelling_an_interrupted_run_cancels_it_at_once(
     assert (await store.get_thread("thread-1")).active_run_id is None
 
 
+async def test_a_run_asked_to_stop_whose_worker_died_is_cancelled_not_interrupted(
+        store: Store, clock: Clock) -> None:
+    await start(store)
+    await store.cancel_run("run-1")  # its worker was killed before it saw the request
+    clock.now += store.lease + 1
+    assert (await store.get_run("run-1")).status is RunStatus.CANCELLED
+    assert [r.id for r in await store.list_runs(status=RunStatus.CANCELLED)] == ["run-1"]
+    assert await store.list_runs(status=RunStatus.INTERRUPTED) == []
+
+
 async def test_a_lease_taken_over_by_another_worker_is_lost(store: Store, clock: Clock) -> None:
     await start(store)
     clock.now += store.lease + 1

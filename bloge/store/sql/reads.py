@@ -73,8 +73,14 @@ def _run_filter(thread_id: str | None, status: RunStatus | None,
         clauses.append("thread_id = ?")
         params.append(thread_id)
     if status is RunStatus.INTERRUPTED:
-        clauses.append("status = ? AND (lease_until IS NULL OR lease_until < ?)")
+        clauses.append("status = ? AND (lease_until IS NULL OR lease_until < ?) "
+                       "AND cancel_requested = 0")
         params.extend((RunStatus.RUNNING.value, now))
+    elif status is RunStatus.CANCELLED:
+        # With the runs asked to stop whose worker is gone (see rows.run_of).
+        clauses.append("(status = ? OR (status = ? AND (lease_until IS NULL OR lease_until < ?) "
+                       "AND cancel_requested <> 0))")
+        params.extend((RunStatus.CANCELLED.value, RunStatus.RUNNING.value, now))
     elif status is RunStatus.RUNNING:
         clauses.append("status = ? AND lease_until >= ?")
         params.extend((RunStatus.RUNNING.value, now))

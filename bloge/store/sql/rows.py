@@ -75,7 +75,8 @@ def run_of(row: Sequence[Any], now: float) -> Run:
      created, updated, finished, worker, lease, cancel, events) = row
     state = RunStatus(status)
     if state is RunStatus.RUNNING and (lease is None or lease < now):
-        state = RunStatus.INTERRUPTED
+        # Its worker is gone; one asked to stop first did stop, as asked.
+        state = RunStatus.CANCELLED if cancel else RunStatus.INTERRUPTED
     failure = loads(error)
     return Run(
         id=id_, thread_id=thread_id, agent_id=agent_id, status=state,
