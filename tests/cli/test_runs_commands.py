@@ -85,6 +85,15 @@ def test_store_migrate_and_prune(app: Path) -> None:
     assert bloge("store", "prune", "--older-than", "soon", cwd=app).returncode == 2
 
 
+def test_prune_refuses_an_age_without_a_unit_and_deletes_nothing(app: Path) -> None:
+    assert bloge("run", "customerSupport", QUESTION, cwd=app).returncode == 0
+    refused = bloge("store", "prune", "--older-than", "30", cwd=app)
+    assert refused.returncode == 2
+    assert ("--older-than '30' has no unit; write 30d (days), 30h, 30m or 30s"
+            in refused.stderr)
+    assert len(json.loads(bloge("runs", "list", "--json", cwd=app).stdout)) == 1
+
+
 def test_a_store_file_that_is_not_a_database_is_named_without_a_traceback(app: Path) -> None:
     (app / "var").mkdir()
     (app / "var" / "bloge.db").write_text("my notes, not a database\n" * 200)

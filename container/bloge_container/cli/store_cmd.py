@@ -50,6 +50,11 @@ def _age(text: str) -> float:
     from bloge_config import parse_duration
 
     units = {"d": 86400.0, "w": 604800.0}
+    if text.strip().replace(".", "", 1).isdigit():
+        # What is deleted cannot come back: 30 may mean days as well as seconds.
+        number = text.strip()
+        raise failure(f"--older-than {text!r} has no unit; write {number}d (days), {number}h, "
+                      f"{number}m or {number}s")
     try:
         if text[-1:] in units and text[:-1].replace(".", "", 1).isdigit():
             return float(text[:-1]) * units[text[-1]]
