@@ -138,6 +138,11 @@ class CompileError(DslError):
     """The DSL text parses but is not a valid definition (missing key, bad value, …)."""
 
 
+#: How much of a source line an error shows, and how much of it before the column.
+_SHOWN_COLUMNS = 160
+_SHOWN_BEFORE = 60
+
+
 def _render(
     message: str, filename: str, line: int, column: int, source_line: str | None, width: int
 ) -> str:
@@ -146,5 +151,14 @@ def _render(
         return head
     gutter = f"{line:>5} | "
     text = source_line.expandtabs(1)
-    underline = "^" + "~" * max(0, min(width, len(text) - column + 1) - 1)
-    return f"{head}\n{gutter}{text}\n{' ' * (len(gutter) - 2)}| {' ' * (column - 1)}{underline}"
+    at = column - 1
+    span = max(1, min(width, len(text) - at))
+    if len(text) > _SHOWN_COLUMNS:
+        # A long line (a generated file, a prompt on one line) is shown around the column.
+        start = max(0, at - _SHOWN_BEFORE)
+        end = min(len(text), start + _SHOWN_COLUMNS)
+        span = max(1, min(span, end - at))
+        text = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+        at = at - start + (1 if start else 0)
+    underline = "^" + "~" * (span - 1)
+    return f"{head}\n{gutter}{text}\n{' ' * (len(gutter) - 2)}| {' ' * at}{underline}"

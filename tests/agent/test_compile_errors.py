@@ -168,3 +168,16 @@ def test_a_utf8_file_with_a_byte_order_mark_compiles(tmp_path: Path) -> None:
     path = tmp_path / "bom.bloge"
     path.write_bytes(b'\xef\xbb\xbfagent a {\n  model = "m"\n}\n')
     assert AgentDslCompiler().compile_file(path).id == "a"
+
+
+def test_an_error_on_a_long_line_shows_the_part_around_its_column() -> None:
+    prompt = "x" * 100_000
+    error = first_error(f'agent a {{\n  model = "m" system_prompt = "{prompt}" max_turns = "six"\n}}')
+    head, shown, caret = str(error).splitlines()
+    assert head == ("agents.bloge:2:100046: max_turns must be a whole number, "
+                    "got the string 'six'")
+    assert shown.startswith("    2 | …xxx")
+    assert shown.endswith('" max_turns = "six"')
+    assert len(shown) < 200
+    assert caret.index("^") == shown.index('"six"')
+    assert caret.endswith("^~~~~")
