@@ -4,6 +4,8 @@ past datetime.timedelta's range."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from bloge import AgentDslCompiler, DslSyntaxError, Expression
@@ -95,3 +97,35 @@ def test_an_agent_file_with_a_deep_exit_condition_reports_its_line() -> None:
     with pytest.raises(DslSyntaxError, match="nested deeper than") as caught:
         AgentDslCompiler().compile(source, filename="agent.bloge")
     assert str(caught.value).startswith("agent.bloge:3:")
+
+
+@pytest.mark.parametrize("literal", [
+    '"' + "x" * 1_000_000 + '"',
+    "'" + "x" * 1_000_000 + "'",
+    '"""' + "line\n" * 200_000 + '"""',
+])
+def test_a_long_string_literal_is_read_in_memory_near_its_size(literal: str) -> None:
+    parse_document('agent a { model = "m" }')  # the parser is built outside the measure
+    text = f'agent a {{\n  model = "m"\n  system_prompt = {literal}\n}}\n'
+    tracemalloc.start()
+    try:
+        definition = AgentDslCompiler().compile(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert definition.system_prompt is not None
+    assert len(definition.system_prompt) >= 1_000_000
+    # Before, the lexer's regex kept a backtracking frame per character: ~240 bytes each.
+    assert peak < 30 * len(text)
+
+
+def test_a_long_block_comment_is_skipped_in_memory_near_its_size() -> None:
+    parse_document('agent a { model = "m" }')
+    text = "/* " + "c\n" * 500_000 + '*/\nagent a {\n  model = "m"\n}\n'
+    tracemalloc.start()
+    try:
+        AgentDslCompiler().compile(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 30 * len(text)
