@@ -200,7 +200,11 @@ class Store:
         return found
 
     async def find_run(self, prefix: str) -> Run:
-        """The run whose id is, or uniquely starts with, ``prefix``."""
+        """The run whose id is, or uniquely starts with, ``prefix`` (not blank: that would
+        be the start of every id, and a store of one run would answer with it)."""
+        if not prefix.strip():
+            raise BlogeUsageError(f"no run id given ({prefix!r}); give a run's id or the "
+                                  "start of one (bloge runs list shows them)")
         ids = await self._run(reads.run_ids_starting(prefix, limit=11))
         if prefix in ids or len(ids) == 1:
             return await self.get_run(prefix if prefix in ids else ids[0])

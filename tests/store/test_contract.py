@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
 from bloge.store import RunStatus, Store, StoreError, ThreadBusyError
 from bloge.store.ops import (
@@ -245,6 +246,14 @@ async def test_runs_are_found_by_a_unique_prefix(store: Store, clock: Clock) -> 
     assert (await store.find_run("abc")).id == "abc123"
     with pytest.raises(Exception, match="several run ids"):
         await store.find_run("ab")
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+async def test_a_blank_run_id_finds_no_run_even_in_a_store_of_one(
+        store: Store, clock: Clock, blank: str) -> None:
+    await start(store, run_id="abc123", thread_id="t1")
+    with pytest.raises(BlogeUsageError, match="no run id given"):
+        await store.find_run(blank)
 
 
 async def test_runs_list_by_thread_and_status(store: Store, clock: Clock) -> None:
