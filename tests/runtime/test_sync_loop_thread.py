@@ -113,3 +113,39 @@ def test_a_forked_child_runs_agents_on_a_loop_thread_of_its_own() -> None:
     finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                               timeout=WAIT_SECONDS, check=False)
     assert (finished.returncode, finished.stdout) == (0, "0\n")
+
+
+def test_tasks_left_on_the_loop_thread_are_ended_at_exit_without_a_warning() -> None:
+    # As a connection pool's workers are, when a sync user never closes a PostgreSQL store.
+    script = textwrap.dedent("""
+        import asyncio
+        import atexit
+        from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry
+        from bloge.llm import LlmResponse, ScriptedProvider, ToolCall
+
+        cleaned = []
+
+        async def worker():
+            try:
+                await asyncio.Event().wait()
+            finally:
+                cleaned.append(True)
+
+        async def start_worker(input):
+            asyncio.get_running_loop().create_task(worker())
+            return "started"
+
+        call = ToolCall("c1", "start", "{}")
+        provider = ScriptedProvider(LlmResponse(finish_reason="tool_calls", tool_calls=(call,)),
+                                    "done")
+        registry = OperatorRegistry({"Start": start_worker, "llmChat": LlmChatOperator(provider)})
+        agent = AgentBuilder.create("a", registry=registry).model("m").tool(
+            "start", "Start").to_operator("a")
+        # Registered before the loop thread starts, so it runs after bloge's exit handler.
+        atexit.register(lambda: print("cleaned" if cleaned else "not cleaned"))
+        print(agent.execute("go").content)
+    """)
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=WAIT_SECONDS, check=False)
+    assert (finished.returncode, finished.stdout) == (0, "done\ncleaned\n")
+    assert "Task was destroyed but it is pending" not in finished.stderr

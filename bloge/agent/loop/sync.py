@@ -20,8 +20,9 @@ not a problem: they run on the :mod:`~bloge.core.workers` pool. The caller's con
 variables are visible to the run. ``KeyboardInterrupt`` (or any exception raised in the
 calling thread while it waits) cancels the run on the loop thread, waits until the run has
 ended (its listeners see exit reason ``"cancelled"``), then propagates; a second Ctrl-C stops
-the waiting. The thread is a daemon, so it never holds the interpreter at exit; a child made
-by ``os.fork()`` starts a loop thread of its own on first use.
+the waiting. The thread is a daemon, so it never holds the interpreter at exit (where what still
+runs on the loop is cancelled, for up to :data:`SETTLE_TIMEOUT` seconds); a child made by
+``os.fork()`` starts a loop thread of its own on first use.
 
 Inside a running event loop the facade refuses with a clear error (await the ``a``-method
 instead): blocking that loop until the run ends would stall it, or deadlock if the run is
@@ -31,6 +32,7 @@ itself scheduled there.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextvars
 import os
 import threading
@@ -83,12 +85,35 @@ class _LoopThread:
                 threading.Thread(target=_serve, args=(loop,), name="bloge-event-loop",
                                  daemon=True).start()
                 self._loop = loop
+                atexit.register(_settle, loop, os.getpid())
             return self._loop
 
     def forget(self) -> None:
         """After ``fork()``: the loop's thread is gone; the next call starts another."""
         self._lock = threading.Lock()
         self._loop = None
+
+
+#: How long the exit waits for the loop's last tasks to see their cancellation (seconds).
+SETTLE_TIMEOUT = 2.0
+
+
+def _settle(loop: asyncio.AbstractEventLoop, pid: int) -> None:
+    """At exit: cancel what still runs on the loop — a store's connection pool workers, say,
+    of a store nobody closed — and let it end, so that no task is destroyed pending ("Task
+    was destroyed but it is pending!" for each, at every exit). Bounded: a task that ignores
+    its cancellation does not hold the exit."""
+    if os.getpid() != pid or loop.is_closed() or not loop.is_running():
+        return  # a forked child's copy of the loop: its thread stayed in the parent
+    settled = asyncio.run_coroutine_threadsafe(_cancel_all(), loop)
+    futures.wait([settled], timeout=SETTLE_TIMEOUT)
+
+
+async def _cancel_all() -> None:
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:
