@@ -32,6 +32,10 @@ from bloge.dsl.expression import Expression, Function, walk
 from bloge.dsl.extensions import CompileOptions
 from bloge.dsl.source import SourceText
 
+#: The words of an agent that open blocks, and how they are written.
+_BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
+                "input": "input { <name> = <expression> … }"}
+
 
 class AgentExtensionProvider:
     """Contributes the ``agent`` block kind (and its ``stream agent`` shorthand) and the
@@ -142,6 +146,11 @@ class _AgentBlock:
 
     def _unknown(self, word: str, span: s.Span, known: tuple[str, ...], where: str,
                  *, block: bool = False) -> None:
+        if word in known:  # a known word in the other form: input = …, description { … }
+            form = _BLOCK_FORMS.get(word, f"{word} = <value>")
+            kind = "a block" if word in _BLOCK_FORMS else "a keyword"
+            self._error(f"{word!r} in {where} is {kind}: write {form}", span, width=len(word))
+            return
         suggestions = did_you_mean(word, known)
         hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
         what = "block" if block else "keyword"
