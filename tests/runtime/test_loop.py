@@ -241,6 +241,9 @@ def test_a_checkpoint_round_trips_through_json() -> None:
 @pytest.mark.parametrize(("text", "message"), [
     ("not json", "not valid JSON"),
     ('{"schema": "other/9"}', "not a bloge agent checkpoint"),
+    ("[1, 2]", (r"not a bloge agent checkpoint: the JSON is a list, not an object with "
+               r"\"schema\": 'bloge.agent.checkpoint/1'")),
+    ("null", "not a bloge agent checkpoint: the JSON is null"),
     ('{"schema": "bloge.agent.checkpoint/1"}', "checkpoint is malformed"),
 ])
 def test_a_bad_checkpoint_says_what_is_wrong(text: str, message: str) -> None:

@@ -53,10 +53,14 @@ class AgentCheckpoint:
             raise BlogeUsageError("checkpoint is nested too deeply to be a checkpoint") from None
         except ValueError as exc:
             raise BlogeUsageError(f"checkpoint is not valid JSON: {exc}") from exc
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-            raise BlogeUsageError(f"not a bloge agent checkpoint (schema {found!r}, "
-                                  f"expected {SCHEMA!r})")
+        if not isinstance(data, dict):
+            kind = {list: "a list", str: "a string", bool: "a boolean"}.get(
+                type(data), "null" if data is None else "a number")
+            raise BlogeUsageError(f"not a bloge agent checkpoint: the JSON is {kind}, not an "
+                                  f'object with "schema": {SCHEMA!r}')
+        if data.get("schema") != SCHEMA:
+            raise BlogeUsageError(f"not a bloge agent checkpoint (schema "
+                                  f"{data.get('schema')!r}, expected {SCHEMA!r})")
         try:
             return cls._read(data)
         except KeyError as exc:
