@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from bloge.agent.facade import MAX_TURNS_REACHED, ToolUse
 from bloge.llm import LlmRequest, LlmResponse, ScriptedProvider, tool_call_response
 from bloge.llm.offline import OfflineProvider
 from bloge.llm.providers import ClaudeProvider
+from bloge.store import open_store
 
 
 def add(a: int, b: int) -> int:
@@ -277,6 +279,26 @@ def test_a_chat_model_answer_of_another_type_fails_the_run_saying_what_to_return
     with pytest.raises(AgentRunError, match=r"answered with type int; return a str \(the answer\), "
                                             r"ToolUse\(name, args\)"):
         Agent(model).run("hello")
+
+
+def test_with_a_store_a_thread_continues_in_an_agent_made_later(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'bloge.db'}"
+    first = Agent(ScriptedProvider("Use Settings > Security."), store=open_store(url))
+    assert first.run("How do I reset my password?", thread_id="customer-42") == (
+        "Use Settings > Security.")
+    # As after a restart: another Agent, another store object on the same file.
+    later = Agent(ScriptedProvider("The link is in your inbox."), store=open_store(url))
+    output = later.run_output("Where is the confirmation link?", thread_id="customer-42")
+    assert [m.content for m in output.messages] == [
+        "How do I reset my password?", "Use Settings > Security.",
+        "Where is the confirmation link?", "The link is in your inbox."]
+    assert output.thread_id == "customer-42"
+    assert output.run_id is not None
+
+
+def test_a_thread_id_without_a_store_is_a_usage_error() -> None:
+    with pytest.raises(BlogeUsageError, match="a thread_id or run_id needs a store"):
+        Agent(ScriptedProvider("hi")).run("hello", thread_id="t")
 
 
 def test_a_tool_use_with_a_dict_of_args_fails_the_run_saying_args_is_json_text() -> None:

@@ -11,6 +11,7 @@ from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.errors import MaxTurnsExceededError
+from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
 from bloge.agent.loop.sync import run_sync
@@ -40,7 +41,9 @@ class Agent:
     every callback of the loop, as with any agent operator.
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
-    users at once. The loop is the one of :class:`~bloge.agent.AgentLoopOperator` (it is
+    users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
+    a run given a ``thread_id`` continues that thread's conversation, from this process or a
+    later one. The loop is the one of :class:`~bloge.agent.AgentLoopOperator` (it is
     :attr:`operator`): a text answer ends the run; a tool use runs the named tool and feeds
     its result back; an unknown tool, arguments that do not fit and a failing tool feed an
     error text back for the model to correct.
@@ -58,6 +61,7 @@ class Agent:
         system_prompt: str | None = None,
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
+        store: RunStore | None = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -74,41 +78,44 @@ class Agent:
             registry.register(ref, made.operator)
             builder.tool(AgentToolRef.of(made.name, ref, description=made.description,
                                          parameters=made.parameters))
-        self._operator = builder.to_operator(name, listeners=listeners)
+        self._operator = AgentLoopOperator(name, builder.build(), registry,
+                                           listeners=listeners, store=store)
 
     @property
     def operator(self) -> AgentLoopOperator:
         """The :class:`~bloge.agent.AgentLoopOperator` that runs this agent."""
         return self._operator
 
-    def run(self, input: str) -> str:
+    def run(self, input: str, *, thread_id: str | None = None) -> str:
         """The answer to ``input``; ``MAX_TURNS_REACHED`` (``"[ace-agent] max turns
         reached"``) when ``max_turns`` turns brought no text answer.
 
         Any number of times, from any thread; inside a running event loop, await
         :meth:`arun` instead. A failed run (the provider failed after its retries, say)
-        raises :class:`~bloge.agent.AgentRunError`.
+        raises :class:`~bloge.agent.AgentRunError`. ``thread_id`` (with a ``store``) is the
+        conversation to continue, created on first use.
         """
-        return run_sync(self.arun(input), method="run")
+        return run_sync(self.arun(input, thread_id=thread_id), method="run")
 
-    async def arun(self, input: str) -> str:
+    async def arun(self, input: str, *, thread_id: str | None = None) -> str:
         """:meth:`run`, awaited."""
         try:
-            output = await self.arun_output(input)
+            output = await self.arun_output(input, thread_id=thread_id)
         except MaxTurnsExceededError:
             return MAX_TURNS_REACHED
         return output.content
 
-    def run_output(self, input: str) -> AgentOutput:
+    def run_output(self, input: str, *, thread_id: str | None = None) -> AgentOutput:
         """The whole :class:`~bloge.agent.AgentOutput` of a run on ``input`` (transcript,
         tool results, usage, checkpoint). As with ``AgentLoopOperator.execute``, running out
         of turns raises :class:`~bloge.agent.MaxTurnsExceededError`, whose ``checkpoint``
-        resumes the run (``agent.operator.resume(…)``)."""
-        return run_sync(self.arun_output(input), method="run_output")
+        resumes the run (``agent.operator.resume(…)``; with a store,
+        ``agent.operator.resume_run(output.run_id)``)."""
+        return run_sync(self.arun_output(input, thread_id=thread_id), method="run_output")
 
-    async def arun_output(self, input: str) -> AgentOutput:
+    async def arun_output(self, input: str, *, thread_id: str | None = None) -> AgentOutput:
         """:meth:`run_output`, awaited."""
-        return await self._operator.aexecute(input)
+        return await self._operator.aexecute(input, thread_id=thread_id)
 
     def as_handler(self, *, path: str | None = None,
                    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> AgentHandler:
