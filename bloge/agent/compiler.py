@@ -74,7 +74,8 @@ def _read(path: str | os.PathLike[str]) -> str:
     except FileNotFoundError:
         raise BlogeUsageError(f"DSL file not found: {os.fspath(path)}") from None
     except OSError as exc:
-        raise BlogeUsageError(f"cannot read DSL file {os.fspath(path)}: {exc}") from exc
+        raise BlogeUsageError(f"cannot read DSL file {os.fspath(path)}: "
+                              f"{exc.strerror or exc}") from None
     return decode_source(data, str(path))
 
 

@@ -161,6 +161,12 @@ def test_a_missing_file_is_a_usage_error_naming_the_path(tmp_path: Path) -> None
         AgentDslCompiler().compile_file(tmp_path / "nope.bloge")
 
 
+def test_a_folder_given_as_a_dsl_file_is_a_usage_error_saying_so(tmp_path: Path) -> None:
+    with pytest.raises(BlogeUsageError) as caught:
+        AgentDslCompiler().compile_file(tmp_path)
+    assert str(caught.value) == f"cannot read DSL file {tmp_path}: Is a directory"
+
+
 def test_a_file_that_is_not_utf8_is_a_syntax_error_at_the_first_bad_byte(tmp_path: Path) -> None:
     path = tmp_path / "latin1.bloge"
     path.write_bytes(b'agent a {\r\n  model = "m"\r\n  system_prompt = "caf\xe9"\r\n}\r\n')
