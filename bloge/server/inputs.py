@@ -111,7 +111,8 @@ async def json_body(request: Request, model: type[M], *, empty_ok: bool = False)
 def _not_json(raw: bytes) -> None:
     """Why ``raw`` is not JSON, with its line and column (what pydantic's error lacks)."""
     try:
-        json.loads(raw)
+        # Decoded here: json.loads would read a body that starts like UTF-16 as UTF-16.
+        json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise BadRequestError("the request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:

@@ -236,6 +236,15 @@ def test_a_bad_body_is_a_400_naming_the_field(serve: Serve, body: bytes, param: 
     assert response.json()["error"]["param"] == param
 
 
+@pytest.mark.parametrize("body", [b"\xff\xfe", b'{"input": "caf\xe9"}'])
+def test_a_body_that_is_not_utf8_is_a_400_saying_so(serve: Serve, body: bytes) -> None:
+    served = serve(ScriptedProvider("never"))
+    response = httpx.post(served.url("/agents/helper/runs"), content=body,
+                          headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == "the request body is not UTF-8 text"
+
+
 @pytest.mark.parametrize(("value", "got"), [
     (3, "got a number"), ({"role": "user"}, "got an object"), (None, "got null"),
     (["hi"], "got a list holding a string")])
