@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
@@ -82,11 +84,19 @@ def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslS
             width = len(str(token)) if token.type != "$END" else 1
         case UnexpectedCharacters(char=char, allowed=allowed):
             message = f"unexpected character {char!r}"
-            if char == '"':
+            width = 1
+            at = getattr(exc, "pos_in_stream", None)  # lark types it None; it is the offset
+            word = _number_word(source.text, at) if isinstance(at, int) else None
+            if isinstance(at, int) and word is not None:
+                start, text = word
+                column -= at - start
+                message = (f"{text!r} is not a number or a duration; write a number (3, 2.5, "
+                           "1.5e3) or a duration (90s, 30m, 1h)")
+                width = len(text)
+            elif char == '"':
                 message = "unterminated string"
             elif allowed:
                 message += f"; expected {_expected(allowed, parser)}"
-            width = 1
         case UnexpectedEOF(expected=expected):
             line, column = _end_position(source)
             message = f"unexpected end of the text; expected {_expected(set(expected), parser)}"
@@ -95,6 +105,24 @@ def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslS
             message, width = "syntax error", 1
     span = s.Span(line, column, line, column + width)
     return source.error(DslSyntaxError, message, span)
+
+
+def _number_word(text: str, pos: int) -> tuple[int, str] | None:
+    """The number-like word the lexer stopped in at ``pos`` (``1e3``, ``1h30m``, ``0.5x``),
+    with where it starts, or ``None`` when ``pos`` is not in one."""
+    if not 0 <= pos < len(text) or not text[pos].isdigit():
+        return None
+    start = pos
+    while start > 0 and (text[start - 1].isdigit() or text[start - 1] == "."):
+        start -= 1
+    if not text[start].isdigit() or (start > 0 and (text[start - 1].isalpha()
+                                                    or text[start - 1] == "_")):
+        return None
+    found = _NUMBER_WORD.match(text, start)
+    return (start, found.group()) if found else None
+
+
+_NUMBER_WORD = re.compile(r"[0-9][0-9A-Za-z_.]*")
 
 
 def _end_position(source: SourceText) -> tuple[int, int]:

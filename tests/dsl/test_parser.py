@@ -120,6 +120,10 @@ def test_an_escaped_interpolation_stays_literal_text() -> None:
         ('x = "bad \\q escape"', "<string>:1:10:", "unknown escape sequence '\\q'"),
         ('x = "${}"', "<string>:1:6:", "empty ${} interpolation"),
         ('x = "${a +}"', "<string>:1:", "invalid expression in ${a +}"),
+        ("a {\n  n = 1e3\n  m = 2\n}", "<string>:2:7:", "'1e3' is not a number or a duration"),
+        ("a {\n  t = 1h30m\n}", "<string>:2:7:", "'1h30m' is not a number or a duration"),
+        ("x = 0.5x", "<string>:1:5:", "'0.5x' is not a number or a duration"),
+        ("x = [1, 12abc]", "<string>:1:9:", "'12abc' is not a number or a duration"),
     ],
 )
 def test_syntax_errors_say_where_and_what_was_expected(source: str, where: str, expected: str) -> None:
