@@ -113,5 +113,6 @@ ROUTES = [
     Route("/runs/{run_id}/stream", follow_run, methods=["GET"]),
     Route("/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
     Route("/runs/{run_id}/resume", resume_run, methods=["POST"]),
-    Route("/threads/{thread_id}", get_thread, methods=["GET"]),
+    # A thread id is the client's own (POST /agents/{id}/runs takes any): "customer/42" too.
+    Route("/threads/{thread_id:path}", get_thread, methods=["GET"]),
 ]

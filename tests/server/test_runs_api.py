@@ -56,6 +56,18 @@ def test_a_thread_carries_the_conversation_across_runs(serve: Serve) -> None:
     assert [m["content"] for m in thread["messages"]][-1] == "You are Ada."
 
 
+@pytest.mark.parametrize("path", ["/threads/customer/42", "/threads/customer%2F42"])
+def test_a_thread_whose_id_has_a_slash_can_be_read(serve: Serve, path: str) -> None:
+    served = serve(ScriptedProvider("Hello."))
+    started = httpx.post(served.url("/agents/helper/runs"),
+                         json={"input": "Hi", "thread_id": "customer/42"})
+    assert started.status_code == 200, started.text
+    thread = httpx.get(served.url(path))
+    assert thread.status_code == 200, thread.text
+    assert thread.json()["id"] == "customer/42"
+    assert [m["content"] for m in thread.json()["messages"]][-1] == "Hello."
+
+
 def test_a_streamed_run_sends_one_event_per_chunk_with_its_number(serve: Serve) -> None:
     served = serve(ScriptedProvider(LOOKUP, "Found the word."))
     response = httpx.post(served.url("/agents/helper/runs"),
