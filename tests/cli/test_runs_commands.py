@@ -112,3 +112,15 @@ def test_with_the_store_off_runs_are_not_recorded(app: Path) -> None:
     listed = bloge("runs", "list", cwd=app, env={"BLOGE_STORE__ENABLED": "false"})
     assert listed.returncode == 2
     assert "the run store is off" in listed.stderr
+
+
+def test_a_memory_store_offers_no_thread_or_run_to_come_back_to(app: Path) -> None:
+    memory = {"BLOGE_STORE__URL": "memory://"}
+    ran = bloge("run", "customerSupport", QUESTION, "--thread", "new", cwd=app, env=memory)
+    assert ran.returncode == 0, ran.stderr
+    assert "(a memory:// store: they end with this command)" in ran.stderr
+    assert "continue it with" not in ran.stderr
+    failed = bloge("run", "customerSupport", QUESTION, "--max-turns", "1", cwd=app, env=memory)
+    assert failed.returncode == 1
+    assert "bloge runs resume" not in failed.stderr
+    assert "checkpoint saved to" in failed.stderr  # the file still resumes it

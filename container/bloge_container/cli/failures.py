@@ -40,6 +40,8 @@ class Reporting:
     secrets: Sequence[str]
     as_json: bool
     streamed: bool
+    durable: bool = True
+    """Whether the store keeps the run for later commands (not ``memory://``)."""
 
 
 def run_failed(error: AgentRunError, invocation: Invocation, reporting: Reporting) -> NoReturn:
@@ -77,7 +79,7 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting) 
     command = _resume_command(invocation, saved, max_turns)
     # A recorded run also resumes from the store, by its id (with its ledger: tool calls
     # that completed are not run again).
-    run_command = (None if error.run_id is None
+    run_command = (None if error.run_id is None or not reporting.durable
                    else _resume_run_command(invocation, error.run_id, max_turns))
     message = redact(str(error), reporting.secrets)
     if reporting.as_json:

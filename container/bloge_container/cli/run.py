@@ -112,8 +112,17 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
                   f"{_encode(output.tool_results)})", markup=False, style="dim")
     if output.run_id is not None and not as_json:
         continued = f"; continue it with --thread {output.thread_id}" if start.thread_id else ""
+        if not _durable(container):
+            continued = " (a memory:// store: they end with this command)"
         err.print(f"run {output.run_id} on thread {output.thread_id}{continued}",
                   markup=False, style="dim")
+
+
+def _durable(container: ApplicationContainer) -> bool:
+    """Whether a later command finds what this one records (not so in a ``memory://``
+    store)."""
+    store = container.run_store()
+    return store is not None and not store.url.startswith("memory:")
 
 
 def _thread(container: ApplicationContainer, thread: str | None) -> str | None:
@@ -246,7 +255,7 @@ def _execute(container: ApplicationContainer,
         failed = exc if isinstance(exc, AgentRunError) else exc.__cause__
         _journal_hint(container, getattr(failed, "run_id", None) or ctx.execution_id)
         reporting = Reporting(container.project().path, secret_values(container.settings()),
-                              as_json=as_json, streamed=live)
+                              as_json=as_json, streamed=live, durable=_durable(container))
         if isinstance(exc, AgentRunError):
             run_failed(exc, invocation, reporting)
         run_interrupted(exc.__cause__, invocation, reporting)
