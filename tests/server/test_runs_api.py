@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -15,6 +16,17 @@ from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvide
 from tests.server.conftest import Serve
 
 LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
+
+
+def hanging(started: threading.Event) -> Callable[[LlmRequest], Awaitable[LlmResponse]]:
+    """A model that never answers; ``started`` is set when it is asked."""
+
+    async def model(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    return model
 
 
 def sse_events(text: str) -> list[dict[str, Any]]:
@@ -154,13 +166,7 @@ def test_a_streamed_resume_streams_only_what_the_resumed_run_does(serve: Serve) 
 
 def test_cancelling_a_running_run_stops_it(serve: Serve) -> None:
     started = threading.Event()
-
-    async def hanging(request: LlmRequest) -> LlmResponse:
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("never answers")
-
-    served = serve(FunctionProvider(hanging))
+    served = serve(FunctionProvider(hanging(started)))
 
     async def scenario() -> dict[str, object]:
         async with httpx.AsyncClient(timeout=30) as client:
@@ -178,13 +184,12 @@ def test_cancelling_a_running_run_stops_it(serve: Serve) -> None:
 
 def test_cancelling_a_resumed_run_stops_it(serve: Serve) -> None:
     started = threading.Event()
+    hang = hanging(started)
 
     async def loop_then_hang(request: LlmRequest) -> LlmResponse:
         if not any(m.role == "tool" for m in request.messages):
             return LOOKUP
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("never answers")
+        return await hang(request)
 
     served = serve(FunctionProvider(loop_then_hang))
 
@@ -206,13 +211,7 @@ def test_cancelling_a_resumed_run_stops_it(serve: Serve) -> None:
 
 def test_a_run_cancelled_through_the_store_answers_with_its_record(serve: Serve) -> None:
     started = threading.Event()
-
-    async def hanging(request: LlmRequest) -> LlmResponse:
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("never answers")
-
-    served = serve(FunctionProvider(hanging), lease=0.3)  # its lease is renewed every 0.1 s
+    served = serve(FunctionProvider(hanging(started)), lease=0.3)  # renewed every 0.1 s
 
     async def scenario() -> httpx.Response:
         async with httpx.AsyncClient(timeout=30) as client:
