@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,3 +122,30 @@ async def test_a_search_path_of_missing_schemas_is_named(unused_schema: str) -> 
     with pytest.raises(StoreError, match=f"no schema of the search path '{unused_schema},"):
         await store.list_runs()
     await store.aclose()
+
+
+def test_a_postgres_store_serves_one_asyncio_run_after_another(postgres_schema: str) -> None:
+    # Each asyncio.run ends with the pool it used growing for the runs (psycopg_pool retries
+    # a cancelled connection attempt): before, the first run never returned.
+    script = textwrap.dedent("""
+        import asyncio, sys
+        from bloge import AgentBuilder, AgentLoopOperator, LlmChatOperator, OperatorRegistry
+        from bloge.llm import FunctionProvider, LlmResponse
+        from bloge.store import open_store
+
+        model = FunctionProvider(lambda request: LlmResponse("ok"))
+        registry = OperatorRegistry({"llmChat": LlmChatOperator(model)})
+        agent = AgentLoopOperator("a", AgentBuilder.create("a").model("m").build(), registry,
+                                  store=open_store(sys.argv[1]))
+
+        async def main():
+            await asyncio.gather(*[agent.aexecute("hi") for _ in range(4)])
+
+        for _ in range(5):
+            asyncio.run(main())
+        print("done")
+    """)
+    finished = subprocess.run(
+        [sys.executable, "-c", script, f"{POSTGRES_DSN}?schema={postgres_schema}"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert (finished.returncode, finished.stdout) == (0, "done\n"), finished.stderr

@@ -53,6 +53,7 @@ class PostgresDriver:
                                                psycopg_pool.AsyncConnectionPool[Any]] = (
             weakref.WeakKeyDictionary())
         self._sql: dict[str, str] = {}
+        self._closers: set[asyncio.Task[None]] = set()
         self._closed = False
 
     async def run(self, script: Script[T], *, write: bool, blind: bool = False) -> T:
@@ -104,6 +105,12 @@ class PostgresDriver:
         )
         await pool.open(wait=True, timeout=self._connect_timeout)
         self._pools[loop] = pool
+        # The pool ends with its loop. psycopg_pool takes a cancelled connection attempt for
+        # a failed one and tries again later, so a pool left open when asyncio.run() cancels
+        # the loop's tasks could keep that run from ever returning.
+        closer = loop.create_task(_close_with_loop(pool), name="bloge-store-pool-closer")
+        self._closers.add(closer)
+        closer.add_done_callback(self._closers.discard)
         return pool
 
     async def _configure(self, connection: psycopg.AsyncConnection[Any]) -> None:
@@ -177,3 +184,12 @@ class PostgresDriver:
         for secret in self._secrets:
             text = text.replace(secret, "****")
         return text
+
+
+async def _close_with_loop(pool: psycopg_pool.AsyncConnectionPool[Any]) -> None:
+    """Wait until cancelled — as every task of a loop is when ``asyncio.run()`` ends it —
+    then close ``pool`` (which does nothing if it is closed already)."""
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await pool.close()
