@@ -95,6 +95,9 @@ def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslS
                 width = len(text)
             elif char == '"':
                 message = "unterminated string"
+            elif not char.isascii() and char.isalnum():  # ä, é, 日: a name of other letters
+                message += ("; a name is ASCII letters, digits and _ (other text goes in a "
+                            "string)")
             elif allowed:
                 message += f"; expected {_expected(allowed, parser)}"
         case UnexpectedEOF(expected=expected):

@@ -123,6 +123,9 @@ def test_an_escaped_interpolation_stays_literal_text() -> None:
         ("a {\n  n = 1e3\n  m = 2\n}", "<string>:2:7:", "'1e3' is not a number or a duration"),
         ("a {\n  t = 1h30m\n}", "<string>:2:7:", "'1h30m' is not a number or a duration"),
         ("x = 0.5x", "<string>:1:5:", "'0.5x' is not a number or a duration"),
+        ("agent caf\u00e9 {}", "<string>:1:10:",
+         "unexpected character '\u00e9'; a name is ASCII letters, digits and _"),
+        ("x = \u65e5\u672c", "<string>:1:5:", "unexpected character '\u65e5'; a name is ASCII"),
         ("x = [1, 12abc]", "<string>:1:9:", "'12abc' is not a number or a duration"),
     ],
 )
