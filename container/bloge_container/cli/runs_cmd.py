@@ -136,8 +136,10 @@ def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = 
 
         run = with_store(store, cancelled)
         if run.cancel_requested and run.status.value == "running":
-            out.print(f"run {run.id}: asked to stop; its worker stops it within "
-                      f"{store.lease:g} s", markup=False)
+            # Its worker stops it when it next renews the lease; a worker that died leaves
+            # it cancelled when the lease ends. Either way, within a lease.
+            out.print(f"run {run.id}: asked to stop; it stops within {store.lease:g} s",
+                      markup=False)
         else:
             out.print(f"run {run.id}: {run.status.value}", markup=False)
 
