@@ -55,6 +55,8 @@ BEGIN_ACTIVITY = "bloge.begin"
 TOOL_FAILED_ACTIVITY = "bloge.tool_failed"
 #: The error type of a tool activity that stopped its call at its deadline.
 TOOL_TIMED_OUT = "ToolTimedOut"
+#: The error type Temporal gives an activity its worker's shutdown cut short.
+WORKER_SHUTDOWN = "WorkerShutdown"
 #: The patch that reports a tool activity that did not complete (workflows begun before it
 #: replay without that activity).
 REPORT_FAILED_TOOLS = "bloge.report-failed-tools"
@@ -271,7 +273,10 @@ def _failed(call: ToolCall, error: ActivityError, timeout: float | None, *,
     """A tool activity that did not complete, as the tool message a local run would give."""
     cause = error.cause
     timed_out = cause.type if isinstance(cause, ActivityTimeoutError) else None
-    if timed_out is TimeoutType.HEARTBEAT and not idempotent:
+    # Its worker died (no heartbeat), or was stopped before the call returned.
+    worker_stopped = timed_out is TimeoutType.HEARTBEAT or (
+        isinstance(cause, ApplicationError) and cause.type == WORKER_SHUTDOWN)
+    if worker_stopped and not idempotent:
         problem = (f"the outcome of tool {call.name!r} is unknown: its worker stopped while it "
                    "ran, and it was not run again because its operator is not idempotent; "
                    "check whether it took effect before calling it again")

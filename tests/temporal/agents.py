@@ -1,7 +1,8 @@
 """The agents the Temporal tests run, shared by the tests and by the worker processes they
 start (``worker_child.py``).
 
-``slow`` and the streaming ``slowStream`` call a ``gate`` that outlasts their tool timeout.
+``slow`` and the streaming ``slowStream`` call a ``gate`` that outlasts their tool timeout;
+``held`` calls ``hold`` (not idempotent), which holds until released.
 ``counter`` counts: its turn 1 asks for ``count`` (non-idempotent, one line per call in
 ``COUNT_LOG``) and ``gate`` (idempotent; it blocks for ever where ``hang_gate`` is set, the
 worker a test kills) at once; turn 2 answers with what the tools returned. A message that
@@ -50,6 +51,12 @@ agent slow {
   tool gate : Gate { input { name = tool_args.name } }
 }
 
+agent held {
+  model = "test-model"
+  max_turns = 2
+  tool hold : Hold { input { name = tool_args.name } }
+}
+
 stream agent slowStream {
   model = "test-model"
   max_turns = 2
@@ -78,6 +85,11 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     if user.startswith("loop"):
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall(f"c{answered}", "count", json.dumps({"key": user})),))
+    if user.startswith("hold"):
+        if answered == 0:
+            return LlmResponse("", "tool_calls", tool_calls=(
+                ToolCall("h1", "hold", '{"name": "on"}'),))
+        return LlmResponse("told: " + request.messages[-1].content)
     if user.startswith("slow"):
         if answered == 0:
             return LlmResponse("", "tool_calls", tool_calls=(
@@ -139,11 +151,25 @@ class Gate:
         return f"opened {input['name']}"
 
 
+class Hold:
+    """Holds until ``release`` is set; not idempotent (a second run is not safe)."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def execute(self, input: dict[str, Any], ctx: OperatorContext) -> str:
+        self.entered.set()
+        self.release.wait()
+        return f"held {input['name']}"
+
+
 def registry(count_log: Path, *, hang_gate: bool = False, gate_log: Path | None = None,
              announce: Announce = _silent) -> OperatorRegistry:
     return (OperatorRegistry.builder()
             .register("Count", Count(count_log, announce))
             .register("Gate", Gate(hang=hang_gate, started=gate_log, announce=announce))
+            .register("Hold", Hold())
             .register("llmChat", LlmChatOperator(FunctionProvider(model)))
             .register("llmStreamingChat", LlmStreamingChatOperator(FunctionProvider(model)))
             .build())

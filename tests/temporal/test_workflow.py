@@ -123,6 +123,27 @@ async def test_a_tool_timeout_is_the_activity_timeout(serving: Serving) -> None:
     assert completed.latency_ms >= 500
 
 
+async def test_a_call_its_stopping_worker_cut_short_has_an_unknown_outcome(
+        serving: Serving, tmp_path: Path) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    hold = registry.get("Hold")
+    recorder = Recorder()
+    try:
+        # The first worker stops (a deploy, say) while the call holds: after its grace (the
+        # heartbeat timeout) it gives the call up, and the second worker goes on with the run.
+        async with serving(registry=registry, heartbeat_timeout=1.0) as (runner, _):
+            handle = await runner.start("held", "hold on", run_id="run-held")
+            assert await asyncio.to_thread(hold.entered.wait, 60)
+        async with serving(listeners=(recorder,), registry=registry) as (runner, _):
+            output = await runner.result(handle.id)
+    finally:
+        hold.release.set()
+    # Not "failed": the call may have taken effect, and it is not idempotent.
+    assert output.content.startswith("told: Error: the outcome of tool 'hold' is unknown")
+    (completed,) = recorder.payloads("tool_completed")
+    assert completed.success is False
+
+
 async def test_cancelling_the_workflow_cancels_the_run_and_its_activities(
         serving: Serving, tmp_path: Path, task_queue: str) -> None:
     started = tmp_path / "gate.log"
