@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from bloge.llm import ScriptedProvider
 from bloge.llm.aliases import ModelAliases
 from bloge_config import SettingsError, load_settings
 from bloge_container import ApplicationContainer, ConfigurationError, components, create_container
+from bloge_container.application import freeze_startup_objects
 
 
 def container_for(project: Path, environ: dict[str, str] | None = None,
@@ -169,3 +171,12 @@ def test_operators_advertised_by_installed_packages_are_registered(
     skipped = report.find("Operator[Gone]")
     assert (skipped.registered, skipped.kind) == (False, "on-class")
     assert "vendor_ops_missing" in skipped.reason
+
+
+
+def test_a_long_running_process_moves_what_start_up_made_out_of_the_collectors_way() -> None:
+    try:
+        freeze_startup_objects()
+        assert gc.get_freeze_count() > 0  # the modules, classes and functions loaded so far
+    finally:
+        gc.unfreeze()

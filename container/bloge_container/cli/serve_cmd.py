@@ -48,6 +48,7 @@ def serve(
                           "run the agents: set bloge.server.api-keys (and allowed-hosts), or "
                           "pass --insecure")
         _check_bindable(bind, listen)
+        from bloge_container.application import freeze_startup_objects
         from bloge_container.serving import server_app
 
         app = server_app(container, host=bind, port=listen)
@@ -58,7 +59,7 @@ def serve(
                   markup=False)
         grace = max(1, round(settings.server.shutdown_grace))
         if processes == 1:
-            _freeze_garbage()
+            freeze_startup_objects()
             uvicorn.run(app, host=bind, port=listen, lifespan="on", log_level="info",
                         timeout_graceful_shutdown=grace)
             return
@@ -109,10 +110,3 @@ def _check_bindable(host: str, port: int) -> None:
 def _shown(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
-
-def _freeze_garbage() -> None:
-    """What start-up made lives as long as the server: out of the collector's way."""
-    import gc
-
-    gc.collect()
-    gc.freeze()

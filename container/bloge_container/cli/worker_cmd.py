@@ -36,7 +36,7 @@ async def _serve(container: ApplicationContainer, connection: Connection,
                  chosen: TemporalOptions) -> None:
     from bloge.temporal import agent_worker, connect
     from bloge_container import temporal
-    from bloge_container.application import close_container
+    from bloge_container.application import close_container, freeze_startup_objects
 
     try:
         served = temporal.served(container, chosen)
@@ -49,6 +49,7 @@ async def _serve(container: ApplicationContainer, connection: Connection,
             err.print(f"worker: {len(served)} agent(s) ({', '.join(sorted(served)) or 'none'}) "
                       f"on task queue {chosen.task_queue!r} at {connection.address} (namespace "
                       f"{connection.namespace!r}); Ctrl-C to stop", markup=False)
+            freeze_startup_objects()
             await stop.wait()
             err.print("worker: stopping (running calls get "
                       f"{chosen.heartbeat_timeout:g} s to finish)", markup=False)
