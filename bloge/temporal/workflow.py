@@ -222,15 +222,23 @@ class ActivityEffects:
             outcome = _failed(call, error, plan.timeout if plan else None,
                               idempotent=plan.idempotent if plan else False)
             if workflow.patched(REPORT_FAILED_TOOLS):
-                # The activity never told its end (timed out, its worker died): this one
-                # does, as a local run's dispatcher would (on_agent_tool_completed, the
-                # stream's tool_end, the run's events in the store).
-                await workflow.execute_activity(TOOL_FAILED_ACTIVITY, {
-                    **payload, "content": outcome.content,
-                    "latency_ms": (workflow.time() - started) * 1000.0,
-                }, **self._agent.plan.finish)
+                await self._report_failed(payload, outcome, started)
             return outcome
         return wire.outcome_from_json(call, result)
+
+    async def _report_failed(self, payload: Json, outcome: ToolOutcome, started: float) -> None:
+        """Tell the end of a tool activity that could not (it timed out, its worker died), as
+        a local run's dispatcher would: on_agent_tool_completed, the stream's tool_end, the
+        run's events in the store. The run goes on if that fails: the model has its answer."""
+        try:
+            await workflow.execute_activity(TOOL_FAILED_ACTIVITY, {
+                **payload, "content": outcome.content,
+                "latency_ms": (workflow.time() - started) * 1000.0,
+            }, **self._agent.plan.finish)
+        except ActivityError as error:
+            _raise_if_cancelled(error)
+            workflow.logger.warning("run %s: the end of tool call %s could not be told: %s",
+                                    self._run_id, outcome.call.id, error.cause or error)
 
     async def finish(self, checkpoint: AgentCheckpoint, exit_reason: str, started: float,
                      error: BaseException | None, output: AgentOutput | None = None) -> None:

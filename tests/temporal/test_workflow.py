@@ -20,6 +20,7 @@ from bloge.temporal import (
     agent_worker,
     served_agents,
 )
+from bloge.temporal.activities import AgentActivities
 from tests.runtime.helpers import Recorder
 from tests.temporal import agents
 
@@ -142,6 +143,18 @@ async def test_a_call_its_stopping_worker_cut_short_has_an_unknown_outcome(
     assert output.content.startswith("told: Error: the outcome of tool 'hold' is unknown")
     (completed,) = recorder.payloads("tool_completed")
     assert completed.success is False
+
+
+async def test_a_run_goes_on_when_a_failed_calls_end_cannot_be_told(
+        serving: Serving, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker of an earlier release has no tool_failed activity: telling the timed-out
+    # call's end fails, the run does not.
+    served = AgentActivities.all
+    monkeypatch.setattr(AgentActivities, "all", lambda self: [
+        activity for activity in served(self) if activity != self.tool_failed])
+    async with serving(tool_attempts=1) as (runner, _):
+        output = await runner.run("slow", "slow please")
+    assert output.content == "told: Error: tool 'gate' timed out after 0.5 s"
 
 
 async def test_cancelling_the_workflow_cancels_the_run_and_its_activities(
