@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import ValidationError
 
 from bloge.core.masking import mask_credentials
+from bloge.mcp import stdout_noise
 from bloge.mcp.errors import McpError
 from bloge.mcp.listing import Listing, listing_of
 from bloge.mcp.portal import Portal
@@ -151,6 +152,9 @@ class McpConnection:
                 assert spec.command is not None  # McpServerSpec checks it
                 server: Any = StdioServerParameters(command=spec.command, args=list(spec.args),
                                                     env=dict(spec.env) or None, cwd=spec.cwd)
+                # The SDK's stdout reader task starts inside the client: it inherits this.
+                stdout_noise.install()
+                stdout_noise.reading.set((self.name, self._text))
             else:
                 assert spec.url is not None  # McpServerSpec checks it
                 http = await stack.enter_async_context(httpx2.AsyncClient(

@@ -3,7 +3,8 @@
 ``python stdio_server.py [MODE]``: ``ok`` (the default) lists ``search``, ``fail``, ``huge``
 and ``crash``; ``bad-schema`` lists ``broken`` (an invalid input schema) too; ``silent``
 reads its input and never answers, not even ``initialize``; ``silent-after-restart``
-runs as ``ok`` once, then as ``silent`` (its first start leaves the file ``$MARKER``).
+runs as ``ok`` once, then as ``silent`` (its first start leaves the file ``$MARKER``);
+``noisy`` runs as ``ok`` after printing a line that is not JSON-RPC (with ``$SECRET``) on stdout.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def main(mode: str) -> None:
         marker = Path(os.environ["MARKER"])
         mode = "silent" if marker.exists() else "ok"
         marker.touch()
+    if mode == "noisy":
+        sys.stdout.write(f"docs server ready, SECRET={os.environ.get('SECRET', '')}\n")
+        sys.stdout.flush()
+        mode = "ok"
     if mode == "silent":
         for _ in sys.stdin:
             pass

@@ -149,6 +149,22 @@ async def test_the_servers_environment_reaches_it_and_its_repr_hides_the_values(
     assert "SECRET" in repr(server)
 
 
+async def test_a_line_on_stdout_that_is_not_json_rpc_is_one_warning_naming_the_server(
+        fresh: list[McpServers], caplog: pytest.LogCaptureFixture) -> None:
+    fresh.append(McpServers([spec(mode="noisy", env={"SECRET": "s3cr3t-value"})]))
+
+    found = await fresh[0].operators()["docs.search"].aexecute({"query": "q"})
+
+    assert found["summary"] == "About q."
+    [warning] = [r for r in caplog.records if "not JSON-RPC" in r.getMessage()]
+    assert warning.name == "bloge.mcp"
+    assert warning.exc_info is None
+    assert "MCP server 'docs'" in warning.getMessage()
+    assert "docs server ready, SECRET=****" in warning.getMessage()
+    assert not [r for r in caplog.records if r.name == "mcp.client.stdio"]
+    assert "s3cr3t-value" not in caplog.text
+
+
 async def test_a_stopped_server_fails_its_calls(fresh: list[McpServers]) -> None:
     servers = McpServers([spec()])
     operators = servers.operators()
