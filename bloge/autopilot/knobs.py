@@ -78,6 +78,8 @@ class Knob:
                                       f"{getattr(self, field)!r}")
         for field in ("min", "max", "value"):  # one type, whatever the caller wrote
             object.__setattr__(self, field, float(getattr(self, field)))
+        if self.min > self.max:
+            raise BlogeUsageError(f"{where}: min {self.min:g} is more than max {self.max:g}")
         if not self.min <= self.value <= self.max:
             raise BlogeUsageError(f"{where}: value {self.value:g} is outside "
                                   f"[{self.min:g}, {self.max:g}]")

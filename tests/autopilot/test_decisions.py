@@ -183,7 +183,8 @@ def test_the_audit_log_has_one_line_per_decision(clock: FakeClock) -> None:
 
 
 @pytest.mark.parametrize(("arguments", "problem"), [
-    ({"min": 5, "max": 1, "value": 3}, "outside"),
+    ({"min": 5, "max": 1, "value": 3}, "min 5 is more than max 1"),
+    ({"min": 1, "max": 5, "value": 7}, r"value 7 is outside \[1, 5\]"),
     ({"min": 0, "max": 10, "value": math.nan}, "finite number"),
     ({"min": 0, "max": 10, "value": 1, "max_step": 0}, "max_step"),
     ({"min": 0, "max": 10, "value": 1, "mode": "warn"}, "mode"),
