@@ -11,7 +11,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bloge.rpc.calls import TIMEOUT_HEADER, Handler, dispatch
+from bloge.rpc.calls import MAX_TIMEOUT_MS, TIMEOUT_HEADER, Handler, dispatch
 from bloge.rpc.errors import HTTP_STATUS, RemoteError
 from bloge.rpc.transport import DEFAULT_MAX_PAYLOAD
 
@@ -70,7 +70,7 @@ async def _answer(request: Request, handlers: Mapping[str, Handler], service: st
 def _timeout(header: str | None) -> float | None:
     if header is None:
         return None
-    if not header.isdigit() or len(header) > 10:
+    if not header.isdigit() or len(header) > len(str(MAX_TIMEOUT_MS)):
         raise RemoteError("invalid_argument", f"{TIMEOUT_HEADER} must be a whole number of "
-                          "milliseconds")
+                          f"milliseconds, at most {MAX_TIMEOUT_MS}")
     return int(header) / 1000

@@ -14,12 +14,14 @@ import asyncio
 import contextvars
 import inspect
 import logging
+import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from bloge.core.errors import BlogeUsageError
 from bloge.core.workers import DEFAULT_WORKERS
 from bloge.rpc.errors import RemoteError
 
@@ -116,6 +118,21 @@ def timeout_of(deadline: float | None) -> float | None:
 
 #: Time a reply may take past the deadline: the server's own deadline answer arrives first.
 DEADLINE_GRACE = 1.0
+#: The longest time left a call carries (ten digits of milliseconds, about 115 days): what
+#: a server reads from ``TIMEOUT_HEADER``; a longer deadline is sent as this one.
+MAX_TIMEOUT_MS = 9_999_999_999
+
+
+def checked_deadline(deadline: object, where: str) -> float | None:
+    """``deadline`` as seconds, or ``None``; a :class:`BlogeUsageError` naming ``where``
+    unless it is a number of seconds more than 0 (``inf``: as long as a call can carry)."""
+    if deadline is None:
+        return None
+    if (isinstance(deadline, bool) or not isinstance(deadline, int | float)
+            or math.isnan(deadline) or deadline <= 0):
+        raise BlogeUsageError(f"{where}: deadline must be a number of seconds more than 0 "
+                              f"(or None), got {deadline!r}")
+    return float(deadline)
 
 
 def reply_wait(service: str, method: str, deadline: float | None, headers: dict[str, str],
@@ -129,6 +146,7 @@ def reply_wait(service: str, method: str, deadline: float | None, headers: dict[
     if budget <= 0:
         raise RemoteError("deadline_exceeded", f"{service}.{method}: the deadline passed "
                           "before the call was sent")
+    budget = min(budget, MAX_TIMEOUT_MS / 1000)
     headers[TIMEOUT_HEADER] = str(max(1, round(budget * 1000)))
     return budget + DEADLINE_GRACE
 

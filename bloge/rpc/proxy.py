@@ -22,7 +22,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from bloge.rpc.calls import IDEMPOTENCY_KEY, Metadata
+from bloge.rpc.calls import IDEMPOTENCY_KEY, Metadata, checked_deadline
 from bloge.rpc.errors import RemoteError
 from bloge.rpc.interface import MethodSpec, methods_of
 from bloge.rpc.transport import Transport
@@ -63,6 +63,7 @@ def call_options(*, deadline: float | None = None, metadata: Metadata | None = N
     >>> with rpc.call_options(idempotency_key=f"refund-{order_id}"):
     ...     await payments.refund(order_id, amount)
     """
+    deadline = checked_deadline(deadline, "call_options()")
     extra = dict(metadata or {})
     if idempotency_key is not None:
         extra[IDEMPOTENCY_KEY] = idempotency_key
@@ -114,6 +115,7 @@ def proxy(interface: type[T], transport: Transport, service: str | None = None, 
     """
     specs = methods_of(cast("type", interface))
     name = service or interface.__name__
+    deadline = checked_deadline(deadline, f"the proxy of {name}")
     policy = retry or Retry()
     fixed = dict(metadata or {})
 

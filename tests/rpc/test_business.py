@@ -4,10 +4,11 @@ carries its calls (each test runs over in-process, HTTP and NATS)."""
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
-from bloge import BlogeError, rpc
+from bloge import BlogeError, BlogeUsageError, rpc
 from tests.rpc.conftest import Link
 from tests.rpc.services import Inventory, Item, Reservation, Shelf
 
@@ -113,6 +114,25 @@ async def test_a_passing_deadline_stops_the_work_and_fails_the_call(
         await inventory.hang()
     assert raised.value.code == "deadline_exceeded"
     assert await asyncio.to_thread(shelf.cancelled.wait, 10)
+
+
+@pytest.mark.parametrize("deadline", [math.inf, 1e300])
+async def test_a_deadline_longer_than_a_call_can_carry_is_sent_as_the_longest(
+        link: Link, shelf: Shelf, deadline: float) -> None:
+    transport = await link({"inventory": rpc.serve(shelf, as_=Inventory)})
+    inventory = rpc.proxy(Inventory, transport, "inventory", deadline=deadline)
+    assert await inventory.stock("apple") == 5
+
+
+@pytest.mark.parametrize("deadline", [0, -1, math.nan, "5", True])
+def test_a_deadline_that_is_not_seconds_more_than_0_is_a_usage_error(deadline: object) -> None:
+    with pytest.raises(BlogeUsageError, match="the proxy of inventory: deadline must be a "
+                                              "number of seconds more than 0"):
+        rpc.proxy(Inventory, rpc.InProcessTransport(), "inventory",
+                  deadline=deadline)  # type: ignore[arg-type]  # the mistake under test
+    with pytest.raises(BlogeUsageError, match=r"call_options\(\): deadline must be"), \
+            rpc.call_options(deadline=deadline):  # type: ignore[arg-type]  # the mistake
+        pass
 
 
 async def test_an_unknown_method_is_not_found(link: Link, shelf: Shelf) -> None:
