@@ -92,16 +92,30 @@ class _Connection:
     async def _connect(self) -> Client:
         # Reconnecting forever once connected is what a service wants; never connecting at
         # all must fail the call instead: the first connection has connect_timeout seconds.
+        # nats-py retries a refused or rejected connection until the timeout, telling each
+        # failure only to error_cb: the last one is why the connection could not be made.
         client = Client()
-        options = {"error_cb": _log_error, **self._options}
+        told = self._options.get("error_cb", _log_error)
+        last: list[Exception] = []
+
+        async def remember(exc: Exception) -> None:
+            last[:] = [exc]
+            await told(exc)
+
+        options = {**self._options, "error_cb": remember}
+        timeout = options.get("connect_timeout", 5)
         try:
-            async with asyncio.timeout(options.get("connect_timeout", 5)):
+            async with asyncio.timeout(timeout):
                 await client.connect(self.servers, **options)
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             with contextlib.suppress(nats.errors.Error):
                 await client.close()
+            cause = last[0] if isinstance(exc, TimeoutError) and last else exc
+            why = (f"no connection within {timeout:g} s" if cause is exc
+                   and isinstance(exc, TimeoutError) else
+                   f"{type(cause).__name__}: {mask_url_credentials(str(cause))}")
             raise RemoteError("unavailable", f"cannot connect to NATS at {self.shown()} "
-                              f"({type(exc).__name__})") from None
+                              f"({why})") from None
         return client
 
     async def close(self) -> None:

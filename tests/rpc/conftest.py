@@ -79,6 +79,8 @@ class OwnNats:
 
     port: int
     process: subprocess.Popen[str] | None = None
+    #: More options of nats-server (``--user``, ``--pass``, …).
+    options: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -87,7 +89,8 @@ class OwnNats:
     def start(self) -> None:
         binary = shutil.which("nats-server")
         assert binary is not None
-        self.process = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(self.port)],
+        self.process = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(self.port),
+                                         *self.options],
                                         stderr=subprocess.PIPE, text=True)
         assert self.process.stderr is not None
         for line in self.process.stderr:

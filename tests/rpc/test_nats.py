@@ -161,6 +161,25 @@ async def test_keyed_calls_survive_a_server_restart_and_run_once(
     assert restarting.shelf.reservations == 21
 
 
+async def test_a_refused_connection_says_what_the_nats_server_said(
+        own_nats: OwnNats) -> None:
+    own_nats.stop()
+    guarded = OwnNats(own_nats.port, options=("--user", "bob", "--pass", "right-pw-123"))
+    guarded.start()
+    try:
+        transport = rpc.NatsTransport(f"nats://bob:wrong-pw-456@127.0.0.1:{guarded.port}",
+                                      connect_timeout=1)
+        with pytest.raises(rpc.RemoteError) as raised:
+            await rpc.proxy(Inventory, transport, "inventory").stock("apple")
+        await transport.aclose()
+    finally:
+        guarded.stop()
+    assert raised.value.code == "unavailable"
+    assert "Authorization Violation" in raised.value.message
+    assert f"nats://bob:****@127.0.0.1:{guarded.port}" in raised.value.message
+    assert "wrong-pw-456" not in raised.value.message
+
+
 async def test_a_nats_server_that_is_down_is_unavailable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -170,6 +189,7 @@ async def test_a_nats_server_that_is_down_is_unavailable() -> None:
         await rpc.proxy(Inventory, transport, "inventory").stock("apple")
     assert raised.value.code == "unavailable"
     assert f"cannot connect to NATS at nats://127.0.0.1:{port}" in raised.value.message
+    assert "ConnectionRefusedError" in raised.value.message
     await transport.aclose()
 
 
