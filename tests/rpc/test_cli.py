@@ -9,10 +9,16 @@ import signal
 import subprocess
 from pathlib import Path
 
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
 from bloge.rpc import jetstream
 from bloge_config.models import RpcRepliesSettings
 from tests.cli.conftest import BLOGE, REPO, bloge, environment
 from tests.rpc.conftest import NATS_URL, nats_or_skip
+from tests.uvicorn_server import UvicornServer
 
 QUESTION = "How do I reset my password?"
 
@@ -57,6 +63,22 @@ def test_arguments_that_are_not_json_are_a_usage_error(app: Path) -> None:
     done = bloge("rpc", "call", "kb", "search", "{query}", cwd=app)
     assert done.returncode == 2
     assert "the arguments are not JSON" in done.stderr
+
+
+async def _not_json(request: Request) -> PlainTextResponse:
+    return PlainTextResponse("hello, not JSON")
+
+
+def test_a_reply_that_is_not_json_is_an_error_naming_the_method(app: Path) -> None:
+    not_bloge = Starlette(routes=[Route("/rpc/kb/search", _not_json, methods=["POST"])])
+    with UvicornServer(not_bloge) as server:
+        done = bloge("rpc", "call", "kb", "search", '{"query": "reset my password"}', cwd=app,
+                     env={"BLOGE_RPC__SERVICES__KB__TRANSPORT": "http",
+                          "BLOGE_RPC__SERVICES__KB__URL": server.url("")})
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: internal: kb.search: the reply does not fit the "
+                                  "declared result type: Invalid JSON"), done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_an_unknown_service_is_a_usage_error(app: Path) -> None:

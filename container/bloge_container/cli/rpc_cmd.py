@@ -55,11 +55,11 @@ def call(
             raise failure(f"the arguments are not JSON: {exc}") from None
         container = open_container(config, profile)
         reply = asyncio.run(_call(container, service, method, arguments, deadline))
-        out.print(json.dumps(json.loads(reply), indent=2, ensure_ascii=False), markup=False)
+        out.print(json.dumps(reply, indent=2, ensure_ascii=False), markup=False)
 
 
 async def _call(container: ApplicationContainer, service: str, method: str, arguments: str,
-                deadline: float | None) -> str:
+                deadline: float | None) -> Any:
     from bloge import rpc
     from bloge.rpc.interface import methods_of
     from bloge.rpc.proxy import call as send
@@ -73,10 +73,16 @@ async def _call(container: ApplicationContainer, service: str, method: str, argu
         interface = bound.interfaces.get(service)
         spec = methods_of(interface).get(method) if interface is not None else None
         try:
-            return await send(bound.transports[service], service, spec, method, arguments,
-                              deadline=deadline or bound.settings[service].deadline)
+            reply = await send(bound.transports[service], service, spec, method, arguments,
+                               deadline=deadline or bound.settings[service].deadline)
+            if spec is not None:  # the reply checked as a proxy checks it
+                spec.decode_result(f"{service}.{method}", reply)
+            return json.loads(reply)
         except rpc.RemoteError as exc:
             raise failure(str(exc), EXIT_RUN_FAILED) from None
+        except ValueError as exc:
+            raise failure(f"{service}.{method}: the reply is not JSON: {exc}",
+                          EXIT_RUN_FAILED) from None
     finally:
         await close_container(container)
 
