@@ -13,7 +13,7 @@ from bloge.server.agents import UnknownAgentError
 from bloge.server.guard import BodyTooLargeError
 from bloge.server.inputs import BadRequestError
 from bloge.server.problems import problem
-from bloge.server.tasks import TooManyRunsError
+from bloge.server.tasks import ServerStoppingError, TooManyRunsError
 from bloge.store import StoreError, StoreNotFoundError, ThreadBusyError
 
 _log = logging.getLogger("bloge.server")
@@ -47,6 +47,10 @@ async def unavailable(request: Request, exc: Exception) -> Response:
     return problem(str(exc), status=503, code="store_unavailable")
 
 
+async def stopping(request: Request, exc: Exception) -> Response:
+    return problem(str(exc), status=503, code="server_stopping")
+
+
 async def timed_out(request: Request, exc: Exception) -> Response:
     limit = request.app.state.bloge.config.request_timeout
     return problem(f"the run took longer than the server's request time limit ({limit:g} s) "
@@ -76,6 +80,7 @@ HANDLERS = {
     TooManyRunsError: too_many,
     BlogeUsageError: usage,
     StoreError: unavailable,
+    ServerStoppingError: stopping,
     AgentRunError: run_failed,
     TimeoutError: timed_out,
     Exception: internal,

@@ -17,7 +17,7 @@ from bloge.agent.loop.tools import ChunkSink
 from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
-from bloge.server.tasks import RunCancelledError
+from bloge.server.tasks import RunCancelledError, answered_shutdown
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
 
@@ -48,7 +48,7 @@ async def answer_whole(state: ServerState, request: Request, agent_id: str, work
     except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
         if on_disconnect == "cancel":
             task.cancel()
-        raise
+        raise answered_shutdown(run_id) from None
     finally:
         gone.cancel()
     if not task.done():
@@ -69,7 +69,7 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
     except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
         if on_disconnect == "cancel":
             task.cancel()
-        raise
+        raise answered_shutdown(run_id) from None
     if first is None:
         await asyncio.wait({task})
         _output(task, run_id)  # raises the run's failure, for the caller to answer with

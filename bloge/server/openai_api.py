@@ -33,7 +33,7 @@ from bloge.server.launch import answer_whole, new_run_id, start_streamed
 from bloge.server.problems import error_body, problem
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
-from bloge.server.tasks import RunCancelledError
+from bloge.server.tasks import RunCancelledError, answered_shutdown
 from bloge.store.records import RunEvent
 
 _log = logging.getLogger("bloge.server")
@@ -105,7 +105,7 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) ->
     except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
         first.cancel()
         task.cancel()
-        raise
+        raise answered_shutdown(run_id) from None
     if first.done():
         failed = await _failed_before(state, first.result(), task)
         if failed is not None:

@@ -30,6 +30,28 @@ class RunCancelledError(Exception):
         self.run_id = run_id
 
 
+class ServerStoppingError(Exception):
+    """The server stopped (its shutdown grace is over) before run ``run_id`` answered; the run
+    is cancelled with its checkpoint, to be resumed."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"the server is stopping and run {run_id} did not finish within its "
+                         f"shutdown grace: it is cancelled with its checkpoint; "
+                         f"POST /runs/{run_id}/resume continues it")
+        self.run_id = run_id
+
+
+def answered_shutdown(run_id: str) -> ServerStoppingError:
+    """The error a request the server ended at shutdown answers with, instead of uvicorn's
+    cancellation: that would be logged as an "Exception in ASGI application" traceback and
+    answered with a text/plain 500. The cancellation is taken back (``uncancel``) because it
+    is answered: the request's task then goes on to send the answer."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+    return ServerStoppingError(run_id)
+
+
 class RunTasks:
     """At most ``limit`` runs at once; ``finished(agent_id, seconds, error)`` is told of each
     run's end (for metrics)."""

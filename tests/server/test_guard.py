@@ -4,6 +4,7 @@ bodies, concurrent runs and run time."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 
 import httpx
@@ -185,13 +186,16 @@ def test_readyz_says_when_the_store_answers(serve: Serve) -> None:
     assert httpx.get(served.url("/readyz")).json()["status"] == "ready"
 
 
-@pytest.mark.parametrize(("path", "body"), [
+HANGING_REQUESTS = pytest.mark.parametrize(("path", "body"), [
     ("/agents/helper/runs", {"input": "Hang"}),
     ("/agents/helper/runs", {"input": "Hang", "stream": True}),
     ("/v1/chat/completions", {"model": "helper", "messages": [{"role": "user", "content": "Hang"}]}),
     ("/v1/chat/completions", {"model": "helper", "stream": True,
                               "messages": [{"role": "user", "content": "Hang"}]}),
 ], ids=["whole", "stream", "completion", "completion-stream"])
+
+
+@HANGING_REQUESTS
 def test_at_shutdown_a_request_the_server_ends_cancels_its_run(
         serve: Serve, path: str, body: dict[str, object]) -> None:
     provider, started = hanging_model()
@@ -208,6 +212,49 @@ def test_at_shutdown_a_request_the_server_ends_cancels_its_run(
     asyncio.run(scenario())
     (run,) = asyncio.run(served.store.list_runs())
     assert run.status.value == "cancelled"
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/agents/helper/runs", {"input": "Hang"}),
+    ("/v1/chat/completions", {"model": "helper", "messages": [{"role": "user", "content": "Hang"}]}),
+    ("/v1/chat/completions", {"model": "helper", "stream": True,  # no token yet: no stream yet
+                              "messages": [{"role": "user", "content": "Hang"}]}),
+], ids=["whole", "completion", "completion-before-its-first-token"])
+def test_at_shutdown_a_request_the_server_ends_is_answered_503_naming_its_run(
+        serve: Serve, path: str, body: dict[str, object]) -> None:
+    provider, started = hanging_model()
+    served = serve(provider, shutdown_grace=3600, uvicorn_grace=0.01)
+    records = _Records()
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addHandler(records)
+
+    async def scenario() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=30) as client:
+            request = asyncio.create_task(client.post(served.url(path), json=body))
+            await asyncio.to_thread(started.wait)
+            await asyncio.to_thread(served.server.stop)
+            return await request
+
+    try:
+        answer = asyncio.run(scenario())
+    finally:
+        uvicorn_log.removeHandler(records)
+    (run,) = asyncio.run(served.store.list_runs())
+    assert answer.status_code == 503
+    error = answer.json()["error"]
+    assert (error["type"], error["code"]) == ("server_error", "server_stopping")
+    assert f"POST /runs/{run.id}/resume" in error["message"]
+    # before: uvicorn's text/plain 500, and its traceback of the cancellation in the log
+    assert not [m for m in records.messages if "Exception in ASGI application" in m]
 
 
 def test_at_shutdown_runs_still_going_are_cancelled_with_their_checkpoint(serve: Serve) -> None:
