@@ -17,7 +17,7 @@ from bloge.agent.loop.tools import ChunkSink
 from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
-from bloge.server.tasks import RunCancelledError, answered_shutdown
+from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
 
@@ -77,7 +77,7 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
     def cancel() -> None:
         state.tasks.cancel(run_id)
 
-    response = event_stream(state, _after(first, events),
+    response = event_stream(state, run_id, _after(first, events),
                             on_disconnect=cancel if on_disconnect == "cancel" else None)
     response.raw_headers.append((b"bloge-run-id", run_id.encode()))
     return response
@@ -110,11 +110,15 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
     return task, follow(state.store, run_id, after=after)
 
 
-def event_stream(state: ServerState, events: AsyncIterator[RunEvent], *,
+def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent], *,
                  on_disconnect: Callable[[], None] | None = None) -> EventStream:
-    """The SSE response showing ``events``."""
+    """The SSE response showing ``events`` of run ``run_id``; when the server stops first,
+    the stream ends with an ``error`` event (``exit_reason: cancelled``) saying so."""
+    stopping = {"error_type": "ServerStoppingError",
+                "error_message": str(ServerStoppingError(run_id)), "exit_reason": "cancelled"}
     return EventStream(frames(events), keepalive=state.config.keepalive,
-                       send_timeout=state.config.send_timeout, on_disconnect=on_disconnect)
+                       send_timeout=state.config.send_timeout, on_disconnect=on_disconnect,
+                       closing=frame(json.dumps(stopping), event="error"))
 
 
 async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:

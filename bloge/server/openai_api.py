@@ -33,7 +33,7 @@ from bloge.server.launch import answer_whole, new_run_id, start_streamed
 from bloge.server.problems import error_body, problem
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
-from bloge.server.tasks import RunCancelledError, answered_shutdown
+from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
 from bloge.store.records import RunEvent
 
 _log = logging.getLogger("bloge.server")
@@ -116,9 +116,10 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) ->
 
     writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
                               include_usage=chat.include_usage)
+    stopping = error_body(str(ServerStoppingError(run_id)), status=503, code="server_stopping")
     return EventStream(_frames(state, writer, first, shown, task),
                        keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
-                       on_disconnect=cancel)
+                       on_disconnect=cancel, closing=_data(wire.dumps(stopping)) + DONE)
 
 
 async def _failed_before(state: ServerState, first: RunEvent | None,

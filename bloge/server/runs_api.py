@@ -78,7 +78,7 @@ async def follow_run(request: Request) -> Response:
     ``?after=``) — only what the client missed — live until the run ends."""
     state = state_of(request)
     run = await state.store.get_run(request.path_params["run_id"])
-    return event_stream(state, follow(state.store, run.id, after=last_event_id(request)))
+    return event_stream(state, run.id, follow(state.store, run.id, after=last_event_id(request)))
 
 
 async def get_run(request: Request) -> Response:

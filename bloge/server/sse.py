@@ -4,6 +4,8 @@
 came for ``keepalive`` seconds (proxies drop idle connections), and gives up on a client that
 has not taken a frame for ``send_timeout`` seconds (a client that stops reading must not hold
 the server). When the client goes away the iterator is closed and ``on_disconnect`` is called.
+When the server ends the response (its shutdown grace is over), ``on_disconnect`` is called too
+and the stream ends with ``closing`` (a frame saying why), a well-formed end of the body.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class EventStream(Response):
 
     def __init__(self, frames: AsyncIterator[bytes], *, keepalive: float, send_timeout: float,
                  on_disconnect: Callable[[], Awaitable[None] | None] | None = None,
-                 status: int = 200) -> None:
+                 closing: bytes = b"", status: int = 200) -> None:
         # Not Response.__init__, which would send a body and its content-length.
         self.status_code = status
         self.background = None
@@ -48,6 +50,7 @@ class EventStream(Response):
         self.keepalive = keepalive
         self.send_timeout = send_timeout
         self.on_disconnect = on_disconnect
+        self.closing = closing
         self.status = status
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -64,7 +67,7 @@ class EventStream(Response):
                 await self._disconnected()
         except asyncio.CancelledError:  # the server ended the response (at its shutdown)
             await self._disconnected()
-            raise
+            await self._close_at_shutdown(sender, clock, send)
         finally:
             for task in (producer, sender, watcher):
                 task.cancel()
@@ -98,6 +101,21 @@ class EventStream(Response):
                 clock.last_sent = now
                 queue.put_nowait(PING)
 
+    async def _close_at_shutdown(self, sender: asyncio.Task[None], clock: _SendClock,
+                                 send: Send) -> None:
+        """End the body with ``closing`` instead of letting the cancellation escape: uvicorn
+        would log it as an "Exception in ASGI application" traceback and cut the body off
+        mid-stream. The cancellation is taken back (``uncancel``) because it is answered."""
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+        if not clock.started:
+            await send({"type": "http.response.start", "status": self.status,
+                        "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.closing, "more_body": False})
+
     async def _produce(self, queue: asyncio.Queue[Any]) -> None:
         try:
             async for item in self.frames:
@@ -113,6 +131,7 @@ class EventStream(Response):
         """Send the frames as they come; those queued meanwhile go together, in one body."""
         await clock.timed(send({"type": "http.response.start", "status": self.status,
                                 "headers": self.raw_headers}))
+        clock.started = True
         ended = False
         while not ended:
             item = await queue.get()
@@ -142,10 +161,11 @@ class EventStream(Response):
 class _SendClock:
     """When the stream last sent, and since when a send has been waiting (``None``: none)."""
 
-    __slots__ = ("_loop", "last_sent", "sending_since")
+    __slots__ = ("_loop", "last_sent", "sending_since", "started")
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self.started = False  # whether the response's start was sent
         self.last_sent = self._loop.time()
         self.sending_since: float | None = None
 

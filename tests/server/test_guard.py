@@ -4,10 +4,12 @@ bodies, concurrent runs and run time."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 
 import httpx
+import openai
 import pytest
 
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider
@@ -255,6 +257,43 @@ def test_at_shutdown_a_request_the_server_ends_is_answered_503_naming_its_run(
     assert f"POST /runs/{run.id}/resume" in error["message"]
     # before: uvicorn's text/plain 500, and its traceback of the cancellation in the log
     assert not [m for m in records.messages if "Exception in ASGI application" in m]
+
+
+def test_at_shutdown_a_stream_the_server_ends_closes_with_an_error_event_naming_its_run(
+        serve: Serve) -> None:
+    provider, started = hanging_model()
+    served = serve(provider, shutdown_grace=3600, uvicorn_grace=0.01)
+    records = _Records()
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addHandler(records)
+    try:
+        with httpx.stream("POST", served.url("/agents/helper/runs"),
+                          json={"input": "Hang", "stream": True}, timeout=30) as response:
+            run_id = response.headers["bloge-run-id"]
+            started.wait()
+            served.server.stop()
+            lines = list(response.iter_lines())  # before: the body was cut off mid-chunk
+    finally:
+        uvicorn_log.removeHandler(records)
+    assert "event: error" in lines
+    ending = json.loads(lines[lines.index("event: error") + 1].removeprefix("data: "))
+    assert (ending["error_type"], ending["exit_reason"]) == ("ServerStoppingError", "cancelled")
+    assert f"POST /runs/{run_id}/resume" in ending["error_message"]
+    assert not [m for m in records.messages if "Exception in ASGI application" in m]
+
+
+def test_at_shutdown_a_streamed_completion_ends_with_an_error_the_sdk_raises(
+        serve: Serve) -> None:
+    provider, started = hanging_model()
+    # keepalive: the completion's stream starts before the model's first token
+    served = serve(provider, shutdown_grace=3600, uvicorn_grace=0.01, keepalive=0.05)
+    client = openai.OpenAI(base_url=served.url("/v1"), api_key="unused", max_retries=0)
+    stream = client.chat.completions.create(
+        model="helper", messages=[{"role": "user", "content": "Hang"}], stream=True)
+    started.wait()
+    served.server.stop()
+    with pytest.raises(openai.APIError, match="the server is stopping"):
+        list(stream)
 
 
 def test_at_shutdown_runs_still_going_are_cancelled_with_their_checkpoint(serve: Serve) -> None:
