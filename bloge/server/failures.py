@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -66,6 +67,20 @@ async def run_failed(request: Request, exc: Exception) -> Response:
     return problem(str(exc), status=500, code="run_failed")
 
 
+async def no_route(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 (no such path) and 405 (not this method), in the one JSON shape."""
+    assert isinstance(exc, HTTPException)
+    endpoint = f"{request.method} {request.url.path}"
+    if exc.status_code == 404:
+        message = f"no endpoint {endpoint}"
+    elif exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "none")
+        message = f"{endpoint}: the method is not allowed here (allowed: {allowed})"
+    else:
+        message = f"{endpoint}: {exc.detail}"
+    return problem(message, status=exc.status_code, headers=dict(exc.headers or {}))
+
+
 async def internal(request: Request, exc: Exception) -> Response:
     _log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     return problem(f"the server failed: {type(exc).__name__}", status=500)
@@ -83,5 +98,6 @@ HANDLERS = {
     ServerStoppingError: stopping,
     AgentRunError: run_failed,
     TimeoutError: timed_out,
+    HTTPException: no_route,
     Exception: internal,
 }

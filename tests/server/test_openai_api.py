@@ -70,6 +70,23 @@ def test_an_unknown_model_is_not_found(serve: Serve) -> None:
         client(served).models.retrieve("nope")
 
 
+def test_an_endpoint_it_does_not_serve_is_a_404_in_openais_error_shape(serve: Serve) -> None:
+    served = serve(ScriptedProvider())
+    with pytest.raises(openai.NotFoundError) as raised:  # before: the text/plain "Not Found"
+        client(served).embeddings.create(model="helper", input="hi")
+    assert raised.value.body == {"message": "no endpoint POST /v1/embeddings",
+                                 "type": "not_found_error", "param": None, "code": None}
+
+
+def test_a_method_it_does_not_take_is_a_405_in_openais_error_shape(serve: Serve) -> None:
+    served = serve(ScriptedProvider())
+    response = httpx.get(served.url("/v1/chat/completions"))
+    assert (response.status_code, response.headers["allow"]) == (405, "POST")
+    assert response.json()["error"] == {
+        "message": "GET /v1/chat/completions: the method is not allowed here (allowed: POST)",
+        "type": "invalid_request_error", "param": None, "code": None}
+
+
 def test_a_completion_is_the_agents_answer_with_its_usage(serve: Serve) -> None:
     served = serve(ScriptedProvider(LlmResponse("Hello.", prompt_tokens=5,
                                                 completion_tokens=2)))
