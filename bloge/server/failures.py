@@ -14,7 +14,7 @@ from bloge.server.agents import UnknownAgentError
 from bloge.server.guard import BodyTooLargeError
 from bloge.server.inputs import BadRequestError
 from bloge.server.problems import problem
-from bloge.server.tasks import ServerStoppingError, TooManyRunsError
+from bloge.server.tasks import RunRunningError, ServerStoppingError, TooManyRunsError
 from bloge.store import StoreError, StoreNotFoundError, ThreadBusyError
 
 _log = logging.getLogger("bloge.server")
@@ -32,6 +32,10 @@ async def not_found(request: Request, exc: Exception) -> Response:
 async def busy(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ThreadBusyError)
     return problem(str(exc), status=409, param="thread_id", code="thread_busy")
+
+
+async def running(request: Request, exc: Exception) -> Response:
+    return problem(str(exc), status=409, code="run_running")
 
 
 async def too_many(request: Request, exc: Exception) -> Response:
@@ -93,6 +97,7 @@ HANDLERS = {
     StoreNotFoundError: not_found,
     ThreadBusyError: busy,
     TooManyRunsError: too_many,
+    RunRunningError: running,
     BlogeUsageError: usage,
     StoreError: unavailable,
     ServerStoppingError: stopping,

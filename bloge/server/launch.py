@@ -96,15 +96,11 @@ def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
 def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamWork, *,
                    after: int = 0) -> tuple[asyncio.Task[AgentOutput], AsyncIterator[RunEvent]]:
     """Start the streamed run ``run_id`` in its task; the task, and the run's events numbered
-    above ``after`` (followed before the task runs, so none is missed)."""
-    live = state.store.live
-    live.started(run_id)
-    try:
-        task = state.tasks.start(run_id, agent_id, work(run_id, discard),
-                                 timeout=state.config.request_timeout)
-    except BaseException:
-        live.ended(run_id)
-        raise
+    above ``after`` (followed before the task runs, so none is missed: the task runs from the
+    next await on). A run refused a task touches nothing of a run ``run_id`` running here."""
+    task = state.tasks.start(run_id, agent_id, work(run_id, discard),
+                             timeout=state.config.request_timeout)
+    state.store.live.started(run_id)
     # Its failure is told in the stream (an error event) or by the caller: never unretrieved.
     task.add_done_callback(lambda done: done.cancelled() or done.exception())
     return task, follow(state.store, run_id, after=after)

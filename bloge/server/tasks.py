@@ -30,6 +30,15 @@ class RunCancelledError(Exception):
         self.run_id = run_id
 
 
+class RunRunningError(Exception):
+    """Run ``run_id`` is running in this server already (a resume of it came meanwhile)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} is running; wait for it to end (GET /runs/{run_id}/"
+                         f"stream follows it) or stop it (POST /runs/{run_id}/cancel)")
+        self.run_id = run_id
+
+
 class ServerStoppingError(Exception):
     """The server stopped (its shutdown grace is over) before run ``run_id`` answered; the run
     is cancelled with its checkpoint, to be resumed."""
@@ -67,12 +76,19 @@ class RunTasks:
 
     def start(self, run_id: str, agent_id: str, work: Awaitable[T],
               *, timeout: float | None) -> asyncio.Task[T]:
-        """Run ``work`` as run ``run_id``; :class:`TooManyRunsError` when at the limit."""
-        if len(self._tasks) >= self.limit:
+        """Run ``work`` as run ``run_id``; :class:`TooManyRunsError` when at the limit,
+        :class:`RunRunningError` when ``run_id`` runs here already (its task stays the one
+        that cancelling ``run_id`` stops)."""
+        refusal: Exception | None = None
+        if run_id in self._tasks:
+            refusal = RunRunningError(run_id)
+        elif len(self._tasks) >= self.limit:
+            refusal = TooManyRunsError()
+        if refusal is not None:
             close = getattr(work, "close", None)
             if close is not None:
                 close()
-            raise TooManyRunsError
+            raise refusal
         task: asyncio.Task[T] = asyncio.create_task(
             self._run(run_id, agent_id, work, limit=timeout))
         self._tasks[run_id] = task

@@ -209,6 +209,28 @@ def test_cancelling_a_resumed_run_stops_it(serve: Serve) -> None:
     assert response.json()["status"] == "cancelled"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_resuming_a_running_run_is_refused_and_leaves_it_cancellable(
+        serve: Serve, stream: bool) -> None:
+    started = threading.Event()
+    served = serve(FunctionProvider(hanging(started)))
+    with httpx.stream("POST", served.url("/agents/helper/runs"),
+                      json={"input": "Hang", "stream": True}, timeout=30) as response:
+        run_id = response.headers["bloge-run-id"]
+        started.wait()
+        refused = httpx.post(served.url(f"/runs/{run_id}/resume"), json={"stream": stream})
+        # before: the refused resume took the run's place here, so the cancel below missed
+        # it (202, the run went on) and the first stream was ended without a last event
+        cancelled = httpx.post(served.url(f"/runs/{run_id}/cancel"))
+        events = sse_events(response.read().decode())
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "run_running")
+    assert f"POST /runs/{run_id}/cancel" in refused.json()["error"]["message"]
+    assert cancelled.status_code in (200, 202)
+    assert httpx.get(served.url(f"/runs/{run_id}")).json()["status"] == "cancelled"
+    assert events[-1]["event"] == "error"
+    assert events[-1]["data"]["exit_reason"] == "cancelled"
+
+
 def test_a_run_cancelled_through_the_store_answers_with_its_record(serve: Serve) -> None:
     started = threading.Event()
     served = serve(FunctionProvider(hanging(started)), lease=0.3)  # renewed every 0.1 s
