@@ -143,8 +143,10 @@ def _text(content: object, where: str, *, optional: bool = False) -> str:
 
 
 def _user_content(content: object, where: str) -> str | tuple[ContentPart, ...]:
+    if isinstance(content, str):
+        return content
     if not isinstance(content, list):
-        return _text(content, where)
+        raise _bad(where, "the content must be a string or a list of text and image_url parts")
     parts = tuple(_part(part, f"{where}[{index}]") for index, part in enumerate(content))
     if all(isinstance(part, TextPart) for part in parts):
         return "".join(part.text for part in parts if isinstance(part, TextPart))

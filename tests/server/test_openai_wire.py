@@ -112,6 +112,16 @@ def test_a_bad_message_is_refused_naming_where(message: dict[str, Any], param: s
     assert caught.value.param == param
 
 
+@pytest.mark.parametrize(("role", "allowed"), [
+    ("user", "a list of text and image_url parts"),  # before: "a list of text parts"
+    ("system", "a list of text parts")])
+def test_content_of_the_wrong_kind_is_told_the_parts_its_role_may_have(role: str,
+                                                                       allowed: str) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        wire.agent_input([{"role": role, "content": None}])
+    assert caught.value.message == f"messages[0].content: the content must be a string or {allowed}"
+
+
 @pytest.mark.parametrize(("finish_reason", "exit_reason", "expected"), [
     ("stop", "stop", "stop"), ("stop", "exit_condition", "stop"),
     ("tool_calls", "exit_condition", "stop"), ("length", "stop", "length")])
