@@ -3,8 +3,9 @@ DNS rebinding), CORS, API keys, and the body limit.
 
 A browser page on another site can make a browser send requests to a server on loopback; a
 rebound DNS name makes them look same-origin. So the ``Host`` header must name this server,
-an ``Origin`` (sent by browsers, never by other clients) must be this server or an allowed
-origin, and with API keys every request but the public ones needs its key.
+an ``Origin`` (sent by browsers, never by other clients) must be this server (the host and
+port the ``Host`` header names) or an allowed origin, and with API keys every request but the
+public ones needs its key.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Guard:
             return
         origin = headers.get("origin")
         cors = origin is not None and origin.rstrip("/") in self._origins
-        foreign = origin is not None and _host_name(urlsplit(origin).netloc) not in self._hosts
+        foreign = origin is not None and not _same_origin(origin, headers.get("host", ""))
         if foreign and not cors:
             await _refuse(send, 403, f"Origin {origin!r} may not call this server; add it to "
                           "bloge.server.cors-origins", rpc=rpc)
@@ -135,6 +136,20 @@ def _host_name(netloc: str) -> str:
     if netloc.startswith("["):
         return netloc[1:].split("]", 1)[0]
     return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    """Whether ``origin`` (``scheme://host[:port]``) is the server the request's ``Host``
+    names: the same host and port (a missing port is the scheme's). A page of another port
+    on the same host is another site (another local app, a dev server)."""
+    page = urlsplit(origin)
+    default = {"http": 80, "https": 443}.get(page.scheme)
+    served = urlsplit(f"//{host.strip()}")
+    try:
+        return (page.hostname is not None and page.hostname == served.hostname
+                and (page.port or default) == (served.port or default))
+    except ValueError:  # a port that is no number
+        return False
 
 
 def _cors_headers(origin: str, *, preflight: bool) -> list[tuple[bytes, bytes]]:

@@ -59,6 +59,22 @@ def test_a_foreign_origin_is_refused_and_the_servers_own_is_not(serve: Serve) ->
     assert "access-control-allow-origin" not in own.headers
 
 
+def test_a_page_of_another_port_on_the_same_host_is_a_foreign_origin(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hi."))
+    port = served.server.port
+    # before: only the origin's host name was checked, so another local app could run agents
+    other_port = httpx.post(served.url("/chat"), content="Hi",
+                            headers={"Origin": f"http://127.0.0.1:{port + 1}"})
+    assert other_port.status_code == 403
+    assert other_port.json()["error"]["type"] == "permission_error"
+    other_scheme = httpx.post(served.url("/chat"), content="Hi",
+                              headers={"Origin": "https://127.0.0.1"})
+    assert other_scheme.status_code == 403
+    own = httpx.post(served.url("/chat"), content="Hi",
+                     headers={"Origin": f"http://localhost:{port}", "Host": f"localhost:{port}"})
+    assert own.status_code == 200
+
+
 def test_cors_answers_the_configured_origins_only(serve: Serve) -> None:
     served = serve(ScriptedProvider("Hi."), cors_origins=("https://app.example",))
     preflight = httpx.options(served.url("/agents/helper/runs"), headers={
