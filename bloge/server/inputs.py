@@ -100,7 +100,7 @@ async def json_body(request: Request, model: type[M], *, empty_ok: bool = False)
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
-            _not_json(raw)
+            _not_json(raw, first.get("ctx", {}).get("error"))
         # The field (or the part a validator named); pydantic's further steps name union
         # members and list items.
         where = first.get("ctx", {}).get("param") or (
@@ -108,8 +108,9 @@ async def json_body(request: Request, model: type[M], *, empty_ok: bool = False)
         raise BadRequestError(f"{where or 'the body'}: {first['msg']}", param=where) from None
 
 
-def _not_json(raw: bytes) -> None:
-    """Why ``raw`` is not JSON, with its line and column (what pydantic's error lacks)."""
+def _not_json(raw: bytes, reason: str | None) -> None:
+    """Why ``raw`` is not JSON, with its line and column (what pydantic's error lacks);
+    ``reason`` (pydantic's) when Python's parser takes it (a lone surrogate ``\\ud800``)."""
     try:
         # Decoded here: json.loads would read a body that starts like UTF-16 as UTF-16.
         json.loads(raw.decode("utf-8"))
@@ -118,7 +119,8 @@ def _not_json(raw: bytes) -> None:
     except json.JSONDecodeError as exc:
         raise BadRequestError(f"the request body is not JSON: {exc.msg} at line {exc.lineno}, "
                               f"column {exc.colno}") from None
-    raise BadRequestError("the request body is not JSON")
+    raise BadRequestError(f"the request body is not JSON: {reason}" if reason
+                          else "the request body is not JSON")
 
 
 async def text_body(request: Request) -> str:

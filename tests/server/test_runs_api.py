@@ -278,6 +278,17 @@ def test_a_body_that_is_not_utf8_is_a_400_saying_so(serve: Serve, body: bytes) -
     assert response.json()["error"]["message"] == "the request body is not UTF-8 text"
 
 
+def test_a_body_with_a_lone_surrogate_escape_is_a_400_saying_why(serve: Serve) -> None:
+    served = serve(ScriptedProvider("never"))
+    response = httpx.post(served.url("/agents/helper/runs"), content=b'{"input": "\\ud800x"}',
+                          headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    # before: only "the request body is not JSON", Python's parser taking the escape
+    message = response.json()["error"]["message"]
+    assert message.startswith("the request body is not JSON: ")
+    assert "line 1 column" in message
+
+
 @pytest.mark.parametrize(("value", "got"), [
     (3, "got a number"), ({"role": "user"}, "got an object"), (None, "got null"),
     (["hi"], "got a list holding a string")])
