@@ -172,9 +172,13 @@ def _register(wiring: AutopilotWiring, name: str, declared: KnobSettings,
         live, current = _bind(wiring, name, declared.binding, settings, agents, provider,
                               key=f"{key}.binding")
     value = declared.value if declared.value is not None else current
-    if value is None:
-        raise ConfigurationError(f"{key}.value is needed: the knob's binding has no value of "
-                                 "its own to start from")
+    if value is None:  # only an agent's setting can be unset: its DSL leaves it out
+        _, agent_id, field = str(declared.binding).split(".")
+        raise ConfigurationError(
+            f"{key}.value is needed: agent {agent_id!r} declares no "
+            f"{field.replace('-', '_')}, so {declared.binding} has no value for the knob to "
+            f"start from; give the knob a value, or declare {field.replace('-', '_')} in the "
+            "agent")
     try:
         knob = Knob(name, KnobTier(declared.tier), declared.min, declared.max, value,
                     max_step=declared.max_step, cooldown=declared.cooldown, binding=live,

@@ -58,6 +58,23 @@ def test_a_watch_of_an_undeclared_knob_is_a_configuration_error(project: Path) -
         server_app(create_container(project_dir=project))
 
 
+async def test_a_knob_bound_to_a_setting_its_agent_leaves_out_asks_for_a_value(
+        project: Path) -> None:
+    settings = project / "settings.yaml"
+    settings.write_text(settings.read_text().replace("    knobs:\n", (
+        "    knobs:\n      opsConcurrency: {tier: whitelist, min: 1, max: 4, "
+        "binding: agents.opsAgent.max-tool-concurrency}\n"), 1))
+    container = create_container(project_dir=project)
+    with pytest.raises(ConfigurationError) as raised:
+        container.autopilot()
+    await close_container(container)
+    assert str(raised.value) == (
+        "bloge.autopilot.knobs.opsConcurrency.value is needed: agent 'opsAgent' declares no "
+        "max_tool_concurrency, so agents.opsAgent.max-tool-concurrency has no value for the "
+        "knob to start from; give the knob a value, or declare max_tool_concurrency in the "
+        "agent")
+
+
 def test_the_tools_are_registered_while_knobs_are_declared(project: Path) -> None:
     container = create_container(project_dir=project)
     names = container.operator_registry().names()
