@@ -2,9 +2,10 @@
 
 ```
 EventJournal ──channel(processors)──▶ emit(event, *records, **fields)   capture: a tuple
-    └─ batch ─▶ event dict ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ Sink
+    └─ burst ─▶ event dict ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ batch ─▶ Sink
                 (event, timestamp, the records' fields; then one chain of structlog
-                 processors, run event by event over each batch)
+                 processors, run event by event at the burst's next await; the batch
+                 written flush_interval later)
 AgentEventJournalBridge: an AgentExecutionListener emitting one event per agent callback
 read_journal(path) ─▶ execution_timeline(events, id) ─▶ render_timeline(entries)
 ```

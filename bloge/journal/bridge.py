@@ -45,8 +45,9 @@ class AgentEventJournalBridge(AgentExecutionListener):
     inside a string is replaced. A failed run's ``on_agent_loop_exited`` carries
     ``error_type`` and ``error_message``, redacted alike.
 
-    Recording costs the loop a tuple per callback; rendering happens in batches (see
-    :class:`EventJournal`), and the events of a run are written out when its loop exits.
+    Recording costs the loop a tuple per callback; the events are rendered at the loop's
+    next await and written in batches (see :class:`EventJournal`), and the events of a run
+    are all written out when its loop exits.
     A journal failure is reported once and never breaks the run.
     """
 

@@ -1,16 +1,19 @@
 """``EventJournal``: structured events through a structlog processor chain into a sink.
 
 Emitting is cheap and never fails: the event is captured as a tuple (time, name, records,
-fields) and queued. Queued events are rendered in batches, through the journal's one
-structlog chain (:class:`~bloge.journal.chain.ProcessorChain`; structlog's global
-configuration is never touched), and written in the order they were emitted:
+fields) and queued. Queued events are rendered through the journal's one structlog chain
+(:class:`~bloge.journal.chain.ProcessorChain`; structlog's global configuration is never
+touched) and written in the order they were emitted, in two steps:
 
-- inside an event loop, ``flush_interval`` seconds after the first event of a batch was
-  emitted (``loop.call_later``); with an interval of 0, at the end of the current burst
-  (``loop.call_soon``), so events reach the sink at the next await of the code emitting
-  them. Files and streams wait :data:`WRITE_INTERVAL` (10 ms) by default: a write and a
-  ``stat`` per batch then serve many turns of many runs instead of one burst each;
-- outside an event loop, at once;
+- **rendered** inside an event loop at the end of the current burst (``loop.call_soon``),
+  that is at the next await of the code emitting them. The code then usually waits for I/O
+  — a model's answer, a tool's — and the rendering takes the time of that wait, not of the
+  run;
+- **written** ``flush_interval`` seconds after the first of them was rendered
+  (``loop.call_later``), or with it when the interval is 0. Files and streams wait
+  :data:`WRITE_INTERVAL` (10 ms) by default: a write and a ``stat`` then serve many turns of
+  many runs instead of one burst each;
+- outside an event loop, both at once;
 - whenever ``max_batch`` events are waiting, on ``flush()``, on ``close()``, and when the
   interpreter exits (as the ``logging`` module flushes its handlers).
 
@@ -51,7 +54,7 @@ _log = logging.getLogger("bloge.journal")
 
 _channel_of = itemgetter(0)
 
-#: How long files and streams let events gather before writing them, in seconds.
+#: How long files and streams let rendered events gather before writing them, in seconds.
 WRITE_INTERVAL = 0.01
 
 
@@ -78,11 +81,14 @@ class EventJournal:
         self._closed = False
         # Emitting appends to the deque (atomic, no lock); rendering and writing hold the lock.
         self._pending: deque[Captured] = deque()
+        #: Messages rendered and not yet written, in order.
+        self._rendered: list[Any] = []
         self._lock = threading.Lock()
         self._reported: set[str] = set()
         self._reports: list[str] = []
-        #: The event loop a flush is scheduled on, if any.
-        self._flush_loop: asyncio.AbstractEventLoop | None = None
+        #: The event loops a render and a write are scheduled on, if any.
+        self._render_loop: asyncio.AbstractEventLoop | None = None
+        self._write_loop: asyncio.AbstractEventLoop | None = None
         self._stamps = IsoTimestamps()
         self._sequence = SequenceNumbers()
         self._default = self.channel(Redactor())
@@ -143,11 +149,8 @@ class EventJournal:
     def flush(self) -> None:
         """Render and write every queued event now."""
         with self._lock:
-            pending = self._pending
-            if pending:
-                popleft = pending.popleft
-                # Only what is queued now: events other threads add meanwhile wait their turn.
-                self._write([popleft() for _ in range(len(pending))])
+            self._render_queued()
+            self._write_rendered()
         self._send_reports()
 
     def close(self) -> None:
@@ -180,35 +183,56 @@ class EventJournal:
 
     def _queued(self, loop: asyncio.AbstractEventLoop | None) -> None:
         """Called after an event joined the queue from ``loop`` (``None`` outside an event
-        loop) when no flush is scheduled there, or when ``max_batch`` events are waiting."""
+        loop) when no render is scheduled there, or when ``max_batch`` events are waiting."""
         if loop is None or len(self._pending) >= self.max_batch:
             self.flush()
-        elif self._flush_loop is not loop:
-            # One scheduled flush per loop at a time: code that never yields would otherwise
+        elif self._render_loop is not loop:
+            # One scheduled render per loop at a time: code that never yields would otherwise
             # pile up a callback per event.
-            self._flush_loop = loop
-            if self.flush_interval:
-                loop.call_later(self.flush_interval, self._scheduled_flush)
-            else:
-                loop.call_soon(self._scheduled_flush)
+            self._render_loop = loop
+            loop.call_soon(self._scheduled_render, loop)
 
-    def _scheduled_flush(self) -> None:
-        # Cleared before flushing: an event emitted after the flush took the queue schedules
-        # the next one.
-        self._flush_loop = None
-        self.flush()
+    def _scheduled_render(self, loop: asyncio.AbstractEventLoop) -> None:
+        # Cleared before rendering: an event emitted after the render took the queue
+        # schedules the next one.
+        self._render_loop = None
+        with self._lock:
+            self._render_queued()
+            write_now = not self.flush_interval or len(self._rendered) >= self.max_batch
+            if write_now:
+                self._write_rendered()
+            wait = bool(self._rendered) and self._write_loop is not loop
+        if wait:
+            self._write_loop = loop
+            loop.call_later(self.flush_interval, self._scheduled_write)
+        self._send_reports()
 
-    def _write(self, batch: list[Captured]) -> None:
+    def _scheduled_write(self) -> None:
+        self._write_loop = None
+        self.flush()  # what was queued since is rendered first: the order is kept
+
+    def _render_queued(self) -> None:
+        """Renders every queued event into ``_rendered``; the lock is held."""
+        pending = self._pending
+        if not pending:
+            return
+        popleft = pending.popleft
+        # Only what is queued now: events other threads add meanwhile wait their turn.
+        batch = [popleft() for _ in range(len(pending))]
         if self._closed:
             self._report("closed", f"{len(batch)} event(s) emitted after close() dropped")
             return
         if self.failure is not None:
             return
-        messages: list[Any] = []
         for channel, captured in groupby(batch, _channel_of):
-            channel._chain.render(captured, messages, self._render_failed)
+            channel._chain.render(captured, self._rendered, self._render_failed)
+
+    def _write_rendered(self) -> None:
+        """Writes what was rendered, in one batch; the lock is held."""
+        messages = self._rendered
         if not messages:
             return
+        self._rendered = []
         try:
             self.sink.write(messages)
         except Exception as exc:  # noqa: BLE001 -- a sink we do not control: OSError, ValueError, …
@@ -261,7 +285,7 @@ class JournalChannel:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        if loop is None or loop is not journal._flush_loop or len(pending) >= journal.max_batch:
+        if loop is None or loop is not journal._render_loop or len(pending) >= journal.max_batch:
             journal._queued(loop)
 
 

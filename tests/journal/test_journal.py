@@ -181,6 +181,27 @@ async def test_with_an_interval_events_are_written_when_it_has_passed() -> None:
     assert await sink.written(2) == [["first"], ["second"]]
 
 
+async def test_with_an_interval_a_burst_is_rendered_at_its_next_await_and_written_later() -> None:
+    rendered: list[str] = []
+
+    def note(logger: object, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        rendered.append(event_dict["event"])
+        return event_dict
+
+    sink = BatchSink()
+    journal = EventJournal(sink, flush_interval=3600)
+    channel = journal.channel(note)
+    channel.emit("first")
+    channel.emit("second")
+    assert rendered == []
+    await sink_idle_turn()
+    assert (rendered, sink.batches) == (["first", "second"], [])
+    channel.emit("third")
+    journal.flush()
+    assert (rendered, sink.batches) == (["first", "second", "third"],
+                                        [["first", "second", "third"]])
+
+
 def test_files_and_streams_let_events_gather_and_memory_does_not(tmp_path: Path) -> None:
     with EventJournal.to_file(tmp_path / "j.jsonl") as file, EventJournal.to_stdout(
             io.StringIO()) as stream:
