@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import os
 import threading
 import time
 import weakref
@@ -297,3 +298,17 @@ _open_journals: weakref.WeakSet[EventJournal] = weakref.WeakSet()
 def _flush_at_exit() -> None:
     for journal in list(_open_journals):
         journal.flush()
+
+
+def _start_afresh_after_fork() -> None:
+    """In a forked child, every journal starts empty: what was queued or rendered at the
+    fork is the parent's to write (the child would write it a second time), and a lock
+    another thread of the parent held then would never be released in the child."""
+    for journal in list(_open_journals):
+        journal._lock = threading.Lock()
+        journal._pending.clear()  # the channels hold this very deque
+        journal._rendered = []
+        journal._render_loop = journal._write_loop = None
+
+
+os.register_at_fork(after_in_child=_start_afresh_after_fork)

@@ -442,3 +442,24 @@ def test_only_the_most_recently_active_executions_keep_their_counters() -> None:
     seqs = [numbers(None, "msg", {"execution_id": run})["seq"]
             for run in ("a", "b", "a", "c", "a", "b")]
     assert seqs == [1, 1, 2, 1, 3, 1]  # "b" was the least recent when "c" came
+
+
+def test_a_forked_child_does_not_write_what_its_parent_had_queued(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    script = (
+        "import asyncio, os, sys\n"
+        "from bloge.journal import EventJournal\n"
+        "journal = EventJournal.to_file(sys.argv[1], flush_interval=3600)\n"
+        "async def queue():\n"
+        "    journal.emit('queued before the fork')\n"
+        "asyncio.run(queue())\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    journal.emit('from the child')\n"
+        "    sys.exit(0)\n"
+        "os.waitpid(child, 0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert sorted(json.loads(line)["event"] for line in lines) == [
+        "from the child", "queued before the fork"]
