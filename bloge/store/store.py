@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
+from bloge.agent.loop.sync import run_sync
 from bloge.core.errors import BlogeUsageError
 from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
 from bloge.journal.redaction import Redactor
@@ -72,7 +73,8 @@ class Pruned:
 class Store:
     """The run store: threads with their message logs, runs with their events, checkpoints
     and tool-call ledgers. Open one with :func:`open_store`; close it with :meth:`aclose`
-    (or ``async with``).
+    (or ``async with``), or with :meth:`close` (or ``with``) when it served the sync methods
+    (``execute()``, ``run()``).
 
     The schema is created on first use and upgraded when ``auto_migrate`` is on; a database
     written by a newer bloge is refused. Every failure is a :class:`StoreError` naming the
@@ -112,6 +114,18 @@ class Store:
 
     async def aclose(self) -> None:
         await self._driver.aclose()
+
+    def close(self) -> None:
+        """:meth:`aclose` for synchronous code: closes the store on the event loop that the
+        sync methods run on (a clear error inside a running event loop: await ``aclose()``)."""
+        run_sync(self.aclose(), method="close")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
 
     # -- schema
 

@@ -19,7 +19,7 @@ from bloge import (
     OperatorRegistry,
     StreamingAgentLoopOperator,
 )
-from bloge.core.errors import ProviderError
+from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RunStatus, Store, ThreadBusyError, open_store
 from bloge.store.follow import follow
@@ -390,3 +390,25 @@ async def test_a_finished_run_is_followed_from_the_store(store: Store) -> None:
     events = [event async for event in follow(store, output.run_id, after=3)]
     assert events[0].seq == 4
     assert events[-1].type == "done"
+
+
+def test_a_store_serving_sync_runs_is_closed_by_with_and_opens_again(
+    durable_store_url: str,
+) -> None:
+    seen: list[list[str]] = []
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        seen.append([message.content or "" for message in request.messages])
+        return LlmResponse(f"Answer {len(seen)}.")
+
+    for question in ("First?", "Second?"):
+        with open_store(durable_store_url) as store:
+            agent(store, FunctionProvider(answer), Tools()).execute(question, thread_id="t-1")
+    assert seen[1][1:] == ["First?", "Answer 1.", "Second?"]
+
+
+async def test_closing_a_store_synchronously_inside_an_event_loop_says_to_await(
+    store: Store,
+) -> None:
+    with pytest.raises(BlogeUsageError, match=r"await aclose\(\) instead"):
+        store.close()

@@ -81,7 +81,10 @@ class PostgresDriver:
 
     async def aclose(self) -> None:
         self._closed = True
-        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        loop = asyncio.get_running_loop()
+        pool = self._pools.pop(loop, None)
+        for closer in [closer for closer in self._closers if closer.get_loop() is loop]:
+            closer.cancel()  # its pool is closed here: a loop that lives on must not keep it
         if pool is not None:
             await pool.close()
 
