@@ -412,3 +412,30 @@ async def test_closing_a_store_synchronously_inside_an_event_loop_says_to_await(
 ) -> None:
     with pytest.raises(BlogeUsageError, match=r"await aclose\(\) instead"):
         store.close()
+
+
+async def test_a_thread_continued_by_another_agent_is_led_by_that_agents_prompt_alone(
+    store: Store,
+) -> None:
+    seen: list[list[tuple[str, str | None]]] = []
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        seen.append([(message.role, message.content) for message in request.messages])
+        return LlmResponse(f"Answer {len(seen)}.")
+
+    registry = OperatorRegistry.builder().register(
+        "llmChat", LlmChatOperator(FunctionProvider(answer))).build()
+
+    def agent_told(name: str, prompt: str) -> AgentLoopOperator:
+        source = f'agent {name} {{ model = "gpt-4o" system_prompt = "{prompt}" }}'
+        return AgentLoopOperator(name, AgentDslCompiler(registry).compile(source), registry,
+                                 store=store)
+
+    triage, billing = agent_told("triage", "Route."), agent_told("billing", "Bill.")
+    await triage.aexecute("Q1", thread_id="t-1")
+    await billing.aexecute("Q2", thread_id="t-1")
+    await triage.aexecute("Q3", thread_id="t-1")
+    assert [[content for role, content in call if role == "system"] for call in seen] == [
+        ["Route."], ["Bill."], ["Route."]]
+    assert [content for role, content in seen[2] if role != "system"] == [
+        "Q1", "Answer 1.", "Q2", "Answer 2.", "Q3"]

@@ -10,7 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Mapping,
+    Sequence,
+)
+from itertools import islice
 from typing import Any, Protocol, assert_never
 
 from bloge.agent.definition import AgentDef
@@ -150,14 +158,30 @@ class AgentEngine:
         if checkpoint is None:
             earlier = history or ()
             prompt = self.definition.system_prompt
-            given = earlier and earlier[0].role == "system" and earlier[0].content == prompt
-            system = (LlmMessage.system(prompt),) if prompt and not given else ()
-            return _Start((*system, *earlier, *new), 0, _NO_USAGE, {})
+            if not prompt or not earlier or earlier[0].role != "system":
+                system = (LlmMessage.system(prompt),) if prompt else ()
+                return _Start((*system, *earlier, *new), 0, _NO_USAGE, {})
+            return _Start((*_led_by(prompt, earlier), *new), 0, _NO_USAGE, {})
         if checkpoint.agent_id not in (None, self.definition.id):
             raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
                                   f"agent {self.definition.id!r}")
         return _Start((*checkpoint.conversation, *new), checkpoint.turn_count, checkpoint.usage,
                       dict(checkpoint.tool_results))
+
+
+def _led_by(prompt: str, history: Sequence[LlmMessage]) -> Sequence[LlmMessage]:
+    """``history`` of a thread led by ``prompt`` alone: the system messages it starts with
+    are the prompts of the agents that ran on the thread so far (another agent's, when the
+    thread changes hands), not this agent's instructions. The history's own message is kept
+    when it is this prompt, so that the thread's log does not store it again."""
+    leading = 1
+    while leading < len(history) and history[leading].role == "system":
+        leading += 1
+    if leading == 1 and history[0].content == prompt:
+        return history  # the usual case: this agent ran on the thread before
+    ours = next((message for message in history[:leading] if message.content == prompt),
+                None)
+    return (ours or LlmMessage.system(prompt), *islice(history, leading, None))
 
 
 class _Start:
