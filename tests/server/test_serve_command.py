@@ -29,8 +29,9 @@ def free_port() -> int:
 
 @contextmanager
 def serving(project: Path, *args: str, env: dict[str, str] | None = None,
-            port: int = 0, workers: int = 1) -> Iterator[str]:
-    """``bloge serve`` in ``project``, once every worker has started; its URL."""
+            port: int = 0, workers: int = 1, log: list[str] | None = None) -> Iterator[str]:
+    """``bloge serve`` in ``project``, once every worker has started; its URL (``log``
+    gets what it printed until then)."""
     with subprocess.Popen([str(BLOGE), "serve", "--port", str(port), "--workers",
                            str(workers), *args], cwd=project,
                           env=environment(env), stderr=subprocess.PIPE, text=True) as process:
@@ -38,6 +39,8 @@ def serving(project: Path, *args: str, env: dict[str, str] | None = None,
         try:
             url, ready = None, 0
             for line in process.stderr:
+                if log is not None:
+                    log.append(line)
                 found = re.search(r"running on (http://127\.0\.0\.1:\d+)", line)
                 url = found[1] if found else url
                 ready += "Application startup complete" in line
@@ -61,6 +64,17 @@ def test_serve_answers_the_chat_controller_and_stops_on_sigterm(app: Path) -> No
         assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
         assert (app / "var" / "bloge.db-wal").exists()  # the store is open
     assert not (app / "var" / "bloge.db-wal").exists()  # and was closed at shutdown
+
+
+def test_the_start_line_counts_the_api_keys_and_never_shows_them(app: Path) -> None:
+    log: list[str] = []
+    keys = ["first-secret-key", "second-secret-key"]
+    with serving(app, env={"BLOGE_SERVER__API_KEYS": json.dumps(keys)}, log=log):
+        pass
+    [start] = [line for line in log if line.startswith("bloge serve:")]
+    # before: "(an API key; 1 worker)" whatever the number of keys
+    assert "(2 API keys; 1 worker)" in start
+    assert not any(key in line for line in log for key in keys)
 
 
 def test_serve_refuses_an_open_address_without_keys(app: Path) -> None:

@@ -53,8 +53,8 @@ def serve(
 
         app = server_app(container, host=bind, port=listen)
         agents = ", ".join(sorted(container.agents())) or "none"
-        keys = "an API key" if settings.server.api_keys else "no key"
-        err.print(f"bloge serve: agents {agents} on http://{_shown(bind)}:{listen} ({keys}; "
+        err.print(f"bloge serve: agents {agents} on http://{_shown(bind)}:{listen} "
+                  f"({_keys_shown(len(settings.server.api_keys))}; "
                   f"{processes} worker{'s' if processes > 1 else ''}); Ctrl-C stops",
                   markup=False)
         grace = max(1, round(settings.server.shutdown_grace))
@@ -72,6 +72,13 @@ def serve(
         uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind, port=listen,
                     workers=processes, lifespan="on", log_level="info",
                     timeout_graceful_shutdown=grace)
+
+
+def _keys_shown(count: int) -> str:
+    """How many API keys guard the server (never the keys)."""
+    if count == 0:
+        return "no API key"
+    return "1 API key" if count == 1 else f"{count} API keys"
 
 
 def _loopback(host: str) -> bool:
