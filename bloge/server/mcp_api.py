@@ -5,6 +5,12 @@ Stateless (no session to keep: any worker answers any request) with JSON answers
 CVE-2025-66416) and the API keys, as for every endpoint, so the SDK's own Host check is off:
 it would only know the loopback names. Each call is a run of the server — recorded in the
 store, counted against ``max_concurrent_runs``, bounded by ``request_timeout``.
+
+Only ``POST`` is served. A stateless endpoint has nothing to say unasked (no session, no
+server-initiated requests or notifications), so ``GET`` — which asks for a stream of those —
+answers 405, as the MCP spec (streamable HTTP, "Listening for Messages from the Server")
+says a server that offers no such stream must; the SDK would open one that never sends
+anything. ``DELETE`` ends a session, and there is none: 405 too (the spec allows it).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from mcp.server.streamable_http_manager import (
     StreamableHTTPSessionManager,
 )
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bloge.agent import AgentRunError
@@ -27,6 +35,7 @@ from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.launch import new_run_id
+from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError
 
 PATH = "/mcp"
@@ -44,13 +53,29 @@ class McpEndpoint:
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=config.max_body_bytes)
         self.routes: list[BaseRoute] = [
-            Route(PATH, endpoint=StreamableHTTPASGIApp(self.manager),
-                  methods=["GET", "POST", "DELETE"])]
+            Route(PATH, endpoint=StreamableHTTPASGIApp(self.manager), methods=["POST"]),
+            Route(PATH, endpoint=_not_offered, methods=["GET", "DELETE"])]
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         async with self.manager.run():
             yield
+
+
+#: Why a method other than POST is refused.
+_REFUSED = {
+    "GET": "this stateless MCP endpoint sends no server-initiated messages, so it offers no "
+           "SSE stream; send JSON-RPC requests with POST /mcp",
+    "HEAD": "this stateless MCP endpoint offers no SSE stream; send JSON-RPC requests with "
+            "POST /mcp",
+    "DELETE": "this stateless MCP endpoint keeps no session, so there is none to end",
+}
+
+
+async def _not_offered(request: Request) -> Response:
+    """405 for ``GET`` (and ``HEAD``) and ``DELETE``, saying why, in the one error shape."""
+    return problem(f"{request.method} {PATH}: {_REFUSED[request.method]}", status=405,
+                   headers={"Allow": "POST"})
 
 
 def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig,

@@ -105,6 +105,26 @@ def test_the_endpoint_keeps_no_session(url: str) -> None:
     assert response.json()["result"]["serverInfo"]["name"] == "bloge"
 
 
+def test_get_offers_no_stream_and_says_so(url: str) -> None:
+    # before: a 200 event stream that never sent anything, open until the client gave up
+    response = httpx.get(url, headers={"Accept": "text/event-stream",
+                                       "Authorization": f"Bearer {KEY}"}, timeout=10)
+
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json()["error"]["message"] == (
+        "GET /mcp: this stateless MCP endpoint sends no server-initiated messages, so it "
+        "offers no SSE stream; send JSON-RPC requests with POST /mcp")
+
+
+def test_delete_has_no_session_to_end(url: str) -> None:
+    response = httpx.delete(url, headers={"Authorization": f"Bearer {KEY}"})
+
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert "keeps no session" in response.json()["error"]["message"]
+
+
 def test_a_rebound_host_is_refused(url: str) -> None:
     response = httpx.post(url, json=INITIALIZE, headers={
         **HEADERS, "Authorization": f"Bearer {KEY}", "Host": "attacker.example"})
