@@ -118,7 +118,15 @@ def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent
 
 
 async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
-    """``event: token|tool_start|tool_end|done|error``, ``id:`` the run's event number."""
+    """``event: token|tool_start|tool_end|done|error``, ``id:`` the run's event number.
+
+    The number is the one the store gives the event, which the run's listener records
+    (``on_agent_turn_started``, ``on_agent_llm_called``, …) share but the stream does not
+    show: ids start above 1 (event 1 is the first turn's start) and skip. On purpose:
+    the stored number is what every worker reads back (``follow(after=)``), so a
+    ``Last-Event-ID`` means the same event to any of them, also for runs stored long ago;
+    numbers of the stream's own would have to be rebuilt by counting, and would change what
+    a client holding an older id resumes from."""
     async for event in events:
         if event.type in STREAMED:
             yield frame(json.dumps(event.body, ensure_ascii=False), event=event.type,

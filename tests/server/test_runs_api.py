@@ -95,6 +95,21 @@ def test_a_streamed_run_sends_one_event_per_chunk_with_its_number(serve: Serve) 
     assert events[-1]["data"]["content"] == "Found the word."
 
 
+def test_stream_ids_are_the_runs_event_numbers_which_its_other_records_share(
+        serve: Serve) -> None:
+    served = serve(ScriptedProvider(LOOKUP, "Found the word."))
+    events = sse_events(httpx.post(served.url("/agents/helper/runs"),
+                                   json={"input": "Find kb", "stream": True}).text)
+    recorded = asyncio.run(served.store.run_events(events[-1]["data"]["run_id"]))
+    # Event 1 is the turn's start (a listener record, as `bloge runs show` lists it), not a
+    # stream event: ids start above 1 and skip the model and tool call records, so that a
+    # Last-Event-ID means the same event to every worker and to runs stored long ago.
+    assert (recorded[0].seq, recorded[0].type) == (1, "on_agent_turn_started")
+    shown = [(str(e.seq), e.type) for e in recorded
+             if e.type in {"token", "tool_start", "tool_end", "done", "error"}]
+    assert [(e["id"], e["event"]) for e in events] == shown
+
+
 def test_accept_event_stream_streams_too(serve: Serve) -> None:
     served = serve(ScriptedProvider("Hi."))
     response = httpx.post(served.url("/agents/helper/runs"), json={"input": "Hi"},
