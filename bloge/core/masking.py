@@ -83,8 +83,9 @@ def holds_no_text(value: object) -> bool:
 # scheme://user-info@ : the user-info stops at the authority's end; the last "@" ends it.
 _URL_USER_INFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#\"'<>\\]+)@")
 _PAIR = re.compile(
-    r"""(?P<name>(?<![\w.\-])[A-Za-z_][\w.\-]*)["']?\s*[:=]\s*(?P<value>
-        "(?:[^"\\]|\\.)*"?                                   # a double-quoted value
+    r"""(?P<name>(?<![\w.\-])[A-Za-z_][\w.\-]*)(?:\\?["'])?\s*[:=]\s*(?P<value>
+        \\"(?:(?!\\")[^\n])*(?:\\")?                         # JSON quoted inside a JSON string
+      | "(?:[^"\\]|\\.)*"?                                   # a double-quoted value
       | '(?:[^'\\]|\\.)*'?                                   # a single-quoted value
       | [{\[]                                                # a container: see _container_end
       | (?:bearer|basic|digest|token)[ \t]+[^\s"',;&]+       # an authorization header value
@@ -134,9 +135,9 @@ class CredentialMasker:
         name, value = match["name"], match["value"]
         if not _is_credential(name, value, self._extra):
             return None
-        if value[:1] in ('"', "'"):
-            quote = value[0]
-            closed = len(value) > 1 and value.endswith(quote)
+        if value[:1] in ('"', "'", "\\"):
+            quote = value[:2] if value[0] == "\\" else value[0]  # \" inside a JSON string
+            closed = len(value) > len(quote) and value.endswith(quote)
             return f"{quote}{self._mask}{quote if closed else ''}"
         return self._mask
 

@@ -66,6 +66,10 @@ def test_credential_query_parameters_are_masked_and_the_others_kept() -> None:
     ("session_token=abc; path=/", "session_token=****; path=/"),
     ('{"secret": "cut sho', '{"secret": "****'),
     ("see Bearer abc.def-1", "see Bearer ****"),
+    # JSON inside a JSON string, as a provider's error body quotes tool arguments
+    ('"arguments": "{\\"q\\": \\"x\\", \\"api_key\\": \\"sk-1 2\\"}"',
+     '"arguments": "{\\"q\\": \\"x\\", \\"api_key\\": \\"****\\"}"'),
+    ('"{\\"password\\": \\"cut sho', '"{\\"password\\": \\"****'),
 ])
 def test_credentials_in_text_are_masked(text: str, masked: str) -> None:
     assert mask_credentials(text) == masked
