@@ -30,7 +30,12 @@ from bloge.llm.providers.retry import (
     call_with_retries,
     retry_after_seconds,
 )
-from bloge.llm.providers.server_errors import redact, server_error_message, truncate
+from bloge.llm.providers.server_errors import (
+    message_of,
+    redact,
+    server_error_message,
+    truncate,
+)
 from bloge.llm.providers.sse import SseDecoder, SseEvent
 
 Timeout = float | httpx.Timeout
@@ -233,7 +238,7 @@ class ProviderHttpClient:
             # A server that answers a streaming request with plain JSON is reporting an error
             # in a 200 (some proxies and OpenAI-compatible servers do).
             raw = await read_body(response, limit=self._max_bytes)
-            raise self._failure(server_error_message(quoted(raw)), retryable=False)
+            raise self._failure(_json_instead_of_stream(quoted(raw)), retryable=False)
         chunks = response.aiter_bytes()
         return chunks, await anext(chunks, b"")
 
@@ -345,3 +350,16 @@ class HttpProvider:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _json_instead_of_stream(body: str) -> str:
+    """Why a streaming request answered with JSON failed: the error the body reports, or —
+    a body without one, such as a whole completion — that the server did not stream."""
+    try:
+        parsed: Any = json.loads(body)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, Mapping) and message_of(parsed):
+        return server_error_message(body)
+    return ("the server answered a streaming request with JSON, not an event stream (does it "
+            f'support "stream": true?): {server_error_message(body)}')

@@ -197,6 +197,21 @@ class EndlessStream(httpx.AsyncByteStream):
         self.closed = True
 
 
+async def test_a_whole_completion_answering_a_streaming_request_says_the_server_did_not_stream(
+) -> None:
+    script = Script([json_response(200, openai_completion("Hi"))])
+    with pytest.raises(ProviderError, match=r"answered a streaming request with JSON, not an "
+                                            r"event stream .*\"choices\""):
+        await collect(provider(script).stream_chat(REQUEST))
+
+
+async def test_an_error_in_a_200_answering_a_streaming_request_is_its_message() -> None:
+    body = {"error": {"message": "model overloaded", "type": "server_error"}}
+    with pytest.raises(ProviderError, match=r"^openai: .*model overloaded") as caught:
+        await collect(provider(Script([json_response(200, body)])).stream_chat(REQUEST))
+    assert "event stream" not in str(caught.value)
+
+
 async def test_closing_a_stream_early_closes_the_response() -> None:
     body = EndlessStream()
     script = Script([httpx.Response(200, headers={"content-type": "text/event-stream"},
