@@ -99,7 +99,10 @@ class _Connection:
         last: list[Exception] = []
 
         async def remember(exc: Exception) -> None:
-            last[:] = [exc]
+            # The server's own word (Authorization Violation, say) is followed by the
+            # connection it closes: the reset says less than what came before it.
+            if not (isinstance(exc, OSError) and last and not isinstance(last[0], OSError)):
+                last[:] = [exc]
             await told(exc)
 
         options = {**self._options, "error_cb": remember}
@@ -110,7 +113,8 @@ class _Connection:
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             with contextlib.suppress(nats.errors.Error):
                 await client.close()
-            cause = last[0] if isinstance(exc, TimeoutError) and last else exc
+            said = bool(last) and not isinstance(last[0], OSError)
+            cause = last[0] if last and (said or isinstance(exc, TimeoutError)) else exc
             why = (f"no connection within {timeout:g} s" if cause is exc
                    and isinstance(exc, TimeoutError) else
                    f"{type(cause).__name__}: {mask_url_credentials(str(cause))}")
