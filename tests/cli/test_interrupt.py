@@ -1,6 +1,6 @@
 """Ctrl-C during ``bloge run``: the first stops the run, saves its checkpoint and prints the
 command that resumes it (exit 130), even while a sync tool is stuck in its thread; a second
-quits at once."""
+quits at once. SIGTERM does the same, with exit 143."""
 
 from __future__ import annotations
 
@@ -104,9 +104,10 @@ def wait_for(marker: Path, process: subprocess.Popen[str]) -> None:
         pytest.fail(f"bloge ended before {marker.name} appeared: {process.communicate()}")
 
 
-def interrupted(process: subprocess.Popen[str], project: Path) -> tuple[str, str]:
+def interrupted(process: subprocess.Popen[str], project: Path,
+                signum: signal.Signals = signal.SIGINT) -> tuple[str, str]:
     wait_for(project / "tool-started", process)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     try:
         return process.communicate(timeout=30)
     finally:
@@ -175,3 +176,47 @@ def test_a_second_ctrl_c_quits_at_once(project: Path) -> None:
         process.kill()
     assert process.returncode == 130, stderr
     assert "interrupted again: quitting" in stderr
+
+
+def test_sigterm_in_a_stuck_sync_tool_names_the_run_and_exits_143(project: Path) -> None:
+    process = start("run", "waiter", QUESTION, cwd=project)
+    _, stderr = interrupted(process, project, signal.SIGTERM)
+    assert process.returncode == 143, stderr
+    assert "terminated (SIGTERM): agent 'waiter' was cancelled in turn 1" in stderr
+    run_id = resume_command(stderr, "bloge runs resume ")[3]
+    assert f"run {run_id} is recorded; resume it with:" in stderr
+    assert resume_command(stderr)[:4] == ["bloge", "run", "waiter", "--resume"]
+
+
+def test_a_run_stopped_by_sigterm_is_recorded_cancelled_and_resumes(project: Path) -> None:
+    process = start("run", "waiter", QUESTION, cwd=project)
+    _, stderr = interrupted(process, project, signal.SIGTERM)
+    command = resume_command(stderr, "bloge runs resume ")
+    shown = bloge("runs", "show", command[3], cwd=project)
+    assert "status cancelled, exit cancelled" in shown.stdout, shown.stdout
+    resumed = bloge(*command[1:], cwd=project)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "forty-two" in resumed.stdout
+
+
+def test_sigterm_with_json_prints_the_failure_document(project: Path) -> None:
+    process = start("run", "streamer", QUESTION, "--json", cwd=project)
+    stdout, stderr = interrupted(process, project, signal.SIGTERM)
+    assert process.returncode == 143, stderr
+    document = json.loads(stdout.splitlines()[-1])
+    assert document["exit_reason"] == "cancelled"
+    assert document["resume_run_command"] == f"bloge runs resume {document['run_id']}"
+
+
+def test_a_second_sigterm_quits_at_once(project: Path) -> None:
+    process = start("run", "stubborn", QUESTION, cwd=project)
+    wait_for(project / "tool-started", process)
+    process.send_signal(signal.SIGTERM)
+    wait_for(project / "cancellation-ignored", process)
+    process.send_signal(signal.SIGTERM)
+    try:
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 143, stderr
+    assert "terminated again: quitting" in stderr

@@ -1,5 +1,6 @@
 """Output and exit codes shared by the commands: 0 success, 1 the run failed, 2 usage or
-configuration error — always a message, never a traceback."""
+configuration error — always a message, never a traceback; 130 and 143 a run stopped by
+Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process it ended
 
 # Models, users and settings write the text printed here: no ":name:" emoji codes replaced.
 out = Console(highlight=False, soft_wrap=True, emoji=False)

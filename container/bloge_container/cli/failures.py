@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from bloge_container.cli.console import EXIT_INTERRUPTED, EXIT_RUN_FAILED, err, out
-from bloge_container.cli.interrupt import exit_now
+from bloge_container.cli.interrupt import Interrupted, exit_now
 
 if TYPE_CHECKING:
     from bloge import AgentCheckpoint, AgentRunError
@@ -50,25 +51,38 @@ def run_failed(error: AgentRunError, invocation: Invocation, reporting: Reportin
     raise typer.Exit(EXIT_RUN_FAILED)
 
 
-def run_interrupted(cause: BaseException | None, invocation: Invocation,
+def run_interrupted(stop: BaseException, invocation: Invocation,
                     reporting: Reporting) -> NoReturn:
-    """After Ctrl-C: save the checkpoint the cancelled run carried (``cause``), report, and
-    end the process with 130 without waiting for tool threads still running."""
+    """After Ctrl-C, SIGTERM or ``bloge runs cancel`` (``stop``, the cancellation): save the
+    checkpoint the cancelled run carried (its ``__cause__``), report, and end the process
+    with 130 (143 after SIGTERM) without waiting for tool threads still running."""
     from bloge import AgentRunError
 
+    cause = stop.__cause__
+    lead, code = ((stop.lead, stop.exit_code) if isinstance(stop, Interrupted)
+                  else ("interrupted", EXIT_INTERRUPTED))
     if isinstance(cause, AgentRunError):
-        _report(cause, invocation, reporting)
+        _report(cause, invocation, reporting, lead=lead)
     elif reporting.as_json:
-        _print_document({"error": {"type": "KeyboardInterrupt", "message": "interrupted",
+        _print_document({"error": {"type": _interruption_type(stop), "message": lead,
                                    "cause": None},
                          "exit_reason": "cancelled", "checkpoint_file": None,
                          "resume_command": None}, reporting)
     else:
-        err.print("interrupted", markup=False)
-    exit_now(EXIT_INTERRUPTED)
+        err.print(lead, markup=False)
+    exit_now(code)
 
 
-def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting) -> None:
+def _interruption_type(stop: BaseException) -> str:
+    if isinstance(stop, Interrupted) and stop.signum == signal.SIGTERM:
+        return "SIGTERM"
+    return "KeyboardInterrupt"
+
+
+def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, *,
+            lead: str | None = None) -> None:
+    """Print the stopped run: ``lead`` (else ``error`` or ``interrupted``), the message, the
+    commands that resume it."""
     from bloge import MaxTurnsExceededError
     from bloge.llm.providers.server_errors import redact
 
@@ -94,7 +108,8 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting) 
             "resume_run_command": run_command,
         }, reporting)
         return
-    lead = "interrupted" if error.exit_reason == "cancelled" else "error"
+    if lead is None:
+        lead = "interrupted" if error.exit_reason == "cancelled" else "error"
     err.print(f"{lead}: {message}", markup=False)
     if run_command is not None:
         err.print(f"run {error.run_id} is recorded; resume it with:", markup=False)

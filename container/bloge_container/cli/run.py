@@ -59,7 +59,8 @@ def run(
 
     Every run is recorded in the run store (bloge.store): `bloge runs show` prints it. Ctrl-C
     stops the run, saves its checkpoint and prints the command that resumes it (exit 130); a
-    second Ctrl-C quits at once. A failed run does the same and exits 1.
+    second Ctrl-C quits at once. SIGTERM does the same with exit 143. A failed run does the
+    same and exits 1.
     """
     from bloge_container.cli.failures import Invocation
 
@@ -258,7 +259,7 @@ def _execute(container: ApplicationContainer,
                               as_json=as_json, streamed=live, durable=_durable(container))
         if isinstance(exc, AgentRunError):
             run_failed(exc, invocation, reporting)
-        run_interrupted(exc.__cause__, invocation, reporting)
+        run_interrupted(exc, invocation, reporting)
     _journal_hint(container, output.run_id or ctx.execution_id)
     return output
 
