@@ -107,3 +107,40 @@ def test_the_support_agent_uses_a_knowledge_base_behind_nats(app: Path) -> None:
         _, rest = service.communicate(timeout=30)
     assert service.returncode == 0
     assert "bloge rpc serve: stopped" in rest
+
+
+def test_call_reads_the_arguments_from_a_file(app: Path) -> None:
+    (app / "args.json").write_text('{\n  "query": "reset my password"\n}\n', encoding="utf-8")
+    done = bloge("rpc", "call", "kb", "search", "@args.json", cwd=app)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["articleId"] == "KB-RESET-001"
+
+
+def test_call_reads_the_arguments_from_stdin(app: Path) -> None:
+    done = bloge("rpc", "call", "kb", "search", "-", cwd=app,
+                 stdin='{"query": "reset my password"}')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["articleId"] == "KB-RESET-001"
+
+
+def test_a_missing_arguments_file_is_named(app: Path) -> None:
+    done = bloge("rpc", "call", "kb", "search", "@nowhere.json", cwd=app)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: cannot read the arguments file nowhere.json: No "
+                                   "such file or directory")
+
+
+def test_arguments_that_are_not_json_are_placed_by_file_line_and_column(app: Path) -> None:
+    (app / "args.json").write_text('{\n  "query": "x",\n}\n', encoding="utf-8")
+    done = bloge("rpc", "call", "kb", "search", "@args.json", cwd=app)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: the arguments file args.json is not JSON at line 3, "
+                                   "column 1: Expecting property name enclosed in double "
+                                   "quotes")
+
+
+def test_arguments_that_are_not_an_object_are_refused_before_the_call(app: Path) -> None:
+    done = bloge("rpc", "call", "kb", "search", "-", cwd=app, stdin='["reset my password"]')
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: the arguments on stdin are a list; a JSON object "
+                                   "is needed (the method's arguments by name)")

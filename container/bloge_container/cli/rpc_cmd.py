@@ -40,7 +40,8 @@ def call(
     service: Annotated[str, typer.Argument(help="A service of bloge.rpc.services.")],
     method: Annotated[str, typer.Argument(help="One of its methods.")],
     arguments: Annotated[str, typer.Argument(
-        help='The arguments as a JSON object, e.g. \'{"query": "reset my password"}\'.')] = "{}",
+        help='The arguments as a JSON object, e.g. \'{"query": "reset my password"}\'; '
+        "@FILE reads them from a file, - from stdin.")] = "{}",
     deadline: Annotated[float | None, typer.Option(
         "--deadline", min=0.001, help="Seconds the call may take (default: the service's "
         "deadline setting).", show_default=False)] = None,
@@ -49,13 +50,67 @@ def call(
 ) -> None:
     """Call one method as the application would, and print its JSON reply."""
     with reported_errors():
-        try:
-            json.loads(arguments)
-        except ValueError as exc:
-            raise failure(f"the arguments are not JSON: {exc}") from None
+        text = _arguments(arguments)
         container = open_container(config, profile)
-        reply = asyncio.run(_call(container, service, method, arguments, deadline))
+        reply = asyncio.run(_call(container, service, method, text, deadline))
         out.print(json.dumps(reply, indent=2, ensure_ascii=False), markup=False)
+
+
+def _arguments(argument: str) -> str:
+    """The call's arguments as JSON text: ``argument`` itself, the file ``@PATH`` names, or
+    stdin for ``-`` (as curl reads ``-d``); checked to be one JSON object."""
+    if argument == "-":
+        where = "the arguments on stdin are"
+        text = _read_stdin()
+    elif argument.startswith("@"):
+        where = f"the arguments file {argument[1:]} is"
+        text = _read_file(argument[1:])
+    else:
+        where = "the arguments are"
+        text = argument
+    if not text.strip():
+        raise failure(f"{where} empty; give a JSON object, e.g. {{}}")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise failure(f"{where} not JSON at line {exc.lineno}, column {exc.colno}: "
+                      f"{exc.msg}") from None
+    if not isinstance(value, dict):
+        raise failure(f"{where} {_json_kind(value)}; a JSON object is needed (the method's "
+                      "arguments by name)")
+    return text
+
+
+def _read_file(name: str) -> str:
+    from pathlib import Path
+
+    if not name:
+        raise failure("@ needs a file name: @args.json (or - for stdin)")
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise failure(f"cannot read the arguments file {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise failure(f"the arguments file {name} is not UTF-8 text ({exc.reason} at byte "
+                      f"{exc.start})") from None
+
+
+def _read_stdin() -> str:
+    import sys
+
+    if sys.stdin is None:  # the command was started with stdin closed
+        raise failure("- reads the arguments from stdin, and stdin is closed")
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError as exc:
+        raise failure(f"the arguments on stdin are not UTF-8 text ({exc.reason} at byte "
+                      f"{exc.start})") from None
+
+
+def _json_kind(value: object) -> str:
+    kinds = {list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 async def _call(container: ApplicationContainer, service: str, method: str, arguments: str,
