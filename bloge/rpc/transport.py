@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from bloge.core.errors import BlogeUsageError
 from bloge.rpc.calls import Handler, Metadata, check_metadata, dispatch, timeout_of
 from bloge.rpc.errors import RemoteError
 
@@ -43,8 +44,17 @@ class InProcessTransport:
         self.max_payload_bytes = max_payload_bytes
         self._handlers: dict[str, Handler] = {}
 
-    def register(self, service: str, handler: Handler) -> None:
-        """Route calls of ``service`` to ``handler(method, payload) -> payload``."""
+    def register(self, service: str, handler: Handler, *, replace: bool = False) -> None:
+        """Route calls of ``service`` to ``handler(method, payload) -> payload``.
+
+        One handler per service name (exact, case included), as over HTTP and NATS, where
+        the handlers are one mapping: registering a name again raises ``BlogeUsageError``
+        unless ``replace=True`` says the new handler is meant to take over.
+        """
+        if service in self._handlers and not replace:
+            raise BlogeUsageError(f"a service is already registered under {service!r} on "
+                                  "this InProcessTransport; register each service once, or "
+                                  "pass replace=True to swap its handler")
         self._handlers[service] = handler
 
     @property

@@ -120,6 +120,25 @@ async def test_a_sync_handler_runs_off_the_event_loop() -> None:
     assert await transport.send("echo", "any", '{"a": 1}') == '{"a": 1}'
 
 
+async def test_a_second_service_under_a_registered_name_is_refused() -> None:
+    transport = rpc.InProcessTransport()
+    transport.register("echo", lambda method, payload: '"first"')
+    with pytest.raises(BlogeUsageError,
+                       match="a service is already registered under 'echo' on this "
+                             "InProcessTransport; register each service once, or pass "
+                             "replace=True to swap its handler"):
+        transport.register("echo", lambda method, payload: '"second"')
+    assert await transport.send("echo", "any", "{}") == '"first"'
+
+
+async def test_replace_swaps_a_registered_services_handler() -> None:
+    transport = rpc.InProcessTransport()
+    transport.register("echo", lambda method, payload: '"first"')
+    transport.register("echo", lambda method, payload: '"second"', replace=True)
+    assert await transport.send("echo", "any", "{}") == '"second"'
+    assert transport.services == ("echo",)
+
+
 async def test_a_handler_returning_something_else_than_text_is_internal() -> None:
     async def handler(method: str, payload: str) -> str:
         return {"a": 1}  # type: ignore[return-value]  # the bug under test
