@@ -34,6 +34,9 @@ Metadata = Mapping[str, str]
 IDEMPOTENCY_KEY = "idempotency-key"
 #: The header (HTTP) or NATS header carrying the time left, in milliseconds.
 TIMEOUT_HEADER = "bloge-timeout-ms"
+#: A service's or method's name: what a NATS subject, a URL path segment and the settings'
+#: ``bloge.rpc.services`` keys all take.
+SERVICE_NAME = re.compile(r"[A-Za-z0-9_\-]+")
 #: Names a metadata entry may have: what an HTTP header or a NATS header can carry.
 _NAME = re.compile(r"[a-z0-9][a-z0-9\-_.]*")
 _RESERVED = frozenset({"host", "content-type", "content-length", "connection", "authorization",

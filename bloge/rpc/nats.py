@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
@@ -34,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the extras installed
 
 from bloge.core.masking import mask_url_credentials
 from bloge.rpc.calls import (
+    SERVICE_NAME,
     TIMEOUT_HEADER,
     Handler,
     Metadata,
@@ -49,7 +49,6 @@ log = logging.getLogger("bloge.rpc")
 SUBJECT_PREFIX = "bloge.rpc"
 STATUS_HEADER = "bloge-status"
 #: Time a reply may take past the deadline: the responder's own deadline answer comes first.
-_NAME = re.compile(r"[A-Za-z0-9_\-]+")
 
 
 async def _log_error(exc: Exception) -> None:
@@ -59,7 +58,7 @@ async def _log_error(exc: Exception) -> None:
 
 def subject(service: str, method: str, prefix: str = SUBJECT_PREFIX) -> str:
     for part in (service, method):
-        if not _NAME.fullmatch(part):
+        if not SERVICE_NAME.fullmatch(part):
             raise RemoteError("invalid_argument", f"{part!r} cannot be part of a NATS subject: "
                               "use letters, digits, - and _")
     return f"{prefix}.{service}.{method}"

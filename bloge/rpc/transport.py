@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from bloge.core.errors import BlogeUsageError
-from bloge.rpc.calls import Handler, Metadata, check_metadata, dispatch, timeout_of
+from bloge.rpc.calls import (
+    SERVICE_NAME,
+    Handler,
+    Metadata,
+    check_metadata,
+    dispatch,
+    timeout_of,
+)
 from bloge.rpc.errors import RemoteError
 
 #: The largest payload (either way) by default: what ``bloge serve`` takes, and NATS's default.
@@ -51,6 +58,10 @@ class InProcessTransport:
         the handlers are one mapping: registering a name again raises ``BlogeUsageError``
         unless ``replace=True`` says the new handler is meant to take over.
         """
+        if not SERVICE_NAME.fullmatch(service):
+            raise BlogeUsageError(f"{service!r} cannot name a service: use letters, digits, - "
+                                  "and _, as bloge.rpc.services and the HTTP and NATS "
+                                  "transports do")
         if service in self._handlers and not replace:
             raise BlogeUsageError(f"a service is already registered under {service!r} on "
                                   "this InProcessTransport; register each service once, or "

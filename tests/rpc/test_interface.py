@@ -209,3 +209,11 @@ async def test_a_call_made_while_serving_one_gets_only_the_time_left() -> None:
     with pytest.raises(rpc.RemoteError, match="deadline_exceeded"):
         await rpc.proxy(Front, front, "front", deadline=0.1).lookup()
     assert shelf.cancelled.is_set()
+
+
+@pytest.mark.parametrize("name", ["billing.v2", "", "kb search", "ünï"])
+def test_a_service_name_no_other_transport_could_serve_is_refused(name: str) -> None:
+    transport = rpc.InProcessTransport()
+    with pytest.raises(BlogeUsageError, match=r"cannot name a service: use letters, digits"):
+        transport.register(name, lambda method, payload: "{}")
+    assert transport.services == ()
