@@ -164,18 +164,23 @@ def test_ctrl_c_with_json_prints_the_failure_document(project: Path) -> None:
     assert (project / document["checkpoint_file"]).is_file()
 
 
-def test_a_second_ctrl_c_quits_at_once(project: Path) -> None:
+@pytest.mark.parametrize(("signum", "code", "said"), [
+    (signal.SIGINT, 130, "interrupted again: quitting"),
+    (signal.SIGTERM, 143, "terminated again: quitting"),
+])
+def test_a_second_signal_quits_at_once(project: Path, signum: signal.Signals, code: int,
+                                       said: str) -> None:
     process = start("run", "stubborn", QUESTION, cwd=project)
     wait_for(project / "tool-started", process)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     wait_for(project / "cancellation-ignored", process)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     try:
         _, stderr = process.communicate(timeout=30)
     finally:
         process.kill()
-    assert process.returncode == 130, stderr
-    assert "interrupted again: quitting" in stderr
+    assert process.returncode == code, stderr
+    assert said in stderr
 
 
 def test_sigterm_in_a_stuck_sync_tool_names_the_run_and_exits_143(project: Path) -> None:
@@ -206,17 +211,3 @@ def test_sigterm_with_json_prints_the_failure_document(project: Path) -> None:
     document = json.loads(stdout.splitlines()[-1])
     assert document["exit_reason"] == "cancelled"
     assert document["resume_run_command"] == f"bloge runs resume {document['run_id']}"
-
-
-def test_a_second_sigterm_quits_at_once(project: Path) -> None:
-    process = start("run", "stubborn", QUESTION, cwd=project)
-    wait_for(project / "tool-started", process)
-    process.send_signal(signal.SIGTERM)
-    wait_for(project / "cancellation-ignored", process)
-    process.send_signal(signal.SIGTERM)
-    try:
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        process.kill()
-    assert process.returncode == 143, stderr
-    assert "terminated again: quitting" in stderr

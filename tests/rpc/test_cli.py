@@ -9,6 +9,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
@@ -46,8 +47,13 @@ def test_the_replies_settings_default_to_the_responders_defaults() -> None:
         jetstream.DEFAULT_BUCKET, jetstream.DEFAULT_TTL, jetstream.DEFAULT_LEASE)
 
 
-def test_call_prints_the_reply(app: Path) -> None:
-    done = bloge("rpc", "call", "kb", "search", '{"query": "reset my password"}', cwd=app)
+@pytest.mark.parametrize("given", ["inline", "@args.json", "-"])
+def test_call_prints_the_reply(app: Path, given: str) -> None:
+    """The arguments inline, from a file (``@args.json``) or from stdin (``-``)."""
+    arguments = '{\n  "query": "reset my password"\n}\n'
+    (app / "args.json").write_text(arguments, encoding="utf-8")
+    done = bloge("rpc", "call", "kb", "search", arguments if given == "inline" else given,
+                 cwd=app, stdin=arguments if given == "-" else None)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["articleId"] == "KB-RESET-001"
 
@@ -107,20 +113,6 @@ def test_the_support_agent_uses_a_knowledge_base_behind_nats(app: Path) -> None:
         _, rest = service.communicate(timeout=30)
     assert service.returncode == 0
     assert "bloge rpc serve: stopped" in rest
-
-
-def test_call_reads_the_arguments_from_a_file(app: Path) -> None:
-    (app / "args.json").write_text('{\n  "query": "reset my password"\n}\n', encoding="utf-8")
-    done = bloge("rpc", "call", "kb", "search", "@args.json", cwd=app)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["articleId"] == "KB-RESET-001"
-
-
-def test_call_reads_the_arguments_from_stdin(app: Path) -> None:
-    done = bloge("rpc", "call", "kb", "search", "-", cwd=app,
-                 stdin='{"query": "reset my password"}')
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["articleId"] == "KB-RESET-001"
 
 
 def test_a_missing_arguments_file_is_named(app: Path) -> None:
