@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import inspect
+import keyword
+import math
 from collections.abc import Callable, Iterable
 from types import FunctionType, MethodType
 from typing import Any
@@ -66,10 +68,11 @@ class ProcessorChain:
             event_dict: Any = {"event": event, "timestamp": stamp(at)}
             try:
                 for record in records:
-                    cls = type(record)
-                    # A plain loop of getattr beats attrgetter + zip + update (measured).
-                    for name in _field_names.get(cls) or _names_of(cls):
-                        event_dict[name] = getattr(record, name)
+                    try:
+                        read = _readers[type(record)]
+                    except KeyError:
+                        read = _reader_of(type(record))
+                    read(record, event_dict)
                 if fields:
                     event_dict.update(fields)
                 for processor in processors:
@@ -100,29 +103,57 @@ class IsoTimestamps:
     __slots__ = ("_prefix", "_second")
 
     def __init__(self) -> None:
-        self._second = -1
+        self._second = math.inf  # the second the prefix is of, as a float
         self._prefix = ""
 
     def stamp(self, at: float) -> str:
         """``at`` (seconds since the epoch) as ``2026-12-01T16:40:00.123456Z``."""
-        second = int(at)
-        if second != self._second:
-            # Events come in bursts: the date and time part is formatted once per second.
+        offset = at - self._second
+        # Events come in bursts: the date and time part is formatted once per second. (A
+        # float comparison, not int(at): it costs a third as much, on every event.)
+        if not 0.0 <= offset < 1.0:
+            second = math.floor(at)
             moment = dt.datetime.fromtimestamp(second, dt.UTC)
             self._prefix = moment.strftime("%Y-%m-%dT%H:%M:%S.")
-            self._second = second
+            self._second = float(second)
+            offset = at - second
         # zfill rather than a format spec: half the time (measured), on every event.
-        return f"{self._prefix}{str(int((at - second) * 1e6)).zfill(6)}Z"
+        return f"{self._prefix}{str(int(offset * 1e6)).zfill(6)}Z"
 
 
-_field_names: dict[type, tuple[str, ...]] = {}
+#: Copies the fields of a record into an event dict.
+Reader = Callable[[Any, dict[str, Any]], None]
+#: The reader of each record class met so far.
+_readers: dict[type, Reader] = {}
 
 
-def _names_of(cls: type) -> tuple[str, ...]:
-    """The field names of the dataclass ``cls``, remembered (``TypeError`` if it is not
-    one)."""
-    names = _field_names[cls] = tuple(field.name for field in dataclasses.fields(cls))
-    return names
+def _reader_of(cls: type) -> Reader:
+    """The reader of the dataclass ``cls``, remembered (``TypeError`` if it is not one): a
+    function that sets ``into[name] = record.name`` for each field, in declaration order.
+
+    It is generated from the field list, as :mod:`dataclasses` generates ``__init__`` and
+    ``__eq__``: an attribute read in bytecode is what CPython 3.11 does fastest (49
+    instructions for a slot, against 608 for ``getattr(record, name)`` and 260 for
+    ``attrgetter``, whose tuple then costs more to put into the dict than it saved; counted
+    with callgrind), and a journal reads some ten fields per event. A field name that is not
+    a plain identifier — dataclasses allow none, but a class can be built by hand — is read
+    with ``getattr``.
+    """
+    names = tuple(field.name for field in dataclasses.fields(cls))
+    if all(name.isidentifier() and not keyword.iskeyword(name) for name in names):
+        lines = [f"    into[{name!r}] = record.{name}" for name in names] or ["    pass"]
+        source = "def read(record, into):\n" + "\n".join(lines) + "\n"
+        namespace: dict[str, Any] = {}
+        # The source holds only the field names, checked above: nothing else is executed.
+        exec(compile(source, f"<journal reader of {cls.__qualname__}>", "exec"), namespace)  # noqa: S102 -- see above
+        read: Reader = namespace["read"]
+        read.__qualname__ = f"_reader_of.<{cls.__qualname__}>"
+    else:
+        def read(record: Any, into: dict[str, Any]) -> None:
+            for name in names:
+                into[name] = getattr(record, name)
+    _readers[cls] = read
+    return read
 
 
 class SequenceNumbers:
@@ -140,13 +171,16 @@ class SequenceNumbers:
         self._counters: dict[Any, int] = {}
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
-        execution_id = event_dict.get("execution_id")
-        if execution_id is not None:
-            counters = self._counters
-            # pop and re-insert: dicts keep insertion order, so the first key is the least
-            # recent.
-            seq = event_dict["seq"] = counters.pop(execution_id, 0) + 1
-            counters[execution_id] = seq
-            if len(counters) > self._capacity:
-                del counters[next(iter(counters))]
+        try:
+            execution_id = event_dict["execution_id"]
+        except KeyError:
+            return event_dict
+        if execution_id is None:
+            return event_dict
+        counters = self._counters
+        # pop and re-insert: dicts keep insertion order, so the first key is the least recent.
+        seq = event_dict["seq"] = counters.pop(execution_id, 0) + 1
+        counters[execution_id] = seq
+        if seq == 1 and len(counters) > self._capacity:
+            del counters[next(iter(counters))]
         return event_dict

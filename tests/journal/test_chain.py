@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from structlog.typing import EventDict, WrappedLogger
 
 import bloge.journal
 from bloge.journal import REDACTED, EventJournal, InMemorySink, Redactor
+from bloge.journal.chain import IsoTimestamps
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,54 @@ def test_a_record_that_is_not_a_dataclass_is_dropped_and_reported(tmp_path: Path
         journal.emit("bad", object())
         journal.emit("good", Where("run-1", "n"))
     assert [event["event"] for event in read_lines(path)] == ["good"]
+
+
+@dataclass
+class Plain:
+    first: Any
+    second: Any = "default"
+
+
+def test_records_of_any_dataclass_keep_their_fields_in_order() -> None:
+    odd = make_dataclass("Odd", ["class_", "ok"])
+    # A class built by hand may list a field that is no identifier: it is still read.
+    extra: Any = field(default=None)
+    extra.name = "not an identifier"
+    extra._field_type = dataclasses._FIELD  # type: ignore[attr-defined]  # noqa: SLF001 -- builds the odd class
+    vars(odd)["__dataclass_fields__"]["not an identifier"] = extra
+    record = odd(1, 2)
+    setattr(record, "not an identifier", 3)
+    sink = InMemorySink()
+    journal = EventJournal(sink, max_batch=1)
+    journal.emit("e", Plain("a"), record)
+    journal.emit("e", Plain("b", second=[1]))
+    first, second = sink.events
+    assert list(first.items())[2:] == [("first", "a"), ("second", "default"), ("class_", 1),
+                                       ("ok", 2), ("not an identifier", 3)]
+    assert (second["first"], second["second"]) == ("b", [1])
+
+
+def test_a_record_missing_a_field_is_dropped_and_reported(caplog: pytest.LogCaptureFixture) -> None:
+    unset = make_dataclass("Unset", [("later", int, field(init=False))])
+    sink = InMemorySink()
+    journal = EventJournal(sink, max_batch=1)
+    journal.emit("bad", unset())
+    journal.emit("good", Plain("a"))
+    assert [event["event"] for event in sink.events] == ["good"]
+    assert "'bad' could not be rendered; dropped: AttributeError" in caplog.text
+
+
+@pytest.mark.parametrize(("at", "stamp"), [
+    (1764633600.0, "2025-12-02T00:00:00.000000Z"),
+    (1764633600.999999, "2025-12-02T00:00:00.999999Z"),
+    (1764633601.25, "2025-12-02T00:00:01.250000Z"),
+    (1764633599.5, "2025-12-01T23:59:59.500000Z"),
+    (0.0, "1970-01-01T00:00:00.000000Z"),
+])
+def test_timestamps_change_second_when_the_time_does(at: float, stamp: str) -> None:
+    stamps = IsoTimestamps()
+    stamps.stamp(1764633600.5)  # a second formatted before
+    assert stamps.stamp(at) == stamp
 
 
 async def test_a_thread_outside_any_loop_writes_at_once_while_a_flush_is_scheduled(
