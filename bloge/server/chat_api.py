@@ -9,7 +9,7 @@ from starlette.routing import Route
 
 from bloge.agent import AgentRunError
 from bloge.server.inputs import text_body
-from bloge.server.launch import answer_whole
+from bloge.server.launch import answer_whole, new_run_id, run_failure
 from bloge.server.state import state_of
 from bloge.server.tasks import RunCancelledError
 
@@ -30,14 +30,18 @@ async def _chat(request: Request, agent_id: str) -> Response:
     state = state_of(request)
     text = await text_body(request)
     operator = state.agents.whole(agent_id)
+    run_id = new_run_id()
+    named = {"Bloge-Run-Id": run_id}
     try:
         output = await answer_whole(state, request, agent_id,
-                                    lambda run_id: operator.aexecute(text, run_id=run_id))
-    except (AgentRunError, RunCancelledError) as error:
-        return PlainTextResponse(f"the run failed: {error}", status_code=500)
+                                    lambda run: operator.aexecute(text, run_id=run),
+                                    run_id=run_id)
+    except (AgentRunError, RunCancelledError, TimeoutError) as error:
+        failure = await run_failure(state, run_id, error)
+        return PlainTextResponse(failure.message, status_code=failure.status, headers=named)
     if output is None:
         return Response(status_code=499)
-    return PlainTextResponse(output.content)
+    return PlainTextResponse(output.content, headers=named)
 
 
 async def list_agents(request: Request) -> Response:

@@ -1,12 +1,14 @@
-"""Starting a run for a request: in its own task, answered whole or streamed as events, and
-what happens when the client goes away."""
+"""Starting a run for a request: in its own task, answered whole or streamed as events, what
+happens when the client goes away, and what a client is told of a run that failed."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -20,6 +22,8 @@ from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
+
+_log = logging.getLogger("bloge.server")
 
 #: The events a run's stream shows; the listener callbacks are the journal's.
 STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error"})
@@ -172,3 +176,32 @@ def last_event_id(request: Request) -> int:
     except ValueError:
         raise BadRequestError(f"Last-Event-ID must be an event number, got {value!r}",
                               param="Last-Event-ID") from None
+
+
+@dataclass(frozen=True, slots=True)
+class RunFailure:
+    """A run that ended without an answer, as its client is told of it."""
+
+    status: int
+    message: str
+    code: str
+
+
+async def run_failure(state: ServerState, run_id: str, error: BaseException) -> RunFailure:
+    """Why run ``run_id`` ended with ``error``, naming the run. A failed run's reason is the
+    one its record holds, with secrets taken out: the error itself may quote them (a
+    provider's answer, a tool's message)."""
+    match error:
+        case AgentRunError():
+            recorded = (await state.store.get_run(run_id)).error
+            why = recorded.message if recorded is not None else error.exit_reason
+            return RunFailure(500, f"run {run_id} failed: {why}", "run_failed")
+        case RunCancelledError():
+            return RunFailure(500, str(error), "run_cancelled")
+        case TimeoutError():
+            return RunFailure(504, f"run {run_id} took longer than the server's request time "
+                              f"limit ({state.config.request_timeout:g} s) and was cancelled; "
+                              f"resume it with POST /runs/{run_id}/resume", "timeout")
+    _log.error("run %s failed", run_id, exc_info=error)
+    return RunFailure(500, f"run {run_id} failed: the server failed: {type(error).__name__}",
+                      "server_error")

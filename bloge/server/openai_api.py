@@ -16,10 +16,8 @@ failed run is not retried by the SDK (``x-should-retry: false``): its tools may 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -29,14 +27,12 @@ from bloge.agent import AgentOutput, AgentRunError, MaxTurnsExceededError
 from bloge.server import openai_wire as wire
 from bloge.server.agents import UnknownAgentError
 from bloge.server.inputs import json_body
-from bloge.server.launch import answer_whole, new_run_id, start_streamed
+from bloge.server.launch import RunFailure, answer_whole, new_run_id, run_failure, start_streamed
 from bloge.server.problems import error_body, problem
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
 from bloge.store.records import RunEvent
-
-_log = logging.getLogger("bloge.server")
 
 #: When the served agents were loaded: the ``created`` of every model.
 LOADED = int(time.time())
@@ -44,15 +40,6 @@ LOADED = int(time.time())
 SHOWN = frozenset({"token", "done", "error"})
 DONE = b"data: [DONE]\n\n"
 NO_RETRY = {"x-should-retry": "false"}
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A run that ended without an answer, as an OpenAI client is told of it."""
-
-    status: int
-    message: str
-    code: str
 
 
 async def list_models(request: Request) -> Response:
@@ -78,14 +65,16 @@ async def chat_completions(request: Request) -> Response:
     if chat.stream:
         return await _streamed(state, chat, created)
     operator = state.agents.whole(chat.agent_id)
+    run_id = new_run_id()
     try:
         output = await answer_whole(state, request, chat.agent_id,
-                                    lambda run_id: operator.aexecute(chat.input, run_id=run_id))
+                                    lambda run: operator.aexecute(chat.input, run_id=run),
+                                    run_id=run_id)
     except MaxTurnsExceededError as error:
-        return JSONResponse(wire.completion(_completion_id(error.run_id), chat.agent_id,
+        return JSONResponse(wire.completion(_completion_id(run_id), chat.agent_id,
                                             created, wire.out_of_turns(error)))
     except (AgentRunError, RunCancelledError, TimeoutError) as error:
-        return _failure_response(await _failure(state, error))
+        return _failure_response(await run_failure(state, run_id, error))
     if output is None:
         return Response(status_code=499)  # the client left; its run was cancelled
     return JSONResponse(wire.completion(_completion_id(output.run_id), chat.agent_id, created,
@@ -107,7 +96,7 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) ->
         task.cancel()
         raise answered_shutdown(run_id) from None
     if first.done():
-        failed = await _failed_before(state, first.result(), task)
+        failed = await _failed_before(state, run_id, first.result(), task)
         if failed is not None:
             return failed
 
@@ -117,12 +106,12 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) ->
     writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
                               include_usage=chat.include_usage)
     stopping = error_body(str(ServerStoppingError(run_id)), status=503, code="server_stopping")
-    return EventStream(_frames(state, writer, first, shown, task),
+    return EventStream(_frames(state, run_id, writer, first, shown, task),
                        keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
                        on_disconnect=cancel, closing=_data(wire.dumps(stopping)) + DONE)
 
 
-async def _failed_before(state: ServerState, first: RunEvent | None,
+async def _failed_before(state: ServerState, run_id: str, first: RunEvent | None,
                          task: asyncio.Task[AgentOutput]) -> Response | None:
     """The error response of a run that failed before its first token; ``None`` when it
     did not (its stream goes on)."""
@@ -131,11 +120,11 @@ async def _failed_before(state: ServerState, first: RunEvent | None,
         task.result()
     if not _ends(first):
         return None
-    ending = await _outcome(state, task)
-    return _failure_response(ending) if isinstance(ending, Failure) else None
+    ending = await _outcome(state, run_id, task)
+    return _failure_response(ending) if isinstance(ending, RunFailure) else None
 
 
-async def _frames(state: ServerState, writer: wire.ChunkWriter,
+async def _frames(state: ServerState, run_id: str, writer: wire.ChunkWriter,
                   first: asyncio.Future[RunEvent | None], rest: AsyncGenerator[RunEvent, None],
                   task: asyncio.Task[AgentOutput]) -> AsyncIterator[bytes]:
     """The role, the text of each token, then the run's ending (its finish reason and usage,
@@ -146,8 +135,8 @@ async def _frames(state: ServerState, writer: wire.ChunkWriter,
         while event is not None and not _ends(event):
             yield _data(writer.token(event.body["text"], event.body["turn"]))
             event = await anext(rest, None)
-        ending = await _outcome(state, task)
-        if isinstance(ending, Failure):
+        ending = await _outcome(state, run_id, task)
+        if isinstance(ending, RunFailure):
             yield _data(wire.dumps(error_body(ending.message, status=ending.status,
                                               code=ending.code)))
         else:
@@ -160,37 +149,17 @@ async def _frames(state: ServerState, writer: wire.ChunkWriter,
         await rest.aclose()
 
 
-async def _outcome(state: ServerState,
-                   task: asyncio.Task[AgentOutput]) -> wire.Answer | Failure:
+async def _outcome(state: ServerState, run_id: str,
+                   task: asyncio.Task[AgentOutput]) -> wire.Answer | RunFailure:
+    """What a client is told of the finished run ``run_id``: its answer; out of turns, the
+    answer so far (``"length"``); else its failure."""
     await asyncio.wait({task})
     error = task.exception()
     if error is None:
         return wire.answer(task.result())
-    return await _ending(state, error)
-
-
-async def _ending(state: ServerState, error: BaseException) -> wire.Answer | Failure:
-    """What a client is told of a run that raised ``error``: out of turns, the answer so far
-    (``"length"``); else its failure."""
     if isinstance(error, MaxTurnsExceededError):
         return wire.out_of_turns(error)
-    return await _failure(state, error)
-
-
-async def _failure(state: ServerState, error: BaseException) -> Failure:
-    """Why the run failed, as its record says (secrets taken out)."""
-    match error:
-        case AgentRunError(run_id=str(run_id)):
-            recorded = (await state.store.get_run(run_id)).error
-            why = recorded.message if recorded is not None else error.exit_reason
-            return Failure(500, f"the run failed: {why}", "run_failed")
-        case RunCancelledError():
-            return Failure(500, str(error), "run_cancelled")
-        case TimeoutError():
-            return Failure(504, "the run took longer than the server's request time limit "
-                           f"({state.config.request_timeout:g} s) and was cancelled", "timeout")
-    _log.error("a completion's run failed", exc_info=error)
-    return Failure(500, f"the server failed: {type(error).__name__}", "server_error")
+    return await run_failure(state, run_id, error)
 
 
 def _ends(event: RunEvent | None) -> bool:
@@ -207,7 +176,7 @@ def _missing(state: ServerState, model_id: str) -> Response | None:
     return None
 
 
-def _failure_response(failure: Failure) -> Response:
+def _failure_response(failure: RunFailure) -> Response:
     return problem(failure.message, status=failure.status, code=failure.code,
                    headers=NO_RETRY)
 

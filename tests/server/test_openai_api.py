@@ -239,3 +239,17 @@ def test_the_async_client_works_whole_and_streamed(serve: Serve) -> None:
             return whole.choices[0].message.content, text
 
     assert asyncio.run(scenario()) == ("Hello.", "Hello again.")
+
+
+def test_a_failed_completion_names_its_run_as_its_record_tells_it(serve: Serve) -> None:
+    async def leaky() -> None:
+        raise ProviderError("the model went away (password=hunter2)", provider="test",
+                            status_code=502)
+
+    served = serve(Trickle("", leaky))
+    with pytest.raises(openai.InternalServerError) as caught:
+        client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    [run] = asyncio.run(served.store.list_runs())
+    assert run.error is not None
+    assert caught.value.message.endswith(f" - run {run.id} failed: {run.error.message}")
+    assert "hunter2" not in caught.value.message
