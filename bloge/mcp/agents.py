@@ -71,7 +71,7 @@ def agents_server(tools: Sequence[AgentTool], *, name: str = "bloge") -> Server[
         try:
             answer = await tool.answer(message)
         except BlogeError as exc:
-            return _failed(f"the run failed: {exc}")
+            return _failed(str(exc))
         return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=answer)])
 
     return Server(name, version=_version(), on_list_tools=list_tools, on_call_tool=call_tool,

@@ -53,7 +53,7 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
     if mcp:
         from bloge.server.mcp_api import McpEndpoint  # noqa: PLC0415 -- the extra [mcp] is optional
 
-        endpoint = McpEndpoint(agents, tasks, settings)
+        endpoint = McpEndpoint(agents, tasks, settings, store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -37,6 +37,7 @@ from bloge.server.config import ServerConfig
 from bloge.server.launch import new_run_id
 from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError
+from bloge.store import Store
 
 PATH = "/mcp"
 
@@ -44,9 +45,10 @@ PATH = "/mcp"
 class McpEndpoint:
     """The agents of ``agents`` at ``/mcp``; :meth:`running` belongs in the app's lifespan."""
 
-    def __init__(self, agents: ServedAgents, tasks: RunTasks, config: ServerConfig) -> None:
+    def __init__(self, agents: ServedAgents, tasks: RunTasks, config: ServerConfig,
+                 store: Store) -> None:
         tools = [AgentTool(agent_id, describe_agent(agents.definition(agent_id)),
-                           _answer(agents, tasks, config, agent_id))
+                           _answer(agents, tasks, config, store, agent_id))
                  for agent_id in agents.ids()]
         self.manager = StreamableHTTPSessionManager(
             app=agents_server(tools), json_response=True, stateless=True,
@@ -78,7 +80,7 @@ async def _not_offered(request: Request) -> Response:
                    headers={"Allow": "POST"})
 
 
-def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig,
+def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: Store,
             agent_id: str) -> Callable[[str], Awaitable[str]]:
     async def answer(message: str) -> str:
         operator = agents.whole(agent_id)
@@ -104,8 +106,12 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig,
         except TimeoutError:
             raise RunError(f"run {run_id} took longer than the server's request timeout "
                            f"({config.request_timeout:g} s)") from None
-        except AgentRunError:
-            raise
+        except AgentRunError as error:
+            # Told as the run's record tells it: the error itself may quote secrets (a
+            # provider's answer, a tool's message), the record has them taken out.
+            recorded = (await store.get_run(run_id)).error
+            why = recorded.message if recorded is not None else error.exit_reason
+            raise RunError(f"run {run_id} failed: {why}") from None
         return output.content or ""
 
     return answer

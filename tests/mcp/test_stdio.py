@@ -5,6 +5,7 @@ the SDK's client, and the support agent searching the knowledge base's MCP serve
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import mcp_types
@@ -13,6 +14,8 @@ from mcp import Client, StdioServerParameters
 
 from bloge_container import close_container, create_container
 from tests.cli.conftest import BLOGE, bloge, environment
+from tests.cli.fake_openai import fake_openai
+from tests.llm.providers.wire_payloads import openai_error
 
 QUESTION = "How do I reset my password?"
 
@@ -49,3 +52,22 @@ def test_bloge_mcp_serve_wants_stdio(app: Path) -> None:
 
     assert result.returncode == 2
     assert "bloge mcp serve speaks stdio: pass --stdio" in result.stderr
+
+
+async def test_a_failed_run_is_the_tools_error_naming_the_run_without_the_key(
+        app: Path) -> None:
+    key = "sk-do-not-show-me"
+    rejected = openai_error(f"Incorrect API key provided: {key}", "invalid_request_error")
+    with fake_openai(401, rejected) as fake:
+        server = StdioServerParameters(
+            command=str(BLOGE), args=["mcp", "serve", "--stdio"], cwd=app,
+            env=environment({"BLOGE_LLM__PROVIDER": "openai", "OPENAI_BASE_URL": fake.base_url,
+                             "OPENAI_API_KEY": key}))
+        async with Client(server, cache=None) as mcp:
+            result = await mcp.call_tool("customerSupport", {"message": QUESTION})
+
+    [block] = result.content
+    assert isinstance(block, mcp_types.TextContent)
+    assert result.is_error
+    assert re.fullmatch(r"run \w+ failed: agent 'customerSupport' failed .*HTTP 401.*", block.text)
+    assert key not in block.text

@@ -60,7 +60,8 @@ class Served:
 
 def served_app(provider: LlmProvider, store: Store, config: ServerConfig,
                metrics: Metrics | None = None,
-               listeners: list[AgentExecutionListener] | None = None) -> Guard:
+               listeners: list[AgentExecutionListener] | None = None, *,
+               mcp: bool = False) -> Guard:
     registry = (OperatorRegistry.builder().register("Lookup", lookup)
                 .register("llmChat", LlmChatOperator(provider))
                 .register("llmStreamingChat", LlmStreamingChatOperator(provider)).build())
@@ -72,12 +73,13 @@ def served_app(provider: LlmProvider, store: Store, config: ServerConfig,
         return agent_operator(definition.id, definition, registry, listeners=every, store=store)
 
     return create_app(ServedAgents(definitions, build, default="helper"), store=store,
-                      config=config, metrics=counted)
+                      config=config, metrics=counted, mcp=mcp)
 
 
 Serve = Callable[..., Served]
 """``serve(provider, **config)``: a :class:`Served` application on a real server
-(``uvicorn_grace``: how long uvicorn waits for open requests when it stops)."""
+(``uvicorn_grace``: how long uvicorn waits for open requests when it stops; ``mcp``: serve
+``/mcp`` too)."""
 
 
 @pytest.fixture
@@ -86,13 +88,13 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
     started: list[tuple[LiveServer, Store]] = []
 
     def start(provider: LlmProvider, *, listeners: list[AgentExecutionListener] | None = None,
-              uvicorn_grace: float = 5.0, lease: float | None = None,
+              uvicorn_grace: float = 5.0, lease: float | None = None, mcp: bool = False,
               **config: object) -> Served:
         url = f"sqlite:///{tmp_path / f'bloge-{len(started)}.db'}"
         store = open_store(url) if lease is None else open_store(url, lease=lease)
         metrics = Metrics()
         asgi = served_app(provider, store, ServerConfig(**config), metrics,  # type: ignore[arg-type]  # test keywords
-                          listeners)
+                          listeners, mcp=mcp)
         server = LiveServer(asgi, timeout_graceful_shutdown=uvicorn_grace).__enter__()
         started.append((server, store))
         return Served(server, store, metrics, provider, listeners or [])

@@ -1,4 +1,4 @@
-"""How the MCP endpoint's tool call ends when its run is cancelled, and by whom."""
+"""How the MCP endpoint's tool call ends when its run fails or is cancelled, and by whom."""
 
 from __future__ import annotations
 
@@ -9,10 +9,17 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP endpoint needs the extra: pip install 'bloge[mcp]'")
 
-from bloge.core.errors import RunError
+import httpx2
+import mcp_types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from bloge.core.errors import ProviderError, RunError
+from bloge.llm import LlmRequest, LlmResponse
 from bloge.server.config import ServerConfig
 from bloge.server.mcp_api import _answer
 from bloge.server.tasks import RunTasks
+from tests.server.conftest import Serve
 
 
 class StoppedThroughTheStore:
@@ -31,7 +38,7 @@ class StoppedThroughTheStore:
 
 
 async def test_a_run_cancelled_through_the_store_is_the_tools_error() -> None:
-    answer = _answer(StoppedThroughTheStore(), RunTasks(4), ServerConfig(), "helper")  # type: ignore[arg-type]  # a stand-in for ServedAgents
+    answer = _answer(StoppedThroughTheStore(), RunTasks(4), ServerConfig(), None, "helper")  # type: ignore[arg-type]  # a stand-in for ServedAgents
     with pytest.raises(RunError, match=r"run \w+ was cancelled"):
         await answer("hi")
 
@@ -50,9 +57,29 @@ async def test_a_caller_that_goes_away_cancels_its_run() -> None:
             finally:
                 stopped.set()
 
-    call = asyncio.create_task(_answer(Waiting(), RunTasks(4), ServerConfig(), "helper")("hi"))  # type: ignore[arg-type]  # a stand-in for ServedAgents
+    call = asyncio.create_task(_answer(Waiting(), RunTasks(4), ServerConfig(), None, "helper")("hi"))  # type: ignore[arg-type]  # a stand-in for ServedAgents
     await entered.wait()
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
     await stopped.wait()  # the run was cancelled with its caller
+
+
+async def test_a_failed_run_is_the_tools_error_as_its_record_tells_it(serve: Serve) -> None:
+    class Failing:
+        async def chat(self, request: LlmRequest) -> LlmResponse:
+            raise ProviderError("the model went away (password=hunter2)", provider="test",
+                                status_code=502)
+
+    served = serve(Failing(), mcp=True)
+    async with httpx2.AsyncClient() as http, \
+            Client(streamable_http_client(served.url("/mcp"), http_client=http),
+                   cache=None) as mcp:
+        result = await mcp.call_tool("helper", {"message": "hello"})
+    [run] = await served.store.list_runs()
+    assert run.error is not None
+    [block] = result.content
+    assert isinstance(block, mcp_types.TextContent)
+    assert result.is_error
+    assert block.text == f"run {run.id} failed: {run.error.message}"
+    assert "hunter2" not in block.text

@@ -50,12 +50,17 @@ def serve(
 async def _serve(container: ApplicationContainer) -> None:
     from mcp.server.stdio import stdio_server
 
+    from bloge.journal import Redactor
     from bloge.mcp import AgentTool, agents_server, describe_agent
     from bloge_container.application import close_container
+    from bloge_container.components import secret_values
 
+    # A failed run is told to the client without the secrets its error may quote (a
+    # provider's answer, a tool's message), as the run store records it.
+    redactor = Redactor(secrets=secret_values(container.settings()))
     try:
         tools = [AgentTool(agent_id, describe_agent(loaded.definition),
-                           _answer(_whole(container, loaded)))
+                           _answer(_whole(container, loaded), redactor))
                  for agent_id, loaded in sorted(container.agents().items())]
         server = agents_server(tools)
         async with stdio_server() as (read, write):
@@ -77,9 +82,16 @@ def _whole(container: ApplicationContainer, loaded: LoadedAgent) -> Any:
                        container.report(), container.run_store())
 
 
-def _answer(operator: Any) -> Any:
+def _answer(operator: Any, redactor: Any) -> Any:
+    from bloge.agent import AgentRunError
+    from bloge.core.errors import RunError
+
     async def answer(message: str) -> str:
-        output = await operator.aexecute(message)
+        try:
+            output = await operator.aexecute(message)
+        except AgentRunError as error:
+            named = f"run {error.run_id} failed: " if error.run_id else ""
+            raise RunError(named + redactor.redact(str(error))) from None
         return str(output.content or "")
 
     return answer
