@@ -20,6 +20,7 @@ from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
+from bloge.store import Store
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
 
@@ -188,13 +189,11 @@ class RunFailure:
 
 
 async def run_failure(state: ServerState, run_id: str, error: BaseException) -> RunFailure:
-    """Why run ``run_id`` ended with ``error``, naming the run. A failed run's reason is the
-    one its record holds, with secrets taken out: the error itself may quote them (a
-    provider's answer, a tool's message)."""
+    """Why run ``run_id`` ended with ``error``, naming the run; a failed run's reason as
+    :func:`failed_because` tells it."""
     match error:
         case AgentRunError():
-            recorded = (await state.store.get_run(run_id)).error
-            why = recorded.message if recorded is not None else error.exit_reason
+            why = await failed_because(state.store, run_id, error)
             return RunFailure(500, f"run {run_id} failed: {why}", "run_failed")
         case RunCancelledError():
             return RunFailure(500, str(error), "run_cancelled")
@@ -205,3 +204,10 @@ async def run_failure(state: ServerState, run_id: str, error: BaseException) -> 
     _log.error("run %s failed", run_id, exc_info=error)
     return RunFailure(500, f"run {run_id} failed: the server failed: {type(error).__name__}",
                       "server_error")
+
+
+async def failed_because(store: Store, run_id: str, error: AgentRunError) -> str:
+    """Why run ``run_id`` failed, as its record says: with secrets taken out, which the
+    error itself may quote (a provider's answer, a tool's message)."""
+    recorded = (await store.get_run(run_id)).error
+    return recorded.message if recorded is not None else error.exit_reason

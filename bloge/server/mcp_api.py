@@ -34,7 +34,7 @@ from bloge.mcp import AgentTool, agents_server
 from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
-from bloge.server.launch import new_run_id
+from bloge.server.launch import failed_because, new_run_id
 from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError
 from bloge.store import Store
@@ -107,10 +107,7 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
             raise RunError(f"run {run_id} took longer than the server's request timeout "
                            f"({config.request_timeout:g} s)") from None
         except AgentRunError as error:
-            # Told as the run's record tells it: the error itself may quote secrets (a
-            # provider's answer, a tool's message), the record has them taken out.
-            recorded = (await store.get_run(run_id)).error
-            why = recorded.message if recorded is not None else error.exit_reason
+            why = await failed_because(store, run_id, error)
             raise RunError(f"run {run_id} failed: {why}") from None
         return output.content or ""
 
