@@ -77,7 +77,7 @@ async def chat_completions(request: Request) -> Response:
         return _failure_response(await run_failure(state, run_id, error))
     if output is None:
         return Response(status_code=499)  # the client left; its run was cancelled
-    return JSONResponse(wire.completion(_completion_id(output.run_id), chat.agent_id, created,
+    return JSONResponse(wire.completion(_completion_id(run_id), chat.agent_id, created,
                                         wire.answer(output)))
 
 

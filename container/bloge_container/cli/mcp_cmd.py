@@ -11,6 +11,7 @@ from bloge_container.cli.console import failure, reported_errors
 from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
 
 if TYPE_CHECKING:
+    from bloge.journal import Redactor
     from bloge_container.agents import LoadedAgent
     from bloge_container.application import ApplicationContainer
 
@@ -82,7 +83,7 @@ def _whole(container: ApplicationContainer, loaded: LoadedAgent) -> Any:
                        container.report(), container.run_store())
 
 
-def _answer(operator: Any, redactor: Any) -> Any:
+def _answer(operator: Any, redactor: Redactor) -> Any:
     from bloge.agent import AgentRunError
     from bloge.core.errors import RunError
 
