@@ -30,14 +30,15 @@ def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
     reason inferred from the calls when the stream left it out; no usage when the stream
     ended without a ``done`` chunk).
 
-    ``chunks`` end at the ``done`` chunk: whoever reads a stream stops there.
+    ``chunks`` end at the ``done`` chunk: whoever reads a stream stops there. A chunk whose
+    ``content`` is ``None`` (a provider that passes OpenAI's ``null`` deltas on) adds no text.
     """
     last = chunks[-1] if chunks and chunks[-1].done else None
     # One comprehension per field, not a loop over the chunks: this runs on every streamed
     # model turn, over every token.
     calls = tuple([chunk.tool_call for chunk in chunks if chunk.tool_call is not None])
     return LlmResponse(
-        content="".join([chunk.content for chunk in chunks]),
+        content="".join([chunk.content for chunk in chunks if chunk.content]),
         finish_reason=effective_finish_reason(
             last.finish_reason if last else None, has_tool_calls=bool(calls)),
         prompt_tokens=(last.prompt_tokens or 0) if last else 0,

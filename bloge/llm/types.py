@@ -59,6 +59,7 @@ class LlmChunk:
 
     A chunk carries text (``content``) and/or one complete ``tool_call``. The last chunk has
     ``done=True`` and, when the provider reported them, ``finish_reason`` and usage.
+    A ``content`` of ``None`` (as OpenAI's deltas carry ``null``) reads as no text.
     """
 
     content: str = ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bloge.llm import LlmChunk, LlmResponse, ToolCall
@@ -32,3 +34,10 @@ def test_a_stream_without_a_finish_reason_finishes_for_its_tool_calls() -> None:
 
 def test_a_stream_that_ended_without_a_done_chunk_joins_without_usage() -> None:
     assert join_chunks([LlmChunk("Hel"), LlmChunk("lo")]) == LlmResponse("Hello")
+
+
+def test_a_chunk_whose_content_is_none_adds_no_text() -> None:
+    none: Any = None  # what a provider that passes OpenAI's null deltas on yields
+    chunks = [LlmChunk(none), LlmChunk("Hi"), LlmChunk(none, tool_call=CALL),
+              LlmChunk(done=True, finish_reason="tool_calls")]
+    assert join_chunks(chunks) == LlmResponse("Hi", finish_reason="tool_calls", tool_calls=(CALL,))

@@ -214,3 +214,17 @@ def test_a_streaming_definition_materializes_the_streaming_operator() -> None:
     streaming = AgentBuilder.create("s").model("m").streaming(True).build()  # noqa: FBT003 -- the appendix's call
     assert type(agent_operator("a", plain, registry)) is AgentLoopOperator
     assert type(agent_operator("s", streaming, registry)) is StreamingAgentLoopOperator
+
+
+async def test_a_provider_whose_chunks_carry_none_as_content_runs_to_its_answer() -> None:
+    none: Any = None  # what a provider that passes OpenAI's null deltas on yields
+    provider = ScriptedProvider(
+        [LlmChunk(content=none, tool_call=ToolCall("c1", "echo", '{"text": "a"}')),
+         LlmChunk(content=none, done=True, finish_reason="tool_calls")],
+        [LlmChunk(content=none), LlmChunk(content="Done."), LlmChunk(done=True)],
+    )
+    chunks = await streaming_agent(provider).aexecute("go")
+    done = chunks[-1]
+    assert isinstance(done, Done)
+    assert done.final_output.content == "Done."
+    assert done.final_output.turns_used == 2
