@@ -289,8 +289,13 @@ class ProviderHttpClient:
 
     def _status_failure(self, response: httpx.Response, body: bytes) -> AttemptError:
         status = response.status_code
+        message = server_error_message(quoted(body))
+        if status == 404:
+            # A wrong base URL (a missing /v1, a typo in the host's path) answers 404: the URL
+            # asked is what a user needs to see to mend it.
+            message = f"{message}; asked {response.request.method} {response.request.url}"
         return self._failure(
-            server_error_message(quoted(body)),
+            message,
             status_code=status,
             retryable=status in self._retry.retry_on_status,
             retry_after=retry_after_seconds(response.headers, now=time.time()),

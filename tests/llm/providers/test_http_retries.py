@@ -205,6 +205,16 @@ async def test_other_client_errors_fail_at_once(api: Api, status: int,
 
 
 @pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("call", [chat, stream], ids=["whole", "streamed"])
+async def test_a_404_names_the_url_it_asked(api: Api, call: Any, sleeps: RecordedSleeps) -> None:
+    script = Script([json_response(404, api.error("not_found_error", "Not found"))])
+    with pytest.raises(ProviderError) as caught:
+        await call(api, script, sleeps)
+    assert str(caught.value).endswith(f"; asked POST {script.requests[0].url}")
+    assert "Not found" in str(caught.value)
+
+
+@pytest.mark.parametrize("api", APIS)
 async def test_an_error_body_that_is_not_json_is_quoted(api: Api, sleeps: RecordedSleeps) -> None:
     script = Script([httpx.Response(400, text="<html><body>Bad Request</body></html>")])
     with pytest.raises(ProviderError, match="<html><body>Bad Request</body></html>"):
