@@ -65,6 +65,15 @@ def test_run_stream_json_prints_one_object_per_chunk(app: Path) -> None:
     assert "KB-RESET-001" in chunks[-1]["content"]
 
 
+def test_run_stream_json_names_the_run_in_its_done_line(app: Path) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", "--stream", "--json",
+                   cwd=app)
+    done = json.loads(result.stdout.splitlines()[-1])
+    listed = json.loads(bloge("runs", "list", "--json", cwd=app).stdout)
+    assert done["run_id"] == listed[0]["id"]
+    assert done["thread_id"] == listed[0]["thread_id"]
+
+
 def test_run_a_dsl_file_directly(app: Path) -> None:
     source = app / "examples" / "support" / "agent-customer-support.bloge"
     result = bloge("run", str(source), "How do I reset my password?", cwd=app)

@@ -121,6 +121,7 @@ def _chunk_json(chunk: AgentStreamChunk) -> dict[str, Any]:
             return {"type": "tool_end", "tool": name, "call_id": call_id, "success": success,
                     "turn": turn}
         case Done(final_output=output):
-            return {"type": "done", "content": output.content,
+            return {"type": "done", "run_id": output.run_id, "thread_id": output.thread_id,
+                    "content": output.content,
                     "finish_reason": output.finish_reason, "exit_reason": output.exit_reason,
                     "turns_used": output.turns_used, "usage": output.usage.to_dict()}
