@@ -27,8 +27,8 @@ def response_chunks(response: LlmResponse) -> list[LlmChunk]:
 def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
     """The response one stream's chunks amount to: the text joined, the tool calls in order,
     and the finish reason and usage of the ``done`` chunk that ends the stream (the finish
-    reason inferred from the calls when the stream left it out; no usage when the stream
-    ended without a ``done`` chunk).
+    reason inferred from the calls when the stream left it out; usage not reported when the
+    stream ended without a ``done`` chunk, or its ``done`` chunk carried none).
 
     ``chunks`` end at the ``done`` chunk: whoever reads a stream stops there. A chunk whose
     ``content`` is ``None`` (a provider that passes OpenAI's ``null`` deltas on) adds no text.
@@ -44,6 +44,8 @@ def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
         prompt_tokens=(last.prompt_tokens or 0) if last else 0,
         completion_tokens=(last.completion_tokens or 0) if last else 0,
         tool_calls=calls,
+        usage_reported=last is not None and (last.prompt_tokens is not None
+                                             or last.completion_tokens is not None),
     )
 
 

@@ -40,13 +40,18 @@ class LlmRequest:
 
 @dataclass(frozen=True, slots=True)
 class LlmResponse:
-    """A complete model answer: text and/or tool calls, why it stopped, and token usage."""
+    """A complete model answer: text and/or tool calls, why it stopped, and token usage.
+
+    ``usage_reported`` is false when the provider reported no usage (a stream without a usage
+    chunk, a server that leaves ``usage`` out): the token counts are then 0, not measured.
+    """
 
     content: str = ""
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     tool_calls: tuple[ToolCall, ...] = ()
+    usage_reported: bool = True
 
     @property
     def total_tokens(self) -> int:

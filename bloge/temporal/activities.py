@@ -289,8 +289,7 @@ class AgentActivities:
                      for seq, message in recorded["history"]],
             transcript=wire.messages_from_json(recorded["transcript"]),
             view=wire.messages_from_json(recorded["view"]),
-            usage=AgentUsage(int(usage["llm_calls"]), int(usage["prompt_tokens"]),
-                             int(usage["completion_tokens"])),
+            usage=AgentUsage.from_dict(usage),
             turns=int(payload["turns"]), exit_reason=str(payload["exit_reason"]),
             output=recorded.get("output"), error=recorded.get("error"))
 

@@ -76,8 +76,7 @@ def output_from_json(data: Mapping[str, Any]) -> AgentOutput:
         tool_results=dict(data.get("tool_results") or {}),
         checkpoint=AgentCheckpoint.from_json(DEFAULT_CODEC.encode(data["checkpoint"])),
         exit_reason=str(data.get("exit_reason", "stop")),
-        usage=AgentUsage(int(usage.get("llm_calls", 0)), int(usage.get("prompt_tokens", 0)),
-                         int(usage.get("completion_tokens", 0))),
+        usage=AgentUsage.from_dict(usage),
         run_id=data.get("run_id"),
         thread_id=data.get("thread_id"),
     )

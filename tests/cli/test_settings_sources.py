@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.cli.conftest import bloge
 from tests.cli.fake_openai import fake_openai
+from tests.llm.providers.wire_payloads import openai_completion
 
 AGENT = 'agent ask {\n  model = "gpt-4o"\n}\n'
 
@@ -75,3 +76,18 @@ def test_config_shows_the_settings_of_an_application_that_cannot_be_built(
     document = json.loads(result.stdout)
     assert document["settings"]["bloge"]["llm"]["provider"] == "openai"
     assert "no API key is set" in document["error"]
+
+
+def test_a_model_that_reports_no_usage_is_shown_as_tokens_unknown(tmp_path: Path) -> None:
+    (tmp_path / "ask.bloge").write_text(AGENT, encoding="utf-8")
+    body = openai_completion("Hello from the fake")
+    del body["usage"]  # as some OpenAI-compatible servers answer
+    env = {"BLOGE_LLM__PROVIDER": "openai", "OPENAI_API_KEY": "sk-local"}
+    with fake_openai(body=body) as server:
+        result = bloge("run", "ask.bloge", "Hello?", "--json", cwd=tmp_path,
+                       env={**env, "OPENAI_BASE_URL": server.base_url})
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)
+    assert output["usage"]["unreported_calls"] == 1
+    shown = bloge("runs", "show", output["run_id"], cwd=tmp_path, env=env)
+    assert "1 model calls, tokens unknown (the model reported no usage)" in shown.stdout

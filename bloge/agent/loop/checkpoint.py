@@ -90,7 +90,8 @@ class AgentCheckpoint:
             tool_results=results,
             agent_id=agent_id,
             usage=AgentUsage(*(_count(usage.get(name, 0), f"usage.{name}")
-                               for name in ("llm_calls", "prompt_tokens", "completion_tokens"))),
+                               for name in ("llm_calls", "prompt_tokens", "completion_tokens",
+                                            "unreported_calls"))),
         )
 
 

@@ -200,7 +200,7 @@ class _Run:
 
     __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
                  "_memory", "_observer", "_prepare", "base_usage", "calls", "completion_tokens",
-                 "prompt_tokens", "tool_results", "transcript", "turn")
+                 "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: _Start,
                  chat: BoundOperator, sink: ChunkSink | None,
@@ -219,7 +219,7 @@ class _Run:
         self.turn = start.turns_done
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
-        self.calls = self.prompt_tokens = self.completion_tokens = 0
+        self.calls = self.prompt_tokens = self.completion_tokens = self.unreported = 0
         self._observer = observer
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
@@ -339,6 +339,8 @@ class _Run:
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
+        if not response.usage_reported:
+            self.unreported += 1
         if "on_agent_llm_called" in listeners.wanted:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
@@ -385,6 +387,7 @@ class _Run:
             base.llm_calls + self.calls + memory.llm_calls,
             base.prompt_tokens + self.prompt_tokens + memory.prompt_tokens,
             base.completion_tokens + self.completion_tokens + memory.completion_tokens,
+            base.unreported_calls + self.unreported,
         )
 
     def checkpoint(self) -> AgentCheckpoint:

@@ -63,19 +63,38 @@ def _message(value: object, index: int | None) -> LlmMessage:
 
 @dataclass(frozen=True, slots=True)
 class AgentUsage:
-    """Model calls and tokens of a run (summary calls of ``summary(n)`` memory included)."""
+    """Model calls and tokens of a run (summary calls of ``summary(n)`` memory included).
+
+    ``unreported_calls`` counts the model calls whose provider reported no usage (a server
+    that streams without a usage chunk): their tokens are missing from the counts, which are
+    then a lower bound.
+    """
 
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    unreported_calls: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def to_dict(self) -> dict[str, int]:
-        return {"llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens}
+        """The counts as JSON; ``unreported_calls`` only when some call went unreported."""
+        counts = {"llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
+                  "completion_tokens": self.completion_tokens}
+        if self.unreported_calls:
+            counts["unreported_calls"] = self.unreported_calls
+        return counts
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentUsage:
+        """The usage of ``to_dict``'s document; a count it leaves out is 0."""
+        return cls(*(int(data.get(name, 0)) for name in _USAGE_COUNTS))
+
+
+#: The counts of :class:`AgentUsage`, in its fields' order.
+_USAGE_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens", "unreported_calls")
 
 
 @dataclass(frozen=True, slots=True)

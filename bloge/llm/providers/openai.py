@@ -125,6 +125,7 @@ def parse_chat_response(body: Mapping[str, Any]) -> LlmResponse:
         finish_reason=finish_reason_of(choice.get("finish_reason"), has_tool_calls=bool(calls)),
         prompt_tokens=prompt or 0,
         completion_tokens=completion or 0,
+        usage_reported=prompt is not None or completion is not None,
         tool_calls=calls,
     )
 

@@ -43,9 +43,7 @@ def loads(text: str | None) -> Any:
 
 
 def usage_of(data: Mapping[str, Any] | None) -> AgentUsage:
-    data = data or {}
-    return AgentUsage(int(data.get("llm_calls", 0)), int(data.get("prompt_tokens", 0)),
-                      int(data.get("completion_tokens", 0)))
+    return AgentUsage.from_dict(data or {})
 
 
 def view_json(view: Sequence[Segment]) -> str:

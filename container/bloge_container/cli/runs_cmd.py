@@ -18,6 +18,7 @@ from bloge_container.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from bloge import AgentUsage
     from bloge.store import Run, RunEvent, Store
 
 runs = typer.Typer(help="The runs the run store recorded.", no_args_is_help=True,
@@ -144,12 +145,22 @@ def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = 
             out.print(f"run {run.id}: {run.status.value}", markup=False)
 
 
+def _tokens(usage: AgentUsage) -> str:
+    """The run's tokens, saying so when some model calls reported none."""
+    if not usage.unreported_calls:
+        return f"{usage.total_tokens} tokens"
+    if usage.unreported_calls == usage.llm_calls:
+        return "tokens unknown (the model reported no usage)"
+    return (f"at least {usage.total_tokens} tokens "
+            f"({usage.unreported_calls} of the model calls reported no usage)")
+
+
 def _summary(run: Run) -> list[str]:
     lines = [f"run {run.id} · agent {run.agent_id} · thread {run.thread_id}",
              f"  status {run.status.value}"
              + (f", exit {run.exit_reason}" if run.exit_reason else "")
              + f" · {_count(run.turns, 'turn')} · {run.usage.llm_calls} model calls, "
-             f"{run.usage.total_tokens} tokens",
+             f"{_tokens(run.usage)}",
              f"  started {when(run.created_at)}"
              + (f", ended {when(run.finished_at)}" if run.finished_at else "")]
     if run.error is not None:

@@ -10,6 +10,7 @@ import pytest
 
 from bloge.core import ProviderError
 from bloge.llm import LlmChunk, LlmMessage, LlmRequest, ToolCall, ToolDefinition
+from bloge.llm.chunks import join_chunks
 from bloge.llm.providers import OpenAIChatProvider
 from tests.llm.providers.conftest import OPENAI_KEY
 from tests.llm.providers.wire_payloads import (
@@ -93,6 +94,20 @@ async def test_a_plain_answer_comes_back_with_finish_reason_and_usage() -> None:
     response = await provider(script).chat(REQUEST)
     assert (response.content, response.finish_reason) == ("Sunny, 21 °C.", "stop")
     assert (response.prompt_tokens, response.completion_tokens) == (31, 8)
+
+
+async def test_an_answer_without_usage_says_its_usage_was_not_reported() -> None:
+    body = openai_completion("Sunny.")
+    del body["usage"]  # as some OpenAI-compatible servers answer
+    response = await provider(Script([json_response(200, body)])).chat(REQUEST)
+    assert (response.usage_reported, response.total_tokens) == (False, 0)
+
+
+async def test_a_stream_without_a_usage_chunk_joins_with_usage_not_reported() -> None:
+    chunks = openai_stream(["Sun", "ny."])[:-1]  # llama.cpp's servers may send no usage chunk
+    streamed = await collect(provider(Script([sse_response(openai_sse(chunks))])).stream_chat(
+        REQUEST))
+    assert join_chunks(streamed).usage_reported is False
 
 
 async def test_a_single_tool_call_comes_back() -> None:
