@@ -13,6 +13,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.server.agents import UnknownAgentError
 from bloge.server.guard import BodyTooLargeError
 from bloge.server.inputs import BadRequestError
+from bloge.server.launch import RunTimedOutError, run_failure
 from bloge.server.problems import problem
 from bloge.server.tasks import RunRunningError, ServerStoppingError, TooManyRunsError
 from bloge.store import StoreError, StoreNotFoundError, ThreadBusyError
@@ -57,9 +58,15 @@ async def stopping(request: Request, exc: Exception) -> Response:
 
 
 async def timed_out(request: Request, exc: Exception) -> Response:
+    """A run past the request time limit: 504 naming the run (in ``Bloge-Run-Id`` too) and
+    how to resume it."""
+    if isinstance(exc, RunTimedOutError):
+        failure = await run_failure(request.app.state.bloge, exc.run_id, exc)
+        return problem(failure.message, status=failure.status, code=failure.code,
+                       headers={"Bloge-Run-Id": exc.run_id})
     limit = request.app.state.bloge.config.request_timeout
-    return problem(f"the run took longer than the server's request time limit ({limit:g} s) "
-                   "and was cancelled; resume it with POST /runs/{id}/resume", status=504)
+    return problem(f"the request took longer than the server's time limit ({limit:g} s)",
+                   status=504, code="timeout")
 
 
 async def too_large(request: Request, exc: Exception) -> Response:

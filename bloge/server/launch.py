@@ -88,13 +88,25 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
     return response
 
 
+class RunTimedOutError(TimeoutError):
+    """Run ``run_id`` took longer than the server's request time limit and was cancelled."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} took longer than the server's request time limit")
+        self.run_id = run_id
+
+
 def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
     """The finished run's output, or its failure. A run this server did not cancel that ended
     cancelled was asked to stop through the run store (``bloge runs cancel``, another
     worker's ``POST /runs/{id}/cancel``): a :class:`RunCancelledError` too, answered with the
-    run's record as a run cancelled here is."""
+    run's record as a run cancelled here is. A run past the time limit is a
+    :class:`RunTimedOutError` naming it."""
     if task.cancelled():
         raise RunCancelledError(run_id)
+    error = task.exception()
+    if isinstance(error, TimeoutError) and not isinstance(error, RunTimedOutError):
+        raise RunTimedOutError(run_id) from error
     return task.result()
 
 
