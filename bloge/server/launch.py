@@ -46,7 +46,8 @@ async def answer_whole(state: ServerState, request: Request, agent_id: str, work
     its output; ``None`` when the client left (the run is then cancelled, or goes on with
     ``on_disconnect="continue"``)."""
     run_id = run_id or new_run_id()
-    task = state.tasks.start(run_id, agent_id, work(run_id), timeout=state.config.request_timeout)
+    task = state.tasks.start(run_id, agent_id, reported(state.store, run_id, lambda: work(run_id)),
+                             timeout=state.config.request_timeout)
     gone = asyncio.create_task(_disconnected(request))
     try:
         await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -96,6 +97,18 @@ class RunTimedOutError(TimeoutError):
         self.run_id = run_id
 
 
+async def reported(store: Store, run_id: str,
+                   work: Callable[[], Awaitable[AgentOutput]]) -> AgentOutput:
+    """Run ``work()``; a run that fails is told in the server's log (one warning: the run and
+    why, as :func:`failed_because` tells it), beside the access line of its request. The run
+    is made only when this starts: a run refused a task is never made, nor left unawaited."""
+    try:
+        return await work()
+    except AgentRunError as error:
+        _log.warning("run %s failed: %s", run_id, await failed_because(store, run_id, error))
+        raise
+
+
 def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
     """The finished run's output, or its failure. A run this server did not cancel that ended
     cancelled was asked to stop through the run store (``bloge runs cancel``, another
@@ -115,7 +128,8 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
     """Start the streamed run ``run_id`` in its task; the task, and the run's events numbered
     above ``after`` (followed before the task runs, so none is missed: the task runs from the
     next await on). A run refused a task touches nothing of a run ``run_id`` running here."""
-    task = state.tasks.start(run_id, agent_id, work(run_id, discard),
+    task = state.tasks.start(run_id, agent_id,
+                             reported(state.store, run_id, lambda: work(run_id, discard)),
                              timeout=state.config.request_timeout)
     state.store.live.started(run_id)
     # Its failure is told in the stream (an error event) or by the caller: never unretrieved.

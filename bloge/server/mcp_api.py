@@ -34,7 +34,7 @@ from bloge.mcp import AgentTool, agents_server
 from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
-from bloge.server.launch import failed_because, new_run_id
+from bloge.server.launch import failed_because, new_run_id, reported
 from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError
 from bloge.store import Store
@@ -86,8 +86,9 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
         operator = agents.whole(agent_id)
         run_id = new_run_id()
         try:
-            task = tasks.start(run_id, agent_id, operator.aexecute(message, run_id=run_id),
-                               timeout=config.request_timeout)
+            task = tasks.start(run_id, agent_id, reported(
+                store, run_id, lambda: operator.aexecute(message, run_id=run_id)),
+                timeout=config.request_timeout)
         except TooManyRunsError:
             raise RunError(f"the server runs its maximum of {config.max_concurrent_runs} "
                            "runs; try again shortly") from None
