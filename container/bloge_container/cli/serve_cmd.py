@@ -69,6 +69,10 @@ def serve(
         os.environ["BLOGE_SETTINGS_FILE"] = settings_file
         if profile is not None:
             os.environ["BLOGE_PROFILE"] = profile
+        # The workers read the settings again: --host and --port are theirs too (the allowed
+        # hosts default to the bound one).
+        os.environ["BLOGE_SERVER__HOST"] = bind
+        os.environ["BLOGE_SERVER__PORT"] = str(listen)
         uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind, port=listen,
                     workers=processes, lifespan="on", log_level="info",
                     timeout_graceful_shutdown=grace)
