@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from bloge.agent import AgentRunError
@@ -78,6 +78,12 @@ async def run_failed(request: Request, exc: Exception) -> Response:
     return problem(str(exc), status=500, code="run_failed")
 
 
+async def gone(request: Request, exc: Exception) -> Response:
+    """The client left (or was closed for being late, see :mod:`bloge.server.connections`)
+    before its request's body was in: nobody to answer, nothing to log."""
+    return Response(status_code=499)
+
+
 async def no_route(request: Request, exc: Exception) -> Response:
     """Starlette's own 404 (no such path) and 405 (not this method), in the one JSON shape."""
     assert isinstance(exc, HTTPException)
@@ -111,5 +117,6 @@ HANDLERS = {
     AgentRunError: run_failed,
     TimeoutError: timed_out,
     HTTPException: no_route,
+    ClientDisconnect: gone,
     Exception: internal,
 }

@@ -29,7 +29,9 @@ def server_config(settings: BlogeSettings, *, host: str | None = None,
         max_body_bytes=int(section.max_body_bytes),
         max_concurrent_runs=section.max_concurrent_runs,
         request_timeout=section.request_timeout, keepalive=section.keepalive,
-        send_timeout=section.send_timeout, shutdown_grace=section.shutdown_grace)
+        send_timeout=section.send_timeout, shutdown_grace=section.shutdown_grace,
+        header_timeout=section.header_timeout, body_timeout=section.body_timeout,
+        idle_timeout=section.idle_timeout, max_connections=section.max_connections)
 
 
 def server_app(container: ApplicationContainer, *, host: str | None = None,

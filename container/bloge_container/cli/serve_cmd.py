@@ -48,10 +48,13 @@ def serve(
                           "run the agents: set bloge.server.api-keys (and allowed-hosts), or "
                           "pass --insecure")
         _check_bindable(bind, listen)
+        from bloge.server.connections import uvicorn_options
         from bloge_container.application import freeze_startup_objects
-        from bloge_container.serving import server_app
+        from bloge_container.serving import server_app, server_config
 
         app = server_app(container, host=bind, port=listen)
+        # The connections' deadlines and cap, which uvicorn runs for the app.
+        limits = uvicorn_options(server_config(settings, host=bind, port=listen))
         agents = ", ".join(sorted(container.agents())) or "none"
         err.print(f"bloge serve: agents {agents} on http://{_shown(bind)}:{listen} "
                   f"({_keys_shown(len(settings.server.api_keys))}; "
@@ -61,7 +64,7 @@ def serve(
         if processes == 1:
             freeze_startup_objects()
             uvicorn.run(app, host=bind, port=listen, lifespan="on", log_level="info",
-                        timeout_graceful_shutdown=grace)
+                        timeout_graceful_shutdown=grace, **limits)
             return
         project = container.project().path
         settings_file = os.environ.get("BLOGE_SETTINGS_FILE") or (
@@ -75,7 +78,7 @@ def serve(
         os.environ["BLOGE_SERVER__PORT"] = str(listen)
         uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind, port=listen,
                     workers=processes, lifespan="on", log_level="info",
-                    timeout_graceful_shutdown=grace)
+                    timeout_graceful_shutdown=grace, **limits)
 
 
 def _keys_shown(count: int) -> str:
