@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import os
+import tempfile
 from typing import Annotated
 
 import typer
@@ -49,6 +50,7 @@ def serve(
                           "pass --insecure")
         _check_bindable(bind, listen)
         from bloge.server.connections import uvicorn_options
+        from bloge.server.metrics import MULTIPROCESS_DIR
         from bloge_container.application import freeze_startup_objects
         from bloge_container.serving import server_app, server_config
 
@@ -76,9 +78,12 @@ def serve(
         # hosts default to the bound one).
         os.environ["BLOGE_SERVER__HOST"] = bind
         os.environ["BLOGE_SERVER__PORT"] = str(listen)
-        uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind, port=listen,
-                    workers=processes, lifespan="on", log_level="info",
-                    timeout_graceful_shutdown=grace, **limits)
+        # The workers' metrics, added up by whichever answers /metrics; removed at the end.
+        with tempfile.TemporaryDirectory(prefix="bloge-metrics-") as metrics:
+            os.environ[MULTIPROCESS_DIR] = metrics
+            uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind,
+                        port=listen, workers=processes, lifespan="on", log_level="info",
+                        timeout_graceful_shutdown=grace, **limits)
 
 
 def _keys_shown(count: int) -> str:
