@@ -55,9 +55,9 @@ class RunBody(BaseModel):
             messages = [_sendable(item, f"input[{index}]") for index, item in enumerate(value)]
             unpaired = unanswered(messages)
             if unpaired is not None:
-                index, problem = unpaired
+                index, why = unpaired
                 raise PydanticCustomError("agent_message", "{problem}",
-                                          {"problem": problem, "param": f"input[{index}]"})
+                                          {"problem": why, "param": f"input[{index}]"})
             return value
         # pydantic would name only the union's first member ("should be a valid string").
         raise PydanticCustomError(
@@ -69,9 +69,9 @@ class RunBody(BaseModel):
     @field_validator("thread_id")
     @classmethod
     def _printable_thread_id(cls, value: str | None) -> str | None:
-        problem = None if value is None else _unprintable(value)
-        if problem is not None:
-            raise PydanticCustomError("control_character", "{problem}", {"problem": problem})
+        why = None if value is None else _unprintable(value)
+        if why is not None:
+            raise PydanticCustomError("control_character", "{problem}", {"problem": why})
         return value
 
 
@@ -118,9 +118,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def printable_id(value: str, name: str) -> str:
     """``value``, a run or thread id given as ``name``; :class:`BadRequestError` when it holds
     a control character (NUL, a line break, …)."""
-    problem = _unprintable(value)
-    if problem is not None:
-        raise BadRequestError(f"{name}: {problem}", param=name)
+    why = _unprintable(value)
+    if why is not None:
+        raise BadRequestError(f"{name}: {why}", param=name)
     return value
 
 

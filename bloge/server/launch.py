@@ -20,7 +20,7 @@ from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
-from bloge.store import Store
+from bloge.store import Store, StoreError
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
 
@@ -105,7 +105,11 @@ async def reported(store: Store, run_id: str,
     try:
         return await work()
     except AgentRunError as error:
-        _log.warning("run %s failed: %s", run_id, await failed_because(store, run_id, error))
+        try:
+            why = await failed_because(store, run_id, error)
+        except StoreError:  # the store is down: the run's own failure still goes to its client
+            why = error.exit_reason
+        _log.warning("run %s failed: %s", run_id, why)
         raise
 
 

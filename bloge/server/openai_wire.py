@@ -108,8 +108,8 @@ def agent_input(messages: Sequence[Mapping[str, Any]]) -> AgentInput:
     read = tuple(_message(m, f"messages[{i}]") for i, m in enumerate(messages))
     unpaired = unanswered(read)
     if unpaired is not None:
-        index, problem = unpaired
-        raise _bad(f"messages[{index}]", problem)
+        index, why = unpaired
+        raise _bad(f"messages[{index}]", why)
     return AgentInput(read)
 
 
