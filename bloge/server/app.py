@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from bloge.rpc import Handler
 from bloge.rpc.asgi import rpc_routes
@@ -15,6 +16,7 @@ from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.failures import HANDLERS
 from bloge.server.guard import Guard
+from bloge.server.inputs import PrintablePaths
 from bloge.server.metrics import Metrics
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunTasks
@@ -74,7 +76,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
                             *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES,
                             *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes),
                             *(endpoint.routes if endpoint is not None else ())],
-                    exception_handlers=HANDLERS, lifespan=lifespan)
+                    exception_handlers=HANDLERS, lifespan=lifespan,
+                    middleware=[Middleware(PrintablePaths)])
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
     app.state.autopilot = autopilot
     return Guard(app, settings)

@@ -22,6 +22,12 @@ class ServerConfig:
     A stream sends a keep-alive comment every ``keepalive`` seconds and gives up on a client
     that has not read for ``send_timeout`` seconds; at shutdown, runs still going get
     ``shutdown_grace`` seconds to finish before they are cancelled (with their checkpoint).
+
+    A connection's request must have sent all its headers ``header_timeout`` seconds after
+    its first byte (or after the connection opened), and all its body ``body_timeout``
+    seconds after its headers; a connection idle between requests is closed after
+    ``idle_timeout`` seconds; past ``max_connections`` open connections, requests are
+    answered 503 (see :mod:`bloge.server.connections`).
     """
 
     host: str = "127.0.0.1"
@@ -36,6 +42,10 @@ class ServerConfig:
     keepalive: float = 15.0
     send_timeout: float = 30.0
     shutdown_grace: float = 30.0
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    idle_timeout: float = 5.0
+    max_connections: int = 1000
 
     def hosts(self) -> frozenset[str]:
         """The host names a request's ``Host`` may carry (lower case, no port)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from bloge.agent import AgentRunError
@@ -13,6 +13,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.server.agents import UnknownAgentError
 from bloge.server.guard import BodyTooLargeError
 from bloge.server.inputs import BadRequestError
+from bloge.server.launch import RunTimedOutError, run_failure
 from bloge.server.problems import problem
 from bloge.server.tasks import RunRunningError, ServerStoppingError, TooManyRunsError
 from bloge.store import StoreError, StoreNotFoundError, ThreadBusyError
@@ -57,9 +58,15 @@ async def stopping(request: Request, exc: Exception) -> Response:
 
 
 async def timed_out(request: Request, exc: Exception) -> Response:
+    """A run past the request time limit: 504 naming the run (in ``Bloge-Run-Id`` too) and
+    how to resume it."""
+    if isinstance(exc, RunTimedOutError):
+        failure = await run_failure(request.app.state.bloge, exc.run_id, exc)
+        return problem(failure.message, status=failure.status, code=failure.code,
+                       headers={"Bloge-Run-Id": exc.run_id})
     limit = request.app.state.bloge.config.request_timeout
-    return problem(f"the run took longer than the server's request time limit ({limit:g} s) "
-                   "and was cancelled; resume it with POST /runs/{id}/resume", status=504)
+    return problem(f"the request took longer than the server's time limit ({limit:g} s)",
+                   status=504, code="timeout")
 
 
 async def too_large(request: Request, exc: Exception) -> Response:
@@ -69,6 +76,12 @@ async def too_large(request: Request, exc: Exception) -> Response:
 
 async def run_failed(request: Request, exc: Exception) -> Response:
     return problem(str(exc), status=500, code="run_failed")
+
+
+async def gone(request: Request, exc: Exception) -> Response:
+    """The client left (or was closed for being late, see :mod:`bloge.server.connections`)
+    before its request's body was in: nobody to answer, nothing to log."""
+    return Response(status_code=499)
 
 
 async def no_route(request: Request, exc: Exception) -> Response:
@@ -104,5 +117,6 @@ HANDLERS = {
     AgentRunError: run_failed,
     TimeoutError: timed_out,
     HTTPException: no_route,
+    ClientDisconnect: gone,
     Exception: internal,
 }

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bloge.llm import LlmMessage
+from bloge.server.problems import problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -48,8 +52,12 @@ class RunBody(BaseModel):
                                           "the text is blank: send the user's message")
             return value
         if isinstance(value, list) and all(isinstance(item, dict) for item in value):
-            for index, item in enumerate(value):
-                _sendable(item, f"input[{index}]")
+            messages = [_sendable(item, f"input[{index}]") for index, item in enumerate(value)]
+            unpaired = unanswered(messages)
+            if unpaired is not None:
+                index, why = unpaired
+                raise PydanticCustomError("agent_message", "{problem}",
+                                          {"problem": why, "param": f"input[{index}]"})
             return value
         # pydantic would name only the union's first member ("should be a valid string").
         raise PydanticCustomError(
@@ -58,14 +66,86 @@ class RunBody(BaseModel):
             {"got": _json_kind(value)})
 
 
-def _sendable(message: dict[str, Any], where: str) -> None:
-    """Refuse ``message`` when it is not one a model can be sent, naming it ``where``."""
+    @field_validator("thread_id")
+    @classmethod
+    def _printable_thread_id(cls, value: str | None) -> str | None:
+        why = None if value is None else _unprintable(value)
+        if why is not None:
+            raise PydanticCustomError("control_character", "{problem}", {"problem": why})
+        return value
+
+
+def _sendable(message: dict[str, Any], where: str) -> LlmMessage:
+    """``message``, refused when it is not one a model can be sent, naming it ``where``."""
     try:
-        LlmMessage.from_dict(message)  # the one reader of a message's dict form
+        return LlmMessage.from_dict(message)  # the one reader of a message's dict form
     except ValueError as exc:
         # ``param`` is read by json_body: the item, where pydantic's place would be the field.
         raise PydanticCustomError("agent_message", "{problem}",
                                   {"problem": str(exc), "param": where}) from None
+
+
+def unanswered(messages: Sequence[LlmMessage]) -> tuple[int, str] | None:
+    """The index of the first message that breaks the pairing every provider requires, and
+    what is wrong: a tool message must answer a call of the assistant message just before
+    it (or of that message's other answers), and each of an assistant message's tool calls
+    needs its tool message, before any other message and before the end."""
+    waiting: dict[str, int] = {}  # call id → the index of the assistant message that made it
+    for index, message in enumerate(messages):
+        if message.role == "tool":
+            if waiting.pop(message.tool_call_id or "", None) is None:
+                return index, (f"this tool message answers tool call {message.tool_call_id!r}, "
+                               "which the assistant message before it did not make (or which "
+                               "another tool message answered already)")
+            continue
+        if waiting:
+            break
+        if message.role == "assistant":
+            waiting = {call.id: index for call in message.tool_calls}
+    if not waiting:
+        return None
+    call_id, index = next(iter(waiting.items()))
+    return index, (f"this assistant message's tool call {call_id!r} has no tool message "
+                   "answering it: send one after it (role tool, that tool_call_id), or leave "
+                   "the call out")
+
+
+#: Characters no id may hold: PostgreSQL refuses NUL in text, and a log line should not
+#: be split or coloured by an id.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def printable_id(value: str, name: str) -> str:
+    """``value``, a run or thread id given as ``name``; :class:`BadRequestError` when it holds
+    a control character (NUL, a line break, …)."""
+    why = _unprintable(value)
+    if why is not None:
+        raise BadRequestError(f"{name}: {why}", param=name)
+    return value
+
+
+def _unprintable(value: str) -> str | None:
+    found = _CONTROL.search(value)
+    if found is None:
+        return None
+    return f"an id may not hold a control character; {value!r} holds U+{ord(found[0]):04X}"
+
+
+class PrintablePaths:
+    """ASGI middleware: a request whose path holds a control character (``/runs/a%00b``) is
+    a 400 naming it, before any route takes an id from it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            try:
+                printable_id(scope["path"], "path")
+            except BadRequestError as exc:
+                await problem(exc.message, status=400, param="path")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _json_kind(value: object) -> str:
@@ -108,14 +188,24 @@ async def json_body(request: Request, model: type[M], *, empty_ok: bool = False)
         raise BadRequestError(f"{where or 'the body'}: {first['msg']}", param=where) from None
 
 
+#: How deep pydantic's JSON parser (jiter) nests arrays and objects before it gives up.
+JSON_DEPTH = 200
+_TOO_DEEP = (f"the request body nests arrays and objects more than {JSON_DEPTH} levels deep, "
+             "deeper than the server reads")
+
+
 def _not_json(raw: bytes, reason: str | None) -> None:
     """Why ``raw`` is not JSON, with its line and column (what pydantic's error lacks);
     ``reason`` (pydantic's) when Python's parser takes it (a lone surrogate ``\\ud800``)."""
+    if reason is not None and "recursion limit" in reason:
+        raise BadRequestError(_TOO_DEEP)
     try:
         # Decoded here: json.loads would read a body that starts like UTF-16 as UTF-16.
         json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise BadRequestError("the request body is not UTF-8 text") from None
+    except RecursionError:
+        raise BadRequestError(_TOO_DEEP) from None
     except json.JSONDecodeError as exc:
         raise BadRequestError(f"the request body is not JSON: {exc.msg} at line {exc.lineno}, "
                               f"column {exc.colno}") from None

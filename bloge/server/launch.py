@@ -20,7 +20,7 @@ from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
-from bloge.store import Store
+from bloge.store import Store, StoreError
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
 
@@ -46,7 +46,8 @@ async def answer_whole(state: ServerState, request: Request, agent_id: str, work
     its output; ``None`` when the client left (the run is then cancelled, or goes on with
     ``on_disconnect="continue"``)."""
     run_id = run_id or new_run_id()
-    task = state.tasks.start(run_id, agent_id, work(run_id), timeout=state.config.request_timeout)
+    task = state.tasks.start(run_id, agent_id, reported(state.store, run_id, lambda: work(run_id)),
+                             timeout=state.config.request_timeout)
     gone = asyncio.create_task(_disconnected(request))
     try:
         await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -88,13 +89,41 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
     return response
 
 
+class RunTimedOutError(TimeoutError):
+    """Run ``run_id`` took longer than the server's request time limit and was cancelled."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} took longer than the server's request time limit")
+        self.run_id = run_id
+
+
+async def reported(store: Store, run_id: str,
+                   work: Callable[[], Awaitable[AgentOutput]]) -> AgentOutput:
+    """Run ``work()``; a run that fails is told in the server's log (one warning: the run and
+    why, as :func:`failed_because` tells it), beside the access line of its request. The run
+    is made only when this starts: a run refused a task is never made, nor left unawaited."""
+    try:
+        return await work()
+    except AgentRunError as error:
+        try:
+            why = await failed_because(store, run_id, error)
+        except StoreError:  # the store is down: the run's own failure still goes to its client
+            why = error.exit_reason
+        _log.warning("run %s failed: %s", run_id, why)
+        raise
+
+
 def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
     """The finished run's output, or its failure. A run this server did not cancel that ended
     cancelled was asked to stop through the run store (``bloge runs cancel``, another
     worker's ``POST /runs/{id}/cancel``): a :class:`RunCancelledError` too, answered with the
-    run's record as a run cancelled here is."""
+    run's record as a run cancelled here is. A run past the time limit is a
+    :class:`RunTimedOutError` naming it."""
     if task.cancelled():
         raise RunCancelledError(run_id)
+    error = task.exception()
+    if isinstance(error, TimeoutError) and not isinstance(error, RunTimedOutError):
+        raise RunTimedOutError(run_id) from error
     return task.result()
 
 
@@ -103,7 +132,8 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
     """Start the streamed run ``run_id`` in its task; the task, and the run's events numbered
     above ``after`` (followed before the task runs, so none is missed: the task runs from the
     next await on). A run refused a task touches nothing of a run ``run_id`` running here."""
-    task = state.tasks.start(run_id, agent_id, work(run_id, discard),
+    task = state.tasks.start(run_id, agent_id,
+                             reported(state.store, run_id, lambda: work(run_id, discard)),
                              timeout=state.config.request_timeout)
     state.store.live.started(run_id)
     # Its failure is told in the stream (an error event) or by the caller: never unretrieved.

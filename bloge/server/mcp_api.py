@@ -17,16 +17,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 
 from mcp.server.streamable_http_manager import (
     StreamableHTTPASGIApp,
     StreamableHTTPSessionManager,
 )
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INTERNAL_ERROR
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bloge.agent import AgentRunError
 from bloge.core.errors import RunError
@@ -34,9 +38,9 @@ from bloge.mcp import AgentTool, agents_server
 from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
-from bloge.server.launch import failed_because, new_run_id
+from bloge.server.launch import failed_because, new_run_id, reported
 from bloge.server.problems import problem
-from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError
+from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError, answered_shutdown
 from bloge.store import Store
 
 PATH = "/mcp"
@@ -55,13 +59,70 @@ class McpEndpoint:
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=config.max_body_bytes)
         self.routes: list[BaseRoute] = [
-            Route(PATH, endpoint=StreamableHTTPASGIApp(self.manager), methods=["POST"]),
+            Route(PATH, endpoint=_AnsweredAtShutdown(StreamableHTTPASGIApp(self.manager)),
+                  methods=["POST"]),
             Route(PATH, endpoint=_not_offered, methods=["GET", "DELETE"])]
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         async with self.manager.run():
             yield
+
+
+#: The runs the current ``/mcp`` request started (its tool calls): the SDK runs a call's
+#: handler in a task of its own, with the context of the request that sent it.
+_STARTED: ContextVar[list[str] | None] = ContextVar("bloge_mcp_runs", default=None)
+
+
+class _AnsweredAtShutdown:
+    """The SDK's endpoint. A request the server ends at shutdown (its grace is over) while
+    its run goes on is answered 503, naming the run and how to resume it, in MCP's error shape
+    (a JSON-RPC error, the request's ``id``): uvicorn's cancellation would be a traceback in
+    the log and a text/plain 500."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        runs: list[str] = []
+        body = bytearray()
+        answering = False
+
+        async def receiving() -> Message:
+            message = await receive()
+            body.extend(message.get("body", b""))
+            return message
+
+        async def sending(message: Message) -> None:
+            nonlocal answering
+            answering = answering or message["type"] == "http.response.start"
+            await send(message)
+
+        token = _STARTED.set(runs)
+        try:
+            await self.app(scope, receiving, sending)
+        except asyncio.CancelledError:
+            if not runs or answering:
+                raise
+            stopping = answered_shutdown(runs[-1])
+            await JSONResponse(
+                {"jsonrpc": "2.0", "id": _request_id(bytes(body)),
+                 "error": {"code": INTERNAL_ERROR, "message": str(stopping),
+                           "data": {"run_id": stopping.run_id, "code": "server_stopping"}}},
+                status_code=503)(scope, receive, send)
+        finally:
+            _STARTED.reset(token)
+
+
+def _request_id(body: bytes) -> str | int | None:
+    """The ``id`` of the JSON-RPC request ``body``; ``None`` (as JSON-RPC answers what it
+    cannot tell) for a batch or a body that is not one."""
+    try:
+        request = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    found = request.get("id") if isinstance(request, dict) else None
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
 #: Why a method other than POST is refused.
@@ -86,8 +147,12 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
         operator = agents.whole(agent_id)
         run_id = new_run_id()
         try:
-            task = tasks.start(run_id, agent_id, operator.aexecute(message, run_id=run_id),
-                               timeout=config.request_timeout)
+            task = tasks.start(run_id, agent_id, reported(
+                store, run_id, lambda: operator.aexecute(message, run_id=run_id)),
+                timeout=config.request_timeout)
+            started = _STARTED.get()
+            if started is not None:
+                started.append(run_id)
         except TooManyRunsError:
             raise RunError(f"the server runs its maximum of {config.max_concurrent_runs} "
                            "runs; try again shortly") from None

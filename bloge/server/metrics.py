@@ -1,15 +1,19 @@
 """``/metrics``: runs, turns, tool calls, errors and latencies, in the Prometheus text format.
 
 One registry per application (never prometheus-client's global one), fed by a listener on
-every served agent and by the end of every run. With several workers each has its own
-numbers; scrape each, or aggregate in Prometheus.
+every served agent and by the end of every run. With several worker processes
+(``bloge serve --workers N``) a scrape sees the whole server, whichever worker answers it:
+prometheus-client's multiprocess mode, on when ``PROMETHEUS_MULTIPROC_DIR`` names a
+directory the workers share (``bloge serve`` makes one, and removes it when it stops), has
+every worker write its numbers there and the scrape add them up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from bloge.agent import (
@@ -23,6 +27,8 @@ from bloge.agent import (
 )
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+#: The variable that turns prometheus-client's multiprocess mode on (read when it is imported).
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class Metrics(AgentExecutionListener):
@@ -56,7 +62,13 @@ class Metrics(AgentExecutionListener):
         return series
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        """The metrics in the text format: this process's, or in multiprocess mode (see the
+        module docs) those of every process."""
+        if MULTIPROCESS_DIR not in os.environ:
+            return generate_latest(self.registry)
+        every = CollectorRegistry()
+        multiprocess.MultiProcessCollector(every)  # type: ignore[no-untyped-call]  # prometheus-client leaves it untyped
+        return generate_latest(every)
 
     def run_finished(self, agent_id: str, seconds: float, error: BaseException | None) -> None:
         """One run ended after ``seconds``, with ``error`` or without."""

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bloge.agent import AgentInput, AgentOutput, AgentUsage, MaxTurnsExceededError
 from bloge.llm import ContentPart, ImagePart, LlmMessage, TextPart, ToolCall
-from bloge.server.inputs import BadRequestError
+from bloge.server.inputs import BadRequestError, unanswered
 
 #: Where an image in a user message may come from: the model's provider fetches it, never
 #: this server.
@@ -103,8 +103,14 @@ def _refused(body: CompletionBody) -> tuple[str, str] | None:
 
 
 def agent_input(messages: Sequence[Mapping[str, Any]]) -> AgentInput:
-    """Chat Completions messages as the run's input."""
-    return AgentInput(tuple(_message(m, f"messages[{i}]") for i, m in enumerate(messages)))
+    """Chat Completions messages as the run's input; each tool call answered by its tool
+    message, as every provider requires (:func:`~bloge.server.inputs.unanswered`)."""
+    read = tuple(_message(m, f"messages[{i}]") for i, m in enumerate(messages))
+    unpaired = unanswered(read)
+    if unpaired is not None:
+        index, why = unpaired
+        raise _bad(f"messages[{index}]", why)
+    return AgentInput(read)
 
 
 def _message(message: Mapping[str, Any], where: str) -> LlmMessage:

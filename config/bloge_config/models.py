@@ -166,7 +166,9 @@ class ServerSettings(_Section):
     """``bloge.server``: ``bloge serve`` (see :class:`bloge.server.ServerConfig` for what each
     guard does). Loopback unless ``host`` says otherwise; ``api-keys`` (a list; from the
     environment ``BLOGE_SERVER__API_KEYS='["…"]'``) make every endpoint but ``/healthz`` and
-    the chat page ask for one."""
+    the chat page ask for one. ``header-timeout``, ``body-timeout``, ``idle-timeout`` and
+    ``max-connections`` bound what slow, silent or many clients can hold (see each field's
+    description)."""
 
     model_config = _SECTION
 
@@ -183,6 +185,19 @@ class ServerSettings(_Section):
     keepalive: Annotated[Duration, Field(gt=0)] = 15.0
     send_timeout: Annotated[Duration, Field(gt=0)] = 30.0
     shutdown_grace: Duration = 30.0
+    header_timeout: Annotated[Duration, Field(
+        gt=0, description="How long a request may take to send all its headers, from its "
+        "first byte (or from when its connection opened); a later one's connection is "
+        "closed (slow or silent clients)")] = 10.0
+    body_timeout: Annotated[Duration, Field(
+        gt=0, description="How long a request may take to send all its body, from its "
+        "headers; a later one's connection is closed")] = 30.0
+    idle_timeout: Annotated[Duration, Field(
+        gt=0, description="How long a connection may stay idle between requests before "
+        "it is closed (uvicorn's keep-alive timeout)")] = 5.0
+    max_connections: int = Field(
+        default=1000, ge=1, description="How many connections the server (each worker) "
+        "holds open at once; past them, requests are answered 503")
 
     @field_validator("api_keys")
     @classmethod

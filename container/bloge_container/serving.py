@@ -12,7 +12,7 @@ from bloge_container.autopilot import watches
 from bloge_container.errors import ConfigurationError
 
 #: The variables `bloge serve --workers N` hands its worker processes.
-WORKER_ENV = ("BLOGE_SETTINGS_FILE", "BLOGE_PROFILE")
+WORKER_ENV = ("BLOGE_SETTINGS_FILE", "BLOGE_PROFILE", "BLOGE_SERVER__HOST", "BLOGE_SERVER__PORT")
 
 
 def server_config(settings: BlogeSettings, *, host: str | None = None,
@@ -29,7 +29,9 @@ def server_config(settings: BlogeSettings, *, host: str | None = None,
         max_body_bytes=int(section.max_body_bytes),
         max_concurrent_runs=section.max_concurrent_runs,
         request_timeout=section.request_timeout, keepalive=section.keepalive,
-        send_timeout=section.send_timeout, shutdown_grace=section.shutdown_grace)
+        send_timeout=section.send_timeout, shutdown_grace=section.shutdown_grace,
+        header_timeout=section.header_timeout, body_timeout=section.body_timeout,
+        idle_timeout=section.idle_timeout, max_connections=section.max_connections)
 
 
 def server_app(container: ApplicationContainer, *, host: str | None = None,
@@ -99,6 +101,6 @@ def _stopping(container: ApplicationContainer) -> list[Any]:
 
 def worker_app() -> Any:
     """The application of one ``bloge serve --workers N`` worker: the settings are found as
-    the parent found them (``BLOGE_SETTINGS_FILE``, ``BLOGE_PROFILE``)."""
+    the parent found them, with its ``--host`` and ``--port`` (:data:`WORKER_ENV`)."""
     container = create_container(settings_file=os.environ.get("BLOGE_SETTINGS_FILE") or None)
     return server_app(container)

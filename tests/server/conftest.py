@@ -22,6 +22,7 @@ from bloge import (
 from bloge.llm import LlmProvider
 from bloge.server import Metrics, ServedAgents, ServerConfig, create_app
 from bloge.server.agents import AgentOperator
+from bloge.server.connections import uvicorn_options
 from bloge.server.guard import Guard
 from bloge.store import Store, open_store
 from tests.cli.conftest import app  # noqa: F401 -- the repository's application, a fixture
@@ -93,9 +94,11 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
         url = f"sqlite:///{tmp_path / f'bloge-{len(started)}.db'}"
         store = open_store(url) if lease is None else open_store(url, lease=lease)
         metrics = Metrics()
-        asgi = served_app(provider, store, ServerConfig(**config), metrics,  # type: ignore[arg-type]  # test keywords
-                          listeners, mcp=mcp)
-        server = LiveServer(asgi, timeout_graceful_shutdown=uvicorn_grace).__enter__()
+        settings = ServerConfig(**config)  # type: ignore[arg-type]  # test keywords
+        asgi = served_app(provider, store, settings, metrics, listeners, mcp=mcp)
+        # As bloge serve runs it: its connection deadlines and cap.
+        server = LiveServer(asgi, timeout_graceful_shutdown=uvicorn_grace,
+                            **uvicorn_options(settings)).__enter__()
         started.append((server, store))
         return Served(server, store, metrics, provider, listeners or [])
 

@@ -28,9 +28,13 @@ class _Server(uvicorn.Server):
 
 
 class LiveServer:
-    def __init__(self, app: Any, *, timeout_graceful_shutdown: float | None = 5.0) -> None:
+    def __init__(self, app: Any, *, timeout_graceful_shutdown: float | None = 5.0,
+                 **options: Any) -> None:
+        """``options``: more of uvicorn's settings (``bloge serve``'s, from
+        :func:`bloge.server.connections.uvicorn_options`)."""
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                lifespan="on", timeout_graceful_shutdown=timeout_graceful_shutdown)
+                                lifespan="on", timeout_graceful_shutdown=timeout_graceful_shutdown,
+                                **options)
         self.server = _Server(config)
         self._thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -41,7 +41,7 @@ def serving(project: Path, *args: str, env: dict[str, str] | None = None,
             for line in process.stderr:
                 if log is not None:
                     log.append(line)
-                found = re.search(r"running on (http://127\.0\.0\.1:\d+)", line)
+                found = re.search(r"running on (http://[\d.]+:\d+)", line)
                 url = found[1] if found else url
                 ready += "Application startup complete" in line
                 if url is not None and ready == workers:

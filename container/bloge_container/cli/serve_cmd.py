@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import os
+import tempfile
 from typing import Annotated
 
 import typer
@@ -48,10 +49,14 @@ def serve(
                           "run the agents: set bloge.server.api-keys (and allowed-hosts), or "
                           "pass --insecure")
         _check_bindable(bind, listen)
+        from bloge.server.connections import uvicorn_options
+        from bloge.server.metrics import MULTIPROCESS_DIR
         from bloge_container.application import freeze_startup_objects
-        from bloge_container.serving import server_app
+        from bloge_container.serving import server_app, server_config
 
         app = server_app(container, host=bind, port=listen)
+        # The connections' deadlines and cap, which uvicorn runs for the app.
+        limits = uvicorn_options(server_config(settings, host=bind, port=listen))
         agents = ", ".join(sorted(container.agents())) or "none"
         err.print(f"bloge serve: agents {agents} on http://{_shown(bind)}:{listen} "
                   f"({_keys_shown(len(settings.server.api_keys))}; "
@@ -61,7 +66,7 @@ def serve(
         if processes == 1:
             freeze_startup_objects()
             uvicorn.run(app, host=bind, port=listen, lifespan="on", log_level="info",
-                        timeout_graceful_shutdown=grace)
+                        timeout_graceful_shutdown=grace, **limits)
             return
         project = container.project().path
         settings_file = os.environ.get("BLOGE_SETTINGS_FILE") or (
@@ -69,9 +74,16 @@ def serve(
         os.environ["BLOGE_SETTINGS_FILE"] = settings_file
         if profile is not None:
             os.environ["BLOGE_PROFILE"] = profile
-        uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind, port=listen,
-                    workers=processes, lifespan="on", log_level="info",
-                    timeout_graceful_shutdown=grace)
+        # The workers read the settings again: --host and --port are theirs too (the allowed
+        # hosts default to the bound one).
+        os.environ["BLOGE_SERVER__HOST"] = bind
+        os.environ["BLOGE_SERVER__PORT"] = str(listen)
+        # The workers' metrics, added up by whichever answers /metrics; removed at the end.
+        with tempfile.TemporaryDirectory(prefix="bloge-metrics-") as metrics:
+            os.environ[MULTIPROCESS_DIR] = metrics
+            uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind,
+                        port=listen, workers=processes, lifespan="on", log_level="info",
+                        timeout_graceful_shutdown=grace, **limits)
 
 
 def _keys_shown(count: int) -> str:
