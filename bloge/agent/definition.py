@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bloge.agent.functions import agent_functions
+from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
 from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
     DEFAULT_STREAMING_BUFFER_CAPACITY,
@@ -154,6 +154,10 @@ def definition_problems(agent: AgentDef) -> list[str]:
     exit_condition: object = agent.exit_condition
     if exit_condition is not None and not isinstance(exit_condition, Expression):
         problems.append("exit_condition must be an Expression or None")
+    elif isinstance(exit_condition, Expression):
+        tool_names = [t.name for t in agent.tools]
+        problems.extend(problem for literal in named_tool_calls(exit_condition.node)
+                        if (problem := unknown_tool_problem(literal.value, tool_names)))
     names = [t.name for t in agent.tools]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
