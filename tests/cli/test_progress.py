@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any, Self
 
+import httpx
 from rich.console import Console
 
 from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry
 from bloge.llm.providers import OpenAIChatProvider, RetryPolicy
 from bloge_container.cli.progress import ProgressListener
+from tests.cli.conftest import bloge
 from tests.llm.providers.conftest import OPENAI_KEY, RecordedSleeps
 from tests.llm.providers.wire_payloads import (
     Script,
     json_response,
     openai_completion,
     openai_error,
+    openai_sse,
+    openai_stream,
+    sse_response,
 )
+from tests.local_server import LocalServer
 
 
 class RecordingConsole(Console):
@@ -61,3 +68,20 @@ async def test_the_status_line_says_a_model_call_waits_to_be_retried_and_why() -
     assert output.content == "Hello"
     assert console.said[:3] == ["Starting…", "Turn 1: asking the model…",
                                 "Turn 1: retrying in 2 s: HTTP 429 (attempt 2 of 4)…"]
+
+
+def test_a_streamed_run_prints_a_line_while_a_model_call_waits_to_be_retried(app: Path) -> None:
+    replies = [json_response(429, openai_error("Rate limited", "rate_limit_exceeded"),
+                             {"retry-after-ms": "0"}),
+               sse_response(openai_sse(openai_stream(["Hello"])))]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return replies.pop(0)
+
+    with LocalServer(answer) as server:
+        result = bloge("run", "customerSupport", "Hi", "--stream", cwd=app, env={
+            "BLOGE_LLM__PROVIDER": "openai", "OPENAI_BASE_URL": server.url("/v1"),
+            "OPENAI_API_KEY": "sk-test"})
+    assert result.returncode == 0, result.stderr
+    assert "… retrying in 0 s: HTTP 429 (attempt 2 of 4)" in result.stderr.splitlines()
+    assert result.stdout.strip() == "Hello"
