@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bloge.agent.functions import agent_functions
+from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
 from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
     DEFAULT_STREAMING_BUFFER_CAPACITY,
@@ -52,9 +52,11 @@ class AgentToolRef:
         """A tool as the DSL would compile it.
 
         ``input`` maps operator input keys to expressions (``{"query": "tool_args.query"}``);
-        without it the operator receives the model's arguments whole. ``parameters`` overrides
-        the inferred JSON schema. With a ``registry``, an empty description falls back to the
-        operator's metadata and typed operator inputs refine the schema.
+        without it the operator receives the model's arguments whole (a function of named
+        arguments, ``def add(a: int, b: int)``, is called with them, and its schema is the one
+        ``Agent(llm, [add])`` shows). ``parameters`` overrides the inferred JSON schema. With a
+        ``registry``, an empty description falls back to the operator's metadata and typed
+        operator inputs refine the schema.
         """
         functions = agent_functions()
         bindings = None if input is None else {
@@ -90,6 +92,11 @@ def build_tool(
         input_type = bound.input_type
         metadata = operator_metadata(bound.target)
         declared = metadata.input_schema
+        if declared is None and bound.takes_keywords and callable(bound.target):
+            # One function, one schema: the one its Agent(llm, [function]) tool has.
+            from bloge.agent.parameters import function_parameters  # noqa: PLC0415 -- loads pydantic when used
+
+            declared = function_parameters(bound.target, name)
         if not description.strip():
             description = metadata.describe()
     schema = dict(parameters) if parameters is not None else infer_parameters(
@@ -154,6 +161,10 @@ def definition_problems(agent: AgentDef) -> list[str]:
     exit_condition: object = agent.exit_condition
     if exit_condition is not None and not isinstance(exit_condition, Expression):
         problems.append("exit_condition must be an Expression or None")
+    elif isinstance(exit_condition, Expression):
+        tool_names = [t.name for t in agent.tools]
+        problems.extend(problem for literal in named_tool_calls(exit_condition.node)
+                        if (problem := unknown_tool_problem(literal.value, tool_names)))
     names = [t.name for t in agent.tools]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:

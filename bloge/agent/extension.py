@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
-from bloge.agent.functions import AGENT_FUNCTIONS
+from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     KEYWORDS,
@@ -71,6 +71,8 @@ class _AgentBlock:
     values: dict[str, Any] = field(default_factory=dict)
     seen: dict[str, s.Span] = field(default_factory=dict)
     tools: list[AgentToolRef] = field(default_factory=list)
+    tool_names: list[str] = field(default_factory=list)
+    """Every tool declared, the ones with errors too (``tool_call`` is checked against them)."""
 
     def compile(self) -> AgentDef:
         agent_id = self._header()
@@ -83,6 +85,7 @@ class _AgentBlock:
         if streaming_prefix and self.values.get("streaming") is False:
             self._error("'stream agent' declares a streaming agent; remove streaming = false",
                         self.seen["streaming"])
+        self._check_tool_calls()
         if self.errors:
             raise DslError.collect(self.errors)
         return AgentDef(
@@ -243,6 +246,17 @@ class _AgentBlock:
         if expression is not None:
             self.values["exit_condition"] = expression
 
+    def _check_tool_calls(self) -> None:
+        """A ``tool_call("name")`` of a tool the agent lacks would never fire: an error, with
+        the closest tool name."""
+        condition = self.values.get("exit_condition")
+        if condition is None:
+            return
+        for literal in named_tool_calls(condition.node):
+            problem = unknown_tool_problem(literal.value, self.tool_names)
+            if problem:
+                self._error(problem, literal.span)
+
     def _scoped_expression(
         self, node: s.Expr, variable_problem: Callable[[str], str | None]
     ) -> Expression | None:
@@ -273,6 +287,7 @@ class _AgentBlock:
             return
         if not self._first(f"tool {block.name}", block.name_span or block.span):
             return
+        self.tool_names.append(block.name)
         seen: dict[str, s.Span] = {}
         description = ""
         timeout: float | None = None

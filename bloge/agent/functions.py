@@ -7,12 +7,14 @@ whole library an agent's expressions compile with, in the DSL and in ``AgentBuil
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from bloge.core.fields import read_field
-from bloge.dsl.expression import STANDARD_LIBRARY, Function, FunctionError
+from bloge.core.suggest import did_you_mean
+from bloge.dsl import syntax as s
+from bloge.dsl.expression import STANDARD_LIBRARY, Function, FunctionError, walk
 from bloge.dsl.expression.values import type_name
 from bloge.dsl.extensions import discover_extensions, function_library
 
@@ -30,6 +32,29 @@ def tool_call(scope: Mapping[str, Any], name: Any) -> bool:
         if called == name:
             return True
     return False
+
+
+def named_tool_calls(node: s.Expr) -> Iterator[s.Literal]:
+    """The literal names of every ``tool_call("<name>")`` in ``node`` (a computed name, as
+    in ``tool_call(finish_reason + "Tool")``, cannot be checked before the run)."""
+    for call in walk(node):
+        if (isinstance(call, s.Call) and call.function == "tool_call" and len(call.args) == 1
+                and isinstance(call.args[0], s.Literal) and isinstance(call.args[0].value, str)):
+            yield call.args[0]
+
+
+def unknown_tool_problem(name: str, tools: Collection[str]) -> str | None:
+    """Why ``tool_call(name)`` can never be true for an agent with ``tools``, or ``None``."""
+    if name in tools:
+        return None
+    suggestions = did_you_mean(name, tools)
+    if suggestions:
+        hint = f"; did you mean {suggestions[0]!r}?"
+    elif tools:
+        hint = f" (its tools: {', '.join(sorted(tools))})"
+    else:
+        hint = " (it has none)"
+    return f"tool_call({name!r}) names a tool this agent does not have{hint}"
 
 
 AGENT_FUNCTIONS: Mapping[str, Function] = MappingProxyType({

@@ -35,12 +35,17 @@ class TurnStartedPayload:
 
 @dataclass(frozen=True, slots=True)
 class LlmCalledPayload:
+    """A model call ended. ``latency_ms`` is the whole call, and ``pool_wait_ms`` the part of
+    it the call spent waiting for a free connection of its provider's pool (our addition;
+    ``0.0`` when it waited for none, or its provider does not say)."""
+
     turn_number: int
     model: str
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
     finish_reason: str
+    pool_wait_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

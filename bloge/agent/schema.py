@@ -5,8 +5,10 @@ left of ``??``, which supplies a default). ``tool_args.a.b`` makes ``a`` an obje
 required ``b``; ``tool_args.items[0]`` makes ``items`` an array (of strings, or of objects
 when the path goes on: ``tool_args.items[0].sku``). A property is a ``string`` unless the
 operator declares a typed input (a dataclass, ``TypedDict`` or pydantic model as the
-annotation of its input parameter) whose field of the same name says better. Bindings that
-read no ``tool_args`` never reach the schema.
+annotation of its input parameter) whose field of the same name says better, or declares its
+schema (an MCP tool, or a function of named arguments whose schema is
+:func:`bloge.agent.parameters.function_parameters`, the one its ``Agent(llm, [function])``
+tool has). Bindings that read no ``tool_args`` never reach the schema.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def infer_parameters(
     """The JSON-schema ``parameters`` object of a tool.
 
     Without bindings (no ``input`` block) the operator receives the arguments whole, and the
-    schema is the one the operator ``declared`` (an MCP tool's), else comes from its declared
+    schema is the one the operator ``declared`` (an MCP tool's, a function of named
+    arguments'), else comes from its declared
     input type when it has one. With bindings, a property passed through unchanged
     (``query = tool_args.query``) takes its schema from ``declared`` or the input type.
     """

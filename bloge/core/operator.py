@@ -1,7 +1,10 @@
 """Operators: the units of work a graph node (or an agent's tool) runs.
 
 An operator is anything with ``execute(input, ctx)`` — sync or async — or a plain function
-``fn(input, ctx)`` / ``fn(input)``. :func:`bind` inspects it once and returns a
+``fn(input, ctx)`` / ``fn(input)``. A plain function whose parameters are all annotated, two
+or more, none of them an ``OperatorContext`` (``def add(a: int, b: int)``), takes named
+arguments instead: its input is a mapping and it is called ``fn(**input)``; an agent tool
+passes it the model's arguments whole. :func:`bind` inspects it once and returns a
 :class:`BoundOperator` whose ``invoke`` is always awaitable: sync code runs on a
 :class:`~bloge.core.workers.WorkerPool` thread so that the event loop, concurrency caps,
 timeouts and cancellation keep working around it.
@@ -10,6 +13,7 @@ timeouts and cancellation keep working around it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Coroutine, Mapping
@@ -98,7 +102,7 @@ class BoundOperator:
     """
 
     __slots__ = ("_call", "_convert", "_takes_ctx", "_workers", "input_type", "is_async", "name",
-                 "target")
+                 "takes_keywords", "target")
 
     def __init__(self, name: str, target: object, *, workers: WorkerPool | None = None) -> None:
         call = _entry_point(name, target)
@@ -107,9 +111,11 @@ class BoundOperator:
         self._workers = workers if workers is not None else DEFAULT_WORKERS
         self._call = call
         self.is_async = inspect.iscoroutinefunction(call)
-        self._takes_ctx = _positional_arity(call) >= 2
-        self.input_type = _input_annotation(call)
-        self._convert = _converter(self.input_type)
+        # A function of named arguments (see the module's docstring) is called fn(**input).
+        self.takes_keywords = call is target and _takes_keywords(call)
+        self._takes_ctx = not self.takes_keywords and _positional_arity(call) >= 2
+        self.input_type = None if self.takes_keywords else _input_annotation(call)
+        self._convert = None if self.takes_keywords else _converter(self.input_type)
 
     def invoke(self, input: Any, ctx: OperatorContext) -> Coroutine[Any, Any, Any]:
         """Run the operator: await what this returns for its result. Sync operators run on a
@@ -119,6 +125,8 @@ class BoundOperator:
         A mapping given to an operator that declares a dataclass or pydantic-model input is
         converted first; ``OperatorInputError`` says why when it does not fit.
         """
+        if self.takes_keywords:
+            return self._invoke_with_keywords(input)
         if self._convert is not None and isinstance(input, Mapping):
             input = self._convert(input)
         if not self.is_async:
@@ -127,8 +135,21 @@ class BoundOperator:
                                                else self._call(input))
         return coroutine
 
-    async def _run_on_worker(self, args: tuple[Any, ...]) -> Any:
-        result = await self._workers.run(self._call, *args)
+    def _invoke_with_keywords(self, input: Any) -> Coroutine[Any, Any, Any]:
+        keywords = _keywords(input)
+        try:
+            inspect.signature(self._call).bind(**keywords)
+        except TypeError as exc:
+            raise OperatorInputError(f"{self.name}: {exc}") from None
+        if not self.is_async:
+            return self._run_on_worker((), keywords)
+        coroutine: Coroutine[Any, Any, Any] = self._call(**keywords)
+        return coroutine
+
+    async def _run_on_worker(self, args: tuple[Any, ...],
+                             keywords: Mapping[str, Any] | None = None) -> Any:
+        result = await self._workers.run(functools.partial(self._call, **(keywords or {})),
+                                         *args)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -170,6 +191,28 @@ def _positional_arity(call: Callable[..., Any]) -> int:
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         return 2
     return sum(1 for p in params if p.kind in kinds)
+
+
+def _takes_keywords(function: Callable[..., Any]) -> bool:
+    """Whether ``function``'s parameters are named arguments rather than ``(input, ctx)``:
+    two or more, every one annotated, none an ``OperatorContext`` (nor ``Any``)."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+        hints = typing.get_type_hints(function)
+    except (NameError, TypeError, ValueError):
+        return False
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return len(parameters) >= 2 and all(
+        p.kind in named and p.name in hints
+        and hints[p.name] not in (OperatorContext, Any, object) for p in parameters
+    )
+
+
+def _keywords(input: Any) -> dict[str, Any]:
+    if not isinstance(input, Mapping) or not all(isinstance(key, str) for key in input):
+        raise OperatorInputError(
+            f"a function of named arguments takes a mapping of them, got {type(input).__name__}")
+    return dict(input)
 
 
 def _input_annotation(call: Callable[..., Any]) -> Any:

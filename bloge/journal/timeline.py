@@ -179,8 +179,11 @@ def _turn_started(e: Mapping[str, Any]) -> str:
 
 
 def _llm_called(e: Mapping[str, Any]) -> str:
+    waited = e.get("pool_wait_ms")
+    pool = (f" ({_ms(waited)} waiting for a connection)"
+            if isinstance(waited, int | float) and waited >= 1 else "")
     return (f"{e.get('model')}: {e.get('prompt_tokens')}+{e.get('completion_tokens')} tokens, "
-            f"{_ms(e.get('latency_ms'))}, finish {e.get('finish_reason')}")
+            f"{_ms(e.get('latency_ms'))}{pool}, finish {e.get('finish_reason')}")
 
 
 def _tool_dispatched(e: Mapping[str, Any]) -> str:

@@ -44,6 +44,12 @@ class Metrics(AgentExecutionListener):
         self.model_seconds = Histogram("bloge_model_call_duration_seconds",
                                        "How long model calls took", ["agent"],
                                        registry=self.registry)
+        self.pool_wait_seconds = Histogram(
+            "bloge_model_pool_wait_seconds",
+            "How long model calls waited for a free connection of the provider's pool "
+            "(bloge.llm.<provider>.max-connections)", ["agent"],
+            buckets=(0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+            registry=self.registry)
         self.tokens = Counter("bloge_tokens", "Tokens the models read and wrote",
                               ["agent", "kind"], registry=self.registry)
         self.tool_calls = Counter("bloge_tool_calls", "Tool calls, by tool and outcome",
@@ -92,6 +98,7 @@ class Metrics(AgentExecutionListener):
                             payload: LlmCalledPayload) -> None:
         series = self._agent(context.operator_ref)
         series.model_seconds.observe(payload.latency_ms / 1000.0)
+        series.pool_wait_seconds.observe(payload.pool_wait_ms / 1000.0)
         series.prompt_tokens.inc(payload.prompt_tokens)
         series.completion_tokens.inc(payload.completion_tokens)
 
@@ -107,13 +114,14 @@ class _AgentSeries:
     """One agent's labelled series, looked up once (``labels()`` costs a lock and a tuple on
     every call)."""
 
-    __slots__ = ("completion_tokens", "model_seconds", "prompt_tokens", "run_seconds",
-                 "succeeded", "turns")
+    __slots__ = ("completion_tokens", "model_seconds", "pool_wait_seconds", "prompt_tokens",
+                 "run_seconds", "succeeded", "turns")
 
     def __init__(self, metrics: Metrics, agent_id: str) -> None:
         self.run_seconds = metrics.run_seconds.labels(agent_id)
         self.succeeded = metrics.runs.labels(agent_id, "succeeded")
         self.turns = metrics.turns.labels(agent_id)
         self.model_seconds = metrics.model_seconds.labels(agent_id)
+        self.pool_wait_seconds = metrics.pool_wait_seconds.labels(agent_id)
         self.prompt_tokens = metrics.tokens.labels(agent_id, "prompt")
         self.completion_tokens = metrics.tokens.labels(agent_id, "completion")

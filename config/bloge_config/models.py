@@ -65,6 +65,10 @@ class OpenAiSettings(_Section):
     ``timeout`` bounds each attempt: connecting, sending and reading the whole answer (for a
     stream, its first byte, then each wait for its next line). ``max_response_bytes`` bounds a
     response, JSON body or whole stream; an OpenAI stream spends some 300 bytes per token.
+    ``max_connections`` caps the model calls of one process on the wire at once (more wait
+    for a free connection: the metric ``bloge_model_pool_wait_seconds``); unset, it follows
+    ``bloge.server.max-concurrent-runs``. ``max_keepalive_connections`` is how many idle ones
+    stay open for reuse; unset, as many as ``max_connections``.
     """
 
     model_config = _SECTION
@@ -74,11 +78,14 @@ class OpenAiSettings(_Section):
     organization: str | None = None
     timeout: Annotated[Duration, Field(gt=0)] = 60.0
     max_response_bytes: ResponseBytes = ByteSize(MAX_RESPONSE_BYTES)
+    max_connections: int | None = Field(default=None, ge=1)
+    max_keepalive_connections: int | None = Field(default=None, ge=0)
 
 
 class AnthropicSettings(_Section):
-    """``bloge.llm.anthropic``: the Anthropic messages API; ``timeout`` and
-    ``max_response_bytes`` as in ``bloge.llm.openai``."""
+    """``bloge.llm.anthropic``: the Anthropic messages API; ``timeout``,
+    ``max_response_bytes``, ``max_connections`` and ``max_keepalive_connections`` as in
+    ``bloge.llm.openai``."""
 
     model_config = _SECTION
 
@@ -88,6 +95,8 @@ class AnthropicSettings(_Section):
     max_tokens: int = Field(default=1024, gt=0)
     timeout: Annotated[Duration, Field(gt=0)] = 60.0
     max_response_bytes: ResponseBytes = ByteSize(MAX_RESPONSE_BYTES)
+    max_connections: int | None = Field(default=None, ge=1)
+    max_keepalive_connections: int | None = Field(default=None, ge=0)
 
 
 class RetrySettings(BaseModel):

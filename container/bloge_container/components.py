@@ -44,7 +44,41 @@ def record_provider_choice(settings: BlogeSettings, report: ConditionsReport) ->
     for name in PROVIDERS:
         report.record(f"LlmProvider[{name}]", registered=name == chosen, kind="on-property",
                       reason=f"bloge.llm.provider is {chosen!r}")
+    if chosen in ("openai", "anthropic"):
+        pool = ConnectionPool.of(settings, chosen)
+        report.record(f"LlmConnectionPool[{chosen}]", registered=True, kind="on-property",
+                      reason=pool.reason)
     return chosen
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionPool:
+    """The connection pool of a provider's HTTP client, from ``bloge.llm.<provider>`` and,
+    where that says nothing, ``bloge.server.max-concurrent-runs`` (each run holds at most one
+    model call at a time, so that many runs never wait for a connection)."""
+
+    max_connections: int
+    max_keepalive_connections: int
+    reason: str
+
+    @classmethod
+    def of(cls, settings: BlogeSettings, provider: str) -> ConnectionPool:
+        section = settings.llm.openai if provider == "openai" else settings.llm.anthropic
+        key = f"bloge.llm.{provider}"
+        most, keep = section.max_connections, section.max_keepalive_connections
+        if most is None:
+            most = settings.server.max_concurrent_runs
+            why = f"{key}.max-connections unset: bloge.server.max-concurrent-runs"
+        else:
+            why = f"{key}.max-connections"
+        kept = most if keep is None else keep
+        return cls(most, kept, f"at most {most} connections ({why}), {kept} kept alive")
+
+    def limits(self) -> Any:
+        import httpx
+
+        return httpx.Limits(max_connections=self.max_connections,
+                            max_keepalive_connections=self.max_keepalive_connections)
 
 
 SWITCH_TO_A_REAL_MODEL = (
@@ -100,7 +134,8 @@ def openai_provider(settings: BlogeSettings) -> LlmProvider:
     return OpenAIChatProvider(base_url=str(section.base_url), api_key=key,
                               organization=section.organization, timeout=section.timeout,
                               max_response_bytes=int(section.max_response_bytes),
-                              retry=retry_policy(settings))
+                              retry=retry_policy(settings),
+                              limits=ConnectionPool.of(settings, "openai").limits())
 
 
 def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
@@ -117,7 +152,8 @@ def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
                              version=section.version, max_tokens=section.max_tokens,
                              timeout=section.timeout,
                              max_response_bytes=int(section.max_response_bytes),
-                             retry=retry_policy(settings))
+                             retry=retry_policy(settings),
+                             limits=ConnectionPool.of(settings, "anthropic").limits())
 
 
 def retry_policy(settings: BlogeSettings) -> Any:

@@ -61,6 +61,15 @@ def test_one_line_per_event_in_seq_order_with_the_key_fields() -> None:
     ]
 
 
+def test_a_model_call_that_waited_for_a_connection_says_how_long() -> None:
+    waited = event(2, 412, "llm_called", turn_number=1, model="gpt-4o", prompt_tokens=120,
+                   completion_tokens=18, latency_ms=411.6, finish_reason="stop",
+                   pool_wait_ms=250.0)
+    (_, line) = render_timeline(execution_timeline([waited], RUN))
+    assert line.endswith("gpt-4o: 120+18 tokens, 411.6 ms (250.0 ms waiting for a connection), "
+                         "finish stop")
+
+
 def test_entries_keep_the_whole_event_for_richer_renderings() -> None:
     entries = execution_timeline(ONE_RUN, RUN)
     assert [(e.seq, e.turn, e.label) for e in entries][:2] == [

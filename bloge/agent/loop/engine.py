@@ -48,6 +48,7 @@ from bloge.core.registry import OperatorRegistry
 from bloge.llm.chunks import join_chunks
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
+from bloge.llm.pool_wait import measuring_pool_wait
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
@@ -330,8 +331,9 @@ class _Run:
                              tools=engine.tool_definitions)
         call_model = self._call_model
         started = time.perf_counter()
-        response = await (self._chat.invoke(request, self._ctx) if call_model is None
-                          else call_model(request, turn))
+        with measuring_pool_wait() as pool_wait:
+            response = await (self._chat.invoke(request, self._ctx) if call_model is None
+                              else call_model(request, turn))
         latency = (time.perf_counter() - started) * 1000.0
         if not isinstance(response, LlmResponse):
             raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
@@ -344,7 +346,7 @@ class _Run:
         if "on_agent_llm_called" in listeners.wanted:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
-                latency, response.finish_reason,
+                latency, response.finish_reason, pool_wait.seconds * 1000.0,
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if observer is not None:

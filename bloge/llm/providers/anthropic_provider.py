@@ -28,8 +28,8 @@ class AnthropicProvider(HttpProvider):
     ``api_key`` goes in ``x-api-key`` and never appears in errors, logs or reprs; ``version``
     in ``anthropic-version``. ``max_tokens`` applies when a request sets none (the API
     requires one). ``headers`` are added to every request and win over ours (``anthropic-beta``
-    for instance). ``timeout``, ``max_response_bytes``, ``http_client``, ``retry`` and ``sleep``
-    work as for :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
+    for instance). ``timeout``, ``max_response_bytes``, ``http_client``, ``retry``, ``sleep`` and
+    ``limits`` work as for :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
 
     The provider is also a :data:`~bloge.llm.providers.claude.ClaudeTransport`: awaiting
     ``provider(body)`` sends a prepared request body and returns the response JSON.
@@ -50,6 +50,7 @@ class AnthropicProvider(HttpProvider):
         http_client: httpx.AsyncClient | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Sleep = asyncio.sleep,
+        limits: httpx.Limits | None = None,
     ) -> None:
         self._max_tokens = max_tokens
         self._http = ProviderHttpClient(
@@ -62,6 +63,7 @@ class AnthropicProvider(HttpProvider):
             http_client=http_client,
             retry=retry,
             sleep=sleep,
+            limits=limits,
         )
 
     async def chat(self, request: LlmRequest) -> LlmResponse:

@@ -7,11 +7,16 @@ Everything httpx raises is translated here, at the boundary, into :class:`Attemp
 for a stream, its first byte; after that, each wait for the next line of the stream (a stream
 may last longer than ``timeout`` in all). httpx's own timeouts bound each read only, which a
 server that trickles a byte at a time never trips.
+
+A call made while a pool-wait tally is open (:mod:`bloge.llm.pool_wait`) adds to it how long
+it waited for a connection of the pool: from sending until httpx, through its ``trace``
+extension, says it started connecting or writing the request on a connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
@@ -21,6 +26,7 @@ import httpx
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.core.masking import mask_url_credentials
+from bloge.llm.pool_wait import PoolWait, current_pool_wait
 from bloge.llm.providers.loop_clients import LoopClients
 from bloge.llm.providers.response_body import StreamWatch, quoted, read_body, utf8_text
 from bloge.llm.providers.retry import (
@@ -45,6 +51,15 @@ T = TypeVar("T")
 # URL scheme, a proxy refusal, a malformed request of ours) would fail the same way again.
 _TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
+# httpcore's trace events that mean a request has its connection: a new one starts connecting,
+# or a free one starts carrying the request.
+_CONNECTED = frozenset({
+    "connection.connect_tcp.started",
+    "connection.connect_unix_socket.started",
+    "http11.send_request_headers.started",
+    "http2.send_request_headers.started",
+})
+
 
 class ProviderHttpClient:
     """POSTs JSON to one API as one provider, retrying as ``retry`` says.
@@ -56,7 +71,9 @@ class ProviderHttpClient:
     connected in, and using it from another loop fails with a :class:`ProviderError` saying so.
     ``secrets`` are removed from every message we raise or log. ``timeout`` bounds each
     attempt as the module says (an ``httpx.Timeout`` by its largest value, no bound when it has
-    a ``None``); a body longer than ``max_response_bytes`` fails the call.
+    a ``None``); a body longer than ``max_response_bytes`` fails the call. ``limits`` size the
+    connection pool of the provider's own clients (httpx's default: 100 connections, 20 kept
+    alive); a call beyond ``max_connections`` waits for a free one (see the module).
     """
 
     __slots__ = (
@@ -84,9 +101,13 @@ class ProviderHttpClient:
         http_client: httpx.AsyncClient | None,
         retry: RetryPolicy,
         sleep: Sleep,
+        limits: httpx.Limits | None = None,
     ) -> None:
         if max_response_bytes < 1:
             raise BlogeUsageError(f"max_response_bytes must be >= 1, got {max_response_bytes}")
+        if limits is not None and http_client is not None:
+            raise BlogeUsageError("limits size the provider's own connection pool; an injected "
+                                  "http_client has its own: pass limits to it instead")
         self._provider = provider
         self._base_url = base_url.rstrip("/")
         self._headers = dict(headers)
@@ -95,7 +116,9 @@ class ProviderHttpClient:
         self._attempt_timeout = _whole(timeout)
         self._max_bytes = max_response_bytes
         # An injected client is the one client; else one of our own per event loop.
-        self._clients = http_client if http_client is not None else LoopClients(httpx.AsyncClient)
+        self._clients = http_client if http_client is not None else LoopClients(
+            httpx.AsyncClient if limits is None else functools.partial(httpx.AsyncClient,
+                                                                       limits=limits))
         self._retry = retry
         self._sleep = sleep
 
@@ -124,7 +147,7 @@ class ProviderHttpClient:
             client = await self._client()
             request = client.build_request(
                 "POST", self._base_url + path, json=body, headers=self._headers,
-                timeout=self._timeout,
+                timeout=self._timeout, extensions=_pool_clock(),
             )
             try:
                 async with asyncio.timeout(self._attempt_timeout):
@@ -213,7 +236,8 @@ class ProviderHttpClient:
         headers = {**self._headers, "Accept": "text/event-stream"}
         client = await self._client()
         request = client.build_request(
-            "POST", self._base_url + path, json=body, headers=headers, timeout=self._timeout
+            "POST", self._base_url + path, json=body, headers=headers, timeout=self._timeout,
+            extensions=_pool_clock(),
         )
         try:
             async with asyncio.timeout(self._attempt_timeout):
@@ -308,6 +332,28 @@ class ProviderHttpClient:
     def _timed_out(self, without: str) -> AttemptError:
         message = f"{self._base_url}: timed out after {self._attempt_timeout:g} s {without}"
         return self._failure(message, retryable=True)
+
+
+def _pool_clock() -> dict[str, Any]:
+    """The request extensions that time this request's wait for a connection, when a tally is
+    open (else none: httpx then traces nothing)."""
+    tally = current_pool_wait()
+    return {} if tally is None else {"trace": _PoolClock(tally)}
+
+
+class _PoolClock:
+    """httpx ``trace`` callback: adds the time until the request has its connection."""
+
+    __slots__ = ("_sent", "_tally")
+
+    def __init__(self, tally: PoolWait) -> None:
+        self._tally: PoolWait | None = tally
+        self._sent = time.perf_counter()
+
+    async def __call__(self, event: str, info: Mapping[str, Any]) -> None:
+        if self._tally is not None and event in _CONNECTED:
+            self._tally.seconds += time.perf_counter() - self._sent
+            self._tally = None
 
 
 def _whole(timeout: Timeout) -> float | None:

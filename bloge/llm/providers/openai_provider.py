@@ -31,7 +31,9 @@ class OpenAIChatProvider(HttpProvider):
     whole answer, or a stream's first byte) and then each wait for the next line of a stream.
     A response longer than ``max_response_bytes`` (a JSON body, or a whole stream) fails.
     Failures are retried as ``retry`` says, waiting with ``sleep``; what still fails raises
-    :class:`~bloge.core.errors.ProviderError`.
+    :class:`~bloge.core.errors.ProviderError`. ``limits`` (``httpx.Limits``) size the
+    provider's connection pool: at most ``max_connections`` calls are on the wire at once, the
+    others wait for a connection (httpx's default: 100); not with an ``http_client``.
     """
 
     __slots__ = ()
@@ -48,6 +50,7 @@ class OpenAIChatProvider(HttpProvider):
         http_client: httpx.AsyncClient | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Sleep = asyncio.sleep,
+        limits: httpx.Limits | None = None,
     ) -> None:
         wire_headers: dict[str, str] = {}
         if api_key:
@@ -65,6 +68,7 @@ class OpenAIChatProvider(HttpProvider):
             http_client=http_client,
             retry=retry,
             sleep=sleep,
+            limits=limits,
         )
 
     async def chat(self, request: LlmRequest) -> LlmResponse:

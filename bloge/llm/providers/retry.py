@@ -3,15 +3,20 @@
 A shared ``AsyncRetrying`` keeps its attempt count in one place, so concurrent calls would
 corrupt each other's count (DESIGN.md section 5); :func:`call_with_retries` builds a fresh one
 every time it is called.
+
+Before each wait, the observers installed with :func:`observing_retries` (in the current
+context: the CLI's spinner, say) are told what failed and how long the wait is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeAlias, TypeVar
@@ -128,6 +133,50 @@ def _number(text: str | None) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
+@dataclass(frozen=True, slots=True)
+class RetryNotice:
+    """A provider call failed and will be tried again after ``wait`` seconds.
+
+    ``attempt`` is the number of the attempt that failed (1 for the first), of at most
+    ``max_attempts``; ``reason`` is ``"HTTP <status>"`` or the transport's error (``"timed
+    out"``), ``message`` the server's message, when it sent one.
+    """
+
+    provider: str
+    attempt: int
+    max_attempts: int
+    wait: float
+    reason: str
+    status_code: int | None = None
+    message: str = ""
+
+
+RetryObserver: TypeAlias = Callable[[RetryNotice], None]
+"""Told of each retry before its wait; it must return quickly (it runs on the event loop)."""
+
+_observers: ContextVar[tuple[RetryObserver, ...]] = ContextVar("bloge_retry_observers",
+                                                               default=())
+
+
+@contextlib.contextmanager
+def observing_retries(observer: RetryObserver) -> Iterator[None]:
+    """Tell ``observer`` of every retry of a provider call made in this context (and in the
+    tasks it starts) until the ``with`` block ends."""
+    token = _observers.set((*_observers.get(), observer))
+    try:
+        yield
+    finally:
+        _observers.reset(token)
+
+
+def _notify(notice: RetryNotice) -> None:
+    for observer in _observers.get():
+        try:
+            observer(notice)
+        except Exception:  # noqa: BLE001 -- an observer's bug must not fail the call it watches
+            _log.exception("retry observer %r failed", observer)
+
+
 class AttemptError(Exception):
     """One failed attempt of a provider call, before retries are decided.
 
@@ -201,6 +250,10 @@ async def call_with_retries(
             state.attempt_number,
             policy.max_attempts,
         )
+        reason = failure.message if failure.status_code is None else f"HTTP {failure.status_code}"
+        _notify(RetryNotice(provider, state.attempt_number, policy.max_attempts, pause, reason,
+                            failure.status_code,
+                            "" if failure.status_code is None else failure.message))
 
     retrying = AsyncRetrying(
         stop=stop,

@@ -23,26 +23,34 @@ from bloge import (
     ToolStart,
     TurnStartedPayload,
 )
+from bloge.llm.providers.retry import RetryNotice, observing_retries
 
 
 class ProgressListener(AgentExecutionListener):
-    """Keeps a status line saying what the agent is doing (only on a terminal)."""
+    """Keeps a status line saying what the agent is doing (only on a terminal): while a
+    provider call waits to be retried, how long and why."""
 
     def __init__(self) -> None:
         self._status: Status | None = None
         self._running: dict[str, str] = {}
+        self._turn = 0
 
     @contextlib.contextmanager
     def showing(self, console: Console, *, enabled: bool = True) -> Iterator[None]:
         if not (enabled and console.is_terminal):
             yield
             return
-        with console.status("Starting…") as status:
+        with console.status("Starting…") as status, observing_retries(self.on_retry):
             self._status = status
             try:
                 yield
             finally:
                 self._status = None
+
+    def on_retry(self, notice: RetryNotice) -> None:
+        """A model call failed and waits ``notice.wait`` seconds before its next attempt."""
+        turn = f"Turn {self._turn}: " if self._turn else ""
+        self._say(f"{turn}{retry_text(notice)}…")
 
     def _say(self, text: str) -> None:
         if self._status is not None:
@@ -50,6 +58,7 @@ class ProgressListener(AgentExecutionListener):
 
     def on_agent_turn_started(self, context: AgentCallbackContext,
                               payload: TurnStartedPayload) -> None:
+        self._turn = payload.turn_number
         self._say(f"Turn {payload.turn_number}: asking the model…")
 
     def on_agent_llm_called(self, context: AgentCallbackContext,
@@ -67,6 +76,12 @@ class ProgressListener(AgentExecutionListener):
         self._running.pop(payload.tool_call_id, None)
         if self._running:
             self._say(f"Running {', '.join(self._running.values())}…")
+
+
+def retry_text(notice: RetryNotice) -> str:
+    """``retrying in 2 s: HTTP 429 (attempt 2 of 4)``."""
+    return (f"retrying in {round(notice.wait, 1):g} s: {notice.reason} "
+            f"(attempt {notice.attempt + 1} of {notice.max_attempts})")
 
 
 class StreamPrinter:
@@ -98,6 +113,11 @@ class StreamPrinter:
                 self._line(f"{'✓' if success else '✗'} {name}{'' if success else ' failed'}")
             case Done():
                 self.finish()
+
+    def retrying(self, notice: RetryNotice) -> None:
+        """A model call waits to be retried: a line on ``activity`` (none with ``as_json``)."""
+        if not self._as_json:
+            self._line(f"… {retry_text(notice)}")
 
     def _line(self, text: str) -> None:
         if self._answer.is_terminal:  # both share the screen: the tool line gets its own line

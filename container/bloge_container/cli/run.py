@@ -283,6 +283,7 @@ async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoo
     from contextlib import aclosing
 
     from bloge import Done
+    from bloge.llm.providers.retry import observing_retries
     from bloge_container.application import close_container
     from bloge_container.cli.progress import StreamPrinter
 
@@ -294,11 +295,12 @@ async def _streamed(container: ApplicationContainer, operator: StreamingAgentLoo
     else:
         chunks = operator.stream(start.text, ctx, thread_id=start.thread_id)
     try:
-        async with aclosing(chunks) as stream:
-            async for chunk in stream:
-                printer.show(chunk)
-                if isinstance(chunk, Done):
-                    return chunk.final_output
+        with observing_retries(printer.retrying):
+            async with aclosing(chunks) as stream:
+                async for chunk in stream:
+                    printer.show(chunk)
+                    if isinstance(chunk, Done):
+                        return chunk.final_output
         raise AssertionError("a stream always ends with Done or an error")
     finally:
         printer.finish()

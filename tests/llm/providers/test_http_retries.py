@@ -14,6 +14,7 @@ import pytest
 from bloge.core import ProviderError
 from bloge.llm import LlmMessage, LlmRequest
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider, RetryPolicy
+from bloge.llm.providers.retry import RetryNotice, observing_retries
 from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, RecordedSleeps
 from tests.llm.providers.wire_payloads import (
     Script,
@@ -342,3 +343,27 @@ async def test_the_same_request_body_is_sent_on_every_attempt(sleeps: RecordedSl
     script = Script([failure(OPENAI, 503), OPENAI.ok()])
     await chat(OPENAI, script, sleeps)
     assert json.loads(script.requests[0].content) == json.loads(script.requests[1].content)
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_retry_observer_is_told_of_the_wait_and_its_reason(
+    api: Api, sleeps: RecordedSleeps,
+) -> None:
+    notices: list[RetryNotice] = []
+    script = Script([failure(api, 429, "Rate limited", headers={"retry-after": "2"}), api.ok()])
+    with observing_retries(notices.append):
+        assert (await chat(api, script, sleeps)).content == "Hi"
+    assert notices == [RetryNotice(api.name, 1, 4, 2.0, "HTTP 429", 429,
+                                   notices[0].message)]
+    assert "Rate limited" in notices[0].message
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_retries_outside_an_observed_context_tell_no_one(
+    api: Api, sleeps: RecordedSleeps,
+) -> None:
+    notices: list[RetryNotice] = []
+    with observing_retries(notices.append):
+        pass
+    await chat(api, Script([failure(api, 503), api.ok()]), sleeps)
+    assert notices == []
