@@ -45,7 +45,7 @@ class Recorder:
     """
 
     __slots__ = ("_events", "_flushed_at", "_next_event", "_next_seq", "_ops", "_persisted",
-                 "_seq_of",
+                 "_seq_of", "_unanswered",
                  "cancel_requested", "finished_writing", "listener", "lost", "run_id", "store",
                  "thread_id")
 
@@ -58,6 +58,8 @@ class Recorder:
         self._next_event = next_event
         self._seq_of: dict[int, tuple[LlmMessage, int]] = {}
         self._persisted = 0
+        #: Calls of the last tool round without a recorded outcome yet.
+        self._unanswered = 0
         self._ops: list[ops.Op] = []
         self._events: list[RunEvent] = []
         self._flushed_at = time.monotonic()
@@ -107,6 +109,7 @@ class Recorder:
         self._append_new(transcript, now)
         _, message_seq = self._seq_of[id(transcript[-1])]
         calls = tuple((c.id, c.name, c.arguments) for c in response.tool_calls)
+        self._unanswered = len(calls)
         self._ops.append(ops.DispatchToolCalls(self.run_id, turn, message_seq, calls, now))
         # The run's usage so far, this call's included: a round resumed after a crash
         # continues from it (its checkpoint predates the call).
@@ -114,6 +117,7 @@ class Recorder:
         await self.flush()
 
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
+        self._unanswered -= 1
         self._ops.append(ops.CompleteToolCall(
             self.run_id, turn, outcome.call.id, outcome.success, outcome.content,
             isinstance(outcome.result, str), time.time()))
@@ -143,7 +147,9 @@ class Recorder:
             self.event("error", {"error_type": failure and failure["type"],
                                  "error_message": failure and failure["message"],
                                  "exit_reason": exit_reason})
-        if segments is not None:
+        if segments is not None and not self._unanswered:
+            # A run stopped in the middle of a tool round keeps its last checkpoint: a resume
+            # continues the round from the ledger instead of taking it for done.
             self._ops.append(ops.SaveCheckpoint(self.run_id, turns, segments, usage.to_dict(),
                                                 now))
         self._ops.append(ops.FinishRun(self.run_id, self.thread_id, status, exit_reason, turns,
