@@ -149,8 +149,8 @@ def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:
 async def _unfinished(recorder: Recorder, error: BaseException) -> None:
     """Record the end of a run that failed before the loop could (while loading its thread,
     say), so that its thread is freed at once rather than when its lease runs out."""
-    if recorder.finished_writing or recorder.lost:
-        return
+    if recorder.finished_writing or recorder.lost or recorder.ended:
+        return  # written, another worker's, or tried by the loop already
     reason = "error" if isinstance(error, Exception) else "cancelled"
     # No view: the thread keeps its own, and a resume starts the run from its input.
     await recorder.finished(reason, transcript=(), view=None, usage=AgentUsage(), turns=0,
