@@ -35,6 +35,8 @@ from bloge.store.records import (
     TurnCheckpoint,
 )
 from bloge.store.sql import autopilot, reads, schema, writes
+from bloge.store.sql import check as view_check
+from bloge.store.sql.check import DanglingView
 from bloge.store.sql.script import Script
 from bloge.store.sql.writes import Busy, Claim
 from bloge.store.urls import DEFAULT_URL, parse_store_url
@@ -254,6 +256,12 @@ class Store:
         if status is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
         return await self.get_run(run_id)
+
+    async def check(self, *, repair: bool = False) -> list[DanglingView]:
+        """Memory views — threads' and checkpoints' — that refer to messages their thread's
+        log lacks (a run's write the store refused left them, before bloge kept such writes
+        for the next one); mended when ``repair`` (see :mod:`bloge.store.sql.check`)."""
+        return await self._run(view_check.check(repair=repair), write=repair)
 
     async def prune(self, *, older_than: float) -> Pruned:
         """Delete what ended more than ``older_than`` seconds ago (see :func:`writes.prune`)."""
