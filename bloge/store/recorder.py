@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -34,6 +32,7 @@ from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.errors import StoreError
 from bloge.store.events import CallbackEvents, chunk_event
+from bloge.store.owner import this_worker
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 from bloge.store.store import Store
 
@@ -44,8 +43,6 @@ EVENT_FLUSH_SECONDS = 0.25
 #: restarting, a lock held a moment too long).
 END_WRITE_PAUSES = (0.25, 1.0)
 
-#: Who runs a run: this host and process.
-WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Recorder:
@@ -264,7 +261,7 @@ class Recorder:
         while True:
             await asyncio.sleep(self.store.lease / 3)
             asked = await self.store.renew_lease(run_id=self.run_id, thread_id=self.thread_id,
-                                                 worker=WORKER)
+                                                 worker=this_worker())
             if asked is None:
                 self.lost = True
             elif asked:

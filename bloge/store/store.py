@@ -14,7 +14,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
 from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
-from bloge.store import ops
+from bloge.store import ops, owner
 from bloge.store.audit import (
     AuditRecord,
     AuditVerification,
@@ -209,10 +209,17 @@ class Store:
     # -- runs
 
     async def get_run(self, run_id: str) -> Run:
-        """The run; :class:`StoreNotFoundError` when there is none."""
-        found = await self._run(reads.get_run(run_id, now=self.clock()))
+        """The run; :class:`StoreNotFoundError` when there is none. A run whose worker was a
+        process of this host that no longer exists is ``interrupted`` at once, as one whose
+        lease ended (see :mod:`bloge.store.owner`)."""
+        now = self.clock()
+        found = await self._run(reads.get_run(run_id, now=now))
         if found is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
+        if found.status is RunStatus.RUNNING and found.worker is not None \
+                and owner.gone(found.worker):
+            again = await self._run(reads.get_run(run_id, now=now, gone=(found.worker,)))
+            return found if again is None else again
         return found
 
     async def find_run(self, prefix: str) -> Run:
@@ -233,8 +240,10 @@ class Store:
     async def list_runs(self, *, thread_id: str | None = None, status: RunStatus | None = None,
                         limit: int = 50) -> list[Run]:
         """Runs, newest first, of one thread and/or in one status."""
+        now = self.clock()
+        gone = [w for w in await self._run(reads.leased_workers(now=now)) if owner.gone(w)]
         return await self._run(reads.list_runs(thread_id=thread_id, status=status, limit=limit,
-                                               now=self.clock()))
+                                               now=now, gone=gone))
 
     async def run_events(self, run_id: str, *, after: int = 0,
                          limit: int = 100_000) -> list[RunEvent]:
@@ -317,6 +326,14 @@ class Store:
             run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
             metadata=metadata, worker=worker, lease_until=now + self.lease, now=now),
             write=True)
+        if isinstance(claim, Busy):
+            holder = await self.get_run(claim.run_id)
+            if holder.status is not RunStatus.RUNNING and holder.worker is not None:
+                # Held by a run whose process on this host is gone: free at once.
+                claim = await self._run(writes.start_run(
+                    run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+                    metadata=metadata, worker=worker, lease_until=now + self.lease, now=now,
+                    takeover=writes.Takeover(holder.id, holder.worker)), write=True)
         return self._claimed(thread_id, claim)
 
     async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
