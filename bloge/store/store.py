@@ -202,7 +202,8 @@ class Store:
             for seq in range(segment[0], segment[1] + 1):
                 if seq not in by_seq:
                     raise StoreError(f"thread {thread_id!r} has no message {seq}, which a "
-                                     "checkpoint refers to", store=self.url)
+                                     "checkpoint refers to (bloge store check --repair mends "
+                                     "the thread)", store=self.url)
                 found.append(by_seq[seq])
         return found
 
