@@ -120,12 +120,17 @@ class Recorder:
         self._append_new(transcript, now)
         _, message_seq = self._seq_of[id(transcript[-1])]
         calls = tuple((c.id, c.name, c.arguments) for c in response.tool_calls)
-        self._unanswered = len(calls)
+        self.round_started(len(calls))
         self._ops.append(ops.DispatchToolCalls(self.run_id, turn, message_seq, calls, now))
         # The run's usage so far, this call's included: a round resumed after a crash
         # continues from it (its checkpoint predates the call).
         self._ops.append(ops.UpdateRun(self.run_id, turn, usage.to_dict(), now))
         await self.flush()
+
+    def round_started(self, calls: int) -> None:
+        """A tool round of ``calls`` calls runs (or a resumed run continues one): until each
+        completes, the run's end keeps the checkpoint before it."""
+        self._unanswered = calls
 
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
         self._unanswered -= 1

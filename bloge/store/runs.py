@@ -93,6 +93,7 @@ async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
         assistant = await _assistant(store, run.thread_id, pending_calls[0], recorder)
         conversation.append(assistant)
         pending = _pending(checkpoint.turn + 1, assistant, pending_calls)
+        recorder.round_started(len(pending_calls))
         usage = run.usage
     resumed = AgentCheckpoint(tuple(conversation), checkpoint.turn, _results(done),
                               engine.definition.id, usage)

@@ -115,3 +115,12 @@ async def test_the_timeline_shows_a_replayed_call_as_replayed(store: Store) -> N
     assert len(completed) == 2
     assert "replayed" not in completed[0]
     assert "replayed" in completed[1]
+
+
+async def test_a_run_that_continued_a_round_records_the_checkpoint_of_its_end(
+        store: Store) -> None:
+    run_id, _, _ = await resumed(store)
+    run = await store.get_run(run_id)
+    checkpoint = await store.latest_checkpoint(run_id)
+    assert checkpoint is not None
+    assert checkpoint.turn == run.turns == 2
