@@ -344,7 +344,7 @@ class Store:
             raise ThreadBusyError(run.thread_id, run.id, store=self.url, lease_left=left)
         claim = await self._run(writes.resume_run(
             run_id=run.id, thread_id=run.thread_id, worker=worker,
-            lease_until=now + self.lease, now=now), write=True)
+            lease_until=now + self.lease, now=now, previous_worker=run.worker), write=True)
         return self._claimed(run.thread_id, claim)
 
     def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:

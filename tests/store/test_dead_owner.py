@@ -83,3 +83,12 @@ async def test_a_run_whose_owner_is_not_known_dead_keeps_its_lease(
     assert [r.id for r in await store.list_runs(status=RunStatus.RUNNING)] == [run_id]
     with pytest.raises(ThreadBusyError):
         await store.reclaim_run(await store.get_run(run_id), worker="me:1:1:x")
+
+
+async def test_of_two_resuming_a_run_whose_process_died_one_does(store: Store) -> None:
+    dead = f"{owner.HOST}:999999999:1:{owner.SCOPE}"  # no process has this pid
+    run = await store.get_run(await started_by(store, dead))
+    assert run.status is RunStatus.INTERRUPTED
+    await store.reclaim_run(run, worker="first:1:1:x")
+    with pytest.raises(ThreadBusyError):
+        await store.reclaim_run(run, worker="second:1:1:x")

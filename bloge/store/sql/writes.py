@@ -62,17 +62,21 @@ def start_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[Llm
 
 
 def resume_run(*, run_id: str, thread_id: str, worker: str, lease_until: float,
-               now: float) -> Script[Claim | Busy]:
-    """Take the thread again for a run that stopped, and mark the run running."""
+               now: float, previous_worker: str | None = None) -> Script[Claim | Busy]:
+    """Take the thread again for a run that stopped, and mark the run running — provided
+    ``previous_worker`` (when given) still owns it: of two resuming it at once, one does."""
     claim = yield from _claim(thread_id, run_id, lease_until, now)
     if isinstance(claim, Busy):
         return claim
-    yield Query(
+    owned = "" if previous_worker is None else " AND worker = ?"
+    taken = yield Query(
         "UPDATE bloge_runs SET status = ?, worker = ?, lease_until = ?, updated_at = ?, "
-        "finished_at = NULL, cancel_requested = 0 WHERE id = ?",
-        (RunStatus.RUNNING.value, worker, lease_until, now, run_id),
+        f"finished_at = NULL, cancel_requested = 0 WHERE id = ?{owned}",
+        (RunStatus.RUNNING.value, worker, lease_until, now, run_id,
+         *(() if previous_worker is None else (previous_worker,))),
     )
-    return claim
+    # The loser's claim above only renewed the lease of the same run, which the winner holds.
+    return claim if taken.rowcount == 1 else Busy(run_id)
 
 
 def _claim(thread_id: str, run_id: str, lease_until: float, now: float,
