@@ -44,7 +44,6 @@ EVENT_FLUSH_SECONDS = 0.25
 END_WRITE_PAUSES = (0.25, 1.0)
 
 
-
 class Recorder:
     """The :class:`~bloge.agent.loop.observer.RunObserver` of one run of ``store``.
 
