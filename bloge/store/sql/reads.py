@@ -82,8 +82,8 @@ def _run_filter(thread_id: str | None, status: RunStatus | None, now: float,
         clauses.append("thread_id = ?")
         params.append(thread_id)
     # A run whose lease ended, or whose worker is gone, no longer runs (see rows.run_of).
-    marks = ", ".join("?" * len(gone))
-    ended = f"(lease_until IS NULL OR lease_until < ? {f'OR worker IN ({marks})' if gone else ''})"
+    dead = f" OR worker IN ({', '.join('?' * len(gone))})" if gone else ""
+    ended = f"(lease_until IS NULL OR lease_until < ?{dead})"
     if status is RunStatus.INTERRUPTED:
         clauses.append(f"status = ? AND {ended} AND cancel_requested = 0")
         params.extend((RunStatus.RUNNING.value, now, *gone))
