@@ -1,7 +1,7 @@
 """A write the store refuses in the middle of a run — another process holding SQLite's lock
-past the busy timeout, a PostgreSQL server whose disk is full — leaves the thread whole: the
-run fails (or is interrupted, when even its end cannot be written) and resumes, and the
-thread's next run works."""
+past the busy timeout, a PostgreSQL server whose disk is full or that restarts — leaves the
+thread whole: the run fails (or is interrupted, when even its end cannot be written) and
+resumes, and the thread's next run works."""
 
 from __future__ import annotations
 
@@ -163,4 +163,30 @@ async def test_a_run_whose_end_cannot_be_written_is_interrupted_and_resumes(
     output = await agent.aresume_run(run.id)
     assert output.content == "Found it."
     assert (await agent.aexecute("Again", thread_id="t1")).content == "Found it."
+    await store.aclose()
+
+
+async def test_a_postgres_connection_lost_mid_run_leaves_the_thread_whole(
+        postgres_schema: str) -> None:
+    # What a PostgreSQL restart does to the pool's connections, to this store's alone.
+    import psycopg  # noqa: PLC0415 -- an extra, there once postgres_or_skip() passed
+
+    name = f"bloge_{postgres_schema}"
+    url = f"{POSTGRES_DSN}?schema={postgres_schema}&application_name={name}"
+
+    def restart() -> None:
+        with psycopg.connect(POSTGRES_DSN, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE application_name = %s", (name,))
+
+    store = open_store(url)
+    fault = Fault(restart, lambda: None)  # over once the connections are gone
+    failures = released_after(store, fault, 1)
+    agent = helper(store, fault)
+    with pytest.raises(AgentRunError) as failed:
+        await agent.aexecute("Find kb", thread_id="t1")
+    assert failures == [1]
+    assert (await store.get_run(failed.value.run_id or "")).status is RunStatus.FAILED
+    assert (await agent.aexecute("Again", thread_id="t1")).content == "Found it."
+    assert (await agent.aresume_run(failed.value.run_id or "")).content == "Found it."
     await store.aclose()
