@@ -50,20 +50,28 @@ class LlmCalledPayload:
 
 @dataclass(frozen=True, slots=True)
 class ToolDispatchedPayload:
+    """``replayed``: the call belongs to a round a resumed run continues, and its result comes
+    from the run's ledger: it was dispatched before the run stopped, and does not run again."""
+
     turn_number: int
     tool_call_id: str
     tool_name: str
     arguments_json: str
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCompletedPayload:
+    """``replayed``: the result was read from the run's ledger (a resumed run), not produced
+    now: the call completed before the run stopped, and was counted then."""
+
     turn_number: int
     tool_call_id: str
     tool_name: str
     success: bool
     latency_ms: float
     result_summary: str
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

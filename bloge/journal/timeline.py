@@ -187,12 +187,17 @@ def _llm_called(e: Mapping[str, Any]) -> str:
 
 
 def _tool_dispatched(e: Mapping[str, Any]) -> str:
-    return f"{e.get('tool_name')} {e.get('tool_call_id')}"
+    return f"{e.get('tool_name')} {e.get('tool_call_id')}{_replayed(e)}"
 
 
 def _tool_completed(e: Mapping[str, Any]) -> str:
     outcome = "ok" if e.get("success") is True else "FAILED"
-    return f"{e.get('tool_name')} {e.get('tool_call_id')} {outcome}, {_ms(e.get('latency_ms'))}"
+    return (f"{e.get('tool_name')} {e.get('tool_call_id')} {outcome}, "
+            f"{_ms(e.get('latency_ms'))}{_replayed(e)}")
+
+
+def _replayed(e: Mapping[str, Any]) -> str:
+    return " (replayed: the result is the ledger's)" if e.get("replayed") is True else ""
 
 
 def _loop_exited(e: Mapping[str, Any]) -> str:

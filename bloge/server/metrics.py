@@ -104,6 +104,8 @@ class Metrics(AgentExecutionListener):
 
     def on_agent_tool_completed(self, context: AgentCallbackContext,
                                 payload: ToolCompletedPayload) -> None:
+        if payload.replayed:
+            return  # counted when it ran, before its run was resumed
         outcome = "ok" if payload.success else "failed"
         self.tool_calls.labels(context.operator_ref, payload.tool_name, outcome).inc()
         self.tool_seconds.labels(context.operator_ref, payload.tool_name).observe(

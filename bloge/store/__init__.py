@@ -28,12 +28,14 @@ from bloge.store.records import (
     ToolCallRecord,
     TurnCheckpoint,
 )
+from bloge.store.sql.check import DanglingView
 from bloge.store.store import DEFAULT_LEASE, Pruned, Store, open_store
 from bloge.store.urls import DEFAULT_URL, masked, parse_store_url
 
 __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_URL",
+    "DanglingView",
     "Pruned",
     "Run",
     "RunError",

@@ -6,14 +6,18 @@ checkpoint), after a model answer that asks for tools (the calls in the ledger b
 runs), after each tool call while others still run, and at the end. Listener callbacks and
 stream chunks become the run's numbered events, written with the next batch. A heartbeat
 renews the run's lease and stops the run when someone asked to cancel it.
+
+A batch the store could not write is not dropped: its messages have their numbers already,
+and what follows refers to them, so it is written first with the next batch (each batch is
+one transaction: whatever the store holds refers only to messages it holds). The run's end is
+tried again after :data:`END_WRITE_PAUSES`; when it cannot be written either, the run stays
+as its last written batch left it, and is interrupted once its lease ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -26,15 +30,18 @@ from bloge.agent import (
 from bloge.agent.loop.tools import ToolOutcome
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
+from bloge.store.errors import StoreError
 from bloge.store.events import CallbackEvents, chunk_event
+from bloge.store.owner import this_worker
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 from bloge.store.store import Store
 
 #: How old the events kept for the next batch may grow while a run streams, in seconds.
 EVENT_FLUSH_SECONDS = 0.25
 
-#: Who runs a run: this host and process.
-WORKER = f"{socket.gethostname()}:{os.getpid()}"
+#: How long to wait before each new attempt to write a run's end, in seconds (a database
+#: restarting, a lock held a moment too long).
+END_WRITE_PAUSES = (0.25, 1.0)
 
 
 class Recorder:
@@ -45,8 +52,9 @@ class Recorder:
     """
 
     __slots__ = ("_events", "_flushed_at", "_next_event", "_next_seq", "_ops", "_persisted",
-                 "_seq_of",
-                 "cancel_requested", "finished_writing", "listener", "lost", "run_id", "store",
+                 "_seq_of", "_unanswered",
+                 "cancel_requested", "ended", "finished_writing", "listener", "lost", "run_id",
+                 "store",
                  "thread_id")
 
     def __init__(self, store: Store, *, run_id: str, thread_id: str, next_seq: int,
@@ -58,12 +66,16 @@ class Recorder:
         self._next_event = next_event
         self._seq_of: dict[int, tuple[LlmMessage, int]] = {}
         self._persisted = 0
+        #: Calls of the last tool round without a recorded outcome yet.
+        self._unanswered = 0
         self._ops: list[ops.Op] = []
         self._events: list[RunEvent] = []
         self._flushed_at = time.monotonic()
         self.listener = _EventListener(self)
         self.cancel_requested = False
         self.lost = False
+        #: The run's end is among the writes: whoever else ends the run has nothing to add.
+        self.ended = False
         self.finished_writing = False
 
     def know(self, messages: Any) -> None:
@@ -107,13 +119,20 @@ class Recorder:
         self._append_new(transcript, now)
         _, message_seq = self._seq_of[id(transcript[-1])]
         calls = tuple((c.id, c.name, c.arguments) for c in response.tool_calls)
+        self.round_started(len(calls))
         self._ops.append(ops.DispatchToolCalls(self.run_id, turn, message_seq, calls, now))
         # The run's usage so far, this call's included: a round resumed after a crash
         # continues from it (its checkpoint predates the call).
         self._ops.append(ops.UpdateRun(self.run_id, turn, usage.to_dict(), now))
         await self.flush()
 
+    def round_started(self, calls: int) -> None:
+        """A tool round of ``calls`` calls runs (or a resumed run continues one): until each
+        completes, the run's end keeps the checkpoint before it."""
+        self._unanswered = calls
+
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
+        self._unanswered -= 1
         self._ops.append(ops.CompleteToolCall(
             self.run_id, turn, outcome.call.id, outcome.success, outcome.content,
             isinstance(outcome.result, str), time.time()))
@@ -128,6 +147,16 @@ class Recorder:
         the thread keeps the view it had, and a resume starts the run again from its input."""
         if self.lost:
             return  # another worker holds the run now
+        if not self.ended:
+            self._end(exit_reason, transcript=transcript, view=view, usage=usage, turns=turns,
+                      output=output, error=error)
+        await self._write_end()
+        self.finished_writing = True
+
+    def _end(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
+             view: Sequence[LlmMessage] | None, usage: AgentUsage, turns: int,
+             output: AgentOutput | None, error: BaseException | None) -> None:
+        self.ended = True
         now = time.time()
         self._append_new(transcript, now)
         segments = None if view is None else self.segments(view)
@@ -143,22 +172,39 @@ class Recorder:
             self.event("error", {"error_type": failure and failure["type"],
                                  "error_message": failure and failure["message"],
                                  "exit_reason": exit_reason})
-        if segments is not None:
+        if segments is not None and not self._unanswered:
+            # A run stopped in the middle of a tool round keeps its last checkpoint: a resume
+            # continues the round from the ledger instead of taking it for done.
             self._ops.append(ops.SaveCheckpoint(self.run_id, turns, segments, usage.to_dict(),
                                                 now))
         self._ops.append(ops.FinishRun(self.run_id, self.thread_id, status, exit_reason, turns,
                                        usage.to_dict(), document, failure, segments, now))
+
+    async def _write_end(self) -> None:
+        for pause in END_WRITE_PAUSES:
+            try:
+                await self.flush()
+            except StoreError:
+                await asyncio.sleep(pause)
+            else:
+                return
         await self.flush()
-        self.finished_writing = True
 
     async def flush(self) -> None:
+        """Write what was kept since the last batch, after what the store could not write
+        before; a :class:`StoreError` keeps it all for the next attempt."""
         batch = self._ops
         if self._events:
             batch.append(ops.AppendEvents(tuple(self._events)))
             self._events = []
         self._ops = []
         self._flushed_at = time.monotonic()
-        await self.store.write(batch)
+        try:
+            await self.store.write(batch)
+        except StoreError:
+            # Not written (the transaction rolled back): first in the next batch.
+            self._ops = [*batch, *self._ops]
+            raise
 
     async def flush_if_due(self) -> None:
         """Write the events kept so far when the last batch is older than
@@ -219,7 +265,7 @@ class Recorder:
         while True:
             await asyncio.sleep(self.store.lease / 3)
             asked = await self.store.renew_lease(run_id=self.run_id, thread_id=self.thread_id,
-                                                 worker=WORKER)
+                                                 worker=this_worker())
             if asked is None:
                 self.lost = True
             elif asked:

@@ -22,7 +22,8 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage, LlmResponse
-from bloge.store.recorder import WORKER, Recorder
+from bloge.store.owner import this_worker
+from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
 from bloge.store.store import Store
 
@@ -44,7 +45,7 @@ async def record_run(store: Store, engine: AgentEngine, input: AgentInput,
     try:
         claim = await store.start_run(run_id=run, thread_id=thread,
                                       agent_id=engine.definition.id, input=input.messages,
-                                      metadata=metadata, worker=WORKER)
+                                      metadata=metadata, worker=this_worker())
         recorder = Recorder(store, run_id=run, thread_id=thread, next_seq=claim.next_seq)
         try:
             history = await _history(store, thread, claim.view, recorder)
@@ -63,7 +64,7 @@ async def resume_recorded_run(store: Store, engine: AgentEngine, run_id: str,
     try:
         run = await store.get_run(run_id)
         _check_resumable(run, engine)
-        claim = await store.reclaim_run(run, worker=WORKER)
+        claim = await store.reclaim_run(run, worker=this_worker())
         recorder = Recorder(store, run_id=run.id, thread_id=run.thread_id,
                             next_seq=claim.next_seq, next_event=run.event_count + 1)
         try:
@@ -92,6 +93,7 @@ async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
         assistant = await _assistant(store, run.thread_id, pending_calls[0], recorder)
         conversation.append(assistant)
         pending = _pending(checkpoint.turn + 1, assistant, pending_calls)
+        recorder.round_started(len(pending_calls))
         usage = run.usage
     resumed = AgentCheckpoint(tuple(conversation), checkpoint.turn, _results(done),
                               engine.definition.id, usage)
@@ -149,8 +151,8 @@ def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:
 async def _unfinished(recorder: Recorder, error: BaseException) -> None:
     """Record the end of a run that failed before the loop could (while loading its thread,
     say), so that its thread is freed at once rather than when its lease runs out."""
-    if recorder.finished_writing or recorder.lost:
-        return
+    if recorder.finished_writing or recorder.lost or recorder.ended:
+        return  # written, another worker's, or tried by the loop already
     reason = "error" if isinstance(error, Exception) else "cancelled"
     # No view: the thread keeps its own, and a resume starts the run from its input.
     await recorder.finished(reason, transcript=(), view=None, usage=AgentUsage(), turns=0,

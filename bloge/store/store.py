@@ -14,7 +14,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
 from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
-from bloge.store import ops
+from bloge.store import ops, owner
 from bloge.store.audit import (
     AuditRecord,
     AuditVerification,
@@ -35,6 +35,8 @@ from bloge.store.records import (
     TurnCheckpoint,
 )
 from bloge.store.sql import autopilot, reads, schema, writes
+from bloge.store.sql import check as view_check
+from bloge.store.sql.check import DanglingView
 from bloge.store.sql.script import Script
 from bloge.store.sql.writes import Busy, Claim
 from bloge.store.urls import DEFAULT_URL, parse_store_url
@@ -200,17 +202,25 @@ class Store:
             for seq in range(segment[0], segment[1] + 1):
                 if seq not in by_seq:
                     raise StoreError(f"thread {thread_id!r} has no message {seq}, which a "
-                                     "checkpoint refers to", store=self.url)
+                                     "checkpoint refers to (bloge store check --repair mends "
+                                     "the thread)", store=self.url)
                 found.append(by_seq[seq])
         return found
 
     # -- runs
 
     async def get_run(self, run_id: str) -> Run:
-        """The run; :class:`StoreNotFoundError` when there is none."""
-        found = await self._run(reads.get_run(run_id, now=self.clock()))
+        """The run; :class:`StoreNotFoundError` when there is none. A run whose worker was a
+        process of this host that no longer exists is ``interrupted`` at once, as one whose
+        lease ended (see :mod:`bloge.store.owner`)."""
+        now = self.clock()
+        found = await self._run(reads.get_run(run_id, now=now))
         if found is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
+        if found.status is RunStatus.RUNNING and found.worker is not None \
+                and owner.gone(found.worker):
+            again = await self._run(reads.get_run(run_id, now=now, gone=(found.worker,)))
+            return found if again is None else again
         return found
 
     async def find_run(self, prefix: str) -> Run:
@@ -231,8 +241,10 @@ class Store:
     async def list_runs(self, *, thread_id: str | None = None, status: RunStatus | None = None,
                         limit: int = 50) -> list[Run]:
         """Runs, newest first, of one thread and/or in one status."""
+        now = self.clock()
+        gone = [w for w in await self._run(reads.leased_workers(now=now)) if owner.gone(w)]
         return await self._run(reads.list_runs(thread_id=thread_id, status=status, limit=limit,
-                                               now=self.clock()))
+                                               now=now, gone=gone))
 
     async def run_events(self, run_id: str, *, after: int = 0,
                          limit: int = 100_000) -> list[RunEvent]:
@@ -254,6 +266,12 @@ class Store:
         if status is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
         return await self.get_run(run_id)
+
+    async def check(self, *, repair: bool = False) -> list[DanglingView]:
+        """Memory views — threads' and checkpoints' — that refer to messages their thread's
+        log lacks (a run's write the store refused left them, before bloge kept such writes
+        for the next one); mended when ``repair`` (see :mod:`bloge.store.sql.check`)."""
+        return await self._run(view_check.check(repair=repair), write=repair)
 
     async def prune(self, *, older_than: float) -> Pruned:
         """Delete what ended more than ``older_than`` seconds ago (see :func:`writes.prune`)."""
@@ -309,6 +327,14 @@ class Store:
             run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
             metadata=metadata, worker=worker, lease_until=now + self.lease, now=now),
             write=True)
+        if isinstance(claim, Busy):
+            holder = await self.get_run(claim.run_id)
+            if holder.status is not RunStatus.RUNNING and holder.worker is not None:
+                # Held by a run whose process on this host is gone: free at once.
+                claim = await self._run(writes.start_run(
+                    run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+                    metadata=metadata, worker=worker, lease_until=now + self.lease, now=now,
+                    takeover=writes.Takeover(holder.id, holder.worker)), write=True)
         return self._claimed(thread_id, claim)
 
     async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
@@ -318,7 +344,7 @@ class Store:
             raise ThreadBusyError(run.thread_id, run.id, store=self.url, lease_left=left)
         claim = await self._run(writes.resume_run(
             run_id=run.id, thread_id=run.thread_id, worker=worker,
-            lease_until=now + self.lease, now=now), write=True)
+            lease_until=now + self.lease, now=now, previous_worker=run.worker), write=True)
         return self._claimed(run.thread_id, claim)
 
     def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:

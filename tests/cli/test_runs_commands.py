@@ -1,12 +1,15 @@
 """The run store from the command line: every run recorded, threads continued, runs listed,
-shown, resumed and cancelled, the store migrated and pruned."""
+shown, resumed and cancelled, the store migrated, pruned and checked."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import time
 from pathlib import Path
 
+from bloge.store import RunStatus, open_store, ops
 from tests.cli.conftest import bloge
 
 QUESTION = "How do I reset my password?"
@@ -124,3 +127,32 @@ def test_a_memory_store_offers_no_thread_or_run_to_come_back_to(app: Path) -> No
     assert failed.returncode == 1
     assert "bloge runs resume" not in failed.stderr
     assert "checkpoint saved to" in failed.stderr  # the file still resumes it
+
+
+def test_store_check_finds_and_repair_mends_a_thread_that_refers_to_missing_messages(
+        app: Path) -> None:
+    run_id, thread_id = recorded(bloge("run", "customerSupport", QUESTION, "--thread", "new",
+                                       cwd=app).stderr)
+
+    async def break_thread() -> None:
+        # What a run's end wrote after its last batch was refused, before the fix.
+        async with open_store(f"sqlite:///{app / 'var' / 'bloge.db'}") as store:
+            missing = (await store.get_thread(thread_id)).message_count + 1
+            view = ((1, missing),)
+            await store.write([ops.FinishRun(run_id, thread_id, RunStatus.FAILED, "error", 2,
+                                             {}, None, {"type": "StoreError", "message": "x"},
+                                             view, time.time())])
+
+    asyncio.run(break_thread())
+    assert bloge("run", "customerSupport", "Again", "--thread", thread_id,
+                 cwd=app).returncode == 2
+    found = bloge("store", "check", cwd=app)
+    assert found.returncode == 1, found.stderr
+    assert f"thread {thread_id}'s view refers to messages" in found.stdout
+    assert "bloge store check --repair mends them" in found.stderr
+    mended = bloge("store", "check", "--repair", cwd=app)
+    assert mended.returncode == 0, mended.stderr
+    assert mended.stdout.rstrip().endswith(": mended")
+    assert "every thread is whole" in bloge("store", "check", cwd=app).stdout
+    again = bloge("run", "customerSupport", "Again", "--thread", thread_id, cwd=app)
+    assert again.returncode == 0, again.stderr

@@ -127,7 +127,8 @@ class ToolDispatcher:
             if dispatched:
                 self._listeners.notify("on_agent_tool_dispatched", self._context,
                                        ToolDispatchedPayload(turn, call.id, call.name,
-                                                             call.arguments))
+                                                             call.arguments,
+                                                             _replayed(call, recorded)))
             if self._sink is not None:
                 await self._sink(ToolStart(call.name, call.id, turn))
         if len(calls) == 1:
@@ -158,6 +159,7 @@ class ToolDispatcher:
         if "on_agent_tool_completed" in self._listeners.wanted:
             self._listeners.notify("on_agent_tool_completed", self._context, ToolCompletedPayload(
                 turn, call.id, call.name, success, latency, content[:SUMMARY_LENGTH],
+                _replayed(call, recorded),
             ))
         if self._sink is not None:
             await self._sink(ToolEnd(call.name, call.id, success, turn))
@@ -219,6 +221,11 @@ class ToolDispatcher:
         if isinstance(result, str):
             return result
         return self._codec.encode_lenient(result)
+
+
+def _replayed(call: ToolCall, recorded: Mapping[str, RecordedResult] | None) -> bool:
+    """Whether the call's result comes from the ledger of a resumed run."""
+    return recorded is not None and call.id in recorded
 
 
 def _arguments_or_none(text: str, codec: JsonCodec) -> Any:

@@ -52,38 +52,48 @@ def messages(thread_id: str, ranges: Sequence[tuple[int, int]]) -> Script[list[S
     return found
 
 
-def get_run(run_id: str, *, now: float) -> Script[Run | None]:
+def get_run(run_id: str, *, now: float, gone: Sequence[str] = ()) -> Script[Run | None]:
+    """The run; ``gone``: workers known to be dead (see :func:`rows.run_of`)."""
     row = one((yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs WHERE id = ?", (run_id,))))
-    return None if row is None else run_of(row, now)
+    return None if row is None else run_of(row, now, gone)
+
+
+def leased_workers(*, now: float) -> Script[list[str]]:
+    """The workers that hold a lease now."""
+    result = yield Query("SELECT DISTINCT worker FROM bloge_runs WHERE status = ? "
+                         "AND lease_until >= ? AND worker IS NOT NULL",
+                         (RunStatus.RUNNING.value, now))
+    return [str(row[0]) for row in result.rows]
 
 
 def list_runs(*, thread_id: str | None, status: RunStatus | None, limit: int,
-              now: float) -> Script[list[Run]]:
-    where, params = _run_filter(thread_id, status, now)
+              now: float, gone: Sequence[str] = ()) -> Script[list[Run]]:
+    where, params = _run_filter(thread_id, status, now, gone)
     result = yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs {where} "
                          "ORDER BY created_at DESC, id LIMIT ?", (*params, limit))
-    return [run_of(row, now) for row in result.rows]
+    return [run_of(row, now, gone) for row in result.rows]
 
 
-def _run_filter(thread_id: str | None, status: RunStatus | None,
-                now: float) -> tuple[str, tuple[object, ...]]:
+def _run_filter(thread_id: str | None, status: RunStatus | None, now: float,
+                gone: Sequence[str]) -> tuple[str, tuple[object, ...]]:
     clauses: list[str] = []
     params: list[object] = []
     if thread_id is not None:
         clauses.append("thread_id = ?")
         params.append(thread_id)
+    # A run whose lease ended, or whose worker is gone, no longer runs (see rows.run_of).
+    dead = f" OR worker IN ({', '.join('?' * len(gone))})" if gone else ""
+    ended = f"(lease_until IS NULL OR lease_until < ?{dead})"
     if status is RunStatus.INTERRUPTED:
-        clauses.append("status = ? AND (lease_until IS NULL OR lease_until < ?) "
-                       "AND cancel_requested = 0")
-        params.extend((RunStatus.RUNNING.value, now))
+        clauses.append(f"status = ? AND {ended} AND cancel_requested = 0")
+        params.extend((RunStatus.RUNNING.value, now, *gone))
     elif status is RunStatus.CANCELLED:
-        # With the runs asked to stop whose worker is gone (see rows.run_of).
-        clauses.append("(status = ? OR (status = ? AND (lease_until IS NULL OR lease_until < ?) "
-                       "AND cancel_requested <> 0))")
-        params.extend((RunStatus.CANCELLED.value, RunStatus.RUNNING.value, now))
+        # With the runs asked to stop whose worker is gone.
+        clauses.append(f"(status = ? OR (status = ? AND {ended} AND cancel_requested <> 0))")
+        params.extend((RunStatus.CANCELLED.value, RunStatus.RUNNING.value, now, *gone))
     elif status is RunStatus.RUNNING:
-        clauses.append("status = ? AND lease_until >= ?")
-        params.extend((RunStatus.RUNNING.value, now))
+        clauses.append(f"status = ? AND NOT {ended}")
+        params.extend((RunStatus.RUNNING.value, now, *gone))
     elif status is not None:
         clauses.append("status = ?")
         params.append(status.value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -68,11 +68,13 @@ def thread_of(row: Sequence[Any], now: float) -> Thread:
                   holding, last_run)
 
 
-def run_of(row: Sequence[Any], now: float) -> Run:
+def run_of(row: Sequence[Any], now: float, gone: Container[str] = ()) -> Run:
+    """The run of ``row``; one whose lease ended, or whose worker is among ``gone`` (processes
+    of this host that no longer exist), is no longer running."""
     (id_, thread_id, agent_id, status, input_, output, exit_reason, usage, error, turns,
      created, updated, finished, worker, lease, cancel, events) = row
     state = RunStatus(status)
-    if state is RunStatus.RUNNING and (lease is None or lease < now):
+    if state is RunStatus.RUNNING and (lease is None or lease < now or worker in gone):
         # Its worker is gone; one asked to stop first did stop, as asked.
         state = RunStatus.CANCELLED if cancel else RunStatus.INTERRUPTED
     failure = loads(error)

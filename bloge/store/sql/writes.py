@@ -31,16 +31,25 @@ class Busy:
     run_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class Takeover:
+    """Take the thread from run ``run_id`` although its lease holds, provided ``worker`` (a
+    process known to be gone) still owns that run."""
+
+    run_id: str
+    worker: str
+
+
 def start_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[LlmMessage],
               metadata: Mapping[str, Any] | None, worker: str, lease_until: float,
-              now: float) -> Script[Claim | Busy]:
+              now: float, takeover: Takeover | None = None) -> Script[Claim | Busy]:
     """Create the thread when it is new, take it for ``run_id``, and insert the run."""
     yield Query(
         "INSERT INTO bloge_threads (id, agent_id, created_at, updated_at, metadata) "
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
         (thread_id, agent_id, now, now, dumps(dict(metadata or {}))),
     )
-    claim = yield from _claim(thread_id, run_id, lease_until, now)
+    claim = yield from _claim(thread_id, run_id, lease_until, now, takeover)
     if isinstance(claim, Busy):
         return claim
     yield Query(
@@ -53,24 +62,33 @@ def start_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[Llm
 
 
 def resume_run(*, run_id: str, thread_id: str, worker: str, lease_until: float,
-               now: float) -> Script[Claim | Busy]:
-    """Take the thread again for a run that stopped, and mark the run running."""
+               now: float, previous_worker: str | None = None) -> Script[Claim | Busy]:
+    """Take the thread again for a run that stopped, and mark the run running — provided
+    ``previous_worker`` (when given) still owns it: of two resuming it at once, one does."""
     claim = yield from _claim(thread_id, run_id, lease_until, now)
     if isinstance(claim, Busy):
         return claim
-    yield Query(
+    owned = "" if previous_worker is None else " AND worker = ?"
+    taken = yield Query(
         "UPDATE bloge_runs SET status = ?, worker = ?, lease_until = ?, updated_at = ?, "
-        "finished_at = NULL, cancel_requested = 0 WHERE id = ?",
-        (RunStatus.RUNNING.value, worker, lease_until, now, run_id),
+        f"finished_at = NULL, cancel_requested = 0 WHERE id = ?{owned}",
+        (RunStatus.RUNNING.value, worker, lease_until, now, run_id,
+         *(() if previous_worker is None else (previous_worker,))),
     )
-    return claim
+    # The loser's claim above only renewed the lease of the same run, which the winner holds.
+    return claim if taken.rowcount == 1 else Busy(run_id)
 
 
-def _claim(thread_id: str, run_id: str, lease_until: float, now: float) -> Script[Claim | Busy]:
+def _claim(thread_id: str, run_id: str, lease_until: float, now: float,
+           takeover: Takeover | None = None) -> Script[Claim | Busy]:
+    dead = takeover or Takeover("", "")  # no run has the empty id
     taken = yield Query(
         "UPDATE bloge_threads SET active_run_id = ?, lease_until = ?, updated_at = ? "
-        "WHERE id = ? AND (active_run_id IS NULL OR active_run_id = ? OR lease_until < ?)",
-        (run_id, lease_until, now, thread_id, run_id, now),
+        "WHERE id = ? AND (active_run_id IS NULL OR active_run_id = ? OR lease_until < ? "
+        "OR (active_run_id = ? AND EXISTS (SELECT 1 FROM bloge_runs r WHERE r.id = ? "
+        "AND r.worker = ?)))",
+        (run_id, lease_until, now, thread_id, run_id, now, dead.run_id, dead.run_id,
+         dead.worker),
     )
     row = one((yield Query(
         f"SELECT {MESSAGE_COUNT} + 1, view, active_run_id FROM bloge_threads WHERE id = ?",

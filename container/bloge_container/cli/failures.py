@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-from bloge_container.cli.console import EXIT_INTERRUPTED, EXIT_RUN_FAILED, err, out
+from bloge_container.cli.console import EXIT_INTERRUPTED, EXIT_RUN_FAILED, EXIT_USAGE, err, out
 from bloge_container.cli.interrupt import Interrupted, exit_now
 
 if TYPE_CHECKING:
@@ -46,9 +46,12 @@ class Reporting:
 
 
 def run_failed(error: AgentRunError, invocation: Invocation, reporting: Reporting) -> NoReturn:
-    """Save the failed run's checkpoint, report it with the resume command, exit 1."""
+    """Save the failed run's checkpoint, report it with the resume command, exit 1 (2 when
+    the run store refused a write: a run-store error, to fix before resuming)."""
+    from bloge.store import StoreError
+
     _report(error, invocation, reporting)
-    raise typer.Exit(EXIT_RUN_FAILED)
+    raise typer.Exit(EXIT_USAGE if isinstance(error.__cause__, StoreError) else EXIT_RUN_FAILED)
 
 
 def run_interrupted(stop: BaseException, invocation: Invocation,

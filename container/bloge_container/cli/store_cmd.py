@@ -1,4 +1,4 @@
-"""``bloge store migrate|prune``: the run store's upkeep."""
+"""``bloge store migrate|prune|check``: the run store's upkeep."""
 
 from __future__ import annotations
 
@@ -15,8 +15,12 @@ from bloge_container.cli.options import (
     with_store,
 )
 
-store = typer.Typer(help="Keep the run store: its schema, its size.", no_args_is_help=True,
+store = typer.Typer(help="Keep the run store: its schema, its size, its threads whole.",
+                    no_args_is_help=True,
                     rich_markup_mode=None)
+
+#: The exit code of ``bloge store check`` when it found threads to mend (and did not mend them).
+EXIT_DAMAGED = 1
 
 
 @store.command("migrate")
@@ -44,6 +48,30 @@ def prune(
         pruned = with_store(opened, lambda store: store.prune(older_than=seconds))
         out.print(f"{opened.url}: deleted {pruned.runs} runs and {pruned.threads} threads "
                   f"older than {older_than}", markup=False)
+
+
+@store.command("check")
+def check(
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="Mend what is found: a thread's view is cut before the first missing "
+        "message, a checkpoint that refers to one is deleted.")] = False,
+    config: ConfigOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Find threads and checkpoints that refer to messages the store lacks (a write the store
+    refused in the middle of a run left them, before bloge kept such writes); exit 1 when
+    there are some and --repair was not given."""
+    with reported_errors():
+        opened = opened_store(open_container(config, profile))
+        found = with_store(opened, lambda store: store.check(repair=repair))
+        for problem in found:
+            out.print(f"{opened.url}: {problem.describe()}" + (": mended" if repair else ""),
+                      markup=False)
+        if not found:
+            out.print(f"{opened.url}: every thread is whole", markup=False)
+        elif not repair:
+            raise failure(f"{len(found)} views refer to missing messages; bloge store check "
+                          "--repair mends them", EXIT_DAMAGED)
 
 
 def _age(text: str) -> float:

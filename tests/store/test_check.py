@@ -1,0 +1,83 @@
+"""``Store.check``: threads and checkpoints that refer to messages the store lacks — what a
+refused write left before the recorder kept such writes — are found, and mended so that the
+thread's next run and the run's resume work."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
+from bloge.core.errors import BlogeError
+from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
+from bloge.store import DanglingView, RunStatus, Store, ops
+
+AGENT = """
+agent helper {
+  model = "gpt-4o"
+  max_turns = 4
+  tool lookup : Lookup { input { q = tool_args.q } }
+}
+"""
+
+
+def answer(request: LlmRequest) -> LlmResponse:
+    if request.messages[-1].role == "tool":
+        return LlmResponse("Found it.")
+    return LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
+
+
+def helper(store: Store, provider: FunctionProvider) -> AgentLoopOperator:
+    registry = (OperatorRegistry.builder().register("Lookup", lambda input: {"found": "kb"})
+                .register("llmChat", LlmChatOperator(provider)).build())
+    return AgentLoopOperator("helper", AgentDslCompiler(registry).compile(AGENT), registry,
+                             store=store)
+
+
+async def broken(store: Store, view: tuple[tuple[int, int], ...]) -> str:
+    """A thread of four messages (user, tool call, result, answer) whose run then recorded
+    ``view`` as its end, with a checkpoint at turn 3 — as a run whose batch was dropped did."""
+    output = await helper(store, FunctionProvider(answer)).aexecute("Find kb", thread_id="t1")
+    assert [m.seq for m in await store.thread_messages("t1")] == [1, 2, 3, 4]
+    now = time.time()
+    await store.write([
+        ops.SaveCheckpoint(output.run_id, 3, view, {}, now),
+        ops.FinishRun(output.run_id, "t1", RunStatus.FAILED, "error", 3, {}, None,
+                      {"type": "StoreError", "message": "locked"}, view, now)])
+    return output.run_id
+
+
+async def test_a_view_referring_to_missing_messages_is_found(store: Store) -> None:
+    run_id = await broken(store, ((1, 6),))
+    assert await store.check() == [DanglingView("t1", None, None, (5, 6)),
+                                   DanglingView("t1", run_id, 3, (5, 6))]
+    with pytest.raises(BlogeError, match=r"has no message 5.*bloge store check --repair"):
+        await helper(store, FunctionProvider(answer)).aexecute("Again", thread_id="t1")
+
+
+async def test_a_whole_store_has_nothing_to_mend(store: Store) -> None:
+    await helper(store, FunctionProvider(answer)).aexecute("Find kb", thread_id="t1")
+    assert await store.check(repair=True) == []
+
+
+async def test_repair_lets_the_threads_next_run_and_the_runs_resume_work(store: Store) -> None:
+    run_id = await broken(store, ((1, 6),))
+    assert len(await store.check(repair=True)) == 2
+    assert await store.check() == []
+    provider = FunctionProvider(answer)
+    assert (await helper(store, provider).aexecute("Again", thread_id="t1")).content == \
+        "Found it."
+    seen = [m.content for m in provider.requests[0].messages]
+    assert seen == ["Find kb", "", '{"found":"kb"}', "Found it.", "Again"]
+    resumed = await helper(store, FunctionProvider(answer)).aresume_run(run_id)
+    assert resumed.content == "Found it."
+
+
+async def test_repair_cuts_a_view_before_a_tool_call_whose_result_is_missing(
+        store: Store) -> None:
+    await broken(store, ((1, 2), (5, 5)))
+    await store.check(repair=True)
+    provider = FunctionProvider(answer)
+    await helper(store, provider).aexecute("Again", thread_id="t1")
+    assert [m.content for m in provider.requests[0].messages] == ["Find kb", "Again"]
