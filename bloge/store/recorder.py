@@ -6,6 +6,11 @@ checkpoint), after a model answer that asks for tools (the calls in the ledger b
 runs), after each tool call while others still run, and at the end. Listener callbacks and
 stream chunks become the run's numbered events, written with the next batch. A heartbeat
 renews the run's lease and stops the run when someone asked to cancel it.
+
+Events are shown to live watchers before they are stored (a stream is not held up by the
+store), at most :data:`SHOWN_AHEAD` of them: a run resumed after a crash numbers its events
+from that far above the last stored one, so that no number a client was shown ever names
+another event.
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ from bloge.store.store import Store
 #: How old the events kept for the next batch may grow while a run streams, in seconds.
 EVENT_FLUSH_SECONDS = 0.25
 
+#: How many events a run may show to its watchers before they are stored; a resumed run
+#: numbers its events from this far above the last one its store holds.
+SHOWN_AHEAD = 1000
+
 #: Who runs a run: this host and process.
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -40,22 +49,28 @@ WORKER = f"{socket.gethostname()}:{os.getpid()}"
 class Recorder:
     """The :class:`~bloge.agent.loop.observer.RunObserver` of one run of ``store``.
 
-    ``next_seq`` numbers the next message of the thread's log and ``next_event`` the run's
-    next event; :meth:`know` tells it the messages of the log the run starts from.
+    ``next_seq`` numbers the next message of the thread's log; :meth:`know` tells it the
+    messages of the log the run starts from. ``events_stored`` is the number of the last event
+    the store holds of a run being resumed (``None``: a new run, numbered from 1); the resumed
+    run's events are numbered from :data:`SHOWN_AHEAD` above it, and shown only once the
+    first of them is stored.
     """
 
-    __slots__ = ("_events", "_flushed_at", "_next_event", "_next_seq", "_ops", "_persisted",
-                 "_seq_of",
+    __slots__ = ("_events", "_flushed_at", "_held", "_next_event", "_next_seq", "_ops",
+                 "_persisted", "_seq_of", "_stored_event",
                  "cancel_requested", "finished_writing", "listener", "lost", "run_id", "store",
                  "thread_id")
 
     def __init__(self, store: Store, *, run_id: str, thread_id: str, next_seq: int,
-                 next_event: int = 1) -> None:
+                 events_stored: int | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.thread_id = thread_id
         self._next_seq = next_seq
-        self._next_event = next_event
+        # The last event stored (0: none, of a new run), and what is numbered next.
+        self._stored_event = events_stored or 0
+        self._next_event = 1 if events_stored is None else events_stored + SHOWN_AHEAD + 1
+        self._held: list[RunEvent] = []  # numbered, not to be shown before more are stored
         self._seq_of: dict[int, tuple[LlmMessage, int]] = {}
         self._persisted = 0
         self._ops: list[ops.Op] = []
@@ -75,14 +90,18 @@ class Recorder:
 
     def event(self, kind: str, body: Mapping[str, Any]) -> None:
         """Number and keep one event; it is written with the next batch, and watchers of the
-        live run see it at once. Callback events are redacted as journal lines are; stream
-        chunks are kept exact (a re-joined stream shows what the first one showed)."""
+        live run see it at once (see the module docs for when they see it later). Callback
+        events are redacted as journal lines are; stream chunks are kept exact (a re-joined
+        stream shows what the first one showed)."""
         if kind.startswith("on_agent_"):
             body = self.store.redactor(None, "", dict(body))
         event = RunEvent(self.run_id, self._next_event, kind, time.time(), body)
         self._next_event += 1
         self._events.append(event)
-        self.store.live.publish(event)
+        if self._held or event.seq > self._stored_event + SHOWN_AHEAD:
+            self._held.append(event)
+        else:
+            self.store.live.publish(event)
 
     def chunk(self, chunk: AgentStreamChunk) -> None:
         kept = chunk_event(chunk)
@@ -159,6 +178,21 @@ class Recorder:
         self._ops = []
         self._flushed_at = time.monotonic()
         await self.store.write(batch)
+        self._stored(batch)
+
+    def _stored(self, batch: Sequence[ops.Op]) -> None:
+        """``batch`` is in the store: the events held back that may be shown now are."""
+        for op in batch:
+            if isinstance(op, ops.AppendEvents) and op.events:
+                self._stored_event = max(self._stored_event, op.events[-1].seq)
+        limit = self._stored_event + SHOWN_AHEAD
+        shown = 0
+        for event in self._held:
+            if event.seq > limit:
+                break
+            self.store.live.publish(event)
+            shown += 1
+        del self._held[:shown]
 
     async def flush_if_due(self) -> None:
         """Write the events kept so far when the last batch is older than

@@ -4,7 +4,10 @@ stopped. Every test runs on every backend."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+import time
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
@@ -20,9 +23,10 @@ from bloge import (
     StreamingAgentLoopOperator,
 )
 from bloge.core.errors import BlogeUsageError, ProviderError
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import RunStatus, Store, ThreadBusyError, open_store
+from bloge.llm import FunctionProvider, LlmChunk, LlmRequest, LlmResponse, ToolCall
+from bloge.store import RunStatus, Store, ThreadBusyError, open_store, ops, recorder
 from bloge.store.follow import follow
+from bloge.store.records import RunEvent
 
 AGENT = """
 agent helper {
@@ -383,6 +387,64 @@ async def test_a_run_in_another_event_loop_is_followed_from_the_store(store: Sto
     await asyncio.to_thread(thread.join)
     assert finished.is_set()
     assert seen[-1] == "done"
+
+
+class CutOff:
+    """A model that streams ``tokens``, then never ends (its worker dies meanwhile)."""
+
+    def __init__(self, *tokens: str) -> None:
+        self.tokens = tokens
+        self.cut = asyncio.Event()
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        raise AssertionError("streamed only")
+
+    async def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        for token in self.tokens:
+            yield LlmChunk(content=token)
+        self.cut.set()
+        await asyncio.Event().wait()
+
+
+class WorkerDiedError(Exception):
+    """What a store write of a dead worker does: nothing."""
+
+
+async def test_no_event_number_a_watcher_saw_names_another_event_after_a_crash(
+        durable_store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events are shown before they are stored: a run resumed after its worker died, which
+    stored none of them, numbers its own above every number that worker showed."""
+    monkeypatch.setattr(recorder, "EVENT_FLUSH_SECONDS", 3600.0)  # the tokens stay unstored
+    dying, model = open_store(durable_store_url), CutOff("One", " two", " three")
+    run = asyncio.create_task(agent(dying, model, Tools(), streaming=True).aexecute("Hi"))
+    await model.cut.wait()
+    (running,) = await dying.list_runs()
+    run_id = running.id
+    seen: list[RunEvent] = []
+    async for event in follow(dying, run_id):
+        seen.append(event)
+        if sum(e.type == "token" for e in seen) == 3:
+            break
+
+    async def dead(batch: Sequence[ops.Op]) -> None:
+        raise WorkerDiedError
+
+    dying.write = dead  # type: ignore[method-assign]  # the worker is gone: nothing is written
+    run.cancel()
+    with contextlib.suppress(asyncio.CancelledError, WorkerDiedError):
+        await run
+    await dying.aclose()
+
+    alive = open_store(durable_store_url)
+    alive.clock = lambda: time.time() + 3600  # long after the dead worker's lease
+    await agent(alive, model_calling("Done."), Tools(), streaming=True).aresume_run(run_id)
+    stored = {event.seq: event for event in await alive.run_events(run_id)}
+    assert [(stored[e.seq].type, stored[e.seq].body) for e in seen if e.seq in stored] == \
+        [(e.type, e.body) for e in seen if e.seq in stored]
+    rest = [event async for event in follow(alive, run_id, after=seen[-1].seq)]  # Last-Event-ID
+    assert [e.body["text"] for e in rest if e.type == "token"] == ["Done."]
+    assert rest[-1].type == "done"
+    await alive.aclose()
 
 
 async def test_a_finished_run_is_followed_from_the_store(store: Store) -> None:
