@@ -6,13 +6,21 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
+from bloge.llm import (
+    FunctionProvider,
+    LlmMessage,
+    LlmRequest,
+    LlmResponse,
+    ScriptedProvider,
+    ToolCall,
+)
 from tests.server.conftest import Serve
 
 LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
@@ -244,6 +252,25 @@ def test_resuming_a_running_run_is_refused_and_leaves_it_cancellable(
     assert httpx.get(served.url(f"/runs/{run_id}")).json()["status"] == "cancelled"
     assert events[-1]["event"] == "error"
     assert events[-1]["data"]["exit_reason"] == "cancelled"
+
+
+def test_rejoining_the_stream_of_a_run_whose_worker_died_ends_at_once_saying_how_to_resume(
+        serve: Serve) -> None:
+    served = serve(ScriptedProvider())
+    # A run another worker started, then died running: its lease ran out long ago.
+    asyncio.run(served.store.start_run(run_id="dead", thread_id="t", agent_id="helper",
+                                       input=(LlmMessage.user("Hi"),), metadata=None,
+                                       worker="elsewhere:1"))
+    served.store.clock = lambda: time.time() + 3600
+    response = httpx.get(served.url("/runs/dead/stream"), headers={"Last-Event-ID": "7"},
+                         timeout=30)
+    assert response.status_code == 200
+    (ended,) = sse_events(response.text)
+    assert ended["event"] == "error"
+    assert "id" not in ended  # the client's Last-Event-ID stays where it was
+    assert ended["data"]["exit_reason"] == "interrupted"
+    assert "run dead was interrupted" in ended["data"]["error_message"]
+    assert "POST /runs/dead/resume" in ended["data"]["error_message"]
 
 
 def test_a_run_cancelled_through_the_store_answers_with_its_record(serve: Serve) -> None:

@@ -454,6 +454,13 @@ async def test_a_finished_run_is_followed_from_the_store(store: Store) -> None:
     assert events[-1].type == "done"
 
 
+async def test_a_finished_run_followed_from_its_last_event_gives_nothing_more(
+        store: Store) -> None:
+    output = await agent(store, model_calling("Done."), Tools()).aexecute("Hi")
+    last = (await store.get_run(output.run_id)).event_count
+    assert [event async for event in follow(store, output.run_id, after=last)] == []
+
+
 def test_a_store_serving_sync_runs_is_closed_by_with_and_opens_again(
     durable_store_url: str,
 ) -> None:
