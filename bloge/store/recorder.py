@@ -241,17 +241,23 @@ class Recorder:
         the run to stop, or when the lease was lost to another worker."""
         owner = asyncio.current_task()
         assert owner is not None
-        heartbeat = asyncio.create_task(self._heartbeat(owner))
-        try:
-            yield
-        finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+        with self.store.cancels.watching(self.run_id) as asked:
+            heartbeat = asyncio.create_task(self._heartbeat(owner, asked))
+            try:
+                yield
+            finally:
+                heartbeat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await heartbeat
 
-    async def _heartbeat(self, owner: asyncio.Task[Any]) -> None:
+    async def _heartbeat(self, owner: asyncio.Task[Any], told: asyncio.Event) -> None:
+        """Renew the lease every third of it, and at once when the run may have been asked
+        to stop (``told``): the renewal reads whether it was."""
         while True:
-            await asyncio.sleep(self.store.lease / 3)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.store.lease / 3):
+                    await told.wait()
+            told.clear()
             asked = await self.store.renew_lease(run_id=self.run_id, thread_id=self.thread_id,
                                                  worker=WORKER)
             if asked is None:

@@ -241,6 +241,32 @@ async def test_cancelling_through_the_store_stops_the_running_run(store_url: str
     await store.aclose()
 
 
+async def test_a_cancel_through_another_worker_stops_the_run_long_before_its_lease_renews(
+        store_url: str) -> None:
+    """PostgreSQL tells the run's worker (NOTIFY), SQLite is polled every half second, a
+    cancel in the same process wakes the run at once; none waits for the lease's renewal."""
+    worker = open_store(store_url, lease=3600)  # its own renewal would come in 20 minutes
+    other = worker if store_url == "memory://" else open_store(store_url, lease=3600)
+    started = asyncio.Event()
+
+    async def hanging_model(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    run = asyncio.create_task(agent(worker, FunctionProvider(hanging_model), Tools())
+                              .aexecute("hang"))
+    await started.wait()
+    (running,) = await other.list_runs()
+    await other.cancel_run(running.id)
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(run, timeout=60)  # only a safety net: the lease is an hour
+    assert (await other.get_run(running.id)).status is RunStatus.CANCELLED
+    await worker.aclose()
+    if other is not worker:
+        await other.aclose()
+
+
 async def test_a_checkpoint_refers_to_messages_instead_of_copying_them(store: Store) -> None:
     provider = model_calling(*[[lookup(str(n), f"c{n}")] for n in range(5)], "All done.")
     output = await agent(store, provider, Tools(), max_turns=8).aexecute("Look up five")
