@@ -53,12 +53,15 @@ def ended_unseen(run: Run, *, at: float) -> RunEvent:
     """The ``error`` event of ``run``, which ended without one of its own (numbered 0: no
     stored event has that number, so a client's ``Last-Event-ID`` stays where it was)."""
     resume = f"resume it with POST /runs/{run.id}/resume (or bloge runs resume {run.id})"
+    kind = run.error.type if run.error is not None else None
     if run.status is RunStatus.INTERRUPTED:
+        kind = "RunInterruptedError"
         why = (f"run {run.id} was interrupted: its worker stopped before the run finished; "
                f"{resume}")
+    elif run.error is not None:
+        why = run.error.message
     else:
-        why = (run.error.message if run.error is not None
-               else f"run {run.id} ended {run.status.value}; {resume}")
+        why = f"run {run.id} ended {run.status.value}; {resume}"
     return RunEvent(run.id, 0, "error", at, {
-        "error_type": run.error.type if run.error is not None else "RunInterruptedError",
-        "error_message": why, "exit_reason": run.exit_reason or run.status.value})
+        "error_type": kind, "error_message": why,
+        "exit_reason": run.exit_reason or run.status.value})

@@ -23,7 +23,7 @@ from bloge import (
     StreamingAgentLoopOperator,
 )
 from bloge.core.errors import BlogeUsageError, ProviderError
-from bloge.llm import FunctionProvider, LlmChunk, LlmRequest, LlmResponse, ToolCall
+from bloge.llm import FunctionProvider, LlmChunk, LlmMessage, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RunStatus, Store, ThreadBusyError, open_store, ops, recorder
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
@@ -485,6 +485,18 @@ async def test_a_finished_run_followed_from_its_last_event_gives_nothing_more(
     output = await agent(store, model_calling("Done."), Tools()).aexecute("Hi")
     last = (await store.get_run(output.run_id)).event_count
     assert [event async for event in follow(store, output.run_id, after=last)] == []
+
+
+async def test_a_dead_workers_run_cancelled_afterwards_is_followed_to_an_error_event(
+        store: Store) -> None:
+    """Its worker died before writing an end; the cancel ended it without one either."""
+    await store.start_run(run_id="r", thread_id="t", agent_id="helper",
+                          input=(LlmMessage.user("Hi"),), metadata=None, worker="gone:1")
+    store.clock = lambda: time.time() + 3600  # long after the dead worker's lease
+    assert (await store.cancel_run("r")).status is RunStatus.CANCELLED
+    (ended,) = [event async for event in follow(store, "r")]
+    assert (ended.seq, ended.type, ended.body["exit_reason"]) == (0, "error", "cancelled")
+    assert "POST /runs/r/resume" in ended.body["error_message"]
 
 
 def test_a_store_serving_sync_runs_is_closed_by_with_and_opens_again(
