@@ -6,18 +6,21 @@ A replica that receives a call with an ``idempotency-key`` claims the key first 
 third of ``lease`` seconds, then stores the reply — or the error — under the key, where it
 stays for the bucket's ``max_age`` (``ttl``). A replica that receives the same call (a retry
 that another replica got) finds the key claimed and waits for what is stored there, within the
-call's deadline. A claim that is not renewed for ``lease`` seconds belongs to a replica that
-died mid-call: the outcome of its call is unknown, so a method that is not idempotent is
-answered ``unavailable`` (``the outcome is unknown``) and never run again; an idempotent one is
-claimed afresh and run. A handler that fails ``unavailable``/``deadline_exceeded`` by itself
-releases the claim (the call may run again), as the per-process de-duplication does; one
-stopped mid-run (its deadline passed) leaves the outcome unknown, like a crash.
+call's deadline. A claim that is not renewed for ``lease`` seconds (counted from when it was
+last written, so that retries with deadlines shorter than the lease get there) belongs to a
+replica that died mid-call: the outcome of its call is unknown, so a method that is not
+idempotent is answered ``unavailable`` (``the outcome is unknown``) and never run again; an
+idempotent one is claimed afresh and run. A handler that fails ``unavailable`` or
+``deadline_exceeded`` by itself releases the claim (the call may run again), as the per-process
+de-duplication does; one stopped mid-run (its deadline passed) leaves the outcome unknown,
+like a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -249,10 +252,11 @@ class JetStreamReplies:
                               f"for its reply ({type(exc).__name__})") from None
         try:
             running: KeyValue.Entry | None = entry
+            written: dt.datetime | None = None  # when the running claim was written
             while True:
                 try:
                     update: KeyValue.Entry | None = await watcher.updates(  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
-                        timeout=self.lease)
+                        timeout=self._left(written) if running is not None else self.lease)
                 except nats.errors.TimeoutError:
                     if running is None:
                         return None
@@ -263,17 +267,31 @@ class JetStreamReplies:
                         return taken
                     running = None
                     continue
-                if update is None or (running is not None
-                                      and update.revision == running.revision):
-                    continue  # the watch's "caught up" marker, or the entry already read
+                if update is None:
+                    continue  # the watch's "caught up" marker
+                if running is not None and update.revision == running.revision:
+                    written = _written(update)  # the entry already read: its age, at last
+                    continue
                 settled = await self._settled(name, update, fingerprint, token, where=where,
                                               idempotent=idempotent)
                 if not isinstance(settled, _Running):
                     return settled
-                running = update
+                running, written = update, _written(update)
         finally:
             with contextlib.suppress(nats.errors.Error, TimeoutError):
                 await watcher.stop()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
+
+    def _left(self, written: dt.datetime | None) -> float:
+        """How long a claim written at ``written`` (the NATS server's clock; ``None``: not
+        known yet) may still go unrenewed before its owner counts as dead. From when it was
+        written, not from when this replica began to wait: a caller whose deadline is shorter
+        than the lease retries, and each retry must come closer to the end of the lease. (A
+        live owner renews every third of the lease: the clocks would have to differ by more
+        than the other two thirds to take its claim.)"""
+        if written is None:
+            return self.lease
+        age = (dt.datetime.now(dt.UTC) - written).total_seconds()
+        return min(self.lease, max(0.001, self.lease - age))
 
     async def _settled(self, name: str, entry: KeyValue.Entry, fingerprint: str, token: str,
                        *, where: str, idempotent: bool) -> str | int | _Running | None:
@@ -328,3 +346,10 @@ class JetStreamReplies:
 
     def __repr__(self) -> str:
         return f"<rpc replies in JetStream bucket {self.bucket} (lease {self.lease:g}s)>"
+
+
+def _written(entry: KeyValue.Entry) -> dt.datetime | None:
+    """When the NATS server stored ``entry`` (a watch's entries say; nats-py annotates the
+    field as an ``int``, and gives a ``datetime``)."""
+    created: object = entry.created
+    return created if isinstance(created, dt.datetime) else None

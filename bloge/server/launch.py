@@ -161,11 +161,13 @@ async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
     the stored number is what every worker reads back (``follow(after=)``), so a
     ``Last-Event-ID`` means the same event to any of them, also for runs stored long ago;
     numbers of the stream's own would have to be rebuilt by counting, and would change what
-    a client holding an older id resumes from."""
+    a client holding an older id resumes from. An event numbered 0 is no stored event (the
+    ``error`` that ends the stream of a run whose worker died): it has no ``id:``, and a
+    client's ``Last-Event-ID`` stays at the event before it."""
     async for event in events:
         if event.type in STREAMED:
             yield frame(json.dumps(event.body, ensure_ascii=False), event=event.type,
-                        event_id=event.seq)
+                        event_id=event.seq or None)
 
 
 async def discard(chunk: AgentStreamChunk) -> None:

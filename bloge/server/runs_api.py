@@ -3,6 +3,8 @@ it, read a thread."""
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -20,7 +22,14 @@ from bloge.server.launch import (
 )
 from bloge.server.state import state_of
 from bloge.server.tasks import RunCancelledError
+from bloge.store import Store
 from bloge.store.follow import follow
+from bloge.store.records import Run, RunStatus
+
+#: How long ``POST /runs/{id}/cancel`` waits for the run to stop before it answers 202 (its
+#: worker hears the cancel within a second: see bloge.store.cancels), and how often it looks.
+CANCEL_SETTLE_SECONDS = 3.0
+SETTLE_POLL_SECONDS = 0.05
 
 
 async def start_run(request: Request) -> Response:
@@ -88,14 +97,28 @@ async def get_run(request: Request) -> Response:
 
 
 async def cancel_run(request: Request) -> Response:
-    """``POST /runs/{run_id}/cancel``: stops the run at once when it runs in this process, else
-    at its worker's next check; the run's record."""
+    """``POST /runs/{run_id}/cancel``: stops the run, at once when it runs in this process,
+    within a second when another worker runs it (see :mod:`bloge.store.cancels`); the run's
+    record once it stopped (200: ``cancelled``, or how it ended first), or still running
+    (202) when it did not within :data:`CANCEL_SETTLE_SECONDS`."""
     state = state_of(request)
     run_id = request.path_params["run_id"]
     run = await state.store.cancel_run(run_id)
-    if state.tasks.cancel(run_id):
-        run = await state.store.get_run(run_id)
-    return JSONResponse(run.to_dict(), status_code=202 if run.status.value == "running" else 200)
+    state.tasks.cancel(run_id)
+    run = await _settled(state.store, run)
+    return JSONResponse(run.to_dict(), status_code=202 if run.status is RunStatus.RUNNING
+                        else 200)
+
+
+async def _settled(store: Store, run: Run) -> Run:
+    """``run`` again once it is no longer running, or as it is after
+    :data:`CANCEL_SETTLE_SECONDS`."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + CANCEL_SETTLE_SECONDS
+    while run.status in (RunStatus.RUNNING, RunStatus.QUEUED) and loop.time() < give_up:
+        await asyncio.sleep(SETTLE_POLL_SECONDS)
+        run = await store.get_run(run.id)
+    return run
 
 
 async def get_thread(request: Request) -> Response:

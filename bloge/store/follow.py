@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from bloge.store.records import RunEvent, RunStatus
+from bloge.store.records import Run, RunEvent, RunStatus
 from bloge.store.store import Store
+
+_END = ("done", "error")
 
 #: How often a run that another process runs is read again, in seconds.
 POLL_SECONDS = 0.25
@@ -17,7 +19,9 @@ async def follow(store: Store, run_id: str, *, after: int = 0,
     """The run's events numbered above ``after``, in order, then each new one until the run
     ends (with its ``done`` or ``error`` event). A run live in this event loop is followed as
     it happens; one that another process or another loop runs is read from the store every
-    ``poll`` seconds; one that is over (or interrupted) is read once."""
+    ``poll`` seconds; one that is over (or interrupted) is read once. A run that ended
+    without its ``done`` or ``error`` event — its worker died — ends with an ``error`` event
+    saying so and how to resume it, numbered 0: it is no stored event."""
     if store.live.is_live_here(run_id):
         first = store.live.first_seq(run_id)
         if first is None or first > after + 1:  # a resumed run: its earlier events are stored
@@ -29,11 +33,35 @@ async def follow(store: Store, run_id: str, *, after: int = 0,
         async for event in store.live.watch(run_id, after=after):
             yield event
         return
+    last = ""
     while True:
-        running = (await store.get_run(run_id)).status in (RunStatus.RUNNING, RunStatus.QUEUED)
+        run = await store.get_run(run_id)
         for event in await store.run_events(run_id, after=after):
-            after = event.seq
+            after, last = event.seq, event.type
             yield event
-        if not running:
+        if run.status not in (RunStatus.RUNNING, RunStatus.QUEUED):
+            if not last and run.event_count:  # nothing new: what do its stored events end with?
+                tail = await store.run_events(run_id, after=run.event_count - 1)
+                last = tail[-1].type if tail else ""
+            if last not in _END:
+                yield ended_unseen(run, at=store.clock())
             return
         await asyncio.sleep(poll)
+
+
+def ended_unseen(run: Run, *, at: float) -> RunEvent:
+    """The ``error`` event of ``run``, which ended without one of its own (numbered 0: no
+    stored event has that number, so a client's ``Last-Event-ID`` stays where it was)."""
+    resume = f"resume it with POST /runs/{run.id}/resume (or bloge runs resume {run.id})"
+    kind = run.error.type if run.error is not None else None
+    if run.status is RunStatus.INTERRUPTED:
+        kind = "RunInterruptedError"
+        why = (f"run {run.id} was interrupted: its worker stopped before the run finished; "
+               f"{resume}")
+    elif run.error is not None:
+        why = run.error.message
+    else:
+        why = f"run {run.id} ended {run.status.value}; {resume}"
+    return RunEvent(run.id, 0, "error", at, {
+        "error_type": kind, "error_message": why,
+        "exit_reason": run.exit_reason or run.status.value})

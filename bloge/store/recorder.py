@@ -12,6 +12,11 @@ and what follows refers to them, so it is written first with the next batch (eac
 one transaction: whatever the store holds refers only to messages it holds). The run's end is
 tried again after :data:`END_WRITE_PAUSES`; when it cannot be written either, the run stays
 as its last written batch left it, and is interrupted once its lease ends.
+
+Events are shown to live watchers before they are stored (a stream is not held up by the
+store), at most :data:`SHOWN_AHEAD` of them: a run resumed after a crash numbers its events
+from that far above the last stored one, so that no number a client was shown ever names
+another event.
 """
 
 from __future__ import annotations
@@ -43,27 +48,37 @@ EVENT_FLUSH_SECONDS = 0.25
 #: restarting, a lock held a moment too long).
 END_WRITE_PAUSES = (0.25, 1.0)
 
+#: How many events a run may show to its watchers before they are stored; a resumed run
+#: numbers its events from this far above the last one its store holds.
+SHOWN_AHEAD = 1000
+
 
 class Recorder:
     """The :class:`~bloge.agent.loop.observer.RunObserver` of one run of ``store``.
 
-    ``next_seq`` numbers the next message of the thread's log and ``next_event`` the run's
-    next event; :meth:`know` tells it the messages of the log the run starts from.
+    ``next_seq`` numbers the next message of the thread's log; :meth:`know` tells it the
+    messages of the log the run starts from. ``events_stored`` is the number of the last event
+    the store holds of a run being resumed (``None``: a new run, numbered from 1); the resumed
+    run's events are numbered from :data:`SHOWN_AHEAD` above it, and shown only once the
+    first of them is stored.
     """
 
-    __slots__ = ("_events", "_flushed_at", "_next_event", "_next_seq", "_ops", "_persisted",
-                 "_seq_of", "_unanswered",
+    __slots__ = ("_events", "_flushed_at", "_held", "_next_event", "_next_seq", "_ops",
+                 "_persisted", "_seq_of", "_stored_event", "_unanswered",
                  "cancel_requested", "ended", "finished_writing", "listener", "lost", "run_id",
                  "store",
                  "thread_id")
 
     def __init__(self, store: Store, *, run_id: str, thread_id: str, next_seq: int,
-                 next_event: int = 1) -> None:
+                 events_stored: int | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.thread_id = thread_id
         self._next_seq = next_seq
-        self._next_event = next_event
+        # The last event stored (0: none, of a new run), and what is numbered next.
+        self._stored_event = events_stored or 0
+        self._next_event = 1 if events_stored is None else events_stored + SHOWN_AHEAD + 1
+        self._held: list[RunEvent] = []  # numbered, not to be shown before more are stored
         self._seq_of: dict[int, tuple[LlmMessage, int]] = {}
         self._persisted = 0
         #: Calls of the last tool round without a recorded outcome yet.
@@ -87,14 +102,18 @@ class Recorder:
 
     def event(self, kind: str, body: Mapping[str, Any]) -> None:
         """Number and keep one event; it is written with the next batch, and watchers of the
-        live run see it at once. Callback events are redacted as journal lines are; stream
-        chunks are kept exact (a re-joined stream shows what the first one showed)."""
+        live run see it at once (see the module docs for when they see it later). Callback
+        events are redacted as journal lines are; stream chunks are kept exact (a re-joined
+        stream shows what the first one showed)."""
         if kind.startswith("on_agent_"):
             body = self.store.redactor(None, "", dict(body))
         event = RunEvent(self.run_id, self._next_event, kind, time.time(), body)
         self._next_event += 1
         self._events.append(event)
-        self.store.live.publish(event)
+        if self._held or event.seq > self._stored_event + SHOWN_AHEAD:
+            self._held.append(event)
+        else:
+            self.store.live.publish(event)
 
     def chunk(self, chunk: AgentStreamChunk) -> None:
         kept = chunk_event(chunk)
@@ -205,6 +224,21 @@ class Recorder:
             # Not written (the transaction rolled back): first in the next batch.
             self._ops = [*batch, *self._ops]
             raise
+        self._stored(batch)
+
+    def _stored(self, batch: Sequence[ops.Op]) -> None:
+        """``batch`` is in the store: the events held back that may be shown now are."""
+        for op in batch:
+            if isinstance(op, ops.AppendEvents) and op.events:
+                self._stored_event = max(self._stored_event, op.events[-1].seq)
+        limit = self._stored_event + SHOWN_AHEAD
+        shown = 0
+        for event in self._held:
+            if event.seq > limit:
+                break
+            self.store.live.publish(event)
+            shown += 1
+        del self._held[:shown]
 
     async def flush_if_due(self) -> None:
         """Write the events kept so far when the last batch is older than
@@ -253,17 +287,23 @@ class Recorder:
         the run to stop, or when the lease was lost to another worker."""
         owner = asyncio.current_task()
         assert owner is not None
-        heartbeat = asyncio.create_task(self._heartbeat(owner))
-        try:
-            yield
-        finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+        with self.store.cancels.watching(self.run_id) as asked:
+            heartbeat = asyncio.create_task(self._heartbeat(owner, asked))
+            try:
+                yield
+            finally:
+                heartbeat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await heartbeat
 
-    async def _heartbeat(self, owner: asyncio.Task[Any]) -> None:
+    async def _heartbeat(self, owner: asyncio.Task[Any], told: asyncio.Event) -> None:
+        """Renew the lease every third of it, and at once when the run may have been asked
+        to stop (``told``): the renewal reads whether it was."""
         while True:
-            await asyncio.sleep(self.store.lease / 3)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.store.lease / 3):
+                    await told.wait()
+            told.clear()
             asked = await self.store.renew_lease(run_id=self.run_id, thread_id=self.thread_id,
                                                  worker=this_worker())
             if asked is None:

@@ -66,7 +66,7 @@ async def resume_recorded_run(store: Store, engine: AgentEngine, run_id: str,
         _check_resumable(run, engine)
         claim = await store.reclaim_run(run, worker=this_worker())
         recorder = Recorder(store, run_id=run.id, thread_id=run.thread_id,
-                            next_seq=claim.next_seq, next_event=run.event_count + 1)
+                            next_seq=claim.next_seq, events_stored=run.event_count)
         try:
             return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
         except BaseException as error:

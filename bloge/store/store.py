@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, runtime_checkable
 
 from bloge.agent.loop.sync import run_sync
 from bloge.core.errors import BlogeUsageError
@@ -22,6 +22,7 @@ from bloge.store.audit import (
     KnobProposal,
     verify_chain,
 )
+from bloge.store.cancels import CHANNEL, POLL_SECONDS, CancelSignals
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.live import LiveRuns
 from bloge.store.records import (
@@ -64,6 +65,16 @@ class Driver(Protocol):
     async def aclose(self) -> None: ...
 
 
+@runtime_checkable
+class Notifying(Protocol):
+    """A driver whose database tells its listeners what another connection notifies
+    (PostgreSQL): cancels are heard at once instead of polled."""
+
+    async def notify(self, channel: str, payload: str) -> None: ...
+
+    def listen(self, channel: str, *, every: float) -> AsyncGenerator[str | None, None]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Pruned:
     """What :meth:`Store.prune` deleted."""
@@ -94,6 +105,11 @@ class Store:
         #: Redacts the runs' events and errors as the journal does its lines.
         self.redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS,
                                  text_keys=TEXT_FIELDS)
+        #: Tells the runs this process runs that someone asked them to stop.
+        self.cancels = CancelSignals(
+            asked=self._asked_to_stop,
+            listen=(lambda: driver.listen(CHANNEL, every=POLL_SECONDS))
+            if isinstance(driver, Notifying) else None)
         self._auto_migrate = auto_migrate
         self._ready = False
         self.lease = lease
@@ -115,6 +131,7 @@ class Store:
         await self.aclose()
 
     async def aclose(self) -> None:
+        await self.cancels.aclose()
         await self._driver.aclose()
 
     def close(self) -> None:
@@ -259,12 +276,17 @@ class Store:
         return await self._run(reads.tool_calls(run_id, turn))
 
     async def cancel_run(self, run_id: str) -> Run:
-        """Ask the run to stop. A running run stops at its worker's next check (within a
-        lease period); a run that nobody runs any more is cancelled at once."""
+        """Ask the run to stop. A running run's worker hears it within a second (see
+        :mod:`bloge.store.cancels`) and stops it; a run that nobody runs any more is cancelled
+        at once."""
         status = await self._run(writes.request_cancel(run_id=run_id, now=self.clock()),
                                  write=True)
         if status is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
+        if status == RunStatus.RUNNING.value:
+            self.cancels.wake(run_id)
+            if isinstance(self._driver, Notifying):
+                await self._driver.notify(CHANNEL, run_id)
         return await self.get_run(run_id)
 
     async def check(self, *, repair: bool = False) -> list[DanglingView]:
@@ -272,6 +294,9 @@ class Store:
         log lacks (a run's write the store refused left them, before bloge kept such writes
         for the next one); mended when ``repair`` (see :mod:`bloge.store.sql.check`)."""
         return await self._run(view_check.check(repair=repair), write=repair)
+
+    async def _asked_to_stop(self, run_ids: Collection[str]) -> list[str]:
+        return await self._run(reads.asked_to_stop(list(run_ids)))
 
     async def prune(self, *, older_than: float) -> Pruned:
         """Delete what ended more than ``older_than`` seconds ago (see :func:`writes.prune`)."""

@@ -151,6 +151,29 @@ async def test_a_replica_dead_mid_call_leaves_its_outcome_unknown(
         await running
 
 
+async def test_retries_shorter_than_the_lease_settle_a_dead_replicas_call_as_unknown(
+        replicas: tuple[Replica, Replica]) -> None:
+    """Each retry waits for what is left of the dead owner's lease, not for a lease of its
+    own: one of them, at the latest one lease after the last renewal, hears the truth."""
+    first, second = replicas
+    running = asyncio.create_task(first.call("reserve", {"sku": "apple"}, "order-13"))
+    await first.shelf.took_call.wait()
+    await first.die()
+    codes = []
+    for _ in range(100):  # 100 deadlines of a third of the lease: 33 leases
+        with pytest.raises(rpc.RemoteError) as raised:
+            await second.call("reserve", {"sku": "apple"}, "order-13", time_left=LEASE / 3)
+        codes.append(raised.value.code)
+        if raised.value.code != "deadline_exceeded":
+            break
+    assert codes[-1] == "unavailable"
+    assert "the outcome is unknown" in raised.value.message
+    assert second.shelf.runs == 0
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError, rpc.RemoteError):
+        await running
+
+
 async def test_a_keyed_call_stopped_by_its_deadline_is_not_run_again_elsewhere(
         replicas: tuple[Replica, Replica]) -> None:
     first, second = replicas

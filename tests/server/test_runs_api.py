@@ -6,14 +6,25 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
-from tests.server.conftest import Serve
+from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
+from bloge.llm import (
+    FunctionProvider,
+    LlmMessage,
+    LlmRequest,
+    LlmResponse,
+    ScriptedProvider,
+    ToolCall,
+)
+from bloge.store import open_store
+from tests.server.conftest import AGENTS, Serve, lookup
 
 LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
 
@@ -244,6 +255,57 @@ def test_resuming_a_running_run_is_refused_and_leaves_it_cancellable(
     assert httpx.get(served.url(f"/runs/{run_id}")).json()["status"] == "cancelled"
     assert events[-1]["event"] == "error"
     assert events[-1]["data"]["exit_reason"] == "cancelled"
+
+
+def test_a_cancel_of_a_run_another_worker_runs_answers_with_the_stopped_run(
+        serve: Serve, tmp_path: Path) -> None:
+    """The other worker hears the cancel within a second, not at its lease's next renewal
+    (here in 20 minutes), and the cancel answers with the run's end: 200 ``cancelled``."""
+    served = serve(ScriptedProvider(), lease=3600)
+    started = threading.Event()
+    registry = (OperatorRegistry.builder()
+                .register("llmChat", LlmChatOperator(FunctionProvider(hanging(started))))
+                .register("Lookup", lookup).build())
+    (helper,) = [d for d in AgentDslCompiler(registry).compile_all(AGENTS) if d.id == "helper"]
+
+    async def scenario() -> httpx.Response:
+        # The server's own store file, used by a worker of its own.
+        elsewhere = open_store(f"sqlite:///{tmp_path / 'bloge-0.db'}", lease=3600)
+        run = asyncio.create_task(AgentLoopOperator("helper", helper, registry,
+                                                    store=elsewhere).aexecute("Hang"))
+        await asyncio.to_thread(started.wait)
+        (running,) = await elsewhere.list_runs()
+        async with httpx.AsyncClient(timeout=30) as client:
+            cancelled = await client.post(served.url(f"/runs/{running.id}/cancel"))
+        run.cancel()  # a run the cancel did not stop (before: it went on) is stopped here
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        await elsewhere.aclose()
+        return cancelled
+
+    cancelled = asyncio.run(scenario())
+    assert cancelled.status_code == 200, cancelled.text
+    assert (cancelled.json()["status"], cancelled.json()["exit_reason"]) == ("cancelled",
+                                                                             "cancelled")
+
+
+def test_rejoining_the_stream_of_a_run_whose_worker_died_ends_at_once_saying_how_to_resume(
+        serve: Serve) -> None:
+    served = serve(ScriptedProvider())
+    # A run another worker started, then died running: its lease ran out long ago.
+    asyncio.run(served.store.start_run(run_id="dead", thread_id="t", agent_id="helper",
+                                       input=(LlmMessage.user("Hi"),), metadata=None,
+                                       worker="elsewhere:1"))
+    served.store.clock = lambda: time.time() + 3600
+    response = httpx.get(served.url("/runs/dead/stream"), headers={"Last-Event-ID": "7"},
+                         timeout=30)
+    assert response.status_code == 200
+    (ended,) = sse_events(response.text)
+    assert ended["event"] == "error"
+    assert "id" not in ended  # the client's Last-Event-ID stays where it was
+    assert ended["data"]["exit_reason"] == "interrupted"
+    assert "run dead was interrupted" in ended["data"]["error_message"]
+    assert "POST /runs/dead/resume" in ended["data"]["error_message"]
 
 
 def test_a_run_cancelled_through_the_store_answers_with_its_record(serve: Serve) -> None:

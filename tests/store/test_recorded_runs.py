@@ -4,7 +4,10 @@ stopped. Every test runs on every backend."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+import time
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
@@ -20,9 +23,10 @@ from bloge import (
     StreamingAgentLoopOperator,
 )
 from bloge.core.errors import BlogeUsageError, ProviderError
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import RunStatus, Store, ThreadBusyError, open_store
+from bloge.llm import FunctionProvider, LlmChunk, LlmMessage, LlmRequest, LlmResponse, ToolCall
+from bloge.store import RunStatus, Store, ThreadBusyError, open_store, ops, recorder
 from bloge.store.follow import follow
+from bloge.store.records import RunEvent
 
 AGENT = """
 agent helper {
@@ -237,6 +241,32 @@ async def test_cancelling_through_the_store_stops_the_running_run(store_url: str
     await store.aclose()
 
 
+async def test_a_cancel_through_another_worker_stops_the_run_long_before_its_lease_renews(
+        store_url: str) -> None:
+    """PostgreSQL tells the run's worker (NOTIFY), SQLite is polled every half second, a
+    cancel in the same process wakes the run at once; none waits for the lease's renewal."""
+    worker = open_store(store_url, lease=3600)  # its own renewal would come in 20 minutes
+    other = worker if store_url == "memory://" else open_store(store_url, lease=3600)
+    started = asyncio.Event()
+
+    async def hanging_model(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    run = asyncio.create_task(agent(worker, FunctionProvider(hanging_model), Tools())
+                              .aexecute("hang"))
+    await started.wait()
+    (running,) = await other.list_runs()
+    await other.cancel_run(running.id)
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(run, timeout=60)  # only a safety net: the lease is an hour
+    assert (await other.get_run(running.id)).status is RunStatus.CANCELLED
+    await worker.aclose()
+    if other is not worker:
+        await other.aclose()
+
+
 async def test_a_checkpoint_refers_to_messages_instead_of_copying_them(store: Store) -> None:
     provider = model_calling(*[[lookup(str(n), f"c{n}")] for n in range(5)], "All done.")
     output = await agent(store, provider, Tools(), max_turns=8).aexecute("Look up five")
@@ -385,11 +415,88 @@ async def test_a_run_in_another_event_loop_is_followed_from_the_store(store: Sto
     assert seen[-1] == "done"
 
 
+class CutOff:
+    """A model that streams ``tokens``, then never ends (its worker dies meanwhile)."""
+
+    def __init__(self, *tokens: str) -> None:
+        self.tokens = tokens
+        self.cut = asyncio.Event()
+
+    async def chat(self, request: LlmRequest) -> LlmResponse:
+        raise AssertionError("streamed only")
+
+    async def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+        for token in self.tokens:
+            yield LlmChunk(content=token)
+        self.cut.set()
+        await asyncio.Event().wait()
+
+
+class WorkerDiedError(Exception):
+    """What a store write of a dead worker does: nothing."""
+
+
+async def test_no_event_number_a_watcher_saw_names_another_event_after_a_crash(
+        durable_store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events are shown before they are stored: a run resumed after its worker died, which
+    stored none of them, numbers its own above every number that worker showed."""
+    monkeypatch.setattr(recorder, "EVENT_FLUSH_SECONDS", 3600.0)  # the tokens stay unstored
+    dying, model = open_store(durable_store_url), CutOff("One", " two", " three")
+    run = asyncio.create_task(agent(dying, model, Tools(), streaming=True).aexecute("Hi"))
+    await model.cut.wait()
+    (running,) = await dying.list_runs()
+    run_id = running.id
+    seen: list[RunEvent] = []
+    async for event in follow(dying, run_id):
+        seen.append(event)
+        if sum(e.type == "token" for e in seen) == 3:
+            break
+
+    async def dead(batch: Sequence[ops.Op]) -> None:
+        raise WorkerDiedError
+
+    dying.write = dead  # type: ignore[method-assign]  # the worker is gone: nothing is written
+    run.cancel()
+    with contextlib.suppress(asyncio.CancelledError, WorkerDiedError):
+        await run
+    await dying.aclose()
+
+    alive = open_store(durable_store_url)
+    alive.clock = lambda: time.time() + 3600  # long after the dead worker's lease
+    await agent(alive, model_calling("Done."), Tools(), streaming=True).aresume_run(run_id)
+    stored = {event.seq: event for event in await alive.run_events(run_id)}
+    assert [(stored[e.seq].type, stored[e.seq].body) for e in seen if e.seq in stored] == \
+        [(e.type, e.body) for e in seen if e.seq in stored]
+    rest = [event async for event in follow(alive, run_id, after=seen[-1].seq)]  # Last-Event-ID
+    assert [e.body["text"] for e in rest if e.type == "token"] == ["Done."]
+    assert rest[-1].type == "done"
+    await alive.aclose()
+
+
 async def test_a_finished_run_is_followed_from_the_store(store: Store) -> None:
     output = await agent(store, model_calling([lookup("kb")], "Done."), Tools()).aexecute("Hi")
     events = [event async for event in follow(store, output.run_id, after=3)]
     assert events[0].seq == 4
     assert events[-1].type == "done"
+
+
+async def test_a_finished_run_followed_from_its_last_event_gives_nothing_more(
+        store: Store) -> None:
+    output = await agent(store, model_calling("Done."), Tools()).aexecute("Hi")
+    last = (await store.get_run(output.run_id)).event_count
+    assert [event async for event in follow(store, output.run_id, after=last)] == []
+
+
+async def test_a_dead_workers_run_cancelled_afterwards_is_followed_to_an_error_event(
+        store: Store) -> None:
+    """Its worker died before writing an end; the cancel ended it without one either."""
+    await store.start_run(run_id="r", thread_id="t", agent_id="helper",
+                          input=(LlmMessage.user("Hi"),), metadata=None, worker="gone:1")
+    store.clock = lambda: time.time() + 3600  # long after the dead worker's lease
+    assert (await store.cancel_run("r")).status is RunStatus.CANCELLED
+    (ended,) = [event async for event in follow(store, "r")]
+    assert (ended.seq, ended.type, ended.body["exit_reason"]) == (0, "error", "cancelled")
+    assert "POST /runs/r/resume" in ended.body["error_message"]
 
 
 def test_a_store_serving_sync_runs_is_closed_by_with_and_opens_again(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import Any, TypeVar
 
 from bloge.store.errors import StoreError
@@ -24,6 +24,7 @@ from bloge.store.sql.script import Query, Result, Script
 
 try:
     import psycopg
+    import psycopg.sql
     import psycopg_pool
 except ImportError as exc:  # pragma: no cover - depends on the extras installed
     raise ImportError(
@@ -78,6 +79,37 @@ class PostgresDriver:
                                  store=self.display) from None
         finally:
             script.close()
+
+    async def notify(self, channel: str, payload: str) -> None:
+        """Tell the listeners of ``channel`` (see :meth:`listen`) ``payload``."""
+        try:
+            pool = await self._pool()
+            async with pool.connection() as connection:
+                await connection.execute("SELECT pg_notify(%s, %s)", (channel, payload))
+        except psycopg.Error as exc:
+            raise self._translated(exc) from None
+
+    async def listen(self, channel: str, *, every: float) -> AsyncGenerator[str | None, None]:
+        """What is told on ``channel`` as it comes, on a connection of its own; ``None`` once
+        listening, then whenever ``every`` seconds passed without a word."""
+        try:
+            connection = await psycopg.AsyncConnection.connect(
+                self._conninfo, autocommit=True,
+                connect_timeout=max(1, round(self._connect_timeout)))
+        except psycopg.Error as exc:
+            raise self._translated(exc) from None
+        try:
+            await connection.execute(psycopg.sql.SQL("LISTEN {}").format(
+                psycopg.sql.Identifier(channel)))
+            yield None
+            while True:
+                async for told in connection.notifies(timeout=every):
+                    yield told.payload
+                yield None
+        except psycopg.Error as exc:
+            raise self._translated(exc) from None
+        finally:
+            await connection.close()
 
     async def aclose(self) -> None:
         self._closed = True

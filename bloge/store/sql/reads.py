@@ -129,3 +129,13 @@ def tool_calls(run_id: str, turn: int) -> Script[list[ToolCallRecord]]:
     result = yield Query(f"SELECT {TOOL_CALL_COLUMNS} FROM bloge_tool_calls "
                          "WHERE run_id = ? AND turn = ? ORDER BY position", (run_id, turn))
     return [tool_call_of(row) for row in result.rows]
+
+
+def asked_to_stop(run_ids: Sequence[str]) -> Script[list[str]]:
+    """Which of the running runs ``run_ids`` were asked to stop."""
+    marks = ", ".join("?" * len(run_ids))
+    # Only the placeholders are formatted in; the ids are parameters.
+    result = yield Query(f"SELECT id FROM bloge_runs WHERE id IN ({marks}) "
+                         "AND status = ? AND cancel_requested <> 0",
+                         (*run_ids, RunStatus.RUNNING.value))
+    return [row[0] for row in result.rows]
