@@ -4,13 +4,15 @@ A model activity calls the agent's chat operator (its streaming one for a stream
 whose tokens go to the run's chunk sink); a tool activity runs one tool call through a
 :class:`~bloge.agent.loop.tools.ToolDispatcher`, so it is checked, run and worded exactly as
 in a local run (a Temporal timeout replaces the dispatcher's own); the finish activity
-reports the end of the run. Listener callbacks — and so the journal — fire here, once per
-call: ``on_agent_turn_started`` on a model call's first attempt, the others when a call
-completes. A tool activity that does not complete (it timed out, or its worker died) cannot
-tell its end: the workflow then runs ``tool_failed``, which does (``on_agent_tool_completed``
-with the tool message the model gets, the stream's ``tool_end``). Every activity heartbeats
-while it runs, which is how Temporal notices a dead worker and how a cancelled run reaches a
-running activity.
+reports the end of the run. A recorded run's model activity gets its memory view by
+reference to the thread's log (see :mod:`bloge.temporal.recording`) and reads it from the
+store, so its payload holds a turn's new messages, not the whole view. Listener callbacks —
+and so the journal — fire here, once per call: ``on_agent_turn_started`` on a model call's
+first attempt, the others when a call completes. A tool activity that does not complete (it
+timed out, or its worker died) cannot tell its end: the workflow then runs ``tool_failed``,
+which does (``on_agent_tool_completed`` with the tool message the model gets, the stream's
+``tool_end``). Every activity heartbeats while it runs, which is how Temporal notices a dead
+worker and how a cancelled run reaches a running activity.
 
 A run started with ``local_model_calls`` makes its model calls local activities, run by the
 worker of the workflow task that asked for them, retried by that worker under the same
@@ -33,7 +35,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -63,12 +65,15 @@ from bloge.store.errors import ThreadBusyError
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.options import FINAL_PROVIDER_ERROR
-from bloge.temporal.recording import RunEvents, StoreRecording
+from bloge.temporal.recording import RunEvents, StoreRecording, numbered
 from bloge.temporal.wire import Json
 from bloge.temporal.workflow import (
+    APPEND_ACTIVITY,
     BEGIN_ACTIVITY,
     FINISH_ACTIVITY,
     MODEL_ACTIVITY,
+    PAYLOAD_TOO_LARGE,
+    READ_ACTIVITY,
     TOOL_ACTIVITY,
     TOOL_FAILED_ACTIVITY,
     TOOL_TIMED_OUT,
@@ -76,6 +81,8 @@ from bloge.temporal.workflow import (
 
 ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
 _log = logging.getLogger("bloge.temporal")
+_NO_STORE = ("this worker keeps no run store, but its task queue's runs are recorded: give "
+             "every worker of a task queue the same bloge.store settings")
 
 
 class AgentActivities:
@@ -95,7 +102,8 @@ class AgentActivities:
         self._watch_every = watch_every
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.begin, self.model, self.tool, self.tool_failed, self.finish]
+        return [self.begin, self.read, self.append, self.model, self.tool, self.tool_failed,
+                self.finish]
 
     def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
         if self._recording is None:
@@ -132,14 +140,10 @@ class AgentActivities:
     @activity.defn(name=BEGIN_ACTIVITY)
     async def begin(self, payload: Json) -> Json:
         agent = self._agent(payload)
-        if self._recording is None:
-            raise ApplicationError("this worker keeps no run store, but its task queue's "
-                                   "runs are recorded: give every worker of a task queue the "
-                                   "same bloge.store settings", type="BlogeUsageError",
-                                   non_retryable=True)
+        recording = self._recorded()
         async with _heartbeating():
             try:
-                return await self._recording.begin(
+                return await recording.begin(
                     run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
                     agent_id=agent.definition.id,
                     input=wire.messages_from_json(payload["input"]),
@@ -156,12 +160,59 @@ class AgentActivities:
                                    type="UnknownAgent", non_retryable=True)
         return found
 
+    def _recorded(self) -> StoreRecording:
+        if self._recording is None:
+            raise ApplicationError(_NO_STORE, type="BlogeUsageError", non_retryable=True)
+        return self._recording
+
+    @activity.defn(name=READ_ACTIVITY)
+    async def read(self, payload: Json) -> Json:
+        """Messages of a view by reference, a page at a time (see
+        :meth:`StoreRecording.read`); one message over the payload limit fails the run."""
+        agent = self._agent(payload)
+        max_bytes = int(payload["max_bytes"])
+        async with _heartbeating():
+            read = await self._recorded().read(str(payload["thread_id"]),
+                                               wire.view_from_json(payload["view"]), max_bytes)
+        limit = agent.plan.limits.max_payload_bytes
+        if wire.size(read) > limit:
+            seq, _ = read["messages"][0]
+            raise ApplicationError(
+                f"run {payload['run_id']!r}: message {seq} of thread {payload['thread_id']!r} "
+                f"is over the {limit:,} bytes of bloge.temporal.max-payload-bytes (Temporal "
+                "refuses a payload over 2 MiB): a message that large cannot cross Temporal",
+                type=PAYLOAD_TOO_LARGE, non_retryable=True)
+        return read
+
+    @activity.defn(name=APPEND_ACTIVITY)
+    async def append(self, payload: Json) -> None:
+        """A recorded run's new messages, and its progress, before it continues as new."""
+        usage = payload["usage"]
+        async with _heartbeating():
+            await self._recorded().append(
+                run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
+                messages=_numbered(payload["messages"]), turns=int(payload["turns"]),
+                view=wire.view_from_json(payload["view"]), usage=AgentUsage.from_dict(usage))
+
+    async def _messages(self, payload: Mapping[str, Any]) -> tuple[LlmMessage, ...]:
+        """The model call's messages: given, or (a recorded run) the turn's new messages
+        written to the thread's log and the view read back from it."""
+        if "view" not in payload:
+            return wire.messages_from_json(payload["messages"])
+        recording = self._recorded()
+        run_id, thread_id = str(payload["run_id"]), str(payload["thread_id"])
+        await recording.append(run_id=run_id, thread_id=thread_id,
+                               messages=_numbered(payload.get("append") or ()))
+        found = await recording.store.resolve_view(thread_id,
+                                                   wire.view_from_json(payload["view"]))
+        return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
+
     @activity.defn(name=MODEL_ACTIVITY)
     async def model(self, payload: Json) -> Json:
         agent = self._agent(payload)
         definition = agent.definition
         summary = bool(payload.get("summary"))
-        messages = wire.messages_from_json(payload["messages"])
+        messages = await self._messages(payload)
         request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
                              tools=() if summary else
                              tuple(tool.tool_definition for tool in definition.tools))
@@ -282,16 +333,26 @@ class AgentActivities:
                       recorded: Mapping[str, Any]) -> None:
         assert self._recording is not None
         usage = recorded["usage"]
+        if "transcript" in recorded:  # scheduled by a worker before runs wrote as they went
+            messages, view = numbered(
+                int(recorded["next_seq"]),
+                [(seq, LlmMessage.from_dict(message, strict=False))
+                 for seq, message in recorded["history"]],
+                wire.messages_from_json(recorded["transcript"]),
+                wire.messages_from_json(recorded["view"]))
+        else:
+            messages = _numbered(recorded["messages"])
+            view = wire.view_from_json(recorded["view"])
         await self._recording.finish(
-            run_id=run_id, thread_id=str(payload["thread_id"]),
-            next_seq=int(recorded["next_seq"]),
-            history=[(seq, LlmMessage.from_dict(message, strict=False))
-                     for seq, message in recorded["history"]],
-            transcript=wire.messages_from_json(recorded["transcript"]),
-            view=wire.messages_from_json(recorded["view"]),
+            run_id=run_id, thread_id=str(payload["thread_id"]), messages=messages, view=view,
             usage=AgentUsage.from_dict(usage),
             turns=int(payload["turns"]), exit_reason=str(payload["exit_reason"]),
             output=recorded.get("output"), error=recorded.get("error"))
+
+
+def _numbered(pairs: Sequence[Sequence[Any]]) -> list[tuple[int, LlmMessage]]:
+    """``[seq, message]`` pairs a workflow numbered."""
+    return [(int(seq), LlmMessage.from_dict(message, strict=False)) for seq, message in pairs]
 
 
 def _with(listeners: ListenerChain, events: RunEvents | None) -> ListenerChain:

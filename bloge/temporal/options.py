@@ -14,6 +14,13 @@ A run may make its model calls local activities instead (``local_model_calls``, 
 whoever starts the run: see :class:`~bloge.temporal.runner.TemporalRunner`): the worker runs
 each one inside the workflow task that asked for it, with the same timeout and retry policy
 but without heartbeats, which saves a round trip through the service per turn.
+
+A long run continues as new (a fresh workflow history, the same workflow id) at the start of
+a turn once Temporal suggests it, or once its history holds ``continue_as_new_events``
+events or ``continue_as_new_bytes`` bytes; at least one turn runs in each history. No payload
+a run hands to Temporal (an activity's input, the state it continues with, its output) may
+exceed ``max_payload_bytes``: with a run store, the memory view goes by reference to the
+thread's log; without one, a run that would pass the limit fails naming itself.
 """
 
 from __future__ import annotations
@@ -32,6 +39,11 @@ from bloge.llm.providers.retry import RetryPolicy
 
 #: The error type of a provider failure that must not be retried.
 FINAL_PROVIDER_ERROR = "FinalProviderError"
+#: The largest payload a run hands to Temporal by default: the service refuses one over
+#: 2 MiB (its ``limit.blobSize.error``), and this leaves room for the payload's metadata.
+MAX_PAYLOAD_BYTES = 2_000_000
+#: The smallest ``max_payload_bytes``: a turn's messages must fit.
+MIN_PAYLOAD_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +57,9 @@ class TemporalOptions:
     workflow_task_timeout: float = 10.0
     max_concurrent_activities: int = 100
     model_retry: RetryPolicy = field(default_factory=RetryPolicy)
+    continue_as_new_events: int = 10_000
+    continue_as_new_bytes: int = 20 * 1024 * 1024
+    max_payload_bytes: int = MAX_PAYLOAD_BYTES
 
     def __post_init__(self) -> None:
         if not self.task_queue:
@@ -54,6 +69,23 @@ class TemporalOptions:
                 raise BlogeUsageError(f"{name} must be > 0, got {getattr(self, name)!r}")
         if self.tool_attempts < 1 or self.max_concurrent_activities < 1:
             raise BlogeUsageError("tool_attempts and max_concurrent_activities must be >= 1")
+        for name in ("continue_as_new_events", "continue_as_new_bytes"):
+            if getattr(self, name) < 0:
+                raise BlogeUsageError(f"{name} must be >= 0 (0: only when Temporal suggests "
+                                      f"it), got {getattr(self, name)!r}")
+        if self.max_payload_bytes < MIN_PAYLOAD_BYTES:
+            raise BlogeUsageError(f"max_payload_bytes must be >= {MIN_PAYLOAD_BYTES}, got "
+                                  f"{self.max_payload_bytes!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """When a run's workflow continues as new, and the largest payload it hands to Temporal
+    (see :class:`TemporalOptions`); every worker of a task queue must agree on them."""
+
+    continue_as_new_events: int = 10_000
+    continue_as_new_bytes: int = 20 * 1024 * 1024
+    max_payload_bytes: int = MAX_PAYLOAD_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +107,7 @@ class ActivityPlan:
     tools: dict[str, ToolPlan]
     finish: dict[str, Any]
     local_model: dict[str, Any]
+    limits: RunLimits = field(default_factory=RunLimits)
 
 
 def plan_for(definition: AgentDef, registry: OperatorRegistry,
@@ -102,7 +135,9 @@ def plan_for(definition: AgentDef, registry: OperatorRegistry,
               "retry_policy": ActivityRetryPolicy(maximum_attempts=options.tool_attempts)}
     # A local activity has no heartbeat: its worker's workflow task stands for it.
     local_model = {key: value for key, value in model.items() if key != "heartbeat_timeout"}
-    return ActivityPlan(model, tools, finish, local_model)
+    limits = RunLimits(options.continue_as_new_events, options.continue_as_new_bytes,
+                       options.max_payload_bytes)
+    return ActivityPlan(model, tools, finish, local_model, limits)
 
 
 def _tool_plan(tool: AgentToolRef, definition: AgentDef, registry: OperatorRegistry,

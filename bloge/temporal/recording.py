@@ -1,11 +1,16 @@
 """``StoreRecording``: a Temporal run kept in the run store, as a local run is.
 
 The run's workflow id is its run id. Its first activity starts the run on its thread (the
-thread's memory view is the run's history); each model and tool activity writes the
-listener callbacks and stream chunks it produced as the run's events, numbered by the store
+thread's memory view is the run's history, handed to the workflow by reference and read in
+pages of at most ``max_payload_bytes``); each model and tool activity writes the listener
+callbacks and stream chunks it produced as the run's events, numbered by the store
 (activities of one run run on any worker), so that ``bloge runs show`` gives the same
-timeline and any ``bloge serve`` replica can relay the run; its last activity writes the new
-messages to the thread's log and ends the run. Temporal holds the run's progress, so the
+timeline and any ``bloge serve`` replica can relay the run. The run's new messages go to the
+thread's log as it goes, numbered by the workflow: each model activity writes those of the
+turn before and reads its memory view back from the log by reference, so that no payload
+carries the view; a run that continues as new writes its messages and its progress first
+(a checkpoint of its view by reference); its last activity writes the last messages and ends
+the run. Temporal holds the run's progress, so the
 store keeps no per-turn checkpoints or tool ledger for it: a crashed worker's run is
 continued by Temporal, not by ``bloge runs resume``.
 """
@@ -25,6 +30,11 @@ from bloge.store.events import CallbackEvents, chunk_event
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 from bloge.store.store import Store
+from bloge.temporal import wire
+from bloge.temporal.wire import View, view_to_json
+
+#: How many messages of a thread's log one read of :meth:`StoreRecording.read` asks for.
+READ_BATCH = 64
 
 
 class StoreRecording:
@@ -50,41 +60,71 @@ class StoreRecording:
                                                metadata=dict(metadata), worker=self.worker)
         else:  # a retried start: the thread is this run's already
             claim = await self.store.reclaim_run(run, worker=self.worker)
-        next_seq, view = claim.next_seq, claim.view
-        history: list[list[Any]] = []
-        if view:
-            for item in await self.store.resolve_view(thread_id, view):
-                if isinstance(item, StoredMessage):
-                    history.append([item.seq, item.message.to_dict()])
+        return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}
+
+    async def read(self, thread_id: str, view: View, max_bytes: int) -> dict[str, Any]:
+        """The first messages of ``view`` (a thread's view by reference), as ``[seq,
+        message]`` pairs (``seq`` ``None`` for one held inline), about ``max_bytes`` of them
+        at most (always one), and the rest of the view."""
+        pairs: list[list[Any]] = []
+        used = 0
+        rest = list(view)
+        while rest:
+            part = rest[0]
+            if isinstance(part, LlmMessage):
+                found: list[tuple[int | None, LlmMessage]] = [(None, part)]
+            else:
+                last = min(part[1], part[0] + READ_BATCH - 1)
+                found = [(m.seq, m.message) for m in await self.store.resolve_view(
+                    thread_id, [(part[0], last)]) if isinstance(m, StoredMessage)]
+            for seq, message in found:
+                data = message.to_dict()
+                cost = wire.size(data)
+                if pairs and used + cost > max_bytes:
+                    return {"messages": pairs, "rest": view_to_json(tuple(rest))}
+                pairs.append([seq, data])
+                used += cost
+                head = rest[0]
+                if isinstance(head, tuple) and seq is not None and seq < head[1]:
+                    rest[0] = (seq + 1, head[1])
                 else:
-                    history.append([None, item.to_dict()])
-        return {"next_seq": next_seq, "history": history}
+                    rest.pop(0)
+        return {"messages": pairs, "rest": []}
+
+    async def append(self, *, run_id: str, thread_id: str,
+                     messages: Sequence[tuple[int, LlmMessage]], turns: int | None = None,
+                     view: View | None = None, usage: AgentUsage | None = None) -> None:
+        """Write ``messages`` (numbered by the run) to the thread's log, those a retry of
+        this call wrote already left out; with ``turns``, the run's progress too (its view
+        by reference, its usage)."""
+        now = time.time()
+        batch: list[ops.Op] = []
+        if messages:
+            first = min(seq for seq, _ in messages)
+            have = {m.seq for m in await self.store.thread_messages(
+                thread_id, after=first - 1, limit=len(messages))}
+            fresh = tuple(StoredMessage(thread_id, seq, message, run_id)
+                          for seq, message in messages if seq not in have)
+            batch.append(ops.AppendMessages(thread_id, fresh, now))
+        if turns is not None and view is not None and usage is not None:
+            batch.append(ops.SaveCheckpoint(run_id, turns, view, usage.to_dict(), now))
+        if batch:
+            await self.store.write(batch)
 
     def events(self, run_id: str) -> RunEvents:
         return RunEvents(self.store, run_id)
 
-    async def finish(self, *, run_id: str, thread_id: str, next_seq: int,
-                     history: Sequence[tuple[int | None, LlmMessage]],
-                     transcript: Sequence[LlmMessage], view: Sequence[LlmMessage],
+    async def finish(self, *, run_id: str, thread_id: str,
+                     messages: Sequence[tuple[int, LlmMessage]], view: View,
                      usage: AgentUsage, turns: int, exit_reason: str,
                      output: Mapping[str, Any] | None, error: Mapping[str, str] | None) -> None:
-        """End the run: its new messages in the thread's log, its end, the thread's view."""
+        """End the run: its last new ``messages`` in the thread's log (numbered by the run;
+        those a retry wrote already left out), its end, the thread's ``view``."""
         if (await self.store.get_run(run_id)).status is not RunStatus.RUNNING:
             return  # a retried finish that was written already
+        await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
         now = time.time()
-        # The transcript starts with the history (a system prompt may come first): the
-        # messages the log holds are referred to, every other one is new.
-        known = [(seq, message) for seq, message in history if seq is not None]
-        fresh: list[StoredMessage] = []
-        seq, matched = next_seq, 0
-        for message in transcript:
-            if matched < len(known) and message == known[matched][1]:
-                matched += 1
-                continue
-            fresh.append(StoredMessage(thread_id, seq, message, run_id))
-            seq += 1
-        known.extend((m.seq, m.message) for m in fresh)
-        segments = _segments(view, known)
+        segments = view
         status = (RunStatus.SUCCEEDED if output is not None else
                   RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED)
         kind, body = ("done", dict(output)) if output is not None else ("error", {
@@ -95,7 +135,6 @@ class StoreRecording:
             described = self.store.redactor(None, "", {"error_message": error["message"]})
             failure = {"type": error["type"], "message": described["error_message"]}
         await self.store.write([
-            ops.AppendMessages(thread_id, tuple(fresh), now),
             ops.AppendRunEvents(run_id, (RunEvent(run_id, 0, kind, now, body),), now),
             ops.SaveCheckpoint(run_id, turns, segments, usage.to_dict(), now),
             ops.FinishRun(run_id, thread_id, status, exit_reason, turns, usage.to_dict(),
@@ -145,8 +184,27 @@ class RunEvents(CallbackEvents):
         return bool(asked)
 
 
+def numbered(next_seq: int, history: Sequence[tuple[int | None, LlmMessage]],
+             transcript: Sequence[LlmMessage],
+             view: Sequence[LlmMessage]) -> tuple[list[tuple[int, LlmMessage]], View]:
+    """A finish of a workflow begun before runs wrote their messages as they went: the
+    transcript's new messages, numbered from ``next_seq`` (it starts with the ``history``, a
+    system prompt maybe first: the messages the log holds are referred to), and ``view`` by
+    reference to the log."""
+    known = [(seq, message) for seq, message in history if seq is not None]
+    fresh: list[tuple[int, LlmMessage]] = []
+    seq, matched = next_seq, 0
+    for message in transcript:
+        if matched < len(known) and message == known[matched][1]:
+            matched += 1
+            continue
+        fresh.append((seq, message))
+        seq += 1
+    return fresh, _segments(view, [*known, *fresh])
+
+
 def _segments(view: Sequence[LlmMessage],
-              known: Sequence[tuple[int, LlmMessage]]) -> tuple[Segment, ...]:
+              known: Sequence[tuple[int, LlmMessage]]) -> View:
     """``view`` by reference to the log: each message the log holds by its number (the
     first unused equal one), runs of numbers merged; others (a summary) inline."""
     unused = list(known)

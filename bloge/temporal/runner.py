@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -24,9 +25,11 @@ from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.core.codec import DEFAULT_CODEC
-from bloge.core.errors import RunError
+from bloge.core.errors import BlogeUsageError, RunError
 from bloge.llm.messages import LlmMessage
+from bloge.store.store import Store
 from bloge.temporal import wire
+from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.workflow import MAX_TURNS_ERROR, RUN_ERROR, WORKFLOW, start_payload
 
 
@@ -39,16 +42,25 @@ class RunCancelledError(RunError):
 
 
 class TemporalRunner:
-    """Runs agents on the workers of ``task_queue``."""
+    """Runs agents on the workers of ``task_queue``. A recorded run's output may hold its
+    messages and its checkpoint's view by reference to its thread (it continued as new, or
+    they would pass the payload limit): with the workers' ``store``, they are read back;
+    without, they are left empty. A start over ``max_payload_bytes`` is refused here, naming
+    the run."""
 
-    __slots__ = ("client", "local_model_calls", "task_queue", "workflow_task_timeout")
+    __slots__ = ("client", "local_model_calls", "max_payload_bytes", "store", "task_queue",
+                 "workflow_task_timeout")
 
     def __init__(self, client: Client, task_queue: str, *,
-                 workflow_task_timeout: float = 10.0, local_model_calls: bool = False) -> None:
+                 workflow_task_timeout: float = 10.0, local_model_calls: bool = False,
+                 store: Store | None = None,
+                 max_payload_bytes: int = MAX_PAYLOAD_BYTES) -> None:
         self.client = client
         self.task_queue = task_queue
         self.workflow_task_timeout = workflow_task_timeout
         self.local_model_calls = local_model_calls
+        self.store = store
+        self.max_payload_bytes = max_payload_bytes
 
     async def start(self, agent_id: str, input: Any = None, *, run_id: str | None = None,
                     thread_id: str | None = None, history: Sequence[LlmMessage] | None = None,
@@ -61,8 +73,16 @@ class TemporalRunner:
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
                                 local_model_calls=self.local_model_calls)
+        run_id = run_id or uuid.uuid4().hex
+        size = wire.size(payload)
+        if size > self.max_payload_bytes:
+            raise BlogeUsageError(
+                f"run {run_id!r}: its start (input, history, checkpoint) would be {size:,} "
+                f"bytes, over the {self.max_payload_bytes:,} of bloge.temporal.max-payload-bytes"
+                " (Temporal refuses a payload over 2 MiB); keep the conversation on a thread of "
+                "the run store (bloge.store) instead of passing it")
         return await self.client.start_workflow(
-            WORKFLOW, payload, id=run_id or uuid.uuid4().hex, task_queue=self.task_queue,
+            WORKFLOW, payload, id=run_id, task_queue=self.task_queue,
             task_timeout=timedelta(seconds=self.workflow_task_timeout))
 
     async def run(self, agent_id: str, input: Any = None, **options: Any) -> AgentOutput:
@@ -76,12 +96,41 @@ class TemporalRunner:
         try:
             data = await handle.result()
         except WorkflowFailureError as failure:
-            raise _error(run_id, failure.cause) from None
-        return wire.output_from_json(data)
+            error = _error(run_id, failure.cause)
+            if isinstance(error, AgentRunError) and self.store is not None:
+                stored = _stored(failure.cause)
+                if stored is not None:
+                    view = await self._resolved(stored["thread_id"], stored["view"])
+                    error.checkpoint = replace(error.checkpoint, conversation=view)
+            raise error from None
+        output = wire.output_from_json(data)
+        stored = data.get("stored")
+        if stored is None or self.store is None:
+            return output
+        return replace(output,
+                       messages=await self._resolved(output.thread_id, stored["transcript"]),
+                       checkpoint=replace(output.checkpoint, conversation=await self._resolved(
+                           output.thread_id, stored["view"])))
+
+    async def _resolved(self, thread_id: str | None,
+                        view: Sequence[Any]) -> tuple[LlmMessage, ...]:
+        """A view by reference to ``thread_id``'s log, read from the store."""
+        assert self.store is not None
+        if thread_id is None:
+            return ()
+        found = await self.store.resolve_view(thread_id, wire.view_from_json(view))
+        return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
 
     async def cancel(self, run_id: str) -> None:
         """Ask run ``run_id`` to stop: its workflow and its running activities are cancelled."""
         await self.client.get_workflow_handle(run_id).cancel()
+
+
+def _stored(cause: BaseException | None) -> Any:
+    """The view by reference of a failed run's checkpoint that was too large to carry."""
+    if isinstance(cause, ApplicationError) and len(cause.details) > 3:
+        return cause.details[3]
+    return None
 
 
 def _error(run_id: str, cause: BaseException) -> BaseException:

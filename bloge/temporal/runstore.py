@@ -43,6 +43,7 @@ from bloge.store.events import event_chunk
 from bloge.store.records import RunEvent
 from bloge.store.store import Store
 from bloge.temporal.connection import Connection, connect
+from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
 
 #: How often the run's events are read from the store while it runs, in seconds.
@@ -62,19 +63,21 @@ class TemporalRunStore:
     """Runs on ``task_queue`` of the service at ``connection`` (connected on first use),
     kept in ``store`` by the workers."""
 
-    __slots__ = ("_client", "_lock", "connection", "listeners", "local_model_calls", "store",
-                 "task_queue", "workflow_task_timeout")
+    __slots__ = ("_client", "_lock", "connection", "listeners", "local_model_calls",
+                 "max_payload_bytes", "store", "task_queue", "workflow_task_timeout")
 
     def __init__(self, store: Store, connection: Connection, task_queue: str, *,
                  workflow_task_timeout: float = 10.0, client: Client | None = None,
                  local_model_calls: bool = False,
-                 listeners: Sequence[AgentExecutionListener] = ()) -> None:
+                 listeners: Sequence[AgentExecutionListener] = (),
+                 max_payload_bytes: int = MAX_PAYLOAD_BYTES) -> None:
         self.listeners = ListenerChain(listeners)
         self.store = store
         self.connection = connection
         self.task_queue = task_queue
         self.workflow_task_timeout = workflow_task_timeout
         self.local_model_calls = local_model_calls
+        self.max_payload_bytes = max_payload_bytes
         self._client = client
         self._lock = asyncio.Lock()
 
@@ -84,7 +87,8 @@ class TemporalRunStore:
                 self._client = await connect(self.connection)
         return TemporalRunner(self._client, self.task_queue,
                               workflow_task_timeout=self.workflow_task_timeout,
-                              local_model_calls=self.local_model_calls)
+                              local_model_calls=self.local_model_calls, store=self.store,
+                              max_payload_bytes=self.max_payload_bytes)
 
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,

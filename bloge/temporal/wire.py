@@ -80,3 +80,24 @@ def output_from_json(data: Mapping[str, Any]) -> AgentOutput:
         run_id=data.get("run_id"),
         thread_id=data.get("thread_id"),
     )
+
+
+View = tuple[tuple[int, int] | LlmMessage, ...]
+"""A memory view by reference to a thread's log (the store's ``Segment`` form): a message the
+log holds by its number, runs of numbers merged as ``(first, last)``; others inline."""
+
+
+def view_to_json(view: View) -> list[Any]:
+    """The view as the store writes it: ``[first, last]``, or ``{"message": …}``."""
+    return [list(part) if isinstance(part, tuple) else {"message": part.to_dict()}
+            for part in view]
+
+
+def view_from_json(data: Sequence[Any]) -> View:
+    return tuple((int(part[0]), int(part[1])) if isinstance(part, list)
+                 else LlmMessage.from_dict(part["message"], strict=False) for part in data)
+
+
+def size(data: Any) -> int:
+    """The bytes of ``data``'s JSON form, about what Temporal's payload of it holds."""
+    return len(DEFAULT_CODEC.encode_lenient(data).encode())

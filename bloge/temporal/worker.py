@@ -45,8 +45,9 @@ def served_agents(definitions: Mapping[str, AgentDef], registry: OperatorRegistr
         probe = served(definition, registry, options, listeners=listeners)
         summarizer = None
         if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary):
-            summarizer = LlmSummarizer(summary_chat(definition.id, probe.plan.model),
-                                       definition.model)
+            summarizer = LlmSummarizer(
+                summary_chat(definition.id, probe.plan.model,
+                             probe.plan.limits.max_payload_bytes), definition.model)
         agents[agent_id] = served(definition, registry, options, listeners=listeners,
                                   summarizer=summarizer)
     return agents

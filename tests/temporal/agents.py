@@ -57,6 +57,17 @@ agent held {
   tool hold : Hold { input { name = tool_args.name } }
 }
 
+agent marathon {
+  model = "test-model"
+  max_turns = 1000
+  tool step : Step { input { n = tool_args.n } }
+}
+
+agent reader {
+  model = "test-model"
+  max_turns = 3
+}
+
 stream agent slowStream {
   model = "test-model"
   max_turns = 2
@@ -77,8 +88,17 @@ async def _stall() -> LlmResponse:
 
 
 def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
-    """counter: tools in turn 1, the answer in turn 2; looper: a tool call every turn."""
+    """counter: tools in turn 1, the answer in turn 2; looper: a tool call every turn;
+    ``marathon N`` (the last user message): a step a turn until the answer in turn N;
+    ``read …``: how many bytes of content in how many messages the model was shown."""
     answered = sum(1 for m in request.messages if m.role == "assistant")
+    last = next(m.content for m in reversed(request.messages) if m.role == "user")
+    if last.startswith("marathon"):
+        return _marathon(request, int(last.split()[1]))
+    if last.startswith("read"):
+        shown = sum(len(m.content) for m in request.messages)
+        return LlmResponse(f"read {shown} bytes in {len(request.messages)} messages",
+                           prompt_tokens=1, completion_tokens=1)
     user = next(m.content for m in request.messages if m.role == "user")
     if user.startswith("stall"):
         return _stall()
@@ -102,6 +122,16 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
             ToolCall("c2", "gate", json.dumps({"name": user}))))
     results = [m.content for m in request.messages if m.role == "tool"]
     return LlmResponse("answer: " + " | ".join(results), prompt_tokens=7, completion_tokens=3)
+
+
+def _marathon(request: LlmRequest, turns: int) -> LlmResponse:
+    """A step per turn, each seeing the steps before it, until turn ``turns`` answers."""
+    start = max(i for i, m in enumerate(request.messages) if m.role == "user")
+    done = sum(1 for m in request.messages[start:] if m.role == "tool")
+    if done + 1 >= turns:
+        return LlmResponse(f"ran {done} steps", prompt_tokens=2, completion_tokens=1)
+    return LlmResponse("", "tool_calls", prompt_tokens=2, completion_tokens=1, tool_calls=(
+        ToolCall(f"s{done + 1}", "step", json.dumps({"n": str(done + 1)})),))
 
 
 Announce = Callable[[str], None]
@@ -151,6 +181,21 @@ class Gate:
         return f"opened {input['name']}"
 
 
+class Step:
+    """Answers with its step's number; step ``hold_at`` holds until ``release`` is set."""
+
+    def __init__(self, hold_at: int | None = None) -> None:
+        self.hold_at = hold_at
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def execute(self, input: dict[str, Any], ctx: OperatorContext) -> str:
+        if int(input["n"]) == self.hold_at:
+            self.entered.set()
+            self.release.wait()
+        return f"step {input['n']}"
+
+
 class Hold:
     """Holds until ``release`` is set; not idempotent (a second run is not safe)."""
 
@@ -165,11 +210,12 @@ class Hold:
 
 
 def registry(count_log: Path, *, hang_gate: bool = False, gate_log: Path | None = None,
-             announce: Announce = _silent) -> OperatorRegistry:
+             announce: Announce = _silent, hold_step: int | None = None) -> OperatorRegistry:
     return (OperatorRegistry.builder()
             .register("Count", Count(count_log, announce))
             .register("Gate", Gate(hang=hang_gate, started=gate_log, announce=announce))
             .register("Hold", Hold())
+            .register("Step", Step(hold_step))
             .register("llmChat", LlmChatOperator(FunctionProvider(model)))
             .register("llmStreamingChat", LlmStreamingChatOperator(FunctionProvider(model)))
             .build())
