@@ -232,6 +232,15 @@ class TemporalSettings(_Section):
     ``local-model-calls`` makes the model calls of the runs this process starts local
     activities: a round trip through the service less per turn, but a worker that dies in a
     model call leaves the call to be made again from the start (see :mod:`bloge.temporal`).
+
+    Long runs: a run's workflow continues as new (a fresh history, the same run) at the start
+    of a turn once Temporal suggests it, or once its history holds ``continue-as-new-events``
+    events or ``continue-as-new-bytes`` bytes (0: only when Temporal suggests it; Temporal
+    refuses a history over 51,200 events or 50 MB). ``max-payload-bytes`` bounds every payload
+    a run hands Temporal (it refuses one over 2 MiB): with ``bloge.store`` the memory view goes
+    by reference to the thread, so only a single message that large fails a run; without a
+    store, a run whose view, transcript or output would pass it fails naming the run. Every
+    worker of a task queue must agree on these.
     """
 
     model_config = _SECTION
@@ -250,6 +259,9 @@ class TemporalSettings(_Section):
     workflow_task_timeout: Annotated[Duration, Field(gt=0)] = 10.0
     max_concurrent_activities: int = Field(default=100, ge=1)
     local_model_calls: bool = False
+    continue_as_new_events: int = Field(default=10_000, ge=0)
+    continue_as_new_bytes: Annotated[ByteSize, Field(ge=0)] = ByteSize(20 * 1024 * 1024)
+    max_payload_bytes: Annotated[ByteSize, Field(ge=16 * 1024)] = ByteSize(2_000_000)
 
 
 class KnobSettings(BaseModel):

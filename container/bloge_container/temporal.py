@@ -46,7 +46,10 @@ def options(settings: BlogeSettings) -> TemporalOptions:
                            tool_attempts=section.tool_attempts,
                            workflow_task_timeout=section.workflow_task_timeout,
                            max_concurrent_activities=section.max_concurrent_activities,
-                           model_retry=retry_policy(settings))
+                           model_retry=retry_policy(settings),
+                           continue_as_new_events=section.continue_as_new_events,
+                           continue_as_new_bytes=int(section.continue_as_new_bytes),
+                           max_payload_bytes=int(section.max_payload_bytes))
 
 
 def worker_settings(loaded: LoadedSettings) -> LoadedSettings:
@@ -79,4 +82,5 @@ def runs_store(settings: BlogeSettings, store: Any, *, listeners: tuple[Any, ...
     return TemporalRunStore(store, connection(settings), settings.temporal.task_queue,
                             workflow_task_timeout=settings.temporal.workflow_task_timeout,
                             local_model_calls=settings.temporal.local_model_calls,
-                            listeners=listeners)
+                            listeners=listeners,
+                            max_payload_bytes=int(settings.temporal.max_payload_bytes))

@@ -102,3 +102,26 @@ def test_mutual_tls_needs_both_files(tmp_path: Path) -> None:
         Connection(tls_client_cert=cert).tls_config()
     with pytest.raises(BlogeUsageError, match="tls-server-ca: cannot read"):
         Connection(tls_server_ca=tmp_path / "missing.pem").tls_config()
+
+
+def test_the_long_run_settings_reach_the_workers_and_the_runs(tmp_path: Path) -> None:
+    settings = BlogeSettings.model_validate({
+        "runner": "temporal",
+        "temporal": {"continue-as-new-events": 500, "continue-as-new-bytes": "4MiB",
+                     "max-payload-bytes": "1MB"}})
+    chosen = temporal.options(settings)
+    assert (chosen.continue_as_new_events, chosen.continue_as_new_bytes,
+            chosen.max_payload_bytes) == (500, 4 * 1024 * 1024, 1_000_000)
+    registry = agents.registry(tmp_path / "count.log")
+    limits = plan_for(agents.definitions(registry)["counter"], registry, chosen).limits
+    assert (limits.continue_as_new_events, limits.max_payload_bytes) == (500, 1_000_000)
+    assert temporal.runs_store(settings, None).max_payload_bytes == 1_000_000
+    # The defaults stay under Temporal's limits (51,200 events, 50 MB, 2 MiB a payload).
+    default = temporal.options(BlogeSettings())
+    assert default.continue_as_new_events < 51_200
+    assert default.continue_as_new_bytes < 50 * 1024 * 1024
+    assert default.max_payload_bytes < 2 * 1024 * 1024
+    with pytest.raises(BlogeUsageError, match="max_payload_bytes must be >= 16384"):
+        TemporalOptions(max_payload_bytes=100)
+    with pytest.raises(BlogeUsageError, match="continue_as_new_events must be >= 0"):
+        TemporalOptions(continue_as_new_events=-1)

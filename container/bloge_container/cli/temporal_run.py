@@ -46,14 +46,17 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
     settings = container.settings()
     try:
         client = await connect(temporal.connection(settings))
+        store = container.run_store()
+        # With the store, a long run's messages come back from it (see TemporalRunner).
         runner = TemporalRunner(client, settings.temporal.task_queue,
                                 workflow_task_timeout=settings.temporal.workflow_task_timeout,
-                                local_model_calls=settings.temporal.local_model_calls)
+                                local_model_calls=settings.temporal.local_model_calls,
+                                store=store,
+                                max_payload_bytes=int(settings.temporal.max_payload_bytes))
         handle = await runner.start(definition.id, start.text, thread_id=start.thread_id,
                                     checkpoint=start.checkpoint, max_turns=max_turns)
         queue = settings.temporal.task_queue
         err.print(f"workflow {handle.id} on task queue {queue!r}", markup=False, style="dim")
-        store = container.run_store()
         hint = None if store is None else asyncio.create_task(waiting_for_a_worker(
             store, handle.id, lambda: err.print(
                 f"no worker has taken the run after {NO_WORKER_HINT:g}s: is bloge worker "
