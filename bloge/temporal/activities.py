@@ -64,16 +64,14 @@ from bloge.llm.types import LlmRequest, LlmResponse
 from bloge.store.errors import ThreadBusyError
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
+from bloge.temporal.histories import APPEND_ACTIVITY, PAYLOAD_TOO_LARGE, READ_ACTIVITY
 from bloge.temporal.options import FINAL_PROVIDER_ERROR
 from bloge.temporal.recording import RunEvents, StoreRecording, numbered
 from bloge.temporal.wire import Json
 from bloge.temporal.workflow import (
-    APPEND_ACTIVITY,
     BEGIN_ACTIVITY,
     FINISH_ACTIVITY,
     MODEL_ACTIVITY,
-    PAYLOAD_TOO_LARGE,
-    READ_ACTIVITY,
     TOOL_ACTIVITY,
     TOOL_FAILED_ACTIVITY,
     TOOL_TIMED_OUT,

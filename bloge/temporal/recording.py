@@ -2,17 +2,17 @@
 
 The run's workflow id is its run id. Its first activity starts the run on its thread (the
 thread's memory view is the run's history, handed to the workflow by reference and read in
-pages of at most ``max_payload_bytes``); each model and tool activity writes the listener
-callbacks and stream chunks it produced as the run's events, numbered by the store
+pages of half ``max_payload_bytes`` at most); each model and tool activity writes the
+listener callbacks and stream chunks it produced as the run's events, numbered by the store
 (activities of one run run on any worker), so that ``bloge runs show`` gives the same
 timeline and any ``bloge serve`` replica can relay the run. The run's new messages go to the
 thread's log as it goes, numbered by the workflow: each model activity writes those of the
 turn before and reads its memory view back from the log by reference, so that no payload
-carries the view; a run that continues as new writes its messages and its progress first
-(a checkpoint of its view by reference); its last activity writes the last messages and ends
-the run. Temporal holds the run's progress, so the
-store keeps no per-turn checkpoints or tool ledger for it: a crashed worker's run is
-continued by Temporal, not by ``bloge runs resume``.
+carries the view; a run that continues as new writes its messages and its progress first (a
+checkpoint of its view by reference); its last activity writes the last messages and ends
+the run. Temporal holds the run's progress, so the store keeps no per-turn checkpoints (one
+at each continue-as-new) or tool ledger for it: a crashed worker's run is continued by
+Temporal, not by ``bloge runs resume``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """``AgentWorkflow``: one workflow type that runs any agent a worker serves.
 
-The workflow runs the engine's own loop (:class:`~bloge.agent.loop.engine.AgentEngine`):
-its decisions — the steps of :mod:`bloge.agent.loop.steps`, the memory, the exit condition,
-the turn cap — are made here, deterministically, and replayed after a crash; its I/O is
-handed to activities through :class:`ActivityEffects`: each model call and each tool call is
-one activity (:mod:`bloge.temporal.activities`), and so is the end of the run, where the
-worker notifies ``on_agent_loop_exited``. The workflow's engine has no listeners and no
-observer, so nothing in replayed code notifies anyone.
+The workflow runs the engine's own loop (:class:`~bloge.agent.loop.engine.AgentEngine`): its
+decisions — the steps of :mod:`bloge.agent.loop.steps`, the memory, the exit condition, the
+turn cap — are made here, deterministically, and replayed after a crash; its I/O is handed
+to activities through :class:`ActivityEffects`: each model call and each tool call is one
+activity (:mod:`bloge.temporal.activities`), and so is the end of the run, where the worker
+notifies ``on_agent_loop_exited``. The workflow's engine has no listeners, and its observer
+(:class:`~bloge.temporal.histories.Turns`) only keeps count, so nothing in replayed code
+notifies anyone.
 
 A run started with ``local_model_calls`` makes each model call a local activity: the worker
 that runs the workflow task performs the call within it, and the result is recorded with the
@@ -14,9 +15,24 @@ task's completion, so a turn costs one round trip through the service (the tool 
 instead of two. The choice is in the run's start input, so it holds for the run's whole
 life, whatever the settings of the workers that replay it. Memory summaries stay activities.
 
+A long run continues as new (see :class:`~bloge.temporal.options.TemporalOptions`): at the
+start of a turn after its history's first, once Temporal suggests it or the history reached
+``continue_as_new_events`` or ``continue_as_new_bytes``, the engine is stopped there (by the
+workflow's observer, :class:`~bloge.temporal.histories.Turns`) and the workflow continues as
+new with the run's state: its turns, usage and last tool results, its view and its
+transcript — by reference to the thread's log for a recorded run (whose messages the
+activities write as it goes, see :mod:`bloge.temporal.recording`), by value otherwise. Each
+history starts from that state, so the run's output, record, listeners and checkpoint are
+those of one run. No payload the workflow hands Temporal may exceed ``max_payload_bytes``: a
+recorded run's model calls carry the view by reference, and a run that would pass the limit
+anyway fails with an ``ApplicationError`` of type ``PayloadTooLarge`` naming the run, before
+Temporal refuses it.
+
 A run that runs out of turns fails with an ``ApplicationError`` of type
 ``MaxTurnsExceededError`` whose details are the agent id, ``max_turns`` and the checkpoint's
-JSON; any other failure of the loop is an ``AgentRunError`` with the checkpoint likewise.
+JSON (its view left out when it would pass half the payload limit; a recorded run's then
+follows by reference); any other failure of the loop is an ``AgentRunError`` with the
+checkpoint likewise.
 :class:`~bloge.temporal.runner.TemporalRunner` turns both back into bloge's errors.
 """
 
@@ -24,17 +40,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import Any, NoReturn
+from dataclasses import dataclass, replace
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
 from temporalio.exceptions import CancelledError as ActivityCancelledError
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
-from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.engine import ModelCall, ToolRound
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.observer import RecordedResult
@@ -47,7 +61,18 @@ from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.types import LlmRequest, LlmResponse
 from bloge.temporal import catalogue, wire
 from bloge.temporal.catalogue import ServedAgent
-from bloge.temporal.options import MAX_PAYLOAD_BYTES, RunLimits
+from bloge.temporal.histories import (
+    APPEND_ACTIVITY,
+    PAYLOAD_TOO_LARGE,
+    ContinueAsNewDue,
+    ThreadLog,
+    Turns,
+    continue_as_new,
+    numbered_pairs,
+    read_view,
+    usage_of,
+)
+from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.wire import Json
 
 WORKFLOW = "bloge.agent"
@@ -56,10 +81,6 @@ TOOL_ACTIVITY = "bloge.tool"
 FINISH_ACTIVITY = "bloge.finish"
 BEGIN_ACTIVITY = "bloge.begin"
 TOOL_FAILED_ACTIVITY = "bloge.tool_failed"
-READ_ACTIVITY = "bloge.read"
-APPEND_ACTIVITY = "bloge.append"
-#: The error type of a run that would hand Temporal a payload over ``max_payload_bytes``.
-PAYLOAD_TOO_LARGE = "PayloadTooLarge"
 #: The patch after which runs continue as new (workflows begun before replay without it).
 LONG_RUNS = "bloge.continue-as-new"
 #: The error type of a tool activity that stopped its call at its deadline.
@@ -98,7 +119,7 @@ class AgentWorkflow:
         thread_id, started, checkpoint, log = (begun.thread_id, begun.started,
                                                begun.checkpoint, begun.log)
         turns_done = checkpoint.turn_count if checkpoint is not None else 0
-        turns = _Turns(run_id, thread_id, turns_done + 1,
+        turns = Turns(run_id, thread_id, turns_done + 1,
                        agent.plan.limits if may_continue else None, log, carried)
         # A checkpoint given by value: the messages of it the thread's log holds are found
         # by equality.
@@ -119,9 +140,9 @@ class AgentWorkflow:
                                    *turns.checkpoint_details(error.checkpoint),
                                    type=MAX_TURNS_ERROR, non_retryable=True) from None
         except AgentRunError as error:
-            if isinstance(error.__cause__, _ContinueAsNewDue):
-                await _continue_as_new(start, turns, error.checkpoint, effects, started,
-                                       error.__cause__.turn - 1)
+            if isinstance(error.__cause__, ContinueAsNewDue):
+                await continue_as_new(start, turns, error.checkpoint, effects.keep, started,
+                                      error.__cause__.turn - 1)
             await effects.finish(error.checkpoint, error.exit_reason, started,
                                  error.__cause__ or error)
             raise ApplicationError(mask_credentials(str(error)), error.agent_id,
@@ -138,20 +159,16 @@ class AgentWorkflow:
         return turns.result(named)
 
 
+@dataclass(frozen=True, slots=True)
 class _Begun:
     """Where a history of a run starts: its thread, when the run began, and the checkpoint
     or history its engine starts from; a recorded run's knowledge of its thread's log."""
 
-    __slots__ = ("checkpoint", "history", "log", "started", "thread_id")
-
-    def __init__(self, thread_id: str | None, started: float,
-                 checkpoint: AgentCheckpoint | None, history: Sequence[LlmMessage] | None,
-                 log: _Log | None) -> None:
-        self.thread_id = thread_id
-        self.started = started
-        self.checkpoint = checkpoint
-        self.history = history
-        self.log = log
+    thread_id: str | None
+    started: float
+    checkpoint: AgentCheckpoint | None
+    history: Sequence[LlmMessage] | None
+    log: ThreadLog | None
 
 
 async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) -> _Begun:
@@ -163,15 +180,15 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
         thread_id = carried.get("thread_id")
         log = None
         if agent.recorded:
-            log = _Log(int(carried["next_seq"]),
-                       await _read(agent, run_id, thread_id, carried["view"]),
+            log = ThreadLog(int(carried["next_seq"]),
+                       await read_view(agent, run_id, thread_id, carried["view"]),
                        transcript=carried["transcript"])
             conversation = log.messages
         else:
             conversation = wire.messages_from_json(carried["view"])
         return _Begun(thread_id, float(carried["started"]), AgentCheckpoint(
             conversation, int(carried["turn_count"]), dict(carried.get("tool_results") or {}),
-            agent_id, _usage(carried["usage"])), None, log)
+            agent_id, usage_of(carried["usage"])), None, log)
     thread_id = start.get("thread_id")
     checkpoint = (None if start.get("checkpoint") is None
                   else AgentCheckpoint.from_json(DEFAULT_CODEC.encode(start["checkpoint"])))
@@ -186,8 +203,8 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
         "metadata": {"workflow_id": run_id, "task_queue": task_queue},
     }, **agent.plan.finish)
     pairs = (begun["history"] if "history" in begun  # begun by an earlier worker
-             else await _read(agent, run_id, thread_id, begun["view"]))
-    log = _Log(int(begun["next_seq"]), pairs)
+             else await read_view(agent, run_id, thread_id, begun["view"]))
+    log = ThreadLog(int(begun["next_seq"]), pairs)
     return _Begun(thread_id, workflow.time(), checkpoint,
                   log.messages if checkpoint is None else history, log)
 
@@ -224,8 +241,8 @@ class ActivityEffects:
     __slots__ = ("_agent", "_local", "_log", "_run_id", "_thread_id", "_turns", "_values")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
-                 thread_id: str | None = None, log: _Log | None = None, *,
-                 local_model_calls: bool = False, turns: _Turns) -> None:
+                 thread_id: str | None = None, log: ThreadLog | None = None, *,
+                 local_model_calls: bool = False, turns: Turns) -> None:
         self._agent = agent
         self._run_id = run_id
         self._values = values
@@ -250,7 +267,7 @@ class ActivityEffects:
         written = 0
         if log is not None and view is not None:
             written = len(log.unwritten)
-            payload["append"] = _pairs(log.unwritten)
+            payload["append"] = numbered_pairs(log.unwritten)
             payload["view"] = view
         else:
             payload["messages"] = wire.messages_to_json(request.messages)
@@ -322,7 +339,7 @@ class ActivityEffects:
         assert log is not None
         written = len(log.unwritten)
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id,
-                   "thread_id": self._thread_id, "messages": _pairs(log.unwritten),
+                   "thread_id": self._thread_id, "messages": numbered_pairs(log.unwritten),
                    "turns": turns, "view": view, "usage": usage.to_dict()}
         self._turns.bound(payload, "the messages it keeps before it continues as new")
         await workflow.execute_activity(APPEND_ACTIVITY, payload, **self._agent.plan.finish)
@@ -339,7 +356,7 @@ class ActivityEffects:
             log.number(self._turns.transcript or (
                 output.messages if output is not None else checkpoint.conversation))
             recorded = {
-                "messages": _pairs(log.unwritten),
+                "messages": numbered_pairs(log.unwritten),
                 "view": log.refer(checkpoint.conversation),
                 "usage": usage.to_dict(),
                 "output": (None if output is None
@@ -359,243 +376,6 @@ class ActivityEffects:
         await workflow.execute_activity(FINISH_ACTIVITY, payload, **self._agent.plan.finish)
         if log is not None:
             log.written(len(log.unwritten))
-
-
-class _ContinueAsNewDue(Exception):  # noqa: N818 -- not an error: the run goes on anew
-    """Raised at the start of turn ``turn`` to stop the engine there and continue as new."""
-
-    def __init__(self, turn: int) -> None:
-        super().__init__(f"continue as new at turn {turn}")
-        self.turn = turn
-
-
-class _Log:
-    """A recorded run's knowledge of its thread's log: the number of each message of the run
-    the log holds (or will: the workflow numbers the run's new messages, which its
-    activities write, ``unwritten`` until one did); ``messages`` are those it read."""
-
-    __slots__ = ("_done", "_earlier", "_inline", "_known", "_matched", "_seq", "messages",
-                 "next_seq", "unwritten")
-
-    def __init__(self, next_seq: int, pairs: Sequence[Sequence[Any]], *,
-                 transcript: Sequence[Any] | None = None) -> None:
-        self.next_seq = next_seq
-        self.messages = tuple(LlmMessage.from_dict(data, strict=False) for _, data in pairs)
-        self.unwritten: list[tuple[int, LlmMessage]] = []
-        # By identity: the engine's memory and transcript hold these very objects.
-        self._seq: dict[int, int] = {}
-        self._inline: set[int] = set()
-        for (seq, _), message in zip(pairs, self.messages, strict=True):
-            if seq is None:
-                self._inline.add(id(message))
-            else:
-                self._seq[id(message)] = int(seq)
-        # A checkpoint given by value: its messages the log holds are found by equality.
-        self._known = [(int(seq), message) for (seq, _), message
-                       in zip(pairs, self.messages, strict=True) if seq is not None]
-        self._matched = 0
-        self._done = 0
-        # The transcript of the histories before this one, by reference; this history's
-        # own starts with the view it continued with.
-        self._earlier: list[Any] = list(transcript or ())
-
-    def number(self, transcript: Sequence[LlmMessage], *, by_value: bool = False) -> None:
-        """Number the messages ``transcript`` gained since the last call."""
-        for message in transcript[self._done:]:
-            key = id(message)
-            if key in self._seq or key in self._inline:
-                continue
-            known = self._known
-            if by_value and self._matched < len(known) and message == known[self._matched][1]:
-                self._seq[key] = known[self._matched][0]
-                self._matched += 1
-                continue
-            self._seq[key] = self.next_seq
-            self.unwritten.append((self.next_seq, message))
-            self.next_seq += 1
-        self._done = len(transcript)
-
-    def written(self, count: int) -> None:
-        """The first ``count`` unwritten messages are in the log."""
-        del self.unwritten[:count]
-
-    def refer(self, messages: Sequence[LlmMessage], parts: list[Any] | None = None) -> list[Any]:
-        """``messages`` by reference (see :data:`bloge.temporal.wire.View`), after ``parts``."""
-        parts = [] if parts is None else list(parts)
-        for message in messages:
-            seq = self._seq.get(id(message))
-            last = parts[-1] if parts else None
-            if seq is None:
-                parts.append({"message": message.to_dict()})
-            elif isinstance(last, list) and last[1] == seq - 1:
-                parts[-1] = [last[0], seq]
-            else:
-                parts.append([seq, seq])
-        return parts
-
-    def transcript(self, transcript: Sequence[LlmMessage]) -> list[Any]:
-        """The run's whole transcript by reference: the earlier histories', then this one's
-        after the view it continued with."""
-        skip = len(self.messages) if self._earlier else 0
-        return self.refer(transcript[skip:], self._earlier)
-
-
-class _Turns:
-    """The workflow's observer of its engine: before each model call, numbers a recorded
-    run's new messages and refers to the view; at the start of a turn after the history's
-    first, stops the run to continue as new when its history is due (``limits``; ``None``:
-    never, a workflow begun before runs could). It notifies nobody (replayed code may not)."""
-
-    listener = AgentExecutionListener()
-
-    def __init__(self, run_id: str, thread_id: str | None, first_turn: int,
-                 limits: RunLimits | None, log: _Log | None, carried: Json | None) -> None:
-        self.run_id = run_id
-        self.thread_id = thread_id or ""
-        self.first_turn = first_turn
-        self.limits = limits
-        self.max_bytes = limits.max_payload_bytes if limits else MAX_PAYLOAD_BYTES
-        self.log = log
-        self.carried = carried
-        self.continued = 0 if carried is None else int(carried.get("continued", 0))
-        self.transcript: Sequence[LlmMessage] = ()
-        self.view: list[Any] | None = None
-        self.by_value = False
-        self.skip = 0 if carried is None else len(carried["view"]) if log is None else 0
-        self.earlier = (() if carried is None or log is not None
-                        else wire.messages_from_json(carried["transcript"]))
-
-    def chunk(self, chunk: AgentStreamChunk) -> None:
-        pass
-
-    async def before_model_call(self, turn: int, view: Sequence[LlmMessage],
-                                transcript: Sequence[LlmMessage], usage: AgentUsage) -> None:
-        self.transcript = transcript
-        if self.limits is not None and turn > self.first_turn and _due(self.limits):
-            raise _ContinueAsNewDue(turn)
-        if self.log is not None:
-            self.log.number(transcript, by_value=self.by_value)
-            self.view = self.log.refer(view)
-
-    async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
-                             response: LlmResponse, usage: AgentUsage) -> None:
-        pass
-
-    async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
-        pass
-
-    async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
-                       view: Sequence[LlmMessage], usage: AgentUsage, turns: int,
-                       output: AgentOutput | None, error: BaseException | None) -> None:
-        self.transcript = transcript
-
-    def whole(self, transcript: Sequence[LlmMessage]) -> tuple[LlmMessage, ...]:
-        """A run kept by value: its whole transcript, the earlier histories' first."""
-        return (*self.earlier, *transcript[self.skip:])
-
-    def bound(self, payload: Any, what: str) -> None:
-        """Fail the run, naming it, rather than hand Temporal a payload over the limit."""
-        size = wire.size(payload)
-        if size > self.max_bytes:
-            remedy = ("a message that large cannot cross Temporal" if self.log is not None
-                      else "keep the runs in a run store (bloge.store), so that the memory "
-                      "view goes by reference to the thread")
-            raise ApplicationError(
-                f"run {self.run_id!r}: {what} would be {size:,} bytes, over the "
-                f"{self.max_bytes:,} of bloge.temporal.max-payload-bytes (Temporal refuses a "
-                f"payload over 2 MiB); {remedy}", type=PAYLOAD_TOO_LARGE, non_retryable=True)
-
-    def result(self, output: AgentOutput) -> Json:
-        """The workflow's result: the output; a recorded run's messages and view by
-        reference when it continued as new or they would pass the payload limit."""
-        if self.log is None:
-            if self.carried is not None:
-                output = replace(output, messages=self.whole(output.messages))
-            data = wire.output_to_json(output)
-            self.bound(data, "its output")
-            return data
-        data = wire.output_to_json(output)
-        if self.carried is not None or wire.size(data) > self.max_bytes:
-            self.log.number(output.messages)
-            data["messages"] = []
-            data["checkpoint"]["conversation"] = []
-            data["stored"] = {"transcript": self.log.transcript(output.messages),
-                              "view": self.log.refer(output.checkpoint.conversation)}
-            self.bound(data, "its output")
-        return data
-
-    def checkpoint_details(self, checkpoint: AgentCheckpoint) -> tuple[Json, Json | None]:
-        """A failed run's checkpoint, for its error's details: by value, or, when that would
-        pass the payload limit, without its view (by reference, for a recorded run)."""
-        data = DEFAULT_CODEC.decode(checkpoint.to_json())
-        if wire.size(data) <= self.max_bytes // 2:
-            return data, None
-        data["conversation"] = []
-        stored = None
-        if self.log is not None:
-            self.log.number(self.transcript)
-            stored = {"thread_id": self.thread_id,
-                      "view": self.log.refer(checkpoint.conversation)}
-        return data, stored
-
-
-def _due(limits: RunLimits) -> bool:
-    """Whether the workflow's history should end: Temporal says so, or it reached ``limits``."""
-    info = workflow.info()
-    return (info.is_continue_as_new_suggested()
-            or 0 < limits.continue_as_new_events <= info.get_current_history_length()
-            or 0 < limits.continue_as_new_bytes <= info.get_current_history_size())
-
-
-async def _continue_as_new(start: Json, turns: _Turns, checkpoint: AgentCheckpoint,
-                           effects: ActivityEffects, started: float, due: int) -> NoReturn:
-    """Go on from ``checkpoint`` in a new history of the same workflow: a recorded run keeps
-    its messages and progress in the store and carries them by reference; another carries
-    its view and transcript (within the payload limit). ``due``: the turns done."""
-    carried: Json = {
-        "started": started, "thread_id": turns.thread_id or None, "turn_count": due,
-        "usage": checkpoint.usage.to_dict(), "continued": turns.continued + 1,
-        "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(
-            dict(checkpoint.tool_results))),
-    }
-    log = turns.log
-    if log is not None:
-        log.number(turns.transcript)
-        view = log.refer(checkpoint.conversation)
-        await effects.keep(due, view, checkpoint.usage)
-        carried |= {"next_seq": log.next_seq, "view": view,
-                    "transcript": log.transcript(turns.transcript)}
-    else:
-        carried |= {"view": wire.messages_to_json(checkpoint.conversation),
-                    "transcript": wire.messages_to_json(turns.whole(turns.transcript))}
-    turns.bound(carried, "the state it continues as new with")
-    workflow.continue_as_new({**start, "input": None, "history": None, "checkpoint": None,
-                              "carried": carried})
-
-
-async def _read(agent: ServedAgent, run_id: str, thread_id: str | None,
-                view: Sequence[Any]) -> list[list[Any]]:
-    """The messages of a view by reference, read from the thread's log in pages of half the
-    payload limit: ``[seq, message]`` pairs (``seq`` ``None`` for one held inline)."""
-    pairs: list[list[Any]] = []
-    rest = list(view)
-    page = agent.plan.limits.max_payload_bytes // 2
-    while rest:
-        read = await workflow.execute_activity(READ_ACTIVITY, {
-            "agent": agent.definition.id, "run_id": run_id, "thread_id": thread_id,
-            "view": rest, "max_bytes": page}, **agent.plan.finish)
-        pairs.extend(read["messages"])
-        rest = read["rest"]
-    return pairs
-
-
-def _pairs(messages: Sequence[tuple[int, LlmMessage]]) -> list[list[Any]]:
-    return [[seq, message.to_dict()] for seq, message in messages]
-
-
-def _usage(data: Mapping[str, Any]) -> AgentUsage:
-    return AgentUsage(int(data.get("llm_calls", 0)), int(data.get("prompt_tokens", 0)),
-                      int(data.get("completion_tokens", 0)))
 
 
 def _raise_if_cancelled(error: ActivityError) -> None:

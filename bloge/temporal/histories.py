@@ -1,0 +1,280 @@
+"""A run over several workflow histories: what lets an agent workflow continue as new.
+
+:class:`Turns` observes the workflow's engine: at the start of each turn after a history's
+first it asks :func:`due` whether the history should end (Temporal suggests it, or it
+reached ``continue_as_new_events`` or ``continue_as_new_bytes``) and if so stops the engine
+with :class:`ContinueAsNewDue`; :func:`continue_as_new` then carries the run's state to the
+next history. A recorded run's state goes by reference to its thread's log, which
+:class:`ThreadLog` keeps track of (the workflow numbers the run's messages, its activities
+write them); another run's goes by value. :meth:`Turns.bound` refuses any payload over
+``max_payload_bytes``, naming the run. Everything here runs inside the workflow: it is
+deterministic, and notifies nobody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, NoReturn
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.checkpoint import AgentCheckpoint
+from bloge.agent.loop.chunks import AgentStreamChunk
+from bloge.agent.loop.records import AgentOutput, AgentUsage
+from bloge.agent.loop.tools import ToolOutcome
+from bloge.core.codec import DEFAULT_CODEC
+from bloge.llm.messages import LlmMessage
+from bloge.llm.types import LlmResponse
+from bloge.temporal import wire
+from bloge.temporal.catalogue import ServedAgent
+from bloge.temporal.options import MAX_PAYLOAD_BYTES, RunLimits
+from bloge.temporal.wire import Json
+
+READ_ACTIVITY = "bloge.read"
+APPEND_ACTIVITY = "bloge.append"
+#: The error type of a run that would hand Temporal a payload over ``max_payload_bytes``.
+PAYLOAD_TOO_LARGE = "PayloadTooLarge"
+
+Keep = Callable[[int, list[Any], AgentUsage], Awaitable[None]]
+"""``await keep(turns, view, usage)``: write a recorded run's new messages and its progress
+to the store before it continues as new."""
+
+
+class ContinueAsNewDue(Exception):  # noqa: N818 -- not an error: the run goes on anew
+    """Raised at the start of turn ``turn`` to stop the engine there and continue as new."""
+
+    def __init__(self, turn: int) -> None:
+        super().__init__(f"continue as new at turn {turn}")
+        self.turn = turn
+
+
+class ThreadLog:
+    """A recorded run's knowledge of its thread's log: the number of each message of the run
+    the log holds (or will: the workflow numbers the run's new messages, which its
+    activities write, ``unwritten`` until one did); ``messages`` are those it read."""
+
+    __slots__ = ("_done", "_earlier", "_inline", "_known", "_matched", "_seq", "messages",
+                 "next_seq", "unwritten")
+
+    def __init__(self, next_seq: int, pairs: Sequence[Sequence[Any]], *,
+                 transcript: Sequence[Any] | None = None) -> None:
+        self.next_seq = next_seq
+        self.messages = tuple(LlmMessage.from_dict(data, strict=False) for _, data in pairs)
+        self.unwritten: list[tuple[int, LlmMessage]] = []
+        # By identity: the engine's memory and transcript hold these very objects.
+        self._seq: dict[int, int] = {}
+        self._inline: set[int] = set()
+        for (seq, _), message in zip(pairs, self.messages, strict=True):
+            if seq is None:
+                self._inline.add(id(message))
+            else:
+                self._seq[id(message)] = int(seq)
+        # A checkpoint given by value: its messages the log holds are found by equality.
+        self._known = [(int(seq), message) for (seq, _), message
+                       in zip(pairs, self.messages, strict=True) if seq is not None]
+        self._matched = 0
+        self._done = 0
+        # The transcript of the histories before this one, by reference; this history's
+        # own starts with the view it continued with.
+        self._earlier: list[Any] = list(transcript or ())
+
+    def number(self, transcript: Sequence[LlmMessage], *, by_value: bool = False) -> None:
+        """Number the messages ``transcript`` gained since the last call."""
+        for message in transcript[self._done:]:
+            key = id(message)
+            if key in self._seq or key in self._inline:
+                continue
+            known = self._known
+            if by_value and self._matched < len(known) and message == known[self._matched][1]:
+                self._seq[key] = known[self._matched][0]
+                self._matched += 1
+                continue
+            self._seq[key] = self.next_seq
+            self.unwritten.append((self.next_seq, message))
+            self.next_seq += 1
+        self._done = len(transcript)
+
+    def written(self, count: int) -> None:
+        """The first ``count`` unwritten messages are in the log."""
+        del self.unwritten[:count]
+
+    def refer(self, messages: Sequence[LlmMessage], parts: list[Any] | None = None) -> list[Any]:
+        """``messages`` by reference (see :data:`bloge.temporal.wire.View`), after ``parts``."""
+        parts = [] if parts is None else list(parts)
+        for message in messages:
+            seq = self._seq.get(id(message))
+            last = parts[-1] if parts else None
+            if seq is None:
+                parts.append({"message": message.to_dict()})
+            elif isinstance(last, list) and last[1] == seq - 1:
+                parts[-1] = [last[0], seq]
+            else:
+                parts.append([seq, seq])
+        return parts
+
+    def transcript(self, transcript: Sequence[LlmMessage]) -> list[Any]:
+        """The run's whole transcript by reference: the earlier histories', then this one's
+        after the view it continued with."""
+        skip = len(self.messages) if self._earlier else 0
+        return self.refer(transcript[skip:], self._earlier)
+
+
+class Turns:
+    """The workflow's observer of its engine: before each model call, numbers a recorded
+    run's new messages and refers to the view; at the start of a turn after the history's
+    first, stops the run to continue as new when its history is due (``limits``; ``None``:
+    never, a workflow begun before runs could). It notifies nobody (replayed code may not)."""
+
+    listener = AgentExecutionListener()
+
+    def __init__(self, run_id: str, thread_id: str | None, first_turn: int,
+                 limits: RunLimits | None, log: ThreadLog | None, carried: Json | None) -> None:
+        self.run_id = run_id
+        self.thread_id = thread_id or ""
+        self.first_turn = first_turn
+        self.limits = limits
+        self.max_bytes = limits.max_payload_bytes if limits else MAX_PAYLOAD_BYTES
+        self.log = log
+        self.carried = carried
+        self.continued = 0 if carried is None else int(carried.get("continued", 0))
+        self.transcript: Sequence[LlmMessage] = ()
+        self.view: list[Any] | None = None
+        self.by_value = False
+        self.skip = 0 if carried is None else len(carried["view"]) if log is None else 0
+        self.earlier = (() if carried is None or log is not None
+                        else wire.messages_from_json(carried["transcript"]))
+
+    def chunk(self, chunk: AgentStreamChunk) -> None:
+        pass
+
+    async def before_model_call(self, turn: int, view: Sequence[LlmMessage],
+                                transcript: Sequence[LlmMessage], usage: AgentUsage) -> None:
+        self.transcript = transcript
+        if self.limits is not None and turn > self.first_turn and due(self.limits):
+            raise ContinueAsNewDue(turn)
+        if self.log is not None:
+            self.log.number(transcript, by_value=self.by_value)
+            self.view = self.log.refer(view)
+
+    async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
+                             response: LlmResponse, usage: AgentUsage) -> None:
+        pass
+
+    async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
+        pass
+
+    async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
+                       view: Sequence[LlmMessage], usage: AgentUsage, turns: int,
+                       output: AgentOutput | None, error: BaseException | None) -> None:
+        self.transcript = transcript
+
+    def whole(self, transcript: Sequence[LlmMessage]) -> tuple[LlmMessage, ...]:
+        """A run kept by value: its whole transcript, the earlier histories' first."""
+        return (*self.earlier, *transcript[self.skip:])
+
+    def bound(self, payload: Any, what: str) -> None:
+        """Fail the run, naming it, rather than hand Temporal a payload over the limit."""
+        size = wire.size(payload)
+        if size > self.max_bytes:
+            remedy = ("a message that large cannot cross Temporal" if self.log is not None
+                      else "keep the runs in a run store (bloge.store), so that the memory "
+                      "view goes by reference to the thread")
+            raise ApplicationError(
+                f"run {self.run_id!r}: {what} would be {size:,} bytes, over the "
+                f"{self.max_bytes:,} of bloge.temporal.max-payload-bytes (Temporal refuses a "
+                f"payload over 2 MiB); {remedy}", type=PAYLOAD_TOO_LARGE, non_retryable=True)
+
+    def result(self, output: AgentOutput) -> Json:
+        """The workflow's result: the output; a recorded run's messages and view by
+        reference when it continued as new or they would pass the payload limit."""
+        if self.log is None:
+            if self.carried is not None:
+                output = replace(output, messages=self.whole(output.messages))
+            data = wire.output_to_json(output)
+            self.bound(data, "its output")
+            return data
+        data = wire.output_to_json(output)
+        if self.carried is not None or wire.size(data) > self.max_bytes:
+            self.log.number(output.messages)
+            data["messages"] = []
+            data["checkpoint"]["conversation"] = []
+            data["stored"] = {"transcript": self.log.transcript(output.messages),
+                              "view": self.log.refer(output.checkpoint.conversation)}
+            self.bound(data, "its output")
+        return data
+
+    def checkpoint_details(self, checkpoint: AgentCheckpoint) -> tuple[Json, Json | None]:
+        """A failed run's checkpoint, for its error's details: by value, or, when that would
+        pass the payload limit, without its view (by reference, for a recorded run)."""
+        data = DEFAULT_CODEC.decode(checkpoint.to_json())
+        if wire.size(data) <= self.max_bytes // 2:
+            return data, None
+        data["conversation"] = []
+        stored = None
+        if self.log is not None:
+            self.log.number(self.transcript)
+            stored = {"thread_id": self.thread_id,
+                      "view": self.log.refer(checkpoint.conversation)}
+        return data, stored
+
+
+def due(limits: RunLimits) -> bool:
+    """Whether the workflow's history should end: Temporal says so, or it reached ``limits``."""
+    info = workflow.info()
+    return (info.is_continue_as_new_suggested()
+            or 0 < limits.continue_as_new_events <= info.get_current_history_length()
+            or 0 < limits.continue_as_new_bytes <= info.get_current_history_size())
+
+
+async def continue_as_new(start: Json, turns: Turns, checkpoint: AgentCheckpoint,
+                          keep: Keep, started: float, due: int) -> NoReturn:
+    """Go on from ``checkpoint`` in a new history of the same workflow: a recorded run keeps
+    its messages and progress in the store and carries them by reference; another carries
+    its view and transcript (within the payload limit). ``due``: the turns done."""
+    carried: Json = {
+        "started": started, "thread_id": turns.thread_id or None, "turn_count": due,
+        "usage": checkpoint.usage.to_dict(), "continued": turns.continued + 1,
+        "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(
+            dict(checkpoint.tool_results))),
+    }
+    log = turns.log
+    if log is not None:
+        log.number(turns.transcript)
+        view = log.refer(checkpoint.conversation)
+        await keep(due, view, checkpoint.usage)
+        carried |= {"next_seq": log.next_seq, "view": view,
+                    "transcript": log.transcript(turns.transcript)}
+    else:
+        carried |= {"view": wire.messages_to_json(checkpoint.conversation),
+                    "transcript": wire.messages_to_json(turns.whole(turns.transcript))}
+    turns.bound(carried, "the state it continues as new with")
+    workflow.continue_as_new({**start, "input": None, "history": None, "checkpoint": None,
+                              "carried": carried})
+
+
+async def read_view(agent: ServedAgent, run_id: str, thread_id: str | None,
+                view: Sequence[Any]) -> list[list[Any]]:
+    """The messages of a view by reference, read from the thread's log in pages of half the
+    payload limit: ``[seq, message]`` pairs (``seq`` ``None`` for one held inline)."""
+    pairs: list[list[Any]] = []
+    rest = list(view)
+    page = agent.plan.limits.max_payload_bytes // 2
+    while rest:
+        read = await workflow.execute_activity(READ_ACTIVITY, {
+            "agent": agent.definition.id, "run_id": run_id, "thread_id": thread_id,
+            "view": rest, "max_bytes": page}, **agent.plan.finish)
+        pairs.extend(read["messages"])
+        rest = read["rest"]
+    return pairs
+
+
+def numbered_pairs(messages: Sequence[tuple[int, LlmMessage]]) -> list[list[Any]]:
+    return [[seq, message.to_dict()] for seq, message in messages]
+
+
+def usage_of(data: Mapping[str, Any]) -> AgentUsage:
+    return AgentUsage(int(data.get("llm_calls", 0)), int(data.get("prompt_tokens", 0)),
+                      int(data.get("completion_tokens", 0)))
