@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
+from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from bloge import AgentLoopOperator, MaxTurnsExceededError, OperatorRegistry
 from bloge.agent.loop.errors import AgentRunError
@@ -21,12 +23,15 @@ from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
 from bloge.store import RunStatus, Store, open_store
 from bloge.temporal import (
+    AgentWorkflow,
     RunCancelledError,
     TemporalOptions,
     TemporalRunner,
     agent_worker,
+    catalogue,
     served_agents,
 )
+from bloge.temporal.worker import PASSED_THROUGH
 from tests.runtime.helpers import Recorder
 from tests.temporal import agents
 
@@ -35,11 +40,13 @@ pytestmark = pytest.mark.usefixtures("temporal_server")
 #: Low enough that a 500-turn run (about ten events a turn) continues as new several times.
 EVENTS = 1000
 MEGABYTE = 1024 * 1024
+REPLAYED = "bloge-test"
 
 
 @asynccontextmanager
 async def _serving(client: Client, task_queue: str, registry: OperatorRegistry, *,
                    store: Store | None = None, listeners: tuple[Any, ...] = (),
+                   local_model_calls: bool = False,
                    **overrides: Any) -> AsyncIterator[TemporalRunner]:
     options = TemporalOptions(task_queue=task_queue, **overrides)
     served = served_agents(agents.definitions(registry), registry, options,
@@ -47,9 +54,26 @@ async def _serving(client: Client, task_queue: str, registry: OperatorRegistry, 
     async with agent_worker(client, served, options, store=store):
         try:
             yield TemporalRunner(client, task_queue, store=store,
-                                 max_payload_bytes=options.max_payload_bytes)
+                                 max_payload_bytes=options.max_payload_bytes,
+                                 local_model_calls=local_model_calls)
         finally:
             registry.get("Step").release.set()
+
+
+async def _replayed(histories: list[WorkflowHistory], task_queue: str, agent_id: str) -> None:
+    """Replay ``histories`` with the agent this process serves on ``task_queue``; a
+    nondeterminism error fails the test."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    replayer = Replayer(workflows=[AgentWorkflow], build_id=REPLAYED,
+                        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions))
+    agent = catalogue.find(task_queue, agent_id)
+    assert agent is not None
+    catalogue.file(f"replay-{REPLAYED}", {agent_id: agent})  # the replayer's task queue
+    try:
+        for history in histories:
+            await replayer.replay_workflow(history)
+    finally:
+        catalogue.withdraw(f"replay-{REPLAYED}", [agent_id])
 
 
 async def _histories(client: Client,
@@ -104,6 +128,8 @@ async def test_a_500_turn_run_continues_as_new_and_stays_one_run(
             handle = await runner.start("marathon", "marathon 500", run_id="marathon")
             output = await runner.result(handle.id)
             histories = await _histories(client, handle)
+            # Each history replays as it ran (a worker that took the run over would).
+            await _replayed(histories, task_queue, "marathon")
         # Continued as new several times, each history well short of Temporal's limits.
         assert len(histories) >= 4
         assert all(len(history.events) < EVENTS + 100 for history in histories)
@@ -176,10 +202,12 @@ async def test_cancelling_a_run_that_continued_as_new(client: Client, task_queue
         await store.aclose()
 
 
+@pytest.mark.parametrize("local", [False, True], ids=["activities", "local-model-calls"])
 async def test_a_run_out_of_turns_after_continuing_as_new_resumes_from_its_checkpoint(
-        client: Client, task_queue: str, tmp_path: Path) -> None:
+        client: Client, task_queue: str, tmp_path: Path, local: bool) -> None:
     registry = agents.registry(tmp_path / "count.log")
-    async with _serving(client, task_queue, registry, continue_as_new_events=150) as runner:
+    async with _serving(client, task_queue, registry, continue_as_new_events=150,
+                        local_model_calls=local) as runner:
         handle = await runner.start("marathon", "marathon 500", max_turns=40)
         with pytest.raises(MaxTurnsExceededError) as caught:
             await runner.result(handle.id)
