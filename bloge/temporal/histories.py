@@ -230,12 +230,12 @@ def due(limits: RunLimits) -> bool:
 
 
 async def continue_as_new(start: Json, turns: Turns, checkpoint: AgentCheckpoint,
-                          keep: Keep, started: float, due: int) -> NoReturn:
+                          keep: Keep, started: float, turns_done: int) -> NoReturn:
     """Go on from ``checkpoint`` in a new history of the same workflow: a recorded run keeps
     its messages and progress in the store and carries them by reference; another carries
-    its view and transcript (within the payload limit). ``due``: the turns done."""
+    its view and transcript (within the payload limit)."""
     carried: Json = {
-        "started": started, "thread_id": turns.thread_id or None, "turn_count": due,
+        "started": started, "thread_id": turns.thread_id or None, "turn_count": turns_done,
         "usage": checkpoint.usage.to_dict(), "continued": turns.continued + 1,
         "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(
             dict(checkpoint.tool_results))),
@@ -244,7 +244,7 @@ async def continue_as_new(start: Json, turns: Turns, checkpoint: AgentCheckpoint
     if log is not None:
         log.number(turns.transcript)
         view = log.refer(checkpoint.conversation)
-        await keep(due, view, checkpoint.usage)
+        await keep(turns_done, view, checkpoint.usage)
         carried |= {"next_seq": log.next_seq, "view": view,
                     "transcript": log.transcript(turns.transcript)}
     else:
