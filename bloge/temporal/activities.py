@@ -173,14 +173,20 @@ class AgentActivities:
             read = await self._recorded().read(str(payload["thread_id"]),
                                                wire.view_from_json(payload["view"]), max_bytes)
         limit = agent.plan.limits.max_payload_bytes
-        if wire.size(read) > limit:
-            seq, _ = read["messages"][0]
-            raise ApplicationError(
-                f"run {payload['run_id']!r}: message {seq} of thread {payload['thread_id']!r} "
-                f"is over the {limit:,} bytes of bloge.temporal.max-payload-bytes (Temporal "
-                "refuses a payload over 2 MiB): a message that large cannot cross Temporal",
-                type=PAYLOAD_TOO_LARGE, non_retryable=True)
-        return read
+        if wire.size(read) <= limit:
+            return read
+        run_id, thread_id = str(payload["run_id"]), str(payload["thread_id"])
+        seq, _ = read["messages"][0]
+        problem = (f"run {run_id!r}: message {seq} of thread {thread_id!r} is over the "
+                   f"{limit:,} bytes of bloge.temporal.max-payload-bytes (Temporal refuses a "
+                   "payload over 2 MiB): a message that large cannot cross Temporal")
+        # Only a thread's earlier messages can be that large (the run's own were bounded
+        # as it wrote them): the run ends here, before its first turn.
+        await self._recorded().finish(
+            run_id=run_id, thread_id=thread_id, messages=(), view=None, usage=AgentUsage(),
+            turns=0, exit_reason="error", output=None,
+            error={"type": PAYLOAD_TOO_LARGE, "message": problem})
+        raise ApplicationError(problem, type=PAYLOAD_TOO_LARGE, non_retryable=True)
 
     @activity.defn(name=APPEND_ACTIVITY)
     async def append(self, payload: Json) -> None:

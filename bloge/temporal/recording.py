@@ -115,11 +115,12 @@ class StoreRecording:
         return RunEvents(self.store, run_id)
 
     async def finish(self, *, run_id: str, thread_id: str,
-                     messages: Sequence[tuple[int, LlmMessage]], view: View,
+                     messages: Sequence[tuple[int, LlmMessage]], view: View | None,
                      usage: AgentUsage, turns: int, exit_reason: str,
                      output: Mapping[str, Any] | None, error: Mapping[str, str] | None) -> None:
         """End the run: its last new ``messages`` in the thread's log (numbered by the run;
-        those a retry wrote already left out), its end, the thread's ``view``."""
+        those a retry wrote already left out), its end, the thread's ``view`` (``None``: the
+        thread's view stays as it was)."""
         if (await self.store.get_run(run_id)).status is not RunStatus.RUNNING:
             return  # a retried finish that was written already
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
@@ -134,9 +135,12 @@ class StoreRecording:
         if error is not None:
             described = self.store.redactor(None, "", {"error_message": error["message"]})
             failure = {"type": error["type"], "message": described["error_message"]}
+        kept: list[ops.Op] = []
+        if segments is not None:
+            kept.append(ops.SaveCheckpoint(run_id, turns, segments, usage.to_dict(), now))
         await self.store.write([
             ops.AppendRunEvents(run_id, (RunEvent(run_id, 0, kind, now, body),), now),
-            ops.SaveCheckpoint(run_id, turns, segments, usage.to_dict(), now),
+            *kept,
             ops.FinishRun(run_id, thread_id, status, exit_reason, turns, usage.to_dict(),
                           output, failure, segments, now),
         ])

@@ -19,7 +19,12 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    TerminatedError,
+)
 
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
@@ -149,4 +154,7 @@ def _error(run_id: str, cause: BaseException) -> BaseException:
         return error
     if isinstance(cause, (CancelledError, TerminatedError)):
         return RunCancelledError(f"run {run_id!r} was cancelled", run_id=run_id)
+    # An activity's own failure says what went wrong, not "Activity task failed".
+    while isinstance(cause, ActivityError) and cause.cause is not None:
+        cause = cause.cause
     return RunError(f"run {run_id!r} failed: {cause}")

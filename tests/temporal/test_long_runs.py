@@ -19,7 +19,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from bloge import AgentLoopOperator, MaxTurnsExceededError, OperatorRegistry
 from bloge.agent.loop.errors import AgentRunError
-from bloge.core.errors import BlogeUsageError
+from bloge.core.errors import BlogeUsageError, RunError
 from bloge.llm import LlmMessage
 from bloge.store import RunStatus, Store, open_store
 from bloge.temporal import (
@@ -252,6 +252,31 @@ async def test_a_thread_of_several_megabytes_goes_by_reference(
         assert list(output.messages) == [m.message for m in log]
         # No payload near Temporal's limit: the view went by reference, read in pages.
         assert _largest_payload(histories) <= TemporalOptions().max_payload_bytes
+    finally:
+        await store.aclose()
+
+
+async def test_a_thread_message_over_the_limit_fails_the_run_naming_it(
+        client: Client, task_queue: str, tmp_path: Path) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    definitions = agents.definitions(registry)
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        local = AgentLoopOperator("reader", definitions["reader"], registry, store=store)
+        thread = (await local.aexecute("read " + "a" * (3 * MEGABYTE))).thread_id
+        async with _serving(client, task_queue, registry, store=store,
+                            activity_timeout=20.0) as runner:
+            with pytest.raises(RunError) as caught:
+                await runner.run("reader", "read it all", thread_id=thread, run_id="huge")
+        assert str(caught.value).startswith(
+            f"run 'huge' failed: PayloadTooLarge: run 'huge': message 1 of thread {thread!r} "
+            "is over the 2,000,000 bytes of bloge.temporal.max-payload-bytes")
+        # The run's record ends with it, and the thread is free for the next run.
+        run = await store.get_run("huge")
+        assert (run.status, run.exit_reason) == (RunStatus.FAILED, "error")
+        assert run.error is not None
+        assert (run.error.type, "message 1" in run.error.message) == ("PayloadTooLarge", True)
+        assert (await store.get_thread(str(thread))).active_run_id is None
     finally:
         await store.aclose()
 
