@@ -13,7 +13,7 @@ deterministic, and notifies nobody.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn
 
@@ -274,7 +274,3 @@ async def read_view(agent: ServedAgent, run_id: str, thread_id: str | None,
 def numbered_pairs(messages: Sequence[tuple[int, LlmMessage]]) -> list[list[Any]]:
     return [[seq, message.to_dict()] for seq, message in messages]
 
-
-def usage_of(data: Mapping[str, Any]) -> AgentUsage:
-    return AgentUsage(int(data.get("llm_calls", 0)), int(data.get("prompt_tokens", 0)),
-                      int(data.get("completion_tokens", 0)))

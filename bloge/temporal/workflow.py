@@ -70,7 +70,6 @@ from bloge.temporal.histories import (
     continue_as_new,
     numbered_pairs,
     read_view,
-    usage_of,
 )
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.wire import Json
@@ -188,7 +187,7 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
             conversation = wire.messages_from_json(carried["view"])
         return _Begun(thread_id, float(carried["started"]), AgentCheckpoint(
             conversation, int(carried["turn_count"]), dict(carried.get("tool_results") or {}),
-            agent_id, usage_of(carried["usage"])), None, log)
+            agent_id, AgentUsage.from_dict(carried["usage"])), None, log)
     thread_id = start.get("thread_id")
     checkpoint = (None if start.get("checkpoint") is None
                   else AgentCheckpoint.from_json(DEFAULT_CODEC.encode(start["checkpoint"])))
