@@ -222,3 +222,10 @@ def test_run_json_masks_credentials_inside_urls(app: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "s3cret-key" not in result.stdout
     assert json.loads(result.stdout)["messages"]
+
+
+def test_bloge_no_cache_turns_the_cache_off_and_every_command_still_works(app: Path) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", cwd=app,
+                   env={"BLOGE_NO_CACHE": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "KB-RESET-001" in result.stdout
