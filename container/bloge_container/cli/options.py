@@ -34,6 +34,33 @@ def open_container(config: Path | None, profile: str | None) -> ApplicationConta
     return create_container(settings_file=config, profile=profile)
 
 
+def missing_settings_file(config: Path | None) -> str | None:
+    """What to say when these options name no settings file and the working directory has no
+    ``settings.yaml``: bloge is not in a project, and what to do about it. ``None`` otherwise.
+
+    bloge reads the ``settings.yaml`` of the working directory only (a file above it could
+    name operator modules to import): one found above is pointed at, never read.
+    """
+    import os
+
+    from bloge_config import settings_file_path
+    from bloge_config.environment import SETTINGS_FILE
+
+    if config is not None or os.environ.get(SETTINGS_FILE):
+        return None
+    path = settings_file_path()
+    if path.is_file():
+        return None
+    here = path.parent.resolve()
+    above = next((folder / path.name for folder in here.parents
+                  if (folder / path.name).is_file()), None)
+    if above is not None:
+        return (f"no {path.name} in {here} (bloge reads the one of the working directory, "
+                f"not {above}): run bloge in {above.parent}, or name it with -c {above}")
+    return (f"no {path.name} in {here} or a folder above it: run bloge in your project's folder "
+            f"(the one with its {path.name}), or name its settings file with -c FILE")
+
+
 def opened_store(container: ApplicationContainer) -> Store:
     """The application's run store; a usage error when ``bloge.store.enabled`` is false."""
     from bloge_container.cli.console import failure
