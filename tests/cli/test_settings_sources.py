@@ -7,6 +7,8 @@ import json
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import bloge
 from tests.cli.fake_openai import fake_openai
 
@@ -75,3 +77,13 @@ def test_config_shows_the_settings_of_an_application_that_cannot_be_built(
     document = json.loads(result.stdout)
     assert document["settings"]["bloge"]["llm"]["provider"] == "openai"
     assert "no API key is set" in document["error"]
+
+
+@pytest.mark.parametrize("command", [["config"], ["run", "customerSupport", "hi"], ["check"],
+                                     ["threads", "list"]])
+def test_a_missing_settings_file_named_by_c_is_named_with_the_option(
+        tmp_path: Path, command: list[str]) -> None:
+    result = bloge(*command, "-c", "missing.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {tmp_path / 'missing.yaml'}: settings file named by -c/--config does not exist\n")

@@ -14,11 +14,23 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
+def _settings_file(path: Path | None) -> Path | None:
+    """``-c FILE`` names a file that must exist; said in the option's words, not the API's."""
+    if path is not None and not path.is_file():
+        from bloge_container.cli.console import failure
+
+        problem = "is a directory" if path.is_dir() else "does not exist"
+        raise failure(f"{path.absolute()}: settings file named by -c/--config {problem}")
+    return path
+
+
 ConfigOption = Annotated[
     Path | None,
     typer.Option("--config", "-c", help="Settings file (default: BLOGE_SETTINGS_FILE, else "
                  "./settings.yaml); its folder is the project's, where operator modules and "
-                 "DSL locations are found.", show_default=False, dir_okay=False),
+                 "DSL locations are found.", show_default=False, dir_okay=False,
+                 callback=_settings_file),
 ]
 ProfileOption = Annotated[
     str | None,
