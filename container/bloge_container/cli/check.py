@@ -32,9 +32,11 @@ def check(
         compiler = _compiler(container)
         paths = list(files) if files else _configured_files(container, config)
     declared: dict[tuple[str, str | None], str] = {}
-    problems = sum(_check_file(compiler, path, declared) for path in paths)
+    found = [_check_file(compiler, path, declared) for path in paths]
+    problems, bad = sum(found), sum(1 for count in found if count)
     if problems:
-        err.print(f"{problems} error{'s' if problems != 1 else ''} in {len(paths)} "
+        of = f" of {len(paths)}" if bad != len(paths) else ""
+        err.print(f"{problems} error{'s' if problems != 1 else ''} in {bad}{of} "
                   f"file{'s' if len(paths) != 1 else ''}", markup=False)
         raise typer.Exit(EXIT_USAGE)
 
