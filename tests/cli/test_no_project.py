@@ -18,7 +18,7 @@ import pytest
 
 from bloge_container import close_container, create_container
 from bloge_container.serving import server_app
-from tests.cli.conftest import app, bloge, environment  # noqa: F401 -- app: a fixture
+from tests.cli.conftest import bloge, environment
 from tests.server.live_server import LiveServer
 
 NOT_INSTALLED = "the MCP SDK is not installed: pip install 'bloge[mcp]'"
@@ -33,7 +33,7 @@ def test_run_outside_a_project_says_there_is_no_settings_file(tmp_path: Path) ->
     assert "agents: none" not in result.stderr
 
 
-def test_run_in_a_subfolder_points_at_the_settings_file_above(app: Path) -> None:  # noqa: F811
+def test_run_in_a_subfolder_points_at_the_settings_file_above(app: Path) -> None:
     below = app / "examples"
     result = bloge("run", "customerSupport", "hi", cwd=below)
     assert result.returncode == 2
@@ -63,7 +63,7 @@ def _without_mcp(find_spec: Callable[..., ModuleSpec | None]) -> Callable[..., M
 
 
 def test_mcp_without_the_extra_answers_a_404_naming_it(
-        app: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        app: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", _without_mcp(importlib.util.find_spec))
     container = create_container(settings_file=app / "settings.yaml")
     with LiveServer(server_app(container)) as server:
@@ -78,7 +78,7 @@ def test_mcp_without_the_extra_answers_a_404_naming_it(
     assert not condition.registered
 
 
-def test_the_conditions_report_says_mcp_is_off_and_why(app: Path) -> None:  # noqa: F811
+def test_the_conditions_report_says_mcp_is_off_and_why(app: Path) -> None:
     hidden = ("import sys; sys.modules['mcp'] = None; sys.argv = ['bloge', 'config', '--json']; "
               "from bloge_container.cli import main; main()")
     result = subprocess.run([sys.executable, "-c", hidden], capture_output=True, text=True,
@@ -90,7 +90,7 @@ def test_the_conditions_report_says_mcp_is_off_and_why(app: Path) -> None:  # no
     assert endpoint["reason"] == f"bloge serve answers 404: {NOT_INSTALLED}"
 
 
-def test_the_conditions_report_says_mcp_is_on_with_the_extra(app: Path) -> None:  # noqa: F811
+def test_the_conditions_report_says_mcp_is_on_with_the_extra(app: Path) -> None:
     result = bloge("config", "--json", cwd=app)
     conditions = {c["component"]: c for c in json.loads(result.stdout)["conditions"]}
     assert conditions["McpEndpoint[/mcp]"]["registered"]
