@@ -188,7 +188,23 @@ def test_check_reports_an_agent_declared_in_two_files_as_the_application_would(
     assert result.returncode == 2
     assert (f"{second}:2:1: agent 'calc' is declared twice: first at {first}:2:1; names must "
             "be unique across the files the application loads") in result.stderr
-    assert "1 error in 2 files" in result.stderr
+    assert result.stderr.endswith("1 error in 1 of 2 files\n")
+
+
+@pytest.mark.parametrize(("bad", "good", "summary"), [
+    (1, 2, "1 error in 1 of 3 files"), (2, 1, "2 errors in 2 of 3 files"),
+    (2, 0, "2 errors in 2 files"), (1, 0, "1 error in 1 file")])
+def test_check_counts_the_files_with_errors_among_those_checked(
+        tmp_path: Path, bad: int, good: int, summary: str) -> None:
+    paths = []
+    for n in range(bad + good):
+        path = tmp_path / f"a{n}.bloge"
+        value = '"m"' if n >= bad else ""  # an agent with no model: one syntax error
+        path.write_text(f"agent a{n} {{\n  model = {value}\n}}\n", encoding="utf-8")
+        paths.append(str(path))
+    result = bloge("check", *paths, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.endswith(f"{summary}\n")
 
 
 def test_check_of_a_file_that_is_not_utf8_names_the_line_and_column(tmp_path: Path) -> None:
@@ -231,3 +247,10 @@ def test_run_json_masks_credentials_inside_urls(app: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "s3cret-key" not in result.stdout
     assert json.loads(result.stdout)["messages"]
+
+
+def test_bloge_no_cache_turns_the_cache_off_and_every_command_still_works(app: Path) -> None:
+    result = bloge("run", "customerSupport", "How do I reset my password?", cwd=app,
+                   env={"BLOGE_NO_CACHE": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "KB-RESET-001" in result.stdout

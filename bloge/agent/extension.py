@@ -113,7 +113,7 @@ class _AgentBlock:
     def _statement(self, statement: s.Statement) -> None:
         match statement:
             case s.Binding(key, value, span, key_span):
-                if not self._first(key, key_span):
+                if not self._first(key, key_span) or self._has_no_value(key, key_span, value):
                     return
                 if key in KEYWORDS:
                     self._keyword(key, value)
@@ -160,6 +160,17 @@ class _AgentBlock:
         self._error(f"unknown {what} {word!r} in {where}{hint}", span, width=len(word))
 
     # -- values
+
+    def _has_no_value(self, key: str, key_span: s.Span, value: s.Expr) -> bool:
+        """``key =`` with nothing after it on its line reads the next statement's first word
+        as its value (``tool``, ``memory`` …): an error saying the key has no value, at the
+        key, instead of a hint at that word."""
+        if not (isinstance(value, s.Var) and value.span.line > key_span.line
+                and value.name in AGENT_BODY_WORDS):
+            return False
+        self._error(f"{key} has no value: write {key} = <value> (the next line's "
+                    f"{value.name!r} begins another statement)", key_span, width=len(key))
+        return True
 
     def _keyword(self, key: str, node: s.Expr) -> None:
         value = self._constant(key, node)

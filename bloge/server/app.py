@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
 
 from bloge.rpc import Handler
 from bloge.rpc.asgi import rpc_routes
@@ -18,6 +21,7 @@ from bloge.server.failures import HANDLERS
 from bloge.server.guard import Guard
 from bloge.server.inputs import PrintablePaths
 from bloge.server.metrics import Metrics
+from bloge.server.problems import problem
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunTasks
 from bloge.store import Store
@@ -32,6 +36,7 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
                autopilot: Autopilot | None = None, autopilot_refresh: float = 5.0,
                autopilot_watches: Sequence[ErrorRateWatch] = (),
                rpc: Mapping[str, Handler] | None = None, mcp: bool = False,
+               mcp_off: str | None = None,
                on_shutdown: Sequence[Callable[[], Awaitable[None]]] = ()) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
@@ -44,7 +49,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
     ``autopilot_refresh`` seconds, and each of ``autopilot_watches`` ticks.
     ``rpc`` (service name → handler, see :func:`bloge.rpc.serve`) are served at
     ``POST /rpc/{service}/{method}``, behind the same guard. With ``mcp`` (extra ``[mcp]``),
-    ``/mcp`` serves every agent as an MCP tool (see :mod:`bloge.server.mcp_api`).
+    ``/mcp`` serves every agent as an MCP tool (see :mod:`bloge.server.mcp_api`); without it,
+    ``mcp_off`` says why (``pip install 'bloge[mcp]'``) to a client of ``/mcp``, in a 404.
     ``on_shutdown`` are awaited last, after the runs and the store (the application's own
     resources: its MCP servers).
     """
@@ -75,9 +81,21 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
     app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *chat_api.ROUTES,
                             *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES,
                             *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes),
-                            *(endpoint.routes if endpoint is not None else ())],
+                            *(endpoint.routes if endpoint is not None
+                              else _mcp_off_routes(mcp_off))],
                     exception_handlers=HANDLERS, lifespan=lifespan,
                     middleware=[Middleware(PrintablePaths)])
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
     app.state.autopilot = autopilot
     return Guard(app, settings)
+
+
+def _mcp_off_routes(reason: str | None) -> list[BaseRoute]:
+    """``/mcp`` when it is off for ``reason``: a 404 that says why, instead of no such path."""
+    if reason is None:
+        return []
+
+    async def off(request: Request) -> Response:
+        return problem(f"{request.url.path} is off: {reason}", status=404, code="mcp_unavailable")
+
+    return [Route("/mcp", endpoint=off, methods=["GET", "POST", "DELETE"])]

@@ -7,7 +7,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from bloge.agent.loop.sync import run_sync
 from bloge.core.errors import BlogeUsageError
@@ -190,6 +190,10 @@ class Store:
             raise StoreNotFoundError(f"no thread {thread_id!r}", store=self.url)
         return found
 
+    async def find_thread(self, prefix: str) -> Thread:
+        """The thread whose id is, or uniquely starts with, ``prefix`` (as :meth:`find_run`)."""
+        return await self.get_thread(await self._id_starting("thread", prefix))
+
     async def list_threads(self, *, limit: int = 50) -> list[Thread]:
         """The most recently active threads first."""
         return await self._run(reads.list_threads(limit=limit, now=self.clock()))
@@ -243,16 +247,20 @@ class Store:
     async def find_run(self, prefix: str) -> Run:
         """The run whose id is, or uniquely starts with, ``prefix`` (not blank: that would
         be the start of every id, and a store of one run would answer with it)."""
+        return await self.get_run(await self._id_starting("run", prefix))
+
+    async def _id_starting(self, kind: Literal["run", "thread"], prefix: str) -> str:
+        """The id of the run or thread that is, or uniquely starts with, ``prefix``."""
         if not prefix.strip():
-            raise BlogeUsageError(f"no run id given ({prefix!r}); give a run's id or the "
-                                  "start of one (bloge runs list shows them)")
-        ids = await self._run(reads.run_ids_starting(prefix, limit=11))
+            raise BlogeUsageError(f"no {kind} id given ({prefix!r}); give a {kind}'s id or the "
+                                  f"start of one (bloge {kind}s list shows them)")
+        ids = await self._run(reads.ids_starting(kind, prefix, limit=11))
         if prefix in ids or len(ids) == 1:
-            return await self.get_run(prefix if prefix in ids else ids[0])
+            return prefix if prefix in ids else ids[0]
         if not ids:
-            raise StoreNotFoundError(f"no run {prefix!r}", store=self.url)
+            raise StoreNotFoundError(f"no {kind} {prefix!r}", store=self.url)
         shown = ", ".join(ids[:10])
-        raise BlogeUsageError(f"{prefix!r} is the start of several run ids; give more of it "
+        raise BlogeUsageError(f"{prefix!r} is the start of several {kind} ids; give more of it "
                               f"(most recent first: {shown})")
 
     async def list_runs(self, *, thread_id: str | None = None, status: RunStatus | None = None,

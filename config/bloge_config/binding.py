@@ -17,7 +17,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from bloge_config.errors import SettingsError
-from bloge_config.layers import KeyPath, Layer, Origin, RawPath, show
+from bloge_config.layers import MAX_DEPTH, KeyPath, Layer, Origin, RawPath, show
 from bloge_config.models import BlogeSettings, kebab
 from bloge_config.schema import (
     Kind,
@@ -150,8 +150,14 @@ class _Binding:
         expected = f"expected {_JSON_EXAMPLES[kind]}"
         try:
             decoded = json.loads(value)
+            too_deep = _depth(decoded) > MAX_DEPTH
         except json.JSONDecodeError as exc:
             raise self._error(raw, path, f"{expected} ({exc.msg})") from exc
+        except RecursionError:  # deeper than the decoder goes: deeper than MAX_DEPTH too
+            too_deep = True
+        if too_deep:
+            raise self._error(raw, path, f"{expected} nesting at most {MAX_DEPTH} levels of "
+                                         "objects and arrays")
         if not isinstance(decoded, list if kind == "list" else dict):
             raise self._error(raw, path, f"{expected}, found {describe(decoded)}")
         return decoded
@@ -178,3 +184,15 @@ class _Binding:
 def _within(below: Any, name: str) -> Any:
     """The value of field ``name`` in the bound values ``below``, if they hold one."""
     return below.get(name) if isinstance(below, Mapping) else None
+
+
+def _depth(value: Any) -> int:
+    """How many lists and dicts nest in ``value`` (counted without recursing)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest

@@ -1,9 +1,10 @@
 """Environment variables as layers: ``BLOGE_<SECTION>__<KEY>`` and the vendors' own variables.
 
-``BLOGE_`` is bloge's namespace: every variable in it is a setting, except ``BLOGE_PROFILE`` and
-``BLOGE_SETTINGS_FILE``, which choose the files, and those of bloge's own test suite
-(``BLOGE_REQUIRE_SERVICES`` and the ``BLOGE_TEST_`` names). ``__`` separates the levels of
-the key path (``BLOGE_LLM__RETRY__MAX_ATTEMPTS``), and each level is matched like a file's
+``BLOGE_`` is bloge's namespace: every variable in it is a setting, except those of
+:data:`NON_SETTING_VARIABLES` (``BLOGE_PROFILE`` and ``BLOGE_SETTINGS_FILE``, which choose the
+files, ``BLOGE_NO_CACHE``, which turns the DSL parser's cache off, and ``BLOGE_REQUIRE_SERVICES``
+of bloge's own test suite) and the ``BLOGE_TEST_`` names of that suite. ``__`` separates the
+levels of the key path (``BLOGE_LLM__RETRY__MAX_ATTEMPTS``), and each level is matched like a file's
 keys (case, dashes and underscores ignored). A map key names the entry a source below
 spells the same way relaxed (``BLOGE_MCP__SERVERS__WEATHER__ENABLED`` the file's ``weather``);
 a new entry keeps its spelling (``BLOGE_OPERATORS__KBSearchOperator=pkg.mod:Cls``). A
@@ -22,8 +23,11 @@ from bloge_config.layers import Layer, Origin
 PREFIX = "BLOGE_"
 PROFILE = "BLOGE_PROFILE"
 SETTINGS_FILE = "BLOGE_SETTINGS_FILE"
-#: Variables of bloge's test suite, not settings.
-TEST_VARIABLES = ("BLOGE_REQUIRE_SERVICES",)
+#: bloge's variables that are not settings. Whatever reads a new ``BLOGE_`` variable that is
+#: not a setting adds it here, else every command would fail on it as an unknown setting
+#: (tests/config/test_precedence.py finds such names in the code and the README).
+NON_SETTING_VARIABLES = (PROFILE, SETTINGS_FILE, "BLOGE_NO_CACHE", "BLOGE_REQUIRE_SERVICES")
+#: the variables of bloge's test suite (BLOGE_TEST_POSTGRES_DSN …), not settings either
 TEST_PREFIX = "BLOGE_TEST_"
 _SEPARATOR = "__"
 
@@ -58,8 +62,7 @@ def environment_layers(environ: Mapping[str, str]) -> list[Layer]:
     inside a JSON ``BLOGE_LLM__RETRY``; names break ties, so the order never depends on the
     environment's. Raises ``SettingsError`` for a name with an empty level (``BLOGE_LLM____X``).
     """
-    names = [n for n in environ
-             if n.upper().startswith(PREFIX) and not _reserved(n.upper())]
+    names = [n for n in environ if n.upper().startswith(PREFIX) and not is_reserved(n)]
     layers = []
     for name in sorted(names, key=lambda n: (n.count(_SEPARATOR), n)):
         levels = name[len(PREFIX):].split(_SEPARATOR)
@@ -81,5 +84,7 @@ def _nested(path: Sequence[str], value: str) -> dict[str, Any]:
     return result
 
 
-def _reserved(name: str) -> bool:
-    return name in (PROFILE, SETTINGS_FILE, *TEST_VARIABLES) or name.startswith(TEST_PREFIX)
+def is_reserved(name: str) -> bool:
+    """Whether ``name`` is one of bloge's variables that are not settings (any case)."""
+    name = name.upper()
+    return name in NON_SETTING_VARIABLES or name.startswith(TEST_PREFIX)

@@ -15,6 +15,11 @@ from typing import Any
 KeyPath = tuple[str, ...]
 RawPath = tuple[str | int, ...]
 
+#: How deep mappings and lists may nest in a source (a file, a variable's JSON): far more than
+#: any setting needs (bloge.mcp.servers.<name>.env.<VAR> is five levels), far less than would
+#: exhaust Python's stack in the parsers and in binding, which recurse once per level.
+MAX_DEPTH = 64
+
 
 def show(path: KeyPath) -> str:
     """``("llm", "retry", "on-http-codes", "[1]")`` → ``"bloge.llm.retry.on-http-codes[1]"``."""

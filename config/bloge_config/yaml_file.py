@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from bloge_config.errors import SettingsError
-from bloge_config.layers import Layer, Origin, RawPath
+from bloge_config.layers import MAX_DEPTH, Layer, Origin, RawPath
 from bloge_config.models import BlogeSettings
 from bloge_config.placeholders import expand
 from bloge_config.schema import field_named
@@ -63,8 +63,33 @@ def _read(path: Path) -> str:
                             f"({exc.reason})", source=str(path)) from exc
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing nesting deeper than :data:`MAX_DEPTH` before it
+    recurses that deep."""
+
+    def __init__(self, text: str, path: Path) -> None:
+        super().__init__(text)
+        self.path = path
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # untyped in PyYAML's stubs
+                raise SettingsError(
+                    f"{self.path}:{mark.line + 1}:{mark.column + 1}: settings nest deeper than "
+                    f"{MAX_DEPTH} levels of mappings and lists", source=str(self.path))
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
 def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = _Loader(text, path)  # reads the whole text: a control character fails here
+    except yaml.reader.ReaderError as exc:
+        raise SettingsError(_reader_problem(path, text, exc), source=str(path)) from None
     try:
         node = loader.get_single_node()
         return node, (loader.construct_document(node) if node is not None else None)
@@ -74,6 +99,15 @@ def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
         raise SettingsError(f"{path}: not valid YAML: {exc}", source=str(path)) from exc
     finally:
         loader.dispose()
+
+
+def _reader_problem(path: Path, text: str, exc: yaml.reader.ReaderError) -> str:
+    """A character YAML does not allow anywhere (NUL, a form feed …), at its line and column."""
+    line = text.count("\n", 0, exc.position) + 1
+    column = exc.position - text.rfind("\n", 0, exc.position)
+    return (f"{path}:{line}:{column}: not valid YAML: character U+{exc.character:04X} "
+            "is not allowed in a YAML file (control characters other than tab and line "
+            "breaks are not); remove it, or write it as an escape in a double-quoted string")
 
 
 def _yaml_problem(path: Path, exc: yaml.MarkedYAMLError) -> str:

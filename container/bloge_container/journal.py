@@ -12,6 +12,8 @@ from bloge_container.report import ConditionsReport
 from bloge_container.store import journal_sink
 
 BRIDGE = "AgentEventJournalBridge"
+#: the journal when the run store keeps it (bloge.event-journal.sink: store, the default)
+STORE_JOURNAL = "EventJournal[store]"
 
 
 def event_journal(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
@@ -24,9 +26,13 @@ def event_journal(settings: BlogeSettings, project: ProjectDir, report: Conditio
         return None
     sink = journal_sink(settings)
     if sink == "store":
-        report.record(BRIDGE, registered=False, kind="on-property",
-                      reason="bloge.event-journal.sink is store: the run store records every "
-                             "callback of every run (bloge journal show reads it there)")
+        # No bridge to register: the recorder of every run writes these events to the store.
+        chosen = ("bloge.event-journal.sink is store" if section.sink == "store" else
+                  "bloge.event-journal.sink is unset (store, while bloge.store is enabled)")
+        report.record(STORE_JOURNAL, registered=True, kind="on-property",
+                      reason=f"bloge.event-journal.enabled is true and {chosen}: the journal "
+                             "goes to the run store, which records every callback of every run "
+                             "(bloge journal show reads it there)")
         return None
     missing = journal_available()
     if missing is not None:

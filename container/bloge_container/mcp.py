@@ -18,6 +18,17 @@ from bloge_container.report import ConditionsReport
 PYTHON = "python"
 
 
+def mcp_endpoint(report: ConditionsReport) -> str | None:
+    """on-class: ``bloge serve``'s ``/mcp`` when the MCP SDK is installed; why it is off, or
+    ``None`` when it is on (the decision in the report either way)."""
+    off = (None if importlib.util.find_spec("mcp") is not None
+           else "the MCP SDK is not installed: pip install 'bloge[mcp]'")
+    report.record("McpEndpoint[/mcp]", registered=off is None, kind="on-class",
+                  reason="bloge serve serves the agents as MCP tools there (streamable HTTP, "
+                         "stateless)" if off is None else f"bloge serve answers 404: {off}")
+    return off
+
+
 def mcp_servers(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
                 closables: list[Any]) -> Any:
     """The started servers (a :class:`bloge.mcp.McpServers`), or ``None`` when none is

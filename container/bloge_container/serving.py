@@ -10,6 +10,7 @@ from bloge_config import BlogeSettings
 from bloge_container.application import ApplicationContainer, create_container
 from bloge_container.autopilot import watches
 from bloge_container.errors import ConfigurationError
+from bloge_container.mcp import mcp_endpoint
 
 #: The variables `bloge serve --workers N` hands its worker processes.
 WORKER_ENV = ("BLOGE_SETTINGS_FILE", "BLOGE_PROFILE", "BLOGE_SERVER__HOST", "BLOGE_SERVER__PORT")
@@ -61,8 +62,10 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     agents = ServedAgents(definitions, build, default=config.default_agent)
     wiring = container.autopilot()
+    mcp_off = mcp_endpoint(report)
     app = create_app(agents, store=store, config=config, metrics=metrics, close_store=True,
-                     mcp=_mcp_endpoint(report), on_shutdown=_stopping(container),
+                     mcp=mcp_off is None, mcp_off=mcp_off,
+                     on_shutdown=_stopping(container),
                      autopilot=None if wiring is None else wiring.autopilot,
                      autopilot_refresh=container.settings().autopilot.refresh_interval,
                      rpc=container.rpc_services().exposed["http"],
@@ -72,17 +75,6 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
         starlette: Any = app.app  # the guard's inner application holds the server's state
         wiring.attach_server(agents, starlette.state.bloge.tasks)
     return app
-
-
-def _mcp_endpoint(report: Any) -> bool:
-    """on-class: ``/mcp`` when the MCP SDK is installed."""
-    import importlib.util
-
-    available = importlib.util.find_spec("mcp") is not None
-    report.record("McpEndpoint[/mcp]", registered=available, kind="on-class",
-                  reason="the agents as MCP tools (streamable HTTP, stateless)" if available
-                  else "the MCP SDK is not installed: pip install 'bloge[mcp]'")
-    return available
 
 
 def _stopping(container: ApplicationContainer) -> list[Any]:

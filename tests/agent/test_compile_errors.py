@@ -97,6 +97,22 @@ def test_compile_errors_are_located(source: str, position: str, message: str) ->
     assert message in str(error).splitlines()[0]
 
 
+@pytest.mark.parametrize(("source", "key", "word"), [
+    ('agent support {\n  model =\n  tool t : Op { description = "d" }\n}', "model", "tool"),
+    (agent("  system_prompt =\n  tool t : Op { }"), "system_prompt", "tool"),
+    (agent("  memory =\n  tool t : Op { }"), "memory", "tool"),
+    (agent("  exit_condition =\n  tool t : Op { }"), "exit_condition", "tool"),
+])
+def test_a_key_with_no_value_says_so_at_the_key(source: str, key: str, word: str) -> None:
+    error = str(first_error(source))
+    line = next(number for number, text in enumerate(source.splitlines(), 1)
+                if text.strip() == f"{key} =")
+    assert error.startswith(f"agents.bloge:{line}:")
+    assert (f"{key} has no value: write {key} = <value> (the next line's {word!r} begins "
+            "another statement)") in error.splitlines()[0]
+    assert "did you mean the string" not in error
+
+
 def test_the_error_shows_the_source_line_and_a_caret_under_the_problem() -> None:
     error = first_error(agent("  max_turn = 3"))
     assert str(error).splitlines()[:3] == [

@@ -19,7 +19,12 @@ from bloge.autopilot import (
 )
 from bloge.store import Store, StoreError, open_store
 from tests.autopilot.conftest import FakeClock, RecordingBinding
-from tests.store.conftest import durable_store_url, postgres_schema, store_url  # noqa: F401 -- fixtures
+from tests.store.conftest import (  # noqa: F401 -- fixtures
+    durable_store_url,
+    postgres_schema,
+    psycopg_or_skip,
+    store_url,
+)
 
 
 def _autopilot(store: Store, clock: FakeClock, binding: RecordingBinding | None = None,
@@ -77,6 +82,7 @@ async def test_two_approvals_racing_apply_once(store: Store, clock: FakeClock) -
 
 
 async def test_a_store_that_is_down_applies_nothing(clock: FakeClock) -> None:
+    psycopg_or_skip()
     down = open_store("postgresql://postgres@127.0.0.1:1/test")
     binding = RecordingBinding()
     autopilot = Autopilot(store=down, clock=clock)

@@ -50,6 +50,14 @@ def test_a_new_thread_is_continued_by_its_id(app: Path) -> None:
     assert users == [QUESTION, "And where do I confirm it?"]
 
 
+def test_threads_show_takes_a_prefix_of_the_id_like_runs_show(app: Path) -> None:
+    _, thread_id = recorded(bloge("run", "customerSupport", QUESTION, "--thread", "new",
+                                  cwd=app).stderr)
+    shown = bloge("threads", "show", thread_id[:8], cwd=app)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"thread {thread_id} · 5 messages")
+
+
 def test_a_run_out_of_turns_resumes_by_its_id_with_more_turns(app: Path) -> None:
     failed = bloge("run", "customerSupport", QUESTION, "--max-turns", "1", "--json", cwd=app)
     assert failed.returncode == 1

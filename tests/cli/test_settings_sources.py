@@ -7,6 +7,8 @@ import json
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import bloge
 from tests.cli.fake_openai import fake_openai
 from tests.llm.providers.wire_payloads import openai_completion
@@ -91,3 +93,29 @@ def test_a_model_that_reports_no_usage_is_shown_as_tokens_unknown(tmp_path: Path
     assert output["usage"]["unreported_calls"] == 1
     shown = bloge("runs", "show", output["run_id"], cwd=tmp_path, env=env)
     assert "1 model calls, tokens unknown (the model reported no usage)" in shown.stdout
+@pytest.mark.parametrize("command", [["config"], ["run", "customerSupport", "hi"], ["check"],
+                                     ["threads", "list"]])
+def test_a_missing_settings_file_named_by_c_is_named_with_the_option(
+        tmp_path: Path, command: list[str]) -> None:
+    result = bloge(*command, "-c", "missing.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {tmp_path / 'missing.yaml'}: settings file named by -c/--config does not exist\n")
+
+
+@pytest.mark.parametrize("command", [["config"], ["check"], ["serve", "--port", "0"],
+                                     ["run", "customerSupport", "hi"]])
+@pytest.mark.parametrize(("text", "where", "problem"), [
+    ("bloge:\n  llm:\n    provider: offline\f\n", "3:22", "character U+000C is not allowed"),
+    ("bloge:\n  llm:\n    provider: off\0line\n", "3:18", "character U+0000 is not allowed"),
+    ("bloge:\n  llm: " + "[" * 5000 + "]" * 5000 + "\n", "2:70",
+     "settings nest deeper than 64 levels"),
+])
+def test_a_settings_file_yaml_cannot_read_is_exit_2_with_its_file_and_line(
+        tmp_path: Path, command: list[str], text: str, where: str, problem: str) -> None:
+    (tmp_path / "settings.yaml").write_text(text, encoding="utf-8")
+    result = bloge(*command, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"{tmp_path / 'settings.yaml'}:{where}: ")
+    assert problem in result.stderr
+    assert "Traceback" not in result.stderr

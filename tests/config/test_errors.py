@@ -27,6 +27,40 @@ def test_malformed_yaml_is_located_at_file_line_and_column(write: Write, tmp_pat
         "(while parsing a flow sequence at line 3, column 15)")
 
 
+@pytest.mark.parametrize(("character", "code"), [("\f", "U+000C"), ("\0", "U+0000"),
+                                                  ("\x1b", "U+001B")])
+def test_a_control_character_is_located_at_file_line_and_column(
+        write: Write, tmp_path: Path, character: str, code: str) -> None:
+    path = write(f"bloge:\n  llm:\n    provider: off{character}line\n")
+    assert str(error(tmp_path)) == (
+        f"{path}:3:18: not valid YAML: character {code} is not allowed in a YAML file (control "
+        "characters other than tab and line breaks are not); remove it, or write it as an "
+        "escape in a double-quoted string")
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("bloge:\n  llm: " + "[" * 5000 + "]" * 5000 + "\n", "2:70"),
+    ("bloge:\n" + "".join("  " * level + "k:\n" for level in range(1, 5001)), "64:127"),
+    ("bloge:\n  llm: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n", "2:253"),
+])
+def test_nesting_past_the_limit_is_located_not_a_recursion_error(
+        write: Write, tmp_path: Path, text: str, where: str) -> None:
+    path = write(text)
+    assert str(error(tmp_path)) == (
+        f"{path}:{where}: settings nest deeper than 64 levels of mappings and lists")
+
+
+@pytest.mark.parametrize("depth", [65, 500, 50_000])
+def test_json_in_a_variable_nesting_past_the_limit_is_an_error(tmp_path: Path,
+                                                               depth: int) -> None:
+    deep = "[" * depth + "]" * depth
+    assert str(error(tmp_path, environ={"BLOGE_LLM__RETRY__ON_HTTP_CODES": deep})) == (
+        "environment variable BLOGE_LLM__RETRY__ON_HTTP_CODES: "
+        'bloge.llm.retry.on-http-codes is not valid: expected a JSON list such as ["first", '
+        '"second"] or [429, 503] '
+        "nesting at most 64 levels of objects and arrays")
+
+
 def test_bad_indentation_is_located(write: Write, tmp_path: Path) -> None:
     path = write("bloge:\n  llm:\n    provider: openai\n   agents: {}\n")
     assert str(error(tmp_path)).startswith(f"{path}:4:")

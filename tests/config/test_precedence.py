@@ -3,12 +3,15 @@ profile files < BLOGE_ variables < overrides."""
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bloge_config import BlogeSettings, SettingsError, load_settings, load_settings_with_sources
+from bloge_config.environment import NON_SETTING_VARIABLES
 from tests.config.conftest import Write
 
 RETRY_2 = "bloge:\n  llm:\n    retry:\n      max-attempts: 2\n"
@@ -172,6 +175,44 @@ def test_the_working_directory_is_the_default_base(
 def test_os_environ_is_the_default_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BLOGE_LLM__PROVIDER", "anthropic")
     assert load_settings(base_dir=tmp_path).llm.provider == "anthropic"
+
+
+REPO = Path(__file__).resolve().parents[2]
+#: a whole BLOGE_ name of one level (BLOGE_NO_CACHE), not a setting path (BLOGE_LLM__PROVIDER)
+ONE_LEVEL = re.compile(r"BLOGE_[A-Z0-9_]*[A-Z0-9]")
+
+
+def bloge_variables_read_or_documented() -> set[str]:
+    """Every one-level ``BLOGE_`` name the code spells as a string, or the README mentions."""
+    names = set(ONE_LEVEL.findall((REPO / "README.md").read_text(encoding="utf-8")))
+    for root in ("bloge", "config", "container", "examples"):
+        for path in (REPO / root).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names.update(node.value for node in ast.walk(tree)
+                          if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                          and ONE_LEVEL.fullmatch(node.value))
+    return {name for name in names if "__" not in name}
+
+
+def test_every_bloge_variable_that_is_not_a_setting_is_known_as_such() -> None:
+    """A variable bloge reads for another purpose (BLOGE_NO_CACHE) is not taken for a setting."""
+    sections = {name.upper() for name in BlogeSettings.model_fields}
+    others = sorted(name for name in bloge_variables_read_or_documented()
+                    if name.removeprefix("BLOGE_") not in sections)
+    assert "BLOGE_NO_CACHE" in others
+    unknown = [name for name in others
+               if name not in NON_SETTING_VARIABLES and not name.startswith("BLOGE_TEST_")]
+    assert unknown == []
+
+
+@pytest.mark.parametrize("name", ["BLOGE_NO_CACHE", "bloge_no_cache", "BLOGE_REQUIRE_SERVICES"])
+def test_bloge_no_cache_and_the_like_are_not_settings(name: str, tmp_path: Path) -> None:
+    assert load_settings(base_dir=tmp_path, environ={name: "1"}) == BlogeSettings()
+
+
+def test_a_misspelt_setting_of_one_level_is_still_an_unknown_setting(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="LLM_PROVIDER"):
+        load_settings(base_dir=tmp_path, environ={"BLOGE_LLM_PROVIDER": "openai"})
 
 
 def test_the_test_suites_variables_are_not_settings(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bloge_config import SettingsError, load_settings, load_settings_with_sources
+from bloge_config.environment import VENDOR_VARIABLES
 from tests.config.conftest import Write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,9 +53,29 @@ def test_a_bad_vendor_base_url_is_an_error_naming_the_variable(tmp_path: Path) -
         load_settings(base_dir=tmp_path, environ={"OPENAI_BASE_URL": "localhost:11434"})
 
 
-def test_the_repository_settings_placeholders_still_take_the_vendor_variables(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("project", ["empty", "shipped"])
+@pytest.mark.parametrize("variable", sorted(VENDOR_VARIABLES))
+def test_every_sdk_variable_works_in_the_shipped_project_as_in_any(
+        variable: str, project: str, tmp_path: Path) -> None:
+    if project == "shipped":
+        shutil.copy(REPO / "settings.yaml", tmp_path / "settings.yaml")
+    value = "https://gateway.example/v1" if variable.endswith("_URL") else "sk-from-the-sdk"
+    loaded = load_settings_with_sources(base_dir=tmp_path, environ={variable: value})
+    section, provider, field = VENDOR_VARIABLES[variable]
+    setting = getattr(getattr(loaded.settings, section), provider)
+    got = getattr(setting, field)
+    assert (got if isinstance(got, str) else got.get_secret_value()) == value
+    key = f"bloge.{section}.{provider}.{field.replace('_', '-')}"
+    assert loaded.sources[key] == f"environment variable {variable}"
+
+
+@pytest.mark.parametrize("variable", sorted(VENDOR_VARIABLES))
+def test_an_empty_sdk_variable_keeps_the_default_in_the_shipped_project(
+        variable: str, tmp_path: Path) -> None:
     shutil.copy(REPO / "settings.yaml", tmp_path / "settings.yaml")
-    environ = {"OPENAI_BASE_URL": OLLAMA, "OPENAI_API_KEY": "ollama"}
-    openai = load_settings(base_dir=tmp_path, environ=environ).llm.openai
-    assert (openai.base_url, openai.api_key.get_secret_value()) == (OLLAMA, "ollama")
+    section, provider, field = VENDOR_VARIABLES[variable]
+    shipped = getattr(getattr(load_settings(base_dir=tmp_path, environ={variable: ""}), section),
+                      provider)
+    default = getattr(getattr(load_settings(base_dir=tmp_path / "none", environ={}), section),
+                      provider)
+    assert getattr(shipped, field) == getattr(default, field)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -17,22 +18,29 @@ POSTGRES_DSN = os.environ.get("BLOGE_TEST_POSTGRES_DSN",
 REQUIRED = os.environ.get("BLOGE_REQUIRE_SERVICES") == "1"
 
 
-def postgres_or_skip() -> None:
-    """Skip (fail, in CI) when PostgreSQL is not there to test against."""
-    try:
-        import psycopg  # noqa: PLC0415 -- an extra: without it the test skips
-    except ImportError:
-        reason = "psycopg is not installed (pip install -e '.[postgres]')"
-    else:
-        try:
-            psycopg.connect(POSTGRES_DSN, connect_timeout=3).close()
-        except psycopg.OperationalError as exc:
-            reason = f"PostgreSQL is not reachable at {POSTGRES_DSN}: {exc}"
-        else:
-            return
+def skip_or_fail(reason: str) -> None:
+    """Skip with ``reason``, or fail with it under ``BLOGE_REQUIRE_SERVICES=1`` (CI)."""
     if REQUIRED:
         pytest.fail(f"BLOGE_REQUIRE_SERVICES=1 but {reason}")
     pytest.skip(reason)
+
+
+def psycopg_or_skip() -> None:
+    """Skip (fail, in CI) without the PostgreSQL driver, the extra ``[dev]`` leaves out: a
+    ``postgresql://`` store cannot even be opened without it, server or not."""
+    if any(importlib.util.find_spec(name) is None for name in ("psycopg", "psycopg_pool")):
+        skip_or_fail("psycopg is not installed (pip install -e '.[postgres]')")
+
+
+def postgres_or_skip() -> None:
+    """Skip (fail, in CI) when PostgreSQL is not there to test against."""
+    psycopg_or_skip()
+    import psycopg  # noqa: PLC0415 -- an extra, there once psycopg_or_skip() passed
+
+    try:
+        psycopg.connect(POSTGRES_DSN, connect_timeout=3).close()
+    except psycopg.OperationalError as exc:
+        skip_or_fail(f"PostgreSQL is not reachable at {POSTGRES_DSN}: {exc}")
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
-from bloge.store import RunStatus, Store, StoreError, ThreadBusyError
+from bloge.store import RunStatus, Store, StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.ops import (
     AppendEvents,
     AppendMessages,
@@ -246,6 +246,21 @@ async def test_runs_are_found_by_a_unique_prefix(store: Store, clock: Clock) -> 
     assert (await store.find_run("abc")).id == "abc123"
     with pytest.raises(Exception, match="several run ids"):
         await store.find_run("ab")
+
+
+async def test_threads_are_found_by_a_unique_prefix(store: Store, clock: Clock) -> None:
+    await start(store, run_id="r1", thread_id="customer-42")
+    await start(store, run_id="r2", thread_id="support-7")
+    await start(store, run_id="r3", thread_id="customer-4")
+    assert (await store.find_thread("sup")).id == "support-7"
+    assert (await store.find_thread("customer-4")).id == "customer-4"  # whole, not a prefix
+    assert (await store.find_thread("customer-42")).id == "customer-42"
+    with pytest.raises(BlogeUsageError, match="several thread ids"):
+        await store.find_thread("cust")
+    with pytest.raises(StoreNotFoundError, match="no thread 'nobody'"):
+        await store.find_thread("nobody")
+    with pytest.raises(BlogeUsageError, match="no thread id given"):
+        await store.find_thread(" ")
 
 
 @pytest.mark.parametrize("blank", ["", "  "])

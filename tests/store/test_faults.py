@@ -15,7 +15,7 @@ import pytest
 from bloge.core.errors import BlogeUsageError
 from bloge.store import StoreError, open_store
 from bloge.store.sql.schema import VERSION
-from tests.store.conftest import POSTGRES_DSN, postgres_or_skip
+from tests.store.conftest import POSTGRES_DSN, postgres_or_skip, psycopg_or_skip
 
 
 async def test_a_file_that_is_not_sqlite_is_named_with_what_to_do(tmp_path: Path) -> None:
@@ -78,6 +78,7 @@ async def test_an_unknown_scheme_is_a_usage_error() -> None:
 
 
 async def test_postgres_down_is_named_with_the_password_masked() -> None:
+    psycopg_or_skip()
     store = open_store("postgresql://postgres:hunter2@127.0.0.1:1/test")
     with pytest.raises(StoreError, match="cannot reach the database") as failure:
         await store.list_runs()

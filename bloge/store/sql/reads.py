@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from bloge.store.records import (
     Run,
@@ -100,10 +101,17 @@ def _run_filter(thread_id: str | None, status: RunStatus | None, now: float,
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
 
 
-def run_ids_starting(prefix: str, *, limit: int) -> Script[list[str]]:
+#: Where the ids a prefix may name are, and the column that lists the newest matches first.
+_NAMED_BY_PREFIX = {"run": ("bloge_runs", "created_at"), "thread": ("bloge_threads", "updated_at")}
+
+
+def ids_starting(kind: Literal["run", "thread"], prefix: str, *,
+                 limit: int) -> Script[list[str]]:
+    """The ids of runs or threads starting with ``prefix``, the newest first."""
+    table, newest = _NAMED_BY_PREFIX[kind]
     escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    result = yield Query("SELECT id FROM bloge_runs WHERE id LIKE ? ESCAPE '\\' "
-                         "ORDER BY created_at DESC LIMIT ?", (escaped + "%", limit))
+    result = yield Query(f"SELECT id FROM {table} WHERE id LIKE ? ESCAPE '\\' "
+                         f"ORDER BY {newest} DESC LIMIT ?", (escaped + "%", limit))
     return [row[0] for row in result.rows]
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 from rich.markup import escape
 
 from bloge_container.cli.console import out, reported_errors
-from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
+from bloge_container.cli.options import (
+    ConfigOption,
+    ProfileOption,
+    missing_settings_file,
+    open_container,
+)
 
 
 def agents(config: ConfigOption = None, profile: ProfileOption = None) -> None:
@@ -17,7 +22,9 @@ def agents(config: ConfigOption = None, profile: ProfileOption = None) -> None:
         loaded = container.agents()
         project = container.project().path
         if not loaded:
-            out.print("no agents found; check bloge.agents.dsl-locations", markup=False)
+            no_project = missing_settings_file(config)
+            out.print(f"no agents found: {no_project}" if no_project is not None
+                      else "no agents found; check bloge.agents.dsl-locations", markup=False)
             return
         for agent_id, agent in sorted(loaded.items()):
             definition = agent.definition

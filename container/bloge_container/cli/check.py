@@ -30,11 +30,13 @@ def check(
     with reported_errors():
         container = open_container(config, profile)
         compiler = _compiler(container)
-        paths = list(files) if files else _configured_files(container)
+        paths = list(files) if files else _configured_files(container, config)
     declared: dict[tuple[str, str | None], str] = {}
-    problems = sum(_check_file(compiler, path, declared) for path in paths)
+    found = [_check_file(compiler, path, declared) for path in paths]
+    problems, bad = sum(found), sum(1 for count in found if count)
     if problems:
-        err.print(f"{problems} error{'s' if problems != 1 else ''} in {len(paths)} "
+        of = f" of {len(paths)}" if bad != len(paths) else ""
+        err.print(f"{problems} error{'s' if problems != 1 else ''} in {bad}{of} "
                   f"file{'s' if len(paths) != 1 else ''}", markup=False)
         raise typer.Exit(EXIT_USAGE)
 
@@ -93,13 +95,16 @@ def _check_file(compiler: DslCompiler, path: Path,
     return 0
 
 
-def _configured_files(container: ApplicationContainer) -> list[Path]:
+def _configured_files(container: ApplicationContainer, config: Path | None) -> list[Path]:
     from bloge_container.agents import dsl_files
+    from bloge_container.cli.options import missing_settings_file
     from bloge_container.report import ConditionsReport
 
     paths = dsl_files(container.settings().agents.dsl_locations, container.project().path,
                       ConditionsReport())
     if not paths:
-        err.print("no DSL files: give some, or set bloge.agents.dsl-locations", markup=False)
+        no_project = missing_settings_file(config)
+        err.print(f"no DSL files: {no_project}" if no_project is not None
+                  else "no DSL files: give some, or set bloge.agents.dsl-locations", markup=False)
         raise typer.Exit(EXIT_USAGE)
     return paths

@@ -14,11 +14,23 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
+def _settings_file(path: Path | None) -> Path | None:
+    """``-c FILE`` names a file that must exist; said in the option's words, not the API's."""
+    if path is not None and not path.is_file():
+        from bloge_container.cli.console import failure
+
+        problem = "is a directory" if path.is_dir() else "does not exist"
+        raise failure(f"{path.absolute()}: settings file named by -c/--config {problem}")
+    return path
+
+
 ConfigOption = Annotated[
     Path | None,
     typer.Option("--config", "-c", help="Settings file (default: BLOGE_SETTINGS_FILE, else "
                  "./settings.yaml); its folder is the project's, where operator modules and "
-                 "DSL locations are found.", show_default=False, dir_okay=False),
+                 "DSL locations are found.", show_default=False, dir_okay=False,
+                 callback=_settings_file),
 ]
 ProfileOption = Annotated[
     str | None,
@@ -32,6 +44,33 @@ def open_container(config: Path | None, profile: str | None) -> ApplicationConta
     from bloge_container.application import create_container
 
     return create_container(settings_file=config, profile=profile)
+
+
+def missing_settings_file(config: Path | None) -> str | None:
+    """What to say when these options name no settings file and the working directory has no
+    ``settings.yaml``: bloge is not in a project, and what to do about it. ``None`` otherwise.
+
+    bloge reads the ``settings.yaml`` of the working directory only (a file above it could
+    name operator modules to import): one found above is pointed at, never read.
+    """
+    import os
+
+    from bloge_config import settings_file_path
+    from bloge_config.environment import SETTINGS_FILE
+
+    if config is not None or os.environ.get(SETTINGS_FILE):
+        return None
+    path = settings_file_path()
+    if path.is_file():
+        return None
+    here = path.parent.resolve()
+    above = next((folder / path.name for folder in here.parents
+                  if (folder / path.name).is_file()), None)
+    if above is not None:
+        return (f"no {path.name} in {here} (bloge reads the one of the working directory, "
+                f"not {above}): run bloge in {above.parent}, or name it with -c {above}")
+    return (f"no {path.name} in {here} or a folder above it: run bloge in your project's folder "
+            f"(the one with its {path.name}), or name its settings file with -c FILE")
 
 
 def opened_store(container: ApplicationContainer) -> Store:

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bloge_container.cli.console import err, failure, out, reported_errors
-from bloge_container.cli.options import ConfigOption, ProfileOption, open_container
+from bloge_container.cli.options import (
+    ConfigOption,
+    ProfileOption,
+    missing_settings_file,
+    open_container,
+)
 
 if TYPE_CHECKING:
     from bloge import (
@@ -66,7 +71,7 @@ def run(
 
     with reported_errors():
         container = open_container(config, profile)
-        definition = _definition(container, target, agent_id)
+        definition = _definition(container, target, agent_id, config)
         if resume is not None and thread is not None:
             raise failure("--resume continues a checkpoint's own conversation; leave out "
                           "--thread")
@@ -141,7 +146,7 @@ def _thread(container: ApplicationContainer, thread: str | None) -> str | None:
 
 
 def _definition(container: ApplicationContainer, target: str,
-                agent_id: str | None) -> AgentDef:
+                agent_id: str | None, config: Path | None) -> AgentDef:
     path = Path(target)
     if target.endswith(".bloge") or path.is_file():
         from bloge import AgentDslCompiler
@@ -155,6 +160,8 @@ def _definition(container: ApplicationContainer, target: str,
 
     suggestions = did_you_mean(target, agents)
     hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+    if not agents and (no_project := missing_settings_file(config)) is not None:
+        raise failure(f"no agent {target!r}: {no_project}")
     known = ", ".join(sorted(agents)) or "none (check bloge.agents.dsl-locations)"
     raise failure(f"no agent {target!r}{hint} (agents: {known})")
 

@@ -53,7 +53,8 @@ def list_threads(
 
 @threads.command("show")
 def show(
-    thread_id: Annotated[str, typer.Argument(help="The thread's id.", show_default=False)],
+    thread_id: Annotated[str, typer.Argument(help="The thread's id (a unique prefix is enough).",
+                                             show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
@@ -61,7 +62,8 @@ def show(
     """A thread's messages in order: number, role, text (tool calls and results too)."""
     with reported_errors():
         async def read(store: Store) -> tuple[Thread, list[StoredMessage]]:
-            return await store.get_thread(thread_id), await store.thread_messages(thread_id)
+            thread = await store.find_thread(thread_id)
+            return thread, await store.thread_messages(thread.id)
 
         thread, messages = with_store(opened_store(open_container(config, profile)), read)
         if as_json:
