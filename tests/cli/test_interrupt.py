@@ -31,6 +31,11 @@ def wait_for_answer(input):
     return {"answer": "forty-two"}
 
 
+# Asking again does no harm: a run stopped in the middle of this tool runs it again on resume
+# (a call whose outcome is unknown runs again only when its operator says so).
+wait_for_answer.idempotent = True
+
+
 async def ignore_cancellation(input):
     Path("tool-started").write_text("started")
     while True:
