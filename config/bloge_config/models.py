@@ -65,6 +65,8 @@ class OpenAiSettings(_Section):
     ``timeout`` bounds each attempt: connecting, sending and reading the whole answer (for a
     stream, its first byte, then each wait for its next line). ``max_response_bytes`` bounds a
     response, JSON body or whole stream; an OpenAI stream spends some 300 bytes per token.
+    ``max_tokens`` bounds every answer of an agent that sets no ``max_tokens`` of its own
+    (``null``: the server's limit, on many local servers the whole context).
     """
 
     model_config = _SECTION
@@ -72,6 +74,7 @@ class OpenAiSettings(_Section):
     base_url: HttpUrl = "https://api.openai.com/v1"
     api_key: Secret = SecretStr("")
     organization: str | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
     timeout: Annotated[Duration, Field(gt=0)] = 60.0
     max_response_bytes: ResponseBytes = ByteSize(MAX_RESPONSE_BYTES)
 

@@ -33,6 +33,7 @@ from bloge.llm.providers.retry import (
 from bloge.llm.providers.server_errors import (
     message_of,
     redact,
+    request_excerpt,
     server_error_message,
     truncate,
 )
@@ -140,7 +141,7 @@ class ProviderHttpClient:
             except RuntimeError as exc:
                 raise self._unusable_client(exc) from exc
             if response.is_error:
-                raise self._status_failure(response, raw)
+                raise self._status_failure(response, raw, body)
             text = utf8_text(raw)
             try:
                 parsed = json.loads(text)
@@ -219,7 +220,7 @@ class ProviderHttpClient:
             async with asyncio.timeout(self._attempt_timeout):
                 response = await client.send(request, stream=True)
                 try:
-                    chunks, first = await self._first_bytes(response)
+                    chunks, first = await self._first_bytes(response, body)
                 except BaseException:
                     await response.aclose()
                     raise
@@ -231,9 +232,12 @@ class ProviderHttpClient:
             raise self._unusable_client(exc) from exc
         return response, chunks, first
 
-    async def _first_bytes(self, response: httpx.Response) -> tuple[AsyncIterator[bytes], bytes]:
+    async def _first_bytes(
+        self, response: httpx.Response, body: Mapping[str, Any]
+    ) -> tuple[AsyncIterator[bytes], bytes]:
         if response.is_error:
-            raise self._status_failure(response, await read_body(response, limit=self._max_bytes))
+            raw = await read_body(response, limit=self._max_bytes)
+            raise self._status_failure(response, raw, body)
         if response.headers.get("content-type", "").startswith("application/json"):
             # A server that answers a streaming request with plain JSON is reporting an error
             # in a 200 (some proxies and OpenAI-compatible servers do).
@@ -259,12 +263,14 @@ class ProviderHttpClient:
         retryable: bool,
         status_code: int | None = None,
         retry_after: float | None = None,
+        request: Mapping[str, Any] | None = None,
     ) -> AttemptError:
         return AttemptError(
             redact(message, self._secrets),
             status_code=status_code,
             retryable=retryable,
             retry_after=retry_after,
+            request=None if request is None else request_excerpt(request, self._secrets),
         )
 
     def _transport_failure(self, exc: httpx.HTTPError) -> AttemptError:
@@ -287,13 +293,16 @@ class ProviderHttpClient:
         text = str(exc)
         return exc if redact(text, self._secrets) == text else None
 
-    def _status_failure(self, response: httpx.Response, body: bytes) -> AttemptError:
+    def _status_failure(
+        self, response: httpx.Response, answer: bytes, request: Mapping[str, Any]
+    ) -> AttemptError:
         status = response.status_code
         return self._failure(
-            server_error_message(quoted(body)),
+            server_error_message(quoted(answer)),
             status_code=status,
             retryable=status in self._retry.retry_on_status,
             retry_after=retry_after_seconds(response.headers, now=time.time()),
+            request=request,
         )
 
     def _unreadable(self, text: str) -> AttemptError:
