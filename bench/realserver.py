@@ -55,7 +55,10 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                                "request": sent, "status": response.status_code,
                                "content_type": response.headers.get("content-type", ""),
                                "response": body.decode("utf-8", "replace")})
-        return httpx.Response(response.status_code, headers=response.headers, content=body,
+        # The body is decoded now: the headers that describe its encoding no longer hold.
+        headers = [(k, v) for k, v in response.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(response.status_code, headers=headers, content=body,
                               request=request)
 
 
@@ -101,7 +104,7 @@ async def streamed(provider: OpenAIChatProvider, model: str) -> str:
     assert last is not None, "the stream ended without a done chunk"
     assert last.done, "the last chunk is not done"
     assert "".join(pieces).strip(), "the stream carried no text"
-    counted = ("no usage in the stream (recorded as unknown)" if last.prompt_tokens is None
+    counted = ("no usage in the stream" if last.prompt_tokens is None
                else f"usage {last.prompt_tokens}+{last.completion_tokens}")
     return f"{len(pieces) - 1} chunks, finish {last.finish_reason}, {counted}"
 
