@@ -294,11 +294,11 @@ class ProviderHttpClient:
         return exc if redact(text, self._secrets) == text else None
 
     def _status_failure(
-        self, response: httpx.Response, answer: bytes, request: Mapping[str, Any]
+        self, response: httpx.Response, body: bytes, request: Mapping[str, Any]
     ) -> AttemptError:
         status = response.status_code
         return self._failure(
-            server_error_message(quoted(answer)),
+            server_error_message(quoted(body)),
             status_code=status,
             retryable=status in self._retry.retry_on_status,
             retry_after=retry_after_seconds(response.headers, now=time.time()),
