@@ -190,14 +190,17 @@ class ProviderHttpClient:
             await response.aclose()
 
     def error(
-        self, message: str, *, status_code: int | None = None, retryable: bool = False
+        self, message: str, *, status_code: int | None = None, retryable: bool = False,
+        request: Mapping[str, Any] | None = None,
     ) -> ProviderError:
-        """A :class:`ProviderError` of this provider, with the secrets taken out."""
+        """A :class:`ProviderError` of this provider, with the secrets taken out; ``request``
+        is the body the server did not answer, kept as the error's ``request``."""
         return ProviderError(
             redact(message, self._secrets),
             provider=self._provider,
             status_code=status_code,
             retryable=retryable,
+            request=None if request is None else request_excerpt(request, self._secrets),
         )
 
     async def aclose(self) -> None:

@@ -4,9 +4,10 @@ SmolLM2-135M-Instruct, recorded with ``bench/realserver.py --record`` (``recorde
 through ``httpx.MockTransport``.
 
 The server drops the tools of a request that has no ``tool_choice`` (its prompt: 36 tokens
-instead of 224, and a text answer), and answers HTTP 500 with a validation error to an
-assistant message whose ``content`` is null next to its tool calls; the replay answers each
-request as the server did to that shape.
+instead of 224, and a text answer), answers HTTP 500 with a validation error to an assistant
+message whose ``content`` is null next to its tool calls, and ends a stream with tools and
+``tool_choice: "auto"`` at once, without an event (it cannot stream an automatic choice); the
+replay answers each request as the server did to that shape.
 """
 
 from __future__ import annotations
@@ -60,8 +61,12 @@ class LlamaCppPython:
             return answer("tools-without-tool-choice")
         if any(m["role"] == "tool" for m in messages):
             return answer("tool-result-answer")
+        if body.get("stream") and body.get("tools"):
+            # Its log: "ValueError: Automatic streaming tool choice is not supported".
+            auto = body["tool_choice"] == "auto"
+            return answer("stream-auto-tool-choice" if auto else "stream-forced-tool-call")
         if body.get("stream"):
-            return answer("stream-forced-tool-call" if body.get("tools") else "stream")
+            return answer("stream")
         if body.get("tools"):
             return answer("tool-call")
         return answer("cut-at-max-tokens" if body.get("max_tokens") == 8 else "plain")
@@ -147,3 +152,12 @@ async def test_the_recorded_stream_of_a_forced_tool_call_gives_one_call() -> Non
                               '{"a": 2, "b": 3}')]
     assert chunks[-1].finish_reason == "tool_calls"
     assert server.bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "add"}}
+
+
+async def test_a_stream_ended_without_an_event_says_so_and_keeps_the_request() -> None:
+    server = LlamaCppPython()
+    request = LlmRequest("smollm2", (LlmMessage.user("What is 2 + 3?"),), tools=(ADD,))
+    with pytest.raises(ProviderError, match="ended the stream without sending any event") as caught:
+        await collect(provider(server).stream_chat(request))
+    assert caught.value.request is not None
+    assert '"tool_choice":"auto"' in caught.value.request
