@@ -162,10 +162,11 @@ class AgentActivities:
         definition = agent.definition
         summary = bool(payload.get("summary"))
         messages = wire.messages_from_json(payload["messages"])
-        request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"))
+        request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
+                             tools=() if summary else
+                             tuple(tool.tool_definition for tool in definition.tools))
         if not summary:
             request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
-                              tools=tuple(tool.tool_definition for tool in definition.tools),
                               tool_choice=definition.tool_choice, seed=definition.seed)
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
