@@ -82,6 +82,23 @@ class AgentBuilder:
         """Cancel any tool call that runs longer than ``seconds`` (our addition)."""
         return self._set("tool_timeout", seconds)
 
+    def max_tokens(self, tokens: int | None) -> Self:
+        """Bound each model answer to ``tokens`` (our addition; ``None``: the provider's)."""
+        return self._set("max_tokens", tokens)
+
+    def tool_choice(self, choice: str | None) -> Self:
+        """``"auto"``, ``"required"``, ``"none"`` or a tool's name (our addition); a name
+        must be one of the agent's tools when :meth:`build` runs."""
+        return self._set("tool_choice", choice)
+
+    def stop(self, *sequences: str) -> Self:
+        """End each model answer at any of ``sequences`` (our addition)."""
+        return self._set("stop", sequences)
+
+    def seed(self, seed: int | None) -> Self:
+        """Ask the provider for repeatable sampling (our addition)."""
+        return self._set("seed", seed)
+
     def memory(self, strategy: MemoryStrategy) -> Self:
         """Pick a memory strategy, e.g. ``AgentMemoryStrategy.SlidingWindow(20)``."""
         problem = memory_problem(strategy)

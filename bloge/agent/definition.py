@@ -13,6 +13,7 @@ from bloge.agent.keywords import (
     KEYWORDS,
     TOOL_TIMEOUT,
     memory_size_problem,
+    tool_choice_problem,
 )
 from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.schema import infer_parameters
@@ -132,6 +133,18 @@ class AgentDef:
     streaming_buffer_capacity: int = DEFAULT_STREAMING_BUFFER_CAPACITY
     tool_timeout: float | None = None
     """Seconds any tool call may take (our addition; ``None``: no limit)."""
+    max_tokens: int | None = None
+    """The longest answer of each model call, in tokens (our addition; ``None``: the
+    provider's setting)."""
+    tool_choice: str | None = None
+    """Whether the model must call a tool: ``"auto"`` (it chooses; what ``None`` means too),
+    ``"required"`` (some tool), ``"none"`` (no tool) or a tool's name (that tool), for every
+    model call; with ``"required"`` or a tool's name, the run ends through ``exit_condition``
+    or ``max_turns`` (our addition)."""
+    stop: tuple[str, ...] = ()
+    """Sequences that end a model's answer (our addition)."""
+    seed: int | None = None
+    """Asks the provider for repeatable sampling, where it has that (our addition)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -169,6 +182,9 @@ def definition_problems(agent: AgentDef) -> list[str]:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         problems.append(f"tool names must be unique, repeated: {', '.join(repeated)}")
+    problem = tool_choice_problem(agent.tool_choice, tuple(names))
+    if problem:
+        problems.append(problem)
     return problems
 
 

@@ -22,6 +22,7 @@ from bloge.agent.keywords import (
     exit_condition_variable_problem,
     input_binding_variable_problem,
     memory_size_problem,
+    tool_choice_problem,
 )
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.schema import TOOL_ARGS
@@ -86,6 +87,10 @@ class _AgentBlock:
             self._error("'stream agent' declares a streaming agent; remove streaming = false",
                         self.seen["streaming"])
         self._check_tool_calls()
+        choice = tool_choice_problem(self.values.get("tool_choice"),
+                                     tuple(t.name for t in self.tools))
+        if choice:
+            self._error(choice, self.seen["tool_choice"])
         if self.errors:
             raise DslError.collect(self.errors)
         return AgentDef(

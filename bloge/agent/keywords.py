@@ -30,6 +30,15 @@ def _is_seconds(value: Any) -> bool:
     return _is_number(value)
 
 
+def _is_texts(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, str) and v for v in value)
+
+
+def texts(value: Any) -> Any:
+    """A list of strings (``["END"]`` in the DSL) as a tuple; other values unchanged."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 def seconds(value: Any) -> Any:
     """A duration (``30s`` in the DSL) as float seconds; other values unchanged."""
     return value.total_seconds() if isinstance(value, dt.timedelta) else value
@@ -46,6 +55,9 @@ def describe_value(value: Any) -> str:
             return f"the string {value!r}"
         case int() | float():
             return f"the number {number_text(value)}"
+        case list() | tuple():
+            return "a list holding " + ", ".join(describe_value(v) for v in value[:3]) + (
+                ", …" if len(value) > 3 else "") if value else "an empty list"
     return f"a {type(value).__name__}"
 
 
@@ -119,8 +131,33 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("streaming_buffer_capacity", "a whole number", _is_int, minimum=1),
         Keyword("tool_timeout", "a duration such as 30s", _is_seconds, nullable=True,
                 maximum=MAX_SECONDS, convert=seconds),
+        Keyword("max_tokens", "a whole number", _is_int, nullable=True, minimum=1),
+        Keyword("tool_choice", 'a string ("auto", "required", "none" or a tool\'s name)',
+                lambda v: isinstance(v, str), nullable=True),
+        Keyword("stop", "a list of non-empty strings", _is_texts, convert=texts),
+        Keyword("seed", "a whole number", _is_int, nullable=True),
     )
 }
+
+#: What ``tool_choice`` may be besides a tool's name.
+TOOL_CHOICE_MODES = ("auto", "required", "none")
+
+
+def tool_choice_problem(choice: Any, tool_names: tuple[str, ...]) -> str | None:
+    """Why ``choice`` cannot be the ``tool_choice`` of an agent with these tools, or ``None``:
+    ``"required"`` needs a tool, and any other word must name one of them."""
+    if not isinstance(choice, str) or choice in ("auto", "none"):
+        return None
+    if choice == "required":
+        return None if tool_names else 'tool_choice = "required" needs a tool; the agent has none'
+    if choice in tool_names:
+        return None
+    suggestions = did_you_mean(choice, (*tool_names, *TOOL_CHOICE_MODES))
+    hint = (f"; did you mean {suggestions[0]!r}?" if suggestions else
+            f" (its tools: {', '.join(tool_names)})" if tool_names else " (it has no tools)")
+    return (f"tool_choice {choice!r} is not one of the agent's tools{hint}; tool_choice is "
+            '"auto", "required", "none" or the name of one of its tools')
+
 
 #: Every keyword of an agent body, for "did you mean" suggestions.
 AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool")

@@ -63,6 +63,9 @@ class ProviderError(RunError):
 
     ``provider`` names the provider ("openai", "anthropic", …), ``status_code`` is the HTTP
     status when there was one, and the message carries the server's own error text.
+    ``request`` is the request body the server refused with that status (JSON text, secrets
+    taken out, cut to a few KB), so that a server's quirk can be seen in the run's record; it
+    is not part of the message.
     """
 
     def __init__(
@@ -72,10 +75,12 @@ class ProviderError(RunError):
         provider: str,
         status_code: int | None = None,
         retryable: bool = False,
+        request: str | None = None,
     ) -> None:
         self.provider = provider
         self.status_code = status_code
         self.retryable = retryable
+        self.request = request
         status = f" (HTTP {status_code})" if status_code is not None else ""
         super().__init__(f"{provider}{status}: {message}")
 

@@ -24,7 +24,9 @@ class ToolDefinition:
 class LlmRequest:
     """One chat-completion request, provider-neutral.
 
-    ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or a tool name;
+    ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or a tool name (``None``: the
+    provider's default, which lets the model choose); ``seed`` asks for repeatable sampling
+    where the provider supports it (OpenAI's, best effort; Anthropic has none);
     ``response_format`` is passed to providers that support structured output.
     """
 
@@ -36,6 +38,7 @@ class LlmRequest:
     tools: tuple[ToolDefinition, ...] = ()
     tool_choice: str | None = None
     response_format: Mapping[str, Any] | None = None
+    seed: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

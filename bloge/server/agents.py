@@ -73,25 +73,34 @@ class ServedAgents:
                 made.retune(**changes)
         self.definitions[agent_id] = replace(definition, **changes)
 
-    def whole(self, agent_id: str, *, max_turns: int | None = None) -> AgentLoopOperator:
-        """The agent's operator answering whole, with its own or another turn cap."""
-        made = self._operator(agent_id, streaming=False, max_turns=max_turns)
+    def whole(self, agent_id: str, *, max_turns: int | None = None,
+              sampling: Mapping[str, Any] | None = None) -> AgentLoopOperator:
+        """The agent's operator answering whole, with its own or another turn cap, and with
+        ``sampling`` (``temperature``, ``max_tokens``, ``stop``, ``seed``) in place of the
+        agent's own when given."""
+        made = self._operator(agent_id, streaming=False, max_turns=max_turns,
+                              sampling=sampling)
         assert isinstance(made, AgentLoopOperator)
         return made
 
-    def streaming(self, agent_id: str, *,
-                  max_turns: int | None = None) -> StreamingAgentLoopOperator:
-        """The agent's streaming operator, with its own or another turn cap."""
-        made = self._operator(agent_id, streaming=True, max_turns=max_turns)
+    def streaming(self, agent_id: str, *, max_turns: int | None = None,
+                  sampling: Mapping[str, Any] | None = None) -> StreamingAgentLoopOperator:
+        """The agent's streaming operator, as :meth:`whole` makes it."""
+        made = self._operator(agent_id, streaming=True, max_turns=max_turns,
+                              sampling=sampling)
         assert isinstance(made, StreamingAgentLoopOperator)
         return made
 
-    def _operator(self, agent_id: str, *, streaming: bool,
-                  max_turns: int | None) -> AgentOperator:
+    def _operator(self, agent_id: str, *, streaming: bool, max_turns: int | None,
+                  sampling: Mapping[str, Any] | None = None) -> AgentOperator:
         definition = self.definition(agent_id)
-        if max_turns is not None and max_turns != definition.max_turns:
-            changed = AgentBuilder.from_def(definition).max_turns(max_turns).build()
-            return self._build(replace(changed, streaming=streaming))
+        if sampling:
+            # Checked as the DSL checks them (replace() validates the definition).
+            definition = replace(definition, **sampling)
+        if sampling or (max_turns is not None and max_turns != definition.max_turns):
+            if max_turns is not None:
+                definition = AgentBuilder.from_def(definition).max_turns(max_turns).build()
+            return self._build(replace(definition, streaming=streaming))
         key = (agent_id, streaming)
         made = self._made.get(key)
         if made is None:

@@ -64,7 +64,7 @@ async def chat_completions(request: Request) -> Response:
     created = int(time.time())
     if chat.stream:
         return await _streamed(state, chat, created)
-    operator = state.agents.whole(chat.agent_id)
+    operator = state.agents.whole(chat.agent_id, sampling=chat.sampling)
     run_id = new_run_id()
     try:
         output = await answer_whole(state, request, chat.agent_id,
@@ -82,7 +82,7 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) -> Response:
-    streaming = state.agents.streaming(chat.agent_id)
+    streaming = state.agents.streaming(chat.agent_id, sampling=chat.sampling)
     run_id = new_run_id()
     task, events = start_streamed(state, chat.agent_id, run_id,
                                   lambda run, sink: streaming.arun(chat.input, on_chunk=sink,

@@ -5,21 +5,23 @@ tokens and its end → ``chat.completion.chunk`` documents (:class:`ChunkWriter`
 What a request may ask: ``model`` names the agent; ``messages`` — system (or developer),
 user, assistant and tool messages, their content text or a list of parts (text; images by
 URL in user messages) — are the run's input, after the agent's own system prompt; ``stream``
-and ``stream_options.include_usage`` are honoured. What the agent's definition owns — its
-model and how it samples (``temperature``, ``top_p``, ``max_tokens``,
-``max_completion_tokens``) — is checked for its type and not applied, and fields this module
-does not know are ignored (the SDK evolves). What cannot be honoured is refused, naming the
-field: several choices (``n`` > 1), client-side ``tools`` or ``functions`` (the agent's own
-tools run on the server), a ``tool_choice`` other than ``"auto"``, a structured
-``response_format``, ``stop`` sequences, ``logprobs``, ``stream_options`` without ``stream``.
+and ``stream_options.include_usage`` are honoured. How the model answers — ``temperature``,
+``max_completion_tokens`` (or the older ``max_tokens``), ``stop`` and ``seed`` — applies to
+every model call of the run, in place of the agent's own (the run's answer may take several
+calls: tools run between them). ``top_p`` and ``user`` are checked for their type and not
+applied, and fields this module does not know are ignored (the SDK evolves). What cannot be
+honoured is refused, naming the field: several choices (``n`` > 1), client-side ``tools`` or
+``functions`` (the agent's own tools run on the server), a ``tool_choice`` other than
+``"auto"``, a structured ``response_format``, ``logprobs``, ``stream_options`` without
+``stream``, ``max_tokens`` and ``max_completion_tokens`` that differ.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,13 +54,16 @@ class CompletionBody(BaseModel):
     functions: list[dict[str, Any]] | None = None
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
-    stop: str | list[str] | None = None
     logprobs: bool | None = None
-    # The agent's definition owns these: checked, not applied.
+    # How the model answers, for every model call of the run.
     temperature: float | None = Field(default=None, ge=0, le=2)
-    top_p: float | None = Field(default=None, ge=0, le=1)
     max_tokens: int | None = Field(default=None, ge=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
+    stop: str | Annotated[list[Annotated[str, Field(min_length=1)]],
+                          Field(max_length=4)] | None = None  # OpenAI takes up to 4
+    seed: int | None = None
+    # Checked, not applied.
+    top_p: float | None = Field(default=None, ge=0, le=1)
     user: str | None = None
 
 
@@ -70,6 +75,9 @@ class ChatRequest:
     input: AgentInput
     stream: bool
     include_usage: bool
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    """The agent's fields this run changes (``temperature``, ``max_tokens``, ``stop``,
+    ``seed``): what the request set."""
 
 
 def chat_request(body: CompletionBody) -> ChatRequest:
@@ -79,7 +87,17 @@ def chat_request(body: CompletionBody) -> ChatRequest:
         param, message = refused
         raise BadRequestError(f"{param}: {message}", param=param)
     return ChatRequest(body.model, agent_input(body.messages), bool(body.stream),
-                       body.stream_options is not None and body.stream_options.include_usage)
+                       body.stream_options is not None and body.stream_options.include_usage,
+                       sampling_of(body))
+
+
+def sampling_of(body: CompletionBody) -> dict[str, Any]:
+    """The agent's fields ``body`` changes for its run: what it set, nothing else."""
+    limit = body.max_completion_tokens or body.max_tokens
+    stop = [body.stop] if isinstance(body.stop, str) else body.stop
+    changes: dict[str, Any] = {"temperature": body.temperature, "max_tokens": limit,
+                               "stop": tuple(stop) if stop else None, "seed": body.seed}
+    return {name: value for name, value in changes.items() if value is not None}
 
 
 def _refused(body: CompletionBody) -> tuple[str, str] | None:
@@ -93,8 +111,12 @@ def _refused(body: CompletionBody) -> tuple[str, str] | None:
         return "tool_choice", 'the agent chooses its tools; tool_choice may only be "auto"'
     if body.response_format is not None and body.response_format.get("type") != "text":
         return "response_format", "the agent answers in text; structured output is not supported"
-    if body.stop:
-        return "stop", "stop sequences are not supported: the agent's answer ends where it ends"
+    if body.max_tokens and body.max_completion_tokens and (
+            body.max_tokens != body.max_completion_tokens):
+        return "max_tokens", ("max_tokens and max_completion_tokens differ; send one "
+                              "(max_tokens is the older name of max_completion_tokens)")
+    if body.stop == "":
+        return "stop", "a stop sequence must not be empty"
     if body.logprobs:
         return "logprobs", "log probabilities are not available from an agent"
     if body.stream_options is not None and not body.stream:

@@ -33,6 +33,7 @@ from bloge.agent import (
     AgentUsage,
 )
 from bloge.agent.loop.tools import ToolOutcome
+from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.errors import StoreError
@@ -182,8 +183,7 @@ class Recorder:
         status = _status(exit_reason, output)
         failure = None
         if error is not None:
-            described = self.store.redactor(None, "", {"error_message": str(error)})
-            failure = {"type": type(error).__name__, "message": described["error_message"]}
+            failure = self._failure(error)
         document = None if output is None else output.to_dict(messages=False, checkpoint=False)
         if document is not None:
             self.event("done", document)
@@ -208,6 +208,16 @@ class Recorder:
             else:
                 return
         await self.flush()
+
+    def _failure(self, error: BaseException) -> dict[str, str]:
+        """How the run's failure is recorded: its type, message and, when a model's server
+        refused a request, that request (all redacted)."""
+        described = self.store.redactor(None, "", {"error_message": str(error)})
+        failure = {"type": type(error).__name__, "message": described["error_message"]}
+        refused = refused_request(error)
+        if refused is not None:
+            failure["request"] = self.store.redactor(None, "", {"request": refused})["request"]
+        return failure
 
     async def flush(self) -> None:
         """Write what was kept since the last batch, after what the store could not write
@@ -332,3 +342,14 @@ class _EventListener(CallbackEvents):
 
     def keep(self, kind: str, body: Mapping[str, Any]) -> None:
         self._recorder.event(kind, body)
+
+
+def refused_request(error: BaseException) -> str | None:
+    """The request a model's server refused, from the :class:`ProviderError` that ``error``
+    is or was caused by; ``None`` when there is none."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ProviderError):
+            return seen.request
+        seen = seen.__cause__ or seen.__context__
+    return None

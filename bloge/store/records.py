@@ -75,10 +75,17 @@ class StoredMessage:
 
 @dataclass(frozen=True, slots=True)
 class RunError:
-    """Why a run failed: the error's type and its message (secrets taken out)."""
+    """Why a run failed: the error's type and its message (secrets taken out); ``request``,
+    when a model's server refused the run's request, is that request (see
+    :attr:`bloge.core.errors.ProviderError.request`)."""
 
     type: str
     message: str
+    request: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        described = {"type": self.type, "message": self.message}
+        return described if self.request is None else {**described, "request": self.request}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +119,7 @@ class Run:
             "usage": self.usage.to_dict(), "created_at": self.created_at,
             "updated_at": self.updated_at, "finished_at": self.finished_at,
             "output": None if self.output is None else dict(self.output),
-            "error": None if self.error is None else {"type": self.error.type,
-                                                      "message": self.error.message},
+            "error": None if self.error is None else self.error.to_dict(),
             "input": [message.to_dict() for message in self.input],
             "events": self.event_count, "cancel_requested": self.cancel_requested,
         }

@@ -220,6 +220,9 @@ class AgentActivities:
         request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
                              tools=() if summary else
                              tuple(tool.tool_definition for tool in definition.tools))
+        if not summary:
+            request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
+                              tool_choice=definition.tool_choice, seed=definition.seed)
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))

@@ -69,6 +69,8 @@ class OpenAiSettings(_Section):
     for a free connection: the metric ``bloge_model_pool_wait_seconds``); unset, it follows
     ``bloge.server.max-concurrent-runs``. ``max_keepalive_connections`` is how many idle ones
     stay open for reuse; unset, as many as ``max_connections``.
+    ``max_tokens`` bounds every answer of an agent that sets no ``max_tokens`` of its own
+    (``null``: the server's limit, on many local servers the whole context).
     """
 
     model_config = _SECTION
@@ -76,6 +78,7 @@ class OpenAiSettings(_Section):
     base_url: HttpUrl = "https://api.openai.com/v1"
     api_key: Secret = SecretStr("")
     organization: str | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
     timeout: Annotated[Duration, Field(gt=0)] = 60.0
     max_response_bytes: ResponseBytes = ByteSize(MAX_RESPONSE_BYTES)
     max_connections: int | None = Field(default=None, ge=1)

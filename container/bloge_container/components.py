@@ -132,7 +132,8 @@ def openai_provider(settings: BlogeSettings) -> LlmProvider:
             "server that needs no key, set the key to any placeholder such as 'none'"
         )
     return OpenAIChatProvider(base_url=str(section.base_url), api_key=key,
-                              organization=section.organization, timeout=section.timeout,
+                              organization=section.organization, max_tokens=section.max_tokens,
+                              timeout=section.timeout,
                               max_response_bytes=int(section.max_response_bytes),
                               retry=retry_policy(settings),
                               limits=ConnectionPool.of(settings, "openai").limits())

@@ -35,6 +35,10 @@ EVERY_FIELD: dict[str, Any] = {
     "streaming": True,
     "streaming_buffer_capacity": 8,
     "tool_timeout": 5.0,
+    "max_tokens": 256,
+    "tool_choice": "search",
+    "stop": ("END",),
+    "seed": 7,
 }
 
 #: How the builder sets each field of AgentDef.
@@ -42,9 +46,11 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     "id": lambda builder, value: builder,  # AgentBuilder.create(id)
     "memory_strategy": lambda builder, value: builder.memory(value),
     "tools": lambda builder, tools: builder.tool(*tools),
+    "stop": lambda builder, sequences: builder.stop(*sequences),
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",
+        "max_tokens", "tool_choice", "seed",
     )},
 }
 

@@ -20,6 +20,7 @@ class FakeOpenAI:
     status: int = 200
     body: dict[str, Any] = field(default_factory=lambda: openai_completion("Hello from the fake"))
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
     base_url: str = ""
 
 
@@ -29,8 +30,9 @@ def fake_openai(status: int = 200, body: dict[str, Any] | None = None) -> Iterat
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            sent = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             fake.requests.append((self.path, dict(self.headers)))
+            fake.bodies.append(json.loads(sent or b"{}"))
             payload = json.dumps(fake.body).encode()
             self.send_response(fake.status)
             self.send_header("Content-Type", "application/json")

@@ -54,13 +54,22 @@ def test_fields_the_agent_owns_and_unknown_fields_are_accepted() -> None:
     ({"tool_choice": "required"}, "tool_choice"),
     ({"tool_choice": {"type": "function", "function": {"name": "f"}}}, "tool_choice"),
     ({"response_format": {"type": "json_object"}}, "response_format"),
-    ({"stop": ["\n"]}, "stop"),
+    ({"stop": ""}, "stop"),
+    ({"max_tokens": 10, "max_completion_tokens": 20}, "max_tokens"),
     ({"logprobs": True}, "logprobs"),
     ({"stream_options": {"include_usage": True}}, "stream_options"),
 ])
 def test_what_cannot_be_honoured_is_refused_naming_the_field(fields: dict[str, Any],
                                                              param: str) -> None:
     assert refused_param(**fields) == param
+
+
+def test_how_the_model_answers_becomes_the_runs_sampling() -> None:
+    chat = request(temperature=0.3, max_completion_tokens=40, stop="END", seed=7, top_p=0.9)
+    assert chat.sampling == {"temperature": 0.3, "max_tokens": 40, "stop": ("END",), "seed": 7}
+    assert request(max_tokens=12, stop=["a", "b"]).sampling == {"max_tokens": 12,
+                                                                "stop": ("a", "b")}
+    assert request().sampling == {}
 
 
 def test_client_side_tools_are_refused_saying_the_agents_tools_run_on_the_server() -> None:

@@ -345,6 +345,19 @@ async def test_a_failed_recorded_run_names_its_run_in_the_error(store: Store) ->
     assert (failed.value.run_id, failed.value.thread_id) == (run.id, "t9")
 
 
+async def test_the_request_a_server_refused_is_recorded_with_the_failure(store: Store) -> None:
+    def refused(request: LlmRequest) -> LlmResponse:
+        raise ProviderError("HTTP 500: validation error", provider="openai", status_code=500,
+                            request='{"model":"gpt-4o","messages":[{"content":null}]}')
+
+    with pytest.raises(AgentRunError):
+        await agent(store, FunctionProvider(refused), Tools()).aexecute("Hi")
+    (run,) = await store.list_runs()
+    assert run.error is not None
+    assert run.error.request == '{"model":"gpt-4o","messages":[{"content":null}]}'
+    assert run.to_dict()["error"]["request"] == run.error.request
+
+
 async def test_a_tool_result_with_no_json_form_is_recorded_in_its_text_form(store: Store) -> None:
     class Handle:
         def __str__(self) -> str:

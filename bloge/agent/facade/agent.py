@@ -37,8 +37,10 @@ class Agent:
     :class:`~bloge.agent.facade.ChatModel`). ``tools`` are :class:`~bloge.agent.facade.Tool`
     objects or plain typed functions. ``model`` names the model in each request (default: the
     provider's ``model`` attribute, as ``ClaudeProvider`` has; pass it for
-    ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``listeners`` see
-    every callback of the loop, as with any agent operator.
+    ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``max_tokens``
+    bounds each answer of the model; ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``
+    or a tool's name) says whether it must call a tool; ``listeners`` see every callback of
+    the loop, as with any agent operator.
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
     users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
@@ -59,6 +61,8 @@ class Agent:
         max_turns: int = 8,
         model: str | None = None,
         system_prompt: str | None = None,
+        max_tokens: int | None = None,
+        tool_choice: str | None = None,
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
         store: RunStore | None = None,
@@ -69,7 +73,9 @@ class Agent:
         builder = (AgentBuilder.create(name, registry=registry)
                    .model(model if model is not None else _model_of(llm))
                    .max_turns(max_turns)
-                   .system_prompt(system_prompt))
+                   .system_prompt(system_prompt)
+                   .max_tokens(max_tokens)
+                   .tool_choice(tool_choice))
         for tool in tools:
             made = tool_operator(tool)
             ref = f"tool:{made.name}"

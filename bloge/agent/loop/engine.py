@@ -328,7 +328,9 @@ class _Run:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
         request = LlmRequest(definition.model, view, definition.temperature,
-                             tools=engine.tool_definitions)
+                             max_tokens=definition.max_tokens, stop=definition.stop,
+                             tools=engine.tool_definitions, tool_choice=definition.tool_choice,
+                             seed=definition.seed)
         call_model = self._call_model
         started = time.perf_counter()
         with measuring_pool_wait() as pool_wait:

@@ -69,8 +69,8 @@ def messages_request_for(
     request: LlmRequest, *, model: str, max_tokens: int, system: str = ""
 ) -> dict[str, Any]:
     """:func:`build_messages_request` for a neutral request, whose own ``model`` and
-    ``max_tokens`` win over the defaults given here. Anthropic has no ``response_format``;
-    it is not sent."""
+    ``max_tokens`` win over the defaults given here. Anthropic has no ``response_format`` and
+    no ``seed``; they are not sent."""
     return build_messages_request(
         request.model or model,
         request.max_tokens if request.max_tokens is not None else max_tokens,

@@ -47,14 +47,21 @@ async def assembled_stream(
     answer is complete, a malformed event or an error event raises :class:`ProviderError`.
     """
     events = http.stream_events(path, body)
+    seen = False
     async with aclosing(events):
         try:
             async for event in events:
+                seen = True
                 for chunk in assembler.feed_data(event.data):
                     yield chunk
                 if assembler.stopped:
                     await _drained(events)
                     break
+            if not seen:
+                # llama-cpp-python does so when it fails after its 200 (a tool_choice it
+                # cannot stream, say): what it was asked is the clue.
+                raise http.error("the server ended the stream without sending any event (did "
+                                 "it fail after answering 200? its log says why)", request=body)
             if not assembler.finished:
                 raise http.error("the stream ended before the answer was complete")
             final = assembler.finish()

@@ -39,6 +39,7 @@ from bloge.llm.providers.retry import (
 from bloge.llm.providers.server_errors import (
     message_of,
     redact,
+    request_excerpt,
     server_error_message,
     truncate,
 )
@@ -163,7 +164,7 @@ class ProviderHttpClient:
             except RuntimeError as exc:
                 raise self._unusable_client(exc) from exc
             if response.is_error:
-                raise self._status_failure(response, raw)
+                raise self._status_failure(response, raw, body)
             text = utf8_text(raw)
             try:
                 parsed = json.loads(text)
@@ -212,14 +213,17 @@ class ProviderHttpClient:
             await response.aclose()
 
     def error(
-        self, message: str, *, status_code: int | None = None, retryable: bool = False
+        self, message: str, *, status_code: int | None = None, retryable: bool = False,
+        request: Mapping[str, Any] | None = None,
     ) -> ProviderError:
-        """A :class:`ProviderError` of this provider, with the secrets taken out."""
+        """A :class:`ProviderError` of this provider, with the secrets taken out; ``request``
+        is the body the server did not answer, kept as the error's ``request``."""
         return ProviderError(
             redact(message, self._secrets),
             provider=self._provider,
             status_code=status_code,
             retryable=retryable,
+            request=None if request is None else request_excerpt(request, self._secrets),
         )
 
     async def aclose(self) -> None:
@@ -243,7 +247,7 @@ class ProviderHttpClient:
             async with asyncio.timeout(self._attempt_timeout):
                 response = await client.send(request, stream=True)
                 try:
-                    chunks, first = await self._first_bytes(response)
+                    chunks, first = await self._first_bytes(response, body)
                 except BaseException:
                     await response.aclose()
                     raise
@@ -255,9 +259,12 @@ class ProviderHttpClient:
             raise self._unusable_client(exc) from exc
         return response, chunks, first
 
-    async def _first_bytes(self, response: httpx.Response) -> tuple[AsyncIterator[bytes], bytes]:
+    async def _first_bytes(
+        self, response: httpx.Response, body: Mapping[str, Any]
+    ) -> tuple[AsyncIterator[bytes], bytes]:
         if response.is_error:
-            raise self._status_failure(response, await read_body(response, limit=self._max_bytes))
+            raw = await read_body(response, limit=self._max_bytes)
+            raise self._status_failure(response, raw, body)
         if response.headers.get("content-type", "").startswith("application/json"):
             # A server that answers a streaming request with plain JSON is reporting an error
             # in a 200 (some proxies and OpenAI-compatible servers do).
@@ -283,12 +290,14 @@ class ProviderHttpClient:
         retryable: bool,
         status_code: int | None = None,
         retry_after: float | None = None,
+        request: Mapping[str, Any] | None = None,
     ) -> AttemptError:
         return AttemptError(
             redact(message, self._secrets),
             status_code=status_code,
             retryable=retryable,
             retry_after=retry_after,
+            request=None if request is None else request_excerpt(request, self._secrets),
         )
 
     def _transport_failure(self, exc: httpx.HTTPError) -> AttemptError:
@@ -311,7 +320,9 @@ class ProviderHttpClient:
         text = str(exc)
         return exc if redact(text, self._secrets) == text else None
 
-    def _status_failure(self, response: httpx.Response, body: bytes) -> AttemptError:
+    def _status_failure(
+        self, response: httpx.Response, body: bytes, request: Mapping[str, Any]
+    ) -> AttemptError:
         status = response.status_code
         message = server_error_message(quoted(body))
         if status == 404:
@@ -323,6 +334,7 @@ class ProviderHttpClient:
             status_code=status,
             retryable=status in self._retry.retry_on_status,
             retry_after=retry_after_seconds(response.headers, now=time.time()),
+            request=request,
         )
 
     def _unreadable(self, text: str) -> AttemptError:

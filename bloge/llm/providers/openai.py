@@ -18,10 +18,15 @@ from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition, effective_f
 _TOOL_CHOICE_MODES = ("auto", "none", "required")
 
 
-def chat_request_body(request: LlmRequest, *, stream: bool) -> dict[str, Any]:
+def chat_request_body(
+    request: LlmRequest, *, stream: bool, max_tokens: int | None = None
+) -> dict[str, Any]:
     """The JSON body of ``POST /chat/completions`` for ``request``.
 
-    Optional fields are left out when unset, so that servers apply their own defaults. A
+    Optional fields are left out when unset, so that servers apply their own defaults, with
+    two exceptions: ``tool_choice`` travels with every list of tools (``"auto"`` unless the
+    request chose), since some compatible servers (llama-cpp-python) drop the tools of a
+    request that has none; and ``max_tokens`` applies when the request sets none. A
     streaming body asks for ``stream_options.include_usage`` so that usage arrives in the
     stream's last chunk.
     """
@@ -31,17 +36,19 @@ def chat_request_body(request: LlmRequest, *, stream: bool) -> dict[str, Any]:
     }
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    if request.max_tokens is not None:
-        body["max_tokens"] = request.max_tokens
+    limit = request.max_tokens if request.max_tokens is not None else max_tokens
+    if limit is not None:
+        body["max_tokens"] = limit
     if request.stop:
         body["stop"] = list(request.stop)
     if request.tools:
         body["tools"] = [tool_to_wire(t) for t in request.tools]
         # OpenAI rejects tool_choice without tools, so it only travels with them.
-        if request.tool_choice is not None:
-            body["tool_choice"] = tool_choice_to_wire(request.tool_choice)
+        body["tool_choice"] = tool_choice_to_wire(request.tool_choice or "auto")
     if request.response_format is not None:
         body["response_format"] = dict(request.response_format)
+    if request.seed is not None:
+        body["seed"] = request.seed
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -65,8 +72,8 @@ def message_to_wire(message: LlmMessage) -> dict[str, Any]:
                 return {"role": "assistant", "content": message.content}
             return {
                 "role": "assistant",
-                # OpenAI's own answers carry null content next to tool calls.
-                "content": message.content or None,
+                # OpenAI takes null or "" here; llama-cpp-python answers 500 to null.
+                "content": message.content,
                 "tool_calls": [tool_call_to_wire(c) for c in message.tool_calls],
             }
         case "tool":

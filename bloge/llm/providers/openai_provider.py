@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Mapping
+from typing import Any
 
 import httpx
 
+from bloge.core.errors import BlogeUsageError
 from bloge.llm.providers.chunk_stream import assembled_stream
 from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
 from bloge.llm.providers.openai import chat_request_body, parse_chat_response
@@ -25,7 +27,9 @@ class OpenAIChatProvider(HttpProvider):
     Works with OpenAI (``base_url="https://api.openai.com/v1"``) and with compatible servers
     such as Ollama or vLLM. ``api_key`` is sent as ``Authorization: Bearer`` (left out when
     empty, for local servers that need none) and never appears in errors, logs or reprs.
-    ``headers`` are added to every request and win over ours. ``timeout`` (seconds or an
+    ``headers`` are added to every request and win over ours. ``max_tokens`` bounds every
+    answer whose request sets no ``max_tokens`` of its own (``None``: the server's limit,
+    often the whole context). ``timeout`` (seconds or an
     ``httpx.Timeout``) applies to every request, also with an injected ``http_client``, which
     :meth:`aclose` leaves open: it bounds a whole attempt (connecting, sending and reading the
     whole answer, or a stream's first byte) and then each wait for the next line of a stream.
@@ -36,7 +40,7 @@ class OpenAIChatProvider(HttpProvider):
     others wait for a connection (httpx's default: 100); not with an ``http_client``.
     """
 
-    __slots__ = ()
+    __slots__ = ("_max_tokens",)
 
     def __init__(
         self,
@@ -44,6 +48,7 @@ class OpenAIChatProvider(HttpProvider):
         base_url: str,
         api_key: str,
         organization: str | None = None,
+        max_tokens: int | None = None,
         timeout: Timeout = 60.0,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         headers: Mapping[str, str] | None = None,
@@ -52,6 +57,9 @@ class OpenAIChatProvider(HttpProvider):
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
     ) -> None:
+        if max_tokens is not None and max_tokens < 1:
+            raise BlogeUsageError(f"max_tokens must be >= 1, got {max_tokens}")
+        self._max_tokens = max_tokens
         wire_headers: dict[str, str] = {}
         if api_key:
             wire_headers["Authorization"] = f"Bearer {api_key}"
@@ -73,7 +81,7 @@ class OpenAIChatProvider(HttpProvider):
 
     async def chat(self, request: LlmRequest) -> LlmResponse:
         """One completion: text and/or tool calls, finish reason and usage."""
-        body = await self._http.post_json(_PATH, chat_request_body(request, stream=False))
+        body = await self._http.post_json(_PATH, self._body(request, stream=False))
         try:
             return parse_chat_response(body)
         except WireFormatError as exc:
@@ -82,8 +90,11 @@ class OpenAIChatProvider(HttpProvider):
     def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
         """Text chunks as they arrive, then one chunk per complete tool call, then a ``done``
         chunk with the finish reason and usage (requested with ``include_usage``)."""
-        body = chat_request_body(request, stream=True)
+        body = self._body(request, stream=True)
         return assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
+
+    def _body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
+        return chat_request_body(request, stream=stream, max_tokens=self._max_tokens)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"

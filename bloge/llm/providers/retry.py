@@ -181,7 +181,9 @@ class AttemptError(Exception):
     """One failed attempt of a provider call, before retries are decided.
 
     ``retryable`` says whether another attempt may succeed; ``retry_after`` is the server's
-    requested wait in seconds. It never leaves the providers package:
+    requested wait in seconds; ``request`` the refused request as
+    :func:`~bloge.llm.providers.server_errors.request_excerpt` shows it. It never leaves the
+    providers package:
     :func:`call_with_retries` turns the last one into a :class:`ProviderError`.
     """
 
@@ -192,12 +194,14 @@ class AttemptError(Exception):
         status_code: int | None = None,
         retryable: bool,
         retry_after: float | None = None,
+        request: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status_code = status_code
         self.retryable = retryable
         self.retry_after = retry_after
+        self.request = request
 
 
 async def call_with_retries(
@@ -278,6 +282,7 @@ async def call_with_retries(
             provider=provider,
             status_code=failure.status_code,
             retryable=failure.retryable,
+            request=failure.request,
         ) from failure.__cause__
     except TimeoutError as exc:
         if not budget.expired():

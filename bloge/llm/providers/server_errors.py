@@ -13,6 +13,11 @@ MAX_MESSAGE = 500
 
 REDACTED = "***"
 
+#: Longest excerpt of a refused request kept in an error; its end is kept too, since the
+#: newest messages (where a quirk of ours usually shows) come last.
+MAX_REQUEST = 4096
+_REQUEST_TAIL = 1024
+
 
 def server_error_message(body: str) -> str:
     """The message of an error body, or the body text itself (truncated) when it has none.
@@ -67,3 +72,14 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if secret:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def request_excerpt(body: Mapping[str, Any], secrets: Iterable[str]) -> str:
+    """A request body as an error keeps it: compact JSON, secrets and credentials taken out,
+    at most about :data:`MAX_REQUEST` characters (its start and its end)."""
+    text = redact(json.dumps(body, ensure_ascii=False, separators=(",", ":")), secrets)
+    if len(text) <= MAX_REQUEST:
+        return text
+    head = MAX_REQUEST - _REQUEST_TAIL
+    left_out = len(text) - head - _REQUEST_TAIL
+    return f"{text[:head]} … ({left_out} characters left out) … {text[-_REQUEST_TAIL:]}"

@@ -113,6 +113,11 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
         out.print(json.dumps(document, ensure_ascii=False, indent=2), markup=False)
     elif not live:
         out.print(output.content, markup=False)
+    if output.exit_reason == "stop" and output.finish_reason == "length":
+        # The answer looks complete and the command exits 0: say that it is not.
+        err.print(f"warning: the model's answer was cut at its token limit (finish_reason "
+                  f"length); raise max_tokens (the agent's {definition.id!r}, or the provider's "
+                  f"max-tokens setting) for a whole answer", markup=False, style="yellow")
     if output.exit_reason == "exit_condition" and not as_json:
         err.print(f"(the exit condition ended the run after the tools returned: "
                   f"{_encode(output.tool_results)})", markup=False, style="dim")

@@ -165,6 +165,8 @@ def _summary(run: Run) -> list[str]:
              + (f", ended {when(run.finished_at)}" if run.finished_at else "")]
     if run.error is not None:
         lines.append(f"  error {run.error.type}: {run.error.message}")
+        if run.error.request is not None:
+            lines.append(f"  refused request {run.error.request}")
     if run.output is not None:
         lines.append(f"  answer {run.output.get('content', '')}")
     return lines

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bloge.llm import ImagePart, LlmMessage, TextPart, ToolCall, ToolDefinition
+from bloge.llm import ImagePart, LlmMessage, LlmRequest, TextPart, ToolCall, ToolDefinition
 from bloge.llm.providers import build_messages_request
+from bloge.llm.providers.anthropic import messages_request_for
 from bloge.llm.providers.anthropic_messages import CONTINUATION, MISSING_RESULT
 
 WEATHER = ToolDefinition(
@@ -177,3 +178,12 @@ def test_an_empty_tool_result_has_no_content() -> None:
     wire = messages_of(LlmMessage.user("Go"), LlmMessage.assistant("", [PARIS]),
                        LlmMessage.tool("toolu_01", ""))
     assert wire[2]["content"] == [{"type": "tool_result", "tool_use_id": "toolu_01"}]
+
+
+def test_an_agents_max_tokens_tool_choice_and_stop_reach_the_wire_but_no_seed() -> None:
+    request = LlmRequest("claude", (LlmMessage.user("Hi"),), max_tokens=64, stop=("END",),
+                         tools=(WEATHER,), tool_choice="get_weather", seed=7)
+    body = messages_request_for(request, model="claude", max_tokens=1024)
+    assert (body["max_tokens"], body["stop_sequences"]) == (64, ["END"])
+    assert body["tool_choice"] == {"type": "tool", "name": "get_weather"}
+    assert "seed" not in body

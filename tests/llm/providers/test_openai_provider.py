@@ -11,14 +11,16 @@ import pytest
 from bloge.core import ProviderError
 from bloge.llm import LlmChunk, LlmMessage, LlmRequest, ToolCall, ToolDefinition
 from bloge.llm.chunks import join_chunks
-from bloge.llm.providers import OpenAIChatProvider
+from bloge.llm.providers import OpenAIChatProvider, RetryPolicy
 from tests.llm.providers.conftest import OPENAI_KEY
 from tests.llm.providers.wire_payloads import (
     Script,
     WireCall,
+    fail_with,
     json_response,
     openai_chunk,
     openai_completion,
+    openai_error,
     openai_sse,
     openai_stream,
     openai_text_delta,
@@ -244,3 +246,49 @@ async def test_aclose_leaves_an_injected_client_open() -> None:
         pass
     assert not client.is_closed
     await client.aclose()
+
+
+async def test_the_provider_max_tokens_bounds_a_request_that_sets_none() -> None:
+    script = Script([json_response(200, openai_completion("Hi"))])
+    await provider(script, max_tokens=64).chat(REQUEST)
+    assert script.body()["max_tokens"] == 64
+
+
+async def test_a_refused_request_is_kept_in_the_error_without_the_key() -> None:
+    refused = json_response(400, openai_error("bad message", "invalid_request_error"))
+    leaky = LlmRequest("gpt-4o", (LlmMessage.user(f"my key is {OPENAI_KEY}"),))
+    with pytest.raises(ProviderError) as caught:
+        await provider(Script([refused])).chat(leaky)
+    assert caught.value.request is not None
+    assert caught.value.request.startswith('{"model":"gpt-4o","messages":[{"role":"user"')
+    assert OPENAI_KEY not in caught.value.request
+    assert "bad message" in str(caught.value)
+    assert "messages" not in str(caught.value)
+
+
+async def test_a_refused_streaming_request_is_kept_in_the_error() -> None:
+    refused = json_response(400, openai_error("bad message", "invalid_request_error"))
+    with pytest.raises(ProviderError) as caught:
+        await collect(provider(Script([refused])).stream_chat(REQUEST))
+    assert caught.value.request is not None
+    assert '"stream":true' in caught.value.request
+
+
+async def test_a_long_refused_request_is_cut_keeping_its_start_and_end() -> None:
+    refused = json_response(400, openai_error("too long", "invalid_request_error"))
+    long = LlmRequest("gpt-4o", (LlmMessage.user("x" * 50_000), LlmMessage.user("the end")))
+    with pytest.raises(ProviderError) as caught:
+        await provider(Script([refused])).chat(long)
+    kept = caught.value.request
+    assert kept is not None
+    assert len(kept) < 5_000
+    assert kept.startswith('{"model":"gpt-4o"')
+    assert "characters left out" in kept
+    assert kept.endswith('"the end"}]}')
+
+
+async def test_a_connection_failure_has_no_refused_request() -> None:
+    script = Script([fail_with(httpx.ConnectError, "refused")])
+    with pytest.raises(ProviderError) as caught:
+        await provider(script, retry=RetryPolicy(max_attempts=1)).chat(REQUEST)
+    assert caught.value.request is None

@@ -37,7 +37,7 @@ def test_every_role_maps_to_its_chat_message() -> None:
     assert body["messages"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Weather in Paris?"},
-        {"role": "assistant", "content": None, "tool_calls": [
+        {"role": "assistant", "content": "", "tool_calls": [
             {"id": "call_abc", "type": "function",
              "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
         {"role": "tool", "tool_call_id": "call_abc", "content": '{"temp":21}'},
@@ -86,6 +86,28 @@ def test_options_are_sent_under_their_wire_names() -> None:
 def test_tool_choice_modes_and_tool_names(choice: str, wire: object) -> None:
     body = chat_request_body(request(tools=(WEATHER,), tool_choice=choice), stream=False)
     assert body["tool_choice"] == wire
+
+
+def test_tools_without_a_tool_choice_travel_with_tool_choice_auto() -> None:
+    # llama-cpp-python drops the tools of a request that has no tool_choice.
+    assert chat_request_body(request(tools=(WEATHER,)), stream=False)["tool_choice"] == "auto"
+
+
+def test_tool_calls_without_text_carry_empty_content_not_null() -> None:
+    # llama-cpp-python answers HTTP 500 to "content": null on an assistant message.
+    message = LlmMessage.assistant("", [ToolCall("call_1", "get_weather", '{"city":"Paris"}')])
+    [wire] = chat_request_body(request(message), stream=False)["messages"]
+    assert wire["content"] == ""
+
+
+def test_the_seed_is_sent() -> None:
+    assert chat_request_body(request(seed=7), stream=False)["seed"] == 7
+
+
+def test_the_provider_max_tokens_applies_when_the_request_sets_none() -> None:
+    assert chat_request_body(request(), stream=False, max_tokens=64)["max_tokens"] == 64
+    body = chat_request_body(request(max_tokens=8), stream=False, max_tokens=64)
+    assert body["max_tokens"] == 8
 
 
 def test_tool_choice_without_tools_is_not_sent() -> None:
