@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bloge.core.fields import MISSING, read_path
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a run is for: the caller a server authenticated (``key:`` and the start of its
+    API key's SHA-256, never the key). A recorded run and a new thread belong to ``name``;
+    only an ``admin`` may run on a thread that belongs to another principal (or to none).
+    A tool that acts on someone's behalf reads it from ``ctx.principal``."""
+
+    name: str
+    admin: bool = False
 
 
 class OperatorContext(Mapping[str, Any]):
@@ -23,15 +35,20 @@ class OperatorContext(Mapping[str, Any]):
     ``idempotency_key`` is set for a tool call of a recorded run (``run:turn:call_id``, see
     :mod:`bloge.store`): the same for every attempt of that call, also when a resumed run runs
     it again, so that an operator with side effects can tell a repeat from a new request.
+
+    ``principal`` is who the run is for (a :class:`Principal`, set by the server that took
+    the request; ``None`` when nobody was authenticated). It is no value of the mapping: a
+    DSL binding or a model cannot read or set it.
     """
 
     __slots__ = ("_parent", "_values", "execution_id", "graph_name", "idempotency_key",
-                 "node_id")
+                 "node_id", "principal")
 
     execution_id: str
     graph_name: str | None
     node_id: str | None
     idempotency_key: str | None
+    principal: Principal | None
 
     def __init__(
         self,
@@ -42,6 +59,7 @@ class OperatorContext(Mapping[str, Any]):
         graph_name: str | None = None,
         node_id: str | None = None,
         idempotency_key: str | None = None,
+        principal: Principal | None = None,
     ) -> None:
         self._values: dict[str, Any] = dict(values or {})
         self._parent = parent
@@ -57,6 +75,9 @@ class OperatorContext(Mapping[str, Any]):
         self.idempotency_key = idempotency_key if idempotency_key is not None else (
             parent.idempotency_key if parent is not None else None
         )
+        self.principal = principal if principal is not None else (
+            parent.principal if parent is not None else None
+        )
 
     @classmethod
     def root(
@@ -65,9 +86,11 @@ class OperatorContext(Mapping[str, Any]):
         *,
         execution_id: str | None = None,
         graph_name: str | None = None,
+        principal: Principal | None = None,
     ) -> OperatorContext:
-        """A context with no parent: the start of one execution."""
-        return cls(values, execution_id=execution_id, graph_name=graph_name)
+        """A context with no parent: the start of one execution (for ``principal``)."""
+        return cls(values, execution_id=execution_id, graph_name=graph_name,
+                   principal=principal)
 
     def child(
         self,

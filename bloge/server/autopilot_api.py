@@ -2,15 +2,15 @@
 made by the principal its API key names, so that nobody approves their own proposal.
 
 Every endpoint needs an API key (``bloge.server.api-keys``), also on loopback: an approval
-applies a change to the running system. A key's principal is ``key:`` and the first 12 hex
-digits of its SHA-256, the same in every process and log, never the key itself.
+applies a change to the running system. A key's principal is the guard's
+(:func:`bloge.server.guard.principal_of`): ``key:`` and the first 12 hex digits of its
+SHA-256, the same in every process and log, never the key itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
@@ -26,6 +26,7 @@ from bloge.autopilot import (
     ProposalNotFoundError,
 )
 from bloge.core.errors import BlogeError
+from bloge.server.guard import principal_of
 from bloge.server.inputs import STRICT_BODY, json_body
 from bloge.server.problems import problem
 
@@ -54,20 +55,12 @@ class VerdictBody(BaseModel):
     reason: str = Field(default="", max_length=2000)
 
 
-def principal_of(request: Request) -> str | None:
-    """The principal of the request's API key (the guard has checked it), or ``None``."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return "key:" + hashlib.sha256(token.strip().encode()).hexdigest()[:12]
-
-
 def _autopilot(request: Request) -> Autopilot | Response:
     found: Autopilot | None = getattr(request.app.state, "autopilot", None)
     if found is None:
         return problem("the autopilot is off: bloge.autopilot.knobs declares no knob",
                        status=404)
-    if not request.app.state.bloge.config.api_keys:
+    if principal_of(request) is None:  # the guard let it in without a key: a server has none
         return problem("the autopilot's endpoints need an API key: set bloge.server.api-keys",
                        status=403)
     return found
@@ -88,8 +81,10 @@ async def propose(request: Request) -> Response:
     if isinstance(pilot, Response):
         return pilot
     body = await json_body(request, ProposalBody)
+    who = principal_of(request)
+    assert who is not None  # _autopilot() refused a request without a key
     decision = await pilot.apropose(request.path_params["name"], body.value,
-                                    principal=principal_of(request), reason=body.reason)
+                                    principal=who.name, reason=body.reason)
     return JSONResponse(decision.to_dict())
 
 
@@ -116,14 +111,14 @@ async def _verdict(request: Request, *, approving: bool) -> Response:
     if isinstance(pilot, Response):
         return pilot
     who = principal_of(request)
-    assert who is not None  # _autopilot() refused a server without keys; the guard, no key
+    assert who is not None  # _autopilot() refused a request without a key
     proposal_id = request.path_params["proposal_id"]
     body = await json_body(request, VerdictBody, empty_ok=True)
     try:
         if approving:
-            decision = await pilot.aapprove(proposal_id, principal=who)
+            decision = await pilot.aapprove(proposal_id, principal=who.name)
             return JSONResponse(decision.to_dict())
-        rejected = await pilot.areject(proposal_id, principal=who, reason=body.reason)
+        rejected = await pilot.areject(proposal_id, principal=who.name, reason=body.reason)
         return JSONResponse(rejected.to_dict())
     except ProposalNotFoundError as exc:
         return problem(str(exc), status=404, param="proposal_id", code="not_found")

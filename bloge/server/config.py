@@ -13,7 +13,9 @@ class ServerConfig:
     """The server's limits and its guards (settings ``bloge.server``).
 
     It binds ``host`` (loopback unless told otherwise). When ``api_keys`` are set, every
-    request but ``GET /healthz`` and the chat page itself needs ``Authorization: Bearer <key>``.
+    request but ``GET /healthz`` and the chat page itself needs ``Authorization: Bearer <key>``;
+    threads and runs then belong to the key that created them (another key gets 404), except
+    for ``admin_keys``, which are keys too and see every thread and run.
     ``Host`` must be one of ``allowed_hosts`` (by default the loopback names and ``host``), and
     an ``Origin``, when a browser sends one, must be this server itself or one of
     ``cors_origins`` (CORS is off unless some are given) — the guard against DNS rebinding.
@@ -34,6 +36,7 @@ class ServerConfig:
     port: int = 8000
     default_agent: str | None = None
     api_keys: tuple[str, ...] = field(default=(), repr=False)
+    admin_keys: tuple[str, ...] = field(default=(), repr=False)
     allowed_hosts: tuple[str, ...] = ()
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: int = 1024 * 1024

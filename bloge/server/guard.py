@@ -6,16 +6,25 @@ rebound DNS name makes them look same-origin. So the ``Host`` header must name t
 an ``Origin`` (sent by browsers, never by other clients) must be this server (the host and
 port the ``Host`` header names) or an allowed origin, and with API keys every request but the
 public ones needs its key.
+
+The guard also says who made the request (:func:`principal_of`): the one place a principal
+is derived, so that every check (the autopilot's four eyes, who owns a run or a thread)
+sees the same one. A request with two ``Authorization`` (or ``X-Api-Key``) headers is
+refused: one reader could take the first and another the last.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.requests import HTTPConnection
+
+from bloge.core.context import Principal
 from bloge.rpc.errors import code_of_status
 from bloge.server.config import ServerConfig
 from bloge.server.problems import error_body
@@ -34,6 +43,29 @@ _CORS_METHODS = "GET, POST, DELETE, OPTIONS"
 _RPC_PREFIX = "/rpc/"
 _CORS_HEADERS = ("Authorization, Content-Type, Last-Event-ID, Mcp-Protocol-Version, "
                  "Mcp-Session-Id")
+#: Headers a credential may travel in: each may come once.
+_CREDENTIAL_HEADERS = (b"authorization", b"x-api-key")
+#: Where the guard leaves the request's principal in the ASGI scope.
+_PRINCIPAL = "bloge.principal"
+
+
+def key_principal(key: str) -> str:
+    """The principal of an API key: ``key:`` and the first 12 hex digits of its SHA-256,
+    the same in every process and log, never the key itself."""
+    return "key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def principal_of(connection: HTTPConnection) -> Principal | None:
+    """Who made the request, as the guard found it: the principal of its valid API key, or
+    ``None`` (a server without keys; a public endpoint asked without one)."""
+    found: Principal | None = connection.scope.get(_PRINCIPAL)
+    return found
+
+
+def owner_filter(principal: Principal | None) -> str | None:
+    """Whose threads and runs ``principal`` may see: ``None`` for all (an admin key, or a
+    server without keys), else its own name."""
+    return None if principal is None or principal.admin else principal.name
 
 
 class BodyTooLargeError(Exception):
@@ -48,7 +80,8 @@ class Guard:
         self.config = config
         self._hosts = config.hosts()
         self._origins = frozenset(o.rstrip("/") for o in config.cors_origins)
-        self._keys = tuple(key.encode() for key in config.api_keys)
+        self._keys = tuple((key.encode(), key in config.admin_keys)
+                           for key in (*config.api_keys, *config.admin_keys))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,6 +90,11 @@ class Guard:
         headers = {name.decode("latin-1").lower(): value.decode("latin-1")
                    for name, value in scope["headers"]}
         rpc = scope["path"].startswith(_RPC_PREFIX)
+        repeated = _repeated_credential(scope["headers"])
+        if repeated is not None:
+            await _refuse(send, 400, f"the request has more than one {repeated} header; send "
+                          "one credential", rpc=rpc)
+            return
         host = _host_name(headers.get("host", ""))
         if host not in self._hosts:
             await _refuse(send, 400, f"Host {host!r} is not served here; add it to "
@@ -73,10 +111,12 @@ class Guard:
         if cors and method == "OPTIONS":
             await _respond(send, 204, b"", _cors_headers(origin or "", preflight=True))
             return
-        if self._keys and (method, scope["path"]) not in PUBLIC and not self._authorized(headers):
+        principal = self._principal(headers) if self._keys else None
+        if self._keys and (method, scope["path"]) not in PUBLIC and principal is None:
             await _refuse(send, 401, "a valid API key is needed: send Authorization: Bearer "
                           "<key>", extra=[(b"www-authenticate", b"Bearer")], rpc=rpc)
             return
+        scope[_PRINCIPAL] = principal
         declared = headers.get("content-length")
         limit = self.config.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -85,14 +125,18 @@ class Guard:
         await self._forward(scope, _limited(receive, limit), send,
                             origin if cors else None, rpc=rpc)
 
-    def _authorized(self, headers: dict[str, str]) -> bool:
+    def _principal(self, headers: dict[str, str]) -> Principal | None:
+        """The principal of the request's valid key; ``None`` without one."""
         scheme, _, token = headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            return False
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
         given = token.strip().encode()
         # Every key is compared, in constant time each: the answer takes as long either way.
-        matches = [hmac.compare_digest(given, key) for key in self._keys]
-        return any(matches)
+        matches = [(hmac.compare_digest(given, key), admin) for key, admin in self._keys]
+        if not any(matched for matched, _ in matches):
+            return None
+        admin = any(matched and admin for matched, admin in matches)
+        return Principal(key_principal(token.strip()), admin=admin)
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send,
                        origin: str | None, *, rpc: bool) -> None:
@@ -113,6 +157,13 @@ class Guard:
             if not started:
                 await _refuse(send, 413, f"the request body is larger than "
                               f"{self.config.max_body_bytes} bytes", rpc=rpc)
+
+
+def _repeated_credential(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The name of a credential header the request carries more than once, if any."""
+    names = [name.lower() for name, _ in raw]
+    return next((name.decode().title() for name in _CREDENTIAL_HEADERS
+                 if names.count(name) > 1), None)
 
 
 def _limited(receive: Receive, limit: int) -> Receive:

@@ -178,9 +178,10 @@ class ServerSettings(_Section):
     """``bloge.server``: ``bloge serve`` (see :class:`bloge.server.ServerConfig` for what each
     guard does). Loopback unless ``host`` says otherwise; ``api-keys`` (a list; from the
     environment ``BLOGE_SERVER__API_KEYS='["…"]'``) make every endpoint but ``/healthz`` and
-    the chat page ask for one. ``header-timeout``, ``body-timeout``, ``idle-timeout`` and
-    ``max-connections`` bound what slow, silent or many clients can hold (see each field's
-    description)."""
+    the chat page ask for one; threads and runs then belong to the key that created them
+    (another key gets 404; ``admin-keys`` see all). ``header-timeout``, ``body-timeout``,
+    ``idle-timeout`` and ``max-connections`` bound what slow, silent or many clients can hold
+    (see each field's description)."""
 
     model_config = _SECTION
 
@@ -189,6 +190,10 @@ class ServerSettings(_Section):
     workers: int = Field(default=1, ge=1)
     default_agent: str | None = None
     api_keys: tuple[Secret, ...] = ()
+    admin_keys: tuple[Secret, ...] = Field(
+        default=(), description="API keys that see and continue every principal's threads "
+        "and runs (an operator's), also those recorded before keys were set, which belong to "
+        "nobody; accepted as API keys too. Any other key sees only its own (404 for the rest)")
     allowed_hosts: tuple[str, ...] = ()
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: ResponseBytes = ByteSize(1024 * 1024)
@@ -211,7 +216,7 @@ class ServerSettings(_Section):
         default=1000, ge=1, description="How many connections the server (each worker) "
         "holds open at once; past them, requests are answered 503")
 
-    @field_validator("api_keys")
+    @field_validator("api_keys", "admin_keys")
     @classmethod
     def _no_blank_key(cls, keys: tuple[SecretStr, ...]) -> tuple[SecretStr, ...]:
         # A blank key turns the guard on, yet no client can send it: every request refused.

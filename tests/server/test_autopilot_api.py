@@ -112,6 +112,21 @@ def test_a_proposal_is_approved_by_another_key_and_applies(pilot: Pilot) -> None
     assert again.json()["error"]["code"] == "decided"
 
 
+def test_a_proposer_cannot_approve_with_a_second_authorization_header(pilot: Pilot) -> None:
+    # The guard once checked the last header and the autopilot took its principal from the
+    # first: a made-up first key approved the proposal of the real second one.
+    proposed = pilot.call("POST", "/autopilot/knobs/turns/proposals", json={"value": 8})
+    proposal_id = proposed.json()["proposal_id"]
+    doubled = httpx.post(pilot.server.url(f"/autopilot/proposals/{proposal_id}/approve"),
+                         headers=[("Authorization", "Bearer made-up"),
+                                  ("Authorization", f"Bearer {KEYS[0]}")], timeout=10)
+    assert doubled.status_code == 400, doubled.text
+    assert "more than one Authorization header" in doubled.json()["error"]["message"]
+    assert pilot.agents.definition("helper").max_turns == 4
+    listed = pilot.call("GET", "/autopilot/proposals", key=KEYS[1]).json()["proposals"]
+    assert [p["status"] for p in listed] == ["pending"]
+
+
 def test_a_proposal_made_by_another_process_is_listed_and_rejected(pilot: Pilot) -> None:
     proposal_id = _propose_elsewhere(pilot.store_url, 9, "user:ops")
     listed = pilot.call("GET", "/autopilot/proposals").json()["proposals"]

@@ -42,6 +42,17 @@ def test_with_keys_every_endpoint_but_healthz_needs_one(serve: Serve) -> None:
                      ).status_code == 200
 
 
+@pytest.mark.parametrize("header", ["Authorization", "X-Api-Key"])
+@pytest.mark.parametrize("keys", [(), ("key-1",)])
+def test_two_credential_headers_are_a_400(serve: Serve, header: str,
+                                          keys: tuple[str, ...]) -> None:
+    served = serve(ScriptedProvider("Hi."), api_keys=keys)
+    doubled = httpx.get(served.url("/agents"), headers=[(header, "Bearer key-1"),
+                                                        (header, "Bearer key-1")])
+    assert doubled.status_code == 400
+    assert f"more than one {header} header" in doubled.json()["error"]["message"]
+
+
 def test_a_host_the_server_does_not_serve_is_refused(serve: Serve) -> None:
     served = serve(ScriptedProvider("Hi."))
     response = httpx.get(served.url("/agents"), headers={"Host": "rebound.example:8000"})
