@@ -30,11 +30,13 @@ MESSAGE_SCHEMA: dict[str, Any] = {
 
 @dataclass(frozen=True, slots=True)
 class AgentTool:
-    """One agent as a tool: ``answer(message)`` runs it and returns its answer's text."""
+    """One agent as a tool: ``answer(message, request)`` runs it and returns its answer's
+    text; ``request`` is the HTTP request the call came in (``None`` over stdio), whose
+    caller the run is for."""
 
     name: str
     description: str
-    answer: Callable[[str], Awaitable[str]]
+    answer: Callable[[str, Any], Awaitable[str]]
 
 
 def describe_agent(definition: AgentDef) -> str:
@@ -69,7 +71,7 @@ def agents_server(tools: Sequence[AgentTool], *, name: str = "bloge") -> Server[
             return _failed("the argument message must be the user's message, a non-empty "
                            "string")
         try:
-            answer = await tool.answer(message)
+            answer = await tool.answer(message, getattr(ctx, "request", None))
         except BlogeError as exc:
             return _failed(str(exc))
         return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=answer)])

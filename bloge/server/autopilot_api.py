@@ -3,7 +3,7 @@ made by the principal its API key names, so that nobody approves their own propo
 
 Every endpoint needs an API key (``bloge.server.api-keys``), also on loopback: an approval
 applies a change to the running system. A key's principal is the guard's
-(:func:`bloge.server.guard.principal_of`): ``key:`` and the first 12 hex digits of its
+(:func:`bloge.server.principals.principal_of`): ``key:`` and the first 12 hex digits of its
 SHA-256, the same in every process and log, never the key itself.
 """
 
@@ -26,8 +26,8 @@ from bloge.autopilot import (
     ProposalNotFoundError,
 )
 from bloge.core.errors import BlogeError
-from bloge.server.guard import principal_of
 from bloge.server.inputs import STRICT_BODY, json_body
+from bloge.server.principals import principal_of
 from bloge.server.problems import problem
 
 if TYPE_CHECKING:

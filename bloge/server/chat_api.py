@@ -10,6 +10,7 @@ from starlette.routing import Route
 from bloge.agent import AgentRunError
 from bloge.server.inputs import text_body
 from bloge.server.launch import answer_whole, new_run_id, run_failure
+from bloge.server.principals import run_context
 from bloge.server.state import state_of
 from bloge.server.tasks import RunCancelledError
 
@@ -32,9 +33,10 @@ async def _chat(request: Request, agent_id: str) -> Response:
     operator = state.agents.whole(agent_id)
     run_id = new_run_id()
     named = {"Bloge-Run-Id": run_id}
+    ctx = run_context(request)
     try:
         output = await answer_whole(state, request, agent_id,
-                                    lambda run: operator.aexecute(text, run_id=run),
+                                    lambda run: operator.aexecute(text, ctx, run_id=run),
                                     run_id=run_id)
     except (AgentRunError, RunCancelledError, TimeoutError) as error:
         failure = await run_failure(state, run_id, error)

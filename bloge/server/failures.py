@@ -19,6 +19,8 @@ from bloge.server.tasks import RunRunningError, ServerStoppingError, TooManyRuns
 from bloge.store import StoreError, StoreNotFoundError, ThreadBusyError
 
 _log = logging.getLogger("bloge.server")
+#: What a client is told of a store that fails (the server's log says more).
+UNAVAILABLE = "the run store cannot be used now; the server's log says why"
 
 
 async def bad_request(request: Request, exc: Exception) -> Response:
@@ -27,12 +29,15 @@ async def bad_request(request: Request, exc: Exception) -> Response:
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, StoreError):  # the client sees the id; where the store is, the log
+        _log.debug("%s %s: %s", request.method, request.url.path, exc)
+        return problem(exc.reason, status=404)
     return problem(str(exc.args[0]) if exc.args else str(exc), status=404)
 
 
 async def busy(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ThreadBusyError)
-    return problem(str(exc), status=409, param="thread_id", code="thread_busy")
+    return problem(exc.reason, status=409, param="thread_id", code="thread_busy")
 
 
 async def running(request: Request, exc: Exception) -> Response:
@@ -50,7 +55,9 @@ async def usage(request: Request, exc: Exception) -> Response:
 
 
 async def unavailable(request: Request, exc: Exception) -> Response:
-    return problem(str(exc), status=503, code="store_unavailable")
+    # Why a store fails names where it is (a path, a user, a host): for the log alone.
+    _log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return problem(UNAVAILABLE, status=503, code="store_unavailable")
 
 
 async def stopping(request: Request, exc: Exception) -> Response:

@@ -7,26 +7,24 @@ an ``Origin`` (sent by browsers, never by other clients) must be this server (th
 port the ``Host`` header names) or an allowed origin, and with API keys every request but the
 public ones needs its key.
 
-The guard also says who made the request (:func:`principal_of`): the one place a principal
-is derived, so that every check (the autopilot's four eyes, who owns a run or a thread)
-sees the same one. A request with two ``Authorization`` (or ``X-Api-Key``) headers is
-refused: one reader could take the first and another the last.
+The guard also says who made the request (:func:`bloge.server.principals.principal_of`): the
+one place a principal is derived, so that every check (the autopilot's four eyes, who owns a
+run or a thread) sees the same one. A request with two ``Authorization`` (or ``X-Api-Key``)
+headers is refused: one reader could take the first and another the last.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from starlette.requests import HTTPConnection
-
 from bloge.core.context import Principal
 from bloge.rpc.errors import code_of_status
 from bloge.server.config import ServerConfig
+from bloge.server.principals import SCOPE_KEY, key_principal
 from bloge.server.problems import error_body
 
 Scope = MutableMapping[str, Any]
@@ -45,29 +43,6 @@ _CORS_HEADERS = ("Authorization, Content-Type, Last-Event-ID, Mcp-Protocol-Versi
                  "Mcp-Session-Id")
 #: Headers a credential may travel in: each may come once.
 _CREDENTIAL_HEADERS = (b"authorization", b"x-api-key")
-#: Where the guard leaves the request's principal in the ASGI scope.
-_PRINCIPAL = "bloge.principal"
-
-
-def key_principal(key: str) -> str:
-    """The principal of an API key: ``key:`` and the first 12 hex digits of its SHA-256,
-    the same in every process and log, never the key itself."""
-    return "key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
-
-
-def principal_of(connection: HTTPConnection) -> Principal | None:
-    """Who made the request, as the guard found it: the principal of its valid API key, or
-    ``None`` (a server without keys; a public endpoint asked without one)."""
-    found: Principal | None = connection.scope.get(_PRINCIPAL)
-    return found
-
-
-def owner_filter(principal: Principal | None) -> str | None:
-    """Whose threads and runs ``principal`` may see: ``None`` for all (an admin key, or a
-    server without keys), else its own name."""
-    return None if principal is None or principal.admin else principal.name
-
-
 class BodyTooLargeError(Exception):
     """The request's body is larger than the server takes."""
 
@@ -116,7 +91,7 @@ class Guard:
             await _refuse(send, 401, "a valid API key is needed: send Authorization: Bearer "
                           "<key>", extra=[(b"www-authenticate", b"Bearer")], rpc=rpc)
             return
-        scope[_PRINCIPAL] = principal
+        scope[SCOPE_KEY] = principal
         declared = headers.get("content-length")
         limit = self.config.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bloge.server.failures import UNAVAILABLE
 from bloge.server.metrics import CONTENT_TYPE
 from bloge.server.state import state_of
 from bloge.store import StoreError
+
+_log = logging.getLogger("bloge.server")
 
 
 async def healthz(request: Request) -> Response:
@@ -21,7 +26,8 @@ async def readyz(request: Request) -> Response:
     try:
         await state.store.list_runs(limit=1)
     except StoreError as exc:
-        return JSONResponse({"status": "unavailable", "reason": str(exc)}, status_code=503)
+        _log.warning("readyz: %s", exc)
+        return JSONResponse({"status": "unavailable", "reason": UNAVAILABLE}, status_code=503)
     return JSONResponse({"status": "ready", "agents": state.agents.ids(),
                          "runs": len(state.tasks)})
 

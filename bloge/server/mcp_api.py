@@ -4,7 +4,8 @@ Stateless (no session to keep: any worker answers any request) with JSON answers
 :class:`~bloge.server.guard.Guard` in front checks ``Host`` and ``Origin`` (DNS rebinding,
 CVE-2025-66416) and the API keys, as for every endpoint, so the SDK's own Host check is off:
 it would only know the loopback names. Each call is a run of the server — recorded in the
-store, counted against ``max_concurrent_runs``, bounded by ``request_timeout``.
+store, counted against ``max_concurrent_runs``, bounded by ``request_timeout`` — and belongs
+to the caller's API key, as a run of the runs API does.
 
 Only ``POST`` is served. A stateless endpoint has nothing to say unasked (no session, no
 server-initiated requests or notifications), so ``GET`` — which asks for a stream of those —
@@ -20,6 +21,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
+from typing import Any
 
 from mcp.server.streamable_http_manager import (
     StreamableHTTPASGIApp,
@@ -39,6 +41,7 @@ from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.launch import failed_because, new_run_id, reported
+from bloge.server.principals import run_context
 from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError, answered_shutdown
 from bloge.store import Store
@@ -142,13 +145,14 @@ async def _not_offered(request: Request) -> Response:
 
 
 def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: Store,
-            agent_id: str) -> Callable[[str], Awaitable[str]]:
-    async def answer(message: str) -> str:
+            agent_id: str) -> Callable[[str, Any], Awaitable[str]]:
+    async def answer(message: str, request: Request | None) -> str:
         operator = agents.whole(agent_id)
         run_id = new_run_id()
+        ctx = run_context(request) if request is not None else None
         try:
             task = tasks.start(run_id, agent_id, reported(
-                store, run_id, lambda: operator.aexecute(message, run_id=run_id)),
+                store, run_id, lambda: operator.aexecute(message, ctx, run_id=run_id)),
                 timeout=config.request_timeout)
             started = _STARTED.get()
             if started is not None:

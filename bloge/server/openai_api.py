@@ -24,10 +24,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bloge.agent import AgentOutput, AgentRunError, MaxTurnsExceededError
+from bloge.core.context import OperatorContext
 from bloge.server import openai_wire as wire
 from bloge.server.agents import UnknownAgentError
 from bloge.server.inputs import json_body
 from bloge.server.launch import RunFailure, answer_whole, new_run_id, run_failure, start_streamed
+from bloge.server.principals import run_context
 from bloge.server.problems import error_body, problem
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
@@ -62,13 +64,14 @@ async def chat_completions(request: Request) -> Response:
     if missing is not None:
         return missing
     created = int(time.time())
+    ctx = run_context(request)
     if chat.stream:
-        return await _streamed(state, chat, created)
+        return await _streamed(state, chat, created, ctx)
     operator = state.agents.whole(chat.agent_id, sampling=chat.sampling)
     run_id = new_run_id()
     try:
         output = await answer_whole(state, request, chat.agent_id,
-                                    lambda run: operator.aexecute(chat.input, run_id=run),
+                                    lambda run: operator.aexecute(chat.input, ctx, run_id=run),
                                     run_id=run_id)
     except MaxTurnsExceededError as error:
         return JSONResponse(wire.completion(_completion_id(run_id), chat.agent_id,
@@ -81,12 +84,13 @@ async def chat_completions(request: Request) -> Response:
                                         wire.answer(output)))
 
 
-async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int) -> Response:
+async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int,
+                    ctx: OperatorContext | None) -> Response:
     streaming = state.agents.streaming(chat.agent_id, sampling=chat.sampling)
     run_id = new_run_id()
     task, events = start_streamed(state, chat.agent_id, run_id,
-                                  lambda run, sink: streaming.arun(chat.input, on_chunk=sink,
-                                                                   run_id=run))
+                                  lambda run, sink: streaming.arun(chat.input, ctx,
+                                                                   on_chunk=sink, run_id=run))
     shown = (event async for event in events if event.type in SHOWN)
     first = asyncio.ensure_future(anext(shown, None))
     try:

@@ -1,5 +1,6 @@
 """The runs API: start a run (whole or streamed), follow it again, read, cancel and resume
-it, read a thread."""
+it, read a thread. With API keys, each run and thread is its creator's: another key is told
+it does not exist (see :mod:`bloge.server.principals`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from bloge.server.launch import (
     output_response,
     stream_events,
 )
+from bloge.server.principals import owner_filter, run_context
 from bloge.server.state import state_of
 from bloge.server.tasks import RunCancelledError
 from bloge.store import Store
@@ -40,19 +42,20 @@ async def start_run(request: Request) -> Response:
     state.agents.definition(agent_id)
     body = await json_body(request, RunBody)
     agent_input = AgentInput.of(body.input)
+    ctx = run_context(request)
     streamed = body.stream or "text/event-stream" in request.headers.get("accept", "")
     if streamed:
         streaming = state.agents.streaming(agent_id, max_turns=body.max_turns)
         return await stream_events(
             state, agent_id, new_run_id(),
-            lambda run_id, sink: streaming.arun(agent_input, on_chunk=sink,
+            lambda run_id, sink: streaming.arun(agent_input, ctx, on_chunk=sink,
                                                 thread_id=body.thread_id, run_id=run_id),
             on_disconnect=body.on_disconnect or "cancel")
     operator = state.agents.whole(agent_id, max_turns=body.max_turns)
     try:
         output = await answer_whole(
             state, request, agent_id,
-            lambda run_id: operator.aexecute(agent_input, thread_id=body.thread_id,
+            lambda run_id: operator.aexecute(agent_input, ctx, thread_id=body.thread_id,
                                              run_id=run_id),
             on_disconnect=body.on_disconnect or "cancel")
     except (AgentRunError, RunCancelledError) as error:
@@ -63,19 +66,20 @@ async def start_run(request: Request) -> Response:
 async def resume_run(request: Request) -> Response:
     """``POST /runs/{run_id}/resume``: ``{"max_turns"?, "stream"?, "on_disconnect"?}``."""
     state = state_of(request)
-    run = await state.store.get_run(request.path_params["run_id"])
+    run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     body = await json_body(request, ResumeBody, empty_ok=True)
+    ctx = run_context(request)
     if body.stream:
         streaming = state.agents.streaming(run.agent_id, max_turns=body.max_turns)
         return await stream_events(state, run.agent_id, run.id,
                                    lambda run_id, sink: streaming.arun_resumed(
-                                       run_id, on_chunk=sink),
+                                       run_id, ctx, on_chunk=sink),
                                    on_disconnect=body.on_disconnect or "cancel",
                                    after=run.event_count)
     operator = state.agents.whole(run.agent_id, max_turns=body.max_turns)
     try:
         output = await answer_whole(state, request, run.agent_id,
-                                    lambda _: operator.aresume_run(run.id),
+                                    lambda _: operator.aresume_run(run.id, ctx),
                                     on_disconnect=body.on_disconnect or "cancel", run_id=run.id)
     except (AgentRunError, RunCancelledError) as error:
         return await failed_run_response(state, error)
@@ -86,13 +90,14 @@ async def follow_run(request: Request) -> Response:
     """``GET /runs/{run_id}/stream``: the run's events after ``Last-Event-ID`` (or
     ``?after=``) — only what the client missed — live until the run ends."""
     state = state_of(request)
-    run = await state.store.get_run(request.path_params["run_id"])
+    run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     return event_stream(state, run.id, follow(state.store, run.id, after=last_event_id(request)))
 
 
 async def get_run(request: Request) -> Response:
     """``GET /runs/{run_id}``: the run's record."""
-    run = await state_of(request).store.get_run(request.path_params["run_id"])
+    run = await state_of(request).store.get_run(request.path_params["run_id"],
+                                                owner=owner_filter(request))
     return JSONResponse(run.to_dict())
 
 
@@ -103,7 +108,7 @@ async def cancel_run(request: Request) -> Response:
     (202) when it did not within :data:`CANCEL_SETTLE_SECONDS`."""
     state = state_of(request)
     run_id = request.path_params["run_id"]
-    run = await state.store.cancel_run(run_id)
+    run = await state.store.cancel_run(run_id, owner=owner_filter(request))
     state.tasks.cancel(run_id)
     run = await _settled(state.store, run)
     return JSONResponse(run.to_dict(), status_code=202 if run.status is RunStatus.RUNNING
@@ -125,8 +130,9 @@ async def get_thread(request: Request) -> Response:
     """``GET /threads/{thread_id}``: the thread and its messages."""
     store = state_of(request).store
     thread_id = request.path_params["thread_id"]
-    thread = await store.get_thread(thread_id)
-    messages = await store.thread_messages(thread_id)
+    owner = owner_filter(request)
+    thread = await store.get_thread(thread_id, owner=owner)
+    messages = await store.thread_messages(thread_id, owner=owner)
     return JSONResponse({**thread.to_dict(), "messages": [m.to_dict() for m in messages]})
 
 

@@ -11,11 +11,13 @@ class StoreError(BlogeError):
     """The run store cannot do what was asked: it cannot be opened or reached, its file is not
     a bloge store, its schema is newer than this bloge, a disk is full.
 
-    ``store`` is the store's URL with any password masked.
+    ``store`` is the store's URL with any password masked; ``reason`` the message without it
+    (what a server tells its clients, who are not told where its store is).
     """
 
     def __init__(self, message: str, *, store: str) -> None:
         self.store = store
+        self.reason = message
         super().__init__(f"run store {store}: {message}")
 
 

@@ -37,15 +37,21 @@ async def record_run(store: Store, engine: AgentEngine, input: AgentInput,
                      metadata: Mapping[str, Any] | None, run_id: str | None = None,
                      ) -> AgentOutput:
     """Run ``input`` as a new recorded run ``run_id`` (a new id when ``None``) on
-    ``thread_id`` (a new thread when ``None``). The run is live in ``store.live`` from the
-    start, so that a watcher can subscribe before it has its first event."""
+    ``thread_id`` (a new thread when ``None``), both owned by ``ctx.principal`` (a thread of
+    another's is not found, unless the principal is an admin). The run is live in
+    ``store.live`` from the start, so that a watcher can subscribe before it has its first
+    event."""
     run = run_id if run_id is not None else new_id()
     thread = thread_id if thread_id is not None else new_id()
     store.live.started(run)
     try:
+        principal = ctx.principal
         claim = await store.start_run(run_id=run, thread_id=thread,
                                       agent_id=engine.definition.id, input=input.messages,
-                                      metadata=metadata, worker=this_worker())
+                                      metadata=metadata, worker=this_worker(),
+                                      owner=principal.name if principal else None,
+                                      own_thread_only=principal is not None
+                                      and not principal.admin)
         recorder = Recorder(store, run_id=run, thread_id=thread, next_seq=claim.next_seq)
         try:
             history = await _history(store, thread, claim.view, recorder)

@@ -14,7 +14,8 @@ from bloge.core.errors import BlogeUsageError
 from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
 from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
-from bloge.store import ops, owner
+from bloge.store import ops
+from bloge.store import owner as process_owner
 from bloge.store.audit import (
     AuditRecord,
     AuditVerification,
@@ -39,7 +40,7 @@ from bloge.store.sql import autopilot, reads, schema, writes
 from bloge.store.sql import check as view_check
 from bloge.store.sql.check import DanglingView
 from bloge.store.sql.script import Script
-from bloge.store.sql.writes import Busy, Claim
+from bloge.store.sql.writes import Busy, Claim, Foreign
 from bloge.store.urls import DEFAULT_URL, parse_store_url
 
 if TYPE_CHECKING:
@@ -183,9 +184,11 @@ class Store:
 
     # -- threads
 
-    async def get_thread(self, thread_id: str) -> Thread:
-        """The thread; :class:`StoreNotFoundError` when there is none."""
-        found = await self._run(reads.get_thread(thread_id, now=self.clock()))
+    async def get_thread(self, thread_id: str, *, owner: str | None = None) -> Thread:
+        """The thread; :class:`StoreNotFoundError` when there is none, or, with ``owner``,
+        when it is not that principal's (the same error: whether another's exists is not
+        told)."""
+        found = await self._run(reads.get_thread(thread_id, now=self.clock(), owner=owner))
         if found is None:
             raise StoreNotFoundError(f"no thread {thread_id!r}", store=self.url)
         return found
@@ -198,10 +201,11 @@ class Store:
         """The most recently active threads first."""
         return await self._run(reads.list_threads(limit=limit, now=self.clock()))
 
-    async def thread_messages(self, thread_id: str, *, after: int = 0,
-                              limit: int | None = None) -> list[StoredMessage]:
-        """The thread's log from message ``after + 1`` on (at most ``limit``)."""
-        thread = await self.get_thread(thread_id)
+    async def thread_messages(self, thread_id: str, *, after: int = 0, limit: int | None = None,
+                              owner: str | None = None) -> list[StoredMessage]:
+        """The thread's log from message ``after + 1`` on (at most ``limit``); ``owner`` as
+        for :meth:`get_thread`."""
+        thread = await self.get_thread(thread_id, owner=owner)
         last = thread.message_count if limit is None else min(thread.message_count,
                                                                after + limit)
         if last <= after:
@@ -230,16 +234,17 @@ class Store:
 
     # -- runs
 
-    async def get_run(self, run_id: str) -> Run:
-        """The run; :class:`StoreNotFoundError` when there is none. A run whose worker was a
-        process of this host that no longer exists is ``interrupted`` at once, as one whose
-        lease ended (see :mod:`bloge.store.owner`)."""
+    async def get_run(self, run_id: str, *, owner: str | None = None) -> Run:
+        """The run; :class:`StoreNotFoundError` when there is none, or, with ``owner``, when
+        it is not that principal's (the same error). A run whose worker was a process of this
+        host that no longer exists is ``interrupted`` at once, as one whose lease ended (see
+        :mod:`bloge.store.owner`)."""
         now = self.clock()
-        found = await self._run(reads.get_run(run_id, now=now))
+        found = await self._run(reads.get_run(run_id, now=now, owner=owner))
         if found is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
         if found.status is RunStatus.RUNNING and found.worker is not None \
-                and owner.gone(found.worker):
+                and process_owner.gone(found.worker):
             again = await self._run(reads.get_run(run_id, now=now, gone=(found.worker,)))
             return found if again is None else again
         return found
@@ -267,7 +272,7 @@ class Store:
                         limit: int = 50) -> list[Run]:
         """Runs, newest first, of one thread and/or in one status."""
         now = self.clock()
-        gone = [w for w in await self._run(reads.leased_workers(now=now)) if owner.gone(w)]
+        gone = [w for w in await self._run(reads.leased_workers(now=now)) if process_owner.gone(w)]
         return await self._run(reads.list_runs(thread_id=thread_id, status=status, limit=limit,
                                                now=now, gone=gone))
 
@@ -283,10 +288,12 @@ class Store:
         """The ledger of one turn's tool calls, in the model's order."""
         return await self._run(reads.tool_calls(run_id, turn))
 
-    async def cancel_run(self, run_id: str) -> Run:
+    async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
         """Ask the run to stop. A running run's worker hears it within a second (see
         :mod:`bloge.store.cancels`) and stops it; a run that nobody runs any more is cancelled
-        at once."""
+        at once. With ``owner``, only that principal's run (another's is not found)."""
+        if owner is not None:
+            await self.get_run(run_id, owner=owner)
         status = await self._run(writes.request_cancel(run_id=run_id, now=self.clock()),
                                  write=True)
         if status is None:
@@ -354,12 +361,15 @@ class Store:
 
     async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
                         input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
-                        worker: str) -> Claim:
+                        worker: str, owner: str | None = None,
+                        own_thread_only: bool = False) -> Claim:
+        """Start run ``run_id`` on ``thread_id`` (created when new), both ``owner``'s; with
+        ``own_thread_only``, a thread of another principal's (or of nobody's) is not found."""
         now = self.clock()
         claim = await self._run(writes.start_run(
             run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
-            metadata=metadata, worker=worker, lease_until=now + self.lease, now=now),
-            write=True)
+            metadata=metadata, worker=worker, lease_until=now + self.lease, now=now,
+            owner=owner, own_thread_only=own_thread_only), write=True)
         if isinstance(claim, Busy):
             holder = await self.get_run(claim.run_id)
             if holder.status is not RunStatus.RUNNING and holder.worker is not None:
@@ -367,7 +377,10 @@ class Store:
                 claim = await self._run(writes.start_run(
                     run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
                     metadata=metadata, worker=worker, lease_until=now + self.lease, now=now,
-                    takeover=writes.Takeover(holder.id, holder.worker)), write=True)
+                    takeover=writes.Takeover(holder.id, holder.worker), owner=owner,
+                    own_thread_only=own_thread_only), write=True)
+        if isinstance(claim, Foreign):
+            raise StoreNotFoundError(f"no thread {thread_id!r}", store=self.url)
         return self._claimed(thread_id, claim)
 
     async def reclaim_run(self, run: Run, *, worker: str) -> Claim:

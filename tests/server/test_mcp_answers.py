@@ -29,7 +29,7 @@ class StoppedThroughTheStore:
     def whole(self, agent_id: str) -> StoppedThroughTheStore:
         return self
 
-    async def aexecute(self, message: str, *, run_id: str) -> Any:
+    async def aexecute(self, message: str, ctx: object = None, *, run_id: str) -> Any:
         running = asyncio.current_task()
         assert running is not None
         running.cancel()
@@ -40,7 +40,7 @@ class StoppedThroughTheStore:
 async def test_a_run_cancelled_through_the_store_is_the_tools_error() -> None:
     answer = _answer(StoppedThroughTheStore(), RunTasks(4), ServerConfig(), None, "helper")  # type: ignore[arg-type]  # a stand-in for ServedAgents
     with pytest.raises(RunError, match=r"run \w+ was cancelled"):
-        await answer("hi")
+        await answer("hi", None)
 
 
 async def test_a_caller_that_goes_away_cancels_its_run() -> None:
@@ -50,14 +50,14 @@ async def test_a_caller_that_goes_away_cancels_its_run() -> None:
         def whole(self, agent_id: str) -> Waiting:
             return self
 
-        async def aexecute(self, message: str, *, run_id: str) -> Any:
+        async def aexecute(self, message: str, ctx: object = None, *, run_id: str) -> Any:
             entered.set()
             try:
                 await asyncio.Event().wait()
             finally:
                 stopped.set()
 
-    call = asyncio.create_task(_answer(Waiting(), RunTasks(4), ServerConfig(), None, "helper")("hi"))  # type: ignore[arg-type]  # a stand-in for ServedAgents
+    call = asyncio.create_task(_answer(Waiting(), RunTasks(4), ServerConfig(), None, "helper")("hi", None))  # type: ignore[arg-type]  # a stand-in for ServedAgents
     await entered.wait()
     call.cancel()
     with pytest.raises(asyncio.CancelledError):

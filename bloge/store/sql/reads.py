@@ -30,9 +30,11 @@ from bloge.store.sql.rows import (
 from bloge.store.sql.script import Query, Script, one
 
 
-def get_thread(thread_id: str, *, now: float) -> Script[Thread | None]:
-    row = one((yield Query(f"SELECT {THREAD_COLUMNS} FROM bloge_threads WHERE id = ?",
-                           (thread_id,))))
+def get_thread(thread_id: str, *, now: float, owner: str | None = None) -> Script[Thread | None]:
+    """The thread; with ``owner``, only if it is that principal's."""
+    where, params = _owned("id = ?", (thread_id,), owner)
+    row = one((yield Query(f"SELECT {THREAD_COLUMNS} FROM bloge_threads WHERE {where}",
+                           params)))
     return None if row is None else thread_of(row, now)
 
 
@@ -53,9 +55,12 @@ def messages(thread_id: str, ranges: Sequence[tuple[int, int]]) -> Script[list[S
     return found
 
 
-def get_run(run_id: str, *, now: float, gone: Sequence[str] = ()) -> Script[Run | None]:
-    """The run; ``gone``: workers known to be dead (see :func:`rows.run_of`)."""
-    row = one((yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs WHERE id = ?", (run_id,))))
+def get_run(run_id: str, *, now: float, gone: Sequence[str] = (),
+            owner: str | None = None) -> Script[Run | None]:
+    """The run; ``gone``: workers known to be dead (see :func:`rows.run_of`); with ``owner``,
+    only if it is that principal's."""
+    where, params = _owned("id = ?", (run_id,), owner)
+    row = one((yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs WHERE {where}", params)))
     return None if row is None else run_of(row, now, gone)
 
 
@@ -65,6 +70,15 @@ def leased_workers(*, now: float) -> Script[list[str]]:
                          "AND lease_until >= ? AND worker IS NOT NULL",
                          (RunStatus.RUNNING.value, now))
     return [str(row[0]) for row in result.rows]
+
+
+def _owned(where: str, params: tuple[object, ...],
+           owner: str | None) -> tuple[str, tuple[object, ...]]:
+    """``where``, narrowed to the rows of ``owner`` when one is given (a row of nobody's is
+    nobody's to see but an admin's, who gives none)."""
+    if owner is None:
+        return where, params
+    return f"{where} AND owner = ?", (*params, owner)
 
 
 def list_runs(*, thread_id: str | None, status: RunStatus | None, limit: int,

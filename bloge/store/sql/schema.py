@@ -1,6 +1,8 @@
 """The store's schema, versioned, and the script that brings a database up to date.
 
-Version 1 is the first schema; version 2 adds the autopilot's tables. A database holds its
+Version 1 is the first schema; version 2 adds the autopilot's tables; version 3 the owner of
+each thread and run (the principal whose API key created it; none for what was recorded
+before, or without keys). A database holds its
 version in ``bloge_schema``; a database newer than this code is refused (an older bloge must
 not write a layout it does not know). Every statement is valid for SQLite and for PostgreSQL alike.
 """
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 2
+VERSION = 3
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -124,8 +126,14 @@ _V2 = (
         changed_at DOUBLE PRECISION NOT NULL)""",
 )
 
+# Version 3: who owns a thread and a run (NULL: nobody, visible to an admin key only).
+_V3 = (
+    "ALTER TABLE bloge_threads ADD COLUMN owner TEXT",
+    "ALTER TABLE bloge_runs ADD COLUMN owner TEXT",
+)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 assert len(MIGRATIONS) == VERSION
 
 

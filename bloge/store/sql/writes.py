@@ -40,23 +40,35 @@ class Takeover:
     worker: str
 
 
+@dataclass(frozen=True, slots=True)
+class Foreign:
+    """The thread belongs to another principal (or to none)."""
+
+
 def start_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[LlmMessage],
               metadata: Mapping[str, Any] | None, worker: str, lease_until: float,
-              now: float, takeover: Takeover | None = None) -> Script[Claim | Busy]:
-    """Create the thread when it is new, take it for ``run_id``, and insert the run."""
+              now: float, takeover: Takeover | None = None, owner: str | None = None,
+              own_thread_only: bool = False) -> Script[Claim | Busy | Foreign]:
+    """Create the thread when it is new (``owner``'s), take it for ``run_id``, and insert the
+    run (``owner``'s). With ``own_thread_only``, a thread that is not ``owner``'s is
+    :class:`Foreign` and nothing is written."""
     yield Query(
-        "INSERT INTO bloge_threads (id, agent_id, created_at, updated_at, metadata) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        (thread_id, agent_id, now, now, dumps(dict(metadata or {}))),
+        "INSERT INTO bloge_threads (id, agent_id, created_at, updated_at, metadata, owner) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        (thread_id, agent_id, now, now, dumps(dict(metadata or {})), owner),
     )
+    if own_thread_only:
+        row = one((yield Query("SELECT owner FROM bloge_threads WHERE id = ?", (thread_id,))))
+        if row is None or row[0] != owner:
+            return Foreign()
     claim = yield from _claim(thread_id, run_id, lease_until, now, takeover)
     if isinstance(claim, Busy):
         return claim
     yield Query(
         "INSERT INTO bloge_runs (id, thread_id, agent_id, status, input, usage, created_at, "
-        "updated_at, worker, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "updated_at, worker, lease_until, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (run_id, thread_id, agent_id, RunStatus.RUNNING.value,
-         dumps([m.to_dict() for m in input]), "{}", now, now, worker, lease_until),
+         dumps([m.to_dict() for m in input]), "{}", now, now, worker, lease_until, owner),
     )
     return claim
 

@@ -87,7 +87,7 @@ def _answer(operator: Any, redactor: Redactor) -> Any:
     from bloge.agent import AgentRunError
     from bloge.core.errors import RunError
 
-    async def answer(message: str) -> str:
+    async def answer(message: str, request: Any) -> str:  # stdio: no request
         try:
             output = await operator.aexecute(message)
         except AgentRunError as error:
