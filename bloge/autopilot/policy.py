@@ -24,6 +24,7 @@ from bloge.store.audit import (
     KnobProposal,
     KnobWrite,
     ProposalDecision,
+    requester,
 )
 
 #: Who the error-rate loop acts as.
@@ -136,10 +137,10 @@ class Policy:
                                  code="rejected"),
                          proposal=replace(proposal, status=status, decided_by=principal,
                                           decided_at=now))
-        if principal == proposal.proposer:
-            raise ApprovalRefusedError("self_approval", f"{principal!r} proposed "
-                                       f"{proposal_id!r} and cannot approve it: another "
-                                       "principal must")
+        if requester(principal) == requester(proposal.proposer):
+            raise ApprovalRefusedError("self_approval", f"{proposal.proposer!r} proposed "
+                                       f"{proposal_id!r}, so {principal!r} cannot approve "
+                                       "it: another principal must")
         if knob.value != proposal.previous:
             raise ApprovalRefusedError("conflict", f"knob {knob.name!r} changed since "
                                        f"{proposal_id!r} was proposed (it is {knob.value:g} "

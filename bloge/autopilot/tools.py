@@ -16,6 +16,7 @@ from bloge.autopilot.autopilot import Autopilot
 from bloge.autopilot.decisions import AutopilotError
 from bloge.core.context import OperatorContext
 from bloge.core.operator import OperatorMetadata
+from bloge.store.audit import on_behalf_of
 
 #: The names the container registers the operators under.
 LIST_KNOBS = "listKnobs"
@@ -57,8 +58,11 @@ class ListKnobsOperator:
 
 class ProposeKnobChangeOperator:
     """Propose a new value for a knob; the answer is the autopilot's decision: ``applied``,
-    ``proposed`` (pending human approval) or ``rejected`` with the reason. ``principal`` is
-    who the proposal is recorded as (so that no agent approves its own)."""
+    ``proposed`` (pending human approval) or ``rejected`` with the reason. ``principal`` names
+    the agent. A run made for someone (``ctx.principal``: a server's request with an API key)
+    proposes on their behalf, recorded as ``"<their principal> via <agent>"``: the four-eyes
+    rule counts them as the proposer, so they cannot approve what they had the agent propose.
+    Without one, the proposal is the agent's own."""
 
     metadata: ClassVar[OperatorMetadata] = OperatorMetadata(
         prompt_hint="Propose a new value for a tuning knob, with your reason. Whitelisted "
@@ -78,10 +82,13 @@ class ProposeKnobChangeOperator:
         if isinstance(value, str):
             with contextlib.suppress(ValueError):  # else text: the autopilot rejects it
                 value = float(value)
+        asking = ctx.principal if ctx is not None else None
+        proposer = self.principal if asking is None else on_behalf_of(asking.name,
+                                                                       self.principal)
         try:
             decision = await _resolved(self._autopilot).apropose(
                 str(input.get("name", "")), value,  # type: ignore[arg-type]  # checked there
-                principal=self.principal, reason=str(input.get("reason") or ""))
+                principal=proposer, reason=str(input.get("reason") or ""))
         except AutopilotError as exc:
             return {"decision": "rejected", "reason": str(exc)}
         return decision.to_dict()

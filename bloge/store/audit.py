@@ -161,10 +161,27 @@ class KnobWrite:
     at: float
 
 
+#: Joins the principal a proposal was made for and the agent that made it:
+#: ``key:ab12cd34ef56 via agent`` (see :func:`requester`).
+VIA = " via "
+
+
+def on_behalf_of(requester: str, agent: str) -> str:
+    """Who a proposal an ``agent`` made for ``requester`` is recorded as proposed by."""
+    return f"{requester}{VIA}{agent}"
+
+
+def requester(principal: str) -> str:
+    """The principal whose four eyes count: the requester of a proposal an agent made on
+    someone's behalf (``key:ab12 via agent`` → ``key:ab12``), else ``principal`` itself. No
+    one approves their own proposal by having an agent make it."""
+    return principal.split(VIA, 1)[0]
+
+
 @dataclass(frozen=True, slots=True)
 class ProposalDecision:
-    """Decide proposal ``id``: ``status`` ``approved`` (by someone other than its proposer,
-    before it expires), ``rejected``, or ``expired`` (once it has)."""
+    """Decide proposal ``id``: ``status`` ``approved`` (by someone other than its proposer's
+    :func:`requester`, before it expires), ``rejected``, or ``expired`` (once it has)."""
 
     id: str
     status: str

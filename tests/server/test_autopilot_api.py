@@ -16,7 +16,8 @@ import pytest
 
 from bloge import AgentDef, AgentDslCompiler, LlmChatOperator, OperatorRegistry, agent_operator
 from bloge.autopilot import Autopilot, Knob, KnobTier, Proposed, bindings
-from bloge.llm import ScriptedProvider
+from bloge.autopilot.tools import ProposeKnobChangeOperator
+from bloge.llm import LlmResponse, ScriptedProvider, ToolCall
 from bloge.server import ServedAgents, ServerConfig, autopilot_api, create_app
 from bloge.server.agents import AgentOperator
 from bloge.store import Store, open_store
@@ -53,18 +54,34 @@ def pilot(tmp_path: Path) -> Iterator[Pilot]:
     yield from _started(tmp_path, api_keys=KEYS)
 
 
+OPS_AGENT = """
+agent ops {
+  model = "gpt-4o"
+  tool propose : proposeKnobChange {
+    description = "Propose a knob change"
+    input { name = tool_args.name  value = tool_args.value  reason = tool_args.reason }
+  }
+}
+"""
+#: The ops agent's model: it proposes turns = 8, then says so.
+PROPOSING = (LlmResponse("", "tool_calls", tool_calls=(ToolCall(
+    "c1", "propose", '{"name": "turns", "value": 8, "reason": "long questions"}'),)),
+    "Proposed.")
+
+
 def _started(tmp_path: Path, **config: object) -> Iterator[Pilot]:
     url = f"sqlite:///{tmp_path / 'bloge.db'}"
     store = open_store(url)
+    autopilot = Autopilot(store=store)
     registry = (OperatorRegistry.builder().register("Lookup", lookup)
-                .register("llmChat", LlmChatOperator(ScriptedProvider("Hi."))).build())
-    definitions = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
+                .register("proposeKnobChange", ProposeKnobChangeOperator(autopilot))
+                .register("llmChat", LlmChatOperator(ScriptedProvider(*PROPOSING))).build())
+    definitions = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS + OPS_AGENT)}
 
     def build(definition: AgentDef) -> AgentOperator:
         return agent_operator(definition.id, definition, registry, store=store)
 
     agents = ServedAgents(definitions, build, default="helper")
-    autopilot = Autopilot(store=store)
     live = bindings.agent_setting("helper", "max_turns")
     _knobs(autopilot, live)
     app = create_app(agents, store=store, config=ServerConfig(**config),  # type: ignore[arg-type]  # test keywords
@@ -125,6 +142,22 @@ def test_a_proposer_cannot_approve_with_a_second_authorization_header(pilot: Pil
     assert pilot.agents.definition("helper").max_turns == 4
     listed = pilot.call("GET", "/autopilot/proposals", key=KEYS[1]).json()["proposals"]
     assert [p["status"] for p in listed] == ["pending"]
+
+
+def test_a_proposal_an_agent_made_for_a_key_is_not_approved_with_that_key(pilot: Pilot) -> None:
+    # Before, the ops agent's proposal was recorded as "agent"'s, and whoever asked the agent
+    # to make it approved it with their own key.
+    ran = pilot.call("POST", "/agents/ops/runs", json={"input": "More turns, please."})
+    assert ran.json()["content"] == "Proposed.", ran.text
+    [proposal] = pilot.call("GET", "/autopilot/proposals").json()["proposals"]
+    assert proposal["proposer"] == f"{_principal(KEYS[0])} via agent"
+    own = pilot.call("POST", f"/autopilot/proposals/{proposal['id']}/approve")
+    assert own.status_code == 403, own.text
+    assert own.json()["error"]["code"] == "self_approval"
+    assert pilot.agents.definition("helper").max_turns == 4
+    approved = pilot.call("POST", f"/autopilot/proposals/{proposal['id']}/approve", key=KEYS[1])
+    assert approved.status_code == 200, approved.text
+    assert pilot.agents.definition("helper").max_turns == 8
 
 
 def test_a_proposal_made_by_another_process_is_listed_and_rejected(pilot: Pilot) -> None:

@@ -73,6 +73,21 @@ async def test_self_approval_is_refused_and_writes_nothing(store: Store) -> None
     assert len(await store.audit_records()) == 1
 
 
+@pytest.mark.parametrize("requester", ["key:a1_b%", "user:o'neil"])
+async def test_a_proposal_an_agent_made_for_a_principal_is_not_approved_by_it(
+        store: Store, requester: str) -> None:
+    proposal = _proposal(proposer=f"{requester} via agent")
+    await store.commit_autopilot(AutopilotCommit((_entry("proposed"),), proposal=proposal))
+    with pytest.raises(CommitRefusedError) as refused:
+        await store.commit_autopilot(AutopilotCommit(
+            (_entry("approved"),), decision=ProposalDecision("p1", "approved", requester, 150.0)))
+    assert refused.value.code == "self_approval"
+    assert (await store.knob_proposal("p1")).status == "pending"
+    await store.commit_autopilot(AutopilotCommit(
+        (_entry("approved"),), decision=ProposalDecision("p1", "approved", "key:a1xb", 150.0)))
+    assert (await store.knob_proposal("p1")).status == "approved"
+
+
 async def test_an_expired_proposal_cannot_be_approved(store: Store) -> None:
     await store.commit_autopilot(AutopilotCommit((), proposal=_proposal()))
     with pytest.raises(CommitRefusedError) as refused:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bloge.store.audit import (
+    VIA,
     AuditEntry,
     AuditRecord,
     AutopilotCommit,
@@ -19,6 +20,7 @@ from bloge.store.audit import (
     KnobWrite,
     ProposalDecision,
     chained,
+    requester,
 )
 from bloge.store.sql.script import Query, Script, one
 
@@ -45,9 +47,12 @@ def commit(change: AutopilotCommit) -> Script[list[AuditRecord]]:
 
 
 def _decide(decision: ProposalDecision) -> Script[None]:
-    guard = {"approved": " AND expires_at >= ? AND proposer <> ?",
+    # Four eyes: neither the approver nor an agent on the approver's behalf proposed it.
+    approver = requester(decision.principal)
+    guard = {"approved": " AND expires_at >= ? AND proposer <> ? AND proposer NOT LIKE ? "
+                         "ESCAPE '\\'",
              "expired": " AND expires_at < ?", "rejected": ""}[decision.status]
-    params: tuple[Any, ...] = {"approved": (decision.at, decision.principal),
+    params: tuple[Any, ...] = {"approved": (decision.at, approver, _like(approver) + VIA + "%"),
                                "expired": (decision.at,), "rejected": ()}[decision.status]
     done = yield Query("UPDATE bloge_knob_proposals SET status = ?, decided_by = ?, "
                        "decided_at = ? WHERE id = ? AND status = 'pending'" + guard,
@@ -64,10 +69,15 @@ def _decide(decision: ProposalDecision) -> Script[None]:
         raise CommitRefusedError("decided", f"proposal {decision.id!r} is already {status}")
     if decision.status == "approved" and expires_at < decision.at:
         raise CommitRefusedError("expired", f"proposal {decision.id!r} has expired")
-    if decision.status == "approved" and proposer == decision.principal:
+    if decision.status == "approved" and requester(proposer) == approver:
         raise CommitRefusedError("self_approval", f"{proposer!r} proposed {decision.id!r} and "
                                  "cannot approve it: another principal must")
     raise CommitRefusedError("decided", f"proposal {decision.id!r} has not expired yet")
+
+
+def _like(text: str) -> str:
+    """``text`` as a LIKE pattern matching itself alone."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _write_knob(write: KnobWrite) -> Script[None]:
