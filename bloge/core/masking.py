@@ -81,7 +81,10 @@ def holds_no_text(value: object) -> bool:
 
 
 # scheme://user-info@ : the user-info stops at the authority's end; the last "@" ends it.
-_URL_USER_INFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#\"'<>\\]+)@")
+# The user-info of a URL: ``user:password`` before its ``@``; a password may hold an
+# unencoded ``/``, ``?`` or ``#`` (people write them so), which would otherwise end it.
+_URL_USER_INFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#\"'<>\\]+|"
+                            r"[^\s:/?#@\"'<>\\]*:[^\s@\"'<>\\]*)@")
 _PAIR = re.compile(
     r"""(?P<name>(?<![\w.\-])[A-Za-z_][\w.\-]*)(?:\\?["'])?\s*[:=]\s*(?P<value>
         \\"(?:(?!\\")[^\n])*(?:\\")?                         # JSON quoted inside a JSON string

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from bloge.core.errors import BlogeUsageError
 
 DEFAULT_URL = "sqlite:///var/bloge.db"
 SCHEMES = ("memory", "sqlite", "postgresql", "postgres")
+#: A URL with a password, read as people write it: the password runs from the first ``:``
+#: after the user to the last ``@`` (a host has none), so a ``?``, ``#`` or ``/`` in it,
+#: left unencoded, is still part of it and not the start of a query, fragment or path.
+_WITH_PASSWORD = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^:/?#@]*):(?P<password>.*)@"
+    r"(?P<rest>[^@]*)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +38,9 @@ def parse_store_url(url: str, *, base_dir: str | os.PathLike[str] | None = None)
     """Parse ``url``; a relative SQLite path is relative to ``base_dir`` (default: the working
     directory), as in ``sqlite:///var/bloge.db``; ``sqlite:////abs/path.db`` is absolute.
     A PostgreSQL URL may name the schema for bloge's tables (``?schema=bloge``) and make every
-    commit wait for the server's disk (``?synchronous_commit=on``)."""
-    parts = urlsplit(url)
+    commit wait for the server's disk (``?synchronous_commit=on``). A password may be
+    percent-encoded or not."""
+    parts = urlsplit(_password_encoded(url))
     scheme = parts.scheme.lower()
     display = masked(url)
     if scheme not in SCHEMES:
@@ -65,8 +73,21 @@ def parse_store_url(url: str, *, base_dir: str | os.PathLike[str] | None = None)
                     synchronous_commit=synchronous == "on")
 
 
+def _password_encoded(url: str) -> str:
+    """``url`` with its password percent-encoded (as it is already, or written as is)."""
+    found = _WITH_PASSWORD.fullmatch(url)
+    if found is None:
+        return url
+    password = quote(unquote(found["password"]), safe="")
+    return f"{found['scheme']}{found['user']}:{password}@{found['rest']}"
+
+
 def masked(url: str) -> str:
-    """``url`` with its password (and any ``password=`` parameter) replaced by ``****``."""
+    """``url`` with its password (and any ``password=`` parameter) replaced by ``****``,
+    whatever characters the password has."""
+    found = _WITH_PASSWORD.fullmatch(url)
+    if found is not None:
+        url = f"{found['scheme']}{found['user']}:****@{found['rest']}"
     parts = urlsplit(url)
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     secret_query = any(key.lower() in ("password", "passwd") for key, _ in pairs)

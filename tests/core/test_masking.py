@@ -45,6 +45,13 @@ def test_a_url_password_is_masked_and_its_user_kept() -> None:
             == "https://ada:****@proxy.example/v1")
 
 
+@pytest.mark.parametrize("password", ["pa?ss", "pa#ss", "pa/ss", "p?a#s/s"])
+def test_a_url_password_with_unencoded_delimiters_is_masked_whole(password: str) -> None:
+    # Before, "?", "#" or "/" ended the user-info: the password was left in clear.
+    assert (mask_url_credentials(f"cannot reach postgresql://bob:{password}@db:5432/shop")
+            == "cannot reach postgresql://bob:****@db:5432/shop")
+
+
 def test_a_url_whose_user_info_is_a_token_has_all_of_it_masked() -> None:
     assert mask_url_credentials("git clone https://ghp_abc@github.com/x.git") == (
         "git clone https://****@github.com/x.git")

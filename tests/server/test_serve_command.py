@@ -29,12 +29,14 @@ def free_port() -> int:
 
 @contextmanager
 def serving(project: Path, *args: str, env: dict[str, str] | None = None,
-            port: int = 0, workers: int = 1, log: list[str] | None = None) -> Iterator[str]:
+            port: int = 0, workers: int = 1, log: list[str] | None = None,
+            access: list[str] | None = None) -> Iterator[str]:
     """``bloge serve`` in ``project``, once every worker has started; its URL (``log``
-    gets what it printed until then)."""
+    gets what it printed until then; ``access``, once it stopped, its access log)."""
     with subprocess.Popen([str(BLOGE), "serve", "--port", str(port), "--workers",
-                           str(workers), *args], cwd=project,
-                          env=environment(env), stderr=subprocess.PIPE, text=True) as process:
+                           str(workers), *args], cwd=project, env=environment(env),
+                          stdout=subprocess.PIPE if access is not None else None,
+                          stderr=subprocess.PIPE, text=True) as process:
         assert process.stderr is not None
         try:
             url, ready = None, 0
@@ -54,6 +56,8 @@ def serving(project: Path, *args: str, env: dict[str, str] | None = None,
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
+            if access is not None and process.stdout is not None:
+                access.extend(process.stdout.read().splitlines())
 
 
 def test_serve_answers_the_chat_controller_and_stops_on_sigterm(app: Path) -> None:
@@ -75,6 +79,16 @@ def test_the_start_line_counts_the_api_keys_and_never_shows_them(app: Path) -> N
     # before: "(an API key; 1 worker)" whatever the number of keys
     assert "(2 API keys; 1 worker)" in start
     assert not any(key in line for line in log for key in keys)
+
+
+def test_the_access_log_masks_keys_in_query_strings(app: Path) -> None:
+    # Before, uvicorn logged the request line whole: GET /healthz?api_key=<the key> …
+    access: list[str] = []
+    with serving(app, access=access) as url:
+        httpx.get(f"{url}/healthz?api_key=sk-secret-1&token=tok-secret-2&after=3")
+    [line] = [line for line in access if "/healthz" in line]
+    assert "/healthz?api_key=****&token=****&after=3" in line
+    assert "secret" not in line
 
 
 def test_serve_refuses_an_open_address_without_keys(app: Path) -> None:

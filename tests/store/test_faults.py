@@ -15,6 +15,7 @@ import pytest
 from bloge.core.errors import BlogeUsageError
 from bloge.store import StoreError, open_store
 from bloge.store.sql.schema import VERSION
+from bloge.store.urls import parse_store_url
 from tests.store.conftest import POSTGRES_DSN, postgres_or_skip, psycopg_or_skip
 
 
@@ -85,6 +86,18 @@ async def test_postgres_down_is_named_with_the_password_masked() -> None:
     assert "hunter2" not in str(failure.value)
     assert "postgres:****@127.0.0.1:1" in str(failure.value)
     await store.aclose()
+
+
+@pytest.mark.parametrize("password", ["hun?ter2", "hun#ter2", "hun/ter2", "hun@ter2"])
+def test_a_password_with_unencoded_delimiters_is_masked_and_read_whole(password: str) -> None:
+    # Before, "?", "#" or "/" ended the password: the store's name showed it in clear, and
+    # the connection was made with a part of it.
+    parsed = parse_store_url(f"postgresql://bob:{password}@db.example:5432/shop?schema=s")
+    assert parsed.display == "postgresql://bob:****@db.example:5432/shop?schema=s"
+    assert parsed.password == password
+    assert parsed.search_path == "s"
+    assert parsed.conninfo is not None
+    assert password not in parsed.conninfo  # percent-encoded in the connection string
 
 
 async def test_a_missing_postgres_database_is_a_store_error() -> None:

@@ -63,10 +63,11 @@ def serve(
                   f"{processes} worker{'s' if processes > 1 else ''}); Ctrl-C stops",
                   markup=False)
         grace = max(1, round(settings.server.shutdown_grace))
+        from bloge.server.access_log import log_config
         if processes == 1:
             freeze_startup_objects()
             uvicorn.run(app, host=bind, port=listen, lifespan="on", log_level="info",
-                        timeout_graceful_shutdown=grace, **limits)
+                        log_config=log_config(), timeout_graceful_shutdown=grace, **limits)
             return
         project = container.project().path
         settings_file = os.environ.get("BLOGE_SETTINGS_FILE") or (
@@ -83,7 +84,7 @@ def serve(
             os.environ[MULTIPROCESS_DIR] = metrics
             uvicorn.run("bloge_container.serving:worker_app", factory=True, host=bind,
                         port=listen, workers=processes, lifespan="on", log_level="info",
-                        timeout_graceful_shutdown=grace, **limits)
+                        log_config=log_config(), timeout_graceful_shutdown=grace, **limits)
 
 
 def _keys_shown(count: int) -> str:
