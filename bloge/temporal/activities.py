@@ -56,12 +56,12 @@ from bloge.agent.loop.chunks import AgentStreamChunk, ToolEnd
 from bloge.agent.loop.engine import streamed_response
 from bloge.agent.loop.records import AgentUsage
 from bloge.agent.loop.tools import SUMMARY_LENGTH, ToolDispatcher
-from bloge.core.context import OperatorContext
+from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import ProviderError
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.types import LlmRequest, LlmResponse
-from bloge.store.errors import ThreadBusyError
+from bloge.store.errors import StoreNotFoundError, ThreadBusyError
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.histories import APPEND_ACTIVITY, PAYLOAD_TOO_LARGE, READ_ACTIVITY
@@ -145,9 +145,13 @@ class AgentActivities:
                     run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
                     agent_id=agent.definition.id,
                     input=wire.messages_from_json(payload["input"]),
-                    metadata=payload.get("metadata") or {})
+                    metadata=payload.get("metadata") or {},
+                    principal=_principal(payload.get("principal")))
             except ThreadBusyError as error:
                 raise ApplicationError(str(error), type="ThreadBusyError",
+                                       non_retryable=True) from None
+            except StoreNotFoundError as error:  # the thread is another principal's
+                raise ApplicationError(error.reason, type="StoreNotFoundError",
                                        non_retryable=True) from None
 
     def _agent(self, payload: Mapping[str, Any]) -> ServedAgent:
@@ -360,6 +364,13 @@ class AgentActivities:
 def _numbered(pairs: Sequence[Sequence[Any]]) -> list[tuple[int, LlmMessage]]:
     """``[seq, message]`` pairs a workflow numbered."""
     return [(int(seq), LlmMessage.from_dict(message, strict=False)) for seq, message in pairs]
+
+
+def _principal(data: Any) -> Principal | None:
+    """The principal a start payload carries (see ``workflow.start_payload``), if any."""
+    if not isinstance(data, dict):
+        return None
+    return Principal(str(data["name"]), admin=bool(data.get("admin")))
 
 
 def _with(listeners: ListenerChain, events: RunEvents | None) -> ListenerChain:

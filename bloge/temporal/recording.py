@@ -23,6 +23,7 @@ from typing import Any
 
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentUsage
+from bloge.core.context import Principal
 from bloge.llm.messages import LlmMessage
 from bloge.store import ops
 from bloge.store.errors import StoreNotFoundError
@@ -48,16 +49,21 @@ class StoreRecording:
         self.worker = worker
 
     async def begin(self, *, run_id: str, thread_id: str, agent_id: str,
-                    input: Sequence[LlmMessage], metadata: Mapping[str, Any]) -> dict[str, Any]:
+                    input: Sequence[LlmMessage], metadata: Mapping[str, Any],
+                    principal: Principal | None = None) -> dict[str, Any]:
         """Start the run on its thread (again, when this is a retry of the same start):
         where the thread's log goes on (``next_seq``) and the history the run starts after,
-        as ``[seq, message]`` pairs (``seq`` ``None`` for a summary the log does not hold)."""
+        as ``[seq, message]`` pairs (``seq`` ``None`` for a summary the log does not hold).
+        The run and a new thread are ``principal``'s, as a local recorded run's are."""
         try:
             run = await self.store.get_run(run_id)
         except StoreNotFoundError:
             claim = await self.store.start_run(run_id=run_id, thread_id=thread_id,
                                                agent_id=agent_id, input=input,
-                                               metadata=dict(metadata), worker=self.worker)
+                                               metadata=dict(metadata), worker=self.worker,
+                                               owner=principal.name if principal else None,
+                                               own_thread_only=principal is not None
+                                               and not principal.admin)
         else:  # a retried start: the thread is this run's already
             claim = await self.store.reclaim_run(run, worker=self.worker)
         return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}

@@ -30,6 +30,7 @@ from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.core.codec import DEFAULT_CODEC
+from bloge.core.context import Principal
 from bloge.core.errors import BlogeUsageError, RunError
 from bloge.llm.messages import LlmMessage
 from bloge.store.store import Store
@@ -70,14 +71,16 @@ class TemporalRunner:
     async def start(self, agent_id: str, input: Any = None, *, run_id: str | None = None,
                     thread_id: str | None = None, history: Sequence[LlmMessage] | None = None,
                     checkpoint: AgentCheckpoint | None = None, max_turns: int | None = None,
-                    context: Mapping[str, Any] | None = None) -> WorkflowHandle[Any, Any]:
+                    context: Mapping[str, Any] | None = None,
+                    principal: Principal | None = None) -> WorkflowHandle[Any, Any]:
         """Start a run of ``agent_id`` (``input`` as ``AgentInput.of`` takes it); its
-        workflow id is ``run_id`` (a new id when ``None``)."""
+        workflow id is ``run_id`` (a new id when ``None``). A recorded run and its new
+        thread belong to ``principal`` (see :class:`~bloge.core.context.Principal`)."""
         payload = start_payload(agent_id,
                                 input=None if input is None else AgentInput.of(input),
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
-                                local_model_calls=self.local_model_calls)
+                                local_model_calls=self.local_model_calls, principal=principal)
         run_id = run_id or uuid.uuid4().hex
         size = wire.size(payload)
         if size > self.max_payload_bytes:

@@ -100,7 +100,7 @@ class TemporalRunStore:
         self.store.live.started(run)
         try:
             await runner.start(engine.definition.id, input, run_id=run, thread_id=thread,
-                               max_turns=engine.definition.max_turns)
+                               max_turns=engine.definition.max_turns, principal=ctx.principal)
             ended = asyncio.Event()
             relay = asyncio.create_task(self._relay(run, sink, ended))
             try:

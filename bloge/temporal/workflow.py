@@ -55,7 +55,7 @@ from bloge.agent.loop.observer import RecordedResult
 from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
 from bloge.agent.loop.tools import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
-from bloge.core.context import OperatorContext
+from bloge.core.context import OperatorContext, Principal
 from bloge.core.masking import mask_credentials
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.types import LlmRequest, LlmResponse
@@ -200,6 +200,7 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
         "agent": agent_id, "run_id": run_id, "thread_id": thread_id,
         "input": start.get("input") or [],
         "metadata": {"workflow_id": run_id, "task_queue": task_queue},
+        "principal": start.get("principal"),
     }, **agent.plan.finish)
     pairs = (begun["history"] if "history" in begun  # begun by an earlier worker
              else await read_view(agent, run_id, thread_id, begun["view"]))
@@ -212,9 +213,12 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
                   history: Sequence[Any] | None = None,
                   checkpoint: AgentCheckpoint | None = None, max_turns: int | None = None,
                   context: Mapping[str, Any] | None = None,
-                  thread_id: str | None = None, local_model_calls: bool = False) -> Json:
+                  thread_id: str | None = None, local_model_calls: bool = False,
+                  principal: Principal | None = None) -> Json:
     """What :class:`AgentWorkflow` starts from: JSON data only (``context`` too)."""
     return {
+        "principal": None if principal is None else {"name": principal.name,
+                                                      "admin": principal.admin},
         "agent": agent_id,
         "input": None if input is None else wire.messages_to_json(input.messages),
         "history": None if history is None else wire.messages_to_json(history),

@@ -11,7 +11,9 @@ from temporalio.client import Client
 
 from bloge import AgentLoopOperator
 from bloge.agent.materialize import agent_operator
-from bloge.store import RunStatus, open_store
+from bloge.core.context import Principal
+from bloge.core.errors import RunError
+from bloge.store import RunStatus, StoreNotFoundError, open_store
 from bloge.store.timeline import run_timeline
 from bloge.temporal import (
     RunCancelledError,
@@ -126,6 +128,32 @@ async def test_a_timed_out_tool_call_is_kept_like_a_local_one(
         (completed,) = [e.body for e in events if e.type == "on_agent_tool_completed"]
         assert completed["success"] is False
         assert completed["result_summary"] == "Error: tool 'gate' timed out after 0.5 s"
+    finally:
+        registry.get("Gate").release.set()
+        await store.aclose()
+
+
+async def test_a_temporal_run_belongs_to_the_principal_it_was_started_for(
+        client: Client, task_queue: str, tmp_path: Path) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    definitions = agents.definitions(registry)
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        options = TemporalOptions(task_queue=task_queue)
+        served = served_agents(definitions, registry, options)
+        async with agent_worker(client, served, options, store=store):
+            runner = TemporalRunner(client, task_queue)
+            there = await runner.run("counter", "hello", run_id="wf-1", thread_id="t-1",
+                                     principal=Principal("key:alice"))
+            with pytest.raises(RunError, match="run 'wf-2' failed"):
+                await runner.run("counter", "more", run_id="wf-2", thread_id="t-1",
+                                 principal=Principal("key:bob"))
+        assert [run.id for run in await store.list_runs()] == ["wf-1"]
+        assert there.thread_id == "t-1"
+        assert (await store.get_run("wf-1", owner="key:alice")).id == "wf-1"
+        assert (await store.get_thread("t-1", owner="key:alice")).id == "t-1"
+        with pytest.raises(StoreNotFoundError):
+            await store.get_run("wf-1", owner="key:bob")
     finally:
         registry.get("Gate").release.set()
         await store.aclose()
