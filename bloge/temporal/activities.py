@@ -269,7 +269,8 @@ class AgentActivities:
         run_id = str(payload["run_id"])
         # The same key on every attempt of this call, as in a recorded local run.
         ctx = OperatorContext(payload.get("context"), execution_id=run_id,
-                              idempotency_key=f"{run_id}:{turn}:{call.id}")
+                              idempotency_key=f"{run_id}:{turn}:{call.id}",
+                              principal=_principal(payload.get("principal")))
         # Temporal enforces the timeouts (the activity's start-to-close timeout).
         tools = tuple(replace(tool, timeout=None) for tool in definition.tools)
         events = self._events(payload)

@@ -125,7 +125,7 @@ class AgentWorkflow:
         turns.by_value = carried is None and checkpoint is not None
         effects = ActivityEffects(agent, run_id, values, thread_id, log,
                                   local_model_calls=bool(start.get("local_model_calls")),
-                                  turns=turns)
+                                  turns=turns, principal=start.get("principal"))
         ctx = OperatorContext.root(values, execution_id=run_id)
         engine = agent.engine(start.get("max_turns"))
         try:
@@ -241,12 +241,15 @@ class ActivityEffects:
     carries the view by reference to the thread's log (and the turn's new messages, which
     the activity writes there first); another run's carries the view itself."""
 
-    __slots__ = ("_agent", "_local", "_log", "_run_id", "_thread_id", "_turns", "_values")
+    __slots__ = ("_agent", "_local", "_log", "_principal", "_run_id", "_thread_id", "_turns",
+                 "_values")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
-                 local_model_calls: bool = False, turns: Turns) -> None:
+                 local_model_calls: bool = False, turns: Turns,
+                 principal: Json | None = None) -> None:
         self._agent = agent
+        self._principal = principal  # whom the run is for: its tools act on their behalf
         self._run_id = run_id
         self._values = values
         self._thread_id = thread_id
@@ -308,7 +311,7 @@ class ActivityEffects:
         options = self._agent.plan.finish if plan is None else plan.activity
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "call": wire.call_to_json(call),
-                   "context": self._values}
+                   "context": self._values, "principal": self._principal}
         started = workflow.time()
         try:
             result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)

@@ -9,10 +9,16 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from bloge import AgentLoopOperator
+from bloge import (
+    AgentLoopOperator,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+    OperatorRegistry,
+)
 from bloge.agent.materialize import agent_operator
-from bloge.core.context import Principal
+from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import RunError
+from bloge.llm import FunctionProvider
 from bloge.store import RunStatus, StoreNotFoundError, open_store
 from bloge.store.timeline import run_timeline
 from bloge.temporal import (
@@ -135,7 +141,18 @@ async def test_a_timed_out_tool_call_is_kept_like_a_local_one(
 
 async def test_a_temporal_run_belongs_to_the_principal_it_was_started_for(
         client: Client, task_queue: str, tmp_path: Path) -> None:
-    registry = agents.registry(tmp_path / "count.log")
+    acting_for: list[Principal | None] = []
+
+    class Spied(agents.Count):
+        def execute(self, input: dict[str, Any], ctx: OperatorContext) -> str:
+            acting_for.append(ctx.principal)
+            return super().execute(input, ctx)
+
+    registry = (OperatorRegistry.builder().register("Count", Spied(tmp_path / "count.log"))
+                .register("Gate", agents.Gate(hang=False)).register("Hold", agents.Hold())
+                .register("llmChat", LlmChatOperator(FunctionProvider(agents.model)))
+                .register("llmStreamingChat",
+                          LlmStreamingChatOperator(FunctionProvider(agents.model))).build())
     definitions = agents.definitions(registry)
     store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
     try:
@@ -145,6 +162,7 @@ async def test_a_temporal_run_belongs_to_the_principal_it_was_started_for(
             runner = TemporalRunner(client, task_queue)
             there = await runner.run("counter", "hello", run_id="wf-1", thread_id="t-1",
                                      principal=Principal("key:alice"))
+            assert acting_for == [Principal("key:alice")]  # its tools act for Alice
             with pytest.raises(RunError, match="run 'wf-2' failed"):
                 await runner.run("counter", "more", run_id="wf-2", thread_id="t-1",
                                  principal=Principal("key:bob"))
