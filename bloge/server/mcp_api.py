@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
@@ -40,13 +41,15 @@ from bloge.mcp import AgentTool, agents_server
 from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
+from bloge.server.failures import UNAVAILABLE
 from bloge.server.launch import failed_because, new_run_id, reported
 from bloge.server.principals import run_context
 from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError, answered_shutdown
-from bloge.store import Store
+from bloge.store import Store, StoreError
 
 PATH = "/mcp"
+_log = logging.getLogger("bloge.server")
 
 
 class McpEndpoint:
@@ -178,6 +181,9 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
         except AgentRunError as error:
             why = await failed_because(store, run_id, error)
             raise RunError(f"run {run_id} failed: {why}") from None
+        except StoreError as error:  # where the store is, is for the log alone
+            _log.warning("/mcp run %s: %s", run_id, error)
+            raise RunError(f"run {run_id}: {UNAVAILABLE}") from None
         return output.content or ""
 
     return answer

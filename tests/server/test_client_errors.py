@@ -50,3 +50,28 @@ def test_a_store_that_is_down_is_a_503_without_its_address_or_password(
     logged = caplog.text
     assert "postgresql://bob:****@127.0.0.1:1/shop" in logged
     assert "pa?ss" not in logged
+
+
+async def test_an_mcp_call_on_a_store_that_is_down_does_not_name_the_store() -> None:
+    pytest.importorskip("mcp", reason="the MCP endpoint needs the extra: pip install 'bloge[mcp]'")
+    pytest.importorskip("psycopg", reason="a PostgreSQL store needs the extra: pip install "
+                        "'bloge[postgres]'")
+    import httpx2  # noqa: PLC0415 -- the MCP SDK's client, there with the extra
+    import mcp_types  # noqa: PLC0415 -- the extra, checked above
+    from mcp import Client  # noqa: PLC0415 -- the extra, checked above
+    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415 -- the extra
+
+    store = open_store("postgresql://bob:pa?ss@127.0.0.1:1/shop")
+    app = served_app(ScriptedProvider("Hi."), store, ServerConfig(), mcp=True)
+    with LiveServer(app) as server:
+        async with httpx2.AsyncClient() as http, \
+                Client(streamable_http_client(server.url("/mcp"), http_client=http),
+                       cache=None) as mcp:
+            result = await mcp.call_tool("helper", {"message": "Hi"})
+    await asyncio.to_thread(lambda: asyncio.run(store.aclose()))
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, mcp_types.TextContent)
+    assert "the server's log says why" in block.text
+    for secret in ("pa?ss", "bob", "127.0.0.1:1", "shop"):
+        assert secret not in block.text

@@ -44,7 +44,8 @@ def serve(
         bind = host or settings.server.host
         listen = settings.server.port if port is None else port
         processes = workers or settings.server.workers
-        if not _loopback(bind) and not settings.server.api_keys and not insecure:
+        keys = (*settings.server.api_keys, *settings.server.admin_keys)
+        if not _loopback(bind) and not keys and not insecure:
             raise failure(f"serving {bind} without API keys would let anyone on the network "
                           "run the agents: set bloge.server.api-keys (and allowed-hosts), or "
                           "pass --insecure")
@@ -59,7 +60,7 @@ def serve(
         limits = uvicorn_options(server_config(settings, host=bind, port=listen))
         agents = ", ".join(sorted(container.agents())) or "none"
         err.print(f"bloge serve: agents {agents} on http://{_shown(bind)}:{listen} "
-                  f"({_keys_shown(len(settings.server.api_keys))}; "
+                  f"({_keys_shown(len(keys))}; "
                   f"{processes} worker{'s' if processes > 1 else ''}); Ctrl-C stops",
                   markup=False)
         grace = max(1, round(settings.server.shutdown_grace))
