@@ -15,7 +15,8 @@ from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvide
 from tests.server.conftest import Serve, Served
 
 ALICE, BOB, ADMIN = "key-alice", "key-bob", "key-admin"
-KEYED = {"api_keys": (ALICE, BOB), "admin_keys": (ADMIN,)}
+KEYED = {"api_keys": (ALICE, BOB)}
+WITH_ADMIN = {**KEYED, "admin_keys": (ADMIN,)}
 
 
 def as_key(key: str) -> dict[str, str]:
@@ -67,7 +68,7 @@ def test_another_key_cannot_continue_a_thread_it_does_not_own(serve: Serve) -> N
 
 
 def test_an_admin_key_sees_and_continues_every_thread(serve: Serve) -> None:
-    served = serve(ScriptedProvider("Hi.", "Hello again."), **KEYED)
+    served = serve(ScriptedProvider("Hi.", "Hello again."), **WITH_ADMIN)
     run_id = started_by_alice(served)["run_id"]
     assert httpx.get(served.url(f"/runs/{run_id}"), headers=as_key(ADMIN)).status_code == 200
     thread = httpx.get(served.url("/threads/customer-42"), headers=as_key(ADMIN))
