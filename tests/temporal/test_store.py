@@ -150,6 +150,7 @@ async def test_a_temporal_run_belongs_to_the_principal_it_was_started_for(
 
     registry = (OperatorRegistry.builder().register("Count", Spied(tmp_path / "count.log"))
                 .register("Gate", agents.Gate(hang=False)).register("Hold", agents.Hold())
+                .register("Step", agents.Step(None))
                 .register("llmChat", LlmChatOperator(FunctionProvider(agents.model)))
                 .register("llmStreamingChat",
                           LlmStreamingChatOperator(FunctionProvider(agents.model))).build())
