@@ -70,12 +70,23 @@ def fill_arguments(
 
 
 def _fill_object(schema: Mapping[str, Any], reading: _Reading) -> dict[str, Any]:
-    return {name: _fill(name, prop, reading) for name, prop in required_properties(schema)}
+    filled: dict[str, Any] = {}
+    numbers_taken = 0
+    for name, prop in required_properties(schema):
+        kind = kind_of(name, prop, tool_words=reading.tool_words)
+        if kind is Kind.NUMBER:
+            # "add 2 and 3": the numeric arguments take the message's numbers in order.
+            filled[name] = _number(prop, reading.message, position=numbers_taken)
+            numbers_taken += 1
+        else:
+            filled[name] = _fill(name, prop, reading, kind)
+    return filled
 
 
-def _fill(name: str, schema: Mapping[str, Any], reading: _Reading) -> Any:
+def _fill(name: str, schema: Mapping[str, Any], reading: _Reading,
+          kind: Kind | None = None) -> Any:
     message = reading.message
-    match kind_of(name, schema, tool_words=reading.tool_words):
+    match kind or kind_of(name, schema, tool_words=reading.tool_words):
         case Kind.CHOICE:
             return choose_option(schema["enum"], reading.stems,
                                  preferred=_preferred(name, reading))
@@ -174,9 +185,10 @@ def _listed_option(schema: Mapping[str, Any], name: str, reading: _Reading) -> s
     return max(mentioned, key=len) if mentioned else None
 
 
-def _number(schema: Mapping[str, Any], message: str) -> int | float:
+def _number(schema: Mapping[str, Any], message: str, *, position: int = 0) -> int | float:
+    """The message's number at ``position`` (its last one past the end; 1 without any)."""
     found = numbers(message)
-    value: int | float = float(found[0]) if found else 1
+    value: int | float = float(found[min(position, len(found) - 1)]) if found else 1
     if json_type(schema) == "integer" or value == int(value):
         value = int(value)
     minimum = schema.get("minimum")

@@ -145,6 +145,11 @@ def test_booleans_are_false_and_numbers_come_from_the_message() -> None:
     assert filled == {"dryRun": False, "limit": 25, "ratio": 25}
 
 
+def test_numeric_arguments_take_the_messages_numbers_in_order() -> None:
+    add = tool({"a": {"type": "integer"}, "b": {"type": "integer"}}, name="add")
+    assert fill_arguments(add, "add 2 and 3") == {"a": 2, "b": 3}
+
+
 def test_a_number_without_one_in_the_message_is_one_within_bounds() -> None:
     filled = fill_arguments(tool({"count": {"type": "integer", "minimum": 5}}), "some rows")
     assert filled == {"count": 5}
