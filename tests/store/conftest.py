@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -82,3 +85,24 @@ async def store(store_url: str) -> AsyncIterator[Store]:
     opened = open_store(store_url)
     yield opened
     await opened.aclose()
+
+
+CRASH_CHILD = Path(__file__).with_name("crash_child.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def killed_run(durable_store_url: str, tmp_path: Path) -> Path:
+    """The child (``crash_child.py``) ran until its second tool round hung, and was killed
+    there with SIGKILL (its lease, 30 s, still holds)."""
+    with subprocess.Popen(
+            [sys.executable, str(CRASH_CHILD), durable_store_url, str(tmp_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
+        assert child.stdout is not None
+        assert child.stderr is not None
+        line = child.stdout.readline()  # blocks until the child's tools hang, or it exits
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert line == "ready\n", child.stderr.read()
+    return tmp_path

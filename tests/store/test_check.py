@@ -8,31 +8,15 @@ import time
 
 import pytest
 
-from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
+from bloge import AgentLoopOperator
 from bloge.core.errors import BlogeError
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
+from bloge.llm import FunctionProvider
 from bloge.store import DanglingView, RunStatus, Store, ops
-
-AGENT = """
-agent helper {
-  model = "gpt-4o"
-  max_turns = 4
-  tool lookup : Lookup { input { q = tool_args.q } }
-}
-"""
-
-
-def answer(request: LlmRequest) -> LlmResponse:
-    if request.messages[-1].role == "tool":
-        return LlmResponse("Found it.")
-    return LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
+from tests.store.lookup_agent import answer, lookup_agent
 
 
 def helper(store: Store, provider: FunctionProvider) -> AgentLoopOperator:
-    registry = (OperatorRegistry.builder().register("Lookup", lambda input: {"found": "kb"})
-                .register("llmChat", LlmChatOperator(provider)).build())
-    return AgentLoopOperator("helper", AgentDslCompiler(registry).compile(AGENT), registry,
-                             store=store)
+    return lookup_agent(store, lookup=lambda input: {"found": "kb"}, provider=provider)
 
 
 async def broken(store: Store, view: tuple[tuple[int, int], ...]) -> str:

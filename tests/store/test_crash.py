@@ -16,26 +16,8 @@ from pathlib import Path
 import pytest
 
 from bloge.store import RunStatus, Store, ThreadBusyError
+from tests.store.conftest import CRASH_CHILD, ROOT
 from tests.store.crash_child import shop
-
-CHILD = Path(__file__).with_name("crash_child.py")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def killed_run(durable_store_url: str, tmp_path: Path) -> Path:
-    """The child ran until its second tool round hung, and was killed there."""
-    with subprocess.Popen(
-            [sys.executable, str(CHILD), durable_store_url, str(tmp_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
-        assert child.stderr is not None
-        line = child.stdout.readline()  # blocks until the child's tools hang, or it exits
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-        assert line == "ready\n", child.stderr.read()
-    return tmp_path
 
 
 def lines(logs: Path, tool: str) -> list[str]:
@@ -83,7 +65,7 @@ async def test_a_call_of_unknown_outcome_runs_again_only_when_idempotent(
 def hung_child(store_url: str, logs: Path) -> Iterator[None]:
     """The child, running until its second tool round hangs; killed afterwards."""
     with subprocess.Popen(
-            [sys.executable, str(CHILD), store_url, str(logs)], stdout=subprocess.PIPE,
+            [sys.executable, str(CRASH_CHILD), store_url, str(logs)], stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
         assert child.stdout is not None

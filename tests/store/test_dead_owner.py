@@ -3,10 +3,6 @@ thread free — instead of when its lease ends; a run of another host keeps its 
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,30 +10,10 @@ import pytest
 from bloge.store import RunStatus, Store, ThreadBusyError, owner
 from tests.store.crash_child import shop
 
-CHILD = Path(__file__).with_name("crash_child.py")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def killed(durable_store_url: str, tmp_path: Path) -> Path:
-    """The child ran until its second tool round hung, and was killed with SIGKILL there
-    (its lease, 30 s, still holds)."""
-    with subprocess.Popen(
-            [sys.executable, str(CHILD), durable_store_url, str(tmp_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
-        assert child.stderr is not None
-        line = child.stdout.readline()  # blocks until the child's tools hang, or it exits
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-        assert line == "ready\n", child.stderr.read()
-    return tmp_path
-
 
 async def test_a_run_whose_process_died_is_listed_interrupted_at_once(
-        durable_store_url: str, killed: Path) -> None:
-    _, store = shop(durable_store_url, killed, hang=False)
+        durable_store_url: str, killed_run: Path) -> None:
+    _, store = shop(durable_store_url, killed_run, hang=False)
     (run,) = await store.list_runs()
     assert run.status is RunStatus.INTERRUPTED
     assert [r.id for r in await store.list_runs(status=RunStatus.INTERRUPTED)] == [run.id]
@@ -47,8 +23,8 @@ async def test_a_run_whose_process_died_is_listed_interrupted_at_once(
 
 
 async def test_a_run_whose_process_died_resumes_at_once(
-        durable_store_url: str, killed: Path) -> None:
-    agent, store = shop(durable_store_url, killed, hang=False)
+        durable_store_url: str, killed_run: Path) -> None:
+    agent, store = shop(durable_store_url, killed_run, hang=False)
     (run,) = await store.list_runs()
     output = await agent.aresume_run(run.id)  # before: the thread is busy for 30 s
     assert output.content == "Done."
@@ -57,8 +33,8 @@ async def test_a_run_whose_process_died_resumes_at_once(
 
 
 async def test_the_thread_of_a_run_whose_process_died_takes_a_new_run_at_once(
-        durable_store_url: str, killed: Path) -> None:
-    agent, store = shop(durable_store_url, killed, hang=False)
+        durable_store_url: str, killed_run: Path) -> None:
+    agent, store = shop(durable_store_url, killed_run, hang=False)
     (run,) = await store.list_runs()
     output = await agent.aexecute("Ship another book", thread_id=run.thread_id)
     assert output.content == "Done."

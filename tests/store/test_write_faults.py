@@ -13,30 +13,13 @@ from pathlib import Path
 import pytest
 
 from bloge import (
-    AgentDslCompiler,
     AgentLoopOperator,
     AgentRunError,
-    LlmChatOperator,
-    OperatorRegistry,
 )
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RunStatus, Store, StoreError, open_store, ops
 from bloge.store import recorder as recorder_module
 from tests.store.conftest import POSTGRES_DSN, postgres_or_skip
-
-AGENT = """
-agent helper {
-  model = "gpt-4o"
-  max_turns = 4
-  tool lookup : Lookup { input { q = tool_args.q } }
-}
-"""
-
-
-def answer(request: LlmRequest) -> LlmResponse:
-    if request.messages[-1].role == "tool":
-        return LlmResponse("Found it.")
-    return LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
+from tests.store.lookup_agent import lookup_agent
 
 
 class Fault:
@@ -113,10 +96,7 @@ def released_after(store: Store, fault: Fault, failures: int) -> list[int]:
 
 
 def helper(store: Store, fault: Fault) -> AgentLoopOperator:
-    registry = (OperatorRegistry.builder().register("Lookup", fault.lookup)
-                .register("llmChat", LlmChatOperator(FunctionProvider(answer))).build())
-    return AgentLoopOperator("helper", AgentDslCompiler(registry).compile(AGENT), registry,
-                             store=store)
+    return lookup_agent(store, lookup=fault.lookup)
 
 
 async def test_a_failed_write_fails_the_run_and_leaves_the_thread_whole(
