@@ -101,8 +101,8 @@ class BoundOperator:
     runs on until the function returns (see :mod:`bloge.core.workers` for what that costs).
     """
 
-    __slots__ = ("_call", "_convert", "_takes_ctx", "_workers", "input_type", "is_async", "name",
-                 "takes_keywords", "target")
+    __slots__ = ("_call", "_convert", "_signature", "_takes_ctx", "_workers", "input_type",
+                 "is_async", "name", "takes_keywords", "target")
 
     def __init__(self, name: str, target: object, *, workers: WorkerPool | None = None) -> None:
         call = _entry_point(name, target)
@@ -113,6 +113,8 @@ class BoundOperator:
         self.is_async = inspect.iscoroutinefunction(call)
         # A function of named arguments (see the module's docstring) is called fn(**input).
         self.takes_keywords = call is target and _takes_keywords(call)
+        # Read once: each call's arguments are checked against it.
+        self._signature = inspect.signature(call) if self.takes_keywords else None
         self._takes_ctx = not self.takes_keywords and _positional_arity(call) >= 2
         self.input_type = None if self.takes_keywords else _input_annotation(call)
         self._convert = None if self.takes_keywords else _converter(self.input_type)
@@ -137,8 +139,9 @@ class BoundOperator:
 
     def _invoke_with_keywords(self, input: Any) -> Coroutine[Any, Any, Any]:
         keywords = _keywords(input)
+        assert self._signature is not None
         try:
-            inspect.signature(self._call).bind(**keywords)
+            self._signature.bind(**keywords)
         except TypeError as exc:
             raise OperatorInputError(f"{self.name}: {exc}") from None
         if not self.is_async:
