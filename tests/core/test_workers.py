@@ -203,4 +203,5 @@ def test_loops_that_are_gone_leave_no_descriptors_open() -> None:
     for _ in range(5):
         assert asyncio.run(pool.run(str.upper, "x")) == "X"
     gc.collect()
-    assert len(list(DESCRIPTORS.iterdir())) == before
+    # At most as many: what earlier tests left to the collector may close some meanwhile.
+    assert len(list(DESCRIPTORS.iterdir())) <= before
