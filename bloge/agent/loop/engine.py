@@ -48,7 +48,7 @@ from bloge.core.registry import OperatorRegistry
 from bloge.llm.chunks import join_chunks
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
-from bloge.llm.pool_wait import measuring_pool_wait
+from bloge.llm.pool_wait import PoolWait
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
@@ -200,7 +200,8 @@ class _Run:
     """One execution: the state machine and its bookkeeping."""
 
     __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
-                 "_memory", "_observer", "_prepare", "base_usage", "calls", "completion_tokens",
+                 "_memory", "_observer", "_pool_wait", "_prepare", "base_usage", "calls",
+                 "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: _Start,
@@ -221,6 +222,7 @@ class _Run:
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
         self.calls = self.prompt_tokens = self.completion_tokens = self.unreported = 0
+        self._pool_wait = PoolWait()
         self._observer = observer
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
@@ -239,6 +241,12 @@ class _Run:
         ) if effects is None else effects.tools
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
+        # One pool-wait tally for the whole run, opened once (not per model call, which costs
+        # a turn some 5%): each model call reports what it added to it.
+        with self._pool_wait:
+            return await self._execute(pending)
+
+    async def _execute(self, pending: PendingRound | None) -> AgentOutput:
         started = time.perf_counter()
         max_turns = self._engine.definition.max_turns
         step: steps.Step = steps.next_turn(self.turn, max_turns)
@@ -333,9 +341,9 @@ class _Run:
                              seed=definition.seed)
         call_model = self._call_model
         started = time.perf_counter()
-        with measuring_pool_wait() as pool_wait:
-            response = await (self._chat.invoke(request, self._ctx) if call_model is None
-                              else call_model(request, turn))
+        waited = self._pool_wait.seconds
+        response = await (self._chat.invoke(request, self._ctx) if call_model is None
+                          else call_model(request, turn))
         latency = (time.perf_counter() - started) * 1000.0
         if not isinstance(response, LlmResponse):
             raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
@@ -348,7 +356,7 @@ class _Run:
         if "on_agent_llm_called" in listeners.wanted:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
-                latency, response.finish_reason, pool_wait.seconds * 1000.0,
+                latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if observer is not None:
