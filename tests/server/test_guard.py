@@ -252,6 +252,29 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def posted_at_shutdown(served: Served, started: threading.Event, path: str,
+                       body: dict[str, object], *,
+                       headers: dict[str, str] | None = None) -> tuple[httpx.Response, list[str]]:
+    """The answer to a POST of ``body`` to ``path`` that the server stops under (once its model
+    was ``started``), and what uvicorn logged meanwhile."""
+    records = _Records()
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addHandler(records)
+
+    async def scenario() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=30) as client:
+            request = asyncio.create_task(client.post(served.url(path), json=body,
+                                                      headers=headers))
+            await asyncio.to_thread(started.wait)
+            await asyncio.to_thread(served.server.stop)
+            return await request
+
+    try:
+        return asyncio.run(scenario()), records.messages
+    finally:
+        uvicorn_log.removeHandler(records)
+
+
 @pytest.mark.parametrize(("path", "body"), [
     ("/agents/helper/runs", {"input": "Hang"}),
     ("/v1/chat/completions", {"model": "helper", "messages": [{"role": "user", "content": "Hang"}]}),
@@ -262,28 +285,14 @@ def test_at_shutdown_a_request_the_server_ends_is_answered_503_naming_its_run(
         serve: Serve, path: str, body: dict[str, object]) -> None:
     provider, started = hanging_model()
     served = serve(provider, shutdown_grace=3600, uvicorn_grace=0.01)
-    records = _Records()
-    uvicorn_log = logging.getLogger("uvicorn.error")
-    uvicorn_log.addHandler(records)
-
-    async def scenario() -> httpx.Response:
-        async with httpx.AsyncClient(timeout=30) as client:
-            request = asyncio.create_task(client.post(served.url(path), json=body))
-            await asyncio.to_thread(started.wait)
-            await asyncio.to_thread(served.server.stop)
-            return await request
-
-    try:
-        answer = asyncio.run(scenario())
-    finally:
-        uvicorn_log.removeHandler(records)
+    answer, logged = posted_at_shutdown(served, started, path, body)
     (run,) = asyncio.run(served.store.list_runs())
     assert answer.status_code == 503
     error = answer.json()["error"]
     assert (error["type"], error["code"]) == ("server_error", "server_stopping")
     assert f"POST /runs/{run.id}/resume" in error["message"]
     # before: uvicorn's text/plain 500, and its traceback of the cancellation in the log
-    assert not [m for m in records.messages if "Exception in ASGI application" in m]
+    assert not [m for m in logged if "Exception in ASGI application" in m]
 
 
 def test_at_shutdown_a_stream_the_server_ends_closes_with_an_error_event_naming_its_run(

@@ -4,7 +4,6 @@ server's log."""
 from __future__ import annotations
 
 import asyncio
-import logging
 
 import httpx
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from bloge.core.errors import ProviderError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse
 from tests.server.conftest import Serve
-from tests.server.test_guard import hanging_model
+from tests.server.test_guard import hanging_model, posted_at_shutdown
 
 
 def failing_model() -> FunctionProvider:
@@ -55,15 +54,6 @@ def test_a_failed_run_is_one_warning_in_the_log_naming_it_and_why(
     assert "hunter2" not in warned[0]
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
 MCP_CALL = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "helper", "arguments": {"message": "Hang"}}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
@@ -74,22 +64,7 @@ def test_at_shutdown_a_waiting_mcp_call_is_a_503_naming_its_run_in_mcps_shape(
     pytest.importorskip("mcp", reason="the MCP endpoint needs the extra: pip install 'bloge[mcp]'")
     provider, started = hanging_model()
     served = serve(provider, shutdown_grace=3600, uvicorn_grace=0.01, mcp=True)
-    records = _Records()
-    uvicorn_log = logging.getLogger("uvicorn.error")
-    uvicorn_log.addHandler(records)
-
-    async def scenario() -> httpx.Response:
-        async with httpx.AsyncClient(timeout=30) as client:
-            request = asyncio.create_task(client.post(served.url("/mcp"), json=MCP_CALL,
-                                                      headers=MCP_HEADERS))
-            await asyncio.to_thread(started.wait)
-            await asyncio.to_thread(served.server.stop)
-            return await request
-
-    try:
-        answer = asyncio.run(scenario())
-    finally:
-        uvicorn_log.removeHandler(records)
+    answer, logged = posted_at_shutdown(served, started, "/mcp", MCP_CALL, headers=MCP_HEADERS)
     (run,) = asyncio.run(served.store.list_runs())
     # before: uvicorn's text/plain 500, and its traceback of the cancellation in the log
     assert answer.status_code == 503, answer.text
@@ -98,4 +73,4 @@ def test_at_shutdown_a_waiting_mcp_call_is_a_503_naming_its_run_in_mcps_shape(
     assert f"POST /runs/{run.id}/resume" in body["error"]["message"]
     assert body["error"]["data"] == {"run_id": run.id, "code": "server_stopping"}
     assert run.status.value == "cancelled"  # with its checkpoint, to be resumed
-    assert not [m for m in records.messages if "Exception in ASGI application" in m]
+    assert not [m for m in logged if "Exception in ASGI application" in m]
