@@ -187,6 +187,17 @@ async def best_seconds(runners: Mapping[str, Runner], runs: int, rounds: int) ->
 BROKEN: list[str] = []
 
 
+async def measure(runners: Mapping[str, Runner], args: argparse.Namespace,
+                  runs: int) -> dict[str, float] | None:
+    """:func:`best_seconds` of ``runs`` calls; with ``--only``, that side alone, ``--runs``
+    times, and ``None`` (for callgrind: nothing is printed)."""
+    if args.only:
+        for _ in range(args.runs):
+            await runners[args.only]()
+        return None
+    return await best_seconds(runners, runs, args.rounds)
+
+
 def ratio_line(title: str, floor: float, bloge: float, unit: str, target: str, *,
                guard: float | None = None) -> str:
     """One row's figures and ratio; with ``guard``, the ratio must be at most that."""
@@ -207,11 +218,9 @@ async def row_turn(args: argparse.Namespace) -> None:
         "floor": lambda: floor_loop(model, tool, listener),
         "bloge": lambda: agent.aexecute("Check the status."),
     }
-    if args.only:
-        for _ in range(args.runs):
-            await runners[args.only]()
+    best = await measure(runners, args, args.runs)
+    if best is None:
         return
-    best = await best_seconds(runners, args.runs, args.rounds)
     per_turn = {name: seconds / (args.runs * TURNS) * 1e6 for name, seconds in best.items()}
     print(ratio_line("per turn", per_turn["floor"], per_turn["bloge"], "µs", "<= 5x", guard=5))
 
@@ -310,12 +319,10 @@ async def row_stream(args: argparse.Namespace) -> None:
         "floor": lambda: floor_stream(tokens, capacity),
         "bloge": lambda: bloge_stream(agent),
     }
-    if args.only:
-        for _ in range(args.runs):
-            await runners[args.only]()
-        return
     runs = max(1, args.runs // 50)
-    best = await best_seconds(runners, runs, args.rounds)
+    best = await measure(runners, args, runs)
+    if best is None:
+        return
     per_token = {name: seconds / (runs * tokens) * 1e6 for name, seconds in best.items()}
     print(ratio_line(f"streaming {tokens:,} tokens, per token", per_token["floor"],
                      per_token["bloge"], "µs", "<= 1.5x", guard=1.5))
@@ -349,12 +356,10 @@ async def row_history(args: argparse.Namespace) -> None:
             "floor": lambda agent=agent: agent.aexecute("And now?"),
             "bloge": lambda agent=agent: agent.aexecute(history),
         }
-        if args.only:
-            for _ in range(args.runs):
-                await runners[args.only]()
-            continue
         runs = max(1, args.runs // 10)
-        best = await best_seconds(runners, runs, args.rounds)
+        best = await measure(runners, args, runs)
+        if best is None:
+            continue
         per_run = {name: seconds / runs * 1e3 for name, seconds in best.items()}
         print(ratio_line(f"one-turn run, 10,000 msgs in input, {title}", per_run["floor"],
                          per_run["bloge"], "ms", "-; floor = one message"))
@@ -373,12 +378,10 @@ async def row_thread(args: argparse.Namespace) -> None:
             "bloge": lambda: agent.aexecute("And now?", thread_id=long_thread),
         }
         try:
-            if args.only:
-                for _ in range(args.runs):
-                    await runners[args.only]()
-                return
             runs = max(1, args.runs // 20)
-            best = await best_seconds(runners, runs, args.rounds)
+            best = await measure(runners, args, runs)
+            if best is None:
+                return
         finally:
             await store.aclose()
     per_run = {name: seconds / runs * 1e3 for name, seconds in best.items()}
@@ -412,12 +415,10 @@ async def row_sync(args: argparse.Namespace) -> None:
         "floor": lambda: async_agent.aexecute("Check the status."),
         "bloge": lambda: sync_agent.aexecute("Check the status."),
     }
-    if args.only:
-        for _ in range(args.runs):
-            await runners[args.only]()
-        return
     runs = max(1, args.runs // 4)
-    best = await best_seconds(runners, runs, args.rounds)
+    best = await measure(runners, args, runs)
+    if best is None:
+        return
     per_turn = {name: seconds / (runs * TURNS) * 1e6 for name, seconds in best.items()}
     # Four of the five turns run the tool: the hop's cost per tool turn.
     hop = (per_turn["bloge"] - per_turn["floor"]) * TURNS / (TURNS - 1)
