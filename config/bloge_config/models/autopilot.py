@@ -37,8 +37,8 @@ class KnobSettings(BaseModel):
         "error rate rolls it back")
     mode: Literal["enforce", "dry-run"] = Field(
         default="enforce", description="dry-run: record what would be done, change nothing")
-    description: str = Field(default="", description="What the knob is for, shown by bloge "
-                             "autopilot knobs")
+    description: str = Field(default="", description="What the knob is for, shown to agents "
+                             "by the listKnobs tool and by bloge autopilot knobs --json")
 
 
 class ErrorRateWatchSettings(BaseModel):

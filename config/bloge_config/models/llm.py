@@ -73,16 +73,17 @@ class AnthropicSettings(MaskedSection):
 
 
 class RetrySettings(BaseModel):
-    """``bloge.llm.retry``: exponential backoff for provider calls. Attempt ``n`` (from 1)
-    waits ``min(initial-backoff * multiplier ** (n - 1), max-backoff)``; a wait that would
-    outlast ``total-timeout`` fails the call at once."""
+    """``bloge.llm.retry``: exponential backoff for provider calls. The wait before retry
+    ``n`` (from 1) is drawn from the upper half of ``min(initial-backoff * multiplier **
+    (n - 1), max-backoff)``, unless the server's ``Retry-After`` says how long; a wait that
+    would outlast ``total-timeout`` fails the call at once."""
 
     model_config = SECTION
 
     max_attempts: int = Field(default=4, ge=1, description="Most attempts of one provider "
                               "call, the first included")
-    initial_backoff: Duration = Field(default=1.0, description="Seconds waited after the "
-                                      "first failed attempt")
+    initial_backoff: Duration = Field(default=1.0, description="Most seconds waited before "
+                                      "the first retry (jitter draws from its upper half)")
     multiplier: float = Field(default=2.0, ge=1, description="Factor by which each wait "
                               "grows over the one before")
     max_backoff: Duration = Field(default=30.0, description="Longest wait between two "

@@ -16,7 +16,7 @@ class ServerSettings(MaskedSection):
     model_config = SECTION
 
     host: str = Field(default="127.0.0.1", description="The address bloge serve binds "
-                      "(--host); another than loopback needs api-keys or --insecure")
+                      "(--host); one not on loopback needs api-keys or --insecure")
     port: int = Field(default=8000, ge=0, le=65535, description="The port bloge serve "
                       "listens on (--port)")
     workers: int = Field(default=1, ge=1, description="Server processes sharing the run "
@@ -25,8 +25,8 @@ class ServerSettings(MaskedSection):
         default=None, description="The agent a request that names none runs; null: the "
         "only agent, if there is one")
     api_keys: tuple[Secret, ...] = Field(
-        default=(), description="Bearer keys every endpoint but /healthz and the chat page "
-        "then asks for (environment: a JSON list)")
+        default=(), description="Keys clients send as Authorization: Bearer; once set, every "
+        "endpoint but /healthz and the chat page asks for one")
     admin_keys: tuple[Secret, ...] = Field(
         default=(), description="Keys that also see and continue every key's threads and "
         "runs, and those recorded before keys were set")
