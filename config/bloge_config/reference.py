@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeGuard, Union, get_args, get_origin
 
 from pydantic import BaseModel, ByteSize, SecretStr, TypeAdapter
 from pydantic.fields import FieldInfo
@@ -85,47 +85,45 @@ def settings_reference() -> tuple[SectionReference, ...]:
     return tuple(_sections(BlogeSettings, "bloge", ()))
 
 
-def _sections(model: type[BaseModel], key: str,
-              levels: tuple[str, ...] | None) -> Iterator[SectionReference]:
-    # `levels` are the variable's levels (field names, `<NAME>` for a map entry); None inside
-    # a list's items, which no variable of their own sets.
+Levels = tuple[str, ...] | None
+"""The levels of a key's variable (field names, ``<NAME>`` for a map's entry); ``None``
+inside a list's items, which no variable of their own sets."""
+
+
+def _sections(model: type[BaseModel], key: str, levels: Levels) -> Iterator[SectionReference]:
     settings, nested = [], []
     for name, field in model.model_fields.items():
         here = f"{key}.{kebab(name)}"
         down = None if levels is None else (*levels, name)
-        section, entry_key = _nested_section(field.annotation, here, down)
-        if section is not None and entry_key is None:
-            nested.append((section, here, down))
+        if _is_model(field.annotation):  # a section: a table of its own
+            nested.append((field.annotation, here, down))
             continue
         settings.append(_setting(field, here, down))
-        if section is not None and entry_key is not None:
-            nested.append((section, entry_key, _entry_levels(field.annotation, down)))
+        entries = _entries(field.annotation, here, down)
+        if entries is not None:
+            nested.append(entries)
     yield SectionReference(key, summary(model), tuple(settings))
     for section, here, down in nested:
         yield from _sections(section, here, down)
 
 
-def _nested_section(annotation: Any, key: str,
-                    levels: tuple[str, ...] | None) -> tuple[type[BaseModel] | None, str | None]:
-    """The model a field holds: a section (no entry key), or the sections of a map's entries
-    (``<key>.<name>``) or of a list's items (``<key>[]``)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation, None
+def _entries(annotation: Any, key: str,
+             levels: Levels) -> tuple[type[BaseModel], str, Levels] | None:
+    """The sections of a map's entries (``<key>.<name>``, bloge.rpc.services) or of a list's
+    items (``<key>[]``, bloge.autopilot.watch), if the field holds such."""
     arguments = get_args(annotation)
-    items = arguments[-1] if get_origin(annotation) is dict else (
-        arguments[0] if get_origin(annotation) is tuple and arguments else None)
-    if isinstance(items, type) and issubclass(items, BaseModel):
-        return items, f"{key}.<name>" if get_origin(annotation) is dict else f"{key}[]"
-    return None, None
+    if get_origin(annotation) is dict and _is_model(arguments[-1]):
+        return arguments[-1], f"{key}.<name>", None if levels is None else (*levels, "<NAME>")
+    if get_origin(annotation) is tuple and arguments and _is_model(arguments[0]):
+        return arguments[0], f"{key}[]", None
+    return None
 
 
-def _entry_levels(annotation: Any, levels: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    if levels is None or get_origin(annotation) is not dict:
-        return None
-    return (*levels, "<NAME>")
+def _is_model(annotation: Any) -> TypeGuard[type[BaseModel]]:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
-def _setting(field: FieldInfo, key: str, levels: tuple[str, ...] | None) -> SettingReference:
+def _setting(field: FieldInfo, key: str, levels: Levels) -> SettingReference:
     required = field.is_required()
     default = None if required else TypeAdapter(field.rebuild_annotation()).dump_python(
         field.get_default(call_default_factory=True), mode="json")
@@ -158,7 +156,7 @@ def type_name(annotation: Any, metadata: Sequence[Any] = ()) -> str:
         return f"list of {type_name(arguments[0])}"
     if origin is dict:
         return f"map of {type_name(arguments[0])} to {type_name(arguments[1])}"
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if _is_model(annotation):
         return "section"
     return _PLAIN_TYPES.get(annotation, getattr(annotation, "__name__", str(annotation)))
 
