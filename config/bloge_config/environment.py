@@ -76,6 +76,12 @@ def environment_layers(environ: Mapping[str, str]) -> list[Layer]:
     return layers
 
 
+def variable_name(levels: Sequence[str]) -> str:
+    """The variable that sets the key at ``levels``, field names or map keys, as this module
+    reads it back: ``("llm", "retry", "max_attempts")`` → ``BLOGE_LLM__RETRY__MAX_ATTEMPTS``."""
+    return PREFIX + _SEPARATOR.join(level.upper() for level in levels)
+
+
 def _nested(path: Sequence[str], value: str) -> dict[str, Any]:
     nested: Any = value
     for level in reversed(path):

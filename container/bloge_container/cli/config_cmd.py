@@ -1,5 +1,6 @@
 """``bloge config``: the effective settings (secrets masked), where each value came from, and
-the conditions report of the application built from them."""
+the conditions report of the application built from them; with ``--reference``, every
+setting there is (``docs/settings.md``)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,16 @@ from bloge_container.cli.options import ConfigOption, ProfileOption, open_contai
 
 def config(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    reference: Annotated[bool, typer.Option(
+        "--reference", help="Print every setting: its key, type, default, environment "
+        "variable and meaning (Markdown, or JSON with --json); reads no settings.")] = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
     """Show the effective settings and which components were wired, and why."""
+    if reference:
+        _print_reference(as_json=as_json)
+        return
     with reported_errors():
         from bloge_config import effective_settings
 
@@ -60,6 +67,19 @@ def config(
         _exit_if(problem)
     if not conditions:
         err.print("no components were wired", markup=False)
+
+
+def _print_reference(*, as_json: bool) -> None:
+    """The settings reference, from the models: the same whatever the settings files say."""
+    from bloge_config.reference import as_json as reference_json
+    from bloge_config.reference import markdown, settings_reference
+
+    sections = settings_reference()
+    if as_json:
+        out.print(json.dumps(reference_json(sections), indent=2, ensure_ascii=False),
+                  markup=False)
+    else:
+        out.print(markdown(sections), markup=False, end="")
 
 
 def _wiring_problem(container: Any) -> str | None:

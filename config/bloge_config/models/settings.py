@@ -1,0 +1,75 @@
+"""``BlogeSettings``: the ``bloge:`` section, every setting of a bloge application."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from bloge_config.fields import ImportPath, OperatorReference
+from bloge_config.models.agents import AgentsSettings
+from bloge_config.models.autopilot import AutopilotSettings
+from bloge_config.models.journal import EventJournalSettings
+from bloge_config.models.llm import LlmSettings
+from bloge_config.models.mcp import McpSettings
+from bloge_config.models.rpc import RpcSettings
+from bloge_config.models.section import kebab
+from bloge_config.models.server import ServerSettings
+from bloge_config.models.store import StoreSettings
+from bloge_config.models.temporal import TemporalSettings
+
+
+class BlogeSettings(BaseSettings):
+    """The ``bloge:`` section: every setting of a bloge application.
+
+    Build it with :func:`bloge_config.load_settings`, which reads the files, the environment and the
+    overrides (:func:`bloge_config.load_settings_with_sources` also says where each value came
+    from). Constructing it directly validates the given values and fills in defaults, and reads
+    nothing else. Settings are equal when their values are, wherever they came from.
+    """
+
+    model_config = SettingsConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, alias_generator=kebab
+    )
+
+    llm: LlmSettings = Field(default_factory=LlmSettings, description="Model providers")
+    agents: AgentsSettings = Field(default_factory=AgentsSettings,
+                                   description="Where the agents are found")
+    operators: dict[str, OperatorReference] = Field(
+        default_factory=dict, description="Operator name → module:attribute of the operator "
+        "registered under it, or rpc:<service>/<method> of a bloge.rpc service")
+    listeners: tuple[ImportPath, ...] = Field(
+        default=(), description="Extra listener classes (module:attribute), added to the "
+        "built-in ones")
+    event_journal: EventJournalSettings = Field(default_factory=EventJournalSettings,
+                                                description="The journal of agent callbacks")
+    store: StoreSettings = Field(default_factory=StoreSettings,
+                                 description="The run store")
+    server: ServerSettings = Field(default_factory=ServerSettings, description="bloge serve")
+    autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings,
+                                         description="The autopilot's knobs and guardrails")
+    rpc: RpcSettings = Field(default_factory=RpcSettings, description="Remote services")
+    mcp: McpSettings = Field(default_factory=McpSettings, description="MCP servers")
+    temporal: TemporalSettings = Field(default_factory=TemporalSettings,
+                                       description="The Temporal service")
+    runner: Literal["local", "temporal"] = Field(
+        default="local", description="Where bloge run runs an agent: in this process, or as "
+        "a Temporal workflow served by bloge worker")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the constructor's arguments: :func:`bloge_config.load_settings` owns the sources.
+
+        pydantic-settings would merge its sources into one dict before validating, losing which
+        source gave each value — which our error messages and ``bloge config`` report — and its
+        environment source reads ``os.environ`` only, where ours takes a mapping for tests.
+        """
+        return (init_settings,)
