@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -85,13 +86,31 @@ def test_framework_layers_import_only_what_they_may(path: Path) -> None:
             f"{module} ({layer}) imports {name} ({target}); allowed: {sorted(ALLOWED[layer])}")
 
 
+#: The framework modules bloge_config may import, and why: each imports only the standard
+#: library (and the others of this list), so the settings need nothing of the framework's
+#: dependencies.
+CONFIG_MAY_IMPORT = {
+    "bloge.core.errors": "SettingsError belongs to the one error tree",
+    "bloge.core.masking": "the settings mask credentials in URLs by the same rules as the "
+                          "journal and the providers",
+    "bloge.core.suggest": 'a misspelled key gets the "did you mean" of every misspelled name',
+}
+
+
 @pytest.mark.parametrize("path", python_files("config"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_config_knows_only_settings_libraries(path: Path) -> None:
-    # bloge.core.errors: SettingsError belongs to the one error tree; bloge.core.masking: the
-    # settings mask credentials in URLs by the same rules as the journal and the providers.
-    for name in imports_of(path) - {"bloge.core.errors", "bloge.core.masking"}:
+    for name in imports_of(path) - CONFIG_MAY_IMPORT.keys():
         assert name.startswith("bloge_config") or not name.startswith(
             ("bloge", *CONTAINER_ONLY)), name
+
+
+@pytest.mark.parametrize("module", sorted(CONFIG_MAY_IMPORT))
+def test_what_config_imports_of_the_framework_is_standard_library(module: str) -> None:
+    path = ROOT / (module.replace(".", "/") + ".py")
+    for name in imports_of(path) - CONFIG_MAY_IMPORT.keys():
+        assert name.split(".")[0] in sys.stdlib_module_names, (
+            f"{module} imports {name}: bloge_config imports it ({CONFIG_MAY_IMPORT[module]}), "
+            "so it may import only the standard library")
 
 
 def test_the_distribution_installs_only_bloge_names() -> None:

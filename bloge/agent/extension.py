@@ -27,7 +27,7 @@ from bloge.agent.keywords import (
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.schema import TOOL_ARGS
 from bloge.core.errors import CompileError, DslError, ExpressionError
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean_hint
 from bloge.dsl import syntax as s
 from bloge.dsl.expression import Expression, Function, walk
 from bloge.dsl.extensions import CompileOptions
@@ -159,8 +159,7 @@ class _AgentBlock:
             kind = "a block" if word in _BLOCK_FORMS else "a keyword"
             self._error(f"{word!r} in {where} is {kind}: write {form}", span, width=len(word))
             return
-        suggestions = did_you_mean(word, known)
-        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+        hint = did_you_mean_hint(word, known)
         what = "block" if block else "keyword"
         self._error(f"unknown {what} {word!r} in {where}{hint}", span, width=len(word))
 
@@ -249,8 +248,7 @@ class _AgentBlock:
         return strategy
 
     def _unknown_strategy(self, node: s.Call) -> None:
-        suggestions = did_you_mean(node.function, DSL_STRATEGIES)
-        hint = f"; did you mean {suggestions[0]}()?" if suggestions else ""
+        hint = did_you_mean_hint(node.function, DSL_STRATEGIES, shown="{}()")
         listing = ", ".join(f"{k}()" for k in DSL_STRATEGIES)
         self._error(f"unknown memory strategy {node.function}(){hint} (known: {listing})",
                     node.span, width=len(node.function))
@@ -332,8 +330,7 @@ class _AgentBlock:
                     self._error("edges (a -> b) belong in a graph, not in a tool", span)
         registry = self.options.registry
         if registry is not None and block.ref not in registry:
-            suggestions = did_you_mean(block.ref, registry)
-            hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+            hint = did_you_mean_hint(block.ref, registry)
             self._error(f"tool {block.name!r} refers to operator {block.ref!r}, which is not "
                         f"in the registry{hint}", block.ref_span or block.span)
             return

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from bloge.core.fields import read_field
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean_hint
 from bloge.dsl import syntax as s
 from bloge.dsl.expression import STANDARD_LIBRARY, Function, FunctionError, walk
 from bloge.dsl.expression.values import type_name
@@ -47,13 +47,8 @@ def unknown_tool_problem(name: str, tools: Collection[str]) -> str | None:
     """Why ``tool_call(name)`` can never be true for an agent with ``tools``, or ``None``."""
     if name in tools:
         return None
-    suggestions = did_you_mean(name, tools)
-    if suggestions:
-        hint = f"; did you mean {suggestions[0]!r}?"
-    elif tools:
-        hint = f" (its tools: {', '.join(sorted(tools))})"
-    else:
-        hint = " (it has none)"
+    hint = did_you_mean_hint(name, tools, otherwise=(
+        f" (its tools: {', '.join(sorted(tools))})" if tools else " (it has none)"))
     return f"tool_call({name!r}) names a tool this agent does not have{hint}"
 
 

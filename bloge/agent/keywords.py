@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean_hint
 
 DEFAULT_MAX_TURNS = 10
 DEFAULT_STREAMING_BUFFER_CAPACITY = 16
@@ -152,9 +152,8 @@ def tool_choice_problem(choice: Any, tool_names: tuple[str, ...]) -> str | None:
         return None if tool_names else 'tool_choice = "required" needs a tool; the agent has none'
     if choice in tool_names:
         return None
-    suggestions = did_you_mean(choice, (*tool_names, *TOOL_CHOICE_MODES))
-    hint = (f"; did you mean {suggestions[0]!r}?" if suggestions else
-            f" (its tools: {', '.join(tool_names)})" if tool_names else " (it has no tools)")
+    hint = did_you_mean_hint(choice, (*tool_names, *TOOL_CHOICE_MODES), otherwise=(
+        f" (its tools: {', '.join(tool_names)})" if tool_names else " (it has no tools)"))
     return (f"tool_choice {choice!r} is not one of the agent's tools{hint}; tool_choice is "
             '"auto", "required", "none" or the name of one of its tools')
 
@@ -184,9 +183,8 @@ def exit_condition_variable_problem(name: str) -> str | None:
         return None
     if name == "tool_args":
         return TOOL_ARGS_SCOPE
-    suggestions = did_you_mean(name, EXIT_CONDITION_VARIABLES)
-    hint = (f"; did you mean {suggestions[0]!r}?" if suggestions
-            else f" (available: {', '.join(EXIT_CONDITION_VARIABLES)})")
+    hint = did_you_mean_hint(name, EXIT_CONDITION_VARIABLES,
+                             otherwise=f" (available: {', '.join(EXIT_CONDITION_VARIABLES)})")
     return f"unknown variable {name!r} in exit_condition{hint}"
 
 
@@ -194,11 +192,10 @@ def input_binding_variable_problem(name: str, key: str) -> str | None:
     """Why the binding ``key`` of an ``input`` block cannot read the variable ``name``."""
     if name in INPUT_BINDING_VARIABLES:
         return None
-    suggestions = did_you_mean(name, INPUT_BINDING_VARIABLES)
-    hint = (f"did you mean {suggestions[0]!r}?" if suggestions else
-            f"an input binding reads the model's arguments as tool_args.<name> and the "
-            f"context as ctx.<name>: did you mean tool_args.{name} or ctx.{name}?")
-    return f"unknown variable {name!r} in input binding {key!r}; {hint}"
+    hint = did_you_mean_hint(name, INPUT_BINDING_VARIABLES, otherwise=(
+        f"; an input binding reads the model's arguments as tool_args.<name> and the "
+        f"context as ctx.<name>: did you mean tool_args.{name} or ctx.{name}?"))
+    return f"unknown variable {name!r} in input binding {key!r}{hint}"
 
 
 def memory_size_problem(function: str, meaning: str, value: Any) -> str | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean, hint_for
 
 
 class BlogeError(Exception):
@@ -45,9 +45,8 @@ class UnknownOperatorError(BlogeUsageError, LookupError):
         what = f"no {purpose} registered under {name!r}" if purpose else (
             f"unknown operator {name!r}"
         )
-        hint = f"; did you mean {self.suggestions[0]!r}?" if self.suggestions else ""
         listing = ", ".join(self.known) if self.known else "none"
-        super().__init__(f"{what}{hint} (registered operators: {listing})")
+        super().__init__(f"{what}{hint_for(self.suggestions)} (registered operators: {listing})")
 
 
 class OperatorInputError(BlogeError, ValueError):

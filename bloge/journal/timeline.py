@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bloge.core.errors import BlogeUsageError
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean, hint_for
 
 #: How many known execution ids an error message lists.
 LISTED_IDS = 10
@@ -34,8 +34,7 @@ class UnknownExecutionError(BlogeUsageError, LookupError):
         if not self.known:
             message = f"no execution {execution_id!r}: the journal holds no executions"
         else:
-            hint = f"; did you mean {self.suggestions[0]!r}?" if self.suggestions else ""
-            message = (f"no execution {execution_id!r} in the journal{hint} "
+            message = (f"no execution {execution_id!r} in the journal{hint_for(self.suggestions)} "
                        f"(most recent first: {_listing(self.known)})")
         super().__init__(message)
 

@@ -15,7 +15,19 @@ LLM_CHAT = "llmChat"
 LLM_STREAMING_CHAT = "llmStreamingChat"
 
 
-class LlmChatOperator:
+class _ProviderOperator:
+    """A chat operator over one provider; the two below differ only in how it answers."""
+
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: LlmProvider) -> None:
+        self.provider = provider
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.provider!r})"
+
+
+class LlmChatOperator(_ProviderOperator):
     """Answers an :class:`LlmRequest` with the provider's complete :class:`LlmResponse`.
 
     Register it as ``"llmChat"``; the agent loop routes every model call through it.
@@ -23,30 +35,23 @@ class LlmChatOperator:
 
     metadata = OperatorMetadata(prompt_hint="Call the chat model with a request.")
 
-    __slots__ = ("provider",)
-
-    def __init__(self, provider: LlmProvider) -> None:
-        self.provider = provider
+    __slots__ = ()
 
     async def execute(self, input: LlmRequest, ctx: OperatorContext) -> LlmResponse:
         return await self.provider.chat(input)
 
-    def __repr__(self) -> str:
-        return f"LlmChatOperator({self.provider!r})"
 
-
-class LlmStreamingChatOperator:
-    """Answers an :class:`LlmRequest` with the provider's stream of :class:`LlmChunk`.
+class LlmStreamingChatOperator(_ProviderOperator):
+    """Answers an :class:`LlmRequest` with the provider's stream of :class:`LlmChunk`, which
+    the agent loop joins into the response (:func:`~bloge.llm.chunks.join_chunks`) while it
+    passes the text on.
 
     Register it as ``"llmStreamingChat"`` for streaming agents.
     """
 
     metadata = OperatorMetadata(prompt_hint="Stream the chat model's answer to a request.")
 
-    __slots__ = ("provider",)
-
-    def __init__(self, provider: LlmProvider) -> None:
-        self.provider = provider
+    __slots__ = ()
 
     async def execute(
         self,
@@ -54,6 +59,3 @@ class LlmStreamingChatOperator:
         ctx: OperatorContext,
     ) -> AsyncIterator[LlmChunk]:
         return self.provider.stream_chat(input)
-
-    def __repr__(self) -> str:
-        return f"LlmStreamingChatOperator({self.provider!r})"

@@ -18,7 +18,7 @@ from mcp.server.lowlevel import Server
 
 from bloge.agent.definition import AgentDef
 from bloge.core.errors import BlogeError
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean_hint
 
 #: The arguments of every agent tool.
 MESSAGE_SCHEMA: dict[str, Any] = {
@@ -62,10 +62,9 @@ def agents_server(tools: Sequence[AgentTool], *, name: str = "bloge") -> Server[
         tool = by_name.get(params.name)
         if tool is None:
             known = sorted(by_name)
-            hint = did_you_mean(params.name, known)
-            raise MCPError(mcp_types.INVALID_PARAMS, f"no agent {params.name!r}" + (
-                f"; did you mean {hint[0]!r}?" if hint else "") +
-                f" (agents: {', '.join(known) or 'none'})")
+            hint = did_you_mean_hint(params.name, known)
+            raise MCPError(mcp_types.INVALID_PARAMS, f"no agent {params.name!r}{hint} "
+                           f"(agents: {', '.join(known) or 'none'})")
         message = (params.arguments or {}).get("message")
         if not isinstance(message, str) or not message.strip():
             return _failed("the argument message must be the user's message, a non-empty "

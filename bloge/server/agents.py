@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from bloge.agent import AgentBuilder, AgentDef, AgentLoopOperator, StreamingAgentLoopOperator
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean_hint
 
 AgentOperator = AgentLoopOperator | StreamingAgentLoopOperator
 Build = Callable[[AgentDef], AgentOperator]
@@ -17,8 +17,7 @@ class UnknownAgentError(LookupError):
     """No agent has the id asked for; the message lists the closest ones."""
 
     def __init__(self, agent_id: str, known: list[str]) -> None:
-        suggestions = did_you_mean(agent_id, known)
-        hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+        hint = did_you_mean_hint(agent_id, known)
         super().__init__(f"no agent {agent_id!r}{hint} (agents: {', '.join(known) or 'none'})")
 
 

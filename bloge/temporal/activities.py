@@ -52,8 +52,8 @@ from bloge.agent.listeners import (
     ToolCompletedPayload,
     TurnStartedPayload,
 )
+from bloge.agent.loop.answers import not_an_answer, response_of
 from bloge.agent.loop.chunks import AgentStreamChunk, ToolEnd
-from bloge.agent.loop.engine import streamed_response
 from bloge.agent.loop.records import AgentUsage
 from bloge.agent.loop.tools import SUMMARY_LENGTH, ToolDispatcher
 from bloge.core.context import OperatorContext, Principal
@@ -235,24 +235,23 @@ class AgentActivities:
         if listeners and activity.info().attempt == 1:
             listeners.notify("on_agent_turn_started", context,
                              TurnStartedPayload(turn, len(messages)))
-        streaming = definition.streaming and not summary
+        chat = agent.registry.bound(LLM_STREAMING_CHAT if definition.streaming and not summary
+                                    else LLM_CHAT)
         started = time.perf_counter()
         async with _heartbeating(self._watcher(events, payload), self._watch_every):
             try:
-                if streaming:
-                    response = await _streamed(agent, request, ctx, turn,
-                                               None if events is None else events.chunk)
-                else:
-                    response = await agent.registry.bound(LLM_CHAT).invoke(request, ctx)
+                response = await chat.invoke(request, ctx)
+                if isinstance(response, AsyncIterator):  # streamed: its chunks joined
+                    response = await response_of(response, chat.name,
+                                                 None if events is None else events.chunk, turn)
             except ProviderError as error:
                 if error.retryable:
                     raise
                 raise ApplicationError(str(error), type=FINAL_PROVIDER_ERROR,
                                        non_retryable=True) from error
         if not isinstance(response, LlmResponse):
-            raise ApplicationError(f"the {LLM_CHAT!r} operator returned a "
-                                   f"{type(response).__name__}, not an LlmResponse",
-                                   type="BlogeUsageError", non_retryable=True)
+            raise ApplicationError(not_an_answer(chat.name, response), type="BlogeUsageError",
+                                   non_retryable=True)
         if listeners:
             listeners.notify("on_agent_llm_called", context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
@@ -406,12 +405,6 @@ def _seconds_left(info: activity.Info) -> float | None:
 def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:
     return AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
                                 agent.definition.id)
-
-
-async def _streamed(agent: ServedAgent, request: LlmRequest, ctx: OperatorContext, turn: int,
-                    sink: ChunkSink | None) -> LlmResponse:
-    return await streamed_response(agent.registry.bound(LLM_STREAMING_CHAT), request, ctx,
-                                   sink, turn)
 
 
 @contextlib.asynccontextmanager

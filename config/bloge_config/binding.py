@@ -8,7 +8,6 @@ so that a map key of an environment variable names the entry they spell alike (r
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from bloge.core.suggest import did_you_mean, hint_for
 from bloge_config.errors import SettingsError
 from bloge_config.layers import MAX_DEPTH, KeyPath, Layer, Origin, RawPath, show
 from bloge_config.models import BlogeSettings, kebab
@@ -137,10 +137,10 @@ class _Binding:
         if alike:
             return alike[0]
         spellings = {canonical(k): k for k in known if isinstance(k, str)}
-        close = difflib.get_close_matches(canonical(key), spellings, n=1, cutoff=0.75)
+        close = did_you_mean(canonical(key), spellings, limit=1, cutoff=0.75)
         if close:
-            self.hints[(*path, f"[{key}]")] = (f"{key!r} names no entry; did you mean "
-                                               f"{spellings[close[0]]!r}?")
+            self.hints[(*path, f"[{key}]")] = (
+                f"{key!r} names no entry{hint_for([spellings[close[0]]])}")
         return key
 
     def _json(self, value: Any, kind: Kind, raw: RawPath, path: KeyPath) -> Any:

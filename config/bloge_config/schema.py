@@ -7,12 +7,12 @@ after ignoring case, dashes and underscores, so ``max-attempts``, ``max_attempts
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
+from bloge.core.suggest import did_you_mean_hint
 from bloge_config.layers import KeyPath
 from bloge_config.models import kebab
 
@@ -72,9 +72,7 @@ def describe(value: Any) -> str:
 def suggestion(model: type[BaseModel], key: str) -> str:
     """``"; did you mean 'retry'?"`` for the closest field, or ``""``; then the known keys."""
     known = [kebab(name) for name in model.model_fields]
-    close = difflib.get_close_matches(kebab(key.lower()), known, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"{hint} (known keys: {', '.join(known)})"
+    return f"{did_you_mean_hint(kebab(key.lower()), known)} (known keys: {', '.join(known)})"
 
 
 def _map_values_model(annotation: Any) -> type[BaseModel] | None:

@@ -7,7 +7,6 @@ remembers its line and column for later messages.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from bloge.core.suggest import did_you_mean_hint
 from bloge_config.errors import SettingsError
 from bloge_config.layers import MAX_DEPTH, Layer, Origin, RawPath
 from bloge_config.models import BlogeSettings
@@ -167,11 +167,7 @@ def _top_level_problem(source: str, document: Any) -> str:
         found = "a list" if isinstance(document, list) else f"a single {type(document).__name__}"
         return f"{source}: {expected}, but the file holds {found}"
     keys = [str(k) for k in document]
-    close = difflib.get_close_matches(SECTION, keys, n=1, cutoff=0.6)
-    if close:
-        hint = f"; did you mean 'bloge' instead of {close[0]!r}?"
-    elif any(field_named(BlogeSettings, k) for k in keys):
-        hint = "; settings such as these go indented under a 'bloge:' line"
-    else:
-        hint = f"; {expected}"
+    hint = did_you_mean_hint(SECTION, keys, shown="'bloge' instead of {!r}", otherwise=(
+        "; settings such as these go indented under a 'bloge:' line"
+        if any(field_named(BlogeSettings, k) for k in keys) else f"; {expected}"))
     return f"{source}: no top-level 'bloge:' key (found {', '.join(map(repr, keys))}){hint}"

@@ -11,7 +11,6 @@ import asyncio
 import logging
 import time
 from collections.abc import (
-    AsyncIterator,
     Awaitable,
     Callable,
     Coroutine,
@@ -31,8 +30,8 @@ from bloge.agent.listeners import (
     TurnStartedPayload,
 )
 from bloge.agent.loop import steps
+from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.chunks import Token
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
@@ -45,12 +44,11 @@ from bloge.core.errors import BlogeUsageError
 from bloge.core.masking import mask_credentials
 from bloge.core.operator import BoundOperator
 from bloge.core.registry import OperatorRegistry
-from bloge.llm.chunks import join_chunks
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.pool_wait import PoolWait
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
-from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
+from bloge.llm.types import LlmRequest, LlmResponse
 
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
@@ -200,7 +198,7 @@ class _Run:
     """One execution: the state machine and its bookkeeping."""
 
     __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
-                 "_memory", "_observer", "_pool_wait", "_prepare", "base_usage", "calls",
+                 "_memory", "_observer", "_pool_wait", "_prepare", "_sink", "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
@@ -227,12 +225,9 @@ class _Run:
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._chat = chat
-        # None: the chat operator answers whole, called as it is.
-        self._call_model: ModelCall | None = (
-            effects.call_model if effects is not None
-            else _StreamingModelCall(chat, ctx, sink) if engine.streaming
-            else None
-        )
+        self._sink = sink
+        # None: the chat operator is called as it is, and answers whole or streamed.
+        self._call_model: ModelCall | None = None if effects is None else effects.call_model
         self._dispatcher: ToolRound = ToolDispatcher(
             definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
             listeners=self._listeners, context=self._context,
@@ -344,10 +339,9 @@ class _Run:
         waited = self._pool_wait.seconds
         response = await (self._chat.invoke(request, self._ctx) if call_model is None
                           else call_model(request, turn))
+        if not isinstance(response, LlmResponse):  # streamed: its chunks joined
+            response = await response_of(response, self._chat.name, self._sink, turn)
         latency = (time.perf_counter() - started) * 1000.0
-        if not isinstance(response, LlmResponse):
-            raise BlogeUsageError(f"the {LLM_CHAT!r} operator returned a "
-                                  f"{type(response).__name__}, not an LlmResponse")
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
@@ -448,44 +442,3 @@ def _described(error: BaseException | None) -> tuple[str | None, str | None]:
     if error is None:
         return None, None
     return type(error).__name__, mask_credentials(str(error))
-
-
-class _StreamingModelCall:
-    """A streamed model call through ``llmStreamingChat``: tokens go to the sink as they come,
-    and the chunks are assembled into the response the loop continues with."""
-
-    __slots__ = ("_chat", "_ctx", "_sink")
-
-    def __init__(self, chat: BoundOperator, ctx: OperatorContext, sink: ChunkSink | None) -> None:
-        self._chat = chat
-        self._ctx = ctx
-        self._sink = sink
-
-    def __call__(self, request: LlmRequest, turn: int) -> Coroutine[Any, Any, LlmResponse]:
-        return streamed_response(self._chat, request, self._ctx, self._sink, turn)
-
-
-async def streamed_response(chat: BoundOperator, request: LlmRequest, ctx: OperatorContext,
-                            sink: ChunkSink | None, turn: int) -> LlmResponse:
-    """The response of ``chat`` (an ``llmStreamingChat``) to ``request``, its tokens handed to
-    ``sink`` as they come (turn ``turn``)."""
-    stream = await chat.invoke(request, ctx)
-    if not isinstance(stream, AsyncIterator):
-        raise BlogeUsageError(f"the {LLM_STREAMING_CHAT!r} operator returned a "
-                              f"{type(stream).__name__}, not an async iterator of LlmChunk")
-    # Kept as they come and joined once at the end: cheaper per token than assembling the
-    # response chunk by chunk.
-    chunks: list[LlmChunk] = []
-    keep = chunks.append
-    try:
-        async for chunk in stream:
-            keep(chunk)
-            if sink is not None and (text := chunk.content):
-                await sink(Token(text, turn))
-            if chunk.done:
-                break
-    finally:
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            await close()
-    return join_chunks(chunks)

@@ -13,7 +13,7 @@ from typing import Any
 
 from bloge.core.errors import CompileError, ExpressionError
 from bloge.core.fields import MISSING
-from bloge.core.suggest import did_you_mean
+from bloge.core.suggest import did_you_mean_hint
 from bloge.dsl import syntax as s
 from bloge.dsl.expression.functions import Function, FunctionError
 from bloge.dsl.expression.values import (
@@ -217,8 +217,7 @@ class ClosureCompiler:
         """The library function ``node`` calls, checked for arity (a ``CompileError`` if not)."""
         function = self._functions.get(node.function)
         if function is None:
-            suggestions = did_you_mean(node.function, self._functions)
-            hint = f"; did you mean {suggestions[0]}()?" if suggestions else ""
+            hint = did_you_mean_hint(node.function, self._functions, shown="{}()")
             raise self._source.error(
                 CompileError, f"unknown function {node.function}(){hint}", node.span,
                 width=len(node.function),

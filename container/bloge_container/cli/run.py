@@ -161,10 +161,9 @@ def _definition(container: ApplicationContainer, target: str,
     agents = container.agents()
     if target in agents:
         return agents[target].definition
-    from bloge.core import did_you_mean
+    from bloge.core.suggest import did_you_mean_hint
 
-    suggestions = did_you_mean(target, agents)
-    hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+    hint = did_you_mean_hint(target, agents)
     if not agents and (no_project := missing_settings_file(config)) is not None:
         raise failure(f"no agent {target!r}: {no_project}")
     known = ", ".join(sorted(agents)) or "none (check bloge.agents.dsl-locations)"

@@ -1,0 +1,52 @@
+"""One model call, whole or streamed: a chat operator's answer as the response a run goes on with.
+
+The ``"llmChat"`` operator answers with an :class:`~bloge.llm.types.LlmResponse`; the
+``"llmStreamingChat"`` operator with an async iterator of :class:`~bloge.llm.types.LlmChunk`,
+whose text goes to the run's sink as it comes and whose chunks :func:`~bloge.llm.chunks.join_chunks`
+makes the response. The loop and the Temporal model activity take either answer from either
+operator through :func:`response_of`, so that a streamed turn and a whole one differ only there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from bloge.agent.loop.chunks import Token
+from bloge.agent.loop.tools import ChunkSink
+from bloge.core.errors import BlogeUsageError
+from bloge.llm.chunks import join_chunks
+from bloge.llm.types import LlmChunk, LlmResponse
+
+
+async def response_of(answer: object, chat: str, sink: ChunkSink | None,
+                      turn: int) -> LlmResponse:
+    """The response ``answer`` (what the operator named ``chat`` returned in turn ``turn``)
+    amounts to: a response as it is; a stream read to its ``done`` chunk, each text handed to
+    ``sink`` as it comes, the stream closed, and its chunks joined. Anything else is a
+    :class:`~bloge.core.errors.BlogeUsageError` (:func:`not_an_answer`)."""
+    if isinstance(answer, LlmResponse):
+        return answer
+    if not isinstance(answer, AsyncIterator):
+        raise BlogeUsageError(not_an_answer(chat, answer))
+    # Kept as they come and joined once at the end: cheaper per token than assembling the
+    # response chunk by chunk.
+    chunks: list[LlmChunk] = []
+    keep = chunks.append
+    try:
+        async for chunk in answer:
+            keep(chunk)
+            if sink is not None and (text := chunk.content):
+                await sink(Token(text, turn))
+            if chunk.done:
+                break
+    finally:
+        close = getattr(answer, "aclose", None)
+        if close is not None:
+            await close()
+    return join_chunks(chunks)
+
+
+def not_an_answer(chat: str, answer: object) -> str:
+    """Why ``answer``, returned by the operator named ``chat``, is no model answer."""
+    return (f"the {chat!r} operator returned a {type(answer).__name__}, not an LlmResponse "
+            "or an async iterator of LlmChunk")
