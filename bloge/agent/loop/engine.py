@@ -136,10 +136,15 @@ class AgentEngine:
         :mod:`bloge.agent.loop.observer`); ``effects`` performs its model calls and tool
         rounds instead of the chat operator and a :class:`ToolDispatcher`.
         """
-        context = ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx)
+        # None first: OperatorContext is a Mapping, and an isinstance check of an ABC is a
+        # Python call.
+        context = (OperatorContext.root() if ctx is None
+                   else ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx))
         chat = self._chat_operator()
+        registry = self.registry
         for tool in self.definition.tools:
-            self.registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
+            if tool.operator_ref not in registry:  # the error's wording is built only then
+                registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
         start = self._start(input, checkpoint, history)
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
@@ -262,8 +267,8 @@ class _Run:
                         met = self._record_tools(turn, response, outcomes)
                         step = steps.after_tools(turn, max_turns, response, exit_condition_met=met)
                     case steps.Finish(exit_reason, response):
-                        self._exited(exit_reason, started)
                         output = self._output(exit_reason, response)
+                        self._exited(exit_reason, started, usage=output.usage)
                         await self._observe_end(exit_reason, output=output)
                         return output
                     case steps.OutOfTurns():
@@ -424,11 +429,11 @@ class _Run:
             thread_id=None if self._observer is None else self._observer.thread_id,
         )
 
-    def _exited(self, exit_reason: str, started: float,
-                error: BaseException | None = None) -> None:
+    def _exited(self, exit_reason: str, started: float, error: BaseException | None = None,
+                *, usage: AgentUsage | None = None) -> None:
         listeners = self._listeners
         if "on_agent_loop_exited" in listeners.wanted:
-            usage = self.usage
+            usage = self.usage if usage is None else usage  # the output's, when there is one
             listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(
                 self.turn, usage.llm_calls, usage.total_tokens,
                 (time.perf_counter() - started) * 1000.0, exit_reason,

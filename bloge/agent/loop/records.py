@@ -26,6 +26,8 @@ class AgentInput:
         those into an ``AgentInput``. Strings become user messages."""
         if isinstance(value, AgentInput):
             return value
+        if isinstance(value, str):  # the usual input, before the costlier check for a mapping
+            return cls((LlmMessage.user(value),))
         if isinstance(value, Mapping) and "messages" in value:
             return cls.of(list(value["messages"]))
         if isinstance(value, (list, tuple)):

@@ -215,12 +215,8 @@ class ToolDispatcher:
         except Exception as exc:  # noqa: BLE001 -- an operator's failure is fed back to the model
             return _failure(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}", arguments)
         result = outputs[tool.result_node_id]
-        return True, self._content(result), result, arguments
-
-    def _content(self, result: Any) -> str:
-        if isinstance(result, str):
-            return result
-        return self._codec.encode_lenient(result)
+        content = result if isinstance(result, str) else self._codec.encode_lenient(result)
+        return True, content, result, arguments
 
 
 def _replayed(call: ToolCall, recorded: Mapping[str, RecordedResult] | None) -> bool:
