@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bloge.agent.loop.sync import run_sync
+from bloge.core import run_sync
 from bloge.autopilot import (
     Applied,
     ApprovalRefusedError,
