@@ -22,6 +22,19 @@ LAZY_PACKAGES = sorted(
     for path in (ROOT / "bloge").rglob("__init__.py")
     if "lazy_exports(" in path.read_text(encoding="utf-8")
 )
+#: Those packages, and the modules that export names the same way (``bloge.agent.runtime``).
+LAZY_MODULES = sorted([*LAZY_PACKAGES, *(
+    ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    for path in (ROOT / "bloge").rglob("*.py")
+    if path.name != "__init__.py" and path != ROOT / "bloge" / "core" / "exports.py"
+    and "lazy_exports(" in path.read_text(encoding="utf-8")
+)])
+
+
+def source(module: str) -> Path:
+    """The file of ``module``: a package's ``__init__``, or the module's own file."""
+    path = ROOT.joinpath(*module.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
 def loaded_after(code: str, *packages: str) -> list[str]:
@@ -38,6 +51,7 @@ def loaded_after(code: str, *packages: str) -> list[str]:
 def test_the_lazy_packages_are_the_curated_ones() -> None:
     assert {"bloge", "bloge.agent", "bloge.core", "bloge.dsl", "bloge.journal", "bloge.llm",
             "bloge.llm.providers", "bloge.rpc"} <= set(LAZY_PACKAGES)
+    assert "bloge.agent.runtime" in LAZY_MODULES
 
 
 def test_importing_bloge_loads_none_of_its_parts() -> None:
@@ -79,7 +93,7 @@ def test_the_run_store_loads_no_structlog() -> None:
     assert loaded_after("import bloge.store", "structlog", "bloge.journal.journal") == []
 
 
-@pytest.mark.parametrize("package", LAZY_PACKAGES)
+@pytest.mark.parametrize("package", LAZY_MODULES)
 def test_every_exported_name_resolves_in_a_fresh_interpreter(package: str) -> None:
     # A fresh interpreter: in this one, other tests have long imported every module.
     code = (f"import {package} as package\n"
@@ -111,8 +125,7 @@ def test_no_exported_name_is_lost_to_a_submodule_of_that_name(package: str) -> N
 
 def type_checking_imports(package: str) -> dict[str, set[str]]:
     """Module → names, as the ``if TYPE_CHECKING:`` block of ``package`` imports them."""
-    path = ROOT.joinpath(*package.split("."), "__init__.py")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(source(package).read_text(encoding="utf-8"))
     block = next(node for node in tree.body if isinstance(node, ast.If)
                  and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
     found: dict[str, set[str]] = {}
@@ -125,8 +138,7 @@ def type_checking_imports(package: str) -> dict[str, set[str]]:
 
 def lazy_names(package: str) -> dict[str, set[str]]:
     """Module → names, as ``package`` hands them to ``lazy_exports``."""
-    path = ROOT.joinpath(*package.split("."), "__init__.py")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(source(package).read_text(encoding="utf-8"))
     call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name) and node.func.id == "lazy_exports")
     mapping = ast.literal_eval(call.args[1])
@@ -135,14 +147,13 @@ def lazy_names(package: str) -> dict[str, set[str]]:
 
 def eager_names(package: str) -> set[str]:
     """The names the ``__init__`` of ``package`` imports at run time (outside TYPE_CHECKING)."""
-    path = ROOT.joinpath(*package.split("."), "__init__.py")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(source(package).read_text(encoding="utf-8"))
     return {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
             and node.module and node.module.startswith("bloge.")
             and node.module != "bloge.core.exports" for alias in node.names}
 
 
-@pytest.mark.parametrize("package", LAZY_PACKAGES)
+@pytest.mark.parametrize("package", LAZY_MODULES)
 def test_what_type_checkers_see_is_what_the_package_exports(package: str) -> None:
     imported = type_checking_imports(package)
     assert imported == lazy_names(package)

@@ -1,4 +1,8 @@
-"""The agent extension: definitions, their DSL compiler and builder, and the runtime."""
+"""The agent extension: definitions, their DSL compiler and builder, and the runtime.
+
+These are the names users run agents with; the packages that plug into the loop (a run store,
+a durable runner, a server) build on :mod:`bloge.agent.runtime`.
+"""
 
 from typing import TYPE_CHECKING
 

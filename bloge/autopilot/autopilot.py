@@ -11,7 +11,6 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from bloge.agent.loop.sync import run_sync
 from bloge.autopilot.decisions import (
     Applied,
     ApprovalRefusedError,
@@ -22,6 +21,8 @@ from bloge.autopilot.decisions import (
 from bloge.autopilot.knobs import Knob, is_number
 from bloge.autopilot.policy import Plan, Policy
 from bloge.core.errors import BlogeUsageError
+from bloge.core.sync import run_sync
+from bloge.store import StoreNotFoundError
 from bloge.store.audit import (
     AuditEntry,
     AuditRecord,
@@ -29,7 +30,6 @@ from bloge.store.audit import (
     KnobProposal,
     chained,
 )
-from bloge.store.errors import StoreNotFoundError
 
 if TYPE_CHECKING:
     from bloge.store import Store

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from bloge.agent.listeners import (
+from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
     LoopExitedPayload,

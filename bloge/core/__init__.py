@@ -1,4 +1,5 @@
-"""The core operator model: operators, their registry and context, graphs, codecs, errors.
+"""The core operator model: operators, their registry and context, graphs, codecs, errors,
+and the one sync facade (``run_sync``).
 
 ``bloge.core`` imports nothing else of bloge; everything else builds on it.
 """
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     )
     from bloge.core.registry import OperatorRegistry, OperatorRegistryBuilder
     from bloge.core.suggest import did_you_mean
+    from bloge.core.sync import run_sync
     from bloge.core.workers import DEFAULT_WORKERS, WorkerPool
 else:
     __getattr__, __dir__ = lazy_exports(__name__, {
@@ -48,6 +50,7 @@ else:
         ],
         "bloge.core.registry": ["OperatorRegistry", "OperatorRegistryBuilder"],
         "bloge.core.suggest": ["did_you_mean"],
+        "bloge.core.sync": ["run_sync"],
         "bloge.core.workers": ["DEFAULT_WORKERS", "WorkerPool"],
     })
 
@@ -78,4 +81,5 @@ __all__ = [
     "bind",
     "did_you_mean",
     "operator_metadata",
+    "run_sync",
 ]

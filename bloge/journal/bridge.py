@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from bloge.agent.listeners import (
+from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
     LlmCalledPayload,

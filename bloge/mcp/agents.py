@@ -16,7 +16,7 @@ import mcp_types
 from mcp import MCPError
 from mcp.server.lowlevel import Server
 
-from bloge.agent.definition import AgentDef
+from bloge.agent import AgentDef
 from bloge.core.errors import BlogeError
 from bloge.core.suggest import did_you_mean_hint
 

@@ -15,14 +15,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk
-from bloge.agent.loop.tools import ChunkSink
+from bloge.agent.runtime import ChunkSink
 from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
-from bloge.store import Store, StoreError
-from bloge.store.follow import follow
-from bloge.store.records import RunEvent
+from bloge.store import RunEvent, Store, StoreError, follow
 
 _log = logging.getLogger("bloge.server")
 

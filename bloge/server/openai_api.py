@@ -34,7 +34,7 @@ from bloge.server.problems import error_body, problem
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
-from bloge.store.records import RunEvent
+from bloge.store import RunEvent
 
 #: When the served agents were loaded: the ``created`` of every model.
 LOADED = int(time.time())

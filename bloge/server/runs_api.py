@@ -24,9 +24,7 @@ from bloge.server.launch import (
 from bloge.server.principals import owner_filter, run_context
 from bloge.server.state import state_of
 from bloge.server.tasks import RunCancelledError
-from bloge.store import Store
-from bloge.store.follow import follow
-from bloge.store.records import Run, RunStatus
+from bloge.store import Run, RunStatus, Store, follow
 
 #: How long ``POST /runs/{id}/cancel`` waits for the run to stop before it answers 202 (its
 #: worker hears the cancel within a second: see bloge.store.cancels), and how often it looks.

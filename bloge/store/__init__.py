@@ -18,6 +18,8 @@ nothing of the store: a recorder plugs into it from above.
 """
 
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
+from bloge.store.events import event_chunk
+from bloge.store.follow import follow
 from bloge.store.records import (
     Run,
     RunError,
@@ -30,6 +32,7 @@ from bloge.store.records import (
 )
 from bloge.store.sql.check import DanglingView
 from bloge.store.store import DEFAULT_LEASE, Pruned, Store, open_store
+from bloge.store.timeline import run_timeline
 from bloge.store.urls import DEFAULT_URL, masked, parse_store_url
 
 __all__ = [
@@ -49,7 +52,10 @@ __all__ = [
     "ThreadBusyError",
     "ToolCallRecord",
     "TurnCheckpoint",
+    "event_chunk",
+    "follow",
     "masked",
     "open_store",
     "parse_store_url",
+    "run_timeline",
 ]

@@ -8,8 +8,14 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from bloge.agent.listeners import AgentCallbackContext, AgentExecutionListener
-from bloge.agent.loop.chunks import AgentStreamChunk, Token, ToolEnd, ToolStart
+from bloge.agent import (
+    AgentCallbackContext,
+    AgentExecutionListener,
+    AgentStreamChunk,
+    Token,
+    ToolEnd,
+    ToolStart,
+)
 from bloge.store.records import RunEvent
 
 

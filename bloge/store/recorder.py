@@ -32,7 +32,7 @@ from bloge.agent import (
     AgentStreamChunk,
     AgentUsage,
 )
-from bloge.agent.loop.tools import ToolOutcome
+from bloge.agent.runtime import ToolOutcome
 from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops

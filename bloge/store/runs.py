@@ -15,9 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError, AgentUsage
-from bloge.agent.loop.engine import AgentEngine
-from bloge.agent.loop.observer import PendingRound, RecordedResult
-from bloge.agent.loop.tools import ChunkSink
+from bloge.agent.runtime import AgentEngine, ChunkSink, PendingRound, RecordedResult, RunStart
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
@@ -125,8 +123,9 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
     observed = _observed(sink, recorder)
     try:
         async with recorder.leased():
-            return await engine.run(input, context, checkpoint=checkpoint, history=history,
-                                    pending=pending, observer=recorder, sink=observed)
+            start = RunStart(input, history=history or (), checkpoint=checkpoint,
+                             pending=pending)
+            return await engine.run(start, context, observer=recorder, sink=observed)
     except AgentRunError as error:
         _name_run(error, recorder)
         raise

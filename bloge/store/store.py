@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
-from bloge.agent.loop.sync import run_sync
 from bloge.core.errors import BlogeUsageError
+from bloge.core.sync import run_sync
 from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
 from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
@@ -45,8 +45,7 @@ from bloge.store.urls import DEFAULT_URL, parse_store_url
 
 if TYPE_CHECKING:
     from bloge.agent import AgentInput, AgentOutput
-    from bloge.agent.loop.engine import AgentEngine
-    from bloge.agent.loop.tools import ChunkSink
+    from bloge.agent.runtime import AgentEngine, ChunkSink
     from bloge.core.context import OperatorContext
 
 T = TypeVar("T")

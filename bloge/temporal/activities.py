@@ -2,7 +2,7 @@
 
 A model activity calls the agent's chat operator (its streaming one for a streaming agent,
 whose tokens go to the run's chunk sink); a tool activity runs one tool call through a
-:class:`~bloge.agent.loop.tools.ToolDispatcher`, so it is checked, run and worded exactly as
+:class:`~bloge.agent.runtime.ToolDispatcher`, so it is checked, run and worded exactly as
 in a local run (a Temporal timeout replaces the dispatcher's own); the finish activity
 reports the end of the run. A recorded run's model activity gets its memory view by
 reference to the thread's log (see :mod:`bloge.temporal.recording`) and reads it from the
@@ -44,24 +44,29 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from bloge.agent.listeners import (
+from bloge.agent import (
     AgentCallbackContext,
-    ListenerChain,
+    AgentStreamChunk,
+    AgentUsage,
     LlmCalledPayload,
     LoopExitedPayload,
     ToolCompletedPayload,
+    ToolEnd,
     TurnStartedPayload,
 )
-from bloge.agent.loop.answers import not_an_answer, response_of
-from bloge.agent.loop.chunks import AgentStreamChunk, ToolEnd
-from bloge.agent.loop.records import AgentUsage
-from bloge.agent.loop.tools import SUMMARY_LENGTH, ToolDispatcher
+from bloge.agent.runtime import (
+    SUMMARY_LENGTH,
+    ListenerChain,
+    ToolDispatcher,
+    not_an_answer,
+    response_of,
+)
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import ProviderError
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.types import LlmRequest, LlmResponse
-from bloge.store.errors import StoreNotFoundError, ThreadBusyError
+from bloge.store import StoreNotFoundError, ThreadBusyError
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.histories import APPEND_ACTIVITY, PAYLOAD_TOO_LARGE, READ_ACTIVITY

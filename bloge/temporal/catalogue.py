@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bloge.agent.definition import AgentDef
-from bloge.agent.listeners import AgentExecutionListener, ListenerChain
-from bloge.agent.loop.engine import AgentEngine
-from bloge.agent.memory.conversation import ConversationMemory
+from bloge.agent import AgentDef, AgentExecutionListener, ConversationMemory
+from bloge.agent.runtime import AgentEngine, ListenerChain
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.registry import OperatorRegistry
 from bloge.temporal.options import ActivityPlan, TemporalOptions, plan_for

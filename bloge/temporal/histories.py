@@ -20,11 +20,14 @@ from typing import Any, NoReturn
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from bloge.agent.listeners import AgentExecutionListener
-from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.chunks import AgentStreamChunk
-from bloge.agent.loop.records import AgentOutput, AgentUsage
-from bloge.agent.loop.tools import ToolOutcome
+from bloge.agent import (
+    AgentCheckpoint,
+    AgentExecutionListener,
+    AgentOutput,
+    AgentStreamChunk,
+    AgentUsage,
+)
+from bloge.agent.runtime import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import LlmMessage
 from bloge.llm.types import LlmResponse

@@ -31,7 +31,7 @@ from typing import Any
 
 from temporalio.common import RetryPolicy as ActivityRetryPolicy
 
-from bloge.agent.definition import AgentDef, AgentToolRef
+from bloge.agent import AgentDef, AgentToolRef
 from bloge.core.errors import BlogeUsageError
 from bloge.core.operator import operator_metadata
 from bloge.core.registry import OperatorRegistry

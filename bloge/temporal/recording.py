@@ -21,16 +21,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bloge.agent.loop.chunks import AgentStreamChunk
-from bloge.agent.loop.records import AgentUsage
+from bloge.agent import AgentStreamChunk, AgentUsage
 from bloge.core.context import Principal
 from bloge.llm.messages import LlmMessage
-from bloge.store import ops
-from bloge.store.errors import StoreNotFoundError
-from bloge.store.events import CallbackEvents, chunk_event
-from bloge.store.recorder import EVENT_FLUSH_SECONDS
-from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
-from bloge.store.store import Store
+from bloge.store import RunEvent, RunStatus, Store, StoredMessage, StoreNotFoundError
+from bloge.store.recording import EVENT_FLUSH_SECONDS, CallbackEvents, Segment, chunk_event, ops
 from bloge.temporal import wire
 from bloge.temporal.wire import View, view_to_json
 

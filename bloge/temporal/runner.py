@@ -26,14 +26,18 @@ from temporalio.exceptions import (
     TerminatedError,
 )
 
-from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
-from bloge.agent.loop.records import AgentInput, AgentOutput
+from bloge.agent import (
+    AgentCheckpoint,
+    AgentInput,
+    AgentOutput,
+    AgentRunError,
+    MaxTurnsExceededError,
+)
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import Principal
 from bloge.core.errors import BlogeUsageError, RunError
 from bloge.llm.messages import LlmMessage
-from bloge.store.store import Store
+from bloge.store import Store
 from bloge.temporal import wire
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.workflow import MAX_TURNS_ERROR, RUN_ERROR, WORKFLOW, start_payload

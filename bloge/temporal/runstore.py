@@ -22,26 +22,21 @@ from typing import Any
 
 from temporalio.client import Client
 
-from bloge.agent.listeners import (
-    CALLBACKS,
+from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
-    Callback,
-    ListenerChain,
+    AgentInput,
+    AgentOutput,
     LlmCalledPayload,
     LoopExitedPayload,
     ToolCompletedPayload,
     ToolDispatchedPayload,
     TurnStartedPayload,
 )
-from bloge.agent.loop.engine import AgentEngine
-from bloge.agent.loop.records import AgentInput, AgentOutput
-from bloge.agent.loop.tools import ChunkSink
+from bloge.agent.runtime import CALLBACKS, AgentEngine, Callback, ChunkSink, ListenerChain
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
-from bloge.store.events import event_chunk
-from bloge.store.records import RunEvent
-from bloge.store.store import Store
+from bloge.store import RunEvent, Store, event_chunk
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner

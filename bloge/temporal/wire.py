@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.records import AgentOutput, AgentUsage
-from bloge.agent.loop.tools import ToolOutcome
+from bloge.agent import AgentCheckpoint, AgentOutput, AgentUsage
+from bloge.agent.runtime import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.types import LlmResponse

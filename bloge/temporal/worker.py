@@ -17,12 +17,9 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from bloge.agent.definition import AgentDef
-from bloge.agent.listeners import AgentExecutionListener
-from bloge.agent.memory.strategy import AgentMemoryStrategy
-from bloge.agent.memory.summary import LlmSummarizer
+from bloge.agent import AgentDef, AgentExecutionListener, AgentMemoryStrategy, LlmSummarizer
 from bloge.core.registry import OperatorRegistry
-from bloge.store.store import Store
+from bloge.store import Store
 from bloge.temporal import catalogue
 from bloge.temporal.activities import AgentActivities
 from bloge.temporal.catalogue import ServedAgent, served

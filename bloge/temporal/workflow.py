@@ -1,6 +1,6 @@
 """``AgentWorkflow``: one workflow type that runs any agent a worker serves.
 
-The workflow runs the engine's own loop (:class:`~bloge.agent.loop.engine.AgentEngine`): its
+The workflow runs the engine's own loop (:class:`~bloge.agent.runtime.AgentEngine`): its
 decisions — the steps of :mod:`bloge.agent.loop.steps`, the memory, the exit condition, the
 turn cap — are made here, deterministically, and replayed after a crash; its I/O is handed
 to activities through :class:`ActivityEffects`: each model call and each tool call is one
@@ -48,12 +48,15 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
 from temporalio.exceptions import CancelledError as ActivityCancelledError
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
-from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.engine import ModelCall, ToolRound
-from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
-from bloge.agent.loop.observer import RecordedResult
-from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
-from bloge.agent.loop.tools import ToolOutcome
+from bloge.agent import (
+    AgentCheckpoint,
+    AgentInput,
+    AgentOutput,
+    AgentRunError,
+    AgentUsage,
+    MaxTurnsExceededError,
+)
+from bloge.agent.runtime import ModelCall, RecordedResult, RunStart, ToolOutcome, ToolRound
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.masking import mask_credentials
@@ -129,10 +132,12 @@ class AgentWorkflow:
         ctx = OperatorContext.root(values, execution_id=run_id)
         engine = agent.engine(start.get("max_turns"))
         try:
-            output = await engine.run(
-                AgentInput(wire.messages_from_json(messages)) if messages else None, ctx,
-                checkpoint=checkpoint, history=begun.history, effects=effects,
-                observer=turns)
+            # A checkpoint carries its conversation: a history given beside it is not used.
+            output = await engine.run(RunStart(
+                AgentInput(wire.messages_from_json(messages)) if messages else None,
+                history=(begun.history or ()) if checkpoint is None else (),
+                checkpoint=checkpoint,
+            ), ctx, effects=effects, observer=turns)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
             raise ApplicationError(str(error), error.agent_id, error.max_turns,

@@ -18,7 +18,7 @@ from bloge import (
     agent_operator,
 )
 from bloge.agent import LlmSummarizer
-from bloge.agent.loop.observer import RunStore
+from bloge.agent.runtime import RunStore
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.components import ProjectDir

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bloge.agent.loop.sync import run_sync
 from bloge.autopilot import (
     Applied,
     ApprovalRefusedError,
@@ -17,6 +16,7 @@ from bloge.autopilot import (
     KnobTier,
     Proposed,
 )
+from bloge.core import run_sync
 from bloge.store import Store, StoreError, open_store
 from tests.autopilot.conftest import FakeClock, RecordingBinding
 from tests.store.conftest import (  # noqa: F401 -- fixtures

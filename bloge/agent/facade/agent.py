@@ -14,9 +14,9 @@ from bloge.agent.loop.errors import MaxTurnsExceededError
 from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
-from bloge.agent.loop.sync import run_sync
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
+from bloge.core.sync import run_sync
 from bloge.llm.operators import LLM_CHAT, LlmChatOperator
 from bloge.llm.provider import LlmProvider
 

@@ -11,6 +11,7 @@ from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.engine import AgentEngine
 from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.records import AgentInput, AgentOutput
+from bloge.agent.loop.start import RunStart
 from bloge.agent.loop.tools import ChunkSink
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.core.codec import JsonCodec
@@ -89,7 +90,7 @@ class AgentOperatorBase:
                 raise BlogeUsageError(
                     f"agent {self.agent_def.id!r}: a thread_id or run_id needs a store to keep "
                     "the run in; build the operator with store=open_store(...)")
-            return self._engine.run(input, ctx, sink=sink)
+            return self._engine.run(RunStart(input), ctx, sink=sink)
         return self.store.record_run(self._engine, input, _context(ctx), thread_id=thread_id,
                                      sink=sink, metadata=None, run_id=run_id)
 

@@ -17,7 +17,6 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from itertools import islice
 from typing import Any, Protocol, assert_never
 
 from bloge.agent.definition import AgentDef
@@ -34,7 +33,8 @@ from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
-from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
+from bloge.agent.loop.records import AgentOutput, AgentUsage
+from bloge.agent.loop.start import Opening, RunStart, opening
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.agent.memory.factory import create_memory
@@ -53,7 +53,6 @@ from bloge.llm.types import LlmRequest, LlmResponse
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
 _log = logging.getLogger("bloge.agent")
-_NO_USAGE = AgentUsage()
 
 
 class ToolRound(Protocol):
@@ -118,24 +117,22 @@ class AgentEngine:
 
     def run(
         self,
-        input: AgentInput | None,
+        start: RunStart,
         ctx: OperatorContext | Mapping[str, Any] | None,
         *,
-        checkpoint: AgentCheckpoint | None = None,
         sink: ChunkSink | None = None,
-        history: Sequence[LlmMessage] | None = None,
-        pending: PendingRound | None = None,
         observer: RunObserver | None = None,
         effects: RunEffects | None = None,
     ) -> Coroutine[Any, Any, AgentOutput]:
-        """One run from ``input`` (or from ``checkpoint``, with optional new ``input``): set
-        up now (a missing operator raises here), awaited for its output.
+        """One run from ``start``: set up now (a missing operator raises here, as does a
+        checkpoint of another agent), awaited for its output.
 
-        ``history`` starts a new run after earlier messages (a thread's); ``pending`` resumes
-        a ``checkpoint`` in the middle of a tool round; ``observer`` records the run (see
-        :mod:`bloge.agent.loop.observer`); ``effects`` performs its model calls and tool
-        rounds instead of the chat operator and a :class:`ToolDispatcher`.
+        ``sink`` receives the run's stream chunks; ``observer`` records the run (see
+        :class:`~bloge.agent.loop.observer.RunObserver`); ``effects`` performs its model calls
+        and tool rounds instead of the chat operator and a :class:`ToolDispatcher`.
         """
+        if not isinstance(start, RunStart):
+            raise BlogeUsageError(f"AgentEngine.run() starts from a RunStart, got {start!r}")
         # None first: OperatorContext is a Mapping, and an isinstance check of an ABC is a
         # Python call.
         context = (OperatorContext.root() if ctx is None
@@ -145,58 +142,15 @@ class AgentEngine:
         for tool in self.definition.tools:
             if tool.operator_ref not in registry:  # the error's wording is built only then
                 registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
-        start = self._start(input, checkpoint, history)
+        begun = opening(start, self.definition)
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
-        return _Run(self, context, start, chat, sink, observer, effects).execute(pending)
+        return _Run(self, context, begun, chat, sink, observer, effects).execute(start.pending)
 
     def _chat_operator(self) -> BoundOperator:
         name = LLM_STREAMING_CHAT if self.streaming else LLM_CHAT
         purpose = "streaming chat operator" if self.streaming else "chat operator"
         return self.registry.bound(name, purpose=purpose)
-
-    def _start(self, input: AgentInput | None, checkpoint: AgentCheckpoint | None,
-               history: Sequence[LlmMessage] | None) -> _Start:
-        # Each list of messages is copied once here: a long history costs a copy, no more.
-        new = input.messages if input is not None else ()
-        if checkpoint is None:
-            earlier = history or ()
-            prompt = self.definition.system_prompt
-            if not prompt or not earlier or earlier[0].role != "system":
-                system = (LlmMessage.system(prompt),) if prompt else ()
-                return _Start((*system, *earlier, *new), 0, _NO_USAGE, {})
-            return _Start((*_led_by(prompt, earlier), *new), 0, _NO_USAGE, {})
-        if checkpoint.agent_id not in (None, self.definition.id):
-            raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
-                                  f"agent {self.definition.id!r}")
-        return _Start((*checkpoint.conversation, *new), checkpoint.turn_count, checkpoint.usage,
-                      dict(checkpoint.tool_results))
-
-
-def _led_by(prompt: str, history: Sequence[LlmMessage]) -> Sequence[LlmMessage]:
-    """``history`` of a thread led by ``prompt`` alone: the system messages it starts with
-    are the prompts of the agents that ran on the thread so far (another agent's, when the
-    thread changes hands), not this agent's instructions. The history's own message is kept
-    when it is this prompt, so that the thread's log does not store it again."""
-    leading = 1
-    while leading < len(history) and history[leading].role == "system":
-        leading += 1
-    if leading == 1 and history[0].content == prompt:
-        return history  # the usual case: this agent ran on the thread before
-    ours = next((message for message in history[:leading] if message.content == prompt),
-                None)
-    return (ours or LlmMessage.system(prompt), *islice(history, leading, None))
-
-
-class _Start:
-    __slots__ = ("base_usage", "messages", "tool_results", "turns_done")
-
-    def __init__(self, messages: tuple[LlmMessage, ...], turns_done: int,
-                 base_usage: AgentUsage, tool_results: dict[str, Any]) -> None:
-        self.messages = messages  # the memory's and the transcript's start
-        self.turns_done = turns_done
-        self.base_usage = base_usage
-        self.tool_results = tool_results
 
 
 class _Run:
@@ -207,7 +161,7 @@ class _Run:
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
-    def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: _Start,
+    def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
                  chat: BoundOperator, sink: ChunkSink | None,
                  observer: RunObserver | None = None,
                  effects: RunEffects | None = None) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from bloge.agent.loop.base import AgentOperatorBase, Context
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.records import AgentInput, AgentOutput
-from bloge.agent.loop.sync import run_sync
+from bloge.agent.loop.start import RunStart
+from bloge.core.sync import run_sync
 
 
 class AgentLoopOperator(AgentOperatorBase):
@@ -55,7 +56,7 @@ class AgentLoopOperator(AgentOperatorBase):
         ``max_turns`` after ``MaxTurnsExceededError``.
         """
         new = None if input is None else AgentInput.of(input)
-        return await self._engine.run(new, ctx, checkpoint=checkpoint)
+        return await self._engine.run(RunStart(new, checkpoint=checkpoint), ctx)
 
     def resume(
         self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None

@@ -16,8 +16,9 @@ from bloge.agent.loop.base import AgentOperatorBase, Context
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk, Done
 from bloge.agent.loop.records import AgentInput, AgentOutput
-from bloge.agent.loop.sync import run_sync
+from bloge.agent.loop.start import RunStart
 from bloge.agent.loop.tools import ChunkSink
+from bloge.core.sync import run_sync
 
 _END: Any = object()
 
@@ -70,10 +71,8 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
         self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None
     ) -> AsyncGenerator[AgentStreamChunk, None]:
         """The chunks of a run continued from ``checkpoint``."""
-        new = None if input is None else AgentInput.of(input)
-        return self._channel(
-            lambda sink: self._engine.run(new, ctx, checkpoint=checkpoint, sink=sink)
-        )
+        start = RunStart(None if input is None else AgentInput.of(input), checkpoint=checkpoint)
+        return self._channel(lambda sink: self._engine.run(start, ctx, sink=sink))
 
     async def aexecute(self, input: object, ctx: Context = None, *,
                        thread_id: str | None = None,

@@ -33,7 +33,9 @@ from bloge.llm.messages import ToolCall
 if TYPE_CHECKING:
     from bloge.agent.loop.observer import RecordedResult, RunObserver
 
+#: How much of a tool's output, in characters, a ``ToolCompletedPayload`` summary keeps.
 SUMMARY_LENGTH = 200
+#: ``await sink(chunk)``: receives a run's stream chunks as they happen.
 ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
 
 

@@ -55,7 +55,7 @@ def show(
 
 
 def _stored_timeline(container: ApplicationContainer, run_id: str) -> list[TimelineEntry]:
-    from bloge.store.timeline import run_timeline
+    from bloge.store import run_timeline
     from bloge_container.cli.options import opened_store, with_store
 
     async def read(store: Store) -> list[TimelineEntry]:

@@ -71,7 +71,7 @@ def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None
     """One run: its status, answer or error, usage, and the timeline of its callbacks."""
     with reported_errors():
         from bloge.journal import render_timeline
-        from bloge.store.timeline import run_timeline
+        from bloge.store import run_timeline
 
         async def read(store: Store) -> tuple[Run, list[RunEvent]]:
             run = await store.find_run(run_id)

@@ -92,7 +92,7 @@ async def waiting_for_a_worker(store: Store, run_id: str, say: Callable[[], None
                                after: float = NO_WORKER_HINT) -> None:
     """Call ``say`` once if no worker has started the run in ``store`` within ``after``
     seconds (Temporal keeps the workflow until a worker polls its task queue)."""
-    from bloge.store.errors import StoreNotFoundError
+    from bloge.store import StoreNotFoundError
 
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(after):
@@ -126,9 +126,7 @@ async def _streamed(runner: TemporalRunner, store: Store, run_id: str, *,
 
 
 async def _relay(store: Store, run_id: str, printer: StreamPrinter) -> None:
-    from bloge.store.errors import StoreNotFoundError
-    from bloge.store.events import event_chunk
-    from bloge.store.follow import follow
+    from bloge.store import StoreNotFoundError, event_chunk, follow
 
     while True:  # until a worker has started the run in the store
         try:

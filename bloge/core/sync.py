@@ -1,8 +1,9 @@
 """The one sync facade: run a coroutine from synchronous code on bloge's event-loop thread.
 
-DESIGN. Every sync entry point (``execute()``, ``resume()``, the streaming operator's
-``execute()``) submits its coroutine to one long-lived event loop, which runs on a daemon
-thread that bloge starts on first use, and blocks the calling thread until the run ends.
+DESIGN. Every sync entry point (an agent operator's ``execute()`` and ``resume()``,
+``Agent.run()``, ``Store.close()``, the autopilot's sync methods) submits its coroutine to one
+long-lived event loop, which runs on a daemon thread that bloge starts on first use, and
+blocks the calling thread until the run ends.
 Why one loop rather than ``asyncio.run()`` per call:
 
 - Connections. A provider's ``httpx`` pool belongs to the loop that opened it. With one loop,

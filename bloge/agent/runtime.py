@@ -1,0 +1,69 @@
+"""The loop's plug-in surface: what the packages above ``bloge.agent`` build on to drive runs.
+
+A user runs agents through :mod:`bloge.agent` (operators, the ``Agent`` facade); a package
+that runs them another way — the run store, Temporal, the server, a journal — plugs into the
+loop through these names, and through no other module of ``bloge.agent`` (a test holds every
+package to that):
+
+- :class:`AgentEngine` runs one agent, from a :class:`RunStart` (new input after a history,
+  or a checkpoint with the tool round it was in): ``await engine.run(start, ctx, sink=…,
+  observer=…, effects=…)``.
+- A :class:`RunObserver` records a run; its hooks are awaited where the run's state must be
+  durable before it goes on. :class:`PendingRound` and :class:`RecordedResult` are what a
+  recorded run resumes from. A :class:`RunStore` is what an agent operator's ``store=`` does.
+- :class:`RunEffects` performs a run's I/O elsewhere (a durable runner's activities): its
+  :data:`ModelCall` and its :class:`ToolRound`, whose :class:`ToolOutcome` values the engine
+  continues with. :class:`ToolDispatcher` is the tool round the engine runs by default,
+  :func:`response_of` the one answer of a model call (whole, or streamed and joined),
+  :func:`not_an_answer` the error for anything else, :data:`SUMMARY_LENGTH` how much of a
+  tool's output a listener payload keeps.
+- A :data:`ChunkSink` receives a run's stream chunks as they happen.
+- :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
+
+The records these carry (``AgentInput``, ``AgentOutput``, ``AgentCheckpoint``, the stream
+chunks, the listener payloads) are the public names of :mod:`bloge.agent`.
+"""
+
+from typing import TYPE_CHECKING
+
+from bloge.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from bloge.agent.listeners import CALLBACKS, Callback, ListenerChain
+    from bloge.agent.loop.answers import not_an_answer, response_of
+    from bloge.agent.loop.engine import AgentEngine, ModelCall, RunEffects, ToolRound
+    from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver, RunStore
+    from bloge.agent.loop.start import RunStart
+    from bloge.agent.loop.tools import SUMMARY_LENGTH, ChunkSink, ToolDispatcher, ToolOutcome
+else:
+    # Lazily, as a package exports its names: a module that needs the chunk sink's type does
+    # not load the engine.
+    __getattr__, __dir__ = lazy_exports(__name__, {
+        "bloge.agent.listeners": ["CALLBACKS", "Callback", "ListenerChain"],
+        "bloge.agent.loop.answers": ["not_an_answer", "response_of"],
+        "bloge.agent.loop.engine": ["AgentEngine", "ModelCall", "RunEffects", "ToolRound"],
+        "bloge.agent.loop.observer": ["PendingRound", "RecordedResult", "RunObserver", "RunStore"],
+        "bloge.agent.loop.start": ["RunStart"],
+        "bloge.agent.loop.tools": ["SUMMARY_LENGTH", "ChunkSink", "ToolDispatcher", "ToolOutcome"],
+    })
+
+__all__ = [
+    "CALLBACKS",
+    "SUMMARY_LENGTH",
+    "AgentEngine",
+    "Callback",
+    "ChunkSink",
+    "ListenerChain",
+    "ModelCall",
+    "PendingRound",
+    "RecordedResult",
+    "RunEffects",
+    "RunObserver",
+    "RunStart",
+    "RunStore",
+    "ToolDispatcher",
+    "ToolOutcome",
+    "ToolRound",
+    "not_an_answer",
+    "response_of",
+]
