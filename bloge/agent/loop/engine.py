@@ -133,13 +133,17 @@ class AgentEngine:
         """One run from ``input`` (or from ``checkpoint``, with optional new ``input``): set
         up now (a missing operator raises here), awaited for its output.
 
-        ``history`` starts a new run after earlier messages (a thread's); ``pending`` resumes
-        a ``checkpoint`` in the middle of a tool round; ``observer`` records the run (see
-        :mod:`bloge.agent.loop.observer`); ``effects`` performs its model calls and tool
-        rounds instead of the chat operator and a :class:`ToolDispatcher`.
+        ``sink`` is awaited with each ``Token``, ``ToolStart`` and ``ToolEnd``: a run with a
+        sink calls the model through ``llmStreamingChat``, as every run of a ``streaming``
+        engine does. ``history`` starts a new run after earlier messages (a thread's);
+        ``pending`` resumes a ``checkpoint`` in the middle of a tool round; ``observer``
+        records the run (see :mod:`bloge.agent.loop.observer`); ``effects`` performs its model
+        calls and tool rounds instead of the chat operator and a :class:`ToolDispatcher`.
         """
         context = ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx)
-        chat = self._chat_operator()
+        # A run with a sink streams the model's answer to it, whichever the engine's default.
+        streamed = self.streaming or sink is not None
+        chat = self._chat_operator(streamed=streamed)
         for tool in self.definition.tools:
             self.registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
         start = self._start(input, checkpoint, history)
@@ -147,9 +151,9 @@ class AgentEngine:
         # each frame of its chain while it waits.
         return _Run(self, context, start, chat, sink, observer, effects).execute(pending)
 
-    def _chat_operator(self) -> BoundOperator:
-        name = LLM_STREAMING_CHAT if self.streaming else LLM_CHAT
-        purpose = "streaming chat operator" if self.streaming else "chat operator"
+    def _chat_operator(self, *, streamed: bool) -> BoundOperator:
+        name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
+        purpose = "streaming chat operator" if streamed else "chat operator"
         return self.registry.bound(name, purpose=purpose)
 
     def _start(self, input: AgentInput | None, checkpoint: AgentCheckpoint | None,
@@ -230,7 +234,7 @@ class _Run:
         # None: the chat operator answers whole, called as it is.
         self._call_model: ModelCall | None = (
             effects.call_model if effects is not None
-            else _StreamingModelCall(chat, ctx, sink) if engine.streaming
+            else _StreamingModelCall(chat, ctx, sink) if engine.streaming or sink is not None
             else None
         )
         self._dispatcher: ToolRound = ToolDispatcher(
