@@ -77,6 +77,11 @@ class AgentOperatorBase:
     def registry(self) -> OperatorRegistry:
         return self._engine.registry
 
+    @property
+    def listeners(self) -> tuple[AgentExecutionListener, ...]:
+        """The listeners every run calls back, in order."""
+        return tuple(self._engine.listeners.listeners)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.ref!r}, agent={self.agent_def.id!r})"
 
