@@ -113,8 +113,8 @@ class Agent:
         ``source`` is the DSL text (a ``str`` holding a ``{``) or the path of a ``.bloge``
         file declaring one agent. Each ``tool <name> : <tool> { … }`` block runs the Python
         tool named ``<tool>`` (a :class:`~bloge.agent.facade.Tool`'s ``name``, a function's
-        ``__name__``); a block without ``description`` or ``input`` takes the tool's own
-        description and schema. A block naming a tool not in ``tools`` is a
+        ``__name__``); a block without ``description`` takes the tool's, and one without
+        ``input`` passes the model's arguments whole and shows the tool's schema. A block naming a tool not in ``tools`` is a
         :class:`~bloge.CompileError` at the block's ``file:line``; a tool no block names is a
         :class:`~bloge.BlogeUsageError`. The model, turn cap, prompt, memory and exit
         condition are the definition's; ``llm``, ``listeners`` and ``store`` as for
