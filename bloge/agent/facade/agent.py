@@ -80,7 +80,7 @@ class Agent:
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
-        registry = _registry(llm)
+        registry = _with_chat(OperatorRegistry(), llm)
         builder = (AgentBuilder.create(name, registry=registry)
                    .model(model if model is not None else _model_of(llm))
                    .max_turns(max_turns)
@@ -114,17 +114,18 @@ class Agent:
         file declaring one agent. Each ``tool <name> : <tool> { … }`` block runs the Python
         tool named ``<tool>`` (a :class:`~bloge.agent.facade.Tool`'s ``name``, a function's
         ``__name__``); a block without ``description`` takes the tool's, and one without
-        ``input`` passes the model's arguments whole and shows the tool's schema. A block naming a tool not in ``tools`` is a
-        :class:`~bloge.CompileError` at the block's ``file:line``; a tool no block names is a
-        :class:`~bloge.BlogeUsageError`. The model, turn cap, prompt, memory and exit
-        condition are the definition's; ``llm``, ``listeners`` and ``store`` as for
-        :class:`Agent`.
+        ``input`` passes the model's arguments whole and shows the tool's schema. A block
+        naming a tool not in ``tools`` is a :class:`~bloge.CompileError` at the block's
+        ``file:line``; a tool no block names is a :class:`~bloge.BlogeUsageError`. The model,
+        turn cap, prompt, memory and exit condition are the definition's; ``llm``,
+        ``listeners`` and ``store`` as for :class:`Agent`.
         """
         from bloge.agent.facade.dsl import compile_agent  # noqa: PLC0415 -- loads the DSL compiler when used
 
-        registry = _registry(llm)
+        registry = OperatorRegistry()
         definition = compile_agent(source, registry, tools)
-        return cls._of(definition, registry, listeners=listeners, store=store)
+        # The model's operators join after the compilation: a tool block may not name them.
+        return cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
 
     @classmethod
     def _of(cls, definition: AgentDef, registry: OperatorRegistry, *,
@@ -242,11 +243,11 @@ class Agent:
                 f"tools={[tool.name for tool in definition.tools]!r})")
 
 
-def _registry(llm: LlmProvider | ChatModel | ChatFunction) -> OperatorRegistry:
-    """A new registry with the model's chat operators, whole and streamed."""
+def _with_chat(registry: OperatorRegistry,
+               llm: LlmProvider | ChatModel | ChatFunction) -> OperatorRegistry:
+    """``registry`` with the model's chat operators, whole and streamed."""
     provider = as_provider(llm)
-    return (OperatorRegistry()
-            .register(LLM_CHAT, LlmChatOperator(provider))
+    return (registry.register(LLM_CHAT, LlmChatOperator(provider))
             .register(LLM_STREAMING_CHAT, LlmStreamingChatOperator(provider)))
 
 

@@ -27,7 +27,7 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
     made: dict[str, ToolOperator] = {}
     for tool in tools:
         operator = tool_operator(tool)
-        if operator.name in made or operator.name in registry:
+        if operator.name in made:
             raise BlogeUsageError(f"two tools named {operator.name!r} given to Agent.from_dsl")
         made[operator.name] = operator
         registry.register(operator.name, operator.operator)
