@@ -14,7 +14,9 @@ explicit re-export under ``if TYPE_CHECKING:`` — which is what mypy and IDEs r
 is imported: well under a millisecond) and returns the ``__getattr__`` that imports a name's module
 the first time the name is read and stores the value in the package, so that later reads are
 plain attribute reads. A name the package must bind eagerly (one that is also a submodule's
-name) is written ``from m import x as x`` at the top level, and is exported as well.
+name) is written ``from m import x as x`` at the top level, and is exported as well. One name
+per line, as ruff's isort writes them; tests/test_imports.py checks that ``__all__`` holds
+every name the block imports.
 """
 
 from __future__ import annotations
