@@ -206,7 +206,7 @@ def test_the_public_surface_is_pinned() -> None:
         "OperatorMetadata", "OperatorRegistry", "ProviderError", "RunError",
         "StreamingAgentLoopOperator", "Token", "Tool", "ToolCall", "ToolCompletedPayload",
         "ToolDefinition", "ToolDispatchedPayload", "ToolEnd", "ToolStart", "TurnStartedPayload",
-        "UnknownOperatorError", "__version__", "agent_operator",
+        "UnknownOperatorError", "__version__", "agent_operator", "open_store",
     ])
     assert sorted(bloge.llm.__all__) == sorted([
         "AnthropicProvider", "ClaudeProvider", "OpenAIChatProvider", "RetryPolicy",

@@ -9,101 +9,40 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from bloge.agent.builder import AgentBuilder
-    from bloge.agent.compiler import AgentDslCompiler
-    from bloge.agent.definition import AgentDef, AgentToolRef
-    from bloge.agent.extension import AgentExtensionProvider
-    from bloge.agent.facade import Agent, ChatModel, Tool, ToolUse
-    from bloge.agent.listeners import (
-        AgentCallbackContext,
-        AgentExecutionListener,
-        LlmCalledPayload,
-        LoopExitedPayload,
-        ToolCompletedPayload,
-        ToolDispatchedPayload,
-        TurnStartedPayload,
-    )
-    from bloge.agent.loop import (
-        AgentCheckpoint,
-        AgentInput,
-        AgentLoopOperator,
-        AgentOutput,
-        AgentRunError,
-        AgentStreamChunk,
-        AgentUsage,
-        Done,
-        MaxTurnsExceededError,
-        StreamingAgentLoopOperator,
-        Token,
-        ToolEnd,
-        ToolStart,
-    )
-    from bloge.agent.materialize import agent_operator
-    from bloge.agent.memory import (
-        AgentMemoryStrategy,
-        ConversationMemory,
-        LlmSummarizer,
-        MemoryStrategy,
-    )
-    from bloge.llm.types import ToolDefinition
+    from bloge.agent.builder import AgentBuilder as AgentBuilder
+    from bloge.agent.compiler import AgentDslCompiler as AgentDslCompiler
+    from bloge.agent.definition import AgentDef as AgentDef
+    from bloge.agent.definition import AgentToolRef as AgentToolRef
+    from bloge.agent.extension import AgentExtensionProvider as AgentExtensionProvider
+    from bloge.agent.facade import Agent as Agent
+    from bloge.agent.facade import ChatModel as ChatModel
+    from bloge.agent.facade import Tool as Tool
+    from bloge.agent.facade import ToolUse as ToolUse
+    from bloge.agent.listeners import AgentCallbackContext as AgentCallbackContext
+    from bloge.agent.listeners import AgentExecutionListener as AgentExecutionListener
+    from bloge.agent.listeners import LlmCalledPayload as LlmCalledPayload
+    from bloge.agent.listeners import LoopExitedPayload as LoopExitedPayload
+    from bloge.agent.listeners import ToolCompletedPayload as ToolCompletedPayload
+    from bloge.agent.listeners import ToolDispatchedPayload as ToolDispatchedPayload
+    from bloge.agent.listeners import TurnStartedPayload as TurnStartedPayload
+    from bloge.agent.loop import AgentCheckpoint as AgentCheckpoint
+    from bloge.agent.loop import AgentInput as AgentInput
+    from bloge.agent.loop import AgentLoopOperator as AgentLoopOperator
+    from bloge.agent.loop import AgentOutput as AgentOutput
+    from bloge.agent.loop import AgentRunError as AgentRunError
+    from bloge.agent.loop import AgentStreamChunk as AgentStreamChunk
+    from bloge.agent.loop import AgentUsage as AgentUsage
+    from bloge.agent.loop import Done as Done
+    from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
+    from bloge.agent.loop import StreamingAgentLoopOperator as StreamingAgentLoopOperator
+    from bloge.agent.loop import Token as Token
+    from bloge.agent.loop import ToolEnd as ToolEnd
+    from bloge.agent.loop import ToolStart as ToolStart
+    from bloge.agent.materialize import agent_operator as agent_operator
+    from bloge.agent.memory import AgentMemoryStrategy as AgentMemoryStrategy
+    from bloge.agent.memory import ConversationMemory as ConversationMemory
+    from bloge.agent.memory import LlmSummarizer as LlmSummarizer
+    from bloge.agent.memory import MemoryStrategy as MemoryStrategy
+    from bloge.llm.types import ToolDefinition as ToolDefinition
 else:
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.agent.builder": ["AgentBuilder"],
-        "bloge.agent.compiler": ["AgentDslCompiler"],
-        "bloge.agent.definition": ["AgentDef", "AgentToolRef"],
-        "bloge.agent.extension": ["AgentExtensionProvider"],
-        "bloge.agent.facade": ["Agent", "ChatModel", "Tool", "ToolUse"],
-        "bloge.agent.listeners": [
-            "AgentCallbackContext", "AgentExecutionListener", "LlmCalledPayload",
-            "LoopExitedPayload", "ToolCompletedPayload", "ToolDispatchedPayload",
-            "TurnStartedPayload",
-        ],
-        "bloge.agent.loop": [
-            "AgentCheckpoint", "AgentInput", "AgentLoopOperator", "AgentOutput", "AgentRunError",
-            "AgentStreamChunk", "AgentUsage", "Done", "MaxTurnsExceededError",
-            "StreamingAgentLoopOperator", "Token", "ToolEnd", "ToolStart",
-        ],
-        "bloge.agent.materialize": ["agent_operator"],
-        "bloge.agent.memory": [
-            "AgentMemoryStrategy", "ConversationMemory", "LlmSummarizer", "MemoryStrategy",
-        ],
-        "bloge.llm.types": ["ToolDefinition"],
-    })
-
-__all__ = [
-    "Agent",
-    "AgentBuilder",
-    "AgentCallbackContext",
-    "AgentCheckpoint",
-    "AgentDef",
-    "AgentDslCompiler",
-    "AgentExecutionListener",
-    "AgentExtensionProvider",
-    "AgentInput",
-    "AgentLoopOperator",
-    "AgentMemoryStrategy",
-    "AgentOutput",
-    "AgentRunError",
-    "AgentStreamChunk",
-    "AgentToolRef",
-    "AgentUsage",
-    "ChatModel",
-    "ConversationMemory",
-    "Done",
-    "LlmCalledPayload",
-    "LlmSummarizer",
-    "LoopExitedPayload",
-    "MaxTurnsExceededError",
-    "MemoryStrategy",
-    "StreamingAgentLoopOperator",
-    "Token",
-    "Tool",
-    "ToolCompletedPayload",
-    "ToolDefinition",
-    "ToolDispatchedPayload",
-    "ToolEnd",
-    "ToolStart",
-    "ToolUse",
-    "TurnStartedPayload",
-    "agent_operator",
-]
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

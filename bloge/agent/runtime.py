@@ -29,41 +29,25 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from bloge.agent.listeners import CALLBACKS, Callback, ListenerChain
-    from bloge.agent.loop.answers import not_an_answer, response_of
-    from bloge.agent.loop.engine import AgentEngine, ModelCall, RunEffects, ToolRound
-    from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver, RunStore
-    from bloge.agent.loop.start import RunStart
-    from bloge.agent.loop.tools import SUMMARY_LENGTH, ChunkSink, ToolDispatcher, ToolOutcome
+    from bloge.agent.listeners import CALLBACKS as CALLBACKS
+    from bloge.agent.listeners import Callback as Callback
+    from bloge.agent.listeners import ListenerChain as ListenerChain
+    from bloge.agent.loop.answers import not_an_answer as not_an_answer
+    from bloge.agent.loop.answers import response_of as response_of
+    from bloge.agent.loop.engine import AgentEngine as AgentEngine
+    from bloge.agent.loop.engine import ModelCall as ModelCall
+    from bloge.agent.loop.engine import RunEffects as RunEffects
+    from bloge.agent.loop.engine import ToolRound as ToolRound
+    from bloge.agent.loop.observer import PendingRound as PendingRound
+    from bloge.agent.loop.observer import RecordedResult as RecordedResult
+    from bloge.agent.loop.observer import RunObserver as RunObserver
+    from bloge.agent.loop.observer import RunStore as RunStore
+    from bloge.agent.loop.start import RunStart as RunStart
+    from bloge.agent.loop.tools import SUMMARY_LENGTH as SUMMARY_LENGTH
+    from bloge.agent.loop.tools import ChunkSink as ChunkSink
+    from bloge.agent.loop.tools import ToolDispatcher as ToolDispatcher
+    from bloge.agent.loop.tools import ToolOutcome as ToolOutcome
 else:
     # Lazily, as a package exports its names: a module that needs the chunk sink's type does
     # not load the engine.
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.agent.listeners": ["CALLBACKS", "Callback", "ListenerChain"],
-        "bloge.agent.loop.answers": ["not_an_answer", "response_of"],
-        "bloge.agent.loop.engine": ["AgentEngine", "ModelCall", "RunEffects", "ToolRound"],
-        "bloge.agent.loop.observer": ["PendingRound", "RecordedResult", "RunObserver", "RunStore"],
-        "bloge.agent.loop.start": ["RunStart"],
-        "bloge.agent.loop.tools": ["SUMMARY_LENGTH", "ChunkSink", "ToolDispatcher", "ToolOutcome"],
-    })
-
-__all__ = [
-    "CALLBACKS",
-    "SUMMARY_LENGTH",
-    "AgentEngine",
-    "Callback",
-    "ChunkSink",
-    "ListenerChain",
-    "ModelCall",
-    "PendingRound",
-    "RecordedResult",
-    "RunEffects",
-    "RunObserver",
-    "RunStart",
-    "RunStore",
-    "ToolDispatcher",
-    "ToolOutcome",
-    "ToolRound",
-    "not_an_answer",
-    "response_of",
-]
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

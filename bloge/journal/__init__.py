@@ -19,57 +19,26 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from bloge.core.masking import SENSITIVE_FRAGMENTS, SENSITIVE_NAMES
-    from bloge.journal.bridge import AgentEventJournalBridge
-    from bloge.journal.journal import EventJournal, JournalChannel
-    from bloge.journal.reading import BadLine, JournalNotFoundError, read_journal
-    from bloge.journal.redaction import REDACTED, Redactor
-    from bloge.journal.sinks import FileSink, Sink, StreamSink
-    from bloge.journal.testing import InMemorySink
-    from bloge.journal.timeline import (
-        AmbiguousExecutionError,
-        TimelineEntry,
-        UnknownExecutionError,
-        execution_timeline,
-        known_executions,
-        render_timeline,
-        resolve_execution_id,
-    )
+    from bloge.core.masking import SENSITIVE_FRAGMENTS as SENSITIVE_FRAGMENTS
+    from bloge.core.masking import SENSITIVE_NAMES as SENSITIVE_NAMES
+    from bloge.journal.bridge import AgentEventJournalBridge as AgentEventJournalBridge
+    from bloge.journal.journal import EventJournal as EventJournal
+    from bloge.journal.journal import JournalChannel as JournalChannel
+    from bloge.journal.reading import BadLine as BadLine
+    from bloge.journal.reading import JournalNotFoundError as JournalNotFoundError
+    from bloge.journal.reading import read_journal as read_journal
+    from bloge.journal.redaction import REDACTED as REDACTED
+    from bloge.journal.redaction import Redactor as Redactor
+    from bloge.journal.sinks import FileSink as FileSink
+    from bloge.journal.sinks import Sink as Sink
+    from bloge.journal.sinks import StreamSink as StreamSink
+    from bloge.journal.testing import InMemorySink as InMemorySink
+    from bloge.journal.timeline import AmbiguousExecutionError as AmbiguousExecutionError
+    from bloge.journal.timeline import TimelineEntry as TimelineEntry
+    from bloge.journal.timeline import UnknownExecutionError as UnknownExecutionError
+    from bloge.journal.timeline import execution_timeline as execution_timeline
+    from bloge.journal.timeline import known_executions as known_executions
+    from bloge.journal.timeline import render_timeline as render_timeline
+    from bloge.journal.timeline import resolve_execution_id as resolve_execution_id
 else:
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.core.masking": ["SENSITIVE_FRAGMENTS", "SENSITIVE_NAMES"],
-        "bloge.journal.bridge": ["AgentEventJournalBridge"],
-        "bloge.journal.journal": ["EventJournal", "JournalChannel"],
-        "bloge.journal.reading": ["BadLine", "JournalNotFoundError", "read_journal"],
-        "bloge.journal.redaction": ["REDACTED", "Redactor"],
-        "bloge.journal.sinks": ["FileSink", "Sink", "StreamSink"],
-        "bloge.journal.testing": ["InMemorySink"],
-        "bloge.journal.timeline": [
-            "AmbiguousExecutionError", "TimelineEntry", "UnknownExecutionError",
-            "execution_timeline", "known_executions", "render_timeline", "resolve_execution_id",
-        ],
-    })
-
-__all__ = [
-    "REDACTED",
-    "SENSITIVE_FRAGMENTS",
-    "SENSITIVE_NAMES",
-    "AgentEventJournalBridge",
-    "AmbiguousExecutionError",
-    "BadLine",
-    "EventJournal",
-    "FileSink",
-    "InMemorySink",
-    "JournalChannel",
-    "JournalNotFoundError",
-    "Redactor",
-    "Sink",
-    "StreamSink",
-    "TimelineEntry",
-    "UnknownExecutionError",
-    "execution_timeline",
-    "known_executions",
-    "read_journal",
-    "render_timeline",
-    "resolve_execution_id",
-]
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

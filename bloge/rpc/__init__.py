@@ -24,51 +24,27 @@ from bloge.core.exports import lazy_exports
 
 # ``proxy`` is also the name of its module, which the import system binds in this package
 # when the module loads: the function is bound here, eagerly, so that it wins.
-from bloge.rpc.proxy import proxy
+from bloge.rpc.proxy import proxy as proxy
 
+# Each transport loads on first use: HTTP needs httpx, NATS nats-py (extra [nats]).
 if TYPE_CHECKING:
-    from bloge.rpc.calls import CallInfo, Handler, Metadata, current_call
-    from bloge.rpc.errors import HTTP_STATUS, ErrorCode, RemoteError
-    from bloge.rpc.http import HttpTransport
-    from bloge.rpc.interface import idempotent
-    from bloge.rpc.nats import NatsResponder, NatsTransport
-    from bloge.rpc.proxy import Retry, call_options
-    from bloge.rpc.service import ServiceHandler, serve
-    from bloge.rpc.tools import RemoteOperator
-    from bloge.rpc.transport import InProcessTransport, Transport
+    from bloge.rpc.calls import CallInfo as CallInfo
+    from bloge.rpc.calls import Handler as Handler
+    from bloge.rpc.calls import Metadata as Metadata
+    from bloge.rpc.calls import current_call as current_call
+    from bloge.rpc.errors import HTTP_STATUS as HTTP_STATUS
+    from bloge.rpc.errors import ErrorCode as ErrorCode
+    from bloge.rpc.errors import RemoteError as RemoteError
+    from bloge.rpc.http import HttpTransport as HttpTransport
+    from bloge.rpc.interface import idempotent as idempotent
+    from bloge.rpc.nats import NatsResponder as NatsResponder
+    from bloge.rpc.nats import NatsTransport as NatsTransport
+    from bloge.rpc.proxy import Retry as Retry
+    from bloge.rpc.proxy import call_options as call_options
+    from bloge.rpc.service import ServiceHandler as ServiceHandler
+    from bloge.rpc.service import serve as serve
+    from bloge.rpc.tools import RemoteOperator as RemoteOperator
+    from bloge.rpc.transport import InProcessTransport as InProcessTransport
+    from bloge.rpc.transport import Transport as Transport
 else:
-    # Each transport loads on first use: HTTP needs httpx, NATS nats-py (extra [nats]).
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.rpc.calls": ["CallInfo", "Handler", "Metadata", "current_call"],
-        "bloge.rpc.errors": ["HTTP_STATUS", "ErrorCode", "RemoteError"],
-        "bloge.rpc.http": ["HttpTransport"],
-        "bloge.rpc.interface": ["idempotent"],
-        "bloge.rpc.nats": ["NatsResponder", "NatsTransport"],
-        "bloge.rpc.proxy": ["Retry", "call_options"],
-        "bloge.rpc.service": ["ServiceHandler", "serve"],
-        "bloge.rpc.tools": ["RemoteOperator"],
-        "bloge.rpc.transport": ["InProcessTransport", "Transport"],
-    })
-
-__all__ = [
-    "HTTP_STATUS",
-    "CallInfo",
-    "ErrorCode",
-    "Handler",
-    "HttpTransport",
-    "InProcessTransport",
-    "Metadata",
-    "NatsResponder",
-    "NatsTransport",
-    "RemoteError",
-    "RemoteOperator",
-    "Retry",
-    "ServiceHandler",
-    "Transport",
-    "call_options",
-    "current_call",
-    "idempotent",
-    "proxy",
-    "serve",
-]
-
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

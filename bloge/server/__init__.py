@@ -2,12 +2,14 @@
 an OpenAI-compatible endpoint and a chat page (``pip install 'bloge[server]'``).
 
 ```python
-from bloge.server import ServedAgents, ServerConfig, create_app
+from bloge import Agent, open_store
+from bloge.server import create_app
 
-app = create_app(ServedAgents(definitions, build), store=store, config=ServerConfig())
+app = create_app(agents=[Agent(llm, [lookup], name="support")], store=open_store())
 ```
 
-``bloge serve`` builds all of this from the settings.
+``bloge serve`` builds all of this from the settings (``create_app(ServedAgents(definitions,
+build), store=store, config=ServerConfig())``).
 """
 
 try:

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bloge.agent import AgentBuilder, AgentDef, AgentLoopOperator, StreamingAgentLoopOperator
+from bloge.agent import (
+    Agent,
+    AgentBuilder,
+    AgentDef,
+    AgentExecutionListener,
+    AgentLoopOperator,
+    StreamingAgentLoopOperator,
+    agent_operator,
+)
+from bloge.core.errors import BlogeUsageError
 from bloge.core.suggest import did_you_mean_hint
+from bloge.store import Store
 
 AgentOperator = AgentLoopOperator | StreamingAgentLoopOperator
 Build = Callable[[AgentDef], AgentOperator]
@@ -44,6 +54,33 @@ class ServedAgents:
         self.default = default
         self._build = build
         self._made: dict[tuple[str, bool], AgentOperator] = {}
+
+    @classmethod
+    def of(cls, agents: Sequence[Agent], *, store: Store,
+           listeners: Sequence[AgentExecutionListener] = ()) -> ServedAgents:
+        """``agents`` served by their names, the first one the default: each runs with its
+        model, tools and listeners (then ``listeners``), recorded in ``store`` (not in its
+        own store, if it has one)."""
+        if not agents:
+            raise BlogeUsageError("create_app(agents=[...]) needs at least one Agent")
+        made: dict[str, Agent] = {}
+        for agent in agents:
+            if not isinstance(agent, Agent):
+                raise BlogeUsageError(f"create_app(agents=[...]) takes bloge.Agent objects, "
+                                      f"got {type(agent).__name__}")
+            name = agent.operator.agent_def.id
+            if name in made:
+                raise BlogeUsageError(f"two agents are named {name!r}: give each Agent its own "
+                                      "name= to serve them together")
+            made[name] = agent
+
+        def build(definition: AgentDef) -> AgentOperator:
+            served = made[definition.id].operator
+            return agent_operator(definition.id, definition, served.registry,
+                                  listeners=(*served.listeners, *listeners), store=store)
+
+        return cls({name: agent.operator.agent_def for name, agent in made.items()}, build,
+                   default=next(iter(made)))
 
     def ids(self) -> list[str]:
         return sorted(self.definitions)

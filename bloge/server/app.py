@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from bloge.agent import Agent
 from bloge.rpc import Handler
 from bloge.rpc.asgi import rpc_routes
 from bloge.server import autopilot_api, chat_api, health, openai_api, page, runs_api
@@ -31,14 +32,20 @@ if TYPE_CHECKING:
     from bloge.autopilot.rates import ErrorRateWatch
 
 
-def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | None = None,
-               metrics: Metrics | None = None, close_store: bool = False,
+def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
+               config: ServerConfig | None = None, metrics: Metrics | None = None,
+               close_store: bool = False,
                autopilot: Autopilot | None = None, autopilot_refresh: float = 5.0,
                autopilot_watches: Sequence[ErrorRateWatch] = (),
                rpc: Mapping[str, Handler] | None = None, mcp: bool = False,
                mcp_off: str | None = None,
                on_shutdown: Sequence[Callable[[], Awaitable[None]]] = ()) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
+
+    ``agents`` are :class:`~bloge.Agent` objects, served by their ``name`` (the first is the
+    default one), or a :class:`ServedAgents` of definitions (as ``bloge serve`` builds it):
+
+    >>> app = create_app(agents=[Agent(llm, [lookup], name="support")], store=open_store())
 
     Put ``metrics`` (a :class:`Metrics`) among the agents' listeners to count their turns,
     model and tool calls; the app counts runs itself. The app is guarded (see
@@ -56,6 +63,8 @@ def create_app(agents: ServedAgents, *, store: Store, config: ServerConfig | Non
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
+    if not isinstance(agents, ServedAgents):
+        agents = ServedAgents.of(agents, store=store, listeners=(counted,))
     tasks = RunTasks(settings.max_concurrent_runs, finished=counted.run_finished)
     endpoint = None
     if mcp:

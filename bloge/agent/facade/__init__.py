@@ -7,27 +7,15 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from bloge.agent.facade.agent import DEFAULT_MODEL, MAX_TURNS_REACHED, Agent
-    from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
-    from bloge.agent.facade.model import ChatAnswer, ChatModel, ChatModelProvider, ToolUse
-    from bloge.agent.facade.tools import Tool
+    from bloge.agent.facade.agent import DEFAULT_MODEL as DEFAULT_MODEL
+    from bloge.agent.facade.agent import MAX_TURNS_REACHED as MAX_TURNS_REACHED
+    from bloge.agent.facade.agent import Agent as Agent
+    from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
+    from bloge.agent.facade.handler import AgentHandler as AgentHandler
+    from bloge.agent.facade.model import ChatAnswer as ChatAnswer
+    from bloge.agent.facade.model import ChatModel as ChatModel
+    from bloge.agent.facade.model import ChatModelProvider as ChatModelProvider
+    from bloge.agent.facade.model import ToolUse as ToolUse
+    from bloge.agent.facade.tools import Tool as Tool
 else:
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.agent.facade.agent": ["DEFAULT_MODEL", "MAX_TURNS_REACHED", "Agent"],
-        "bloge.agent.facade.handler": ["DEFAULT_MAX_BODY_BYTES", "AgentHandler"],
-        "bloge.agent.facade.model": ["ChatAnswer", "ChatModel", "ChatModelProvider", "ToolUse"],
-        "bloge.agent.facade.tools": ["Tool"],
-    })
-
-__all__ = [
-    "DEFAULT_MAX_BODY_BYTES",
-    "DEFAULT_MODEL",
-    "MAX_TURNS_REACHED",
-    "Agent",
-    "AgentHandler",
-    "ChatAnswer",
-    "ChatModel",
-    "ChatModelProvider",
-    "Tool",
-    "ToolUse",
-]
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import AsyncGenerator, Iterator, Sequence
 
 from bloge.agent.builder import AgentBuilder
-from bloge.agent.definition import AgentToolRef
+from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
 from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
+from bloge.agent.facade.sync_stream import iterate_sync
 from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
 from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.checkpoint import AgentCheckpoint
+from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
 from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.operator import AgentLoopOperator
@@ -17,7 +21,12 @@ from bloge.agent.loop.records import AgentOutput
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.core.sync import run_sync
-from bloge.llm.operators import LLM_CHAT, LlmChatOperator
+from bloge.llm.operators import (
+    LLM_CHAT,
+    LLM_STREAMING_CHAT,
+    LlmChatOperator,
+    LlmStreamingChatOperator,
+)
 from bloge.llm.provider import LlmProvider
 
 #: What :meth:`Agent.run` returns when ``max_turns`` turns brought no text answer (the
@@ -48,7 +57,9 @@ class Agent:
     later one. The loop is the one of :class:`~bloge.agent.AgentLoopOperator` (it is
     :attr:`operator`): a text answer ends the run; a tool use runs the named tool and feeds
     its result back; an unknown tool, arguments that do not fit and a failing tool feed an
-    error text back for the model to correct.
+    error text back for the model to correct. That one operator serves whole runs
+    (:meth:`run`), streamed ones (:meth:`stream`) and resumed ones (:meth:`resume`).
+    :meth:`from_dsl` makes an ``Agent`` of an ``agent { … }`` definition.
     """
 
     __slots__ = ("_operator",)
@@ -69,7 +80,7 @@ class Agent:
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
-        registry = OperatorRegistry().register(LLM_CHAT, LlmChatOperator(as_provider(llm)))
+        registry = _with_chat(OperatorRegistry(), llm)
         builder = (AgentBuilder.create(name, registry=registry)
                    .model(model if model is not None else _model_of(llm))
                    .max_turns(max_turns)
@@ -86,6 +97,44 @@ class Agent:
                                          parameters=made.parameters))
         self._operator = AgentLoopOperator(name, builder.build(), registry,
                                            listeners=listeners, store=store)
+
+    @classmethod
+    def from_dsl(
+        cls,
+        source: str | os.PathLike[str],
+        *,
+        llm: LlmProvider | ChatModel | ChatFunction,
+        tools: Sequence[ToolLike] = (),
+        listeners: Sequence[AgentExecutionListener] = (),
+        store: RunStore | None = None,
+    ) -> Agent:
+        """The agent an ``agent { … }`` definition declares, its tools bound to ``tools``.
+
+        ``source`` is the DSL text (a ``str`` holding a ``{``) or the path of a ``.bloge``
+        file declaring one agent. Each ``tool <name> : <tool> { … }`` block runs the Python
+        tool named ``<tool>`` (a :class:`~bloge.agent.facade.Tool`'s ``name``, a function's
+        ``__name__``); a block without ``description`` takes the tool's, and one without
+        ``input`` passes the model's arguments whole and shows the tool's schema. A block
+        naming a tool not in ``tools`` is a :class:`~bloge.CompileError` at the block's
+        ``file:line``; a tool no block names is a :class:`~bloge.BlogeUsageError`. The model,
+        turn cap, prompt, memory and exit condition are the definition's; ``llm``,
+        ``listeners`` and ``store`` as for :class:`Agent`.
+        """
+        from bloge.agent.facade.dsl import compile_agent  # noqa: PLC0415 -- loads the DSL compiler when used
+
+        registry = OperatorRegistry()
+        definition = compile_agent(source, registry, tools)
+        # The model's operators join after the compilation: a tool block may not name them.
+        return cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
+
+    @classmethod
+    def _of(cls, definition: AgentDef, registry: OperatorRegistry, *,
+            listeners: Sequence[AgentExecutionListener],
+            store: RunStore | None) -> Agent:
+        agent = cls.__new__(cls)
+        agent._operator = AgentLoopOperator(  # noqa: SLF001 -- the class builds its own
+            definition.id, definition, registry, listeners=listeners, store=store)
+        return agent
 
     @property
     def operator(self) -> AgentLoopOperator:
@@ -115,13 +164,68 @@ class Agent:
         """The whole :class:`~bloge.agent.AgentOutput` of a run on ``input`` (transcript,
         tool results, usage, checkpoint). As with ``AgentLoopOperator.execute``, running out
         of turns raises :class:`~bloge.agent.MaxTurnsExceededError`, whose ``checkpoint``
-        resumes the run (``agent.operator.resume(…)``; with a store,
-        ``agent.operator.resume_run(output.run_id)``)."""
+        resumes the run (:meth:`resume`)."""
         return run_sync(self.arun_output(input, thread_id=thread_id), method="run_output")
 
     async def arun_output(self, input: str, *, thread_id: str | None = None) -> AgentOutput:
         """:meth:`run_output`, awaited."""
         return await self._operator.aexecute(input, thread_id=thread_id)
+
+    def stream(self, input: str, *, thread_id: str | None = None
+               ) -> Iterator[AgentStreamChunk]:
+        """The run on ``input`` as it happens: :class:`~bloge.Token` chunks of the answer,
+        :class:`~bloge.ToolStart` and :class:`~bloge.ToolEnd` around each tool call, and
+        :class:`~bloge.Done` last, whose ``final_output`` is the run's
+        :class:`~bloge.AgentOutput`.
+
+        >>> for chunk in agent.stream("Hello"):
+        ...     if isinstance(chunk, Token):
+        ...         print(chunk.text, end="")
+
+        Leaving the loop early (``break``) cancels the run. Any number of times, from any
+        thread; inside a running event loop, iterate :meth:`astream` instead. Running out of
+        turns raises :class:`~bloge.MaxTurnsExceededError` (with its checkpoint), a failed
+        run :class:`~bloge.AgentRunError`, after the chunks that came before. ``thread_id``
+        as for :meth:`run`.
+        """
+        return iterate_sync(self.astream(input, thread_id=thread_id), method="stream")
+
+    def astream(self, input: str, *, thread_id: str | None = None
+                ) -> AsyncGenerator[AgentStreamChunk, None]:
+        """:meth:`stream`, for ``async for``; ``contextlib.aclosing(…)`` stops it early."""
+        return self._operator.stream(input, thread_id=thread_id)
+
+    def resume(self, run: str | AgentCheckpoint, *, input: str | None = None) -> AgentOutput:
+        """Continue a run that did not finish, and return its :class:`~bloge.AgentOutput`.
+
+        ``run`` is either the ``run_id`` of a run recorded in this agent's ``store`` (after a
+        failure, a crash or a cancellation: its recorded steps are not done again), or,
+        with or without a store, an :class:`~bloge.AgentCheckpoint` — the ``checkpoint`` of
+        a :class:`~bloge.MaxTurnsExceededError` or an :class:`~bloge.AgentRunError` — which
+        ``input``, when given, follows as a new user message. The turn count goes on from
+        the run's: after ``MaxTurnsExceededError`` raise the cap first
+        (``agent.operator.retune(max_turns=…)``). Errors as for :meth:`run_output`.
+
+        >>> try:
+        ...     output = agent.run_output("Plan the trip")
+        ... except MaxTurnsExceededError as error:
+        ...     agent.operator.retune(max_turns=20)
+        ...     output = agent.resume(error.checkpoint)
+        """
+        return run_sync(self.aresume(run, input=input), method="resume")
+
+    async def aresume(self, run: str | AgentCheckpoint, *,
+                      input: str | None = None) -> AgentOutput:
+        """:meth:`resume`, awaited."""
+        if isinstance(run, AgentCheckpoint):
+            return await self._operator.aresume(run, input)
+        if not isinstance(run, str):
+            raise BlogeUsageError(f"resume() takes a run id or an AgentCheckpoint, "
+                                  f"got {type(run).__name__}")
+        if input is not None:
+            raise BlogeUsageError("a recorded run resumes where it stopped, without new "
+                                  "input; continue its thread with run(input, thread_id=…)")
+        return await self._operator.aresume_run(run)
 
     def as_handler(self, *, path: str | None = None,
                    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> AgentHandler:
@@ -137,6 +241,14 @@ class Agent:
         definition = self._operator.agent_def
         return (f"Agent({definition.id!r}, model={definition.model!r}, "
                 f"tools={[tool.name for tool in definition.tools]!r})")
+
+
+def _with_chat(registry: OperatorRegistry,
+               llm: LlmProvider | ChatModel | ChatFunction) -> OperatorRegistry:
+    """``registry`` with the model's chat operators, whole and streamed."""
+    provider = as_provider(llm)
+    return (registry.register(LLM_CHAT, LlmChatOperator(provider))
+            .register(LLM_STREAMING_CHAT, LlmStreamingChatOperator(provider)))
 
 
 def _model_of(llm: object) -> str:

@@ -5,34 +5,18 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from bloge.agent.loop.checkpoint import AgentCheckpoint
-    from bloge.agent.loop.chunks import AgentStreamChunk, Done, Token, ToolEnd, ToolStart
-    from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
-    from bloge.agent.loop.operator import AgentLoopOperator
-    from bloge.agent.loop.records import AgentInput, AgentOutput, AgentUsage
-    from bloge.agent.loop.streaming import StreamingAgentLoopOperator
+    from bloge.agent.loop.checkpoint import AgentCheckpoint as AgentCheckpoint
+    from bloge.agent.loop.chunks import AgentStreamChunk as AgentStreamChunk
+    from bloge.agent.loop.chunks import Done as Done
+    from bloge.agent.loop.chunks import Token as Token
+    from bloge.agent.loop.chunks import ToolEnd as ToolEnd
+    from bloge.agent.loop.chunks import ToolStart as ToolStart
+    from bloge.agent.loop.errors import AgentRunError as AgentRunError
+    from bloge.agent.loop.errors import MaxTurnsExceededError as MaxTurnsExceededError
+    from bloge.agent.loop.operator import AgentLoopOperator as AgentLoopOperator
+    from bloge.agent.loop.records import AgentInput as AgentInput
+    from bloge.agent.loop.records import AgentOutput as AgentOutput
+    from bloge.agent.loop.records import AgentUsage as AgentUsage
+    from bloge.agent.loop.streaming import StreamingAgentLoopOperator as StreamingAgentLoopOperator
 else:
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.agent.loop.checkpoint": ["AgentCheckpoint"],
-        "bloge.agent.loop.chunks": ["AgentStreamChunk", "Done", "Token", "ToolEnd", "ToolStart"],
-        "bloge.agent.loop.errors": ["AgentRunError", "MaxTurnsExceededError"],
-        "bloge.agent.loop.operator": ["AgentLoopOperator"],
-        "bloge.agent.loop.records": ["AgentInput", "AgentOutput", "AgentUsage"],
-        "bloge.agent.loop.streaming": ["StreamingAgentLoopOperator"],
-    })
-
-__all__ = [
-    "AgentCheckpoint",
-    "AgentInput",
-    "AgentLoopOperator",
-    "AgentOutput",
-    "AgentRunError",
-    "AgentStreamChunk",
-    "AgentUsage",
-    "Done",
-    "MaxTurnsExceededError",
-    "StreamingAgentLoopOperator",
-    "Token",
-    "ToolEnd",
-    "ToolStart",
-]
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Mapping,
+    Sequence,
+)
 from dataclasses import replace
 from typing import Any, ClassVar
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.channel import chunk_channel
+from bloge.agent.loop.checkpoint import AgentCheckpoint
+from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.engine import AgentEngine
 from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.records import AgentInput, AgentOutput
@@ -26,6 +36,10 @@ _RETUNABLE = frozenset({"max_turns", "max_tool_concurrency", "temperature"})
 
 class AgentOperatorBase:
     """Holds the :class:`AgentEngine` of one agent; subclasses choose how a run is consumed.
+
+    Any agent operator streams a run with :meth:`stream` (its model answer too, through the
+    ``"llmStreamingChat"`` operator): the operator that answers whole runs serves streamed
+    ones, without a second build of the agent.
 
     With a ``store`` (:func:`bloge.store.open_store`), every run is recorded: it gets a
     ``run_id``, runs on a thread (``thread_id``, or a new one), and can be resumed by its id
@@ -64,6 +78,11 @@ class AgentOperatorBase:
     def registry(self) -> OperatorRegistry:
         return self._engine.registry
 
+    @property
+    def listeners(self) -> tuple[AgentExecutionListener, ...]:
+        """The listeners every run calls back, in order."""
+        return tuple(self._engine.listeners.listeners)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.ref!r}, agent={self.agent_def.id!r})"
 
@@ -79,6 +98,37 @@ class AgentOperatorBase:
                                   f"{', '.join(sorted(unknown))}")
         # One attribute store: a run reads the definition it finds, old or new, never a mix.
         self._engine.definition = replace(self._engine.definition, **changes)
+
+    def stream(
+        self, input: object, ctx: Context = None, *, thread_id: str | None = None,
+        run_id: str | None = None,
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
+        """The run's chunks: ``Token``, ``ToolStart`` and ``ToolEnd`` as they happen, ``Done``
+        last; use ``async with contextlib.aclosing(...)`` to stop early (that cancels the
+        run). ``thread_id`` and ``run_id`` as for :meth:`AgentLoopOperator.aexecute`."""
+        agent_input = AgentInput.of(input)
+        return self._channel(lambda sink: self._start(agent_input, ctx, thread_id=thread_id,
+                                                      run_id=run_id, sink=sink))
+
+    def resume_run_stream(
+        self, run_id: str, ctx: Context = None
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
+        """The chunks of the recorded run ``run_id``, continued from its last completed step
+        (see :meth:`AgentLoopOperator.aresume_run`)."""
+        return self._channel(lambda sink: self._resume_run(run_id, ctx, sink))
+
+    def resume_stream(
+        self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
+        """The chunks of a run continued from ``checkpoint`` (see
+        :meth:`AgentLoopOperator.aresume`)."""
+        start = RunStart(None if input is None else AgentInput.of(input), checkpoint=checkpoint)
+        return self._channel(lambda sink: self._engine.run(start, ctx, sink=sink))
+
+    def _channel(
+        self, produce: Callable[[ChunkSink], Awaitable[AgentOutput]]
+    ) -> AsyncGenerator[AgentStreamChunk, None]:
+        return chunk_channel(produce, self._engine.definition.streaming_buffer_capacity)
 
     def _start(self, input: AgentInput, ctx: Context, *, thread_id: str | None,
                run_id: str | None = None,

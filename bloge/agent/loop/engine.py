@@ -127,7 +127,9 @@ class AgentEngine:
         """One run from ``start``: set up now (a missing operator raises here, as does a
         checkpoint of another agent), awaited for its output.
 
-        ``sink`` receives the run's stream chunks; ``observer`` records the run (see
+        ``sink`` is awaited with each ``Token``, ``ToolStart`` and ``ToolEnd``: a run with a
+        sink calls the model through ``llmStreamingChat``, as every run of a ``streaming``
+        engine does. ``observer`` records the run (see
         :class:`~bloge.agent.loop.observer.RunObserver`); ``effects`` performs its model calls
         and tool rounds instead of the chat operator and a :class:`ToolDispatcher`.
         """
@@ -137,7 +139,8 @@ class AgentEngine:
         # Python call.
         context = (OperatorContext.root() if ctx is None
                    else ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx))
-        chat = self._chat_operator()
+        # A run with a sink streams the model's answer to it, whichever the engine's default.
+        chat = self._chat_operator(streamed=self.streaming or sink is not None)
         registry = self.registry
         for tool in self.definition.tools:
             if tool.operator_ref not in registry:  # the error's wording is built only then
@@ -147,9 +150,9 @@ class AgentEngine:
         # each frame of its chain while it waits.
         return _Run(self, context, begun, chat, sink, observer, effects).execute(start.pending)
 
-    def _chat_operator(self) -> BoundOperator:
-        name = LLM_STREAMING_CHAT if self.streaming else LLM_CHAT
-        purpose = "streaming chat operator" if self.streaming else "chat operator"
+    def _chat_operator(self, *, streamed: bool) -> BoundOperator:
+        name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
+        purpose = "streaming chat operator" if streamed else "chat operator"
         return self.registry.bound(name, purpose=purpose)
 
 

@@ -5,26 +5,14 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from bloge.agent.memory.conversation import ConversationMemory, MemoryUsage
-    from bloge.agent.memory.pruning import FullMemory, SlidingWindowMemory, TokenBudgetMemory
-    from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
-    from bloge.agent.memory.summary import LlmSummarizer, SummaryMemory
+    from bloge.agent.memory.conversation import ConversationMemory as ConversationMemory
+    from bloge.agent.memory.conversation import MemoryUsage as MemoryUsage
+    from bloge.agent.memory.pruning import FullMemory as FullMemory
+    from bloge.agent.memory.pruning import SlidingWindowMemory as SlidingWindowMemory
+    from bloge.agent.memory.pruning import TokenBudgetMemory as TokenBudgetMemory
+    from bloge.agent.memory.strategy import AgentMemoryStrategy as AgentMemoryStrategy
+    from bloge.agent.memory.strategy import MemoryStrategy as MemoryStrategy
+    from bloge.agent.memory.summary import LlmSummarizer as LlmSummarizer
+    from bloge.agent.memory.summary import SummaryMemory as SummaryMemory
 else:
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.agent.memory.conversation": ["ConversationMemory", "MemoryUsage"],
-        "bloge.agent.memory.pruning": ["FullMemory", "SlidingWindowMemory", "TokenBudgetMemory"],
-        "bloge.agent.memory.strategy": ["AgentMemoryStrategy", "MemoryStrategy"],
-        "bloge.agent.memory.summary": ["LlmSummarizer", "SummaryMemory"],
-    })
-
-__all__ = [
-    "AgentMemoryStrategy",
-    "ConversationMemory",
-    "FullMemory",
-    "LlmSummarizer",
-    "MemoryStrategy",
-    "MemoryUsage",
-    "SlidingWindowMemory",
-    "SummaryMemory",
-    "TokenBudgetMemory",
-]
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -11,26 +11,12 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from bloge.llm.providers.anthropic import build_messages_request
-    from bloge.llm.providers.anthropic_provider import AnthropicProvider
-    from bloge.llm.providers.claude import ClaudeProvider, ClaudeTransport
-    from bloge.llm.providers.openai_provider import OpenAIChatProvider
-    from bloge.llm.providers.retry import RetryPolicy, retry_after_seconds
+    from bloge.llm.providers.anthropic import build_messages_request as build_messages_request
+    from bloge.llm.providers.anthropic_provider import AnthropicProvider as AnthropicProvider
+    from bloge.llm.providers.claude import ClaudeProvider as ClaudeProvider
+    from bloge.llm.providers.claude import ClaudeTransport as ClaudeTransport
+    from bloge.llm.providers.openai_provider import OpenAIChatProvider as OpenAIChatProvider
+    from bloge.llm.providers.retry import RetryPolicy as RetryPolicy
+    from bloge.llm.providers.retry import retry_after_seconds as retry_after_seconds
 else:
-    __getattr__, __dir__ = lazy_exports(__name__, {
-        "bloge.llm.providers.anthropic": ["build_messages_request"],
-        "bloge.llm.providers.anthropic_provider": ["AnthropicProvider"],
-        "bloge.llm.providers.claude": ["ClaudeProvider", "ClaudeTransport"],
-        "bloge.llm.providers.openai_provider": ["OpenAIChatProvider"],
-        "bloge.llm.providers.retry": ["RetryPolicy", "retry_after_seconds"],
-    })
-
-__all__ = [
-    "AnthropicProvider",
-    "ClaudeProvider",
-    "ClaudeTransport",
-    "OpenAIChatProvider",
-    "RetryPolicy",
-    "build_messages_request",
-    "retry_after_seconds",
-]
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -1,0 +1,95 @@
+"""``Agent.from_dsl``: an ``agent { … }`` definition whose tool blocks run Python tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bloge import Agent, BlogeUsageError, CompileError
+from bloge.llm import ScriptedProvider, tool_call_response
+
+CALCULATOR = """\
+agent calculator {
+  model = "gpt-4o"
+  system_prompt = "Add with the tool."
+  max_turns = 3
+
+  tool add : add { }
+}
+"""
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def adding() -> ScriptedProvider:
+    return ScriptedProvider(tool_call_response("add", json.dumps({"a": 2, "b": 3})), "5")
+
+
+def test_a_tool_block_runs_the_python_tool_of_its_name() -> None:
+    model = adding()
+    agent = Agent.from_dsl(CALCULATOR, llm=model, tools=[add])
+    assert agent.run("2 + 3?") == "5"
+    assert model.requests[1].messages[-1].content == "5"
+    assert model.requests[0].model == "gpt-4o"
+    assert model.requests[0].messages[0].content == "Add with the tool."
+
+
+def test_a_block_without_description_or_input_shows_the_tools_own() -> None:
+    agent = Agent.from_dsl(CALCULATOR, llm=adding(), tools=[add])
+    tool = agent.operator.agent_def.tools[0].tool_definition
+    assert tool.description == "Add two integers."
+    assert tool.parameters["properties"] == {"a": {"type": "integer"}, "b": {"type": "integer"}}
+
+
+def shout(text: str) -> str:
+    """Say it louder."""
+    return text.upper()
+
+
+def test_a_block_with_input_passes_what_it_binds() -> None:
+    source = CALCULATOR.replace("tool add : add { }", """tool louder : shout {
+    description = "Repeat the words, louder"
+    input {
+      text = tool_args.words
+    }
+  }""")
+    model = ScriptedProvider(tool_call_response("louder", '{"words": "hello"}'), "done")
+    agent = Agent.from_dsl(source, llm=model, tools=[shout])
+    assert agent.run("Say hello, loud") == "done"
+    assert model.requests[1].messages[-1].content == "HELLO"
+    assert agent.operator.agent_def.tools[0].description == "Repeat the words, louder"
+
+
+def test_a_bloge_file_path_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "calculator.bloge"
+    path.write_text(CALCULATOR, encoding="utf-8")
+    assert Agent.from_dsl(path, llm=adding(), tools=[add]).run("2 + 3?") == "5"
+    assert Agent.from_dsl(str(path), llm=adding(), tools=[add]).run("2 + 3?") == "5"
+
+
+def test_a_block_naming_a_missing_tool_is_a_compile_error_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "calculator.bloge"
+    path.write_text(CALCULATOR.replace("add : add", "add : ad"), encoding="utf-8")
+    with pytest.raises(CompileError, match=r"calculator\.bloge:6:14: tool 'add' refers to "
+                                           r"operator 'ad'.*did you mean 'add'\?"):
+        Agent.from_dsl(path, llm=adding(), tools=[add])
+
+
+def test_a_tool_no_block_names_is_a_usage_error_naming_it() -> None:
+    def sub(a: int, b: int) -> int:
+        return a - b
+
+    with pytest.raises(BlogeUsageError, match=r"<string>: agent 'calculator' has no tool block "
+                                              r"running 'sub'"):
+        Agent.from_dsl(CALCULATOR, llm=adding(), tools=[add, sub])
+
+
+def test_the_dsl_agent_streams_and_runs_with_one_operator() -> None:
+    agent = Agent.from_dsl(CALCULATOR, llm=ScriptedProvider("4", "5"), tools=[add])
+    assert agent.run("2 + 2?") == "4"
+    assert [type(c).__name__ for c in agent.stream("2 + 3?")] == ["Token", "Done"]

@@ -1,0 +1,102 @@
+"""``create_app(agents=[Agent, …], store=…)``: Python ``Agent`` objects served with no settings
+file, by their names, on every endpoint — on a real server on 127.0.0.1, through the official
+``openai`` SDK and plain HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from bloge import Agent, BlogeUsageError, open_store
+from bloge.llm import LlmResponse, ScriptedProvider, tool_call_response
+from bloge.server import create_app
+from bloge.store import Store
+from tests.server.live_server import LiveServer
+
+
+def lookup(q: str) -> str:
+    """Look a word up."""
+    return q.upper()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    yield opened
+    closing = threading.Thread(target=asyncio.run, args=(opened.aclose(),))
+    closing.start()
+    closing.join()
+
+
+def serving(store: Store, *agents: Agent, mcp: bool = False) -> LiveServer:
+    return LiveServer(create_app(agents=list(agents), store=store, mcp=mcp))
+
+
+def support(*answers: str | LlmResponse) -> Agent:
+    return Agent(ScriptedProvider(*answers), [lookup], name="support", model="gpt-4o")
+
+
+def test_the_agents_are_models_by_name_through_the_openai_sdk(store: Store) -> None:
+    with serving(store, support("Hi."), Agent(ScriptedProvider(), name="other")) as server:
+        client = openai.OpenAI(base_url=server.url("/v1"), api_key="none")
+        assert sorted(model.id for model in client.models.list()) == ["other", "support"]
+        completion = client.chat.completions.create(
+            model="support", messages=[{"role": "user", "content": "Hello"}])
+    assert completion.choices[0].message.content == "Hi."
+
+
+def test_a_python_tool_runs_in_a_streamed_completion(store: Store) -> None:
+    agent = support(tool_call_response("lookup", '{"q": "kb"}'), "Found KB.")
+    with serving(store, agent) as server:
+        client = openai.OpenAI(base_url=server.url("/v1"), api_key="none")
+        stream = client.chat.completions.create(
+            model="support", messages=[{"role": "user", "content": "Find kb"}], stream=True)
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in stream
+                       if chunk.choices)
+    assert text == "Found KB."
+
+
+def test_the_runs_api_records_a_run_of_a_python_agent(store: Store) -> None:
+    agent = support(tool_call_response("lookup", '{"q": "kb"}'), "Found KB.")
+    with serving(store, agent) as server:
+        response = httpx.post(server.url("/agents/support/runs"), json={"input": "Find kb"})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert (body["status"], body["content"], body["turns_used"]) == (
+            "succeeded", "Found KB.", 2)
+        assert httpx.get(server.url(f"/runs/{body['run_id']}")).json()["status"] == "succeeded"
+
+
+def test_the_first_agent_is_the_default_of_chat_and_the_page(store: Store) -> None:
+    with serving(store, support("Hi."), Agent(ScriptedProvider(), name="other")) as server:
+        assert httpx.post(server.url("/chat"), content="Hello").text == "Hi."
+        listed = httpx.get(server.url("/agents")).json()
+        assert listed["default"] == "support"
+        assert sorted(agent["id"] for agent in listed["agents"]) == ["other", "support"]
+        assert httpx.get(server.url("/")).status_code == 200
+
+
+async def test_mcp_serves_a_python_agent_as_a_tool(store: Store) -> None:
+    pytest.importorskip("mcp", reason="the MCP endpoint needs the extra: pip install 'bloge[mcp]'")
+    import httpx2  # noqa: PLC0415 -- with the extra [mcp]
+    from mcp import Client  # noqa: PLC0415 -- with the extra [mcp]
+    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415 -- ditto
+
+    with serving(store, support("Hi from MCP."), mcp=True) as server:
+        async with httpx2.AsyncClient() as http, \
+                Client(streamable_http_client(server.url("/mcp"), http_client=http),
+                       cache=None) as client:
+            result = await client.call_tool("support", {"message": "hello"})
+    assert not result.is_error
+    assert [getattr(block, "text", None) for block in result.content] == ["Hi from MCP."]
+
+
+def test_two_agents_of_one_name_are_a_usage_error(store: Store) -> None:
+    with pytest.raises(BlogeUsageError, match="two agents are named 'agent'"):
+        create_app(agents=[Agent(ScriptedProvider()), Agent(ScriptedProvider())], store=store)
