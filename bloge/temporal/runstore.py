@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.tools import ChunkSink
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
+from bloge.core.ids import new_id
 from bloge.store.events import event_chunk
 from bloge.store.records import RunEvent
 from bloge.store.store import Store
@@ -94,8 +94,8 @@ class TemporalRunStore:
                          *, thread_id: str | None, sink: ChunkSink | None,
                          metadata: Mapping[str, Any] | None,
                          run_id: str | None = None) -> AgentOutput:
-        run = run_id or uuid.uuid4().hex
-        thread = thread_id or uuid.uuid4().hex
+        run = run_id or new_id()
+        thread = thread_id or new_id()
         runner = await self.runner()
         self.store.live.started(run)
         try:

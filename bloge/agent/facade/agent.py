@@ -11,7 +11,6 @@ from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.errors import MaxTurnsExceededError
-from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
 from bloge.agent.loop.sync import run_sync
@@ -65,7 +64,7 @@ class Agent:
         tool_choice: str | None = None,
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
-        store: RunStore | None = None,
+        store: object | None = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
