@@ -37,7 +37,7 @@ from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.errors import StoreError
-from bloge.store.events import CallbackEvents, chunk_event
+from bloge.store.events import CallbackEvents, chunk_event, end_event
 from bloge.store.owner import this_worker
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage, segments
 from bloge.store.store import Store
@@ -183,17 +183,12 @@ class Recorder:
         now = time.time()
         self._append_new(transcript, now)
         segments = None if view is None else self.segments(view)
-        status = _status(exit_reason, output)
+        status = RunStatus.ended(exit_reason, succeeded=output is not None)
         failure = None
         if error is not None:
             failure = self._failure(error)
         document = None if output is None else output.to_dict(messages=False, checkpoint=False)
-        if document is not None:
-            self.event("done", document)
-        else:
-            self.event("error", {"error_type": failure and failure["type"],
-                                 "error_message": failure and failure["message"],
-                                 "exit_reason": exit_reason})
+        self.event(*end_event(exit_reason, document, failure))
         if segments is not None and not self._unanswered:
             # A run stopped in the middle of a tool round keeps its last checkpoint: a resume
             # continues the round from the ledger instead of taking it for done.
@@ -319,12 +314,6 @@ class Recorder:
                 continue
             owner.cancel()
             return
-
-
-def _status(exit_reason: str, output: AgentOutput | None) -> RunStatus:
-    if output is not None:
-        return RunStatus.SUCCEEDED
-    return RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED
 
 
 class _EventListener(CallbackEvents):

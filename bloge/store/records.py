@@ -34,6 +34,14 @@ class RunStatus(enum.StrEnum):
     def finished(self) -> bool:
         return self in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
 
+    @classmethod
+    def ended(cls, exit_reason: str, *, succeeded: bool) -> RunStatus:
+        """How a run that ended with ``exit_reason`` is recorded: succeeded when it gave an
+        output, cancelled when it was stopped, else failed."""
+        if succeeded:
+            return cls.SUCCEEDED
+        return cls.CANCELLED if exit_reason == "cancelled" else cls.FAILED
+
 
 @dataclass(frozen=True, slots=True)
 class Thread:

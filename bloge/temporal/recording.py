@@ -27,7 +27,7 @@ from bloge.core.context import Principal
 from bloge.llm.messages import LlmMessage
 from bloge.store import ops
 from bloge.store.errors import StoreNotFoundError
-from bloge.store.events import CallbackEvents, chunk_event
+from bloge.store.events import CallbackEvents, chunk_event, end_event
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
 from bloge.store.records import RunEvent, RunStatus, StoredMessage, segments
 from bloge.store.store import Store
@@ -135,11 +135,8 @@ class StoreRecording:
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
         now = time.time()
         segments = view
-        status = (RunStatus.SUCCEEDED if output is not None else
-                  RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED)
-        kind, body = ("done", dict(output)) if output is not None else ("error", {
-            "error_type": error and error["type"], "error_message": error and error["message"],
-            "exit_reason": exit_reason})
+        status = RunStatus.ended(exit_reason, succeeded=output is not None)
+        kind, body = end_event(exit_reason, output, error)
         failure = None
         if error is not None:
             described = self.store.redactor(None, "", {"error_message": error["message"]})
