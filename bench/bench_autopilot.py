@@ -110,7 +110,7 @@ def _bound_agent() -> tuple[AgentLoopOperator, Callable[[], Awaitable[object]]]:
 
 
 async def decision_costs() -> None:
-    from bloge.autopilot import Autopilot, Knob, KnobTier  # noqa: PLC0415 -- as above
+    from bloge.autopilot import AuditLedger, Autopilot, Knob, KnobTier  # noqa: PLC0415 -- as above
     from bloge.store import open_store  # noqa: PLC0415 -- as above
 
     def fresh(store: object = None) -> Autopilot:
@@ -137,7 +137,8 @@ async def decision_costs() -> None:
                 print(f"apropose, {label}: skipped ({type(exc).__name__})")
                 await store.aclose()
                 continue
-            base = max((await store.knob_values()).get("k", (0.0, None, 0.0))[0], 0.0)
+            ledger = AuditLedger(store)
+            base = max((await ledger.knob_values()).get("k", (0.0, None, 0.0))[0], 0.0)
             pilot = fresh(store)
             await pilot.arefresh()
             n = 2000
@@ -146,7 +147,7 @@ async def decision_costs() -> None:
                 await pilot.apropose("k", base + value)
             took = (time.perf_counter() - started) / n * 1e6
             verify_started = time.perf_counter()
-            verified = await store.verify_audit()
+            verified = await ledger.verify()
             verify_ms = (time.perf_counter() - verify_started) * 1e3
             print(f"apropose, {label}:{' ' * (27 - len(label))}{took:7.1f} µs/decision "
                   f"(verify {verified.records} records: {verify_ms:.0f} ms)")

@@ -27,7 +27,7 @@ from typing import Any
 from bloge import AgentBuilder, AgentLoopOperator, LlmChatOperator, OperatorRegistry
 from bloge.agent import AgentMemoryStrategy
 from bloge.llm import LlmMessage, LlmRequest, LlmResponse, ToolCall
-from bloge.store import Store, open_store
+from bloge.store import Store, StoreWriter, open_store
 from bloge.store.ops import AppendMessages, FinishRun
 from bloge.store.records import RunStatus, StoredMessage
 
@@ -154,7 +154,7 @@ async def long_thread(folder: Path) -> None:
     history = tuple(StoredMessage("long", seq, LlmMessage.user(f"earlier message {seq}"))
                     for seq in range(first, first + 10_000))
     view = ((1, 1), (first + 10_000 - 20, first + 10_000 - 1))
-    await store.write([AppendMessages("long", history, time.time()),
+    await StoreWriter(store).write([AppendMessages("long", history, time.time()),
                        FinishRun("seed-view", "long", RunStatus.SUCCEEDED, "stop", 0, {}, None,
                                  None, view, time.time())])
     timings: dict[str, list[float]] = {"empty": [], "long": []}

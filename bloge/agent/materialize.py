@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
-from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.streaming import StreamingAgentLoopOperator
 from bloge.agent.memory.conversation import ConversationMemory
@@ -24,7 +23,7 @@ def agent_operator(
     summarizer: ConversationMemory.Summarizer | None = None,
     json_codec: JsonCodec | None = None,
     token_estimator: TokenEstimator | None = None,
-    store: RunStore | None = None,
+    store: object | None = None,
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """``StreamingAgentLoopOperator`` when ``agent_def.streaming`` (``stream agent`` or
     ``streaming = true``), ``AgentLoopOperator`` otherwise."""

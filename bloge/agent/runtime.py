@@ -10,7 +10,8 @@ package to that):
   observer=…, effects=…)``.
 - A :class:`RunObserver` records a run; its hooks are awaited where the run's state must be
   durable before it goes on. :class:`PendingRound` and :class:`RecordedResult` are what a
-  recorded run resumes from. A :class:`RunStore` is what an agent operator's ``store=`` does.
+  recorded run resumes from. A :class:`RunStore` is what an agent operator's ``store=`` does;
+  :func:`run_store_of` finds the one of a ``store=`` value (a package registers its own).
 - :class:`RunEffects` performs a run's I/O elsewhere (a durable runner's activities): its
   :data:`ModelCall` and its :class:`ToolRound`, whose :class:`ToolOutcome` values the engine
   continues with. :class:`ToolDispatcher` is the tool round the engine runs by default,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.observer import RecordedResult as RecordedResult
     from bloge.agent.loop.observer import RunObserver as RunObserver
     from bloge.agent.loop.observer import RunStore as RunStore
+    from bloge.agent.loop.observer import run_store_of as run_store_of
     from bloge.agent.loop.start import RunStart as RunStart
     from bloge.agent.loop.tools import SUMMARY_LENGTH as SUMMARY_LENGTH
     from bloge.agent.loop.tools import ChunkSink as ChunkSink

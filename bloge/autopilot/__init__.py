@@ -16,9 +16,11 @@ Whitelisted knobs are applied (clamped to their bounds and step, after their coo
 dangerous ones are only ever proposed and applied when someone other than the proposer
 approves, unknown ones are rejected. A knob's binding (:mod:`bloge.autopilot.bindings`)
 makes its value a live setting. With a store (:func:`bloge.store.open_store`) the audit chain
-and the proposals persist and are shared by every process using the store.
+and the proposals persist in its :class:`AuditLedger`, shared by every process using the
+store.
 """
 
+from bloge.autopilot.audit import AuditRecord, AuditVerification, KnobProposal
 from bloge.autopilot.autopilot import Autopilot
 from bloge.autopilot.decisions import (
     Applied,
@@ -30,13 +32,14 @@ from bloge.autopilot.decisions import (
     Rejected,
 )
 from bloge.autopilot.knobs import Binding, Knob, KnobTier, Mode
+from bloge.autopilot.ledger import AuditLedger
 from bloge.autopilot.policy import ERROR_RATE_PRINCIPAL
-from bloge.store.audit import AuditRecord, AuditVerification, KnobProposal
 
 __all__ = [
     "ERROR_RATE_PRINCIPAL",
     "Applied",
     "ApprovalRefusedError",
+    "AuditLedger",
     "AuditRecord",
     "AuditVerification",
     "Autopilot",

@@ -6,11 +6,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from bloge.autopilot.audit import (
+    AuditEntry,
+    AuditRecord,
+    CommitRefusedError,
+    KnobProposal,
+    chained,
+)
 from bloge.autopilot.decisions import (
     Applied,
     ApprovalRefusedError,
@@ -19,17 +25,12 @@ from bloge.autopilot.decisions import (
     Rejected,
 )
 from bloge.autopilot.knobs import Knob, is_number
+from bloge.autopilot.ledger import AuditLedger
 from bloge.autopilot.policy import Plan, Policy
 from bloge.core.errors import BlogeUsageError
+from bloge.core.ids import new_id
 from bloge.core.sync import run_sync
 from bloge.store import StoreNotFoundError
-from bloge.store.audit import (
-    AuditEntry,
-    AuditRecord,
-    CommitRefusedError,
-    KnobProposal,
-    chained,
-)
 
 if TYPE_CHECKING:
     from bloge.store import Store
@@ -66,7 +67,7 @@ class Autopilot:
                  store: Store | None = None, clock: Callable[[], float] = time.time,
                  proposal_ttl: float = 3600.0, hold: float = 60.0,
                  recovery_ratio: float = 0.5, principal: str = "autopilot",
-                 new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12],
+                 new_id: Callable[[], str] = lambda: new_id()[:12],
                  journal: Journal | None = None) -> None:
         if not (is_number(proposal_ttl) and proposal_ttl > 0):
             raise BlogeUsageError(f"proposal_ttl must be a number > 0, got {proposal_ttl!r}")
@@ -76,7 +77,8 @@ class Autopilot:
             raise BlogeUsageError(f"recovery_ratio must be in [0, 1], got {recovery_ratio!r}")
         self._policy = Policy(auto_execute_whitelist, proposal_ttl, hold, recovery_ratio,
                               principal, new_id)
-        self.store = store
+        #: Where decisions are kept and shared, with a store; ``None`` without one.
+        self.ledger = None if store is None else AuditLedger(store)
         self.clock = clock
         self.journal = journal
         self._records: list[AuditRecord] = []
@@ -214,10 +216,10 @@ class Autopilot:
     async def arefresh(self) -> None:
         """Take in what the store holds: knob values decided by any process (applied to the
         bindings) and pending proposals. Nothing without a store."""
-        if self.store is None:
+        if self.ledger is None:
             return
-        values = await self.store.knob_values()
-        pending = await self.store.knob_proposals(status="pending")
+        values = await self.ledger.knob_values()
+        pending = await self.ledger.proposals(status="pending")
         with self._lock:
             self._policy.proposals = {p.id: p for p in pending}
             for name, (value, _setting, changed) in values.items():
@@ -230,19 +232,19 @@ class Autopilot:
 
     async def _load(self, proposal_id: str) -> None:
         """Refresh, and know ``proposal_id`` even when another process decided it."""
-        if self.store is None:
+        if self.ledger is None:
             return
         await self.arefresh()
         if proposal_id not in self._policy.proposals:
             with contextlib.suppress(StoreNotFoundError):
-                found = await self.store.knob_proposal(proposal_id)
+                found = await self.ledger.proposal(proposal_id)
                 with self._lock:
                     self._policy.proposals[proposal_id] = found
 
     # -- committing
 
     async def _execute(self, plan_at: Callable[[float], Plan]) -> Decision | None:
-        if self.store is None:
+        if self.ledger is None:
             with self._lock:
                 plan = plan_at(self.clock())
                 return self._settle(plan, self._chain(plan.commit.entries))
@@ -251,7 +253,7 @@ class Autopilot:
         if not plan.commit.entries:
             return self._settle(plan, [])
         try:
-            records = await self.store.commit_autopilot(plan.commit)
+            records = await self.ledger.commit(plan.commit)
         except CommitRefusedError as refused:
             await self.arefresh()
             if isinstance(plan.decision, Applied) and plan.commit.decision is None:
@@ -296,7 +298,7 @@ class Autopilot:
             knob.binding.apply(value)
 
     def _sync(self, coroutine: Coroutine[Any, Any, T], method: str) -> T:
-        if self.store is not None:
+        if self.ledger is not None:
             return run_sync(coroutine, method=method)
         try:
             coroutine.send(None)

@@ -8,6 +8,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from bloge.autopilot.audit import (
+    AuditEntry,
+    AutopilotCommit,
+    KnobProposal,
+    KnobWrite,
+    ProposalDecision,
+    requester,
+)
 from bloge.autopilot.decisions import (
     Applied,
     ApprovalRefusedError,
@@ -18,14 +26,6 @@ from bloge.autopilot.decisions import (
 )
 from bloge.autopilot.knobs import Knob, KnobTier, is_number
 from bloge.autopilot.watch import Bake, Watch
-from bloge.store.audit import (
-    AuditEntry,
-    AutopilotCommit,
-    KnobProposal,
-    KnobWrite,
-    ProposalDecision,
-    requester,
-)
 
 #: Who the error-rate loop acts as.
 ERROR_RATE_PRINCIPAL = "autopilot:error-rate"

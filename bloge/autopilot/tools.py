@@ -12,11 +12,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, ClassVar, TypedDict
 
+from bloge.autopilot.audit import on_behalf_of
 from bloge.autopilot.autopilot import Autopilot
 from bloge.autopilot.decisions import AutopilotError
 from bloge.core.context import OperatorContext
 from bloge.core.operator import OperatorMetadata
-from bloge.store.audit import on_behalf_of
 
 #: The names the container registers the operators under.
 LIST_KNOBS = "listKnobs"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bloge.core.fields import MISSING, read_path
+from bloge.core.ids import new_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ class OperatorContext(Mapping[str, Any]):
         self._values: dict[str, Any] = dict(values or {})
         self._parent = parent
         self.execution_id = execution_id or (
-            parent.execution_id if parent is not None else uuid.uuid4().hex
+            parent.execution_id if parent is not None else new_id()
         )
         self.graph_name = graph_name if graph_name is not None else (
             parent.graph_name if parent is not None else None

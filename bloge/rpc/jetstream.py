@@ -24,7 +24,6 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
+from bloge.core.ids import new_id
 from bloge.rpc.calls import CallInfo, as_remote_error
 from bloge.rpc.errors import RemoteError, outcome_unknown
 
@@ -105,7 +105,7 @@ class JetStreamReplies:
     async def once(self, call: CallInfo, key: str, fingerprint: str, *, where: str,
                    idempotent: bool, run: Callable[[], Awaitable[str]]) -> str:
         name = self._name(call, key)
-        token = uuid.uuid4().hex
+        token = new_id()
         claim = self._encode(_RUNNING, fingerprint, owner=token)
         while True:
             try:

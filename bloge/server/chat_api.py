@@ -8,8 +8,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bloge.agent import AgentRunError
+from bloge.core.ids import new_id
 from bloge.server.inputs import text_body
-from bloge.server.launch import answer_whole, new_run_id, run_failure
+from bloge.server.launch import answer_whole, run_failure
 from bloge.server.principals import run_context
 from bloge.server.state import state_of
 from bloge.server.tasks import RunCancelledError
@@ -31,7 +32,7 @@ async def _chat(request: Request, agent_id: str) -> Response:
     state = state_of(request)
     text = await text_body(request)
     operator = state.agents.whole(agent_id)
-    run_id = new_run_id()
+    run_id = new_id()
     named = {"Bloge-Run-Id": run_id}
     ctx = run_context(request)
     try:

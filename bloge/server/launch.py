@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk
 from bloge.agent.runtime import ChunkSink
+from bloge.core.ids import new_id
 from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
@@ -33,17 +33,13 @@ StreamWork = Callable[[str, ChunkSink], Awaitable[AgentOutput]]
 """Given the run id and where its chunks go, the run (streamed)."""
 
 
-def new_run_id() -> str:
-    return uuid.uuid4().hex
-
-
 async def answer_whole(state: ServerState, request: Request, agent_id: str, work: Work, *,
                        on_disconnect: str = "cancel",
                        run_id: str | None = None) -> AgentOutput | None:
     """Run ``work`` as a new run (or as the recorded run ``run_id``, resumed) and wait for
     its output; ``None`` when the client left (the run is then cancelled, or goes on with
     ``on_disconnect="continue"``)."""
-    run_id = run_id or new_run_id()
+    run_id = run_id or new_id()
     task = state.tasks.start(run_id, agent_id, reported(state.store, run_id, lambda: work(run_id)),
                              timeout=state.config.request_timeout)
     gone = asyncio.create_task(_disconnected(request))

@@ -37,12 +37,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bloge.agent import AgentRunError
 from bloge.core.errors import RunError
+from bloge.core.ids import new_id
 from bloge.mcp import AgentTool, agents_server
 from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.failures import UNAVAILABLE
-from bloge.server.launch import failed_because, new_run_id, reported
+from bloge.server.launch import failed_because, reported
 from bloge.server.principals import run_context
 from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError, answered_shutdown
@@ -151,7 +152,7 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
             agent_id: str) -> Callable[[str, Any], Awaitable[str]]:
     async def answer(message: str, request: Request | None) -> str:
         operator = agents.whole(agent_id)
-        run_id = new_run_id()
+        run_id = new_id()
         ctx = run_context(request) if request is not None else None
         try:
             task = tasks.start(run_id, agent_id, reported(

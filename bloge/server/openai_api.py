@@ -25,10 +25,11 @@ from starlette.routing import Route
 
 from bloge.agent import AgentOutput, AgentRunError, MaxTurnsExceededError
 from bloge.core.context import OperatorContext
+from bloge.core.ids import new_id
 from bloge.server import openai_wire as wire
 from bloge.server.agents import UnknownAgentError
 from bloge.server.inputs import json_body
-from bloge.server.launch import RunFailure, answer_whole, new_run_id, run_failure, start_streamed
+from bloge.server.launch import RunFailure, answer_whole, run_failure, start_streamed
 from bloge.server.principals import run_context
 from bloge.server.problems import error_body, problem
 from bloge.server.sse import EventStream
@@ -68,7 +69,7 @@ async def chat_completions(request: Request) -> Response:
     if chat.stream:
         return await _streamed(state, chat, created, ctx)
     operator = state.agents.whole(chat.agent_id, sampling=chat.sampling)
-    run_id = new_run_id()
+    run_id = new_id()
     try:
         output = await answer_whole(state, request, chat.agent_id,
                                     lambda run: operator.aexecute(chat.input, ctx, run_id=run),
@@ -87,7 +88,7 @@ async def chat_completions(request: Request) -> Response:
 async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int,
                     ctx: OperatorContext | None) -> Response:
     streaming = state.agents.streaming(chat.agent_id, sampling=chat.sampling)
-    run_id = new_run_id()
+    run_id = new_id()
     task, events = start_streamed(state, chat.agent_id, run_id,
                                   lambda run, sink: streaming.arun(chat.input, ctx,
                                                                    on_chunk=sink, run_id=run))

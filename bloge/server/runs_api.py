@@ -11,13 +11,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bloge.agent import AgentInput, AgentRunError
+from bloge.core.ids import new_id
 from bloge.server.inputs import ResumeBody, RunBody, json_body
 from bloge.server.launch import (
     answer_whole,
     event_stream,
     failed_run_response,
     last_event_id,
-    new_run_id,
     output_response,
     stream_events,
 )
@@ -45,7 +45,7 @@ async def start_run(request: Request) -> Response:
     if streamed:
         streaming = state.agents.streaming(agent_id, max_turns=body.max_turns)
         return await stream_events(
-            state, agent_id, new_run_id(),
+            state, agent_id, new_id(),
             lambda run_id, sink: streaming.arun(agent_input, ctx, on_chunk=sink,
                                                 thread_id=body.thread_id, run_id=run_id),
             on_disconnect=body.on_disconnect or "cancel")

@@ -14,7 +14,9 @@ A thread's messages are an append-only log; a run's turns leave checkpoints that
 message numbers, so storage grows linearly with the conversation; every tool call is in a
 ledger, so that a run resumed after a crash does not run a completed call again. SQLite is
 the default (one file, WAL); PostgreSQL serves several workers. The agent loop itself knows
-nothing of the store: a recorder plugs into it from above.
+nothing of the store: a recorder plugs into it from above. The :class:`Store` reads;
+:class:`RecordedRuns` runs agents on it (what an operator given ``store=`` uses), writing
+through a :class:`RunWriter`.
 """
 
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
@@ -30,23 +32,30 @@ from bloge.store.records import (
     ToolCallRecord,
     TurnCheckpoint,
 )
+
+# Importing it registers how an operator given store=Store records its runs: keep it eager.
+from bloge.store.runs import RecordedRuns
 from bloge.store.sql.check import DanglingView
 from bloge.store.store import DEFAULT_LEASE, Pruned, Store, open_store
 from bloge.store.timeline import run_timeline
 from bloge.store.urls import DEFAULT_URL, masked, parse_store_url
+from bloge.store.writer import RunWriter, StoreWriter
 
 __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_URL",
     "DanglingView",
     "Pruned",
+    "RecordedRuns",
     "Run",
     "RunError",
     "RunEvent",
     "RunStatus",
+    "RunWriter",
     "Store",
     "StoreError",
     "StoreNotFoundError",
+    "StoreWriter",
     "StoredMessage",
     "Thread",
     "ThreadBusyError",

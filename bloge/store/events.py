@@ -33,6 +33,17 @@ def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def end_event(exit_reason: str, output: Mapping[str, Any] | None,
+              failure: Mapping[str, str] | None) -> tuple[str, dict[str, Any]]:
+    """The run's last event (type, body): ``done`` with its output's document, else
+    ``error`` with its failure's type and message and its exit reason."""
+    if output is not None:
+        return "done", dict(output)
+    return "error", {"error_type": failure and failure["type"],
+                     "error_message": failure and failure["message"],
+                     "exit_reason": exit_reason}
+
+
 def event_chunk(event: RunEvent) -> AgentStreamChunk | None:
     """The stream chunk ``event`` keeps, if it keeps one."""
     body = event.body

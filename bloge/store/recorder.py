@@ -37,10 +37,11 @@ from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.errors import StoreError
-from bloge.store.events import CallbackEvents, chunk_event
+from bloge.store.events import CallbackEvents, chunk_event, end_event
 from bloge.store.owner import this_worker
-from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
+from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage, segments
 from bloge.store.store import Store
+from bloge.store.writer import RunWriter
 
 #: How old the events kept for the next batch may grow while a run streams, in seconds.
 EVENT_FLUSH_SECONDS = 0.25
@@ -55,7 +56,9 @@ SHOWN_AHEAD = 1000
 
 
 class Recorder:
-    """The :class:`~bloge.agent.loop.observer.RunObserver` of one run of ``store``.
+    """The :class:`~bloge.agent.loop.observer.RunObserver` of one run of ``store``, written
+    by ``writer``; its events are redacted by the store's redactor and shown to the store's
+    live watchers.
 
     ``next_seq`` numbers the next message of the thread's log; :meth:`know` tells it the
     messages of the log the run starts from. ``events_stored`` is the number of the last event
@@ -67,12 +70,12 @@ class Recorder:
     __slots__ = ("_events", "_flushed_at", "_held", "_next_event", "_next_seq", "_ops",
                  "_persisted", "_seq_of", "_stored_event", "_unanswered",
                  "cancel_requested", "ended", "finished_writing", "listener", "lost", "run_id",
-                 "store",
-                 "thread_id")
+                 "store", "thread_id", "writer")
 
-    def __init__(self, store: Store, *, run_id: str, thread_id: str, next_seq: int,
-                 events_stored: int | None = None) -> None:
+    def __init__(self, store: Store, writer: RunWriter, *, run_id: str, thread_id: str,
+                 next_seq: int, events_stored: int | None = None) -> None:
         self.store = store
+        self.writer = writer
         self.run_id = run_id
         self.thread_id = thread_id
         self._next_seq = next_seq
@@ -180,17 +183,12 @@ class Recorder:
         now = time.time()
         self._append_new(transcript, now)
         segments = None if view is None else self.segments(view)
-        status = _status(exit_reason, output)
+        status = RunStatus.ended(exit_reason, succeeded=output is not None)
         failure = None
         if error is not None:
             failure = self._failure(error)
         document = None if output is None else output.to_dict(messages=False, checkpoint=False)
-        if document is not None:
-            self.event("done", document)
-        else:
-            self.event("error", {"error_type": failure and failure["type"],
-                                 "error_message": failure and failure["message"],
-                                 "exit_reason": exit_reason})
+        self.event(*end_event(exit_reason, document, failure))
         if segments is not None and not self._unanswered:
             # A run stopped in the middle of a tool round keeps its last checkpoint: a resume
             # continues the round from the ledger instead of taking it for done.
@@ -229,7 +227,7 @@ class Recorder:
         self._ops = []
         self._flushed_at = time.monotonic()
         try:
-            await self.store.write(batch)
+            await self.writer.write(batch)
         except StoreError:
             # Not written (the transaction rolled back): first in the next batch.
             self._ops = [*batch, *self._ops]
@@ -273,21 +271,13 @@ class Recorder:
             self._ops.append(ops.AppendMessages(self.thread_id, tuple(fresh), at))
 
     def segments(self, view: Sequence[LlmMessage]) -> tuple[Segment, ...]:
-        """``view`` by reference: runs of consecutive message numbers, and the messages the
-        log does not hold (a summary) inline."""
-        segments: list[Segment] = []
-        for message in view:
-            known = self._seq_of.get(id(message))
-            if known is None:
-                segments.append(message)
-                continue
-            seq = known[1]
-            last = segments[-1] if segments else None
-            if isinstance(last, tuple) and last[1] == seq - 1:
-                segments[-1] = (last[0], seq)
-            else:
-                segments.append((seq, seq))
-        return tuple(segments)
+        """``view`` by reference (see :func:`~bloge.store.records.segments`): the messages
+        the run knows by their numbers in the log, others (a summary) inline."""
+        return segments(self._number(message) for message in view)
+
+    def _number(self, message: LlmMessage) -> int | LlmMessage:
+        known = self._seq_of.get(id(message))
+        return message if known is None else known[1]
 
     # -- the lease
 
@@ -314,8 +304,8 @@ class Recorder:
                 async with asyncio.timeout(self.store.lease / 3):
                     await told.wait()
             told.clear()
-            asked = await self.store.renew_lease(run_id=self.run_id, thread_id=self.thread_id,
-                                                 worker=this_worker())
+            asked = await self.writer.renew_lease(run_id=self.run_id,
+                                                  thread_id=self.thread_id, worker=this_worker())
             if asked is None:
                 self.lost = True
             elif asked:
@@ -324,12 +314,6 @@ class Recorder:
                 continue
             owner.cancel()
             return
-
-
-def _status(exit_reason: str, output: AgentOutput | None) -> RunStatus:
-    if output is not None:
-        return RunStatus.SUCCEEDED
-    return RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED
 
 
 class _EventListener(CallbackEvents):

@@ -4,23 +4,24 @@ store the way :class:`~bloge.store.recorder.Recorder` does, and through these na
 
 - :mod:`~bloge.store.ops`: the writes, as values, applied in one transaction per batch
   (``await store.write([...])``);
-- :class:`Segment`: a memory view by reference to a thread's log, as a checkpoint keeps it;
+- :func:`segments`: a memory view by reference to a thread's log, as a checkpoint keeps it;
 - :class:`CallbackEvents` and :func:`chunk_event`: listener callbacks and stream chunks as
-  run events;
+  run events, :func:`end_event` the event that ends a run;
 - :data:`EVENT_FLUSH_SECONDS`: how long a streaming run's events may wait for their batch.
 
 The records, the errors and the store itself are :mod:`bloge.store`'s public names.
 """
 
 from bloge.store import ops
-from bloge.store.events import CallbackEvents, chunk_event
+from bloge.store.events import CallbackEvents, chunk_event, end_event
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
-from bloge.store.records import Segment
+from bloge.store.records import segments
 
 __all__ = [
     "EVENT_FLUSH_SECONDS",
     "CallbackEvents",
-    "Segment",
     "chunk_event",
+    "end_event",
     "ops",
+    "segments",
 ]

@@ -10,7 +10,7 @@ ledger when it is dispatched and when it completes.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,14 @@ class RunStatus(enum.StrEnum):
     @property
     def finished(self) -> bool:
         return self in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+    @classmethod
+    def ended(cls, exit_reason: str, *, succeeded: bool) -> RunStatus:
+        """How a run that ended with ``exit_reason`` is recorded: succeeded when it gave an
+        output, cancelled when it was stopped, else failed."""
+        if succeeded:
+            return cls.SUCCEEDED
+        return cls.CANCELLED if exit_reason == "cancelled" else cls.FAILED
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +173,22 @@ class ToolCallRecord:
 Segment = tuple[int, int] | LlmMessage
 """Part of a memory view: a range of message numbers (both ends included) of the thread's
 log, or a message held inline (one the memory made itself)."""
+
+
+def segments(parts: Iterable[int | Segment]) -> tuple[Segment, ...]:
+    """A memory view by reference to its thread's log, from its ``parts`` in order: each a
+    message's number in the log, a range of numbers, or a message the log does not hold (a
+    summary), kept inline. Consecutive numbers join into one range: a window of the last
+    twenty messages is one segment however long the thread."""
+    joined: list[Segment] = []
+    for part in parts:
+        segment = (part, part) if isinstance(part, int) else part
+        last = joined[-1] if joined else None
+        if isinstance(segment, tuple) and isinstance(last, tuple) and last[1] + 1 == segment[0]:
+            joined[-1] = (last[0], segment[1])
+        else:
+            joined.append(segment)
+    return tuple(joined)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Recorded runs: a new run on a thread, and a stored run resumed where it stopped.
+"""``RecordedRuns``: agents run on a store — a new run on a thread, and a stored run resumed
+where it stopped.
 
 A new run takes its thread (refused while another run holds it), starts from the memory
 view the thread's last run left — so a run on a long thread reads what its memory needs,
@@ -10,74 +11,102 @@ recorded result are not run again.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError, AgentUsage
-from bloge.agent.runtime import AgentEngine, ChunkSink, PendingRound, RecordedResult, RunStart
+from bloge.agent.runtime import (
+    AgentEngine,
+    ChunkSink,
+    PendingRound,
+    RecordedResult,
+    RunStart,
+    run_store_of,
+)
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
+from bloge.core.ids import new_id
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store.owner import this_worker
 from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
 from bloge.store.store import Store
+from bloge.store.writer import RunWriter, StoreWriter
 
 
-def new_id() -> str:
-    return uuid.uuid4().hex
+class RecordedRuns:
+    """Runs agents on ``store`` as recorded runs: the
+    :class:`~bloge.agent.loop.observer.RunStore` of an agent operator given ``store=`` a
+    :class:`Store` (the operator makes one for it). Every write goes through ``writer``
+    (the store's own :class:`StoreWriter` by default)."""
 
+    __slots__ = ("store", "writer")
 
-async def record_run(store: Store, engine: AgentEngine, input: AgentInput,
-                     ctx: OperatorContext, *, thread_id: str | None, sink: ChunkSink | None,
-                     metadata: Mapping[str, Any] | None, run_id: str | None = None,
-                     ) -> AgentOutput:
-    """Run ``input`` as a new recorded run ``run_id`` (a new id when ``None``) on
-    ``thread_id`` (a new thread when ``None``), both owned by ``ctx.principal`` (a thread of
-    another's is not found, unless the principal is an admin). The run is live in
-    ``store.live`` from the start, so that a watcher can subscribe before it has its first
-    event."""
-    run = run_id if run_id is not None else new_id()
-    thread = thread_id if thread_id is not None else new_id()
-    store.live.started(run)
-    try:
-        principal = ctx.principal
-        claim = await store.start_run(run_id=run, thread_id=thread,
-                                      agent_id=engine.definition.id, input=input.messages,
-                                      metadata=metadata, worker=this_worker(),
-                                      owner=principal.name if principal else None,
-                                      own_thread_only=principal is not None
-                                      and not principal.admin)
-        recorder = Recorder(store, run_id=run, thread_id=thread, next_seq=claim.next_seq)
+    def __init__(self, store: Store, *, writer: RunWriter | None = None) -> None:
+        self.store = store
+        self.writer = writer if writer is not None else StoreWriter(store)
+
+    def __repr__(self) -> str:
+        return f"RecordedRuns({self.store!r})"
+
+    async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
+                         *, thread_id: str | None, sink: ChunkSink | None,
+                         metadata: Mapping[str, Any] | None,
+                         run_id: str | None = None) -> AgentOutput:
+        """Run ``input`` as a new recorded run ``run_id`` (a new id when ``None``) on
+        ``thread_id`` (a new thread when ``None``), both owned by ``ctx.principal`` (a thread
+        of another's is not found, unless the principal is an admin). The run is live in
+        ``store.live`` from the start, so that a watcher can subscribe before it has its
+        first event."""
+        store = self.store
+        run = run_id if run_id is not None else new_id()
+        thread = thread_id if thread_id is not None else new_id()
+        store.live.started(run)
         try:
-            history = await _history(store, thread, claim.view, recorder)
-            return await _run(engine, recorder, ctx, sink, input=input, history=history)
-        except BaseException as error:
-            await _unfinished(recorder, error)
-            raise
-    finally:
-        store.live.ended(run)
+            principal = ctx.principal
+            claim = await self.writer.start_run(
+                run_id=run, thread_id=thread, agent_id=engine.definition.id,
+                input=input.messages, metadata=metadata, worker=this_worker(),
+                owner=principal.name if principal else None,
+                own_thread_only=principal is not None and not principal.admin)
+            recorder = Recorder(store, self.writer, run_id=run, thread_id=thread,
+                                next_seq=claim.next_seq)
+            try:
+                history = await _history(store, thread, claim.view, recorder)
+                return await _run(engine, recorder, ctx, sink, input=input, history=history)
+            except BaseException as error:
+                await _unfinished(recorder, error)
+                raise
+        finally:
+            store.live.ended(run)
 
-
-async def resume_recorded_run(store: Store, engine: AgentEngine, run_id: str,
-                              ctx: OperatorContext, *, sink: ChunkSink | None) -> AgentOutput:
-    """Continue the stored run ``run_id`` from its last completed step."""
-    store.live.started(run_id)
-    try:
-        run = await store.get_run(run_id)
-        _check_resumable(run, engine)
-        claim = await store.reclaim_run(run, worker=this_worker())
-        recorder = Recorder(store, run_id=run.id, thread_id=run.thread_id,
-                            next_seq=claim.next_seq, events_stored=run.event_count)
+    async def resume_recorded_run(self, engine: AgentEngine, run_id: str,
+                                  ctx: OperatorContext, *,
+                                  sink: ChunkSink | None) -> AgentOutput:
+        """Continue the stored run ``run_id`` from its last completed step."""
+        store = self.store
+        store.live.started(run_id)
         try:
-            return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
-        except BaseException as error:
-            await _unfinished(recorder, error)
-            raise
-    finally:
-        store.live.ended(run_id)
+            run = await store.get_run(run_id)
+            _check_resumable(run, engine)
+            claim = await self.writer.reclaim_run(run, worker=this_worker())
+            recorder = Recorder(store, self.writer, run_id=run.id, thread_id=run.thread_id,
+                                next_seq=claim.next_seq, events_stored=run.event_count)
+            try:
+                return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
+            except BaseException as error:
+                await _unfinished(recorder, error)
+                raise
+        finally:
+            store.live.ended(run_id)
+
+
+@run_store_of.register
+def _recorded_runs(store: Store) -> RecordedRuns:
+    """An operator given ``store=`` a :class:`Store` records its runs with
+    :class:`RecordedRuns` (registered here: the loop cannot import the store)."""
+    return RecordedRuns(store)
 
 
 async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,

@@ -1,30 +1,28 @@
-"""``Store``: threads, runs and their events, over one backend driver."""
+"""``Store``: threads, runs and their events, read over one backend driver.
+
+The store reads, and runs the scripts of whoever writes through it in its transactions: a
+run's writes are :class:`~bloge.store.writer.StoreWriter`'s, running an agent on a store is
+:class:`~bloge.store.runs.RecordedRuns`', the autopilot's ledger is
+:class:`bloge.autopilot.ledger.AuditLedger`'s.
+"""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
+from typing import Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from bloge.core.errors import BlogeUsageError
 from bloge.core.sync import run_sync
 from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
 from bloge.journal.redaction import Redactor
 from bloge.llm import LlmMessage
-from bloge.store import ops
 from bloge.store import owner as process_owner
-from bloge.store.audit import (
-    AuditRecord,
-    AuditVerification,
-    AutopilotCommit,
-    KnobProposal,
-    verify_chain,
-)
 from bloge.store.cancels import CHANNEL, POLL_SECONDS, CancelSignals
-from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
+from bloge.store.errors import StoreError, StoreNotFoundError
 from bloge.store.live import LiveRuns
 from bloge.store.records import (
     Run,
@@ -36,17 +34,11 @@ from bloge.store.records import (
     ToolCallRecord,
     TurnCheckpoint,
 )
-from bloge.store.sql import autopilot, reads, schema, writes
 from bloge.store.sql import check as view_check
+from bloge.store.sql import reads, schema, writes
 from bloge.store.sql.check import DanglingView
 from bloge.store.sql.script import Script
-from bloge.store.sql.writes import Busy, Claim, Foreign
 from bloge.store.urls import DEFAULT_URL, parse_store_url
-
-if TYPE_CHECKING:
-    from bloge.agent import AgentInput, AgentOutput
-    from bloge.agent.runtime import AgentEngine, ChunkSink
-    from bloge.core.context import OperatorContext
 
 T = TypeVar("T")
 
@@ -171,7 +163,12 @@ class Store:
                              f"(version {schema.VERSION}); run bloge store migrate",
                              store=self.url) from None
 
-    async def _run(self, script: Script[T], *, write: bool = False, blind: bool = False) -> T:
+    async def run_script(self, script: Script[T], *, write: bool = False,
+                         blind: bool = False) -> T:
+        """Run ``script`` in one transaction of the store's driver (``write``: one that may
+        write; ``blind``: whose writes read nothing they depend on), the schema made ready
+        first. What the store's readers, its :class:`~bloge.store.writer.StoreWriter` and
+        the autopilot's ledger go through."""
         if not self._ready:
             try:
                 await self._schema(apply=self._auto_migrate)
@@ -187,7 +184,7 @@ class Store:
         """The thread; :class:`StoreNotFoundError` when there is none, or, with ``owner``,
         when it is not that principal's (the same error: whether another's exists is not
         told)."""
-        found = await self._run(reads.get_thread(thread_id, now=self.clock(), owner=owner))
+        found = await self.run_script(reads.get_thread(thread_id, now=self.clock(), owner=owner))
         if found is None:
             raise StoreNotFoundError(f"no thread {thread_id!r}", store=self.url)
         return found
@@ -198,7 +195,7 @@ class Store:
 
     async def list_threads(self, *, limit: int = 50) -> list[Thread]:
         """The most recently active threads first."""
-        return await self._run(reads.list_threads(limit=limit, now=self.clock()))
+        return await self.run_script(reads.list_threads(limit=limit, now=self.clock()))
 
     async def thread_messages(self, thread_id: str, *, after: int = 0, limit: int | None = None,
                               owner: str | None = None) -> list[StoredMessage]:
@@ -209,14 +206,14 @@ class Store:
                                                                after + limit)
         if last <= after:
             return []
-        return await self._run(reads.messages(thread_id, [(after + 1, last)]))
+        return await self.run_script(reads.messages(thread_id, [(after + 1, last)]))
 
     async def resolve_view(self, thread_id: str,
                            view: Sequence[Segment]) -> list[StoredMessage | LlmMessage]:
         """The messages a memory view refers to, in its order: those of the thread's log as
         :class:`StoredMessage`, those held inline as they are."""
         ranges = [segment for segment in view if isinstance(segment, tuple)]
-        stored = await self._run(reads.messages(thread_id, ranges)) if ranges else []
+        stored = await self.run_script(reads.messages(thread_id, ranges)) if ranges else []
         by_seq = {m.seq: m for m in stored}
         found: list[StoredMessage | LlmMessage] = []
         for segment in view:
@@ -239,12 +236,12 @@ class Store:
         host that no longer exists is ``interrupted`` at once, as one whose lease ended (see
         :mod:`bloge.store.owner`)."""
         now = self.clock()
-        found = await self._run(reads.get_run(run_id, now=now, owner=owner))
+        found = await self.run_script(reads.get_run(run_id, now=now, owner=owner))
         if found is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
         if found.status is RunStatus.RUNNING and found.worker is not None \
                 and process_owner.gone(found.worker):
-            again = await self._run(reads.get_run(run_id, now=now, gone=(found.worker,)))
+            again = await self.run_script(reads.get_run(run_id, now=now, gone=(found.worker,)))
             return found if again is None else again
         return found
 
@@ -258,7 +255,7 @@ class Store:
         if not prefix.strip():
             raise BlogeUsageError(f"no {kind} id given ({prefix!r}); give a {kind}'s id or the "
                                   f"start of one (bloge {kind}s list shows them)")
-        ids = await self._run(reads.ids_starting(kind, prefix, limit=11))
+        ids = await self.run_script(reads.ids_starting(kind, prefix, limit=11))
         if prefix in ids or len(ids) == 1:
             return prefix if prefix in ids else ids[0]
         if not ids:
@@ -271,21 +268,22 @@ class Store:
                         limit: int = 50) -> list[Run]:
         """Runs, newest first, of one thread and/or in one status."""
         now = self.clock()
-        gone = [w for w in await self._run(reads.leased_workers(now=now)) if process_owner.gone(w)]
-        return await self._run(reads.list_runs(thread_id=thread_id, status=status, limit=limit,
-                                               now=now, gone=gone))
+        leased = await self.run_script(reads.leased_workers(now=now))
+        gone = [worker for worker in leased if process_owner.gone(worker)]
+        return await self.run_script(reads.list_runs(thread_id=thread_id, status=status,
+                                                     limit=limit, now=now, gone=gone))
 
     async def run_events(self, run_id: str, *, after: int = 0,
                          limit: int = 100_000) -> list[RunEvent]:
         """The run's events numbered above ``after``, in order."""
-        return await self._run(reads.events(run_id, after=after, limit=limit))
+        return await self.run_script(reads.events(run_id, after=after, limit=limit))
 
     async def latest_checkpoint(self, run_id: str) -> TurnCheckpoint | None:
-        return await self._run(reads.latest_checkpoint(run_id))
+        return await self.run_script(reads.latest_checkpoint(run_id))
 
     async def tool_calls(self, run_id: str, turn: int) -> list[ToolCallRecord]:
         """The ledger of one turn's tool calls, in the model's order."""
-        return await self._run(reads.tool_calls(run_id, turn))
+        return await self.run_script(reads.tool_calls(run_id, turn))
 
     async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
         """Ask the run to stop. A running run's worker hears it within a second (see
@@ -293,8 +291,8 @@ class Store:
         at once. With ``owner``, only that principal's run (another's is not found)."""
         if owner is not None:
             await self.get_run(run_id, owner=owner)
-        status = await self._run(writes.request_cancel(run_id=run_id, now=self.clock()),
-                                 write=True)
+        status = await self.run_script(writes.request_cancel(run_id=run_id, now=self.clock()),
+                                       write=True)
         if status is None:
             raise StoreNotFoundError(f"no run {run_id!r}", store=self.url)
         if status == RunStatus.RUNNING.value:
@@ -307,135 +305,16 @@ class Store:
         """Memory views — threads' and checkpoints' — that refer to messages their thread's
         log lacks (a run's write the store refused left them, before bloge kept such writes
         for the next one); mended when ``repair`` (see :mod:`bloge.store.sql.check`)."""
-        return await self._run(view_check.check(repair=repair), write=repair)
+        return await self.run_script(view_check.check(repair=repair), write=repair)
 
     async def _asked_to_stop(self, run_ids: Collection[str]) -> list[str]:
-        return await self._run(reads.asked_to_stop(list(run_ids)))
+        return await self.run_script(reads.asked_to_stop(list(run_ids)))
 
     async def prune(self, *, older_than: float) -> Pruned:
         """Delete what ended more than ``older_than`` seconds ago (see :func:`writes.prune`)."""
-        runs, threads = await self._run(writes.prune(before=self.clock() - older_than),
-                                        write=True)
+        runs, threads = await self.run_script(writes.prune(before=self.clock() - older_than),
+                                              write=True)
         return Pruned(runs, threads)
-
-    # -- the autopilot's records (see bloge.autopilot)
-
-    async def commit_autopilot(self, change: AutopilotCommit) -> list[AuditRecord]:
-        """Write one autopilot decision in one transaction: its audit records (returned,
-        chained), the knob's value, its proposal. :class:`~bloge.store.audit.CommitRefusedError`
-        when the proposal cannot be decided or the knob changed elsewhere (nothing written)."""
-        return await self._run(autopilot.commit(change), write=True)
-
-    async def audit_records(self, *, after: int = 0,
-                            limit: int = 1_000_000) -> list[AuditRecord]:
-        """The audit chain from record ``after + 1`` on, in order; a :class:`StoreError` for
-        a record edited so that it cannot be read."""
-        try:
-            return await self._run(autopilot.audit_records(after=after, limit=limit))
-        except autopilot.UnreadableAuditRecordError as error:
-            raise StoreError(f"{error}: it was edited outside bloge (bloge autopilot audit "
-                             "--verify)", store=self.url) from None
-
-    async def verify_audit(self) -> AuditVerification:
-        """Check the whole audit chain: edited, missing and deleted records."""
-        return await self._run(_verification())
-
-    async def knob_proposals(self, *, status: str | None = None,
-                             limit: int = 1000) -> list[KnobProposal]:
-        """Knob proposals, oldest first, all or those in ``status``."""
-        return await self._run(autopilot.proposals(status=status, limit=limit))
-
-    async def knob_proposal(self, proposal_id: str) -> KnobProposal:
-        """The proposal; :class:`StoreNotFoundError` when there is none."""
-        found = await self._run(autopilot.proposal(proposal_id))
-        if found is None:
-            raise StoreNotFoundError(f"no knob proposal {proposal_id!r}", store=self.url)
-        return found
-
-    async def knob_values(self) -> dict[str, tuple[float, str | None, float]]:
-        """Knob name → (value, the setting it is bound to, when it changed), as decided."""
-        return await self._run(autopilot.knob_values())
-
-    # -- what a recorded run writes (see bloge.store.recorder)
-
-    async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
-                        input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
-                        worker: str, owner: str | None = None,
-                        own_thread_only: bool = False) -> Claim:
-        """Start run ``run_id`` on ``thread_id`` (created when new), both ``owner``'s; with
-        ``own_thread_only``, a thread of another principal's (or of nobody's) is not found."""
-        now = self.clock()
-        claim = await self._run(writes.start_run(
-            run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
-            metadata=metadata, worker=worker, lease_until=now + self.lease, now=now,
-            owner=owner, own_thread_only=own_thread_only), write=True)
-        if isinstance(claim, Busy):
-            holder = await self.get_run(claim.run_id)
-            if holder.status is not RunStatus.RUNNING and holder.worker is not None:
-                # Held by a run whose process on this host is gone: free at once.
-                claim = await self._run(writes.start_run(
-                    run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
-                    metadata=metadata, worker=worker, lease_until=now + self.lease, now=now,
-                    takeover=writes.Takeover(holder.id, holder.worker), owner=owner,
-                    own_thread_only=own_thread_only), write=True)
-        if isinstance(claim, Foreign):
-            raise StoreNotFoundError(f"no thread {thread_id!r}", store=self.url)
-        return self._claimed(thread_id, claim)
-
-    async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
-        now = self.clock()
-        if run.status is RunStatus.RUNNING:
-            left = None if run.lease_until is None else run.lease_until - now
-            raise ThreadBusyError(run.thread_id, run.id, store=self.url, lease_left=left)
-        claim = await self._run(writes.resume_run(
-            run_id=run.id, thread_id=run.thread_id, worker=worker,
-            lease_until=now + self.lease, now=now, previous_worker=run.worker), write=True)
-        return self._claimed(run.thread_id, claim)
-
-    def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:
-        if isinstance(claim, Busy):
-            raise ThreadBusyError(thread_id, claim.run_id, store=self.url)
-        return claim
-
-    async def write(self, batch: Sequence[ops.Op]) -> None:
-        """Apply ``batch`` in one transaction."""
-        if batch:
-            # Events the store numbers are numbered from what it reads: not blind then.
-            blind = not any(isinstance(op, ops.AppendRunEvents) for op in batch)
-            await self._run(writes.apply(batch), write=True, blind=blind)
-
-    async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
-                         *, thread_id: str | None, sink: ChunkSink | None,
-                         metadata: Mapping[str, Any] | None,
-                         run_id: str | None = None) -> AgentOutput:
-        """Run ``engine`` on ``input`` as a recorded run (what an operator's ``store=`` does)."""
-        from bloge.store.runs import record_run
-
-        return await record_run(self, engine, input, ctx, thread_id=thread_id, sink=sink,
-                                metadata=metadata, run_id=run_id)
-
-    async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
-                                  *, sink: ChunkSink | None) -> AgentOutput:
-        """Continue the recorded run ``run_id`` (what an operator's ``resume_run`` does)."""
-        from bloge.store.runs import resume_recorded_run
-
-        return await resume_recorded_run(self, engine, run_id, ctx, sink=sink)
-
-    async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
-        """Extend a run's lease: whether it was asked to cancel; ``None`` if it was lost."""
-        return await self._run(writes.renew_lease(
-            run_id=run_id, thread_id=thread_id, worker=worker,
-            lease_until=self.clock() + self.lease), write=True)
-
-
-def _verification() -> Script[AuditVerification]:
-    head = yield from autopilot.audit_head()
-    try:
-        records = yield from autopilot.audit_records(after=0, limit=head[0] + 1_000_000)
-    except autopilot.UnreadableAuditRecordError as error:
-        problem = f"record #{error.seq} was edited (a number of it is no longer one)"
-        return AuditVerification(0, (problem,))
-    return verify_chain(records, head)
 
 
 def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,

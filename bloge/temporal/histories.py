@@ -31,6 +31,7 @@ from bloge.agent.runtime import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import LlmMessage
 from bloge.llm.types import LlmResponse
+from bloge.store.recording import segments
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, RunLimits
@@ -105,18 +106,11 @@ class ThreadLog:
         del self.unwritten[:count]
 
     def refer(self, messages: Sequence[LlmMessage], parts: list[Any] | None = None) -> list[Any]:
-        """``messages`` by reference (see :data:`bloge.temporal.wire.View`), after ``parts``."""
-        parts = [] if parts is None else list(parts)
-        for message in messages:
-            seq = self._seq.get(id(message))
-            last = parts[-1] if parts else None
-            if seq is None:
-                parts.append({"message": message.to_dict()})
-            elif isinstance(last, list) and last[1] == seq - 1:
-                parts[-1] = [last[0], seq]
-            else:
-                parts.append([seq, seq])
-        return parts
+        """``messages`` by reference (see :data:`bloge.temporal.wire.View`), after ``parts``
+        (a view by reference too)."""
+        earlier = wire.view_from_json(parts) if parts else ()
+        return wire.view_to_json(segments(
+            [*earlier, *(self._seq.get(id(message), message) for message in messages)]))
 
     def transcript(self, transcript: Sequence[LlmMessage]) -> list[Any]:
         """The run's whole transcript by reference: the earlier histories', then this one's

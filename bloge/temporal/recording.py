@@ -24,8 +24,23 @@ from typing import Any
 from bloge.agent import AgentStreamChunk, AgentUsage
 from bloge.core.context import Principal
 from bloge.llm.messages import LlmMessage
-from bloge.store import RunEvent, RunStatus, Store, StoredMessage, StoreNotFoundError
-from bloge.store.recording import EVENT_FLUSH_SECONDS, CallbackEvents, Segment, chunk_event, ops
+from bloge.store import (
+    RunEvent,
+    RunStatus,
+    RunWriter,
+    Store,
+    StoredMessage,
+    StoreNotFoundError,
+    StoreWriter,
+)
+from bloge.store.recording import (
+    EVENT_FLUSH_SECONDS,
+    CallbackEvents,
+    chunk_event,
+    end_event,
+    ops,
+    segments,
+)
 from bloge.temporal import wire
 from bloge.temporal.wire import View, view_to_json
 
@@ -34,14 +49,16 @@ READ_BATCH = 64
 
 
 class StoreRecording:
-    """Writes the Temporal runs of one worker's agents into ``store``; ``worker`` is the
-    owner the store records (the task queue's, since any of its workers may write)."""
+    """Writes the Temporal runs of one worker's agents into ``store``, through ``writer``
+    (the store's own :class:`StoreWriter` by default); ``worker`` is the owner the store
+    records (the task queue's, since any of its workers may write)."""
 
-    __slots__ = ("store", "worker")
+    __slots__ = ("store", "worker", "writer")
 
-    def __init__(self, store: Store, *, worker: str) -> None:
+    def __init__(self, store: Store, *, worker: str, writer: RunWriter | None = None) -> None:
         self.store = store
         self.worker = worker
+        self.writer = writer if writer is not None else StoreWriter(store)
 
     async def begin(self, *, run_id: str, thread_id: str, agent_id: str,
                     input: Sequence[LlmMessage], metadata: Mapping[str, Any],
@@ -53,14 +70,14 @@ class StoreRecording:
         try:
             run = await self.store.get_run(run_id)
         except StoreNotFoundError:
-            claim = await self.store.start_run(run_id=run_id, thread_id=thread_id,
-                                               agent_id=agent_id, input=input,
-                                               metadata=dict(metadata), worker=self.worker,
-                                               owner=principal.name if principal else None,
-                                               own_thread_only=principal is not None
-                                               and not principal.admin)
+            claim = await self.writer.start_run(run_id=run_id, thread_id=thread_id,
+                                                agent_id=agent_id, input=input,
+                                                metadata=dict(metadata), worker=self.worker,
+                                                owner=principal.name if principal else None,
+                                                own_thread_only=principal is not None
+                                                and not principal.admin)
         else:  # a retried start: the thread is this run's already
-            claim = await self.store.reclaim_run(run, worker=self.worker)
+            claim = await self.writer.reclaim_run(run, worker=self.worker)
         return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}
 
     async def read(self, thread_id: str, view: View, max_bytes: int) -> dict[str, Any]:
@@ -110,10 +127,10 @@ class StoreRecording:
         if turns is not None and view is not None and usage is not None:
             batch.append(ops.SaveCheckpoint(run_id, turns, view, usage.to_dict(), now))
         if batch:
-            await self.store.write(batch)
+            await self.writer.write(batch)
 
     def events(self, run_id: str) -> RunEvents:
-        return RunEvents(self.store, run_id)
+        return RunEvents(self.store, self.writer, run_id)
 
     async def finish(self, *, run_id: str, thread_id: str,
                      messages: Sequence[tuple[int, LlmMessage]], view: View | None,
@@ -127,11 +144,8 @@ class StoreRecording:
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
         now = time.time()
         segments = view
-        status = (RunStatus.SUCCEEDED if output is not None else
-                  RunStatus.CANCELLED if exit_reason == "cancelled" else RunStatus.FAILED)
-        kind, body = ("done", dict(output)) if output is not None else ("error", {
-            "error_type": error and error["type"], "error_message": error and error["message"],
-            "exit_reason": exit_reason})
+        status = RunStatus.ended(exit_reason, succeeded=output is not None)
+        kind, body = end_event(exit_reason, output, error)
         failure = None
         if error is not None:
             described = self.store.redactor(None, "", {"error_message": error["message"]})
@@ -139,7 +153,7 @@ class StoreRecording:
         kept: list[ops.Op] = []
         if segments is not None:
             kept.append(ops.SaveCheckpoint(run_id, turns, segments, usage.to_dict(), now))
-        await self.store.write([
+        await self.writer.write([
             ops.AppendRunEvents(run_id, (RunEvent(run_id, 0, kind, now, body),), now),
             *kept,
             ops.FinishRun(run_id, thread_id, status, exit_reason, turns, usage.to_dict(),
@@ -149,13 +163,15 @@ class StoreRecording:
 
 class RunEvents(CallbackEvents):
     """The events one activity of run ``run_id`` produces: listener callbacks (redacted as
-    the journal's are) and stream chunks, written by :meth:`flush`, and while a stream runs
-    whenever the last write is older than ``EVENT_FLUSH_SECONDS``."""
+    the journal's are) and stream chunks, shown to ``store``'s live watchers at once, written
+    by ``writer`` at :meth:`flush`, and while a stream runs whenever the last write is older
+    than ``EVENT_FLUSH_SECONDS``."""
 
-    __slots__ = ("_flushed_at", "_kept", "run_id", "store")
+    __slots__ = ("_flushed_at", "_kept", "run_id", "store", "writer")
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    def __init__(self, store: Store, writer: RunWriter, run_id: str) -> None:
         self.store = store
+        self.writer = writer
         self.run_id = run_id
         self._kept: list[RunEvent] = []
         self._flushed_at = time.monotonic()
@@ -178,14 +194,15 @@ class RunEvents(CallbackEvents):
         kept, self._kept = self._kept, []
         self._flushed_at = time.monotonic()
         if kept:
-            await self.store.write([ops.AppendRunEvents(self.run_id, tuple(kept), time.time())])
+            await self.writer.write([ops.AppendRunEvents(self.run_id, tuple(kept),
+                                                         time.time())])
 
     async def renew(self, thread_id: str, worker: str) -> bool:
         """Keep the run's lease on its thread while it runs (Temporal runs may be long);
         whether someone asked the store to cancel the run (``bloge runs cancel``, the
         server's ``POST /runs/{id}/cancel``)."""
-        asked = await self.store.renew_lease(run_id=self.run_id, thread_id=thread_id,
-                                             worker=worker)
+        asked = await self.writer.renew_lease(run_id=self.run_id, thread_id=thread_id,
+                                              worker=worker)
         return bool(asked)
 
 
@@ -205,24 +222,13 @@ def numbered(next_seq: int, history: Sequence[tuple[int | None, LlmMessage]],
             continue
         fresh.append((seq, message))
         seq += 1
-    return fresh, _segments(view, [*known, *fresh])
+    # Each message of the view the log holds by its number: the first unused equal one's.
+    unused = [*known, *fresh]
+    return fresh, segments(_number(message, unused) for message in view)
 
 
-def _segments(view: Sequence[LlmMessage],
-              known: Sequence[tuple[int, LlmMessage]]) -> View:
-    """``view`` by reference to the log: each message the log holds by its number (the
-    first unused equal one), runs of numbers merged; others (a summary) inline."""
-    unused = list(known)
-    segments: list[Segment] = []
-    for message in view:
-        found = next((i for i, (_, m) in enumerate(unused) if m == message), None)
-        if found is None:
-            segments.append(message)
-            continue
-        seq = unused.pop(found)[0]
-        last = segments[-1] if segments else None
-        if isinstance(last, tuple) and last[1] == seq - 1:
-            segments[-1] = (last[0], seq)
-        else:
-            segments.append((seq, seq))
-    return tuple(segments)
+def _number(message: LlmMessage, unused: list[tuple[int, LlmMessage]]) -> int | LlmMessage:
+    """The number of the first of ``unused`` equal to ``message`` (no longer unused then),
+    or ``message`` itself when none is."""
+    found = next((i for i, (_, m) in enumerate(unused) if m == message), None)
+    return message if found is None else unused.pop(found)[0]

@@ -12,7 +12,6 @@ that dies in a model call then leaves the whole call to be made again (see
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -36,6 +35,7 @@ from bloge.agent import (
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import Principal
 from bloge.core.errors import BlogeUsageError, RunError
+from bloge.core.ids import new_id
 from bloge.llm.messages import LlmMessage
 from bloge.store import Store
 from bloge.temporal import wire
@@ -85,7 +85,7 @@ class TemporalRunner:
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
                                 local_model_calls=self.local_model_calls, principal=principal)
-        run_id = run_id or uuid.uuid4().hex
+        run_id = run_id or new_id()
         size = wire.size(payload)
         if size > self.max_payload_bytes:
             raise BlogeUsageError(

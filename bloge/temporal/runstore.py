@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +35,7 @@ from bloge.agent import (
 from bloge.agent.runtime import CALLBACKS, AgentEngine, Callback, ChunkSink, ListenerChain
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
+from bloge.core.ids import new_id
 from bloge.store import RunEvent, Store, event_chunk
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -89,8 +89,8 @@ class TemporalRunStore:
                          *, thread_id: str | None, sink: ChunkSink | None,
                          metadata: Mapping[str, Any] | None,
                          run_id: str | None = None) -> AgentOutput:
-        run = run_id or uuid.uuid4().hex
-        thread = thread_id or uuid.uuid4().hex
+        run = run_id or new_id()
+        thread = thread_id or new_id()
         runner = await self.runner()
         self.store.live.started(run)
         try:

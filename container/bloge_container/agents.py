@@ -18,7 +18,6 @@ from bloge import (
     agent_operator,
 )
 from bloge.agent import LlmSummarizer
-from bloge.agent.runtime import RunStore
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.components import ProjectDir
@@ -65,7 +64,7 @@ def load_agents(
     listeners: Sequence[AgentExecutionListener],
     project: ProjectDir,
     report: ConditionsReport,
-    store: RunStore | None = None,
+    store: object | None = None,
 ) -> dict[str, LoadedAgent]:
     """Compile every agent and materialize its operator; ids must be unique."""
     compiler = AgentDslCompiler(registry)
@@ -91,7 +90,7 @@ def materialize(
     registry: OperatorRegistry,
     listeners: Sequence[AgentExecutionListener],
     report: ConditionsReport,
-    store: RunStore | None = None,
+    store: object | None = None,
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """The agent's operator, with a summarizer for ``summary(n)`` memory, recording its runs
     in ``store`` when there is one."""

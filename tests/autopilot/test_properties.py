@@ -14,7 +14,7 @@ from bloge.autopilot import (
     Proposed,
     Rejected,
 )
-from bloge.store.audit import verify_chain
+from bloge.autopilot.audit import verify_chain
 from tests.autopilot.conftest import FakeClock
 
 NAMES = ["safe", "risky", "unknown"]

@@ -11,6 +11,7 @@ import pytest
 from bloge.autopilot import (
     Applied,
     ApprovalRefusedError,
+    AuditLedger,
     Autopilot,
     Knob,
     KnobTier,
@@ -46,9 +47,9 @@ async def test_decisions_are_chained_in_the_store(store: Store, clock: FakeClock
     autopilot = _autopilot(store, clock)
     await autopilot.apropose("concurrency", 8)
     await autopilot.apropose("nope", 1)
-    stored = await store.audit_records()
+    stored = await AuditLedger(store).records()
     assert [str(r) for r in stored] == autopilot.audit_log()
-    assert (await store.verify_audit()).ok
+    assert (await AuditLedger(store).verify()).ok
 
 
 async def test_another_process_approves_and_the_first_takes_it_in(store: Store,
@@ -78,7 +79,7 @@ async def test_two_approvals_racing_apply_once(store: Store, clock: FakeClock) -
     assert sorted(type(r).__name__ for r in results) == ["Applied", "ApprovalRefusedError"]
     refused = next(r for r in results if isinstance(r, ApprovalRefusedError))
     assert refused.code == "decided"
-    assert [r.entry.event for r in await store.audit_records()] == ["proposed", "approved"]
+    assert [r.entry.event for r in await AuditLedger(store).records()] == ["proposed", "approved"]
 
 
 async def test_a_store_that_is_down_applies_nothing(clock: FakeClock) -> None:
@@ -113,7 +114,7 @@ async def test_a_change_made_elsewhere_meanwhile_is_a_conflict(store: Store,
     decision = await second.apropose("concurrency", 6)
     assert decision.to_dict()["code"] == "conflict"
     assert second.knob("concurrency").value == 8  # taken in from the store after the refusal
-    assert (await store.knob_values())["concurrency"][0] == 8
+    assert (await AuditLedger(store).knob_values())["concurrency"][0] == 8
 
 
 def test_the_sync_surface_works_with_a_store(durable_store_url: str,  # noqa: F811 -- fixture

@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from bloge.store import RunStatus, open_store, ops
+from bloge.store import RunStatus, StoreWriter, open_store, ops
 from tests.cli.conftest import bloge
 
 QUESTION = "How do I reset my password?"
@@ -147,7 +147,7 @@ def test_store_check_finds_and_repair_mends_a_thread_that_refers_to_missing_mess
         async with open_store(f"sqlite:///{app / 'var' / 'bloge.db'}") as store:
             missing = (await store.get_thread(thread_id)).message_count + 1
             view = ((1, missing),)
-            await store.write([ops.FinishRun(run_id, thread_id, RunStatus.FAILED, "error", 2,
+            await StoreWriter(store).write([ops.FinishRun(run_id, thread_id, RunStatus.FAILED, "error", 2,
                                              {}, None, {"type": "StoreError", "message": "x"},
                                              view, time.time())])
 

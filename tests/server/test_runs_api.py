@@ -23,7 +23,7 @@ from bloge.llm import (
     ScriptedProvider,
     ToolCall,
 )
-from bloge.store import open_store
+from bloge.store import StoreWriter, open_store
 from tests.server.conftest import AGENTS, Serve, lookup
 
 LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
@@ -293,7 +293,7 @@ def test_rejoining_the_stream_of_a_run_whose_worker_died_ends_at_once_saying_how
         serve: Serve) -> None:
     served = serve(ScriptedProvider())
     # A run another worker started, then died running: its lease ran out long ago.
-    asyncio.run(served.store.start_run(run_id="dead", thread_id="t", agent_id="helper",
+    asyncio.run(StoreWriter(served.store).start_run(run_id="dead", thread_id="t", agent_id="helper",
                                        input=(LlmMessage.user("Hi"),), metadata=None,
                                        worker="elsewhere:1"))
     served.store.clock = lambda: time.time() + 3600

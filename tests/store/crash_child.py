@@ -15,7 +15,8 @@ from pathlib import Path
 
 from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import Store, open_store, ops
+from bloge.store import RecordedRuns, Store, open_store, ops
+from tests.store.probes import ProbedWriter
 
 AGENT = """
 agent shop {
@@ -107,15 +108,17 @@ def shop(store_url: str, logs: Path, *, hang: bool,
                 .register("llmChat", LlmChatOperator(FunctionProvider(model))).build())
     definition = AgentDslCompiler(registry).compile(AGENT)
     store = open_store(store_url, lease=lease)
-    write = store.write
+    writer = ProbedWriter(store)
+    write = writer.write
 
     async def noting_write(batch: Sequence[ops.Op]) -> None:
         await write(batch)
         if any(isinstance(op, ops.CompleteToolCall) and op.call_id == "c2" for op in batch):
             tools.recorded.set()
 
-    store.write = noting_write  # type: ignore[method-assign]  # the child's probe
-    return AgentLoopOperator("shop", definition, registry, store=store), store
+    writer.write = noting_write  # type: ignore[method-assign]  # the child's probe
+    return AgentLoopOperator("shop", definition, registry,
+                             store=RecordedRuns(store, writer=writer)), store
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from typing import Any
 
 from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
-from bloge.store import Store
+from bloge.store import RecordedRuns, Store
 
 AGENT = """
 agent helper {
@@ -25,7 +25,7 @@ def answer(request: LlmRequest) -> LlmResponse:
     return LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
 
 
-def lookup_agent(store: Store, *, lookup: Callable[[dict[str, Any]], Any],
+def lookup_agent(store: Store | RecordedRuns, *, lookup: Callable[[dict[str, Any]], Any],
                  provider: FunctionProvider | None = None) -> AgentLoopOperator:
     """The agent on ``store``, its tool ``lookup``, its model ``provider`` (else ``answer``)."""
     registry = (OperatorRegistry.builder().register("Lookup", lookup)

@@ -1,5 +1,5 @@
-"""The autopilot's tables in every backend: the audit chain, proposals, knob values, and the
-migration that adds them to a version-1 database."""
+"""The autopilot's ledger in every backend: the audit chain, proposals, knob values, and the
+migration that adds its tables to a version-1 database."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bloge.store import Store, StoreError, open_store
-from bloge.store.audit import (
+from bloge.autopilot import AuditLedger
+from bloge.autopilot.audit import (
     AuditEntry,
     AutopilotCommit,
     CommitRefusedError,
@@ -18,6 +18,7 @@ from bloge.store.audit import (
     KnobWrite,
     ProposalDecision,
 )
+from bloge.store import Store, StoreError, open_store
 from bloge.store.sql import schema
 from tests.store.conftest import POSTGRES_DSN
 
@@ -32,96 +33,96 @@ def _proposal(proposal_id: str = "p1", proposer: str = "ops") -> KnobProposal:
 
 
 async def test_appended_records_chain_and_verify(store: Store) -> None:
-    first = await store.commit_autopilot(AutopilotCommit((_entry(),)))
-    second = await store.commit_autopilot(AutopilotCommit((_entry(value=3.0), _entry())))
+    first = await AuditLedger(store).commit(AutopilotCommit((_entry(),)))
+    second = await AuditLedger(store).commit(AutopilotCommit((_entry(value=3.0), _entry())))
     assert [r.seq for r in [*first, *second]] == [1, 2, 3]
     assert second[0].prev_hash == first[0].hash
-    assert await store.audit_records() == [*first, *second]
-    verified = await store.verify_audit()
+    assert await AuditLedger(store).records() == [*first, *second]
+    verified = await AuditLedger(store).verify()
     assert verified.ok
     assert verified.records == 3
 
 
 async def test_concurrent_appends_never_fork_the_chain(store: Store) -> None:
-    await asyncio.gather(*(store.commit_autopilot(AutopilotCommit((_entry(value=i),)))
+    await asyncio.gather(*(AuditLedger(store).commit(AutopilotCommit((_entry(value=i),)))
                            for i in range(20)))
-    records = await store.audit_records()
+    records = await AuditLedger(store).records()
     assert [r.seq for r in records] == list(range(1, 21))
-    assert (await store.verify_audit()).ok
+    assert (await AuditLedger(store).verify()).ok
 
 
 async def test_approval_by_another_principal_decides_once(store: Store) -> None:
-    await store.commit_autopilot(AutopilotCommit((_entry("proposed"),), proposal=_proposal()))
+    await AuditLedger(store).commit(AutopilotCommit((_entry("proposed"),), proposal=_proposal()))
     approve = AutopilotCommit((_entry("approved"),), decision=ProposalDecision(
         "p1", "approved", "alice", 150.0), knob=KnobWrite("turns", 20.0, None, None, 150.0))
-    await store.commit_autopilot(approve)
+    await AuditLedger(store).commit(approve)
     with pytest.raises(CommitRefusedError, match="already approved") as again:
-        await store.commit_autopilot(approve)
+        await AuditLedger(store).commit(approve)
     assert again.value.code == "decided"
-    assert (await store.knob_proposal("p1")).decided_by == "alice"
-    assert (await store.knob_values())["turns"][0] == 20.0
-    assert len(await store.audit_records()) == 2
+    assert (await AuditLedger(store).proposal("p1")).decided_by == "alice"
+    assert (await AuditLedger(store).knob_values())["turns"][0] == 20.0
+    assert len(await AuditLedger(store).records()) == 2
 
 
 async def test_self_approval_is_refused_and_writes_nothing(store: Store) -> None:
-    await store.commit_autopilot(AutopilotCommit((_entry("proposed"),), proposal=_proposal()))
+    await AuditLedger(store).commit(AutopilotCommit((_entry("proposed"),), proposal=_proposal()))
     with pytest.raises(CommitRefusedError) as refused:
-        await store.commit_autopilot(AutopilotCommit(
+        await AuditLedger(store).commit(AutopilotCommit(
             (_entry("approved"),), decision=ProposalDecision("p1", "approved", "ops", 150.0)))
     assert refused.value.code == "self_approval"
-    assert (await store.knob_proposal("p1")).status == "pending"
-    assert len(await store.audit_records()) == 1
+    assert (await AuditLedger(store).proposal("p1")).status == "pending"
+    assert len(await AuditLedger(store).records()) == 1
 
 
 @pytest.mark.parametrize("requester", ["key:a1_b%", "user:o'neil"])
 async def test_a_proposal_an_agent_made_for_a_principal_is_not_approved_by_it(
         store: Store, requester: str) -> None:
     proposal = _proposal(proposer=f"{requester} via agent")
-    await store.commit_autopilot(AutopilotCommit((_entry("proposed"),), proposal=proposal))
+    await AuditLedger(store).commit(AutopilotCommit((_entry("proposed"),), proposal=proposal))
     with pytest.raises(CommitRefusedError) as refused:
-        await store.commit_autopilot(AutopilotCommit(
+        await AuditLedger(store).commit(AutopilotCommit(
             (_entry("approved"),), decision=ProposalDecision("p1", "approved", requester, 150.0)))
     assert refused.value.code == "self_approval"
-    assert (await store.knob_proposal("p1")).status == "pending"
-    await store.commit_autopilot(AutopilotCommit(
+    assert (await AuditLedger(store).proposal("p1")).status == "pending"
+    await AuditLedger(store).commit(AutopilotCommit(
         (_entry("approved"),), decision=ProposalDecision("p1", "approved", "key:a1xb", 150.0)))
-    assert (await store.knob_proposal("p1")).status == "approved"
+    assert (await AuditLedger(store).proposal("p1")).status == "approved"
 
 
 async def test_an_expired_proposal_cannot_be_approved(store: Store) -> None:
-    await store.commit_autopilot(AutopilotCommit((), proposal=_proposal()))
+    await AuditLedger(store).commit(AutopilotCommit((), proposal=_proposal()))
     with pytest.raises(CommitRefusedError) as refused:
-        await store.commit_autopilot(AutopilotCommit(
+        await AuditLedger(store).commit(AutopilotCommit(
             (), decision=ProposalDecision("p1", "approved", "alice", 250.0)))
     assert refused.value.code == "expired"
 
 
 async def test_a_knob_changed_elsewhere_rolls_the_decision_back(store: Store) -> None:
-    await store.commit_autopilot(AutopilotCommit(
+    await AuditLedger(store).commit(AutopilotCommit(
         (), knob=KnobWrite("turns", 12.0, None, None, 90.0), proposal=_proposal()))
     with pytest.raises(CommitRefusedError) as refused:
-        await store.commit_autopilot(AutopilotCommit(
+        await AuditLedger(store).commit(AutopilotCommit(
             (_entry("approved"),), decision=ProposalDecision("p1", "approved", "alice", 150.0),
             knob=KnobWrite("turns", 20.0, 10.0, None, 150.0)))
     assert refused.value.code == "conflict"
-    assert (await store.knob_proposal("p1")).status == "pending"
-    assert await store.audit_records() == []
+    assert (await AuditLedger(store).proposal("p1")).status == "pending"
+    assert await AuditLedger(store).records() == []
 
 
 async def test_pending_proposals_are_listed_by_status(store: Store) -> None:
-    await store.commit_autopilot(AutopilotCommit((), proposal=_proposal("a")))
-    await store.commit_autopilot(AutopilotCommit((), proposal=_proposal("b")))
-    await store.commit_autopilot(AutopilotCommit(
+    await AuditLedger(store).commit(AutopilotCommit((), proposal=_proposal("a")))
+    await AuditLedger(store).commit(AutopilotCommit((), proposal=_proposal("b")))
+    await AuditLedger(store).commit(AutopilotCommit(
         (), decision=ProposalDecision("a", "rejected", "alice", 120.0)))
-    assert [p.id for p in await store.knob_proposals(status="pending")] == ["b"]
-    assert [p.id for p in await store.knob_proposals()] == ["a", "b"]
+    assert [p.id for p in await AuditLedger(store).proposals(status="pending")] == ["b"]
+    assert [p.id for p in await AuditLedger(store).proposals()] == ["a", "b"]
 
 
 async def test_an_edited_record_is_found(durable_store_url: str) -> None:
     store = open_store(durable_store_url)
-    await store.commit_autopilot(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
+    await AuditLedger(store).commit(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
     await _tamper(durable_store_url, "UPDATE bloge_audit SET value = 99 WHERE seq = 2")
-    verified = await store.verify_audit()
+    verified = await AuditLedger(store).verify()
     await store.aclose()
     assert verified.problems == ("record #2 was edited (its hash no longer matches)",)
 
@@ -132,22 +133,22 @@ async def test_a_number_edited_into_text_is_found_as_an_edit(tmp_path: Path, col
     # failed with a ValueError (a traceback from bloge autopilot audit --verify)
     url = f"sqlite:///{tmp_path / 'bloge.db'}"
     store = open_store(url)
-    await store.commit_autopilot(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
+    await AuditLedger(store).commit(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
     await _tamper(url, f"UPDATE bloge_audit SET {column} = 'lots' WHERE seq = 2")  # noqa: S608 -- the test's own column names
-    verified = await store.verify_audit()
+    verified = await AuditLedger(store).verify()
     with pytest.raises(StoreError, match=r"audit record #2 cannot be read.*edited outside"):
-        await store.audit_records()
+        await AuditLedger(store).records()
     await store.aclose()
     assert verified.problems == ("record #2 was edited (a number of it is no longer one)",)
 
 
 async def test_a_deleted_record_is_found(durable_store_url: str) -> None:
     store = open_store(durable_store_url)
-    await store.commit_autopilot(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
+    await AuditLedger(store).commit(AutopilotCommit((_entry(), _entry(value=5.0), _entry())))
     await _tamper(durable_store_url, "DELETE FROM bloge_audit WHERE seq = 2")
-    middle = await store.verify_audit()
+    middle = await AuditLedger(store).verify()
     await _tamper(durable_store_url, "DELETE FROM bloge_audit WHERE seq = 3")
-    tail = await store.verify_audit()
+    tail = await AuditLedger(store).verify()
     await store.aclose()
     assert "record #2 is missing (the next one is #3)" in middle.problems
     assert tail.problems == (("the chain ends at #1, but #3 was the last record appended: "
@@ -159,10 +160,10 @@ async def test_a_version_1_database_migrates_to_the_autopilot_tables(
     await _create_version_1(durable_store_url)
     old = open_store(durable_store_url, auto_migrate=False)
     with pytest.raises(StoreError, match=r"version 1.*bloge store migrate"):
-        await old.audit_records()
+        await AuditLedger(old).records()
     assert await old.migrate() == (1, schema.VERSION)
-    await old.commit_autopilot(AutopilotCommit((_entry(),)))
-    assert (await old.verify_audit()).ok
+    await AuditLedger(old).commit(AutopilotCommit((_entry(),)))
+    assert (await AuditLedger(old).verify()).ok
     await old.aclose()
 
 

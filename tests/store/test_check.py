@@ -11,7 +11,7 @@ import pytest
 from bloge import AgentLoopOperator
 from bloge.core.errors import BlogeError
 from bloge.llm import FunctionProvider
-from bloge.store import DanglingView, RunStatus, Store, ops
+from bloge.store import DanglingView, RunStatus, Store, StoreWriter, ops
 from tests.store.lookup_agent import answer, lookup_agent
 
 
@@ -25,7 +25,7 @@ async def broken(store: Store, view: tuple[tuple[int, int], ...]) -> str:
     output = await helper(store, FunctionProvider(answer)).aexecute("Find kb", thread_id="t1")
     assert [m.seq for m in await store.thread_messages("t1")] == [1, 2, 3, 4]
     now = time.time()
-    await store.write([
+    await StoreWriter(store).write([
         ops.SaveCheckpoint(output.run_id, 3, view, {}, now),
         ops.FinishRun(output.run_id, "t1", RunStatus.FAILED, "error", 3, {}, None,
                       {"type": "StoreError", "message": "locked"}, view, now)])

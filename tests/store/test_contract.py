@@ -8,7 +8,14 @@ import pytest
 
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
-from bloge.store import RunStatus, Store, StoreError, StoreNotFoundError, ThreadBusyError
+from bloge.store import (
+    RunStatus,
+    Store,
+    StoreError,
+    StoreNotFoundError,
+    StoreWriter,
+    ThreadBusyError,
+)
 from bloge.store.ops import (
     AppendEvents,
     AppendMessages,
@@ -39,7 +46,7 @@ def clock(store: Store) -> Clock:
 
 async def start(store: Store, run_id: str = "run-1", thread_id: str = "thread-1",
                 worker: str = "worker-a") -> Claim:
-    return await store.start_run(run_id=run_id, thread_id=thread_id, agent_id="support",
+    return await StoreWriter(store).start_run(run_id=run_id, thread_id=thread_id, agent_id="support",
                                  input=[LlmMessage.user("hi")], metadata={"user": "ada"},
                                  worker=worker)
 
@@ -78,7 +85,7 @@ async def test_resuming_a_run_still_running_says_when_its_lease_ends(
     await start(store)
     clock.now += store.lease - 10.5
     with pytest.raises(ThreadBusyError) as refused:
-        await store.reclaim_run(await store.get_run("run-1"), worker="worker-b")
+        await StoreWriter(store).reclaim_run(await store.get_run("run-1"), worker="worker-b")
     assert refused.value.run_id == "run-1"
     assert "resumed when its lease ends in 11 s" in str(refused.value)
 
@@ -96,9 +103,9 @@ async def test_a_message_kept_as_given_reads_back_as_written(store: Store, clock
     # An LlmMessage given as input is taken unchecked: a tool message without its call's id
     # is no message a model can be sent, yet its thread and run must stay readable.
     odd = LlmMessage("tool", "a result")
-    await store.start_run(run_id="run-1", thread_id="thread-1", agent_id="support",
+    await StoreWriter(store).start_run(run_id="run-1", thread_id="thread-1", agent_id="support",
                           input=[odd], metadata={}, worker="worker-a")
-    await store.write([AppendMessages("thread-1", (StoredMessage("thread-1", 1, odd, "run-1"),),
+    await StoreWriter(store).write([AppendMessages("thread-1", (StoredMessage("thread-1", 1, odd, "run-1"),),
                                       clock.now)])
     assert [m.message for m in await store.thread_messages("thread-1")] == [odd]
     assert (await store.get_run("run-1")).input == (odd,)
@@ -106,7 +113,7 @@ async def test_a_message_kept_as_given_reads_back_as_written(store: Store, clock
 
 async def test_messages_come_back_in_order_by_range_and_view(store: Store, clock: Clock) -> None:
     await start(store)
-    await store.write([AppendMessages("thread-1", tuple(
+    await StoreWriter(store).write([AppendMessages("thread-1", tuple(
         stored("thread-1", seq, f"m{seq}") for seq in range(1, 6)), clock.now)])
     assert [m.message.content for m in await store.thread_messages("thread-1", after=2)] == [
         "m3", "m4", "m5"]
@@ -123,7 +130,7 @@ async def test_tokens_are_stored_together_and_read_back_one_event_each(
     tokens = [RunEvent("run-1", seq, "token", clock.now, {"text": f"t{seq}", "turn": 1})
               for seq in range(1, 6)]
     done = RunEvent("run-1", 6, "done", clock.now, {"content": "t1t2t3t4t5"})
-    await store.write([AppendEvents((*tokens, done))])
+    await StoreWriter(store).write([AppendEvents((*tokens, done))])
     events = await store.run_events("run-1", after=3)
     assert [(e.seq, e.type) for e in events] == [(4, "token"), (5, "token"), (6, "done")]
     assert events[0].body == {"text": "t4", "turn": 1}
@@ -133,7 +140,7 @@ async def test_tokens_are_stored_together_and_read_back_one_event_each(
 async def test_events_of_writers_without_a_counter_are_numbered_by_the_store(
         store: Store, clock: Clock) -> None:
     await start(store)
-    await store.write([AppendEvents((RunEvent("run-1", 1, "tool_start", clock.now, {}),))])
+    await StoreWriter(store).write([AppendEvents((RunEvent("run-1", 1, "tool_start", clock.now, {}),))])
 
     def batch(*types: str) -> AppendRunEvents:
         return AppendRunEvents("run-1", tuple(
@@ -141,7 +148,7 @@ async def test_events_of_writers_without_a_counter_are_numbered_by_the_store(
             for n, kind in enumerate(types)), clock.now)
 
     # Two workers of one Temporal run, at once: their events follow each other's.
-    await asyncio.gather(store.write([batch("token", "token")]), store.write([batch("done")]))
+    await asyncio.gather(StoreWriter(store).write([batch("token", "token")]), StoreWriter(store).write([batch("done")]))
     events = await store.run_events("run-1")
     assert [e.seq for e in events] == [1, 2, 3, 4]
     assert sorted(e.type for e in events[1:]) == ["done", "token", "token"]
@@ -151,7 +158,7 @@ async def test_events_of_writers_without_a_counter_are_numbered_by_the_store(
 async def test_a_finished_run_frees_its_thread_and_leaves_its_view_to_the_next(
         store: Store, clock: Clock) -> None:
     await start(store)
-    await store.write([finish(view=((1, 2),))])
+    await StoreWriter(store).write([finish(view=((1, 2),))])
     run = await store.get_run("run-1")
     assert (run.status, run.output, run.exit_reason) == (RunStatus.SUCCEEDED, {"content": "ok"},
                                                          "stop")
@@ -163,7 +170,7 @@ async def test_cancelling_a_running_run_flags_it_for_its_worker(
         store: Store, clock: Clock) -> None:
     await start(store)
     assert (await store.cancel_run("run-1")).cancel_requested
-    assert await store.renew_lease(run_id="run-1", thread_id="thread-1",
+    assert await StoreWriter(store).renew_lease(run_id="run-1", thread_id="thread-1",
                                    worker="worker-a") is True
 
 
@@ -190,8 +197,8 @@ async def test_a_lease_taken_over_by_another_worker_is_lost(store: Store, clock:
     await start(store)
     clock.now += store.lease + 1
     run = await store.get_run("run-1")
-    await store.reclaim_run(run, worker="worker-b")
-    assert await store.renew_lease(run_id="run-1", thread_id="thread-1",
+    await StoreWriter(store).reclaim_run(run, worker="worker-b")
+    assert await StoreWriter(store).renew_lease(run_id="run-1", thread_id="thread-1",
                                    worker="worker-a") is None
 
 
@@ -199,7 +206,7 @@ async def test_the_tool_ledger_records_dispatch_then_completion(
         store: Store, clock: Clock) -> None:
     await start(store)
     calls = (("call-1", "search", '{"q": "a"}'), ("call-2", "ticket", "{}"))
-    await store.write([DispatchToolCalls("run-1", 1, 4, calls, clock.now),
+    await StoreWriter(store).write([DispatchToolCalls("run-1", 1, 4, calls, clock.now),
                        CompleteToolCall("run-1", 1, "call-2", success=True, content='{"id": 7}',
                                         text_result=False, at=clock.now)])
     ledger = await store.tool_calls("run-1", 1)
@@ -210,7 +217,7 @@ async def test_the_tool_ledger_records_dispatch_then_completion(
 
 async def test_the_latest_checkpoint_is_the_last_turns(store: Store, clock: Clock) -> None:
     await start(store)
-    await store.write([SaveCheckpoint("run-1", 1, ((1, 3),), {"llm_calls": 1}, clock.now),
+    await StoreWriter(store).write([SaveCheckpoint("run-1", 1, ((1, 3),), {"llm_calls": 1}, clock.now),
                        SaveCheckpoint("run-1", 2, ((1, 5),), {"llm_calls": 2}, clock.now)])
     checkpoint = await store.latest_checkpoint("run-1")
     assert checkpoint is not None
@@ -219,9 +226,9 @@ async def test_the_latest_checkpoint_is_the_last_turns(store: Store, clock: Cloc
 
 async def test_a_failing_batch_writes_nothing(store: Store, clock: Clock) -> None:
     await start(store)
-    await store.write([AppendMessages("thread-1", (stored("thread-1", 1, "first"),), clock.now)])
+    await StoreWriter(store).write([AppendMessages("thread-1", (stored("thread-1", 1, "first"),), clock.now)])
     with pytest.raises(StoreError):
-        await store.write([
+        await StoreWriter(store).write([
             SaveCheckpoint("run-1", 1, ((1, 1),), {}, clock.now),
             AppendMessages("thread-1", (stored("thread-1", 1, "again"),), clock.now),
         ])
@@ -231,7 +238,7 @@ async def test_a_failing_batch_writes_nothing(store: Store, clock: Clock) -> Non
 async def test_prune_deletes_what_ended_long_ago_and_keeps_the_rest(
         store: Store, clock: Clock) -> None:
     await start(store, run_id="old", thread_id="old-thread")
-    await store.write([finish("old", "old-thread", at=clock.now)])
+    await StoreWriter(store).write([finish("old", "old-thread", at=clock.now)])
     clock.now += 40 * 86400
     await start(store, run_id="recent", thread_id="new-thread")
     pruned = await store.prune(older_than=30 * 86400)
@@ -273,7 +280,7 @@ async def test_a_blank_run_id_finds_no_run_even_in_a_store_of_one(
 
 async def test_runs_list_by_thread_and_status(store: Store, clock: Clock) -> None:
     await start(store, run_id="r1", thread_id="t1")
-    await store.write([finish("r1", "t1")])
+    await StoreWriter(store).write([finish("r1", "t1")])
     clock.now += 1
     await start(store, run_id="r2", thread_id="t1")
     await start(store, run_id="r3", thread_id="t2")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bloge.store import RunStatus, Store, ThreadBusyError, owner
+from bloge.store import RunStatus, Store, StoreWriter, ThreadBusyError, owner
 from tests.store.crash_child import shop
 
 
@@ -42,7 +42,7 @@ async def test_the_thread_of_a_run_whose_process_died_takes_a_new_run_at_once(
 
 
 async def started_by(store: Store, worker: str) -> str:
-    await store.start_run(run_id="r1", thread_id="t1", agent_id="shop", input=(),
+    await StoreWriter(store).start_run(run_id="r1", thread_id="t1", agent_id="shop", input=(),
                           metadata=None, worker=worker)
     return "r1"
 
@@ -58,13 +58,13 @@ async def test_a_run_whose_owner_is_not_known_dead_keeps_its_lease(
     assert (await store.get_run(run_id)).status is RunStatus.RUNNING
     assert [r.id for r in await store.list_runs(status=RunStatus.RUNNING)] == [run_id]
     with pytest.raises(ThreadBusyError):
-        await store.reclaim_run(await store.get_run(run_id), worker="me:1:1:x")
+        await StoreWriter(store).reclaim_run(await store.get_run(run_id), worker="me:1:1:x")
 
 
 async def test_of_two_resuming_a_run_whose_process_died_one_does(store: Store) -> None:
     dead = f"{owner.HOST}:999999999:1:{owner.SCOPE}"  # no process has this pid
     run = await store.get_run(await started_by(store, dead))
     assert run.status is RunStatus.INTERRUPTED
-    await store.reclaim_run(run, worker="first:1:1:x")
+    await StoreWriter(store).reclaim_run(run, worker="first:1:1:x")
     with pytest.raises(ThreadBusyError):
-        await store.reclaim_run(run, worker="second:1:1:x")
+        await StoreWriter(store).reclaim_run(run, worker="second:1:1:x")

@@ -24,7 +24,16 @@ from bloge import (
 )
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm import FunctionProvider, LlmChunk, LlmMessage, LlmRequest, LlmResponse, ToolCall
-from bloge.store import RunStatus, Store, ThreadBusyError, open_store, ops, recorder
+from bloge.store import (
+    RecordedRuns,
+    RunStatus,
+    Store,
+    StoreWriter,
+    ThreadBusyError,
+    open_store,
+    ops,
+    recorder,
+)
 from bloge.store.follow import follow
 from bloge.store.records import RunEvent
 
@@ -69,7 +78,7 @@ class Tools:
         return f"shipped {input['item']}"
 
 
-def agent(store: Store, provider: FunctionProvider, tools: Tools, *, memory: str = "full()",
+def agent(store: object, provider: FunctionProvider, tools: Tools, *, memory: str = "full()",
           max_turns: int = 4, streaming: bool = False,
           ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     chat = LlmStreamingChatOperator(provider) if streaming else LlmChatOperator(provider)
@@ -99,6 +108,18 @@ async def test_a_recorded_run_names_its_run_and_thread(store: Store) -> None:
     assert run.output is not None
     assert run.output["content"] == "Done."
     assert run.turns == 2
+
+
+async def test_an_operator_given_recorded_runs_records_as_one_given_their_store(
+        store: Store) -> None:
+    output = await agent(RecordedRuns(store), model_calling("Done."), Tools()).aexecute("Hi")
+    assert (await store.get_run(output.run_id or "")).status is RunStatus.SUCCEEDED
+
+
+def test_an_operator_given_a_store_url_instead_of_a_store_is_refused_when_made() -> None:
+    with pytest.raises(BlogeUsageError, match=r"store='memory://' cannot record runs: give a "
+                                              r"run store \(bloge.store.open_store"):
+        agent("memory://", model_calling("Done."), Tools())
 
 
 async def test_the_thread_holds_the_transcript_once(store: Store) -> None:
@@ -503,7 +524,7 @@ async def test_a_finished_run_followed_from_its_last_event_gives_nothing_more(
 async def test_a_dead_workers_run_cancelled_afterwards_is_followed_to_an_error_event(
         store: Store) -> None:
     """Its worker died before writing an end; the cancel ended it without one either."""
-    await store.start_run(run_id="r", thread_id="t", agent_id="helper",
+    await StoreWriter(store).start_run(run_id="r", thread_id="t", agent_id="helper",
                           input=(LlmMessage.user("Hi"),), metadata=None, worker="gone:1")
     store.clock = lambda: time.time() + 3600  # long after the dead worker's lease
     assert (await store.cancel_run("r")).status is RunStatus.CANCELLED

@@ -12,8 +12,9 @@ from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, Operator
 from bloge.journal import render_timeline
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.server.metrics import Metrics
-from bloge.store import RunStatus, Store, ops
+from bloge.store import RecordedRuns, RunStatus, Store, ops
 from bloge.store.timeline import run_timeline
+from tests.store.probes import ProbedWriter
 
 AGENT = """
 agent helper {
@@ -37,17 +38,19 @@ class Round:
     ledger (as a crash would, in the middle of the round)."""
 
     def __init__(self, store: Store) -> None:
+        #: The store's writer, probed.
+        self.writer = ProbedWriter(store)
         self.lookups = 0
         self.run: asyncio.Task[object] | None = None
         self.recorded = asyncio.Event()
-        write = store.write
+        write = self.writer.write
 
         async def noting_write(batch: Sequence[ops.Op]) -> None:
             await write(batch)
             if any(isinstance(op, ops.CompleteToolCall) and op.call_id == "c1" for op in batch):
                 self.recorded.set()
 
-        store.write = noting_write  # type: ignore[method-assign]  # the test's probe
+        self.writer.write = noting_write  # type: ignore[method-assign]  # the test's probe
 
     def lookup(self, input: dict) -> dict:
         self.lookups += 1
@@ -66,7 +69,8 @@ def helper(store: Store, tools: Round, metrics: Metrics) -> AgentLoopOperator:
                 .register("Lookup", tools.lookup).register("Ship", tools.ship)
                 .register("llmChat", LlmChatOperator(FunctionProvider(answer))).build())
     definition = AgentDslCompiler(registry).compile(AGENT)
-    return AgentLoopOperator("helper", definition, registry, store=store, listeners=[metrics])
+    return AgentLoopOperator("helper", definition, registry,
+                             store=RecordedRuns(store, writer=tools.writer), listeners=[metrics])
 
 
 async def resumed(store: Store) -> tuple[str, Round, Metrics]:

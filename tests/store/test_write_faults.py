@@ -16,10 +16,11 @@ from bloge import (
     AgentLoopOperator,
     AgentRunError,
 )
-from bloge.store import RunStatus, Store, StoreError, open_store, ops
+from bloge.store import RecordedRuns, RunStatus, Store, StoreError, open_store, ops
 from bloge.store import recorder as recorder_module
 from tests.store.conftest import POSTGRES_DSN, postgres_or_skip
 from tests.store.lookup_agent import lookup_agent
+from tests.store.probes import ProbedWriter
 
 
 class Fault:
@@ -77,10 +78,10 @@ async def prepared(url: str, fault: Fault) -> Store:
     return store
 
 
-def released_after(store: Store, fault: Fault, failures: int) -> list[int]:
+def released_after(writer: ProbedWriter, fault: Fault, failures: int) -> list[int]:
     """End the fault once ``failures`` writes failed; the list counts the failures."""
     failed: list[int] = []
-    write = store.write
+    write = writer.write
 
     async def probed(batch: Sequence[ops.Op]) -> None:
         try:
@@ -91,19 +92,20 @@ def released_after(store: Store, fault: Fault, failures: int) -> list[int]:
                 fault.release()
             raise
 
-    store.write = probed  # type: ignore[method-assign]  # the test's probe
+    writer.write = probed  # type: ignore[method-assign]  # the test's probe
     return failed
 
 
-def helper(store: Store, fault: Fault) -> AgentLoopOperator:
-    return lookup_agent(store, lookup=fault.lookup)
+def helper(writer: ProbedWriter, fault: Fault) -> AgentLoopOperator:
+    return lookup_agent(RecordedRuns(writer.store, writer=writer), lookup=fault.lookup)
 
 
 async def test_a_failed_write_fails_the_run_and_leaves_the_thread_whole(
         durable_store_url: str, fault: Fault) -> None:
     store = await prepared(durable_store_url, fault)
-    released_after(store, fault, 1)
-    agent = helper(store, fault)
+    writer = ProbedWriter(store)
+    released_after(writer, fault, 1)
+    agent = helper(writer, fault)
     with pytest.raises(AgentRunError) as failed:
         await agent.aexecute("Find kb", thread_id="t1")
     run = await store.get_run(failed.value.run_id or "")
@@ -119,8 +121,9 @@ async def test_a_failed_write_fails_the_run_and_leaves_the_thread_whole(
 
 async def test_a_run_failed_by_a_write_resumes(durable_store_url: str, fault: Fault) -> None:
     store = await prepared(durable_store_url, fault)
-    released_after(store, fault, 1)
-    agent = helper(store, fault)
+    writer = ProbedWriter(store)
+    released_after(writer, fault, 1)
+    agent = helper(writer, fault)
     with pytest.raises(AgentRunError) as failed:
         await agent.aexecute("Find kb", thread_id="t1")
     output = await agent.aresume_run(failed.value.run_id or "")
@@ -133,8 +136,9 @@ async def test_a_run_whose_end_cannot_be_written_is_interrupted_and_resumes(
         durable_store_url: str, fault: Fault, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recorder_module, "END_WRITE_PAUSES", ())
     store = await prepared(durable_store_url, fault)
-    released_after(store, fault, 2)  # the batch, then the run's end
-    agent = helper(store, fault)
+    writer = ProbedWriter(store)
+    released_after(writer, fault, 2)  # the batch, then the run's end
+    agent = helper(writer, fault)
     with pytest.raises(AgentRunError) as failed:
         await agent.aexecute("Find kb", thread_id="t1")
     store.clock = lambda: time.time() + 3600  # long after the run's lease
@@ -163,7 +167,8 @@ async def test_a_postgres_connection_lost_mid_run_leaves_the_thread_whole(
 
     store = open_store(url)
     fault = Fault(lambda: None, lambda: None)  # the tool ran: the restart comes next
-    write = store.write
+    writer = ProbedWriter(store)
+    write = writer.write
     restarted = False
 
     async def restarted_first(batch: Sequence[ops.Op]) -> None:
@@ -176,9 +181,9 @@ async def test_a_postgres_connection_lost_mid_run_leaves_the_thread_whole(
             restart()
         await write(batch)
 
-    store.write = restarted_first  # type: ignore[method-assign]  # the test's probe
-    failures = released_after(store, fault, 1)
-    agent = helper(store, fault)
+    writer.write = restarted_first  # type: ignore[method-assign]  # the test's probe
+    failures = released_after(writer, fault, 1)
+    agent = helper(writer, fault)
     failed_run: str | None = None
     try:
         await agent.aexecute("Find kb", thread_id="t1")

@@ -15,7 +15,6 @@ from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
-from bloge.agent.loop.observer import RunStore
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
 from bloge.core.errors import BlogeUsageError
@@ -76,7 +75,7 @@ class Agent:
         tool_choice: str | None = None,
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
-        store: RunStore | None = None,
+        store: object | None = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -106,7 +105,7 @@ class Agent:
         llm: LlmProvider | ChatModel | ChatFunction,
         tools: Sequence[ToolLike] = (),
         listeners: Sequence[AgentExecutionListener] = (),
-        store: RunStore | None = None,
+        store: object | None = None,
     ) -> Agent:
         """The agent an ``agent { … }`` definition declares, its tools bound to ``tools``.
 
@@ -130,7 +129,7 @@ class Agent:
     @classmethod
     def _of(cls, definition: AgentDef, registry: OperatorRegistry, *,
             listeners: Sequence[AgentExecutionListener],
-            store: RunStore | None) -> Agent:
+            store: object | None) -> Agent:
         agent = cls.__new__(cls)
         agent._operator = AgentLoopOperator(  # noqa: SLF001 -- the class builds its own
             definition.id, definition, registry, listeners=listeners, store=store)

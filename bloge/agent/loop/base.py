@@ -19,7 +19,7 @@ from bloge.agent.loop.channel import chunk_channel
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.engine import AgentEngine
-from bloge.agent.loop.observer import RunStore
+from bloge.agent.loop.observer import run_store_of
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.start import RunStart
 from bloge.agent.loop.tools import ChunkSink
@@ -41,12 +41,13 @@ class AgentOperatorBase:
     ``"llmStreamingChat"`` operator): the operator that answers whole runs serves streamed
     ones, without a second build of the agent.
 
-    With a ``store`` (:func:`bloge.store.open_store`), every run is recorded: it gets a
+    With a ``store`` (:func:`bloge.store.open_store`, or any
+    :class:`~bloge.agent.loop.observer.RunStore`), every run is recorded: it gets a
     ``run_id``, runs on a thread (``thread_id``, or a new one), and can be resumed by its id
     after a failure or a crash.
     """
 
-    __slots__ = ("_engine", "store")
+    __slots__ = ("_engine", "_runs", "store")
     streaming: ClassVar[bool] = False
 
     def __init__(
@@ -59,9 +60,10 @@ class AgentOperatorBase:
         summarizer: ConversationMemory.Summarizer | None = None,
         json_codec: JsonCodec | None = None,
         token_estimator: TokenEstimator | None = None,
-        store: RunStore | None = None,
+        store: object | None = None,
     ) -> None:
         self.store = store
+        self._runs = None if store is None else run_store_of(store)
         self._engine = AgentEngine(ref, agent_def, registry, listeners=listeners,
                                    summarizer=summarizer, json_codec=json_codec,
                                    token_estimator=token_estimator, streaming=self.streaming)
@@ -135,22 +137,22 @@ class AgentOperatorBase:
                sink: ChunkSink | None = None) -> Coroutine[Any, Any, AgentOutput]:
         """The run to await: the engine's or the store's own coroutine, without one of ours
         around it (every concurrent run keeps each frame of its chain while it waits)."""
-        if self.store is None:
+        if self._runs is None:
             if thread_id is not None or run_id is not None:
                 raise BlogeUsageError(
                     f"agent {self.agent_def.id!r}: a thread_id or run_id needs a store to keep "
                     "the run in; build the operator with store=open_store(...)")
             return self._engine.run(RunStart(input), ctx, sink=sink)
-        return self.store.record_run(self._engine, input, _context(ctx), thread_id=thread_id,
+        return self._runs.record_run(self._engine, input, _context(ctx), thread_id=thread_id,
                                      sink=sink, metadata=None, run_id=run_id)
 
     async def _resume_run(self, run_id: str, ctx: Context,
                           sink: ChunkSink | None = None) -> AgentOutput:
-        if self.store is None:
+        if self._runs is None:
             raise BlogeUsageError(f"agent {self.agent_def.id!r}: resuming run {run_id!r} needs "
                                   "the store it was recorded in; build the operator with "
                                   "store=open_store(...)")
-        return await self.store.resume_recorded_run(self._engine, run_id, _context(ctx),
+        return await self._runs.resume_recorded_run(self._engine, run_id, _context(ctx),
                                                     sink=sink)
 
 

@@ -1,5 +1,5 @@
-"""``RunObserver``: where persistence plugs into the loop, and ``RunStore``, what an agent
-operator's ``store=`` is.
+"""``RunObserver``: where persistence plugs into the loop, and ``RunStore``, what records an
+agent operator's runs (:func:`run_store_of` its ``store=``).
 
 The loop knows nothing of databases (``bloge.agent`` never imports ``bloge.store``): a store
 drives the engine and hands it an observer whose hooks the loop awaits at the points where a
@@ -9,13 +9,15 @@ that asks for tools, after each tool call, at the end. What a hook raises fails 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentUsage
+from bloge.core.errors import BlogeUsageError
 from bloge.llm.messages import LlmMessage
 from bloge.llm.types import LlmResponse
 
@@ -82,9 +84,11 @@ class RunObserver(Protocol):
         """The loop ended, with ``output`` or with ``error``."""
 
 
+@runtime_checkable
 class RunStore(Protocol):
-    """What an agent operator's ``store=`` does: run the engine as a recorded run
-    (:class:`bloge.store.Store` is one)."""
+    """What records an agent operator's runs: runs the engine as a recorded run
+    (``bloge.store.RecordedRuns`` on a store, ``bloge.temporal.TemporalRunStore`` on
+    Temporal)."""
 
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,
@@ -98,3 +102,15 @@ class RunStore(Protocol):
                                   *, sink: ChunkSink | None) -> AgentOutput:
         """Continue the stored run ``run_id`` from its last completed step."""
         ...
+
+
+@functools.singledispatch
+def run_store_of(store: object) -> RunStore:
+    """What records the runs of an operator given ``store=store``: ``store`` itself when it
+    is a :class:`RunStore`, else what the package of its class registered for it
+    (``bloge.store`` registers its ``Store``, whose runs a ``RecordedRuns`` records): the
+    loop cannot import the packages above it."""
+    if isinstance(store, RunStore):
+        return store
+    raise BlogeUsageError(f"store={store!r} cannot record runs: give a run store "
+                          "(bloge.store.open_store(...)) or a RunStore")

@@ -6,10 +6,10 @@ Pure functions shared by the streaming and non-streaming paths of
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from bloge.core.ids import new_id
 from bloge.llm.messages import ImagePart, LlmMessage, TextPart, ToolCall
 from bloge.llm.providers.wire import WireFormatError, count
 from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition, effective_finish_reason
@@ -172,4 +172,4 @@ def usage_from_wire(usage: Any) -> tuple[int | None, int | None]:
 
 def new_call_id() -> str:
     """An id for a tool call the server sent without one (some compatible servers do)."""
-    return f"call_{uuid.uuid4().hex[:24]}"
+    return f"call_{new_id()[:24]}"

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bloge.llm import LlmMessage
-from bloge.store.records import Segment
+from bloge.store.records import Segment, segments
 from bloge.store.sql.reads import messages
 from bloge.store.sql.rows import view_json, view_of
 from bloge.store.sql.script import Query, Script, one
@@ -120,7 +120,7 @@ def _whole_prefix(thread_id: str, view: Sequence[Segment],
             shown.append((segment, segment))
         else:
             shown.extend(((seq, seq), by_seq[seq]) for seq in range(segment[0], segment[1] + 1))
-    return _segments([s for s, _ in shown[:_without_open_round([m for _, m in shown])]])
+    return segments([s for s, _ in shown[:_without_open_round([m for _, m in shown])]])
 
 
 def _without_open_round(shown: Sequence[LlmMessage]) -> int:
@@ -132,17 +132,6 @@ def _without_open_round(shown: Sequence[LlmMessage]) -> int:
         answered = {m.tool_call_id for m in shown[index + 1:] if m.role == "tool"}
         return len(shown) if {c.id for c in calls} <= answered else index
     return len(shown)
-
-
-def _segments(view: Sequence[Segment]) -> tuple[Segment, ...]:
-    joined: list[Segment] = []
-    for segment in view:
-        last = joined[-1] if joined else None
-        if isinstance(segment, tuple) and isinstance(last, tuple) and last[1] + 1 == segment[0]:
-            joined[-1] = (last[0], segment[1])
-        else:
-            joined.append(segment)
-    return tuple(joined)
 
 
 def _ranges(numbers: Sequence[int]) -> str:

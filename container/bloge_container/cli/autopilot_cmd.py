@@ -126,9 +126,11 @@ def audit(
 ) -> None:
     """The autopilot's decisions from the store's audit chain, oldest first."""
     with reported_errors():
+        from bloge.autopilot.ledger import AuditLedger
+
         store = opened_store(open_container(config, profile))
         if verify:
-            verified = with_store(store, lambda s: s.verify_audit())
+            verified = with_store(store, lambda s: AuditLedger(s).verify())
             if as_json:
                 _print_json({"ok": verified.ok, "records": verified.records,
                              "problems": list(verified.problems)})
@@ -140,7 +142,7 @@ def audit(
             if not verified.ok:
                 raise typer.Exit(EXIT_RUN_FAILED)
             return
-        records = with_store(store, lambda s: s.audit_records())[-limit:]
+        records = with_store(store, lambda s: AuditLedger(s).records())[-limit:]
         if as_json:
             _print_json([r.to_dict() for r in records])
             return

@@ -111,11 +111,12 @@ def _decided_by_autopilot(container: Any) -> dict[str, float]:
     store = container.run_store()
     if wiring is None or store is None:
         return {}
+    from bloge.autopilot.ledger import AuditLedger
     from bloge_container.cli.options import with_store
 
     integers = {knob.setting: knob.integer for knob in wiring.autopilot.knobs()
                 if knob.setting is not None}
-    decided = with_store(store, lambda s: s.knob_values())
+    decided = with_store(store, lambda s: AuditLedger(s).knob_values())
     return {setting: int(value) if integers[setting] else value
             for value, setting, _ in decided.values()
             if setting is not None and setting in integers}

@@ -144,9 +144,9 @@ def _thread(container: ApplicationContainer, thread: str | None) -> str | None:
     if container.run_store() is None:
         raise failure("--thread needs the run store, and bloge.store.enabled is false")
     if thread == "new":
-        import uuid
+        from bloge.core.ids import new_id
 
-        return uuid.uuid4().hex
+        return new_id()
     return thread
 
 

@@ -1,5 +1,6 @@
-"""Scripts of the autopilot's tables: commit a decision (audit records, knob value, proposal)
-in one transaction, and read them back.
+"""``AuditLedger``: the autopilot's records in a run store — a decision committed in one
+transaction (audit records, knob value, proposal) and read back — and the scripts it runs
+through the store's driver (the tables are the store's schema, :mod:`bloge.store.sql.schema`).
 
 The chain's head is one row, ``bloge_audit_head``; every append starts by updating it, which
 makes concurrent appends wait for each other (a row lock in PostgreSQL, the write lock in
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bloge.store.audit import (
+from bloge.autopilot.audit import (
     VIA,
     AuditEntry,
     AuditRecord,
+    AuditVerification,
     AutopilotCommit,
     CommitRefusedError,
     KnobProposal,
@@ -21,8 +23,69 @@ from bloge.store.audit import (
     ProposalDecision,
     chained,
     requester,
+    verify_chain,
 )
+from bloge.store import Store, StoreError, StoreNotFoundError
 from bloge.store.sql.script import Query, Script, one
+
+
+class AuditLedger:
+    """The autopilot's hash-chained audit log, knob proposals and knob values, kept in
+    ``store`` and shared by every process using it."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __repr__(self) -> str:
+        return f"AuditLedger({self.store!r})"
+
+    async def commit(self, change: AutopilotCommit) -> list[AuditRecord]:
+        """Write one autopilot decision in one transaction: its audit records (returned,
+        chained), the knob's value, its proposal. :class:`CommitRefusedError` when the
+        proposal cannot be decided or the knob changed elsewhere (nothing written)."""
+        return await self.store.run_script(commit(change), write=True)
+
+    async def records(self, *, after: int = 0, limit: int = 1_000_000) -> list[AuditRecord]:
+        """The audit chain from record ``after + 1`` on, in order; a :class:`StoreError` for
+        a record edited so that it cannot be read."""
+        try:
+            return await self.store.run_script(audit_records(after=after, limit=limit))
+        except UnreadableAuditRecordError as error:
+            raise StoreError(f"{error}: it was edited outside bloge (bloge autopilot audit "
+                             "--verify)", store=self.store.url) from None
+
+    async def verify(self) -> AuditVerification:
+        """Check the whole audit chain: edited, missing and deleted records."""
+        return await self.store.run_script(_verification())
+
+    async def proposals(self, *, status: str | None = None,
+                        limit: int = 1000) -> list[KnobProposal]:
+        """Knob proposals, oldest first, all or those in ``status``."""
+        return await self.store.run_script(proposals(status=status, limit=limit))
+
+    async def proposal(self, proposal_id: str) -> KnobProposal:
+        """The proposal; :class:`StoreNotFoundError` when there is none."""
+        found = await self.store.run_script(proposal(proposal_id))
+        if found is None:
+            raise StoreNotFoundError(f"no knob proposal {proposal_id!r}", store=self.store.url)
+        return found
+
+    async def knob_values(self) -> dict[str, tuple[float, str | None, float]]:
+        """Knob name → (value, the setting it is bound to, when it changed), as decided."""
+        return await self.store.run_script(knob_values())
+
+
+def _verification() -> Script[AuditVerification]:
+    head = yield from audit_head()
+    try:
+        records = yield from audit_records(after=0, limit=head[0] + 1_000_000)
+    except UnreadableAuditRecordError as error:
+        problem = f"record #{error.seq} was edited (a number of it is no longer one)"
+        return AuditVerification(0, (problem,))
+    return verify_chain(records, head)
+
 
 _AUDIT_COLUMNS = ("seq, at, event, knob, principal, value, previous, clamped_from, "
                   "proposal_id, reason, prev_hash, hash")

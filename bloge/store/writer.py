@@ -1,0 +1,112 @@
+"""``RunWriter``: what a recorder writes of a run, and ``StoreWriter``, which writes it to a
+:class:`~bloge.store.store.Store`.
+
+Both recorders go through it — a local run's (:mod:`bloge.store.recorder`) and a Temporal
+run's (:mod:`bloge.temporal.recording`): a run takes its thread (or takes it back), writes
+batches of :mod:`bloge.store.ops` as it goes, each in one transaction, and renews its lease
+on the thread while it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from bloge.llm import LlmMessage
+from bloge.store import ops
+from bloge.store.errors import StoreNotFoundError, ThreadBusyError
+from bloge.store.records import Run, RunStatus
+from bloge.store.sql import writes
+from bloge.store.sql.writes import Busy, Claim, Foreign
+from bloge.store.store import Store
+
+
+class RunWriter(Protocol):
+    """The writes of a recorded run. A :class:`Claim` says where the thread's log goes on
+    and the memory view the run starts from."""
+
+    async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
+                        input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
+                        worker: str, owner: str | None = None,
+                        own_thread_only: bool = False) -> Claim:
+        """Start run ``run_id`` on ``thread_id`` (created when new), both ``owner``'s; with
+        ``own_thread_only``, a thread of another principal's (or of nobody's) is not found;
+        :class:`ThreadBusyError` while another run holds the thread."""
+        ...
+
+    async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
+        """Take ``run`` (stopped, not running) and its thread back, to continue it."""
+        ...
+
+    async def write(self, batch: Sequence[ops.Op]) -> None:
+        """Apply ``batch`` in one transaction: all of it, or none (a
+        :class:`~bloge.store.StoreError`)."""
+        ...
+
+    async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
+        """Extend the run's lease: whether it was asked to cancel; ``None`` if it was lost."""
+        ...
+
+
+class StoreWriter:
+    """The :class:`RunWriter` of ``store``: leases last ``store.lease`` seconds of
+    ``store.clock``."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __repr__(self) -> str:
+        return f"StoreWriter({self.store!r})"
+
+    async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
+                        input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
+                        worker: str, owner: str | None = None,
+                        own_thread_only: bool = False) -> Claim:
+        store = self.store
+        now = store.clock()
+        claim = await store.run_script(writes.start_run(
+            run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+            metadata=metadata, worker=worker, lease_until=now + store.lease, now=now,
+            owner=owner, own_thread_only=own_thread_only), write=True)
+        if isinstance(claim, Busy):
+            holder = await store.get_run(claim.run_id)
+            if holder.status is not RunStatus.RUNNING and holder.worker is not None:
+                # Held by a run whose process on this host is gone: free at once.
+                claim = await store.run_script(writes.start_run(
+                    run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+                    metadata=metadata, worker=worker, lease_until=now + store.lease, now=now,
+                    takeover=writes.Takeover(holder.id, holder.worker), owner=owner,
+                    own_thread_only=own_thread_only), write=True)
+        if isinstance(claim, Foreign):
+            raise StoreNotFoundError(f"no thread {thread_id!r}", store=store.url)
+        return self._claimed(thread_id, claim)
+
+    async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
+        store = self.store
+        now = store.clock()
+        if run.status is RunStatus.RUNNING:
+            left = None if run.lease_until is None else run.lease_until - now
+            raise ThreadBusyError(run.thread_id, run.id, store=store.url, lease_left=left)
+        claim = await store.run_script(writes.resume_run(
+            run_id=run.id, thread_id=run.thread_id, worker=worker,
+            lease_until=now + store.lease, now=now, previous_worker=run.worker), write=True)
+        return self._claimed(run.thread_id, claim)
+
+    def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:
+        if isinstance(claim, Busy):
+            raise ThreadBusyError(thread_id, claim.run_id, store=self.store.url)
+        return claim
+
+    async def write(self, batch: Sequence[ops.Op]) -> None:
+        if batch:
+            # Events the store numbers are numbered from what it reads: not blind then.
+            blind = not any(isinstance(op, ops.AppendRunEvents) for op in batch)
+            await self.store.run_script(writes.apply(batch), write=True, blind=blind)
+
+    async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
+        store = self.store
+        return await store.run_script(writes.renew_lease(
+            run_id=run_id, thread_id=thread_id, worker=worker,
+            lease_until=store.clock() + store.lease), write=True)
