@@ -1,17 +1,15 @@
 """The event journal: structured events through a structlog chain into a sink.
 
 ```
-EventJournal ──channel(processors)──▶ emit(event, *records, **fields)   capture: a tuple
-    └─ burst ─▶ event dict ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ batch ─▶ Sink
-                (event, timestamp, the records' fields; then one chain of structlog
-                 processors, run event by event at the burst's next await; the batch
-                 written flush_interval later)
-AgentEventJournalBridge: an AgentExecutionListener emitting one event per agent callback
+EventJournal.emit(event, *records, **fields) ─▶ event dict (event, timestamp, fields)
+AgentEventJournalBridge (one event per agent callback) ─▶ event dict
+    event dict ─▶ SequenceNumbers ─▶ Redactor ─▶ sink's renderer ─▶ batch ─▶ Sink
 read_journal(path) ─▶ execution_timeline(events, id) ─▶ render_timeline(entries)
 ```
 
 Sinks: ``FileSink`` (JSON lines), ``StreamSink`` (console lines on a terminal, JSON lines
-otherwise) and, for tests, ``bloge.journal.testing.InMemorySink`` (the event dicts).
+otherwise), the run store's events (:mod:`bloge.store.events`) and, for tests,
+``bloge.journal.testing.InMemorySink`` (the event dicts).
 """
 
 from typing import TYPE_CHECKING
@@ -21,7 +19,7 @@ from bloge.core.exports import lazy_exports
 if TYPE_CHECKING:
     from bloge.core.masking import SENSITIVE_FRAGMENTS, SENSITIVE_NAMES
     from bloge.journal.bridge import AgentEventJournalBridge
-    from bloge.journal.journal import EventJournal, JournalChannel
+    from bloge.journal.journal import EventJournal
     from bloge.journal.reading import BadLine, JournalNotFoundError, read_journal
     from bloge.journal.redaction import REDACTED, Redactor
     from bloge.journal.sinks import FileSink, Sink, StreamSink
@@ -39,7 +37,7 @@ else:
     __getattr__, __dir__ = lazy_exports(__name__, {
         "bloge.core.masking": ["SENSITIVE_FRAGMENTS", "SENSITIVE_NAMES"],
         "bloge.journal.bridge": ["AgentEventJournalBridge"],
-        "bloge.journal.journal": ["EventJournal", "JournalChannel"],
+        "bloge.journal.journal": ["EventJournal"],
         "bloge.journal.reading": ["BadLine", "JournalNotFoundError", "read_journal"],
         "bloge.journal.redaction": ["REDACTED", "Redactor"],
         "bloge.journal.sinks": ["FileSink", "Sink", "StreamSink"],
@@ -60,7 +58,6 @@ __all__ = [
     "EventJournal",
     "FileSink",
     "InMemorySink",
-    "JournalChannel",
     "JournalNotFoundError",
     "Redactor",
     "Sink",

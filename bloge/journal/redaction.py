@@ -45,6 +45,14 @@ if TYPE_CHECKING:
 
 REDACTED = "[redacted]"
 
+#: Fields of the agent callbacks' payloads that hold JSON text (possibly cut short): redacted
+#: as data when they parse, scanned as text when they do not.
+JSON_FIELDS = ("arguments_json", "result_summary")
+#: Fields of the agent callbacks' payloads that hold free text, scanned for credentials. The
+#: other string fields are names and ids the framework, the DSL or the provider chose; known
+#: secrets are hidden in them.
+TEXT_FIELDS = ("error_message",)
+
 #: Text holding none of these (lower case, without ``-`` and ``_``) holds no credential:
 #: each sensitive name and fragment contains one, so do URL user-info (``@``), bare bearer
 #: credentials, ``sig``/``key`` query parameters and JSON's escaped letters (``\\u``).
@@ -225,3 +233,9 @@ class _Plan:
 
 def _same_items(new: dict[Any, Any], old: dict[Any, Any]) -> bool:
     return all(new[key] is value for key, value in old.items())
+
+
+def callback_redactor(redact_keys: Iterable[str] = (), secrets: Iterable[str] = ()) -> Redactor:
+    """The redactor of agent callback events: ``redact_keys`` and ``secrets`` as
+    :class:`Redactor` takes them, :data:`JSON_FIELDS` parsed, :data:`TEXT_FIELDS` scanned."""
+    return Redactor(redact_keys, secrets, json_keys=JSON_FIELDS, text_keys=TEXT_FIELDS)

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime
 
 from bloge.agent.loop.sync import run_sync
 from bloge.core.errors import BlogeUsageError
-from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
-from bloge.journal.redaction import Redactor
+from bloge.journal.redaction import JSON_FIELDS, TEXT_FIELDS, Redactor
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store import owner as process_owner

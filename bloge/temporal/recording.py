@@ -27,7 +27,7 @@ from bloge.core.context import Principal
 from bloge.llm.messages import LlmMessage
 from bloge.store import ops
 from bloge.store.errors import StoreNotFoundError
-from bloge.store.events import CallbackEvents, chunk_event
+from bloge.store.events import callback_events, chunk_event
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 from bloge.store.store import Store
@@ -152,23 +152,24 @@ class StoreRecording:
         ])
 
 
-class RunEvents(CallbackEvents):
-    """The events one activity of run ``run_id`` produces: listener callbacks (redacted as
-    the journal's are) and stream chunks, written by :meth:`flush`, and while a stream runs
-    whenever the last write is older than ``EVENT_FLUSH_SECONDS``."""
+class RunEvents:
+    """The events one activity of run ``run_id`` produces: listener callbacks (through the
+    journal's chain, :attr:`listener`) and stream chunks, written by :meth:`flush`, and while
+    a stream runs whenever the last write is older than ``EVENT_FLUSH_SECONDS``."""
 
-    __slots__ = ("_flushed_at", "_kept", "run_id", "store")
+    __slots__ = ("_flushed_at", "_kept", "listener", "run_id", "store")
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.store = store
         self.run_id = run_id
         self._kept: list[RunEvent] = []
         self._flushed_at = time.monotonic()
+        self.listener = callback_events(store.redactor, self.keep)
 
-    def keep(self, kind: str, body: Mapping[str, Any]) -> None:
-        if kind.startswith("on_agent_"):
-            body = self.store.redactor(None, "", dict(body))
-        event = RunEvent(self.run_id, len(self._kept) + 1, kind, time.time(), body)
+    def keep(self, kind: str, body: Mapping[str, Any], at: float | None = None) -> None:
+        """Keep one event (of time ``at``, else now); callbacks come redacted."""
+        event = RunEvent(self.run_id, len(self._kept) + 1, kind,
+                         time.time() if at is None else at, body)
         self._kept.append(event)
         self.store.live.publish(event)
 
