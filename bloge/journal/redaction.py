@@ -105,9 +105,9 @@ class Redactor:
 
     def hides(self, key: object, value: object) -> bool:
         """Whether ``value``, found under ``key``, is replaced whole."""
-        kind = self._kinds.get(key) if type(key) is str else SAFE
-        if kind is None:
-            kind = self._kind(key)
+        if type(key) is not str:
+            return False
+        kind = self._kinds.get(key) or self._kind(key)
         if kind == SAFE:
             return False
         return kind == SENSITIVE or not holds_no_text(value)
