@@ -14,7 +14,7 @@ from bloge.agent.listeners import (
     ToolDispatchedPayload,
     TurnStartedPayload,
 )
-from bloge.journal.chain import event_dict
+from bloge.journal.chain import new_event
 from bloge.journal.redaction import Redactor, callback_redactor
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class AgentEventJournalBridge(AgentExecutionListener):
         return f"AgentEventJournalBridge({self.journal!r})"
 
     def _record(self, callback: str, context: AgentCallbackContext, payload: object) -> None:
-        self.journal.log(event_dict(callback, (context, payload), {}), redactor=self.redactor)
+        self.journal.log(new_event(callback, (context, payload), {}), redactor=self.redactor)
 
     def on_agent_turn_started(
         self, context: AgentCallbackContext, payload: TurnStartedPayload

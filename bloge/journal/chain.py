@@ -1,7 +1,7 @@
 """The journal's event dicts and the links of its chain that are its own.
 
 An event becomes a plain dict — ``event``, ``timestamp``, then the fields of its records and
-its extra fields (:func:`event_dict`) — which passes the journal's chain of structlog
+its extra fields (:func:`new_event`) — which passes the journal's chain of structlog
 processors: :class:`SequenceNumbers` → :class:`~bloge.journal.redaction.Redactor` → the sink's
 renderer.
 """
@@ -20,7 +20,7 @@ TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _stamp = TimeStamper(fmt=TIMESTAMP_FORMAT, utc=True)
 
 
-def event_dict(event: str, records: tuple[object, ...], fields: dict[str, Any]) -> EventDict:
+def new_event(event: str, records: tuple[object, ...], fields: dict[str, Any]) -> EventDict:
     """The event dict of ``event``: its name, the time now, the fields of each record (a
     dataclass instance) in declaration order, then ``fields``. ``TypeError`` when a record is
     not a dataclass instance."""

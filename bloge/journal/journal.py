@@ -39,7 +39,7 @@ from structlog import DropEvent
 from structlog.typing import EventDict
 
 from bloge.core.errors import BlogeUsageError
-from bloge.journal.chain import SequenceNumbers, event_dict
+from bloge.journal.chain import SequenceNumbers, new_event
 from bloge.journal.redaction import Redactor
 from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
@@ -122,9 +122,9 @@ class EventJournal:
 
     def emit(self, event: str, /, *records: object, **fields: Any) -> None:
         """Log ``event`` with the fields of ``records`` (dataclass instances) and ``fields``
-        (see :func:`~bloge.journal.chain.event_dict`). Never raises."""
+        (see :func:`~bloge.journal.chain.new_event`). Never raises."""
         try:
-            logged = event_dict(event, records, fields)
+            logged = new_event(event, records, fields)
         except Exception as exc:  # noqa: BLE001 -- a record we do not control
             with self._lock:
                 self._report("render", f"event {event!r} could not be rendered; dropped", exc)
