@@ -88,8 +88,8 @@ def test_an_in_process_rpc_transport_loads_no_http_client() -> None:
 
 
 def test_the_run_store_loads_no_structlog() -> None:
-    # The store redacts with the journal's rules; the journal, and structlog, are for when
-    # bloge.event-journal is enabled.
+    # A recorded run's callbacks pass the journal's chain into the store: the journal, and
+    # structlog, load with the first recorded run, not with the store.
     assert loaded_after("import bloge.store", "structlog", "bloge.journal.journal") == []
 
 

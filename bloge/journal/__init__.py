@@ -1,17 +1,15 @@
 """The event journal: structured events through a structlog chain into a sink.
 
 ```
-EventJournal ──channel(processors)──▶ emit(event, *records, **fields)   capture: a tuple
-    └─ burst ─▶ event dict ─▶ SequenceNumbers ─▶ Redactor ─▶ renderer ─▶ batch ─▶ Sink
-                (event, timestamp, the records' fields; then one chain of structlog
-                 processors, run event by event at the burst's next await; the batch
-                 written flush_interval later)
-AgentEventJournalBridge: an AgentExecutionListener emitting one event per agent callback
+EventJournal.emit(event, *records, **fields) ─▶ event dict (event, timestamp, fields)
+AgentEventJournalBridge (one event per agent callback) ─▶ event dict
+    event dict ─▶ SequenceNumbers ─▶ Redactor ─▶ sink's renderer ─▶ batch ─▶ Sink
 read_journal(path) ─▶ execution_timeline(events, id) ─▶ render_timeline(entries)
 ```
 
 Sinks: ``FileSink`` (JSON lines), ``StreamSink`` (console lines on a terminal, JSON lines
-otherwise) and, for tests, ``bloge.journal.testing.InMemorySink`` (the event dicts).
+otherwise), the run store's events (:mod:`bloge.store.events`) and, for tests,
+``bloge.journal.testing.InMemorySink`` (the event dicts).
 """
 
 from typing import TYPE_CHECKING
@@ -23,7 +21,6 @@ if TYPE_CHECKING:
     from bloge.core.masking import SENSITIVE_NAMES as SENSITIVE_NAMES
     from bloge.journal.bridge import AgentEventJournalBridge as AgentEventJournalBridge
     from bloge.journal.journal import EventJournal as EventJournal
-    from bloge.journal.journal import JournalChannel as JournalChannel
     from bloge.journal.reading import BadLine as BadLine
     from bloge.journal.reading import JournalNotFoundError as JournalNotFoundError
     from bloge.journal.reading import read_journal as read_journal

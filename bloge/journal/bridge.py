@@ -14,20 +14,11 @@ from bloge.agent import (
     ToolDispatchedPayload,
     TurnStartedPayload,
 )
-from bloge.journal.redaction import Redactor
+from bloge.journal.chain import new_event
+from bloge.journal.redaction import Redactor, callback_redactor
 
 if TYPE_CHECKING:
-    # The store imports this module for its field lists: the journal itself, and structlog
-    # with it, load when a journal is configured.
     from bloge.journal.journal import EventJournal
-
-#: Payload fields that hold JSON text (possibly cut short): redacted as data when they parse,
-#: scanned as text when they do not.
-JSON_FIELDS = ("arguments_json", "result_summary")
-#: Payload fields that hold free text, scanned for credentials. The other string fields are
-#: names and ids the framework, the DSL or the provider chose; known secrets are hidden in them.
-TEXT_FIELDS = ("error_message",)
-
 
 class AgentEventJournalBridge(AgentExecutionListener):
     """An ``AgentExecutionListener`` that records every callback in ``journal``.
@@ -42,12 +33,12 @@ class AgentEventJournalBridge(AgentExecutionListener):
     ``arguments_json`` and ``result_summary`` too, which are scanned as text when they are
     not valid JSON — credentials in text (``password=…``, ``Authorization: Bearer …``, URL
     user-info) are masked, and every occurrence of a value from ``secrets`` (API keys, say)
-    inside a string is replaced. A failed run's ``on_agent_loop_exited`` carries
-    ``error_type`` and ``error_message``, redacted alike.
+    inside a string is replaced. ``redactor`` stands for the one these would build (the run
+    store passes its own). A failed run's ``on_agent_loop_exited`` carries ``error_type`` and
+    ``error_message``, redacted alike.
 
-    Recording costs the loop a tuple per callback; the events are rendered at the loop's
-    next await and written in batches (see :class:`EventJournal`), and the events of a run
-    are all written out when its loop exits.
+    Each callback passes the journal's chain at once; the journal writes in batches (see
+    :class:`EventJournal`), and the events of a run are all written out when its loop exits.
     A journal failure is reported once and never breaks the run.
     """
 
@@ -57,35 +48,40 @@ class AgentEventJournalBridge(AgentExecutionListener):
         *,
         redact_keys: Iterable[str] = (),
         secrets: Iterable[str] = (),
+        redactor: Redactor | None = None,
     ) -> None:
         self.journal = journal
-        redactor = Redactor(redact_keys, secrets, json_keys=JSON_FIELDS, text_keys=TEXT_FIELDS)
-        self._emit = journal.channel(redactor).emit
+        self.redactor = redactor if redactor is not None else callback_redactor(redact_keys,
+                                                                                secrets)
 
     def __repr__(self) -> str:
         return f"AgentEventJournalBridge({self.journal!r})"
 
+    def _record(self, callback: str, context: AgentCallbackContext, payload: object) -> None:
+        self.journal.log(new_event(callback, (context, payload), {}), redactor=self.redactor)
+
     def on_agent_turn_started(
         self, context: AgentCallbackContext, payload: TurnStartedPayload
     ) -> None:
-        self._emit("on_agent_turn_started", context, payload)
+        self._record("on_agent_turn_started", context, payload)
 
     def on_agent_llm_called(self, context: AgentCallbackContext, payload: LlmCalledPayload) -> None:
-        self._emit("on_agent_llm_called", context, payload)
+        self._record("on_agent_llm_called", context, payload)
 
     def on_agent_tool_dispatched(
         self, context: AgentCallbackContext, payload: ToolDispatchedPayload
     ) -> None:
-        self._emit("on_agent_tool_dispatched", context, payload)
+        self._record("on_agent_tool_dispatched", context, payload)
 
     def on_agent_tool_completed(
         self, context: AgentCallbackContext, payload: ToolCompletedPayload
     ) -> None:
-        self._emit("on_agent_tool_completed", context, payload)
+        self._record("on_agent_tool_completed", context, payload)
 
     def on_agent_loop_exited(
         self, context: AgentCallbackContext, payload: LoopExitedPayload
     ) -> None:
-        self._emit("on_agent_loop_exited", context, payload)
-        # The run is over: its events go out now rather than at the loop's next turn.
+        self._record("on_agent_loop_exited", context, payload)
+        # The run is over: its events go out now rather than with a later run's.
         self.journal.flush()
+

@@ -1,59 +1,50 @@
-"""``EventJournal``: structured events through a structlog processor chain into a sink.
+"""``EventJournal``: event dicts through one structlog processor chain, written in batches.
 
-Emitting is cheap and never fails: the event is captured as a tuple (time, name, records,
-fields) and queued. Queued events are rendered through the journal's one structlog chain
-(:class:`~bloge.journal.chain.ProcessorChain`; structlog's global configuration is never
-touched) and written in the order they were emitted, in two steps:
+Each event is a plain dict that passes the journal's chain at once, in the caller's thread:
+``SequenceNumbers`` (``seq`` per ``execution_id``) → a :class:`Redactor` → the sink's renderer
+(structlog's global configuration is never touched). The rendered messages gather in one
+batch, which the journal writes to its sink — one writer, under one lock, in the order the
+events were logged:
 
-- **rendered** inside an event loop at the end of the current burst (``loop.call_soon``),
-  that is at the next await of the code emitting them. The code then usually waits for I/O
-  — a model's answer, a tool's — and the rendering takes the time of that wait, not of the
-  run;
-- **written** ``flush_interval`` seconds after the first of them was rendered
-  (``loop.call_later``), or with it when the interval is 0. Files and streams wait
-  :data:`WRITE_INTERVAL` (10 ms) by default: a write and a ``stat`` then serve many turns of
-  many runs instead of one burst each;
-- outside an event loop, both at once;
-- whenever ``max_batch`` events are waiting, on ``flush()``, on ``close()``, and when the
-  interpreter exits (as the ``logging`` module flushes its handlers).
+- with an event logged ``flush_interval`` seconds or more after the last write — at once
+  when it is 0. Files and streams wait :data:`WRITE_INTERVAL` (10 ms): an event after a quiet
+  spell is written at once, and those of a burst that follow it gather for the next write;
+- when ``max_batch`` messages are waiting;
+- on :meth:`EventJournal.flush` — the agent bridge flushes when a run ends, so a finished
+  run's events are always written — and on :meth:`EventJournal.close`.
 
-The agent bridge flushes when a run ends, so a finished run's events are always written.
+What is kept: on a normal close, everything. A process that dies without closing its journal
+loses the batch not yet written: events of its running runs logged less than
+``flush_interval`` after the last write, and since (during a long model call, say: a turn's
+last events wait for the next event of any run, or the run's end).
 
-Failures never reach the code that emits. The first failure of each kind is reported as a
+Failures never reach the code that logs. The first failure of each kind is reported as a
 warning on the ``bloge.journal`` logger: an event that cannot be rendered is dropped and the
 next ones are still written; a sink that fails to write (full disk, closed file, a path
 that cannot be opened) is given up — its batch and every later event are dropped, and
-``failure`` holds the error. The file sink itself survives a journal file deleted or rotated
-mid-run: it opens the path again.
+``failure`` holds the error.
 """
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import logging
-import os
+import math
 import threading
 import time
-import weakref
-from collections import deque
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self, TextIO
 
-from structlog.typing import Processor
+from structlog import DropEvent
+from structlog.typing import EventDict
 
 from bloge.core.errors import BlogeUsageError
-from bloge.journal.chain import Captured, IsoTimestamps, ProcessorChain, SequenceNumbers
+from bloge.journal.chain import SequenceNumbers, new_event
 from bloge.journal.redaction import Redactor
 from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
 
 _log = logging.getLogger("bloge.journal")
-
-_channel_of = itemgetter(0)
 
 #: How long files and streams let rendered events gather before writing them, in seconds.
 WRITE_INTERVAL = 0.01
@@ -62,57 +53,51 @@ WRITE_INTERVAL = 0.01
 class EventJournal:
     """A journal of structured events written to ``sink`` (see the module docs).
 
-    Each event becomes a dict of ``event``, ``timestamp`` and the fields of its records and
-    ``fields``, which passes this chain: ``SequenceNumbers`` (``seq`` per ``execution_id``), the
-    channel's processors (by default a :class:`Redactor` with the built-in sensitive keys),
-    then the sink's renderer. The field names ``event``, ``timestamp`` and ``seq`` are the
-    journal's own. Safe to use from several threads and tasks. Call :meth:`close` at
-    shutdown: events still queued are written then.
+    Events pass ``SequenceNumbers`` → ``redactor`` (by default a :class:`Redactor` with the
+    built-in sensitive keys; :meth:`log` may name another) → the sink's renderer. The field
+    names ``event``, ``timestamp`` and ``seq`` are the journal's own. Safe to use from several
+    threads and tasks. Call :meth:`close` at shutdown: the batch still waiting is written then.
     """
 
-    def __init__(self, sink: Sink, *, max_batch: int = 256, flush_interval: float = 0.0) -> None:
+    def __init__(self, sink: Sink, *, redactor: Redactor | None = None, max_batch: int = 256,
+                 flush_interval: float = 0.0) -> None:
         if max_batch < 1:
             raise BlogeUsageError(f"max_batch must be at least 1, got {max_batch}")
         if not flush_interval >= 0:
             raise BlogeUsageError(f"flush_interval must be 0 or more seconds, got {flush_interval}")
         self.sink = sink
+        self.redactor = redactor if redactor is not None else Redactor()
         self.max_batch = max_batch
         self.flush_interval = flush_interval
         self.failure: Exception | None = None
         self._closed = False
-        # Emitting appends to the deque (atomic, no lock); rendering and writing hold the lock.
-        self._pending: deque[Captured] = deque()
-        #: Messages rendered and not yet written, in order.
-        self._rendered: list[Any] = []
+        self._sequence = SequenceNumbers()
         self._lock = threading.Lock()
+        self._batch: list[Any] = []
+        self._written_at = -math.inf  # time.monotonic() of the last write
         self._reported: set[str] = set()
         self._reports: list[str] = []
-        #: The event loops a render and a write are scheduled on, if any.
-        self._render_loop: asyncio.AbstractEventLoop | None = None
-        self._write_loop: asyncio.AbstractEventLoop | None = None
-        self._stamps = IsoTimestamps()
-        self._sequence = SequenceNumbers()
-        self._default = self.channel(Redactor())
-        _open_journals.add(self)
 
     # -- construction
 
     @classmethod
-    def to_file(cls, path: str | Path, *, max_batch: int = 256,
-                flush_interval: float = WRITE_INTERVAL) -> EventJournal:
+    def to_file(cls, path: str | Path, *, redactor: Redactor | None = None,
+                max_batch: int = 256, flush_interval: float = WRITE_INTERVAL) -> EventJournal:
         """JSON lines appended to the UTF-8 file ``path`` (its folders are created, and the
         file is opened again if it is deleted or rotated). Never raises: a path that cannot
         be opened is reported when the first events are written."""
-        return cls(FileSink(path), max_batch=max_batch, flush_interval=flush_interval)
+        return cls(FileSink(path), redactor=redactor, max_batch=max_batch,
+                   flush_interval=flush_interval)
 
     @classmethod
     def to_stdout(
-        cls, stream: TextIO | None = None, *, console: bool | None = None, max_batch: int = 256,
+        cls, stream: TextIO | None = None, *, console: bool | None = None,
+        redactor: Redactor | None = None, max_batch: int = 256,
         flush_interval: float = WRITE_INTERVAL,
     ) -> EventJournal:
         """Events on ``stream`` (standard output by default): readable console lines when it
         is a terminal, JSON lines otherwise; ``console`` forces one or the other."""
-        return cls(StreamSink(stream, console=console), max_batch=max_batch,
+        return cls(StreamSink(stream, console=console), redactor=redactor, max_batch=max_batch,
                    flush_interval=flush_interval)
 
     @classmethod
@@ -133,31 +118,40 @@ class EventJournal:
             return cls.to_stdout()
         raise BlogeUsageError(f"unknown event-journal sink {sink!r}; use 'stdout' or 'file'")
 
-    def channel(self, *processors: Processor) -> JournalChannel:
-        """A way in whose events also pass ``processors`` (e.g. a configured
-        :class:`Redactor`) before rendering; channels share the queue, order and sink."""
-        links: list[Processor] = [self._sequence, *processors, self.sink.renderer]
-        return JournalChannel(self, ProcessorChain(links, stamps=self._stamps))
-
     # -- use
 
     def emit(self, event: str, /, *records: object, **fields: Any) -> None:
-        """Record ``event`` with the fields of ``records`` (dataclass instances) and
-        ``fields``; sensitive keys are redacted. Never raises. Values are rendered later:
-        do not change a container after emitting it."""
-        self._default.emit(event, *records, **fields)
+        """Log ``event`` with the fields of ``records`` (dataclass instances) and ``fields``
+        (see :func:`~bloge.journal.chain.new_event`). Never raises."""
+        try:
+            logged = new_event(event, records, fields)
+        except Exception as exc:  # noqa: BLE001 -- a record we do not control
+            with self._lock:
+                self._report("render", f"event {event!r} could not be rendered; dropped", exc)
+            self._send_reports()
+            return
+        self.log(logged)
+
+    def log(self, event_dict: EventDict, *, redactor: Redactor | None = None) -> None:
+        """Pass ``event_dict`` through the chain, ``redactor`` standing for the journal's own
+        when given, and add what the renderer returns to the batch. Never raises."""
+        with self._lock:
+            if self._closed:
+                self._report("closed", "events logged after close() are dropped")
+            elif self.failure is None:
+                self._render(event_dict, redactor or self.redactor)
+        self._send_reports()
 
     def flush(self) -> None:
-        """Render and write every queued event now."""
+        """Write the batch now."""
         with self._lock:
-            self._render_queued()
-            self._write_rendered()
+            self._write()
         self._send_reports()
 
     def close(self) -> None:
-        """Flush and close the sink; events emitted later are dropped (reported once)."""
-        self.flush()
+        """Flush and close the sink; events logged later are dropped (reported once)."""
         with self._lock:
+            self._write()
             if not self._closed:
                 self._closed = True
                 try:
@@ -180,69 +174,36 @@ class EventJournal:
     def __repr__(self) -> str:
         return f"EventJournal({self.sink!r})"
 
-    # -- internals
+    # -- internals; the lock is held
 
-    def _queued(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        """Called after an event joined the queue from ``loop`` (``None`` outside an event
-        loop) when no render is scheduled there, or when ``max_batch`` events are waiting."""
-        if loop is None or len(self._pending) >= self.max_batch:
-            self.flush()
-        elif self._render_loop is not loop:
-            # One scheduled render per loop at a time: code that never yields would otherwise
-            # pile up a callback per event.
-            self._render_loop = loop
-            loop.call_soon(self._scheduled_render, loop)
-
-    def _scheduled_render(self, loop: asyncio.AbstractEventLoop) -> None:
-        # Cleared before rendering: an event emitted after the render took the queue
-        # schedules the next one.
-        self._render_loop = None
-        with self._lock:
-            self._render_queued()
-            write_now = not self.flush_interval or len(self._rendered) >= self.max_batch
-            if write_now:
-                self._write_rendered()
-            wait = bool(self._rendered) and self._write_loop is not loop
-        if wait:
-            self._write_loop = loop
-            loop.call_later(self.flush_interval, self._scheduled_write)
-        self._send_reports()
-
-    def _scheduled_write(self) -> None:
-        self._write_loop = None
-        self.flush()  # what was queued since is rendered first: the order is kept
-
-    def _render_queued(self) -> None:
-        """Renders every queued event into ``_rendered``; the lock is held."""
-        pending = self._pending
-        if not pending:
-            return
-        popleft = pending.popleft
-        # Only what is queued now: events other threads add meanwhile wait their turn.
-        batch = [popleft() for _ in range(len(pending))]
-        if self._closed:
-            self._report("closed", f"{len(batch)} event(s) emitted after close() dropped")
-            return
-        if self.failure is not None:
-            return
-        for channel, captured in groupby(batch, _channel_of):
-            channel._chain.render(captured, self._rendered, self._render_failed)
-
-    def _write_rendered(self) -> None:
-        """Writes what was rendered, in one batch; the lock is held."""
-        messages = self._rendered
-        if not messages:
-            return
-        self._rendered = []
+    def _render(self, event_dict: EventDict, redactor: Redactor) -> None:
         try:
-            self.sink.write(messages)
+            event_dict = self._sequence(None, "msg", event_dict)
+            event_dict = redactor(None, "msg", event_dict)
+            message = self.sink.renderer(None, "msg", event_dict)
+        except DropEvent:
+            return
+        except Exception as exc:  # noqa: BLE001 -- a processor or value we do not control
+            self._report("render", f"event {event_dict.get('event')!r} could not be rendered; "
+                                   "dropped", exc)
+            return
+        self._batch.append(message)
+        if (len(self._batch) >= self.max_batch
+                or time.monotonic() - self._written_at >= self.flush_interval):
+            self._write()
+
+    def _write(self) -> None:
+        batch = self._batch
+        if not batch:
+            return
+        self._batch = []
+        self._written_at = time.monotonic()
+        try:
+            self.sink.write(batch)
         except Exception as exc:  # noqa: BLE001 -- a sink we do not control: OSError, ValueError, …
             self.failure = exc
             self._report("write", f"writing to {self.sink!r} failed; this and every later "
                                   "event are dropped", exc)
-
-    def _render_failed(self, event: str, exc: Exception) -> None:
-        self._report("render", f"event {event!r} could not be rendered; dropped", exc)
 
     def _report(self, kind: str, problem: str, exc: Exception | None = None) -> None:
         """Note the first problem of each kind; it is logged once the lock is released."""
@@ -253,7 +214,7 @@ class EventJournal:
         self._reports.append(f"event journal: {problem}{cause}")
 
     def _send_reports(self) -> None:
-        # Logged outside the lock: a logging handler that emits journal events must not
+        # Logged outside the lock: a logging handler that logs journal events must not
         # deadlock.
         if not self._reports:
             return
@@ -261,54 +222,3 @@ class EventJournal:
             reports, self._reports = self._reports, []
         for report in reports:
             _log.warning("%s", report)
-
-
-class JournalChannel:
-    """Emits into its journal through the journal's chain plus the channel's processors."""
-
-    __slots__ = ("_chain", "_journal", "_pending")
-
-    def __init__(self, journal: EventJournal, chain: ProcessorChain) -> None:
-        self._journal = journal
-        self._pending = journal._pending
-        self._chain = chain
-
-    def emit(self, event: str, /, *records: object, **fields: Any) -> None:
-        """See :meth:`EventJournal.emit`."""
-        pending = self._pending
-        pending.append((self, time.time(), event, records, fields))
-        journal = self._journal
-        # The bridge emits from inside the event loop, where get_running_loop() costs what
-        # asyncio's private _get_running_loop() does (measured); outside a loop, its
-        # RuntimeError (a third of a microsecond) comes with a flush that renders and
-        # writes at once, which costs far more.
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is None or loop is not journal._render_loop or len(pending) >= journal.max_batch:
-            journal._queued(loop)
-
-
-#: Every journal not yet collected: what is still queued in them is written at exit.
-_open_journals: weakref.WeakSet[EventJournal] = weakref.WeakSet()
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    for journal in list(_open_journals):
-        journal.flush()
-
-
-def _start_afresh_after_fork() -> None:
-    """In a forked child, every journal starts empty: what was queued or rendered at the
-    fork is the parent's to write (the child would write it a second time), and a lock
-    another thread of the parent held then would never be released in the child."""
-    for journal in list(_open_journals):
-        journal._lock = threading.Lock()
-        journal._pending.clear()  # the channels hold this very deque
-        journal._rendered = []
-        journal._render_loop = journal._write_loop = None
-
-
-os.register_at_fork(after_in_child=_start_afresh_after_fork)

@@ -55,12 +55,7 @@ class JsonLines:
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> Any:
         """``event_dict`` as compact JSON text: ``bytes`` (UTF-8), or ``str`` when ASCII-only."""
-        try:
-            # Without OPT_NON_STR_KEYS first: the option costs as much again on every call
-            # (measured), and an event with keys that are not strings is rare.
-            line = orjson.dumps(event_dict, default=repr)
-        except orjson.JSONEncodeError:
-            line = _encode(event_dict)
+        line = _encode(event_dict)
         if not self.ascii_only:
             return line
         text = line.decode("utf-8")
@@ -126,7 +121,6 @@ class FileSink:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.renderer: Processor = JsonLines()
-        self._where = os.fspath(self.path)  # what os.stat takes fastest, once per batch
         self._file: io.FileIO | None = None
         self._identity = (0, 0)  # (st_dev, st_ino) of the open file
         self._closed = False
@@ -164,7 +158,7 @@ class FileSink:
 
     def _still_named(self) -> bool:
         try:
-            found = os.stat(self._where)  # noqa: PTH116 -- the fast call (see __init__)
+            found = self.path.stat()
         except OSError:  # gone, or its folder is
             return False
         return (found.st_dev, found.st_ino) == self._identity

@@ -1,22 +1,26 @@
-"""A run's events and what they stand for: listener callbacks and stream chunks as event
-bodies, and the chunks back from the events (sans I/O; the recorders, the Temporal
-activities and the relays all go through here)."""
+"""A run's events and what they stand for: listener callbacks — the journal's events, with
+the run as their sink — and stream chunks as event bodies, and the chunks back from the
+events (sans I/O; the recorders, the Temporal activities and the relays all go through
+here)."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from typing import Any
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bloge.agent import (
-    AgentCallbackContext,
     AgentExecutionListener,
     AgentStreamChunk,
     Token,
     ToolEnd,
     ToolStart,
 )
+from bloge.journal.redaction import Redactor
 from bloge.store.records import RunEvent
+
+if TYPE_CHECKING:
+    from structlog.typing import EventDict, Processor, WrappedLogger
 
 
 def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
@@ -57,41 +61,50 @@ def event_chunk(event: RunEvent) -> AgentStreamChunk | None:
     return None
 
 
-class CallbackEvents(AgentExecutionListener):
-    """Every listener callback as one event: its name, and a body of the context's
-    ``operator_ref`` and the payload's fields, handed to :meth:`keep`."""
+class RunEventSink:
+    """The journal's sink when its destination is a run's events: each rendered callback is
+    handed to ``keep`` (the run's recorder, which numbers it among the run's other events and
+    writes it with its next batch), at once and in order."""
 
-    __slots__ = ()
+    __slots__ = ("keep", "renderer")
 
-    def keep(self, kind: str, body: Mapping[str, Any]) -> None:
-        """Keep the event ``kind`` with ``body``."""
-        raise NotImplementedError
+    def __init__(self, keep: Keep) -> None:
+        self.keep = keep
+        self.renderer: Processor = run_event
 
-    def _callback(self, kind: str, context: AgentCallbackContext, payload: object) -> None:
-        self.keep(kind, {"operator_ref": context.operator_ref, **_fields(payload)})
+    def write(self, messages: Sequence[RunEventBody]) -> None:
+        for kind, body, at in messages:
+            self.keep(kind, body, at)
 
-    def on_agent_turn_started(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._callback("on_agent_turn_started", context, payload)
-
-    def on_agent_llm_called(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._callback("on_agent_llm_called", context, payload)
-
-    def on_agent_tool_dispatched(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._callback("on_agent_tool_dispatched", context, payload)
-
-    def on_agent_tool_completed(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._callback("on_agent_tool_completed", context, payload)
-
-    def on_agent_loop_exited(self, context: AgentCallbackContext, payload: Any) -> None:
-        self._callback("on_agent_loop_exited", context, payload)
+    def close(self) -> None:
+        """Nothing to release: the run's recorder writes the events."""
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+#: A rendered callback: (callback, body, time).
+RunEventBody = tuple[str, dict[str, Any], float]
+#: Keeps one event of a run: (kind, body, time).
+Keep = Callable[[str, Mapping[str, Any], float], None]
+#: What a run's event says by its place: the run, its number, its kind and time, and the
+#: graph and node (a recorded run is the one agent of its execution).
+_THE_RUNS = frozenset({"event", "timestamp", "seq", "execution_id", "graph_name", "node_id"})
 
 
-def _fields(payload: object) -> dict[str, Any]:
-    names = _FIELDS.get(type(payload))
-    if names is None:
-        names = _FIELDS[type(payload)] = tuple(
-            f.name for f in dataclasses.fields(payload))  # type: ignore[arg-type]  # payloads are dataclasses
-    return {name: getattr(payload, name) for name in names}
+def run_event(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> RunEventBody:
+    """The renderer of :class:`RunEventSink`: a journal event as the run keeps it — its
+    callback, its body (the context's ``operator_ref`` and the payload's fields; the run
+    numbers it) and its time."""
+    body = {key: value for key, value in event_dict.items() if key not in _THE_RUNS}
+    at = dt.datetime.fromisoformat(event_dict["timestamp"]).timestamp()
+    return event_dict["event"], body, at
+
+
+def callback_events(redactor: Redactor, keep: Keep) -> AgentExecutionListener:
+    """The listener that records a run's callbacks: the journal's bridge, its chain with
+    ``redactor`` (the store's), and ``keep`` as its sink — the run store's events are the
+    journal's events, through the one chain. The journal, and structlog, load with the
+    first recorded run."""
+    from bloge.journal.bridge import AgentEventJournalBridge  # noqa: PLC0415 -- see above
+    from bloge.journal.journal import EventJournal  # noqa: PLC0415 -- see above
+
+    journal = EventJournal(RunEventSink(keep), redactor=redactor, max_batch=1)
+    return AgentEventJournalBridge(journal, redactor=redactor)

@@ -37,7 +37,7 @@ from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.errors import StoreError
-from bloge.store.events import CallbackEvents, chunk_event, end_event
+from bloge.store.events import callback_events, chunk_event, end_event
 from bloge.store.owner import this_worker
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage, segments
 from bloge.store.store import Store
@@ -90,7 +90,8 @@ class Recorder:
         self._ops: list[ops.Op] = []
         self._events: list[RunEvent] = []
         self._flushed_at = time.monotonic()
-        self.listener = _EventListener(self)
+        #: The run's callbacks, through the journal's chain, as its events.
+        self.listener = callback_events(store.redactor, self.event)
         self.cancel_requested = False
         self.lost = False
         #: The run's end is among the writes: whoever else ends the run has nothing to add.
@@ -104,14 +105,14 @@ class Recorder:
 
     # -- events
 
-    def event(self, kind: str, body: Mapping[str, Any]) -> None:
-        """Number and keep one event; it is written with the next batch, and watchers of the
-        live run see it at once (see the module docs for when they see it later). Callback
-        events are redacted as journal lines are; stream chunks are kept exact (a re-joined
-        stream shows what the first one showed)."""
-        if kind.startswith("on_agent_"):
-            body = self.store.redactor(None, "", dict(body))
-        event = RunEvent(self.run_id, self._next_event, kind, time.time(), body)
+    def event(self, kind: str, body: Mapping[str, Any], at: float | None = None) -> None:
+        """Number and keep one event (of time ``at``, else now); it is written with the next
+        batch, and watchers of the live run see it at once (see the module docs for when they
+        see it later). Callbacks come redacted, through the journal's chain
+        (:attr:`listener`); stream chunks are kept exact (a re-joined stream shows what the
+        first one showed)."""
+        event = RunEvent(self.run_id, self._next_event, kind, time.time() if at is None else at,
+                         body)
         self._next_event += 1
         self._events.append(event)
         if self._held or event.seq > self._stored_event + SHOWN_AHEAD:
@@ -314,18 +315,6 @@ class Recorder:
                 continue
             owner.cancel()
             return
-
-
-class _EventListener(CallbackEvents):
-    """Every listener callback of the run, one event of its recorder."""
-
-    __slots__ = ("_recorder",)
-
-    def __init__(self, recorder: Recorder) -> None:
-        self._recorder = recorder
-
-    def keep(self, kind: str, body: Mapping[str, Any]) -> None:
-        self._recorder.event(kind, body)
 
 
 def refused_request(error: BaseException) -> str | None:

@@ -5,21 +5,21 @@ store the way :class:`~bloge.store.recorder.Recorder` does, and through these na
 - :mod:`~bloge.store.ops`: the writes, as values, applied in one transaction per batch
   (``await store.write([...])``);
 - :func:`segments`: a memory view by reference to a thread's log, as a checkpoint keeps it;
-- :class:`CallbackEvents` and :func:`chunk_event`: listener callbacks and stream chunks as
-  run events, :func:`end_event` the event that ends a run;
+- :func:`callback_events` and :func:`chunk_event`: listener callbacks (through the
+  journal's chain) and stream chunks as run events, :func:`end_event` the event that ends a run;
 - :data:`EVENT_FLUSH_SECONDS`: how long a streaming run's events may wait for their batch.
 
 The records, the errors and the store itself are :mod:`bloge.store`'s public names.
 """
 
 from bloge.store import ops
-from bloge.store.events import CallbackEvents, chunk_event, end_event
+from bloge.store.events import callback_events, chunk_event, end_event
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
 from bloge.store.records import segments
 
 __all__ = [
     "EVENT_FLUSH_SECONDS",
-    "CallbackEvents",
+    "callback_events",
     "chunk_event",
     "end_event",
     "ops",

@@ -17,8 +17,7 @@ from typing import Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from bloge.core.errors import BlogeUsageError
 from bloge.core.sync import run_sync
-from bloge.journal.bridge import JSON_FIELDS, TEXT_FIELDS
-from bloge.journal.redaction import Redactor
+from bloge.journal.redaction import JSON_FIELDS, TEXT_FIELDS, Redactor
 from bloge.llm import LlmMessage
 from bloge.store import owner as process_owner
 from bloge.store.cancels import CHANNEL, POLL_SECONDS, CancelSignals

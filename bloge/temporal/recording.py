@@ -35,7 +35,7 @@ from bloge.store import (
 )
 from bloge.store.recording import (
     EVENT_FLUSH_SECONDS,
-    CallbackEvents,
+    callback_events,
     chunk_event,
     end_event,
     ops,
@@ -161,13 +161,13 @@ class StoreRecording:
         ])
 
 
-class RunEvents(CallbackEvents):
-    """The events one activity of run ``run_id`` produces: listener callbacks (redacted as
-    the journal's are) and stream chunks, shown to ``store``'s live watchers at once, written
-    by ``writer`` at :meth:`flush`, and while a stream runs whenever the last write is older
-    than ``EVENT_FLUSH_SECONDS``."""
+class RunEvents:
+    """The events one activity of run ``run_id`` produces: listener callbacks (through the
+    journal's chain, :attr:`listener`) and stream chunks, shown to ``store``'s live watchers
+    at once, written by ``writer`` at :meth:`flush`, and while a stream runs whenever the last
+    write is older than ``EVENT_FLUSH_SECONDS``."""
 
-    __slots__ = ("_flushed_at", "_kept", "run_id", "store", "writer")
+    __slots__ = ("_flushed_at", "_kept", "listener", "run_id", "store", "writer")
 
     def __init__(self, store: Store, writer: RunWriter, run_id: str) -> None:
         self.store = store
@@ -175,11 +175,12 @@ class RunEvents(CallbackEvents):
         self.run_id = run_id
         self._kept: list[RunEvent] = []
         self._flushed_at = time.monotonic()
+        self.listener = callback_events(store.redactor, self.keep)
 
-    def keep(self, kind: str, body: Mapping[str, Any]) -> None:
-        if kind.startswith("on_agent_"):
-            body = self.store.redactor(None, "", dict(body))
-        event = RunEvent(self.run_id, len(self._kept) + 1, kind, time.time(), body)
+    def keep(self, kind: str, body: Mapping[str, Any], at: float | None = None) -> None:
+        """Keep one event (of time ``at``, else now); callbacks come redacted."""
+        event = RunEvent(self.run_id, len(self._kept) + 1, kind,
+                         time.time() if at is None else at, body)
         self._kept.append(event)
         self.store.live.publish(event)
 

@@ -12,13 +12,13 @@ from bloge_container.report import ConditionsReport
 from bloge_container.store import journal_sink
 
 BRIDGE = "AgentEventJournalBridge"
-#: the journal when the run store keeps it (bloge.event-journal.sink: store, the default)
-STORE_JOURNAL = "EventJournal[store]"
 
 
 def event_journal(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
                   closables: list[Any]) -> Any:
-    """The journal the settings ask for, or ``None`` (with the reason in the report)."""
+    """The journal the settings ask for, or ``None`` (with the reason in the report): with
+    the run store as its sink, each recorded run has a journal of its own, which the store
+    opens (:func:`bloge.store.events.callback_events`)."""
     section = settings.event_journal
     if not section.enabled:
         report.record(BRIDGE, registered=False, kind="on-property",
@@ -26,13 +26,12 @@ def event_journal(settings: BlogeSettings, project: ProjectDir, report: Conditio
         return None
     sink = journal_sink(settings)
     if sink == "store":
-        # No bridge to register: the recorder of every run writes these events to the store.
         chosen = ("bloge.event-journal.sink is store" if section.sink == "store" else
                   "bloge.event-journal.sink is unset (store, while bloge.store is enabled)")
-        report.record(STORE_JOURNAL, registered=True, kind="on-property",
-                      reason=f"bloge.event-journal.enabled is true and {chosen}: the journal "
-                             "goes to the run store, which records every callback of every run "
-                             "(bloge journal show reads it there)")
+        report.record(BRIDGE, registered=True, kind="on-property",
+                      reason=f"bloge.event-journal.enabled is true and {chosen}: on every "
+                             "recorded run, every callback passes the journal's chain into "
+                             "the run store's events (bloge journal show reads them there)")
         return None
     missing = journal_available()
     if missing is not None:

@@ -149,9 +149,9 @@ def test_without_a_settings_file_the_journal_is_the_project_s_var_journal_jsonl(
 
 def test_with_the_store_on_the_journal_is_the_run_stores_events(project: Path) -> None:
     container, run_id = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
-    condition = container.report().find("EventJournal[store]")
+    condition = container.report().find("AgentEventJournalBridge")
     assert condition.registered
-    assert "the journal goes to the run store" in condition.reason
+    assert "the journal's chain into the run store's events" in condition.reason
     assert not (project / "var" / "journal.jsonl").exists()
     result = subprocess.run([str(Path(sys.executable).with_name("bloge")), "journal", "show",
                              run_id[:10]], capture_output=True, text=True, cwd=project,

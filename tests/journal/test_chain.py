@@ -15,7 +15,6 @@ from structlog.typing import EventDict, WrappedLogger
 
 import bloge.journal
 from bloge.journal import REDACTED, EventJournal, InMemorySink, Redactor
-from bloge.journal.chain import IsoTimestamps
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +33,7 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_every_event_of_a_file_journal_passes_the_channels_redactor(
+def test_every_event_of_a_file_journal_passes_its_redactor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[str] = []
@@ -45,10 +44,9 @@ def test_every_event_of_a_file_journal_passes_the_channels_redactor(
         return redact(self, logger, method, event)
 
     monkeypatch.setattr(Redactor, "__call__", spying)
-    with EventJournal.to_file(tmp_path / "journal.jsonl") as journal:
-        emit = journal.channel(Redactor()).emit
+    with EventJournal.to_file(tmp_path / "journal.jsonl", redactor=Redactor()) as journal:
         for name in ("one", "two", "three"):
-            emit(name, Where("run-1", "n"))
+            journal.emit(name, Where("run-1", "n"))
     assert seen == ["one", "two", "three"]
 
 
@@ -78,10 +76,9 @@ def test_the_journal_uses_no_private_asyncio_api() -> None:
 
 def test_a_secret_in_an_otherwise_plain_event_is_hidden(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
-    with EventJournal.to_file(path) as journal:
-        emit = journal.channel(Redactor(secrets=["sk-live-123"])).emit
-        emit("called", Where("run-1", "key sk-live-123 in a message"))
-        emit("called", Where("run-1", "nothing to hide"))
+    with EventJournal.to_file(path, redactor=Redactor(secrets=["sk-live-123"])) as journal:
+        journal.emit("called", Where("run-1", "key sk-live-123 in a message"))
+        journal.emit("called", Where("run-1", "nothing to hide"))
     assert [event["node"] for event in read_lines(path)] == [
         f"key {REDACTED} in a message", "nothing to hide"]
 
@@ -89,9 +86,8 @@ def test_a_secret_in_an_otherwise_plain_event_is_hidden(tmp_path: Path) -> None:
 def test_redacting_a_json_field_keeps_its_other_numbers_exact(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
     arguments = '{"password": "p", "order": 123456789012345678901234567890}'
-    with EventJournal.to_file(path) as journal:
-        journal.channel(Redactor(json_keys=["arguments_json"])).emit(
-            "dispatched", Detail("x", arguments))
+    with EventJournal.to_file(path, redactor=Redactor(json_keys=["arguments_json"])) as journal:
+        journal.emit("dispatched", Detail("x", arguments))
     [event] = read_lines(path)
     assert json.loads(event["arguments_json"]) == {
         "password": REDACTED, "order": 123456789012345678901234567890}
@@ -149,27 +145,24 @@ def test_a_record_missing_a_field_is_dropped_and_reported(caplog: pytest.LogCapt
     assert "'bad' could not be rendered; dropped: AttributeError" in caplog.text
 
 
-@pytest.mark.parametrize(("at", "stamp"), [
-    (1764633600.0, "2025-12-02T00:00:00.000000Z"),
-    (1764633600.999999, "2025-12-02T00:00:00.999999Z"),
-    (1764633601.25, "2025-12-02T00:00:01.250000Z"),
-    (1764633599.5, "2025-12-01T23:59:59.500000Z"),
-    (0.0, "1970-01-01T00:00:00.000000Z"),
-])
-def test_timestamps_change_second_when_the_time_does(at: float, stamp: str) -> None:
-    stamps = IsoTimestamps()
-    stamps.stamp(1764633600.5)  # a second formatted before
-    assert stamps.stamp(at) == stamp
+def test_a_redactor_given_with_an_event_stands_for_the_journals_own() -> None:
+    sink = InMemorySink()
+    journal = EventJournal(sink, redactor=Redactor(secrets=["own-secret"]))
+    journal.log({"event": "e", "note": "own-secret other-secret"},
+                redactor=Redactor(secrets=["other-secret"]))
+    assert sink.events[0]["note"] == f"own-secret {REDACTED}"
 
 
-async def test_a_thread_outside_any_loop_writes_at_once_while_a_flush_is_scheduled(
+async def test_a_thread_and_the_event_loop_are_written_in_the_order_they_logged(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.jsonl"
-    journal = EventJournal.to_file(path)
-    journal.emit("in the loop")  # schedules a flush on this loop
+    journal = EventJournal.to_file(path, flush_interval=3600)
+    journal.emit("in the loop")
     worker = threading.Thread(target=journal.emit, args=("from a thread",))
     worker.start()
     worker.join()
-    assert [event["event"] for event in read_lines(path)] == ["in the loop", "from a thread"]
+    journal.emit("in the loop again")
     journal.close()
+    assert [event["event"] for event in read_lines(path)] == ["in the loop", "from a thread",
+                                                              "in the loop again"]

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import logging
 import re
 import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +16,7 @@ from typing import Any
 import pytest
 import structlog
 
+import bloge.journal.journal
 from bloge import BlogeUsageError
 from bloge.journal import EventJournal, InMemorySink, StreamSink
 from bloge.journal.chain import SequenceNumbers
@@ -108,7 +106,7 @@ def test_the_file_sink_appends_json_lines_and_creates_folders(tmp_path: Path) ->
     assert "héllo ✓" in lines[0]  # readable UTF-8, not \u escapes
 
 
-def test_outside_an_event_loop_events_are_written_at_once(tmp_path: Path) -> None:
+def test_an_event_after_a_quiet_spell_is_written_at_once(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
     journal = EventJournal.to_file(path)
     journal.emit("now")
@@ -117,89 +115,39 @@ def test_outside_an_event_loop_events_are_written_at_once(tmp_path: Path) -> Non
 
 
 class BatchSink(InMemorySink):
-    """Keeps the events of each write as one batch, and lets a test wait for the next."""
+    """Keeps the events of each write as one batch."""
 
     def __init__(self) -> None:
         super().__init__()
         self.batches: list[list[str]] = []
-        self.wrote = asyncio.Event()
 
     def write(self, messages: Sequence[Any]) -> None:
         super().write(messages)
         self.batches.append([message["event"] for message in messages])
-        self.wrote.set()
-
-    async def written(self, count: int) -> list[list[str]]:
-        """The batches once ``count`` of them were written."""
-        while len(self.batches) < count:
-            self.wrote.clear()
-            await self.wrote.wait()
-        return self.batches
 
 
-async def test_inside_an_event_loop_a_burst_is_written_at_the_next_await() -> None:
-    sink = BatchSink()
-    journal = EventJournal(sink)
-    journal.emit("first")
-    journal.emit("second")
-    assert sink.batches == []
-    assert await sink.written(1) == [["first", "second"]]
-    journal.close()
-
-
-async def test_every_burst_is_written_at_its_next_await() -> None:
-    sink = BatchSink()
-    journal = EventJournal(sink)
-    journal.emit("a")
-    assert await sink.written(1) == [["a"]]
-    journal.emit("b")
-    journal.flush()
-    journal.emit("c")  # the flush scheduled for "b" is still due: it takes "c" along
-    assert await sink.written(3) == [["a"], ["b"], ["c"]]
-    journal.emit("d")
-    assert await sink.written(4) == [["a"], ["b"], ["c"], ["d"]]
-
-
-async def test_with_an_interval_events_of_several_bursts_are_written_together() -> None:
+def test_events_soon_after_a_write_gather_for_the_next_one() -> None:
     sink = BatchSink()
     journal = EventJournal(sink, flush_interval=3600)
-    journal.emit("first")
-    await sink_idle_turn()
-    journal.emit("second")
-    await sink_idle_turn()
-    assert sink.batches == []
+    for event in ("first", "second", "third"):
+        journal.emit(event)
+    assert sink.batches == [["first"]]
     journal.flush()
-    assert sink.batches == [["first", "second"]]
+    assert sink.batches == [["first"], ["second", "third"]]
 
 
-async def test_with_an_interval_events_are_written_when_it_has_passed() -> None:
+def test_an_event_once_the_interval_has_passed_writes_those_gathered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr(bloge.journal.journal.time, "monotonic", lambda: now[0])
     sink = BatchSink()
-    journal = EventJournal(sink, flush_interval=0.001)
+    journal = EventJournal(sink, flush_interval=0.01)
     journal.emit("first")
-    assert await sink.written(1) == [["first"]]
     journal.emit("second")
-    assert await sink.written(2) == [["first"], ["second"]]
-
-
-async def test_with_an_interval_a_burst_is_rendered_at_its_next_await_and_written_later() -> None:
-    rendered: list[str] = []
-
-    def note(logger: object, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-        rendered.append(event_dict["event"])
-        return event_dict
-
-    sink = BatchSink()
-    journal = EventJournal(sink, flush_interval=3600)
-    channel = journal.channel(note)
-    channel.emit("first")
-    channel.emit("second")
-    assert rendered == []
-    await sink_idle_turn()
-    assert (rendered, sink.batches) == (["first", "second"], [])
-    channel.emit("third")
-    journal.flush()
-    assert (rendered, sink.batches) == (["first", "second", "third"],
-                                        [["first", "second", "third"]])
+    now[0] += 0.01
+    journal.emit("third")
+    assert sink.batches == [["first"], ["second", "third"]]
 
 
 def test_files_and_streams_let_events_gather_and_memory_does_not(tmp_path: Path) -> None:
@@ -215,42 +163,22 @@ def test_an_interval_that_is_no_duration_is_refused(interval: float) -> None:
         EventJournal(InMemorySink(), flush_interval=interval)
 
 
-def test_events_still_gathering_are_written_when_the_interpreter_exits(tmp_path: Path) -> None:
-    path = tmp_path / "journal.jsonl"
-    script = (
-        "import asyncio, sys\n"
-        "from bloge.journal import EventJournal\n"
-        "journal = EventJournal.to_file(sys.argv[1], flush_interval=3600)\n"
-        "async def main():\n"
-        "    journal.emit('last words')\n"
-        "asyncio.run(main())\n"
-    )
-    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
-    assert json.loads(path.read_text(encoding="utf-8"))["event"] == "last words"
-
-
-async def sink_idle_turn() -> None:
-    """One turn of the event loop: what is scheduled with ``call_soon`` has run."""
-    turned = asyncio.get_running_loop().create_future()
-    asyncio.get_running_loop().call_soon(turned.set_result, None)
-    await turned
-
-
-async def test_a_full_batch_is_written_without_waiting_for_the_loop() -> None:
-    journal, sink = memory_journal(max_batch=3)
-    for index in range(4):
+def test_a_full_batch_is_written_without_waiting_for_the_interval() -> None:
+    journal, sink = memory_journal(max_batch=3, flush_interval=3600)
+    for index in range(5):
         journal.emit("e", index=index)
-    assert [e["index"] for e in sink.events] == [0, 1, 2]
-    journal.flush()
     assert [e["index"] for e in sink.events] == [0, 1, 2, 3]
+    journal.flush()
+    assert [e["index"] for e in sink.events] == [0, 1, 2, 3, 4]
 
 
-async def test_close_writes_what_is_still_queued(tmp_path: Path) -> None:
+def test_close_writes_what_is_still_gathering(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
-    journal = EventJournal.to_file(path)
-    journal.emit("queued")
+    journal = EventJournal.to_file(path, flush_interval=3600)
+    journal.emit("written")
+    journal.emit("gathering")
     journal.close()
-    assert json.loads(path.read_text(encoding="utf-8"))["event"] == "queued"
+    assert events_in(path) == ["written", "gathering"]
 
 
 def test_events_emitted_after_close_are_dropped_and_reported_once(
@@ -442,24 +370,3 @@ def test_only_the_most_recently_active_executions_keep_their_counters() -> None:
     seqs = [numbers(None, "msg", {"execution_id": run})["seq"]
             for run in ("a", "b", "a", "c", "a", "b")]
     assert seqs == [1, 1, 2, 1, 3, 1]  # "b" was the least recent when "c" came
-
-
-def test_a_forked_child_does_not_write_what_its_parent_had_queued(tmp_path: Path) -> None:
-    path = tmp_path / "journal.jsonl"
-    script = (
-        "import asyncio, os, sys\n"
-        "from bloge.journal import EventJournal\n"
-        "journal = EventJournal.to_file(sys.argv[1], flush_interval=3600)\n"
-        "async def queue():\n"
-        "    journal.emit('queued before the fork')\n"
-        "asyncio.run(queue())\n"
-        "child = os.fork()\n"
-        "if child == 0:\n"
-        "    journal.emit('from the child')\n"
-        "    sys.exit(0)\n"
-        "os.waitpid(child, 0)\n"
-    )
-    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert sorted(json.loads(line)["event"] for line in lines) == [
-        "from the child", "queued before the fork"]
