@@ -96,16 +96,22 @@ def released_after(writer: ProbedWriter, fault: Fault, failures: int) -> list[in
     return failed
 
 
-def helper(writer: ProbedWriter, fault: Fault) -> AgentLoopOperator:
+def recording_through(writer: ProbedWriter, fault: Fault) -> AgentLoopOperator:
+    """The lookup agent, arming ``fault``, its runs recorded through ``writer``."""
     return lookup_agent(RecordedRuns(writer.store, writer=writer), lookup=fault.lookup)
+
+
+def failing_for(store: Store, fault: Fault, failures: int) -> AgentLoopOperator:
+    """The lookup agent on ``store``, whose ``fault`` ends once ``failures`` writes failed."""
+    writer = ProbedWriter(store)
+    released_after(writer, fault, failures)
+    return recording_through(writer, fault)
 
 
 async def test_a_failed_write_fails_the_run_and_leaves_the_thread_whole(
         durable_store_url: str, fault: Fault) -> None:
     store = await prepared(durable_store_url, fault)
-    writer = ProbedWriter(store)
-    released_after(writer, fault, 1)
-    agent = helper(writer, fault)
+    agent = failing_for(store, fault, 1)
     with pytest.raises(AgentRunError) as failed:
         await agent.aexecute("Find kb", thread_id="t1")
     run = await store.get_run(failed.value.run_id or "")
@@ -121,9 +127,7 @@ async def test_a_failed_write_fails_the_run_and_leaves_the_thread_whole(
 
 async def test_a_run_failed_by_a_write_resumes(durable_store_url: str, fault: Fault) -> None:
     store = await prepared(durable_store_url, fault)
-    writer = ProbedWriter(store)
-    released_after(writer, fault, 1)
-    agent = helper(writer, fault)
+    agent = failing_for(store, fault, 1)
     with pytest.raises(AgentRunError) as failed:
         await agent.aexecute("Find kb", thread_id="t1")
     output = await agent.aresume_run(failed.value.run_id or "")
@@ -136,9 +140,7 @@ async def test_a_run_whose_end_cannot_be_written_is_interrupted_and_resumes(
         durable_store_url: str, fault: Fault, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recorder_module, "END_WRITE_PAUSES", ())
     store = await prepared(durable_store_url, fault)
-    writer = ProbedWriter(store)
-    released_after(writer, fault, 2)  # the batch, then the run's end
-    agent = helper(writer, fault)
+    agent = failing_for(store, fault, 2)  # the batch, then the run's end
     with pytest.raises(AgentRunError) as failed:
         await agent.aexecute("Find kb", thread_id="t1")
     store.clock = lambda: time.time() + 3600  # long after the run's lease
@@ -183,7 +185,7 @@ async def test_a_postgres_connection_lost_mid_run_leaves_the_thread_whole(
 
     writer.write = restarted_first  # type: ignore[method-assign]  # the test's probe
     failures = released_after(writer, fault, 1)
-    agent = helper(writer, fault)
+    agent = recording_through(writer, fault)
     failed_run: str | None = None
     try:
         await agent.aexecute("Find kb", thread_id="t1")
