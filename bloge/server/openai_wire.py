@@ -8,12 +8,15 @@ URL in user messages) — are the run's input, after the agent's own system prom
 and ``stream_options.include_usage`` are honoured. How the model answers — ``temperature``,
 ``max_completion_tokens`` (or the older ``max_tokens``), ``stop`` and ``seed`` — applies to
 every model call of the run, in place of the agent's own (the run's answer may take several
-calls: tools run between them). ``top_p`` and ``user`` are checked for their type and not
-applied, and fields this module does not know are ignored (the SDK evolves). What cannot be
-honoured is refused, naming the field: several choices (``n`` > 1), client-side ``tools`` or
-``functions`` (the agent's own tools run on the server), a ``tool_choice`` other than
-``"auto"``, a structured ``response_format``, ``logprobs``, ``stream_options`` without
-``stream``, ``max_tokens`` and ``max_completion_tokens`` that differ.
+calls: tools run between them). The request's own ``tools`` (function tools, read by
+:mod:`bloge.server.openai_tools` with ``tool_choice`` and ``parallel_tool_calls``) are the
+client's: a completion whose model calls them ends with ``finish_reason: "tool_calls"`` and
+the calls (:class:`Answer`, streamed as OpenAI streams them). ``top_p`` and ``user`` are
+checked for their type and not applied, and fields this module does not know are ignored
+(the SDK evolves). What cannot be honoured is refused, naming the field: several choices
+(``n`` > 1), the older ``functions`` (send ``tools``), a structured ``response_format``,
+``logprobs``, ``stream_options`` without ``stream``, ``max_tokens`` and
+``max_completion_tokens`` that differ.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bloge.agent import AgentInput, AgentOutput, AgentUsage, MaxTurnsExceededError
 from bloge.llm import ContentPart, ImagePart, LlmMessage, TextPart, ToolCall
 from bloge.server.inputs import BadRequestError, unanswered
+from bloge.server.openai_tools import ClientTools, client_tools
 
 #: Where an image in a user message may come from: the model's provider fetches it, never
 #: this server.
@@ -50,9 +54,11 @@ class CompletionBody(BaseModel):
     stream: bool | None = None
     stream_options: StreamOptions | None = None
     n: int | None = Field(default=None, ge=1)
-    tools: list[dict[str, Any]] | None = None
+    # Read by openai_tools, which names the item at fault (tools[2].function.name).
+    tools: list[Any] | None = None
+    tool_choice: Any = None
+    parallel_tool_calls: bool | None = None
     functions: list[dict[str, Any]] | None = None
-    tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
     logprobs: bool | None = None
     # How the model answers, for every model call of the run.
@@ -78,6 +84,8 @@ class ChatRequest:
     sampling: Mapping[str, Any] = field(default_factory=dict)
     """The agent's fields this run changes (``temperature``, ``max_tokens``, ``stop``,
     ``seed``): what the request set."""
+    tools: ClientTools = field(default_factory=ClientTools)
+    """The client's own tools, and how the model may call tools."""
 
 
 def chat_request(body: CompletionBody) -> ChatRequest:
@@ -86,9 +94,11 @@ def chat_request(body: CompletionBody) -> ChatRequest:
     if refused is not None:
         param, message = refused
         raise BadRequestError(f"{param}: {message}", param=param)
+    tools = client_tools(body.tools, tool_choice=body.tool_choice,
+                         parallel_tool_calls=body.parallel_tool_calls)
     return ChatRequest(body.model, agent_input(body.messages), bool(body.stream),
                        body.stream_options is not None and body.stream_options.include_usage,
-                       sampling_of(body))
+                       sampling_of(body), tools)
 
 
 def sampling_of(body: CompletionBody) -> dict[str, Any]:
@@ -103,12 +113,9 @@ def sampling_of(body: CompletionBody) -> dict[str, Any]:
 def _refused(body: CompletionBody) -> tuple[str, str] | None:
     if body.n is not None and body.n > 1:
         return "n", "one choice per request (n=1): each request is one run of the agent"
-    for param in ("tools", "functions"):
-        if getattr(body, param):
-            return param, ("client-side tools are not supported: the agent's own tools run on "
-                           "the server; leave them out")
-    if body.tool_choice not in (None, "auto"):
-        return "tool_choice", 'the agent chooses its tools; tool_choice may only be "auto"'
+    if body.functions:
+        return "functions", ('the older "functions" is not supported: send them as "tools" '
+                             '([{"type": "function", "function": {…}}])')
     if body.response_format is not None and body.response_format.get("type") != "text":
         return "response_format", "the agent answers in text; structured output is not supported"
     if body.max_tokens and body.max_completion_tokens and (
@@ -217,11 +224,19 @@ def _bad(param: str, message: str) -> BadRequestError:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What a run answered, as a completion tells it."""
+    """What a run answered, as a completion tells it: with ``tool_calls``, the calls of the
+    client's tools the run waits on (``finish_reason`` ``"tool_calls"``)."""
 
     content: str
     finish_reason: str
     usage: AgentUsage
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+def calling(content: str, calls: Sequence[ToolCall], used: AgentUsage) -> Answer:
+    """A run that waits on the client's tools: what the model said with its calls, and the
+    calls the client runs."""
+    return Answer(content, "tool_calls", used, tuple(calls))
 
 
 def answer(output: AgentOutput) -> Answer:
@@ -245,18 +260,48 @@ def usage(used: AgentUsage) -> dict[str, int]:
 
 def completion(completion_id: str, model: str, created: int, said: Answer) -> dict[str, Any]:
     """A ``chat.completion`` document."""
+    message: dict[str, Any] = {"role": "assistant", "content": said.content, "refusal": None}
+    if said.tool_calls:  # as OpenAI answers them: no text is null, not ""
+        message["content"] = said.content or None
+        message["tool_calls"] = [tool_call(call) for call in said.tool_calls]
     return {"id": completion_id, "object": "chat.completion", "created": created,
             "model": model, "system_fingerprint": None,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": said.content,
-                                                 "refusal": None},
-                         "logprobs": None, "finish_reason": said.finish_reason}],
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": said.finish_reason}],
             "usage": usage(said.usage)}
+
+
+def tool_call(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments or "{}"}}
+
+
+#: How much of a call's arguments one streamed chunk carries, in characters.
+ARGUMENTS_PIECE = 64
+
+
+def tool_call_deltas(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """The ``delta`` of each chunk that streams ``calls``, as OpenAI streams them: per call,
+    its index, id, type and name with empty arguments, then its arguments in pieces."""
+    deltas = []
+    for index, call in enumerate(calls):
+        deltas.append({"tool_calls": [{"index": index, "id": call.id, "type": "function",
+                                       "function": {"name": call.name, "arguments": ""}}]})
+        arguments = call.arguments or "{}"
+        deltas.extend({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+                      for piece in _pieces(arguments, ARGUMENTS_PIECE))
+    return deltas
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[start:start + size] for start in range(0, len(text), size)]
 
 
 class ChunkWriter:
     """The ``chat.completion.chunk`` documents of one streamed completion, as JSON text: the
-    role first, the text of each token, the finish reason, then (with ``include_usage``) the
-    usage in a chunk of no choices, every other chunk saying ``"usage": null``. Text of a
+    role first, the text of each token, the client's tool calls the run waits on (see
+    :func:`tool_call_deltas`), the finish reason, then (with ``include_usage``) the usage in
+    a chunk of no choices, every other chunk saying ``"usage": null``. Text of a
     later turn than the last text comes after a blank line: what the model said before its
     tool calls is not run into what it says after them."""
 
@@ -284,7 +329,8 @@ class ChunkWriter:
         return prefix + dumps(text) + suffix
 
     def ending(self, said: Answer) -> list[str]:
-        chunks = [dumps(self._chunk({}, said.finish_reason))]
+        chunks = [dumps(self._chunk(delta, None)) for delta in tool_call_deltas(said.tool_calls)]
+        chunks.append(dumps(self._chunk({}, said.finish_reason)))
         if self._include_usage:
             chunks.append(dumps({**self._head, "choices": [], "usage": usage(said.usage)}))
         return chunks

@@ -195,8 +195,8 @@ def test_a_client_leaving_mid_stream_cancels_its_run(serve: Serve) -> None:
 
 @pytest.mark.parametrize(("options", "param"), [
     ({"n": 2}, "n"), ({"temperature": "hot"}, "temperature"), ({"messages": []}, "messages"),
-    ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
-     "tools"),
+    ({"tools": [{"type": "function", "function": {"name": "f g"}}]},
+     "tools[0].function.name"),
     # JSON's types as they are, as OpenAI's API takes them: "yes" is not true
     ({"stream": "yes"}, "stream"), ({"temperature": "0.5"}, "temperature")])
 def test_a_request_that_cannot_be_honoured_is_a_bad_request(serve: Serve, options: dict,

@@ -49,10 +49,10 @@ def test_fields_the_agent_owns_and_unknown_fields_are_accepted() -> None:
 
 @pytest.mark.parametrize(("fields", "param"), [
     ({"n": 2}, "n"),
-    ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
     ({"functions": [{"name": "f"}]}, "functions"),
-    ({"tool_choice": "required"}, "tool_choice"),
-    ({"tool_choice": {"type": "function", "function": {"name": "f"}}}, "tool_choice"),
+    ({"tool_choice": "required"}, "tool_choice"),  # with no tools to call
+    ({"tool_choice": {"type": "function", "function": {"name": "f"}}},
+     "tool_choice.function.name"),
     ({"response_format": {"type": "json_object"}}, "response_format"),
     ({"stop": ""}, "stop"),
     ({"max_tokens": 10, "max_completion_tokens": 20}, "max_tokens"),
@@ -72,9 +72,9 @@ def test_how_the_model_answers_becomes_the_runs_sampling() -> None:
     assert request().sampling == {}
 
 
-def test_client_side_tools_are_refused_saying_the_agents_tools_run_on_the_server() -> None:
-    with pytest.raises(BadRequestError, match="the agent's own tools run on the server"):
-        request(tools=[{"type": "function", "function": {"name": "f"}}])
+def test_the_older_functions_are_refused_saying_to_send_tools() -> None:
+    with pytest.raises(BadRequestError, match='send them as "tools"'):
+        request(functions=[{"name": "f"}])
 
 
 def test_every_role_becomes_its_message() -> None:
