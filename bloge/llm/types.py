@@ -27,7 +27,10 @@ class LlmRequest:
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or a tool name (``None``: the
     provider's default, which lets the model choose); ``seed`` asks for repeatable sampling
     where the provider supports it (OpenAI's, best effort; Anthropic has none);
-    ``response_format`` is passed to providers that support structured output.
+    ``response_format`` is passed to providers that support structured output;
+    ``parallel_tool_calls`` ``False`` asks for at most one tool call per answer (OpenAI's
+    ``parallel_tool_calls``, Anthropic's ``disable_parallel_tool_use``; ``None``: the
+    provider's default, which allows several).
     """
 
     model: str
@@ -39,6 +42,7 @@ class LlmRequest:
     tool_choice: str | None = None
     response_format: Mapping[str, Any] | None = None
     seed: int | None = None
+    parallel_tool_calls: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

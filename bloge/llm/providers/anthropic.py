@@ -38,6 +38,7 @@ def build_messages_request(
     temperature: float | None = None,
     stop: Sequence[str] = (),
     tool_choice: str | None = None,
+    parallel_tool_calls: bool | None = None,
 ) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages``.
 
@@ -46,7 +47,9 @@ def build_messages_request(
     an agent loop produces: the result is always a valid conversation (see
     :func:`~bloge.llm.providers.anthropic_messages.wire_messages`). Tools carry their JSON
     schema as ``input_schema``; ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or a
-    tool name, and is sent only with tools. Unset options are left out.
+    tool name, and is sent only with tools; ``parallel_tool_calls=False`` asks for one tool
+    call per answer (``disable_parallel_tool_use``, with ``"auto"`` when no choice is given).
+    Unset options are left out.
     """
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
     prompts = [system, *(m.content for m in messages if m.role == "system")]
@@ -56,7 +59,10 @@ def build_messages_request(
     body["messages"] = wire_messages(messages)
     if tools:
         body["tools"] = [tool_to_wire(t) for t in tools]
-        if tool_choice is not None:
+        if parallel_tool_calls is False and tool_choice != "none":
+            body["tool_choice"] = {**tool_choice_to_wire(tool_choice or "auto"),
+                                   "disable_parallel_tool_use": True}
+        elif tool_choice is not None:
             body["tool_choice"] = tool_choice_to_wire(tool_choice)
     if temperature is not None:
         body["temperature"] = temperature
@@ -80,6 +86,7 @@ def messages_request_for(
         temperature=request.temperature,
         stop=request.stop,
         tool_choice=request.tool_choice,
+        parallel_tool_calls=request.parallel_tool_calls,
     )
 
 
@@ -92,7 +99,7 @@ def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     return wire
 
 
-def tool_choice_to_wire(choice: str) -> dict[str, str]:
+def tool_choice_to_wire(choice: str) -> dict[str, Any]:
     return _TOOL_CHOICES.get(choice) or {"type": "tool", "name": choice}
 
 

@@ -45,6 +45,8 @@ def chat_request_body(
         body["tools"] = [tool_to_wire(t) for t in request.tools]
         # OpenAI rejects tool_choice without tools, so it only travels with them.
         body["tool_choice"] = tool_choice_to_wire(request.tool_choice or "auto")
+        if request.parallel_tool_calls is not None:  # like tool_choice: only with tools
+            body["parallel_tool_calls"] = request.parallel_tool_calls
     if request.response_format is not None:
         body["response_format"] = dict(request.response_format)
     if request.seed is not None:

@@ -64,6 +64,19 @@ def test_tool_choice_without_tools_is_not_sent() -> None:
     assert "tool_choice" not in body
 
 
+@pytest.mark.parametrize(("choice", "wire"), [
+    (None, {"type": "auto", "disable_parallel_tool_use": True}),
+    ("required", {"type": "any", "disable_parallel_tool_use": True}),
+    ("get_weather", {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True}),
+    ("none", {"type": "none"}),
+])
+def test_no_parallel_tool_calls_disables_parallel_tool_use(choice: str | None,
+                                                          wire: dict) -> None:
+    body = build_messages_request("m", 10, "", [LlmMessage.user("Hi")], [WEATHER],
+                                  tool_choice=choice, parallel_tool_calls=False)
+    assert body["tool_choice"] == wire
+
+
 def test_temperature_and_stop_sequences_are_sent_when_set() -> None:
     body = build_messages_request("m", 10, "", [LlmMessage.user("Hi")], [], temperature=0.3,
                                   stop=["END"])

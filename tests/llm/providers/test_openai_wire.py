@@ -114,6 +114,14 @@ def test_tool_choice_without_tools_is_not_sent() -> None:
     assert "tool_choice" not in chat_request_body(request(tool_choice="auto"), stream=False)
 
 
+def test_parallel_tool_calls_travels_with_the_tools_when_set() -> None:
+    body = chat_request_body(request(tools=(WEATHER,), parallel_tool_calls=False), stream=False)
+    assert body["parallel_tool_calls"] is False
+    assert "parallel_tool_calls" not in chat_request_body(request(tools=(WEATHER,)), stream=False)
+    assert "parallel_tool_calls" not in chat_request_body(request(parallel_tool_calls=False),
+                                                          stream=False)
+
+
 def test_a_streaming_body_asks_for_usage_in_the_last_chunk() -> None:
     body = chat_request_body(request(), stream=True)
     assert body["stream"] is True
