@@ -9,6 +9,7 @@ the results and refine the arguments.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from bloge.llm.offline.words import is_small_talk
 from bloge.llm.types import LlmRequest, ToolDefinition
 
 CALL_ID_PREFIX = "offline_"
+#: Hex digits of the conversation's digest in a call's id.
+DIGEST_LENGTH = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +111,13 @@ def _parse_arguments(text: str) -> Mapping[str, Any]:
 
 
 def _next_call_id(messages: Sequence[LlmMessage]) -> str:
-    """Call ids count up through the conversation, so that no two calls share one."""
-    return f"{CALL_ID_PREFIX}{1 + sum(len(m.tool_calls) for m in messages)}"
+    """Call ids count up through the conversation, so that no two calls of it share one, and
+    end with a digest of the conversation so far, so that the calls of two conversations do
+    not either (a client that runs a tool finds its paused run by the call's id); the same
+    conversation still gets the same id."""
+    text = json.dumps([m.to_dict() for m in messages], ensure_ascii=False, sort_keys=True)
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:DIGEST_LENGTH]
+    return f"{CALL_ID_PREFIX}{1 + sum(len(m.tool_calls) for m in messages)}_{digest}"
 
 
 def _preamble(tool: ToolDefinition) -> str:

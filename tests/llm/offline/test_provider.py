@@ -48,8 +48,10 @@ async def test_a_question_calls_the_matching_tool_with_filled_arguments(
     response = await OfflineProvider().chat(
         request(*ask("How do I reset my password?"), tools=support_tools))
     assert response.finish_reason == "tool_calls"
-    assert response.tool_calls == (ToolCall(
-        "offline_1", "searchKnowledgeBase", '{"query": "How do I reset my password?"}'),)
+    [call] = response.tool_calls
+    assert (call.name, call.arguments) == (
+        "searchKnowledgeBase", '{"query": "How do I reset my password?"}')
+    assert call.id.startswith("offline_1_")
 
 
 async def test_a_tool_call_says_what_it_is_doing(support_tools: tuple[ToolDefinition, ...]) -> None:
@@ -123,7 +125,20 @@ async def test_a_new_user_message_starts_a_new_tool_round_with_a_new_call_id(
         *ask("How do I reset my password?"), LlmMessage.assistant(tool_calls=[call]),
         LlmMessage.tool("offline_1", "{}"), LlmMessage.assistant("An answer."),
         LlmMessage.user("I want a human agent"), tools=support_tools))
-    assert [(c.id, c.name) for c in response.tool_calls] == [("offline_2", "escalateToHuman")]
+    assert [(c.id[:len("offline_2_")], c.name) for c in response.tool_calls] == [
+        ("offline_2_", "escalateToHuman")]
+
+
+async def test_call_ids_differ_between_conversations_and_repeat_in_one(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    async def call_id(question: str) -> str:
+        response = await OfflineProvider().chat(request(*ask(question), tools=support_tools))
+        return response.tool_calls[0].id
+
+    # A client that runs the tool finds its paused run by the call's id.
+    assert await call_id("reset my password") != await call_id("reset my username")
+    assert await call_id("reset my password") == await call_id("reset my password")
 
 
 async def test_without_tools_it_says_what_it_is_and_to_get_a_real_model() -> None:
