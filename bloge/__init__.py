@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     # Errors: one root, BlogeError; developer mistakes, run failures and DSL errors apart.
     from bloge.agent import AgentRunError as AgentRunError
     from bloge.agent import MaxTurnsExceededError as MaxTurnsExceededError
+    from bloge.agent import RunPaused as RunPaused
     from bloge.core import BlogeError as BlogeError
     from bloge.core import BlogeUsageError as BlogeUsageError
     from bloge.core import CompileError as CompileError

@@ -32,8 +32,11 @@ if TYPE_CHECKING:
     from bloge.agent.loop import AgentRunError as AgentRunError
     from bloge.agent.loop import AgentStreamChunk as AgentStreamChunk
     from bloge.agent.loop import AgentUsage as AgentUsage
+    from bloge.agent.loop import Decision as Decision
     from bloge.agent.loop import Done as Done
     from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
+    from bloge.agent.loop import PendingCall as PendingCall
+    from bloge.agent.loop import RunPaused as RunPaused
     from bloge.agent.loop import StreamingAgentLoopOperator as StreamingAgentLoopOperator
     from bloge.agent.loop import Token as Token
     from bloge.agent.loop import ToolEnd as ToolEnd

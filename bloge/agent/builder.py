@@ -131,17 +131,27 @@ class AgentBuilder:
         input: Mapping[str, str | Expression] | None = None,
         parameters: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        requires_approval: bool | str | Expression = False,
+        external: bool = False,
     ) -> Self:
-        """Add a tool: an :class:`AgentToolRef`, or its parts as for ``AgentToolRef.of``."""
-        if isinstance(tool, str):
+        """Add a tool: an :class:`AgentToolRef`, or its parts as for ``AgentToolRef.of``
+        (``requires_approval`` included); ``external=True`` (no ``operator_ref``) adds a
+        tool whose results are posted from outside (``AgentToolRef.external_tool``)."""
+        if isinstance(tool, str) and external:
+            if operator_ref is not None:
+                raise BlogeUsageError(f"external tool {tool!r} has no operator_ref")
+            tool = AgentToolRef.external_tool(tool, description=description,
+                                              parameters=parameters)
+        elif isinstance(tool, str):
             if operator_ref is None:
                 raise BlogeUsageError(f"tool {tool!r} needs an operator_ref")
             tool = AgentToolRef.of(tool, operator_ref, description=description, input=input,
                                    parameters=parameters, registry=self._registry,
-                                   timeout=timeout)
+                                   timeout=timeout, requires_approval=requires_approval)
         if any(existing.name == tool.name for existing in self._tools):
             raise BlogeUsageError(f"duplicate tool name {tool.name!r}")
-        if self._registry is not None and tool.operator_ref not in self._registry:
+        if self._registry is not None and not tool.external \
+                and tool.operator_ref not in self._registry:
             self._registry.get(tool.operator_ref)  # raises with a did-you-mean
         self._tools.append(tool)
         return self

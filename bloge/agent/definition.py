@@ -37,6 +37,12 @@ class AgentToolRef:
     tool_definition: ToolDefinition
     timeout: float | None = None
     """Seconds a call may take before it is cancelled (``None``: the agent's ``tool_timeout``)."""
+    requires_approval: bool | Expression = False
+    """Whether a call waits for a person's decision before it runs: always, never, or when
+    the expression over ``tool_args`` (and ``ctx``) holds."""
+    external: bool = False
+    """No operator runs the tool: its result is posted from outside (the run pauses as
+    ``awaiting_tool_results`` until it is)."""
 
     @classmethod
     def of(
@@ -49,6 +55,7 @@ class AgentToolRef:
         parameters: Mapping[str, Any] | None = None,
         registry: OperatorRegistry | None = None,
         timeout: float | None = None,
+        requires_approval: bool | str | Expression = False,
     ) -> AgentToolRef:
         """A tool as the DSL would compile it.
 
@@ -57,7 +64,9 @@ class AgentToolRef:
         arguments, ``def add(a: int, b: int)``, is called with them, and its schema is the one
         ``Agent(llm, [add])`` shows). ``parameters`` overrides the inferred JSON schema. With a
         ``registry``, an empty description falls back to the operator's metadata and typed
-        operator inputs refine the schema.
+        operator inputs refine the schema. ``requires_approval`` is ``True``, ``False`` or an
+        expression over ``tool_args`` (``"tool_args.amount > 100"``): a call it holds for
+        waits for a decision (see :class:`~bloge.agent.loop.approval.RunPaused`).
         """
         functions = agent_functions()
         bindings = None if input is None else {
@@ -72,7 +81,34 @@ class AgentToolRef:
         return build_tool(
             name, operator_ref, description=description, bindings=bindings,
             parameters=parameters, registry=registry, timeout=timeout,
+            requires_approval=approval_rule(name, requires_approval),
         )
+
+    @classmethod
+    def external_tool(cls, name: str, *, description: str = "",
+                      parameters: Mapping[str, Any] | None = None) -> AgentToolRef:
+        """A tool no operator runs: its calls pause the run until their results are posted
+        (``POST /runs/{id}/tool-results``, or ``agent.resume(run_id, tool_results=…)``)."""
+        schema = dict(parameters) if parameters is not None else {"type": "object"}
+        # A node no registry holds: the engine never runs it (its calls wait).
+        node = Node(id=name, operator_ref=f"external:{name}")
+        return AgentToolRef(name=name, operator_ref=node.operator_ref, description=description,
+                            graph=Graph(name=f"tool:{name}", nodes=(node,)),
+                            result_node_id=node.id,
+                            tool_definition=ToolDefinition(name, description, schema),
+                            external=True)
+
+
+def approval_rule(name: str, rule: object) -> bool | Expression:
+    """``rule`` as an :class:`AgentToolRef`'s ``requires_approval``: a bool, or an expression
+    (compiled from text) over ``tool_args``."""
+    if isinstance(rule, bool | Expression):
+        return rule
+    if isinstance(rule, str):
+        return Expression.compile(rule, filename=f"<tool {name} requires_approval>",
+                                  functions=agent_functions())
+    raise BlogeUsageError(f"tool {name!r}: requires_approval is True, False or an expression "
+                          f"over tool_args, got {type(rule).__name__}")
 
 
 def build_tool(
@@ -84,6 +120,7 @@ def build_tool(
     parameters: Mapping[str, Any] | None = None,
     registry: OperatorRegistry | None = None,
     timeout: float | None = None,
+    requires_approval: bool | Expression = False,
 ) -> AgentToolRef:
     """Assemble an :class:`AgentToolRef`: the inferred schema, the one-node subgraph."""
     input_type = None
@@ -113,6 +150,7 @@ def build_tool(
         result_node_id=node.id,
         tool_definition=ToolDefinition(name, description, schema),
         timeout=timeout,
+        requires_approval=requires_approval,
     )
 
 

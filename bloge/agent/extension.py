@@ -16,6 +16,7 @@ from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_too
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     KEYWORDS,
+    PARAMETER_TYPES,
     TOOL_ARGS_SCOPE,
     TOOL_BODY_WORDS,
     TOOL_TIMEOUT,
@@ -306,6 +307,8 @@ class _AgentBlock:
         description = ""
         timeout: float | None = None
         bindings: dict[str, Expression] | None = None
+        approval: bool | Expression = False
+        parameters: dict[str, Any] | None = None
         for statement in block.body:
             match statement:
                 case s.Binding("description", value, _, key_span):
@@ -321,6 +324,13 @@ class _AgentBlock:
                 case s.Block(keywords=("input",), name=None, span=span) if statement.ref is None:
                     if self._first("input", span, seen):
                         bindings = self._input(statement)
+                case s.Binding("requires_approval", value, _, key_span):
+                    if self._first("requires_approval", key_span, seen):
+                        approval = self._approval(value)
+                case s.Block(keywords=("parameters",), name=None, span=span) \
+                        if statement.ref is None:
+                    if self._first("parameters", span, seen):
+                        parameters = self._parameters(statement)
                 case s.Binding(key, _, _, key_span):
                     self._unknown(key, key_span, TOOL_BODY_WORDS, f"tool {block.name!r}")
                 case s.Block(span=span):
@@ -328,6 +338,10 @@ class _AgentBlock:
                                   f"tool {block.name!r}", block=True)
                 case s.Edge(span=span):
                     self._error("edges (a -> b) belong in a graph, not in a tool", span)
+        if block.ref == "external":
+            self.tools.append(AgentToolRef.external_tool(block.name, description=description,
+                                                         parameters=parameters))
+            return
         registry = self.options.registry
         if registry is not None and block.ref not in registry:
             hint = did_you_mean_hint(block.ref, registry)
@@ -335,7 +349,46 @@ class _AgentBlock:
                         f"in the registry{hint}", block.ref_span or block.span)
             return
         self.tools.append(build_tool(block.name, block.ref, description=description,
-                                     bindings=bindings, registry=registry, timeout=timeout))
+                                     bindings=bindings, registry=registry, timeout=timeout,
+                                     parameters=parameters, requires_approval=approval))
+
+    def _approval(self, node: s.Expr) -> bool | Expression:
+        """``requires_approval``: ``true``, ``false``, or an expression over ``tool_args``."""
+        if isinstance(node, s.Literal):
+            if isinstance(node.value, bool):
+                return node.value
+            self._error("requires_approval must be true, false or an expression over "
+                        "tool_args", node.span)
+            return False
+        expression = self._scoped_expression(node, functools.partial(
+            input_binding_variable_problem, key="requires_approval"))
+        return True if expression is None else expression  # an error is reported: fail closed
+
+    def _parameters(self, block: s.Block) -> dict[str, Any]:
+        """``parameters { name = "type" … }``: the JSON schema of the arguments; a type
+        ending in ``?`` is optional."""
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        seen: dict[str, s.Span] = {}
+        for statement in block.body:
+            if not isinstance(statement, s.Binding):
+                self._error('a parameters block holds only name = "type" bindings',
+                            statement.span)
+                continue
+            if not self._first(statement.key, statement.key_span, seen):
+                continue
+            kind = self._constant(statement.key, statement.value)
+            name = kind.rstrip("?") if isinstance(kind, str) else None
+            if name not in PARAMETER_TYPES:
+                if kind is not _INVALID:
+                    self._error(f"parameter {statement.key!r} needs a type, one of "
+                                f"{', '.join(PARAMETER_TYPES)} (\"string?\": optional)",
+                                statement.value.span)
+                continue
+            properties[statement.key] = {"type": name}
+            if not kind.endswith("?"):
+                required.append(statement.key)
+        return {"type": "object", "properties": properties, "required": required}
 
     def _tool_timeout(self, node: s.Expr) -> float | None:
         value = self._constant("timeout", node)

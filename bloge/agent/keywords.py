@@ -160,7 +160,10 @@ def tool_choice_problem(choice: Any, tool_names: tuple[str, ...]) -> str | None:
 
 #: Every keyword of an agent body, for "did you mean" suggestions.
 AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool")
-TOOL_BODY_WORDS = ("description", "input", "timeout")
+TOOL_BODY_WORDS = ("description", "input", "timeout", "requires_approval", "parameters")
+#: JSON-schema types an external tool's ``parameters { name = "type" }`` may name (a
+#: trailing ``?`` makes the argument optional).
+PARAMETER_TYPES = ("string", "number", "integer", "boolean", "object", "array")
 TOOL_TIMEOUT = Keyword("timeout", "a duration such as 30s", _is_seconds, nullable=True,
                        maximum=MAX_SECONDS, convert=seconds)
 

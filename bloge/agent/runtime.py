@@ -18,6 +18,10 @@ package to that):
   :func:`response_of` the one answer of a model call (whole, or streamed and joined),
   :func:`not_an_answer` the error for anything else, :data:`SUMMARY_LENGTH` how much of a
   tool's output a listener payload keeps.
+- A paused run (a tool round whose calls wait for approval or for results posted from
+  outside) raises :class:`RunPaused` with its :class:`PendingCall` values; it resumes with a
+  :class:`PendingRound` holding each call's :class:`Decision` (:func:`decision_of`) or posted
+  result (:func:`posted_result`); :func:`call_hash` binds a decision to its call.
 - A :data:`ChunkSink` receives a run's stream chunks as they happen.
 - :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
 
@@ -35,6 +39,14 @@ if TYPE_CHECKING:
     from bloge.agent.listeners import ListenerChain as ListenerChain
     from bloge.agent.loop.answers import not_an_answer as not_an_answer
     from bloge.agent.loop.answers import response_of as response_of
+    from bloge.agent.loop.approval import AWAITING_APPROVAL as AWAITING_APPROVAL
+    from bloge.agent.loop.approval import AWAITING_TOOL_RESULTS as AWAITING_TOOL_RESULTS
+    from bloge.agent.loop.approval import Decision as Decision
+    from bloge.agent.loop.approval import PendingCall as PendingCall
+    from bloge.agent.loop.approval import RunPaused as RunPaused
+    from bloge.agent.loop.approval import call_hash as call_hash
+    from bloge.agent.loop.approval import decision_of as decision_of
+    from bloge.agent.loop.approval import posted_result as posted_result
     from bloge.agent.loop.engine import AgentEngine as AgentEngine
     from bloge.agent.loop.engine import ModelCall as ModelCall
     from bloge.agent.loop.engine import RunEffects as RunEffects

@@ -96,5 +96,40 @@ class FinishRun:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class AwaitCalls:
+    """Calls of turn ``turn`` that wait (for approval, or an external result), written with
+    the model's answer that asked for them; ``calls`` are
+    :class:`~bloge.agent.PendingCall` values."""
+
+    run_id: str
+    turn: int
+    calls: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PauseRun:
+    """The run waits (``status``): it holds its thread, but no worker and no lease."""
+
+    run_id: str
+    status: RunStatus
+    turns: int
+    usage: Mapping[str, int]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    """Decided calls of turn ``turn`` given to the run that continues: an approved call is
+    ``sent`` from now on (a crash after this never sends it again unless its operator is
+    idempotent); an expired one is recorded as such."""
+
+    run_id: str
+    turn: int
+    sent: tuple[str, ...]
+    expired: tuple[str, ...]
+    at: float
+
+
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
-    CompleteToolCall | UpdateRun | FinishRun
+    CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver

@@ -32,13 +32,14 @@ from bloge.agent import (
     AgentStreamChunk,
     AgentUsage,
 )
-from bloge.agent.runtime import ToolOutcome
+from bloge.agent.runtime import PendingCall, RunPaused, ToolOutcome
 from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store import ops
 from bloge.store.errors import StoreError
 from bloge.store.events import callback_events, chunk_event, end_event
 from bloge.store.owner import this_worker
+from bloge.store.paused import await_calls, pause_ops
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage, segments
 from bloge.store.store import Store
 from bloge.store.writer import RunWriter
@@ -155,6 +156,14 @@ class Recorder:
         completes, the run's end keeps the checkpoint before it."""
         self._unanswered = calls
 
+    def keep(self, op: ops.Op) -> None:
+        """Write ``op`` with the next batch."""
+        self._ops.append(op)
+
+    def calls_waiting(self, turn: int, calls: Sequence[PendingCall]) -> None:
+        """Written with the model's answer (see :mod:`bloge.store.paused`)."""
+        self._ops.append(await_calls(self.store, self.run_id, turn, calls))
+
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
         self._unanswered -= 1
         self._ops.append(ops.CompleteToolCall(
@@ -183,6 +192,9 @@ class Recorder:
         self.ended = True
         now = time.time()
         self._append_new(transcript, now)
+        if isinstance(error, RunPaused):
+            self._ops.extend(pause_ops(self, error, turns, usage.to_dict(), now))
+            return
         segments = None if view is None else self.segments(view)
         status = RunStatus.ended(exit_reason, succeeded=output is not None)
         failure = None

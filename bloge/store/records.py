@@ -29,6 +29,14 @@ class RunStatus(enum.StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
+    AWAITING_APPROVAL = "awaiting_approval"
+    AWAITING_TOOL_RESULTS = "awaiting_tool_results"
+
+    @property
+    def paused(self) -> bool:
+        """The run waits for decisions or tool results, holding no worker (see
+        :class:`~bloge.agent.RunPaused`)."""
+        return self in (RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_TOOL_RESULTS)
 
     @property
     def finished(self) -> bool:
@@ -118,6 +126,8 @@ class Run:
     lease_until: float | None = None
     cancel_requested: bool = False
     event_count: int = 0
+    pending_approvals: tuple[PendingApproval, ...] = ()
+    """The calls a paused run waits on (filled by ``Store.get_run``; empty otherwise)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (what ``bloge runs show --json`` and ``GET /runs/{id}`` give)."""
@@ -130,7 +140,46 @@ class Run:
             "error": None if self.error is None else self.error.to_dict(),
             "input": [message.to_dict() for message in self.input],
             "events": self.event_count, "cancel_requested": self.cancel_requested,
+            "pending_approvals": [call.to_dict() for call in self.pending_approvals],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """A call of a paused run's round that waited: for a decision (``kind`` ``"approval"``) or
+    for its result (``"external"``). ``arguments`` are masked; ``hash`` binds a decision to
+    the tool, the arguments and the call; ``requested_by`` is who started the run.
+    ``state`` is ``waiting``, ``approved``, ``denied``, ``expired``, ``answered`` (an external
+    result posted) or ``sent`` (handed to the run that continued)."""
+
+    run_id: str
+    turn: int
+    call_id: str
+    tool: str
+    arguments: str
+    kind: str
+    hash: str
+    requested_by: str | None
+    requested_at: float
+    expires_at: float | None
+    state: str = "waiting"
+    reason: str | None = None
+    decided_by: str | None = None
+    decided_at: float | None = None
+
+    def expired(self, now: float) -> bool:
+        """A waiting approval past its expiry (it counts as denied)."""
+        return (self.state == "waiting" and self.expires_at is not None
+                and self.expires_at <= now)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (``GET /runs/{id}``'s ``pending_approvals``)."""
+        return {"run_id": self.run_id, "turn": self.turn, "call_id": self.call_id,
+                "tool": self.tool, "arguments": self.arguments, "kind": self.kind,
+                "hash": self.hash, "requested_by": self.requested_by,
+                "requested_at": self.requested_at, "expires_at": self.expires_at,
+                "state": self.state, "reason": self.reason, "decided_by": self.decided_by,
+                "decided_at": self.decided_at}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError,
 from bloge.agent.runtime import (
     AgentEngine,
     ChunkSink,
+    Decision,
     PendingRound,
     RecordedResult,
     RunStart,
@@ -29,6 +30,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.llm import LlmMessage, LlmResponse
 from bloge.store.owner import this_worker
+from bloge.store.paused import resumed_round
 from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
 from bloge.store.store import Store
@@ -102,6 +104,19 @@ class RecordedRuns:
             store.live.ended(run_id)
 
 
+    async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
+                         tool_results: Mapping[str, Any], principal: str | None) -> None:
+        """Record ``decisions`` on, and ``tool_results`` of, the waiting calls of the paused
+        run ``run_id`` (see :mod:`bloge.store.approvals`)."""
+        from bloge.store.approvals import decide_call, post_tool_results  # noqa: PLC0415 -- a cycle at import
+
+        for call_id, decision in decisions.items():
+            await decide_call(self.store, run_id, call_id, approve=decision.approved,
+                              reason=decision.reason, principal=principal or decision.principal)
+        if tool_results:
+            await post_tool_results(self.store, run_id, tool_results, principal=principal)
+
+
 @run_store_of.register
 def _recorded_runs(store: Store) -> RecordedRuns:
     """An operator given ``store=`` a :class:`Store` records its runs with
@@ -125,7 +140,8 @@ async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
     if pending_calls:
         assistant = await _assistant(store, run.thread_id, pending_calls[0], recorder)
         conversation.append(assistant)
-        pending = _pending(checkpoint.turn + 1, assistant, pending_calls)
+        pending = await resumed_round(
+            store, recorder, _pending(checkpoint.turn + 1, assistant, pending_calls))
         recorder.round_started(len(pending_calls))
         usage = run.usage
     resumed = AgentCheckpoint(tuple(conversation), checkpoint.turn, _results(done),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Literal, Protocol, Self, TypeVar, runtime_checkable
 
@@ -34,7 +34,7 @@ from bloge.store.records import (
     TurnCheckpoint,
 )
 from bloge.store.sql import check as view_check
-from bloge.store.sql import reads, schema, writes
+from bloge.store.sql import pending, reads, schema, writes
 from bloge.store.sql.check import DanglingView
 from bloge.store.sql.script import Script
 from bloge.store.urls import DEFAULT_URL, parse_store_url
@@ -105,6 +105,9 @@ class Store:
         self._ready = False
         self.lease = lease
         self.clock = clock
+        #: Seconds an approval request waits before it counts as denied (``None``: no
+        #: expiry); the ``bloge.approvals.expiry`` setting, where the app sets it.
+        self.approval_expiry: float | None = None
 
     @property
     def url(self) -> str:
@@ -242,6 +245,10 @@ class Store:
                 and process_owner.gone(found.worker):
             again = await self.run_script(reads.get_run(run_id, now=now, gone=(found.worker,)))
             return found if again is None else again
+        if found.status.paused:
+            waited = await self.run_script(pending.pending_calls(run_id, found.turns))
+            return replace(found, pending_approvals=tuple(
+                call for call in waited if call.state == "waiting"))
         return found
 
     async def find_run(self, prefix: str) -> Run:

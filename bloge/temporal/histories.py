@@ -160,6 +160,9 @@ class Turns:
                              response: LlmResponse, usage: AgentUsage) -> None:
         pass
 
+    def calls_waiting(self, turn: int, calls: Sequence[Any]) -> None:
+        pass
+
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
         pass
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from typing import Any
 
 from bloge.agent.builder import AgentBuilder
 from bloge.agent.definition import AgentDef, AgentToolRef
@@ -12,6 +13,7 @@ from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.sync_stream import iterate_sync
 from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
 from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.approval import Decision
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
@@ -27,6 +29,7 @@ from bloge.llm.operators import (
     LlmStreamingChatOperator,
 )
 from bloge.llm.provider import LlmProvider
+from bloge.llm.types import ToolDefinition
 
 #: What :meth:`Agent.run` returns when ``max_turns`` turns brought no text answer (the
 #: chapter's exact words).
@@ -66,7 +69,7 @@ class Agent:
     def __init__(
         self,
         llm: LlmProvider | ChatModel | ChatFunction,
-        tools: Sequence[ToolLike] = (),
+        tools: Sequence[ToolLike | ToolDefinition] = (),
         *,
         max_turns: int = 8,
         model: str | None = None,
@@ -87,13 +90,19 @@ class Agent:
                    .max_tokens(max_tokens)
                    .tool_choice(tool_choice))
         for tool in tools:
+            if isinstance(tool, ToolDefinition):  # answered from outside
+                builder.tool(AgentToolRef.external_tool(
+                    tool.name, description=tool.description, parameters=tool.parameters))
+                continue
             made = tool_operator(tool)
             ref = f"tool:{made.name}"
             if ref in registry:
                 raise BlogeUsageError(f"agent {name!r} has two tools named {made.name!r}")
             registry.register(ref, made.operator)
             builder.tool(AgentToolRef.of(made.name, ref, description=made.description,
-                                         parameters=made.parameters))
+                                         parameters=made.parameters,
+                                         requires_approval=getattr(tool, "requires_approval",
+                                                                   False)))
         self._operator = AgentLoopOperator(name, builder.build(), registry,
                                            listeners=listeners, store=store)
 
@@ -194,7 +203,9 @@ class Agent:
         """:meth:`stream`, for ``async for``; ``contextlib.aclosing(…)`` stops it early."""
         return self._operator.stream(input, thread_id=thread_id)
 
-    def resume(self, run: str | AgentCheckpoint, *, input: str | None = None) -> AgentOutput:
+    def resume(self, run: str | AgentCheckpoint, *, input: str | None = None,
+               decisions: Mapping[str, Decision | bool] | None = None,
+               tool_results: Mapping[str, Any] | None = None) -> AgentOutput:
         """Continue a run that did not finish, and return its :class:`~bloge.AgentOutput`.
 
         ``run`` is either the ``run_id`` of a run recorded in this agent's ``store`` (after a
@@ -205,16 +216,24 @@ class Agent:
         the run's: after ``MaxTurnsExceededError`` raise the cap first
         (``agent.operator.retune(max_turns=…)``). Errors as for :meth:`run_output`.
 
+        A run that paused (:class:`~bloge.RunPaused`: calls waiting for approval, or for the
+        results of external tools) resumes by its id with ``decisions`` (call id → ``True``,
+        ``False`` or a ``Decision`` with its reason) and ``tool_results`` (call id →
+        result); it pauses again while any call still waits.
+
         >>> try:
         ...     output = agent.run_output("Plan the trip")
         ... except MaxTurnsExceededError as error:
         ...     agent.operator.retune(max_turns=20)
         ...     output = agent.resume(error.checkpoint)
         """
-        return run_sync(self.aresume(run, input=input), method="resume")
+        return run_sync(self.aresume(run, input=input, decisions=decisions,
+                                     tool_results=tool_results), method="resume")
 
     async def aresume(self, run: str | AgentCheckpoint, *,
-                      input: str | None = None) -> AgentOutput:
+                      input: str | None = None,
+                      decisions: Mapping[str, Decision | bool] | None = None,
+                      tool_results: Mapping[str, Any] | None = None) -> AgentOutput:
         """:meth:`resume`, awaited."""
         if isinstance(run, AgentCheckpoint):
             return await self._operator.aresume(run, input)
@@ -224,7 +243,8 @@ class Agent:
         if input is not None:
             raise BlogeUsageError("a recorded run resumes where it stopped, without new "
                                   "input; continue its thread with run(input, thread_id=…)")
-        return await self._operator.aresume_run(run)
+        return await self._operator.aresume_run(run, decisions=decisions,
+                                                tool_results=tool_results)
 
     def as_handler(self, *, path: str | None = None,
                    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> AgentHandler:

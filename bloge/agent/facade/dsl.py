@@ -38,7 +38,7 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
     else:
         filename = os.fspath(source)
         definition = compiler.compile_file(Path(source))
-    used = {tool.operator_ref for tool in definition.tools}
+    used = {tool.operator_ref for tool in definition.tools if not tool.external}
     for name in made:
         if name not in used:
             named = sorted(used)
@@ -49,8 +49,9 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
                 f"the tool given to Agent.from_dsl{hint} (its blocks run: "
                 f"{', '.join(named) or 'none'}); add `tool {name} : {name} {{ }}` or leave "
                 "the tool out")
-    return replace(definition, tools=tuple(_described(tool, made[tool.operator_ref])
-                                           for tool in definition.tools))
+    return replace(definition, tools=tuple(
+        tool if tool.external else _described(tool, made[tool.operator_ref])
+        for tool in definition.tools))
 
 
 def _described(tool: AgentToolRef, made: ToolOperator) -> AgentToolRef:

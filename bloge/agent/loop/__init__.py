@@ -5,6 +5,9 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from bloge.agent.loop.approval import Decision as Decision
+    from bloge.agent.loop.approval import PendingCall as PendingCall
+    from bloge.agent.loop.approval import RunPaused as RunPaused
     from bloge.agent.loop.checkpoint import AgentCheckpoint as AgentCheckpoint
     from bloge.agent.loop.chunks import AgentStreamChunk as AgentStreamChunk
     from bloge.agent.loop.chunks import Done as Done

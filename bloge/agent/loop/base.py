@@ -15,11 +15,12 @@ from typing import Any, ClassVar
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.approval import Decision, decision_of
 from bloge.agent.loop.channel import chunk_channel
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.engine import AgentEngine
-from bloge.agent.loop.observer import run_store_of
+from bloge.agent.loop.observer import RunDecider, run_store_of
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.start import RunStart
 from bloge.agent.loop.tools import ChunkSink
@@ -147,13 +148,24 @@ class AgentOperatorBase:
                                      sink=sink, metadata=None, run_id=run_id)
 
     async def _resume_run(self, run_id: str, ctx: Context,
-                          sink: ChunkSink | None = None) -> AgentOutput:
+                          sink: ChunkSink | None = None, *,
+                          decisions: Mapping[str, Decision | bool] | None = None,
+                          tool_results: Mapping[str, Any] | None = None) -> AgentOutput:
         if self._runs is None:
             raise BlogeUsageError(f"agent {self.agent_def.id!r}: resuming run {run_id!r} needs "
                                   "the store it was recorded in; build the operator with "
                                   "store=open_store(...)")
-        return await self._runs.resume_recorded_run(self._engine, run_id, _context(ctx),
-                                                    sink=sink)
+        context = _context(ctx)
+        if decisions or tool_results:
+            if not isinstance(self._runs, RunDecider):
+                raise BlogeUsageError(f"the store of agent {self.agent_def.id!r} takes no "
+                                      "decisions on paused runs")
+            principal = context.principal
+            await self._runs.decide_run(
+                run_id, decisions={k: decision_of(v) for k, v in (decisions or {}).items()},
+                tool_results=dict(tool_results or {}),
+                principal=None if principal is None else principal.name)
+        return await self._runs.resume_recorded_run(self._engine, run_id, context, sink=sink)
 
 
 def _context(ctx: Context) -> OperatorContext:

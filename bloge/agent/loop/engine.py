@@ -30,6 +30,7 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
+from bloge.agent.loop.approval import RoundPlan, RunPaused, pause_status, plan_round
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
@@ -48,7 +49,7 @@ from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.pool_wait import PoolWait
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
-from bloge.llm.types import LlmRequest, LlmResponse
+from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition
 
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
@@ -143,12 +144,16 @@ class AgentEngine:
         chat = self._chat_operator(streamed=self.streaming or sink is not None)
         registry = self.registry
         for tool in self.definition.tools:
-            if tool.operator_ref not in registry:  # the error's wording is built only then
+            # The error's wording is built only then.
+            if not tool.external and tool.operator_ref not in registry:
                 registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
         begun = opening(start, self.definition)
+        if start.tools:
+            _check_own_tools(start.tools, self.definition)
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
-        return _Run(self, context, begun, chat, sink, observer, effects).execute(start.pending)
+        return _Run(self, context, begun, chat, sink, observer, effects,
+                    tuple(start.tools)).execute(start.pending)
 
     def _chat_operator(self, *, streamed: bool) -> BoundOperator:
         name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
@@ -159,15 +164,18 @@ class AgentEngine:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
-                 "_memory", "_observer", "_pool_wait", "_prepare", "_sink", "base_usage", "calls",
+    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
+                 "_external", "_listeners", "_memory", "_observer", "_plan", "_pool_wait",
+                 "_prepare", "_sink",
+                 "_tool_definitions", "_tools", "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
                  chat: BoundOperator, sink: ChunkSink | None,
                  observer: RunObserver | None = None,
-                 effects: RunEffects | None = None) -> None:
+                 effects: RunEffects | None = None,
+                 external: tuple[ToolDefinition, ...] = ()) -> None:
         definition = engine.definition
         self._engine = engine
         self._ctx = ctx
@@ -188,6 +196,12 @@ class _Run:
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._chat = chat
         self._sink = sink
+        self._tools = {tool.name: tool for tool in definition.tools}
+        self._external = frozenset(tool.name for tool in external)
+        self._tool_definitions = engine.tool_definitions + external if external \
+            else engine.tool_definitions
+        #: How the round the model just asked for goes (set with its answer).
+        self._plan: RoundPlan | None = None
         # None: the chat operator is called as it is, and answers whole or streamed.
         self._call_model: ModelCall | None = None if effects is None else effects.call_model
         self._dispatcher: ToolRound = ToolDispatcher(
@@ -217,10 +231,14 @@ class _Run:
                         response = await self._model_turn(turn)
                         step = steps.after_model(turn, response)
                     case steps.RunTools(turn, response):
-                        recorded = pending.results if pending is not None else None
+                        plan = self._round_plan(response, pending)
+                        outcomes = await self._run_round(turn, plan, response)
+                        if plan.waiting:
+                            paused = self._paused(turn, response, plan, outcomes, pending)
+                            self._exited(steps.PAUSED, started)
+                            await self._observe_end(steps.PAUSED, error=paused)
+                            raise paused  # noqa: TRY301 -- except RunPaused passes it on
                         pending = None
-                        outcomes = await self._dispatcher.run(turn, response.tool_calls,
-                                                              recorded=recorded)
                         met = self._record_tools(turn, response, outcomes)
                         step = steps.after_tools(turn, max_turns, response, exit_condition_met=met)
                     case steps.Finish(exit_reason, response):
@@ -237,7 +255,7 @@ class _Run:
                         raise error  # noqa: TRY301 -- except MaxTurnsExceededError passes it on
                     case _:
                         assert_never(step)
-        except MaxTurnsExceededError:
+        except (MaxTurnsExceededError, RunPaused):
             raise
         except asyncio.CancelledError as cancelled:
             self._exited(steps.CANCELLED, started, cancelled)
@@ -281,7 +299,7 @@ class _Run:
 
     async def _model_turn(self, turn: int) -> LlmResponse:
         self.turn = turn
-        engine, definition = self._engine, self._engine.definition
+        _engine, definition = self._engine, self._engine.definition
         if self._prepare:
             await self._memory.prepare()
         view = tuple(self._memory.messages())  # one copy, the one the request carries
@@ -294,7 +312,7 @@ class _Run:
                              TurnStartedPayload(turn, len(view)))
         request = LlmRequest(definition.model, view, definition.temperature,
                              max_tokens=definition.max_tokens, stop=definition.stop,
-                             tools=engine.tool_definitions, tool_choice=definition.tool_choice,
+                             tools=self._tool_definitions, tool_choice=definition.tool_choice,
                              seed=definition.seed)
         call_model = self._call_model
         started = time.perf_counter()
@@ -315,9 +333,53 @@ class _Run:
                 latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
+        if response.tool_calls:
+            self._plan = plan = plan_round(response.tool_calls, self._tools, self._external,
+                                           self._ctx, None)
+            if plan.waiting and observer is not None:
+                observer.calls_waiting(turn, plan.waiting)
         if observer is not None:
             await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
+
+    def _round_plan(self, response: LlmResponse, pending: PendingRound | None) -> RoundPlan:
+        """The plan of a new round (made with the model's answer), or of a resumed one."""
+        plan = self._plan
+        self._plan = None
+        if pending is not None or plan is None:
+            return plan_round(response.tool_calls, self._tools, self._external, self._ctx,
+                              pending)
+        return plan
+
+    async def _run_round(self, turn: int, plan: RoundPlan,
+                         response: LlmResponse) -> list[ToolOutcome]:
+        """Run the calls of ``plan`` that do not wait: outcomes in the model's order."""
+        dispatcher = self._dispatcher
+        if not plan.continued and not plan.waiting:
+            return await dispatcher.run(turn, plan.fresh)
+        found: dict[str, ToolOutcome] = {}
+        if plan.fresh:  # approved calls, never sent before
+            found.update((o.call.id, o) for o in await dispatcher.run(turn, plan.fresh))
+        if plan.continued:
+            found.update((o.call.id, o) for o in await dispatcher.run(
+                turn, plan.continued, recorded=plan.recorded))
+        return [found[call.id] for call in response.tool_calls if call.id in found]
+
+    def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan,
+                outcomes: list[ToolOutcome], pending: PendingRound | None) -> RunPaused:
+        """The signal of a run whose round waits: the calls that ran are in its round."""
+        results = dict(pending.results) if pending is not None else {}
+        results.update((o.call.id, RecordedResult(
+            success=o.success, content=o.content, text_result=isinstance(o.result, str)))
+            for o in outcomes)
+        tool_round = PendingRound(turn, response, results,
+                                  waiting=frozenset(call.call_id for call in plan.waiting))
+        view = tuple(self._memory.messages())  # the round's assistant message last
+        checkpoint = AgentCheckpoint(view, turn - 1, dict(self.tool_results),
+                                     self._engine.definition.id, self.usage)
+        run_id = None if self._observer is None else self._observer.run_id
+        return RunPaused(run_id=run_id, status=pause_status(plan.waiting), pending=plan.waiting,
+                         checkpoint=checkpoint, tool_round=tool_round)
 
     def _record_tools(self, turn: int, response: LlmResponse,
                       outcomes: list[ToolOutcome]) -> bool:
@@ -396,6 +458,16 @@ class _Run:
                 (time.perf_counter() - started) * 1000.0, exit_reason,
                 *_described(error),
             ))
+
+
+def _check_own_tools(tools: Sequence[ToolDefinition], definition: AgentDef) -> None:
+    """A run's own tools may not take the name of one of the agent's, nor repeat one."""
+    taken = {tool.name for tool in definition.tools}
+    for tool in tools:
+        if tool.name in taken:
+            raise BlogeUsageError(f"the run's tool {tool.name!r} has the name of another tool "
+                                  f"of agent {definition.id!r}")
+        taken.add(tool.name)
 
 
 def _described(error: BaseException | None) -> tuple[str | None, str | None]:

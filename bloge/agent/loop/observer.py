@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.approval import Decision
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentUsage
 from bloge.core.errors import BlogeUsageError
@@ -22,6 +23,7 @@ from bloge.llm.messages import LlmMessage
 from bloge.llm.types import LlmResponse
 
 if TYPE_CHECKING:
+    from bloge.agent.loop.approval import PendingCall
     from bloge.agent.loop.engine import AgentEngine
     from bloge.agent.loop.records import AgentInput, AgentOutput
     from bloge.agent.loop.tools import ChunkSink, ToolOutcome
@@ -43,11 +45,18 @@ class PendingRound:
     """A tool round a run was in when it stopped: the model's ``response`` of turn ``turn``
     and the results recorded for some of its calls (by call id). A call without a recorded
     result ran, or may have run, when the run stopped: it runs again only when its operator
-    declares itself idempotent; otherwise the model is told its outcome is unknown."""
+    declares itself idempotent; otherwise the model is told its outcome is unknown (a call
+    approved earlier included: an approval is never a licence to send a call twice)."""
 
     turn: int
     response: LlmResponse
     results: Mapping[str, RecordedResult]
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
+    """Decisions on calls that waited for approval and have not run: an approved call runs
+    now, a denied one tells the model it was denied and why."""
+    waiting: frozenset[str] = frozenset()
+    """Calls that still wait (for a decision, or for an external result): the run pauses
+    again after running the others."""
 
 
 class RunObserver(Protocol):
@@ -75,13 +84,20 @@ class RunObserver(Protocol):
         """The model answered in ``turn`` (its message is the transcript's last); ``usage``
         counts this call."""
 
+    def calls_waiting(self, turn: int, calls: Sequence[PendingCall]) -> None:
+        """``calls`` of the round the model asks for in ``turn`` wait (for approval, or for
+        an external result): called just before :meth:`model_answered`, to be written with
+        it, so that no call that waits is ever taken for one that may have run."""
+
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
         """One tool call of ``turn`` completed; ``running`` calls of the round still run."""
 
     async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
                        view: Sequence[LlmMessage], usage: AgentUsage, turns: int,
                        output: AgentOutput | None, error: BaseException | None) -> None:
-        """The loop ended, with ``output`` or with ``error``."""
+        """The loop ended, with ``output`` or with ``error`` (a
+        :class:`~bloge.agent.loop.approval.RunPaused` when the run paused: exit reason
+        ``"paused"``)."""
 
 
 @runtime_checkable
@@ -101,6 +117,17 @@ class RunStore(Protocol):
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
                                   *, sink: ChunkSink | None) -> AgentOutput:
         """Continue the stored run ``run_id`` from its last completed step."""
+        ...
+
+
+@runtime_checkable
+class RunDecider(Protocol):
+    """A run store that takes decisions on, and results of, a paused run's calls
+    (``bloge.store.RecordedRuns``)."""
+
+    async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
+                         tool_results: Mapping[str, Any], principal: str | None) -> None:
+        """Record each decision and result (a conflict raises, naming the call)."""
         ...
 
 

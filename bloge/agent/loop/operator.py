@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from bloge.agent.loop.approval import Decision
 from bloge.agent.loop.base import AgentOperatorBase, Context
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.records import AgentInput, AgentOutput
@@ -36,16 +40,25 @@ class AgentLoopOperator(AgentOperatorBase):
         return run_sync(self.aexecute(input, ctx, thread_id=thread_id, run_id=run_id),
                         method="execute")
 
-    async def aresume_run(self, run_id: str, ctx: Context = None) -> AgentOutput:
+    async def aresume_run(self, run_id: str, ctx: Context = None, *,
+                          decisions: Mapping[str, Decision | bool] | None = None,
+                          tool_results: Mapping[str, Any] | None = None) -> AgentOutput:
         """Continue the recorded run ``run_id`` from its last completed step: after a crash,
         a failure, a cancellation or ``MaxTurnsExceededError`` (build the operator with a
         higher ``max_turns`` for that). Tool calls whose results were recorded are not run
-        again."""
-        return await self._resume_run(run_id, ctx)
+        again. A paused run (:class:`~bloge.agent.RunPaused`) takes ``decisions`` on its
+        waiting calls (by call id: ``True``, ``False`` or a ``Decision``) and
+        ``tool_results`` of its external ones first; it pauses again while any call still
+        waits."""
+        return await self._resume_run(run_id, ctx, decisions=decisions,
+                                      tool_results=tool_results)
 
-    def resume_run(self, run_id: str, ctx: Context = None) -> AgentOutput:
+    def resume_run(self, run_id: str, ctx: Context = None, *,
+                   decisions: Mapping[str, Decision | bool] | None = None,
+                   tool_results: Mapping[str, Any] | None = None) -> AgentOutput:
         """The sync facade of :meth:`aresume_run`."""
-        return run_sync(self.aresume_run(run_id, ctx), method="resume_run")
+        return run_sync(self.aresume_run(run_id, ctx, decisions=decisions,
+                                         tool_results=tool_results), method="resume_run")
 
     async def aresume(
         self, checkpoint: AgentCheckpoint, input: object = None, ctx: Context = None

@@ -19,6 +19,7 @@ from bloge.agent.loop.observer import PendingRound
 from bloge.agent.loop.records import AgentInput, AgentUsage
 from bloge.core.errors import BlogeUsageError
 from bloge.llm.messages import LlmMessage
+from bloge.llm.types import ToolDefinition
 
 _NO_USAGE = AgentUsage()
 
@@ -34,6 +35,11 @@ class RunStart:
 
     A checkpoint carries its conversation, so it takes no ``history``; a ``pending`` round
     belongs to a checkpoint. Either mistake raises :class:`~bloge.core.errors.BlogeUsageError`.
+
+    ``tools`` are external tools of this run only (a client's own, say): the model sees them
+    beside the agent's, and a call of one pauses the run until its result is posted (see
+    :class:`~bloge.agent.loop.approval.RunPaused`). A name the agent's tools have already
+    raises.
     """
 
     input: AgentInput | None = None
@@ -41,8 +47,13 @@ class RunStart:
     history: Sequence[LlmMessage] = ()
     checkpoint: AgentCheckpoint | None = None
     pending: PendingRound | None = None
+    tools: Sequence[ToolDefinition] = ()
 
     def __post_init__(self) -> None:
+        for tool in self.tools:
+            if not isinstance(tool, ToolDefinition):
+                raise BlogeUsageError(f"RunStart(tools=…) takes ToolDefinition values, got "
+                                      f"{type(tool).__name__}")
         if self.checkpoint is None:
             if self.pending is not None:
                 raise BlogeUsageError("a pending tool round continues a checkpoint: give "

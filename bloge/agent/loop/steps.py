@@ -17,6 +17,8 @@ EXIT_CONDITION = "exit_condition"
 MAX_TURNS = "max_turns"
 ERROR = "error"
 CANCELLED = "cancelled"
+#: The run stopped in a tool round whose calls wait (for approval, or for results).
+PAUSED = "paused"
 
 
 @dataclass(frozen=True, slots=True)

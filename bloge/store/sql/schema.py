@@ -2,7 +2,7 @@
 
 Version 1 is the first schema; version 2 adds the autopilot's tables; version 3 the owner of
 each thread and run (the principal whose API key created it; none for what was recorded
-before, or without keys). A database holds its
+before, or without keys); version 4 the calls paused runs wait on. A database holds its
 version in ``bloge_schema``; a database newer than this code is refused (an older bloge must
 not write a layout it does not know). Every statement is valid for SQLite and for PostgreSQL alike.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 3
+VERSION = 4
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -132,8 +132,31 @@ _V3 = (
     "ALTER TABLE bloge_runs ADD COLUMN owner TEXT",
 )
 
+# Version 4: the calls paused runs wait on (approvals, external results), and each run's
+# own external tools (JSON ToolDefinitions; NULL: none).
+_V4 = (
+    """CREATE TABLE bloge_pending_calls (
+        run_id TEXT NOT NULL,
+        turn BIGINT NOT NULL,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        requested_by TEXT,
+        requested_at DOUBLE PRECISION NOT NULL,
+        expires_at DOUBLE PRECISION,
+        state TEXT NOT NULL,
+        reason TEXT,
+        decided_by TEXT,
+        decided_at DOUBLE PRECISION,
+        PRIMARY KEY (run_id, turn, call_id))""",
+    "CREATE INDEX bloge_pending_calls_by_state ON bloge_pending_calls (state, requested_at)",
+    "ALTER TABLE bloge_runs ADD COLUMN tools TEXT",
+)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
 assert len(MIGRATIONS) == VERSION
 
 

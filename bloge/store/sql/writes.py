@@ -10,6 +10,7 @@ from typing import Any, assert_never
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.records import RunStatus, Segment
+from bloge.store.sql import pending
 from bloge.store.sql.rows import MESSAGE_COUNT, dumps, event_rows, view_json, view_of
 from bloge.store.sql.script import Query, Script, one
 
@@ -80,7 +81,8 @@ def resume_run(*, run_id: str, thread_id: str, worker: str, lease_until: float,
     claim = yield from _claim(thread_id, run_id, lease_until, now)
     if isinstance(claim, Busy):
         return claim
-    owned = "" if previous_worker is None else " AND worker = ?"
+    # A paused run has no worker to compare: not one another resume has just taken.
+    owned = " AND status <> 'running'" if previous_worker is None else " AND worker = ?"
     taken = yield Query(
         "UPDATE bloge_runs SET status = ?, worker = ?, lease_until = ?, updated_at = ?, "
         f"finished_at = NULL, cancel_requested = 0 WHERE id = ?{owned}",
@@ -208,6 +210,8 @@ def _apply(op: ops.Op) -> Script[None]:
                         (turns, dumps(dict(usage)), at, run_id))
         case ops.FinishRun():
             yield from _finish(op)
+        case ops.AwaitCalls() | ops.PauseRun() | ops.HandOver():
+            yield from pending.apply(op)
         case _:
             assert_never(op)
 
@@ -239,7 +243,8 @@ def prune(*, before: float) -> Script[tuple[int, int]]:
     checkpoints and tool calls; then threads untouched since then that no run refers to.
     Returns (runs deleted, threads deleted)."""
     params = (before, before, before)
-    for table in ("bloge_run_events", "bloge_checkpoints", "bloge_tool_calls"):
+    for table in ("bloge_run_events", "bloge_checkpoints", "bloge_tool_calls",
+                  "bloge_pending_calls"):
         yield Query(f"DELETE FROM {table} WHERE run_id IN "
                     f"(SELECT id FROM bloge_runs WHERE {_PRUNED_RUNS})", params)
     runs = yield Query(f"DELETE FROM bloge_runs WHERE {_PRUNED_RUNS}", params)

@@ -1,0 +1,247 @@
+"""Tool calls that wait: for a person's approval, or for a result posted from outside.
+
+A tool may require approval (``requires_approval``: always, or when an expression over its
+call holds) or be *external* (no operator: whoever drives the run posts its result). In a
+tool round, :func:`plan_round` sorts the model's calls: those that need nothing run at once,
+the others wait. When any wait, the engine runs the rest, then stops the run with the
+control-flow signal :class:`RunPaused`, which carries the waiting :class:`PendingCall` values,
+the checkpoint and the round (``tool_round``); the run resumes with a
+:class:`~bloge.agent.loop.observer.PendingRound` that holds each call's :class:`Decision` or
+posted result. Each call of a parallel batch is decided on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from bloge.agent.loop.arguments import ArgumentsError, parse_arguments
+from bloge.core.codec import DEFAULT_CODEC
+from bloge.core.errors import BlogeError, ExpressionError
+from bloge.core.masking import mask_credentials
+from bloge.llm.messages import ToolCall
+
+if TYPE_CHECKING:
+    from bloge.agent.definition import AgentToolRef
+    from bloge.agent.loop.checkpoint import AgentCheckpoint
+    from bloge.agent.loop.observer import PendingRound, RecordedResult
+    from bloge.core.context import OperatorContext
+
+AWAITING_APPROVAL = "awaiting_approval"
+AWAITING_TOOL_RESULTS = "awaiting_tool_results"
+PauseStatus = Literal["awaiting_approval", "awaiting_tool_results"]
+CallKind = Literal["approval", "external"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A decision on one call that waits for approval: ``approved`` or not, why, and who
+    decided (the principal's name; ``None`` when the run has no principals)."""
+
+    approved: bool
+    reason: str | None = None
+    principal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """One call of a paused run's round that waits: for a decision (``kind="approval"``) or
+    for its result (``"external"``). ``arguments`` is the call's JSON text with credentials
+    masked; ``hash`` binds a decision to this tool, these arguments and this call
+    (:func:`call_hash`); ``expires_at`` (epoch seconds) is when an unanswered approval counts
+    as denied (``None``: never, and always for an external call)."""
+
+    call_id: str
+    tool: str
+    arguments: str
+    kind: CallKind
+    hash: str
+    requested_at: float
+    expires_at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"call_id": self.call_id, "tool": self.tool, "arguments": self.arguments,
+                "kind": self.kind, "hash": self.hash, "requested_at": self.requested_at,
+                "expires_at": self.expires_at}
+
+
+class RunPaused(BlogeError):  # noqa: N818 -- a control-flow signal, not an error: named for what happened
+    """The run stopped in a tool round until ``pending`` calls are decided or answered.
+
+    Not a failure: a recorded run is stored as ``status`` (``"awaiting_approval"``, or
+    ``"awaiting_tool_results"`` when only external calls wait) and resumes by its
+    ``run_id``; an unrecorded one (``run_id`` ``None``) resumes with
+    ``RunStart(checkpoint=paused.checkpoint, pending=paused.resumed(decisions=…,
+    results=…))``.
+    """
+
+    def __init__(self, *, run_id: str | None, status: PauseStatus,
+                 pending: tuple[PendingCall, ...], checkpoint: AgentCheckpoint,
+                 tool_round: PendingRound) -> None:
+        self.run_id = run_id
+        self.status = status
+        self.pending = pending
+        self.checkpoint = checkpoint
+        self.tool_round = tool_round
+        calls = ", ".join(f"{call.tool} ({call.call_id})" for call in pending)
+        where = f"run {run_id!r}" if run_id else "the run"
+        super().__init__(f"{where} is {status.replace('_', ' ')}: {calls}")
+
+    def resumed(self, *, decisions: Mapping[str, Decision | bool] | None = None,
+                results: Mapping[str, Any] | None = None) -> PendingRound:
+        """The round to resume an unrecorded run with: ``decisions`` by call id (``True``,
+        ``False`` or a :class:`Decision`), ``results`` of external calls by call id."""
+        from dataclasses import replace  # noqa: PLC0415 -- only a resume needs it
+
+        decided = {call_id: decision_of(value) for call_id, value in (decisions or {}).items()}
+        answered = {call_id: posted_result(value) for call_id, value in (results or {}).items()}
+        waiting = frozenset(call.call_id for call in self.pending) - decided.keys() \
+            - answered.keys()
+        return replace(self.tool_round, results={**self.tool_round.results, **answered},
+                       decisions=decided, waiting=waiting)
+
+
+def decision_of(value: Decision | bool) -> Decision:  # noqa: FBT001 -- True/False is a decision
+    """``value`` as a :class:`Decision`."""
+    if isinstance(value, Decision):
+        return value
+    if isinstance(value, bool):
+        return Decision(approved=value)
+    raise TypeError(f"a decision is True, False or a Decision, got {type(value).__name__}")
+
+
+def posted_result(value: Any) -> RecordedResult:
+    """An external call's posted result as the round records it: text as it is, anything else
+    as JSON."""
+    from bloge.agent.loop.observer import RecordedResult  # noqa: PLC0415 -- a cycle at import
+
+    if isinstance(value, str):
+        return RecordedResult(success=True, content=value, text_result=True)
+    return RecordedResult(success=True, content=DEFAULT_CODEC.encode(value),
+                          text_result=False)
+
+
+def call_hash(tool: str, arguments: str, call_id: str) -> str:
+    """The hex SHA-256 binding a decision to ``tool``, ``arguments`` (canonical JSON: keys
+    sorted, no spaces; the text itself when it is not JSON) and ``call_id``."""
+    try:
+        canonical = DEFAULT_CODEC.encode(_sorted(parse_arguments(arguments, DEFAULT_CODEC)))
+    except ArgumentsError:
+        canonical = arguments
+    digest = hashlib.sha256()
+    for part in (tool, canonical, call_id):
+        digest.update(part.encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def denial(call: ToolCall, decision: Decision) -> RecordedResult:
+    """The tool message a denied (or expired) call gives the model."""
+    from bloge.agent.loop.observer import RecordedResult  # noqa: PLC0415 -- a cycle at import
+
+    why = f": {decision.reason}" if decision.reason else ""
+    return RecordedResult(success=False, text_result=True,
+                          content=f"Error: the call of tool {call.name!r} was denied{why}; "
+                          "it did not run")
+
+
+@dataclass(frozen=True, slots=True)
+class RoundPlan:
+    """How a round goes: ``fresh`` calls run now for the first time; ``continued`` ones go on
+    from ``recorded`` (a result, a denial, or the ledger's rule for a call that may have run);
+    ``waiting`` ones wait."""
+
+    fresh: tuple[ToolCall, ...]
+    continued: tuple[ToolCall, ...]
+    recorded: Mapping[str, RecordedResult]
+    waiting: tuple[PendingCall, ...]
+
+
+def plan_round(calls: Sequence[ToolCall], tools: Mapping[str, AgentToolRef],
+               external: Collection[str], ctx: OperatorContext,
+               pending: PendingRound | None) -> RoundPlan:
+    """Sort a round's ``calls``: a new round (``pending`` ``None``) by each tool's rule
+    (``external`` names the run's own external tools); a resumed round by what ``pending``
+    holds."""
+    now = time.time()
+    if pending is None:
+        fresh: list[ToolCall] = []
+        waiting: list[PendingCall] = []
+        for call in calls:
+            kind = waits(call, tools.get(call.name), external, ctx)
+            if kind is None:
+                fresh.append(call)
+            else:
+                waiting.append(pending_call(call, kind, now))
+        return RoundPlan(tuple(fresh), (), {}, tuple(waiting))
+    recorded = dict(pending.results)
+    fresh, continued, waiting = [], [], []
+    for call in calls:
+        if call.id in recorded:
+            continued.append(call)
+        elif (decision := pending.decisions.get(call.id)) is not None \
+                and not _external(call.name, tools, external):
+            if decision.approved:
+                fresh.append(call)
+            else:
+                recorded[call.id] = denial(call, decision)
+                continued.append(call)
+        elif call.id in pending.waiting:
+            kind = "external" if _external(call.name, tools, external) else "approval"
+            waiting.append(pending_call(call, kind, now))
+        else:
+            continued.append(call)
+    return RoundPlan(tuple(fresh), tuple(continued), recorded, tuple(waiting))
+
+
+def waits(call: ToolCall, tool: AgentToolRef | None, external: Collection[str],
+          ctx: OperatorContext) -> CallKind | None:
+    """Whether ``call`` waits, and for what; an unknown tool runs (to fail as unknown)."""
+    if call.name in external or (tool is not None and tool.external):
+        return "external"
+    if tool is None or tool.requires_approval is False:
+        return None
+    if tool.requires_approval is True:
+        return "approval"
+    try:
+        arguments = parse_arguments(call.arguments, DEFAULT_CODEC)
+    except ArgumentsError:
+        return None  # it fails as invalid arguments without running
+    from bloge.agent.loop.tools import ToolScope  # noqa: PLC0415 -- a cycle at import
+
+    try:
+        needed = tool.requires_approval.evaluate(ToolScope(arguments, ctx))
+    except ExpressionError:
+        return "approval"  # a rule that cannot say fails closed
+    return "approval" if needed else None
+
+
+def _external(name: str, tools: Mapping[str, AgentToolRef], external: Collection[str]) -> bool:
+    tool = tools.get(name)
+    return name in external or (tool is not None and tool.external)
+
+
+def pending_call(call: ToolCall, kind: CallKind, now: float) -> PendingCall:
+    """The waiting record of ``call``: its arguments masked, its hash over the real ones."""
+    return PendingCall(call.id, call.name, mask_credentials(call.arguments), kind,
+                       call_hash(call.name, call.arguments, call.id), now)
+
+
+def pause_status(waiting: Sequence[PendingCall]) -> PauseStatus:
+    """``awaiting_approval`` when any call waits for a decision, else
+    ``awaiting_tool_results``."""
+    if any(call.kind == "approval" for call in waiting):
+        return AWAITING_APPROVAL
+    return AWAITING_TOOL_RESULTS

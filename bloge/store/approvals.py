@@ -1,0 +1,113 @@
+"""Deciding the calls of paused runs, posting their results, and finding them.
+
+Every function takes the :class:`~bloge.store.Store` and works in one transaction; a
+decision or a result the run cannot take raises :class:`ApprovalConflictError` (stale hash,
+decided twice, the run moved on: HTTP 409), :class:`ApprovalForbiddenError` (four eyes: 403)
+or :class:`~bloge.store.StoreNotFoundError` (no such run or call, or another principal's:
+404). Once no call of the round waits (the return values say how many still do), the run can
+be resumed by any worker (``resume_run``), which continues it from the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from bloge.core.codec import DEFAULT_CODEC
+from bloge.store import ops
+from bloge.store.errors import StoreError, StoreNotFoundError
+from bloge.store.records import PendingApproval, RunEvent
+from bloge.store.sql import pending, writes
+from bloge.store.sql.script import Script
+from bloge.store.store import Store
+
+T = TypeVar("T")
+
+
+class ApprovalConflictError(StoreError):
+    """The decision or result cannot be taken: the call was decided already, its hash is
+    stale, it expired, or its run has moved on."""
+
+
+class ApprovalForbiddenError(StoreError):
+    """Four eyes: the principal who started the run may not decide its calls."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A decision taken: the call as it waited, and how many calls of its round still wait
+    (0: the run can continue)."""
+
+    call: PendingApproval
+    approved: bool
+    remaining: int
+
+
+async def decide_call(store: Store, run_id: str, call_id: str, *, approve: bool,
+                      reason: str | None = None, principal: str | None = None,
+                      hash: str | None = None,  # noqa: A002 -- the field it is compared with
+                      owner: str | None = None,
+                      four_eyes: bool = False) -> Decided:
+    """Approve or deny one waiting call of the paused run ``run_id``. ``owner``: the run
+    must be that principal's (else not found); ``hash``: the decision is for exactly the call
+    that hash names; ``four_eyes``: ``principal`` must not be who started the run."""
+    now = store.clock()
+
+    def script() -> Script[tuple[PendingApproval, int]]:
+        call, remaining = yield from pending.decide(
+            run_id=run_id, call_id=call_id, approve=approve, reason=reason,
+            principal=principal, hash=hash, owner=owner, four_eyes=four_eyes, now=now)
+        yield from writes.apply([_event(run_id, "approval_decided", now, {
+            "call_id": call_id, "tool": call.tool, "hash": call.hash, "approved": approve,
+            "reason": reason, "principal": principal, "remaining": remaining})])
+        return call, remaining
+
+    call, remaining = await _run(store, script())
+    return Decided(call, approve, remaining)
+
+
+async def post_tool_results(store: Store, run_id: str, results: Mapping[str, Any], *,
+                            principal: str | None = None, owner: str | None = None) -> int:
+    """Post the results of waiting external calls (by call id; text as it is, anything else
+    as JSON); how many calls of the round still wait."""
+    now = store.clock()
+    encoded = [(call_id, value, True) if isinstance(value, str)
+               else (call_id, DEFAULT_CODEC.encode(value), False)
+               for call_id, value in results.items()]
+
+    def script() -> Script[int]:
+        calls, remaining = yield from pending.post_results(
+            run_id=run_id, results=encoded, principal=principal, owner=owner, now=now)
+        yield from writes.apply([_event(run_id, "tool_results_posted", now, {
+            "call_ids": [call.call_id for call in calls], "principal": principal,
+            "remaining": remaining})])
+        return remaining
+
+    return await _run(store, script())
+
+
+async def pending_approvals(store: Store, *, run_id: str | None = None,
+                            owner: str | None = None,
+                            limit: int = 100) -> list[PendingApproval]:
+    """Calls that wait now, oldest first: of ``run_id``'s run, of ``owner``'s runs."""
+    return await store.run_script(pending.waiting(run_id=run_id, owner=owner, limit=limit))
+
+
+async def find_paused_run(store: Store, call_ids: Sequence[str], *,
+                          owner: str | None) -> str | None:
+    """The paused run (``owner``'s) waiting on every one of ``call_ids``, or ``None``."""
+    return await store.run_script(pending.paused_with(list(call_ids), owner=owner))
+
+
+def _event(run_id: str, kind: str, at: float, body: Mapping[str, Any]) -> ops.AppendRunEvents:
+    return ops.AppendRunEvents(run_id, (RunEvent(run_id, 0, kind, at, body),), at)
+
+
+async def _run(store: Store, script: Script[T]) -> T:
+    try:
+        return await store.run_script(script, write=True)
+    except pending.RefusedError as refused:
+        kind = {"missing": StoreNotFoundError, "conflict": ApprovalConflictError,
+                "forbidden": ApprovalForbiddenError}[refused.kind]
+        raise kind(refused.message, store=store.url) from None

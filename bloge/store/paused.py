@@ -1,0 +1,101 @@
+"""Paused runs in the store: what a run writes when its round waits, and what it resumes with.
+
+A round whose calls wait is written with the model's answer that asked for it
+(:func:`await_calls`: one ``bloge_pending_calls`` row a call, state ``waiting``), so that no
+call that waits is ever taken for one that may have run. When the run stops
+(:func:`pause_ops`), it is stored as ``awaiting_approval`` or ``awaiting_tool_results`` with
+no worker and no lease: it holds nothing but those rows and its thread. Decisions and posted
+results change the rows (:mod:`bloge.store.approvals`); a resume (:func:`resumed_round`) reads
+them into the engine's :class:`~bloge.agent.runtime.PendingRound` and marks approved calls
+``sent`` before any runs, so that an approved call whose run crashes mid-flight follows the
+ledger's rule: it is never sent again unless its operator is idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from bloge.agent.runtime import Decision, PendingCall, PendingRound, RunPaused
+from bloge.store import ops
+from bloge.store.records import PendingApproval, RunStatus
+from bloge.store.sql import pending
+
+if TYPE_CHECKING:
+    from bloge.store.recorder import Recorder
+    from bloge.store.store import Store
+
+#: The reason an expired request gives the model.
+EXPIRED = "the approval request expired before anyone decided it"
+
+
+def await_calls(store: Store, run_id: str, turn: int,
+                calls: Sequence[PendingCall]) -> ops.AwaitCalls:
+    """The write of ``calls`` waiting: an approval expires after ``store.approval_expiry``."""
+    expiry = store.approval_expiry
+    stamped = tuple(
+        replace(call, expires_at=call.requested_at + expiry)
+        if call.kind == "approval" and expiry is not None and call.expires_at is None else call
+        for call in calls)
+    return ops.AwaitCalls(run_id, turn, stamped)
+
+
+def pause_ops(recorder: Recorder, paused: RunPaused, turns: int, usage: Any,
+              now: float) -> list[ops.Op]:
+    """The end of a run that paused: an event per waiting call (``approval_required`` or
+    ``tool_results_required``), then its status. A resumed round that pauses again announces
+    its calls again (their rows keep the first request's times)."""
+    expiry = recorder.store.approval_expiry
+    for call in paused.pending:
+        kind = "approval_required" if call.kind == "approval" else "tool_results_required"
+        expires = call.expires_at if call.expires_at is not None else (
+            call.requested_at + expiry if call.kind == "approval" and expiry is not None
+            else None)
+        recorder.event(kind, {**call.to_dict(), "expires_at": expires, "turn": turns})
+    return [ops.PauseRun(recorder.run_id, RunStatus(paused.status), turns, usage, now)]
+
+
+async def resumed_round(store: Store, recorder: Recorder,
+                        ledger_round: PendingRound) -> PendingRound:
+    """``ledger_round`` (the round as the ledger has it) with the decisions and waiting calls
+    of its stored rows; approved and expired calls are marked as handed over before the run
+    goes on."""
+    rows = await store.run_script(pending.pending_calls(recorder.run_id, ledger_round.turn))
+    if not rows:
+        return ledger_round
+    now = store.clock()
+    decisions: dict[str, Decision] = {}
+    waiting: set[str] = set()
+    sent: list[str] = []
+    expired: list[str] = []
+    for row in rows:
+        if row.call_id in ledger_round.results:
+            continue
+        match row.state:
+            case "approved" | "denied":
+                decisions[row.call_id] = Decision(approved=row.state == "approved",
+                                                  reason=row.reason, principal=row.decided_by)
+                if row.state == "approved":
+                    sent.append(row.call_id)
+            case "waiting" if row.expired(now):
+                decisions[row.call_id] = Decision(approved=False, reason=EXPIRED)
+                expired.append(row.call_id)
+            case "waiting":
+                waiting.add(row.call_id)
+            case "expired":
+                decisions[row.call_id] = Decision(approved=False, reason=EXPIRED)
+            case _:
+                pass  # sent: the ledger's rule; answered: its result is in the ledger
+    if sent or expired:
+        for call_id in expired:
+            recorder.event("approval_expired", {"call_id": call_id, "turn": ledger_round.turn})
+        recorder.keep(ops.HandOver(recorder.run_id, ledger_round.turn, tuple(sent), tuple(expired),
+                                   now))
+        await recorder.flush()
+    return replace(ledger_round, decisions=decisions, waiting=frozenset(waiting))
+
+
+def waiting_rows(rows: Sequence[PendingApproval]) -> tuple[PendingApproval, ...]:
+    """The rows still waiting, in order."""
+    return tuple(row for row in rows if row.state == "waiting")

@@ -1,0 +1,194 @@
+"""Scripts of the calls paused runs wait on: writing them, deciding them, reading them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bloge.store import ops
+from bloge.store.records import PendingApproval, RunStatus
+from bloge.store.sql.rows import dumps
+from bloge.store.sql.script import Query, Script, one
+
+PENDING_COLUMNS = ("run_id, turn, call_id, tool, arguments, kind, hash, requested_by, "
+                   "requested_at, expires_at, state, reason, decided_by, decided_at")
+
+
+def pending_of(row: Sequence[Any]) -> PendingApproval:
+    (run_id, turn, call_id, tool, arguments, kind, hash_, requested_by, requested_at,
+     expires_at, state, reason, decided_by, decided_at) = row
+    return PendingApproval(run_id, int(turn), call_id, tool, arguments, kind, hash_,
+                           requested_by, requested_at, expires_at, state, reason, decided_by,
+                           decided_at)
+
+
+def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver) -> Script[None]:
+    match op:
+        case ops.AwaitCalls(run_id, turn, calls):
+            if not calls:
+                return
+            yield Query(
+                f"INSERT INTO bloge_pending_calls ({PENDING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, "
+                "?, (SELECT owner FROM bloge_runs WHERE id = ?), ?, ?, 'waiting', NULL, NULL, "
+                "NULL) ON CONFLICT (run_id, turn, call_id) DO NOTHING",
+                [(run_id, turn, c.call_id, c.tool, c.arguments, c.kind, c.hash, run_id,
+                  c.requested_at, c.expires_at) for c in calls], many=True)
+        case ops.PauseRun(run_id, status, turns, usage, at):
+            yield Query(
+                "UPDATE bloge_runs SET status = ?, turns = ?, usage = ?, updated_at = ?, "
+                "worker = NULL, lease_until = NULL WHERE id = ?",
+                (status.value, turns, dumps(dict(usage)), at, run_id))
+            # The thread stays the run's (no other run may write to it), with no lease.
+            yield Query("UPDATE bloge_threads SET lease_until = NULL, updated_at = ? "
+                        "WHERE active_run_id = ?", (at, run_id))
+        case ops.HandOver(run_id, turn, sent, expired, at):
+            if sent:
+                yield Query("UPDATE bloge_pending_calls SET state = 'sent' WHERE run_id = ? "
+                            "AND turn = ? AND call_id = ? AND state = 'approved'",
+                            [(run_id, turn, call_id) for call_id in sent], many=True)
+            if expired:
+                yield Query("UPDATE bloge_pending_calls SET state = 'expired', decided_at = ? "
+                            "WHERE run_id = ? AND turn = ? AND call_id = ? AND state = 'waiting'",
+                            [(at, run_id, turn, call_id) for call_id in expired], many=True)
+
+
+def pending_calls(run_id: str, turn: int | None = None) -> Script[list[PendingApproval]]:
+    """The calls run ``run_id`` waited on, of ``turn`` (else of every turn), in order."""
+    where, params = ("run_id = ?", (run_id,)) if turn is None else \
+        ("run_id = ? AND turn = ?", (run_id, turn))
+    result = yield Query(f"SELECT {PENDING_COLUMNS} FROM bloge_pending_calls WHERE {where} "
+                         "ORDER BY turn, requested_at, call_id", params)
+    return [pending_of(row) for row in result.rows]
+
+
+def waiting(*, run_id: str | None, owner: str | None,
+            limit: int) -> Script[list[PendingApproval]]:
+    """Calls that wait now (runs paused), oldest first; of ``run_id``'s run; with ``owner``,
+    only of that principal's runs."""
+    clauses = ["p.state = 'waiting'", "r.status IN (?, ?)"]
+    params: list[Any] = [RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value]
+    if run_id is not None:
+        clauses.append("p.run_id = ?")
+        params.append(run_id)
+    if owner is not None:
+        clauses.append("r.owner = ?")
+        params.append(owner)
+    columns = ", ".join(f"p.{c.strip()}" for c in PENDING_COLUMNS.split(","))
+    result = yield Query(
+        f"SELECT {columns} FROM bloge_pending_calls p JOIN bloge_runs r ON r.id = p.run_id "
+        f"WHERE {' AND '.join(clauses)} ORDER BY p.requested_at, p.call_id LIMIT ?",
+        (*params, limit))
+    return [pending_of(row) for row in result.rows]
+
+
+def paused_with(call_ids: Sequence[str], *, owner: str | None) -> Script[str | None]:
+    """The paused run whose waiting calls include all of ``call_ids`` (``owner``'s when
+    given), or ``None``."""
+    if not call_ids:
+        return None
+    marks = ", ".join("?" for _ in call_ids)
+    owned = "" if owner is None else " AND r.owner = ?"
+    row = one((yield Query(
+        "SELECT p.run_id FROM bloge_pending_calls p JOIN bloge_runs r ON r.id = p.run_id "
+        f"WHERE p.call_id IN ({marks}) AND p.state = 'waiting' AND r.status IN (?, ?){owned} "
+        "GROUP BY p.run_id HAVING COUNT(*) = ? ORDER BY MAX(p.requested_at) DESC LIMIT 1",
+        (*call_ids, RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value,
+         *(() if owner is None else (owner,)), len(set(call_ids))))))
+    return None if row is None else str(row[0])
+
+
+class RefusedError(Exception):
+    """A decision or a result the run cannot take: ``kind`` is ``"missing"`` (no such run or
+    call, or another principal's), ``"conflict"`` (stale, twice, moved on) or
+    ``"forbidden"`` (four eyes)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def _paused_run(run_id: str, owner: str | None) -> Script[tuple[str, str | None, int]]:
+    """(status, owner, turn of the round it waits in) of the paused run ``run_id``."""
+    row = one((yield Query("SELECT status, owner FROM bloge_runs WHERE id = ?", (run_id,))))
+    if row is None or (owner is not None and row[1] != owner):
+        raise RefusedError("missing", f"no run {run_id!r}")
+    status = str(row[0])
+    if status not in (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value):
+        raise RefusedError("conflict", f"run {run_id!r} is {status}, not waiting for decisions or "
+                                  "tool results: it has moved on")
+    turn = one((yield Query("SELECT MAX(turn) FROM bloge_pending_calls WHERE run_id = ?",
+                            (run_id,))))
+    return status, row[1], int(turn[0]) if turn and turn[0] is not None else 0
+
+
+def _call(run_id: str, turn: int, call_id: str) -> Script[PendingApproval]:
+    row = one((yield Query(f"SELECT {PENDING_COLUMNS} FROM bloge_pending_calls "
+                           "WHERE run_id = ? AND turn = ? AND call_id = ?",
+                           (run_id, turn, call_id))))
+    if row is None:
+        raise RefusedError("missing", f"run {run_id!r} waits on no call {call_id!r}")
+    return pending_of(row)
+
+
+def decide(*, run_id: str, call_id: str, approve: bool, reason: str | None,
+           principal: str | None, hash: str | None,  # noqa: A002 -- the row's field
+           owner: str | None, four_eyes: bool,
+           now: float) -> Script[tuple[PendingApproval, int]]:
+    """Decide one waiting call; (the call as it was, calls of the round still waiting)."""
+    _, started_by, turn = yield from _paused_run(run_id, owner)
+    call = yield from _call(run_id, turn, call_id)
+    if call.kind != "approval":
+        raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} waits for its result, "
+                                  "not a decision: post it to /runs/{id}/tool-results")
+    if call.expired(now):
+        raise RefusedError("conflict", f"the approval of call {call_id!r} expired; it counts as "
+                                  "denied")
+    if call.state != "waiting":
+        by = f" by {call.decided_by}" if call.decided_by else ""
+        raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} was already decided "
+                                  f"({call.state}{by})")
+    if hash is not None and hash != call.hash:
+        raise RefusedError("conflict", f"stale decision: call {call_id!r} has hash {call.hash}, "
+                                  f"not {hash}")
+    if four_eyes and (principal is None or principal == started_by):
+        raise RefusedError("forbidden", f"four eyes: run {run_id!r} was started by "
+                                   f"{started_by or 'nobody'}; another principal must decide")
+    yield Query("UPDATE bloge_pending_calls SET state = ?, reason = ?, decided_by = ?, "
+                "decided_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
+                ("approved" if approve else "denied", reason, principal, now, run_id, turn,
+                 call_id))
+    return call, (yield from _still_waiting(run_id, turn, now))
+
+
+def post_results(*, run_id: str, results: Sequence[tuple[str, str, bool]],
+                 principal: str | None, owner: str | None,
+                 now: float) -> Script[tuple[list[PendingApproval], int]]:
+    """Post results (call id, tool message, whether text) of waiting external calls; (the
+    calls, calls of the round still waiting)."""
+    _, _, turn = yield from _paused_run(run_id, owner)
+    calls = []
+    for call_id, content, text in results:
+        call = yield from _call(run_id, turn, call_id)
+        if call.kind != "external":
+            raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} waits for a "
+                                      "decision, not a result")
+        if call.state != "waiting":
+            raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} has its result "
+                                      "already")
+        calls.append(call)
+        yield Query("UPDATE bloge_pending_calls SET state = 'answered', decided_by = ?, "
+                    "decided_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
+                    (principal, now, run_id, turn, call_id))
+        yield Query("UPDATE bloge_tool_calls SET status = 'completed', success = 1, "
+                    "content = ?, text_result = ?, completed_at = ? "
+                    "WHERE run_id = ? AND turn = ? AND call_id = ?",
+                    (content, int(text), now, run_id, turn, call_id))
+    return calls, (yield from _still_waiting(run_id, turn, now))
+
+
+def _still_waiting(run_id: str, turn: int, now: float) -> Script[int]:
+    row = one((yield Query("SELECT COUNT(*) FROM bloge_pending_calls WHERE run_id = ? AND "
+                           "turn = ? AND state = 'waiting' AND (expires_at IS NULL OR "
+                           "expires_at > ?)", (run_id, turn, now))))
+    return int(row[0]) if row else 0

@@ -1,0 +1,122 @@
+"""The engine pauses a round whose calls wait, and resumes it call by call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry
+from bloge.agent import AgentInput, Decision, RunPaused
+from bloge.agent.runtime import AgentEngine, RunStart, call_hash
+from bloge.llm import ScriptedProvider, ToolDefinition
+from tests.runtime.helpers import calls
+
+ran: list[dict[str, Any]] = []
+AMOUNT = {"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}
+
+
+def pay(input: dict[str, Any]) -> str:
+    ran.append(dict(input))
+    return f"paid {input['amount']}"
+
+
+def look(input: dict[str, Any]) -> str:
+    ran.append(dict(input))
+    return "looked"
+
+
+def engine_with(provider: ScriptedProvider) -> AgentEngine:
+    registry = OperatorRegistry({"Pay": pay, "Look": look, "llmChat": LlmChatOperator(provider)})
+    definition = (AgentBuilder.create("payer", registry=registry).model("m")
+                  .tool("pay", "Pay", input={"amount": "tool_args.amount"}, parameters=AMOUNT,
+                        requires_approval="tool_args.amount > 100")
+                  .tool("look", "Look", input={"q": "tool_args.q"})
+                  .tool("ask_user", external=True, parameters={"type": "object"})
+                  .build())
+    return AgentEngine("payer", definition, registry)
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    ran.clear()
+
+
+async def test_a_call_over_the_rule_waits_while_the_others_of_its_batch_run() -> None:
+    provider = ScriptedProvider(calls(("pay", {"amount": 500}, "a"), ("look", {"q": "x"}, "b"),
+                                       ("pay", {"amount": 5}, "c")))
+    with pytest.raises(RunPaused) as paused:
+        await engine_with(provider).run(_start("pay"), None)
+    assert paused.value.status == "awaiting_approval"
+    assert [call.call_id for call in paused.value.pending] == ["a"]
+    assert ran == [{"q": "x"}, {"amount": 5}]
+    assert set(paused.value.tool_round.results) == {"b", "c"}
+
+
+async def test_each_call_of_a_parallel_batch_is_decided_on_its_own() -> None:
+    provider = ScriptedProvider(calls(("pay", {"amount": 500}, "a"), ("pay", {"amount": 900}, "b")),
+                                 "done")
+    engine = engine_with(provider)
+    with pytest.raises(RunPaused) as paused:
+        await engine.run(_start("pay twice"), None)
+    resumed = paused.value.resumed(
+        decisions={"a": True, "b": Decision(approved=False, reason="too much")})
+    output = await engine.run(RunStart(checkpoint=paused.value.checkpoint, pending=resumed), None)
+    assert output.content == "done"
+    assert ran == [{"amount": 500}]
+    tool_messages = [m for m in output.messages if m.role == "tool"]
+    assert tool_messages[0].content == "paid 500"
+    assert "denied: too much" in tool_messages[1].content
+    assert tool_messages[1].is_error
+
+
+async def test_a_partial_decision_pauses_again_with_the_rest() -> None:
+    provider = ScriptedProvider(calls(("pay", {"amount": 500}, "a"), ("pay", {"amount": 900}, "b")),
+                                 "done")
+    engine = engine_with(provider)
+    with pytest.raises(RunPaused) as first:
+        await engine.run(_start("pay twice"), None)
+    with pytest.raises(RunPaused) as second:
+        await engine.run(RunStart(checkpoint=first.value.checkpoint,
+                                  pending=first.value.resumed(decisions={"a": True})), None)
+    assert [call.call_id for call in second.value.pending] == ["b"]
+    output = await engine.run(RunStart(checkpoint=second.value.checkpoint,
+                                       pending=second.value.resumed(decisions={"b": True})), None)
+    assert output.content == "done"
+    assert ran == [{"amount": 500}, {"amount": 900}]
+
+
+async def test_an_external_call_waits_for_its_posted_result() -> None:
+    provider = ScriptedProvider(calls(("ask_user", {"question": "which?"}, "e")), "ok")
+    engine = engine_with(provider)
+    with pytest.raises(RunPaused) as paused:
+        await engine.run(_start("ask"), None)
+    assert paused.value.status == "awaiting_tool_results"
+    assert paused.value.pending[0].kind == "external"
+    output = await engine.run(RunStart(checkpoint=paused.value.checkpoint,
+                                       pending=paused.value.resumed(results={"e": {"pick": 2}})),
+                              None)
+    assert [m.content for m in output.messages if m.role == "tool"] == ['{"pick":2}']
+
+
+async def test_a_run_s_own_tools_are_external_and_seen_by_the_model() -> None:
+    provider = ScriptedProvider(calls(("client_fn", {}, "k")), "ok")
+    engine = engine_with(provider)
+    with pytest.raises(RunPaused) as paused:
+        await engine.run(RunStart(_input("go"), tools=[ToolDefinition("client_fn")]), None)
+    assert paused.value.pending[0].tool == "client_fn"
+    assert "client_fn" in [t.name for t in provider.requests[0].tools]
+
+
+def test_the_hash_binds_tool_arguments_and_call() -> None:
+    assert call_hash("pay", '{"b": 1, "a": 2}', "x") == call_hash("pay", '{"a":2,"b":1}', "x")
+    assert call_hash("pay", '{"a": 2}', "x") != call_hash("pay", '{"a": 3}', "x")
+    assert call_hash("pay", '{"a": 2}', "x") != call_hash("pay", '{"a": 2}', "y")
+
+
+def _input(text: str) -> Any:
+    return AgentInput.of(text)
+
+
+def _start(text: str) -> RunStart:
+    return RunStart(_input(text))

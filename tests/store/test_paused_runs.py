@@ -1,0 +1,143 @@
+"""A paused run is a run state of the store: it waits holding no worker, takes decisions
+call by call, and any process continues it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bloge import Agent
+from bloge.agent import Decision, RunPaused
+from bloge.llm import ScriptedProvider, ToolDefinition
+from bloge.store import Store, StoreNotFoundError
+from bloge.store.approvals import (
+    ApprovalConflictError,
+    ApprovalForbiddenError,
+    decide_call,
+    find_paused_run,
+    pending_approvals,
+    post_tool_results,
+)
+from bloge.store.records import RunStatus
+from tests.runtime.helpers import calls
+
+sent: list[int] = []
+
+
+def transfer(amount: int) -> str:
+    """Send money."""
+    sent.append(amount)
+    return f"sent {amount}"
+
+
+transfer.requires_approval = "tool_args.amount > 100"  # type: ignore[attr-defined]  # the facade reads it
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    sent.clear()
+
+
+def agent(store: Store, *answers: Any) -> Agent:
+    return Agent(ScriptedProvider(*answers), [transfer, ToolDefinition("ask_user")],
+                 store=store)
+
+
+async def paused(store: Store, *answers: Any) -> tuple[Agent, RunPaused]:
+    made = agent(store, *answers)
+    with pytest.raises(RunPaused) as caught:
+        await made.arun("pay")
+    return made, caught.value
+
+
+async def test_a_paused_run_is_stored_awaiting_approval_holding_no_worker(store: Store) -> None:
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                         ("transfer", {"amount": 5}, "b")), "done")
+    run = await store.get_run(pause.run_id or "")
+    assert run.status is RunStatus.AWAITING_APPROVAL
+    assert run.worker is None
+    assert run.lease_until is None
+    assert [(p.call_id, p.tool, p.state) for p in run.pending_approvals] == [
+        ("a", "transfer", "waiting")]
+    assert sent == [5]
+
+
+async def test_a_decided_run_continues_from_the_store(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                            ("transfer", {"amount": 900}, "b")), "done")
+    decided = await decide_call(store, pause.run_id or "", "a", approve=True, principal="ann")
+    assert decided.remaining == 1
+    await decide_call(store, pause.run_id or "", "b", approve=False, reason="too much")
+    output = await made.aresume(pause.run_id or "")
+    assert output.content == "done"
+    assert sent == [500]
+    denied = [m for m in output.messages if m.role == "tool"][1]
+    assert "denied: too much" in denied.content
+    assert (await store.get_run(pause.run_id or "")).status is RunStatus.SUCCEEDED
+
+
+async def test_the_facade_resumes_with_decisions(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    output = await made.aresume(pause.run_id or "", decisions={"a": Decision(approved=True)})
+    assert output.content == "done"
+    assert sent == [500]
+
+
+async def test_deciding_twice_a_stale_hash_or_a_moved_on_run_is_a_conflict(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                            ("transfer", {"amount": 700}, "b")), "done")
+    run_id = pause.run_id or ""
+    with pytest.raises(ApprovalConflictError, match="stale"):
+        await decide_call(store, run_id, "a", approve=True, hash="0" * 64)
+    await decide_call(store, run_id, "a", approve=True, hash=pause.pending[0].hash)
+    with pytest.raises(ApprovalConflictError, match="already decided"):
+        await decide_call(store, run_id, "a", approve=False)
+    await made.aresume(run_id, decisions={"b": True})
+    with pytest.raises(ApprovalConflictError, match="moved on"):
+        await decide_call(store, run_id, "b", approve=True)
+
+
+async def test_four_eyes_refuses_the_principal_who_started_the_run(store: Store) -> None:
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    with pytest.raises(ApprovalForbiddenError, match="four eyes"):
+        await decide_call(store, pause.run_id or "", "a", approve=True, principal=None,
+                          four_eyes=True)
+
+
+async def test_another_principal_s_run_is_not_found(store: Store) -> None:
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    with pytest.raises(StoreNotFoundError):
+        await decide_call(store, pause.run_id or "", "a", approve=True, owner="mallory")
+    assert await pending_approvals(store, owner="mallory") == []
+
+
+async def test_an_external_call_continues_with_its_posted_result(store: Store) -> None:
+    made, pause = await paused(store, calls(("ask_user", {"q": "which?"}, "e")), "ok")
+    assert (await store.get_run(pause.run_id or "")).status is RunStatus.AWAITING_TOOL_RESULTS
+    assert await find_paused_run(store, ["e"], owner=None) == pause.run_id
+    assert await post_tool_results(store, pause.run_id or "", {"e": "the blue one"}) == 0
+    output = await made.aresume(pause.run_id or "")
+    assert [m.content for m in output.messages if m.role == "tool"] == ["the blue one"]
+
+
+async def test_an_expired_request_counts_as_denied(store: Store) -> None:
+    store.approval_expiry = 0.0
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    with pytest.raises(ApprovalConflictError, match="expired"):
+        await decide_call(store, pause.run_id or "", "a", approve=True)
+    output = await made.aresume(pause.run_id or "")
+    assert "expired" in next(m for m in output.messages if m.role == "tool").content
+    assert sent == []
+
+
+async def test_an_approved_call_is_sent_once_even_when_resumed_again(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                            ("ask_user", {}, "e")), "done")
+    # approved, then the run pauses again for the external call: the approval is spent
+    with pytest.raises(RunPaused):
+        await made.aresume(pause.run_id or "", decisions={"a": True})
+    assert sent == [500]
+    output = await made.aresume(pause.run_id or "", tool_results={"e": 1})
+    assert output.content == "done"
+    assert sent == [500]
