@@ -183,6 +183,9 @@ class AgentDef:
     """Sequences that end a model's answer (our addition)."""
     seed: int | None = None
     """Asks the provider for repeatable sampling, where it has that (our addition)."""
+    parallel_tool_calls: bool | None = None
+    """``False`` asks the model for at most one tool call per answer, where the provider has
+    that (``None``: the provider's default, which allows several; our addition)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)

@@ -18,19 +18,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import replace
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bloge.agent import AgentOutput, AgentRunError, MaxTurnsExceededError
+from bloge.agent import AgentOutput, AgentRunError, MaxTurnsExceededError, RunPaused
 from bloge.core.context import OperatorContext
-from bloge.core.ids import new_id
+from bloge.server import openai_rounds as rounds
 from bloge.server import openai_wire as wire
 from bloge.server.agents import UnknownAgentError
 from bloge.server.inputs import json_body
 from bloge.server.launch import RunFailure, answer_whole, run_failure, start_streamed
-from bloge.server.principals import run_context
+from bloge.server.principals import principal_of, run_context
 from bloge.server.problems import error_body, problem
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
@@ -64,34 +65,56 @@ async def chat_completions(request: Request) -> Response:
     missing = _missing(state, chat.agent_id)
     if missing is not None:
         return missing
+    principal = principal_of(request)
+    try:
+        run = await rounds.completion_run(state.store, state.agents.definition(chat.agent_id),
+                                          chat,
+                                          principal=None if principal is None else principal.name)
+    except rounds.ToolRoundError as error:
+        return problem(error.message, status=error.status, param=error.param, code=error.code)
     created = int(time.time())
     ctx = run_context(request)
     if chat.stream:
-        return await _streamed(state, chat, created, ctx)
-    operator = state.agents.whole(chat.agent_id, sampling=chat.sampling)
-    run_id = new_id()
+        return await _streamed(state, chat, run, created, ctx)
+    operator = state.agents.whole(chat.agent_id, sampling=run.changes)
     try:
-        output = await answer_whole(state, request, chat.agent_id,
-                                    lambda run: operator.aexecute(chat.input, ctx, run_id=run),
-                                    run_id=run_id)
+        output = await answer_whole(
+            state, request, chat.agent_id,
+            (lambda resumed: operator.aresume_run(resumed, ctx)) if run.resumed else
+            (lambda new: operator.aexecute(chat.input, ctx, run_id=new)), run_id=run.run_id)
     except MaxTurnsExceededError as error:
-        return JSONResponse(wire.completion(_completion_id(run_id), chat.agent_id,
-                                            created, wire.out_of_turns(error)))
+        return JSONResponse(wire.completion(_completion_id(run.run_id), chat.agent_id,
+                                            created, _own(wire.out_of_turns(error), run)))
+    except RunPaused as paused:
+        said = rounds.paused_answer(paused, since=run.usage)
+        if isinstance(said, RunFailure):
+            return _failure_response(said)
+        return JSONResponse(wire.completion(_completion_id(run.run_id), chat.agent_id,
+                                            created, said))
     except (AgentRunError, RunCancelledError, TimeoutError) as error:
-        return _failure_response(await run_failure(state, run_id, error))
+        return _failure_response(await run_failure(state, run.run_id, error))
     if output is None:
         return Response(status_code=499)  # the client left; its run was cancelled
-    return JSONResponse(wire.completion(_completion_id(run_id), chat.agent_id, created,
-                                        wire.answer(output)))
+    return JSONResponse(wire.completion(_completion_id(run.run_id), chat.agent_id, created,
+                                        _own(wire.answer(output), run)))
 
 
-async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int,
-                    ctx: OperatorContext | None) -> Response:
-    streaming = state.agents.streaming(chat.agent_id, sampling=chat.sampling)
-    run_id = new_id()
-    task, events = start_streamed(state, chat.agent_id, run_id,
-                                  lambda run, sink: streaming.arun(chat.input, ctx,
-                                                                   on_chunk=sink, run_id=run))
+def _own(said: wire.Answer, run: rounds.CompletionRun) -> wire.Answer:
+    """``said`` with the usage of this completion's model calls only (a continued run's
+    earlier calls were told in its earlier completions)."""
+    return replace(said, usage=rounds.usage_since(said.usage, run.usage))
+
+
+async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.CompletionRun,
+                    created: int, ctx: OperatorContext | None) -> Response:
+    streaming = state.agents.streaming(chat.agent_id, sampling=run.changes)
+    run_id = run.run_id
+    task, events = start_streamed(
+        state, chat.agent_id, run_id,
+        (lambda resumed, sink: streaming.arun_resumed(resumed, ctx, on_chunk=sink))
+        if run.resumed else
+        (lambda new, sink: streaming.arun(chat.input, ctx, on_chunk=sink, run_id=new)),
+        after=run.events)
     shown = (event async for event in events if event.type in SHOWN)
     first = asyncio.ensure_future(anext(shown, None))
     try:
@@ -101,7 +124,7 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int,
         task.cancel()
         raise answered_shutdown(run_id) from None
     if first.done():
-        failed = await _failed_before(state, run_id, first.result(), task)
+        failed = await _failed_before(state, run, first.result(), task)
         if failed is not None:
             return failed
 
@@ -111,36 +134,40 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, created: int,
     writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
                               include_usage=chat.include_usage)
     stopping = error_body(str(ServerStoppingError(run_id)), status=503, code="server_stopping")
-    return EventStream(_frames(state, run_id, writer, first, shown, task),
+    return EventStream(_frames(state, run, writer, first, shown, task),
                        keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
                        on_disconnect=cancel, closing=_data(wire.dumps(stopping)) + DONE)
 
 
-async def _failed_before(state: ServerState, run_id: str, first: RunEvent | None,
+async def _failed_before(state: ServerState, run: rounds.CompletionRun,
+                         first: RunEvent | None,
                          task: asyncio.Task[AgentOutput]) -> Response | None:
     """The error response of a run that failed before its first token; ``None`` when it
-    did not (its stream goes on)."""
-    if first is None:  # it failed before it was recorded: the app's handlers answer
+    did not (its stream goes on; a run that paused is told in it)."""
+    if first is None:  # it failed before it was recorded (the app's handlers answer), or paused
         await asyncio.wait({task})
-        task.result()
-    if not _ends(first):
+        if isinstance(task.exception(), RunPaused):
+            first = None
+        else:
+            task.result()
+    if first is not None and not _ends(first):
         return None
-    ending = await _outcome(state, run_id, task)
+    ending = await _outcome(state, run, task)
     return _failure_response(ending) if isinstance(ending, RunFailure) else None
 
 
-async def _frames(state: ServerState, run_id: str, writer: wire.ChunkWriter,
+async def _frames(state: ServerState, run: rounds.CompletionRun, writer: wire.ChunkWriter,
                   first: asyncio.Future[RunEvent | None], rest: AsyncGenerator[RunEvent, None],
                   task: asyncio.Task[AgentOutput]) -> AsyncIterator[bytes]:
-    """The role, the text of each token, then the run's ending (its finish reason and usage,
-    or its error), then ``[DONE]``."""
+    """The role, the text of each token, then the run's ending (the client's tool calls it
+    waits on, its finish reason and usage, or its error), then ``[DONE]``."""
     try:
         yield _data(writer.opening())
         event = await first
         while event is not None and not _ends(event):
             yield _data(writer.token(event.body["text"], event.body["turn"]))
             event = await anext(rest, None)
-        ending = await _outcome(state, run_id, task)
+        ending = await _outcome(state, run, task)
         if isinstance(ending, RunFailure):
             yield _data(wire.dumps(error_body(ending.message, status=ending.status,
                                               code=ending.code)))
@@ -154,17 +181,19 @@ async def _frames(state: ServerState, run_id: str, writer: wire.ChunkWriter,
         await rest.aclose()
 
 
-async def _outcome(state: ServerState, run_id: str,
+async def _outcome(state: ServerState, run: rounds.CompletionRun,
                    task: asyncio.Task[AgentOutput]) -> wire.Answer | RunFailure:
-    """What a client is told of the finished run ``run_id``: its answer; out of turns, the
-    answer so far (``"length"``); else its failure."""
+    """What a client is told of the finished run: its answer; out of turns, the answer so
+    far (``"length"``); paused, the client's tool calls it waits on; else its failure."""
     await asyncio.wait({task})
     error = task.exception()
     if error is None:
-        return wire.answer(task.result())
+        return _own(wire.answer(task.result()), run)
     if isinstance(error, MaxTurnsExceededError):
-        return wire.out_of_turns(error)
-    return await run_failure(state, run_id, error)
+        return _own(wire.out_of_turns(error), run)
+    if isinstance(error, RunPaused):
+        return rounds.paused_answer(error, since=run.usage)
+    return await run_failure(state, run.run_id, error)
 
 
 def _ends(event: RunEvent | None) -> bool:

@@ -19,6 +19,12 @@ nothing of the store: a recorder plugs into it from above. The :class:`Store` re
 through a :class:`RunWriter`.
 """
 
+from bloge.store.approvals import (
+    ApprovalConflictError,
+    ApprovalForbiddenError,
+    find_paused_run,
+    post_tool_results,
+)
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.events import event_chunk
 from bloge.store.follow import follow
@@ -44,6 +50,8 @@ from bloge.store.writer import RunWriter, StoreWriter
 __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_URL",
+    "ApprovalConflictError",
+    "ApprovalForbiddenError",
     "DanglingView",
     "Pruned",
     "RecordedRuns",
@@ -62,9 +70,11 @@ __all__ = [
     "ToolCallRecord",
     "TurnCheckpoint",
     "event_chunk",
+    "find_paused_run",
     "follow",
     "masked",
     "open_store",
     "parse_store_url",
+    "post_tool_results",
     "run_timeline",
 ]

@@ -196,11 +196,13 @@ def test_a_streamed_completion_streams_each_call_as_openai_does() -> None:
     assert message.content == "Checking."
     assert [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ()] == [
         (c.id, c.name, c.arguments) for c in CALLS]
-    assert final.usage is not None and final.usage.total_tokens == 13
+    assert final.usage is not None
+    assert final.usage.total_tokens == 13
 
 
 def test_long_arguments_are_streamed_in_pieces() -> None:
     call = ToolCall("call_1", "f", json.dumps({"text": "x" * 150}))
     deltas = wire.tool_call_deltas((call,))
     pieces = [d["tool_calls"][0]["function"]["arguments"] for d in deltas[1:]]
-    assert len(pieces) == 3 and "".join(pieces) == call.arguments
+    assert len(pieces) == 3
+    assert "".join(pieces) == call.arguments

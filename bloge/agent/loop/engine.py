@@ -313,7 +313,8 @@ class _Run:
         request = LlmRequest(definition.model, view, definition.temperature,
                              max_tokens=definition.max_tokens, stop=definition.stop,
                              tools=self._tool_definitions, tool_choice=definition.tool_choice,
-                             seed=definition.seed)
+                             seed=definition.seed,
+                             parallel_tool_calls=definition.parallel_tool_calls)
         call_model = self._call_model
         started = time.perf_counter()
         waited = self._pool_wait.seconds

@@ -108,15 +108,17 @@ def score(message: str, tool: ToolDefinition) -> int:
     return total
 
 
-def choose_tool(message: str, tools: Sequence[ToolDefinition]) -> ToolDefinition | None:
-    """The tool ``message`` asks for; see the module docstring for the rules."""
+def choose_tool(message: str, tools: Sequence[ToolDefinition], *,
+                fallback: bool = True) -> ToolDefinition | None:
+    """The tool ``message`` asks for; see the module docstring for the rules (without
+    ``fallback``, only a tool the message matches, never the first free-text one)."""
     best: ToolDefinition | None = None
     best_score = 0
     for tool in tools:
         points = score(message, tool)
         if points > best_score:
             best, best_score = tool, points
-    if best is not None:
+    if best is not None or not fallback:
         return best
     return next((tool for tool in tools if takes_free_text(tool)), None)
 

@@ -25,6 +25,8 @@ from bloge.llm.offline.words import is_small_talk
 from bloge.llm.types import LlmRequest, ToolDefinition
 
 CALL_ID_PREFIX = "offline_"
+#: The name of an output tool (:func:`output_tool`).
+OUTPUT_TOOL = "final_result"
 #: Hex digits of the conversation's digest in a call's id.
 DIGEST_LENGTH = 10
 
@@ -45,7 +47,10 @@ def reply_to(request: LlmRequest, hooks: AppHooks) -> Reply:
     """The offline model's reply to ``request``; the same request always gets the same reply.
 
     ``tool_choice`` is honoured: ``"none"`` answers directly, a tool's name calls that tool,
-    ``"required"`` calls the best tool even when nothing matches.
+    ``"required"`` calls the best tool even when nothing matches. When the request offers an
+    output tool (:func:`output_tool`), the answer is given through it: the reply calls it
+    once the round's results are in (with the answer as its arguments), or at once when no
+    other tool matches the question.
     """
     messages = request.messages
     asked = _latest_user_index(messages)
@@ -53,34 +58,57 @@ def reply_to(request: LlmRequest, hooks: AppHooks) -> Reply:
         return Reply(direct.no_question())
     question = messages[asked].content
     later = messages[asked + 1:]
+    output = None if request.tool_choice == "none" else output_tool(request.tools)
     if any(m.role == "tool" or m.tool_calls for m in later):
-        return Reply(compose_answer(_results(later, messages), tools=request.tools,
-                                    formatters=hooks.answer_formatters))
+        answer = compose_answer(_results(later, messages), tools=request.tools,
+                                formatters=hooks.answer_formatters)
+        if output is None or any(c.name == output.name for m in later for c in m.tool_calls):
+            return Reply(answer)
+        return _calling(output, answer, messages, hooks)
     tools = () if request.tool_choice == "none" else request.tools
-    tool = _pick(question, tools, request.tool_choice)
+    tool = _pick(question, [t for t in tools if t is not output], request.tool_choice,
+                 everything=tools, fallback=output is None)
+    tool = tool or output
     if tool is None and is_small_talk(question):
         return Reply(direct.greeting(question, tools, switch_hint=hooks.switch_hint))
     if tool is None:
         return Reply(direct.no_tool(tools, switch_hint=hooks.switch_hint))
+    return _calling(tool, question, messages, hooks)
+
+
+def output_tool(tools: Sequence[ToolDefinition]) -> ToolDefinition | None:
+    """The tool through which a client takes the run's answer, when ``tools`` has one: one
+    named ``final_result`` (or ``final_result_…``), as Pydantic AI names the tools of an
+    ``output_type``."""
+    return next((t for t in tools if t.name == OUTPUT_TOOL or
+                 t.name.startswith(f"{OUTPUT_TOOL}_")), None)
+
+
+def _calling(tool: ToolDefinition, text: str, messages: Sequence[LlmMessage],
+             hooks: AppHooks) -> Reply:
+    """A call of ``tool``, its arguments filled from ``text``."""
     hints = [m.content for m in messages if m.role == "system"]
-    arguments: Mapping[str, Any] = fill_arguments(tool, question, hints=hints)
+    arguments: Mapping[str, Any] = fill_arguments(tool, text, hints=hints)
     for filler in hooks.argument_fillers:
-        arguments = filler(tool, question, arguments)
-    text = json.dumps(dict(arguments), ensure_ascii=False)
-    call = ToolCall(_next_call_id(messages), tool.name, text)
+        arguments = filler(tool, text, arguments)
+    encoded = json.dumps(dict(arguments), ensure_ascii=False)
+    call = ToolCall(_next_call_id(messages), tool.name, encoded)
     return Reply(_preamble(tool), (call,))
 
 
-def _pick(question: str, tools: Sequence[ToolDefinition],
-          tool_choice: str | None) -> ToolDefinition | None:
-    forced = next((t for t in tools if t.name == tool_choice), None)
+def _pick(question: str, tools: Sequence[ToolDefinition], tool_choice: str | None, *,
+          everything: Sequence[ToolDefinition], fallback: bool) -> ToolDefinition | None:
+    """The tool to call among ``tools`` (a forced one among ``everything``); without
+    ``fallback``, only one the question matches."""
+    forced = next((t for t in everything if t.name == tool_choice), None)
     if forced is not None:
         return forced
     if tool_choice == "required" and tools:
-        return choose_tool(question, tools) or tools[0]
+        return choose_tool(question, tools, fallback=fallback) or (
+            tools[0] if fallback else None)
     if is_small_talk(question):
         return None
-    return choose_tool(question, tools)
+    return choose_tool(question, tools, fallback=fallback)
 
 
 def _latest_user_index(messages: Sequence[LlmMessage]) -> int | None:

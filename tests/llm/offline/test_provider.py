@@ -261,3 +261,31 @@ async def test_closing_the_stream_early_is_clean() -> None:
     assert first.content
     with pytest.raises(StopAsyncIteration):  # closed: the rest of the answer never comes
         await anext(stream)
+
+
+FINAL_RESULT = ToolDefinition("final_result", "The final response which ends this conversation",
+                              {"type": "object", "properties": {"answer": {"type": "string"}},
+                               "required": ["answer"]})
+
+
+async def test_with_an_output_tool_the_answer_is_given_through_it(
+    support_tools: tuple[ToolDefinition, ...],
+) -> None:
+    tools = (*support_tools, FINAL_RESULT)
+    asked = await OfflineProvider().chat(request(*ask("How do I reset my password?"),
+                                                 tools=tools, tool_choice="required"))
+    [call] = asked.tool_calls
+    assert call.name == "searchKnowledgeBase"  # the question's tool first
+    answered = await OfflineProvider().chat(request(
+        *ask("How do I reset my password?"), LlmMessage.assistant(tool_calls=[call]),
+        LlmMessage.tool(call.id, '{"summary": "Use the reset link."}'), tools=tools,
+        tool_choice="required"))
+    [final] = answered.tool_calls
+    assert (final.name, final.arguments) == ("final_result", '{"answer": "Use the reset link."}')
+
+
+async def test_an_output_tool_is_called_at_once_when_no_other_tool_matches() -> None:
+    response = await OfflineProvider().chat(request(*ask("Name a city in France"),
+                                                    tools=(FINAL_RESULT,),
+                                                    tool_choice="required"))
+    assert [c.name for c in response.tool_calls] == ["final_result"]

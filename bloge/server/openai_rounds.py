@@ -1,0 +1,177 @@
+"""A completion's run and its client's own tools.
+
+The request's tools join the agent's for its run as *external* tools (no operator here: the
+client runs them), with its ``tool_choice`` and ``parallel_tool_calls``
+(:func:`run_changes`). When the model calls one, the run pauses (``awaiting_tool_results``,
+holding no worker) and its completion ends with those calls (:func:`paused_answer`); the
+agent's own calls of the same round have run on the server, and are not shown. The client's
+next request, its messages ending with the calls' results, continues that same run
+(:func:`continue_run`): it is found by the ids of the calls, among the runs of the same
+principal only, and its results are posted before it resumes. Ids no paused run of that
+principal waits on, results for only some of the calls, results sent twice: each is a clear
+error naming the message at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bloge.agent import AgentDef, AgentToolRef, AgentUsage, RunPaused
+from bloge.core.ids import new_id
+from bloge.server import openai_wire as wire
+from bloge.server.launch import RunFailure
+from bloge.server.openai_tools import ClientTools, ToolReplies, check_own_names, tool_replies
+from bloge.store import (
+    ApprovalConflictError,
+    RunStatus,
+    Store,
+    StoreNotFoundError,
+    find_paused_run,
+    post_tool_results,
+)
+
+
+class ToolRoundError(Exception):
+    """The client's tool results cannot continue a run: ``status``, and the field at fault."""
+
+    def __init__(self, message: str, *, status: int, param: str | None, code: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.param = param
+        self.code = code
+
+
+def run_changes(definition: AgentDef, tools: ClientTools) -> dict[str, Any]:
+    """The agent's fields a run with the client's ``tools`` changes: its tools (the agent's,
+    then the client's, which wait for the client), ``tool_choice`` (``"none"`` offers none of
+    the client's, and leaves the agent's own choice) and ``parallel_tool_calls``."""
+    offered = tools.offered
+    if not offered:
+        return {}
+    changes: dict[str, Any] = {"tools": (*definition.tools, *(
+        AgentToolRef.external_tool(tool.name, description=tool.description,
+                                   parameters=tool.parameters) for tool in offered))}
+    if tools.choice is not None:
+        changes["tool_choice"] = tools.choice
+    if tools.parallel is not None:
+        changes["parallel_tool_calls"] = tools.parallel
+    return changes
+
+
+@dataclass(frozen=True, slots=True)
+class Continued:
+    """A paused run the client's results continue: its id, its usage and events so far (its
+    completion tells the usage from here on, and streams the events after these)."""
+
+    run_id: str
+    usage: AgentUsage
+    events: int
+
+
+async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
+                       messages: Sequence[object], *, principal: str | None) -> Continued:
+    """Post the client's results to the paused run of ``principal`` that waits on their
+    calls (with ``principal`` ``None``, a server without keys: any run); the run, ready to
+    resume. :class:`ToolRoundError` when no such run waits, when results of some of its
+    calls are missing, or when they came already."""
+    where = f"messages[{replies.first}].tool_call_id"
+    ids = replies.call_ids()
+    run_id = await find_paused_run(store, ids, owner=principal)
+    if run_id is None:
+        raise ToolRoundError(
+            f"{where}: no paused run waits on tool call{'s' if len(ids) > 1 else ''} "
+            f"{', '.join(map(repr, ids))}: its results were sent already (its run has moved "
+            "on), or no run of yours made the call; to ask about these results anew, end the "
+            "messages with a user message", status=404, param=where, code="tool_call_not_found")
+    run = await store.get_run(run_id)
+    if run.agent_id != agent_id:
+        raise ToolRoundError(f"model: the run waiting on these tool calls is of agent "
+                             f"{run.agent_id!r}, not {agent_id!r}", status=400, param="model",
+                             code="model_mismatch")
+    waiting = [call for call in run.pending_approvals if call.state == "waiting"]
+    missing = [call.call_id for call in waiting
+               if call.kind == "external" and call.call_id not in replies.results]
+    if missing:
+        raise ToolRoundError(
+            f"messages[{len(messages)}]: run {run_id} also waits on the result of tool "
+            f"call{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}: send a "
+            "tool message for each call of the assistant message", status=400,
+            param=f"messages[{len(messages)}]", code="tool_results_missing")
+    if run.status is RunStatus.AWAITING_APPROVAL:
+        raise awaiting_approval(run_id, [c.call_id for c in waiting if c.kind == "approval"])
+    try:
+        await post_tool_results(store, run_id, dict(replies.results), principal=principal,
+                                owner=principal)
+    except ApprovalConflictError as exc:  # another request posted them first
+        raise ToolRoundError(f"{where}: {exc}", status=409, param=where,
+                             code="tool_results_conflict") from None
+    except StoreNotFoundError as exc:
+        raise ToolRoundError(f"{where}: {exc}", status=404, param=where,
+                             code="tool_call_not_found") from None
+    return Continued(run_id, run.usage, run.event_count + 1)  # +1: the results' own event
+
+
+def paused_answer(paused: RunPaused, *, since: AgentUsage) -> wire.Answer | RunFailure:
+    """What the client is told of a run that paused: the model's text and the calls of the
+    client's tools it waits on, with the usage since ``since`` (the completion's own); a run
+    that waits for a person's approval instead is an error saying where to decide."""
+    if paused.status == RunStatus.AWAITING_APPROVAL.value:
+        error = awaiting_approval(paused.run_id or "", [
+            call.call_id for call in paused.pending if call.kind == "approval"])
+        return RunFailure(error.status, error.message, error.code)
+    external = {call.call_id for call in paused.pending if call.kind == "external"}
+    response = paused.tool_round.response
+    calls = [call for call in response.tool_calls if call.id in external]
+    return wire.calling(response.content, calls, usage_since(paused.checkpoint.usage, since))
+
+
+def awaiting_approval(run_id: str, call_ids: Sequence[str]) -> ToolRoundError:
+    calls = ", ".join(map(repr, call_ids))
+    return ToolRoundError(
+        f"run {run_id} waits for a person's approval of tool call(s) {calls}: decide each "
+        f"with POST /runs/{run_id}/approvals/{{call_id}}, then follow the run with GET "
+        f"/runs/{run_id}/stream", status=409, param=None, code="awaiting_approval")
+
+
+def usage_since(total: AgentUsage, before: AgentUsage) -> AgentUsage:
+    """The usage of a completion that continued a run (``before``: the run's until then):
+    its own model calls only."""
+    if not before.llm_calls:
+        return total
+    return AgentUsage(total.llm_calls - before.llm_calls,
+                      total.prompt_tokens - before.prompt_tokens,
+                      total.completion_tokens - before.completion_tokens,
+                      total.unreported_calls - before.unreported_calls)
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionRun:
+    """The run a completion request is: a new one (``resumed`` false), or the paused run its
+    tool results continue; ``changes``: the agent's fields it runs with (the request's
+    sampling and tools)."""
+
+    run_id: str
+    changes: Mapping[str, Any]
+    resumed: bool = False
+    usage: AgentUsage = field(default_factory=AgentUsage)
+    events: int = 0
+
+
+async def completion_run(store: Store, definition: AgentDef, chat: wire.ChatRequest, *,
+                         principal: str | None) -> CompletionRun:
+    """The run ``chat`` asks for: with its tool results at the end of its messages, the
+    paused run they continue (its results posted, see :func:`continue_run`); else a new
+    run. :class:`~bloge.server.inputs.BadRequestError` when a client's tool takes the name
+    of one of the agent's; :class:`ToolRoundError` when the results continue no run."""
+    check_own_names(chat.tools, [tool.name for tool in definition.tools])
+    changes = {**chat.sampling, **run_changes(definition, chat.tools)}
+    replies = tool_replies(chat.input.messages)
+    if replies is None:
+        return CompletionRun(new_id(), changes)
+    continued = await continue_run(store, definition.id, replies, chat.input.messages,
+                                   principal=principal)
+    return CompletionRun(continued.run_id, changes, resumed=True, usage=continued.usage,
+                         events=continued.events)
