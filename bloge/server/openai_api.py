@@ -5,8 +5,11 @@ the agent that ``model`` names, its tools run here (what a request may ask:
 
 Every completion is a new recorded run on a thread of its own (the messages carry the
 conversation); its id is ``chatcmpl-<run id>``, the run's record is ``GET /runs/<run id>``.
-A stream is ``data: {chunk}`` lines and ``data: [DONE]``, the text of the run's tokens only
-(its tool calls are not shown). It starts with the run's first token, or once the run has
+A request's own ``tools`` are the client's: a completion whose model calls them ends with
+the calls, its run paused, and the request that sends their results continues that run
+(:mod:`bloge.server.openai_rounds`), under the same id. A stream is ``data: {chunk}`` lines
+and ``data: [DONE]``, the text of the run's tokens (the agent's own tool calls are not
+shown), then the client's tool calls it waits on, if any. It starts with the run's first token, or once the run has
 worked ``keepalive`` seconds without one (keep-alive comments follow): a run that fails
 before is answered with an error and its real status, one that fails after with a
 ``data: {"error": …}`` line, then ``[DONE]``. A client that goes away cancels its run. A

@@ -211,3 +211,13 @@ def test_results_of_only_some_of_the_calls_are_refused_naming_the_missing(
     with client(served) as partial, pytest.raises(openai.BadRequestError, match="'w2'"):
         partial.chat.completions.create(model="helper", tools=[WEATHER],
                                         messages=[*ASK, *answered([paris], ["Sunny"])])
+
+
+def test_results_sent_without_the_tools_still_continue_the_run(serve: Serve) -> None:
+    served = serve(OfflineProvider())
+    first = client(served).chat.completions.create(model="helper", messages=ASK,
+                                                   tools=[WEATHER])
+    calls = first.choices[0].message.tool_calls or []
+    second = client(served).chat.completions.create(
+        model="helper", messages=[*ASK, *answered(calls, ["Sunny"])])
+    assert "Sunny" in (second.choices[0].message.content or "")

@@ -12,10 +12,13 @@ import pytest
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from bloge.agent import AgentUsage
-from bloge.llm import LlmMessage, ToolCall, ToolDefinition
+from bloge.agent import AgentCheckpoint, AgentUsage, PendingCall, RunPaused
+from bloge.agent.runtime import PendingRound
+from bloge.llm import LlmMessage, LlmResponse, ToolCall, ToolDefinition
 from bloge.server import openai_wire as wire
 from bloge.server.inputs import BadRequestError
+from bloge.server.launch import RunFailure
+from bloge.server.openai_rounds import paused_answer, usage_since
 from bloge.server.openai_tools import check_own_names, tool_replies
 
 USER = {"role": "user", "content": "Weather in Paris?"}
@@ -206,3 +209,38 @@ def test_long_arguments_are_streamed_in_pieces() -> None:
     pieces = [d["tool_calls"][0]["function"]["arguments"] for d in deltas[1:]]
     assert len(pieces) == 3
     assert "".join(pieces) == call.arguments
+
+
+def paused(status: str, *calls: tuple[str, str]) -> RunPaused:
+    """A run paused in a round of ``calls`` (call id, kind), the model having said
+    "Checking."."""
+    response = LlmResponse("Checking.", "tool_calls", tool_calls=tuple(
+        ToolCall(call_id, "get_weather", '{"city": "Paris"}') for call_id, _ in calls))
+    return RunPaused(run_id="r1", status=status,  # type: ignore[arg-type]  # one of two
+                     pending=tuple(PendingCall(call_id, "get_weather", "{}", kind, "h", 0.0)
+                                   for call_id, kind in calls),  # type: ignore[arg-type]
+                     checkpoint=AgentCheckpoint((), 1, {}, usage=USAGE),
+                     tool_round=PendingRound(1, response, {}))
+
+
+def test_a_run_paused_on_the_clients_tools_is_told_as_their_calls() -> None:
+    said = paused_answer(paused("awaiting_tool_results", ("w1", "external")),
+                         since=AgentUsage())
+    assert isinstance(said, wire.Answer)
+    assert (said.content, said.finish_reason, [c.id for c in said.tool_calls]) == (
+        "Checking.", "tool_calls", ["w1"])
+    assert said.usage == USAGE
+
+
+def test_a_run_paused_for_a_persons_approval_is_an_error_saying_where_to_decide() -> None:
+    said = paused_answer(paused("awaiting_approval", ("a1", "approval"), ("w1", "external")),
+                         since=AgentUsage())
+    assert isinstance(said, RunFailure)
+    assert (said.status, said.code) == (409, "awaiting_approval")
+    assert "POST /runs/r1/approvals/{call_id}" in said.message
+
+
+def test_a_continued_completion_tells_the_usage_of_its_own_model_calls() -> None:
+    before = AgentUsage(llm_calls=1, prompt_tokens=5, completion_tokens=1)
+    assert usage_since(USAGE, before) == AgentUsage(llm_calls=0, prompt_tokens=4,
+                                                    completion_tokens=3)
