@@ -9,11 +9,12 @@ A request's own ``tools`` are the client's: a completion whose model calls them 
 the calls, its run paused, and the request that sends their results continues that run
 (:mod:`bloge.server.openai_rounds`), under the same id. A stream is ``data: {chunk}`` lines
 and ``data: [DONE]``, the text of the run's tokens (the agent's own tool calls are not
-shown), then the client's tool calls it waits on, if any. It starts with the run's first token, or once the run has
-worked ``keepalive`` seconds without one (keep-alive comments follow): a run that fails
-before is answered with an error and its real status, one that fails after with a
-``data: {"error": …}`` line, then ``[DONE]``. A client that goes away cancels its run. A
-failed run is not retried by the SDK (``x-should-retry: false``): its tools may have acted.
+shown), then the client's tool calls it waits on, if any. It starts with the run's first
+token, or once the run has worked ``keepalive`` seconds without one (keep-alive comments
+follow): a run that fails before is answered with an error and its real status, one that
+fails after with a ``data: {"error": …}`` line, then ``[DONE]``. A client that goes away
+cancels its run. A failed run is not retried by the SDK (``x-should-retry: false``): its
+tools may have acted.
 """
 
 from __future__ import annotations
