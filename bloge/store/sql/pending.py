@@ -22,8 +22,11 @@ def pending_of(row: Sequence[Any]) -> PendingApproval:
                            decided_at)
 
 
-def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver) -> Script[None]:
+def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver | ops.KeepRunTools) -> Script[None]:
     match op:
+        case ops.KeepRunTools(run_id, tools):
+            yield Query("UPDATE bloge_runs SET tools = ? WHERE id = ?",
+                        (dumps(list(tools)), run_id))
         case ops.AwaitCalls(run_id, turn, calls):
             if not calls:
                 return
@@ -50,6 +53,14 @@ def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver) -> Script[None]:
                 yield Query("UPDATE bloge_pending_calls SET state = 'expired', decided_at = ? "
                             "WHERE run_id = ? AND turn = ? AND call_id = ? AND state = 'waiting'",
                             [(at, run_id, turn, call_id) for call_id in expired], many=True)
+
+
+def run_tools(run_id: str) -> Script[list[Any]]:
+    """The run's own external tools, as JSON (none: ``[]``)."""
+    from bloge.store.sql.rows import loads  # noqa: PLC0415 -- beside dumps, used once
+
+    row = one((yield Query("SELECT tools FROM bloge_runs WHERE id = ?", (run_id,))))
+    return list(loads(row[0]) or []) if row is not None and row[0] else []
 
 
 def pending_calls(run_id: str, turn: int | None = None) -> Script[list[PendingApproval]]:
