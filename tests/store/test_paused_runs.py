@@ -10,16 +10,17 @@ import pytest
 from bloge import Agent
 from bloge.agent import Decision, RunPaused
 from bloge.llm import ScriptedProvider, ToolDefinition
-from bloge.store import Store, StoreNotFoundError
-from bloge.store.approvals import (
+from bloge.store import (
     ApprovalConflictError,
     ApprovalForbiddenError,
+    RunStatus,
+    Store,
+    StoreNotFoundError,
     decide_call,
     find_paused_run,
     pending_approvals,
     post_tool_results,
 )
-from bloge.store.records import RunStatus
 from tests.runtime.helpers import calls
 
 sent: list[int] = []

@@ -120,7 +120,10 @@ class RefusedError(Exception):
 
 
 def _paused_run(run_id: str, owner: str | None) -> Script[tuple[str, str | None, int]]:
-    """(status, owner, turn of the round it waits in) of the paused run ``run_id``."""
+    """(status, owner, turn of the round it waits in) of the paused run ``run_id``. Takes
+    the run's row lock first (PostgreSQL; SQLite has one writer): of two decisions on one
+    round, the second sees the first, so that exactly one is told none waits any more."""
+    yield Query("UPDATE bloge_runs SET updated_at = updated_at WHERE id = ?", (run_id,))
     row = one((yield Query("SELECT status, owner FROM bloge_runs WHERE id = ?", (run_id,))))
     if row is None or (owner is not None and row[1] != owner):
         raise RefusedError("missing", f"no run {run_id!r}")
