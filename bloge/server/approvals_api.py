@@ -12,6 +12,7 @@ written in the decision's transaction. A stale hash, a second decision, a run th
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any
@@ -126,10 +127,8 @@ def continue_run(state: ServerState, run_id: str, owner: str | None) -> bool:
         run = await state.store.get_run(run_id)
         operator = state.agents.whole(run.agent_id)
         ctx = None if owner is None else OperatorContext.root(principal=Principal(owner))
-        try:
+        with contextlib.suppress(RunPaused):  # it waits again: its record says on what
             await reported(state.store, run_id, lambda: operator.aresume_run(run_id, ctx))
-        except RunPaused:
-            pass  # it waits again: its record and events say on what
 
     try:
         task = state.tasks.start(run_id, "", resume_paused(),

@@ -11,8 +11,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bloge.agent import AgentInput, AgentRunError, RunPaused
-from bloge.server.approvals_api import paused_response
 from bloge.core.ids import new_id
+from bloge.server.approvals_api import paused_response
 from bloge.server.inputs import ResumeBody, RunBody, json_body
 from bloge.server.launch import (
     answer_whole,
