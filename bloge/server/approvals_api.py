@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from typing import Any
 
 from pydantic import BaseModel, Field, RootModel
@@ -23,21 +22,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bloge.agent import RunPaused
-from bloge.autopilot.audit import AuditEntry, AutopilotCommit
-from bloge.autopilot.ledger import commit
+from bloge.autopilot.calls import audited
 from bloge.core.context import OperatorContext, Principal
 from bloge.server.inputs import STRICT_BODY, BadRequestError, json_body
 from bloge.server.launch import reported
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.state import ServerState, state_of
-from bloge.store import PendingApproval, decide_call, post_tool_results
-from bloge.store.sql.script import Script
+from bloge.store import decide_call, post_tool_results
 
 _log = logging.getLogger("bloge.server")
-
-#: The audit's knob of a tool call's decision: ``tool:<name>``.
-AUDIT_KNOB = "tool:{tool}"
-
 
 class DecisionBody(BaseModel):
     """``POST /runs/{id}/approvals/{call_id}``."""
@@ -47,24 +40,6 @@ class DecisionBody(BaseModel):
     approve: bool
     reason: str | None = Field(default=None, max_length=2000)
     hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-
-
-def audit_entry(call: PendingApproval, *, approved: bool, principal: str | None,
-                reason: str | None) -> AuditEntry:
-    """The audit entry of a decision: ``approved``/``rejected`` of knob ``tool:<name>``, the
-    run and call as its ``proposal_id``, the call's hash and the reason as its reason."""
-    why = f"call hash {call.hash}" + (f": {reason}" if reason else "")
-    return AuditEntry(at=time.time(), event="approved" if approved else "rejected",
-                      knob=AUDIT_KNOB.format(tool=call.tool), principal=principal or "anonymous",
-                      proposal_id=f"{call.run_id}/{call.call_id}", reason=why)
-
-
-def audited(*, approved: bool, principal: str | None, reason: str | None) -> Any:
-    """The ``audit=`` of :func:`bloge.store.decide_call`: the entry, in its transaction."""
-    def script(call: PendingApproval) -> Script[object]:
-        return (yield from commit(AutopilotCommit(entries=(audit_entry(
-            call, approved=approved, principal=principal, reason=reason),))))
-    return script
 
 
 async def decide(request: Request) -> Response:

@@ -19,6 +19,3 @@ class ApprovalsSettings(BaseModel):
     four_eyes: bool = Field(
         default=False, description="Require a principal other than the one whose API key "
         "started the run to decide its calls (needs bloge.server.api-keys)")
-    principal: str = Field(
-        default="cli", description="The principal the bloge approvals command decides as, "
-        "written to the audit (a server derives it from the request's API key)")
