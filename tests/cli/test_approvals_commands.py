@@ -57,6 +57,9 @@ def test_approving_the_last_call_continues_the_run(guarded: Path) -> None:
     assert "KB-RESET-001" in approved.stdout
     shown = bloge("runs", "show", run_id, "--json", cwd=guarded)
     assert json.loads(shown.stdout)["status"] == "succeeded"
+    timeline = bloge("runs", "show", run_id, cwd=guarded).stdout
+    assert f"searchKnowledgeBase {call_id} waits for a decision" in timeline
+    assert f"searchKnowledgeBase {call_id} approved by user:" in timeline
 
 
 def test_a_denied_call_tells_the_model_why(guarded: Path) -> None:
