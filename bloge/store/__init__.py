@@ -30,6 +30,7 @@ from bloge.store.approvals import (
     find_paused_run,
     pending_approvals,
     post_tool_results,
+    waiting_counts,
 )
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.events import event_chunk
@@ -88,4 +89,5 @@ __all__ = [
     "pending_approvals",
     "post_tool_results",
     "run_timeline",
+    "waiting_counts",
 ]

@@ -105,6 +105,12 @@ async def find_paused_run(store: Store, call_ids: Sequence[str], *,
     return await store.run_script(pending.paused_with(list(call_ids), owner=owner))
 
 
+async def waiting_counts(store: Store) -> dict[str, tuple[int, float]]:
+    """Calls waiting now, by kind (``approval``, ``external``): how many, and when the
+    oldest was requested (``/metrics``)."""
+    return await store.run_script(pending.waiting_counts())
+
+
 def _event(run_id: str, kind: str, at: float, body: Mapping[str, Any]) -> ops.AppendRunEvents:
     return ops.AppendRunEvents(run_id, (RunEvent(run_id, 0, kind, at, body),), at)
 

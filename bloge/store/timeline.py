@@ -10,7 +10,6 @@ from typing import Any
 from bloge.journal import TimelineEntry, execution_timeline
 from bloge.store.records import RunEvent
 
-
 #: A paused run's events, shown in its timeline beside the callbacks.
 PAUSE_EVENTS = frozenset({"approval_required", "approval_decided", "approval_expired",
                           "tool_results_required", "tool_results_posted"})

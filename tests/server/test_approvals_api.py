@@ -182,3 +182,16 @@ async def _records(ledger: AuditLedger) -> list[Any]:
 
 async def _verified(ledger: AuditLedger) -> bool:
     return (await ledger.verify()).ok
+
+
+def test_metrics_count_the_calls_waiting_and_how_long_decisions_took(serve: Any) -> None:
+    server = serve(calls(("transfer", {"amount": 500}, "a"), ("transfer", {"amount": 700}, "b")),
+                   "done")
+    paused = start_paused(server)
+    scraped = httpx.get(server.url("/metrics")).text
+    assert 'bloge_pending_approvals{kind="approval"} 2' in scraped
+    assert 'bloge_runs_total{agent="payer",outcome="paused"} 1.0' in scraped
+    httpx.post(server.url(f"/runs/{paused['id']}/approvals/a"), json={"approve": True})
+    scraped = httpx.get(server.url("/metrics")).text
+    assert 'bloge_pending_approvals{kind="approval"} 1' in scraped
+    assert 'bloge_approval_wait_seconds_count{kind="approval"} 1.0' in scraped

@@ -92,6 +92,16 @@ def waiting(*, run_id: str | None, owner: str | None,
     return [pending_of(row) for row in result.rows]
 
 
+def waiting_counts() -> Script[dict[str, tuple[int, float]]]:
+    """Kind → (calls waiting now, when the oldest was requested)."""
+    result = yield Query(
+        "SELECT p.kind, COUNT(*), MIN(p.requested_at) FROM bloge_pending_calls p "
+        "JOIN bloge_runs r ON r.id = p.run_id WHERE p.state = 'waiting' AND r.status IN (?, ?) "
+        "GROUP BY p.kind",
+        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value))
+    return {str(kind): (int(count), float(oldest)) for kind, count, oldest in result.rows}
+
+
 def paused_with(call_ids: Sequence[str], *, owner: str | None) -> Script[str | None]:
     """The paused run whose waiting calls include all of ``call_ids`` (``owner``'s when
     given), or ``None``."""
