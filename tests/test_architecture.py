@@ -203,7 +203,7 @@ def test_the_public_surface_is_pinned() -> None:
         "ExpressionError", "Graph", "JsonCodec", "LlmCalledPayload", "LlmChatOperator",
         "LlmMessage", "LlmProvider", "LlmStreamingChatOperator", "LoopExitedPayload",
         "MaxTurnsExceededError", "Node", "Operator", "OperatorContext", "OperatorInputError",
-        "OperatorMetadata", "OperatorRegistry", "ProviderError", "RunError",
+        "OperatorMetadata", "OperatorRegistry", "ProviderError", "RunError", "RunPaused",
         "StreamingAgentLoopOperator", "Token", "Tool", "ToolCall", "ToolCompletedPayload",
         "ToolDefinition", "ToolDispatchedPayload", "ToolEnd", "ToolStart", "TurnStartedPayload",
         "UnknownOperatorError", "__version__", "agent_operator", "open_store",

@@ -217,7 +217,35 @@ def _other(e: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v!r}" for k, v in e.items() if k not in _CONTEXT_KEYS)
 
 
+def _approval_required(e: Mapping[str, Any]) -> str:
+    expires = e.get("expires_at")
+    until = "" if not isinstance(expires, int | float) else \
+        f", expires {dt.datetime.fromtimestamp(expires, dt.UTC):%Y-%m-%d %H:%M:%SZ}"
+    return f"{e.get('tool')} {e.get('call_id')} waits for a decision{until}"
+
+
+def _approval_decided(e: Mapping[str, Any]) -> str:
+    verb = "approved" if e.get("approved") is True else "denied"
+    by = f" by {e.get('principal')}" if e.get("principal") else ""
+    why = f": {e.get('reason')}" if e.get("reason") else ""
+    return f"{e.get('tool')} {e.get('call_id')} {verb}{by}{why}"
+
+
+def _waits_for_result(e: Mapping[str, Any]) -> str:
+    return f"{e.get('tool')} {e.get('call_id')} waits for its result"
+
+
+def _results_posted(e: Mapping[str, Any]) -> str:
+    calls = e.get("call_ids")
+    return "results of " + (", ".join(map(str, calls)) if isinstance(calls, list) else "?")
+
+
 _DETAILS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "approval_required": _approval_required,
+    "approval_decided": _approval_decided,
+    "approval_expired": lambda e: f"{e.get('call_id')} expired: denied",
+    "tool_results_required": _waits_for_result,
+    "tool_results_posted": _results_posted,
     "on_agent_turn_started": _turn_started,
     "on_agent_llm_called": _llm_called,
     "on_agent_tool_dispatched": _tool_dispatched,

@@ -15,7 +15,15 @@ from starlette.routing import BaseRoute, Route
 from bloge.agent import Agent
 from bloge.rpc import Handler
 from bloge.rpc.asgi import rpc_routes
-from bloge.server import autopilot_api, chat_api, health, openai_api, page, runs_api
+from bloge.server import (
+    approvals_api,
+    autopilot_api,
+    chat_api,
+    health,
+    openai_api,
+    page,
+    runs_api,
+)
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.failures import HANDLERS
@@ -87,7 +95,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
             await shutdown()
 
     # Starlette tries the routes in order: the busiest first.
-    app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *chat_api.ROUTES,
+    app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *approvals_api.ROUTES,
+                            *chat_api.ROUTES,
                             *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES,
                             *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes),
                             *(endpoint.routes if endpoint is not None

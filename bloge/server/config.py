@@ -49,6 +49,8 @@ class ServerConfig:
     body_timeout: float = 30.0
     idle_timeout: float = 5.0
     max_connections: int = 1000
+    four_eyes: bool = False
+    """``bloge.approvals.four-eyes``: who started a run may not decide its calls."""
 
     def hosts(self) -> frozenset[str]:
         """The host names a request's ``Host`` may carry (lower case, no port)."""

@@ -16,7 +16,13 @@ from bloge.server.inputs import BadRequestError
 from bloge.server.launch import RunTimedOutError, run_failure
 from bloge.server.problems import problem
 from bloge.server.tasks import RunRunningError, ServerStoppingError, TooManyRunsError
-from bloge.store import StoreError, StoreNotFoundError, ThreadBusyError
+from bloge.store import (
+    ApprovalConflictError,
+    ApprovalForbiddenError,
+    StoreError,
+    StoreNotFoundError,
+    ThreadBusyError,
+)
 
 _log = logging.getLogger("bloge.server")
 #: What a client is told of a store that fails (the server's log says more).
@@ -38,6 +44,16 @@ async def not_found(request: Request, exc: Exception) -> Response:
 async def busy(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ThreadBusyError)
     return problem(exc.reason, status=409, param="thread_id", code="thread_busy")
+
+
+async def approval_conflict(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StoreError)
+    return problem(exc.reason, status=409, code="approval_conflict")
+
+
+async def four_eyes(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StoreError)
+    return problem(exc.reason, status=403, code="four_eyes")
 
 
 async def running(request: Request, exc: Exception) -> Response:
@@ -116,6 +132,8 @@ HANDLERS = {
     UnknownAgentError: not_found,
     StoreNotFoundError: not_found,
     ThreadBusyError: busy,
+    ApprovalConflictError: approval_conflict,
+    ApprovalForbiddenError: four_eyes,
     TooManyRunsError: too_many,
     RunRunningError: running,
     BlogeUsageError: usage,

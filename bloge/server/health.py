@@ -12,7 +12,7 @@ from starlette.routing import Route
 from bloge.server.failures import UNAVAILABLE
 from bloge.server.metrics import CONTENT_TYPE
 from bloge.server.state import state_of
-from bloge.store import StoreError
+from bloge.store import StoreError, waiting_counts
 
 _log = logging.getLogger("bloge.server")
 
@@ -33,7 +33,14 @@ async def readyz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    return Response(state_of(request).metrics.render(), media_type=CONTENT_TYPE)
+    state = state_of(request)
+    try:
+        waiting = await waiting_counts(state.store)
+    except StoreError as exc:  # the runs' own metrics still answer
+        _log.warning("metrics: the calls paused runs wait on are not counted: %s", exc)
+        return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+    return Response(state.metrics.render_with(waiting, state.store.clock()),
+                    media_type=CONTENT_TYPE)
 
 
 ROUTES = [

@@ -25,7 +25,8 @@ from bloge.store import RunEvent, Store, StoreError, follow
 _log = logging.getLogger("bloge.server")
 
 #: The events a run's stream shows; the listener callbacks are the journal's.
-STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error"})
+STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error", "approval_required",
+                      "tool_results_required"})
 
 Work = Callable[[str], Awaitable[AgentOutput]]
 """Given the run id, the run (whole)."""

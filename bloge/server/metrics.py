@@ -22,6 +22,7 @@ from bloge.agent import (
     AgentRunError,
     LlmCalledPayload,
     MaxTurnsExceededError,
+    RunPaused,
     ToolCompletedPayload,
     TurnStartedPayload,
 )
@@ -59,6 +60,11 @@ class Metrics(AgentExecutionListener):
                                       registry=self.registry)
         self.errors = Counter("bloge_errors", "Runs that failed, by error type",
                               ["agent", "type"], registry=self.registry)
+        self.approval_wait_seconds = Histogram(
+            "bloge_approval_wait_seconds", "How long a paused run's call waited for its "
+            "decision (approval) or its posted result (external)", ["kind"],
+            buckets=(1.0, 10.0, 60.0, 300.0, 1800.0, 3600.0, 14400.0, 86400.0),
+            registry=self.registry)
         self._series: dict[str, _AgentSeries] = {}
 
     def _agent(self, agent_id: str) -> _AgentSeries:
@@ -76,12 +82,37 @@ class Metrics(AgentExecutionListener):
         multiprocess.MultiProcessCollector(every)  # type: ignore[no-untyped-call]  # prometheus-client leaves it untyped
         return generate_latest(every)
 
+    def render_with(self, waiting: dict[str, tuple[int, float]], now: float) -> bytes:
+        """:meth:`render`, then the calls paused runs wait on now (``waiting``: kind → count
+        and the oldest request, read from the store every worker shares, so the same from
+        any worker): ``bloge_pending_approvals`` and ``bloge_pending_approval_oldest_seconds``
+        gauges by kind."""
+        kinds = ("approval", "external")
+        counts = [f'bloge_pending_approvals{{kind="{kind}"}} {waiting.get(kind, (0, now))[0]}'
+                  for kind in kinds]
+        ages = [f'bloge_pending_approval_oldest_seconds{{kind="{kind}"}} {_age(waiting, kind, now)}'
+                for kind in kinds]
+        lines = [("# HELP bloge_pending_approvals Calls of paused runs waiting now, by kind "
+                  "(approval: for a decision; external: for a posted result)"),
+                 "# TYPE bloge_pending_approvals gauge", *counts,
+                 ("# HELP bloge_pending_approval_oldest_seconds How long the oldest waiting "
+                  "call has waited, by kind"),
+                 "# TYPE bloge_pending_approval_oldest_seconds gauge", *ages]
+        return self.render() + ("\n".join(lines) + "\n").encode()
+
+    def call_answered(self, kind: str, waited: float) -> None:
+        """A waiting call was decided (or its result posted) after ``waited`` seconds."""
+        self.approval_wait_seconds.labels(kind).observe(max(0.0, waited))
+
     def run_finished(self, agent_id: str, seconds: float, error: BaseException | None) -> None:
-        """One run ended after ``seconds``, with ``error`` or without."""
+        """One run ended after ``seconds``, with ``error`` or without (a run that paused:
+        outcome ``paused``)."""
         series = self._agent(agent_id)
         series.run_seconds.observe(seconds)
         if error is None:
             series.succeeded.inc()
+        elif isinstance(error, RunPaused):
+            self.runs.labels(agent_id, "paused").inc()
         elif isinstance(error, asyncio.CancelledError | TimeoutError):
             self.runs.labels(agent_id, "cancelled").inc()
         else:
@@ -110,6 +141,11 @@ class Metrics(AgentExecutionListener):
         self.tool_calls.labels(context.operator_ref, payload.tool_name, outcome).inc()
         self.tool_seconds.labels(context.operator_ref, payload.tool_name).observe(
             payload.latency_ms / 1000.0)
+
+
+def _age(waiting: dict[str, tuple[int, float]], kind: str, now: float) -> float:
+    count, oldest = waiting.get(kind, (0, now))
+    return max(0.0, now - oldest) if count else 0.0
 
 
 class _AgentSeries:

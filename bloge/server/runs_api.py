@@ -10,8 +10,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bloge.agent import AgentInput, AgentRunError
+from bloge.agent import AgentInput, AgentRunError, RunPaused
 from bloge.core.ids import new_id
+from bloge.server.approvals_api import paused_response
 from bloge.server.inputs import ResumeBody, RunBody, json_body
 from bloge.server.launch import (
     answer_whole,
@@ -58,6 +59,8 @@ async def start_run(request: Request) -> Response:
             on_disconnect=body.on_disconnect or "cancel")
     except (AgentRunError, RunCancelledError) as error:
         return await failed_run_response(state, error)
+    except RunPaused as paused:
+        return await paused_response(state, paused)
     return output_response(output) if output is not None else Response(status_code=499)
 
 
@@ -81,6 +84,8 @@ async def resume_run(request: Request) -> Response:
                                     on_disconnect=body.on_disconnect or "cancel", run_id=run.id)
     except (AgentRunError, RunCancelledError) as error:
         return await failed_run_response(state, error)
+    except RunPaused as paused:
+        return await paused_response(state, paused)
     return output_response(output) if output is not None else Response(status_code=499)
 
 

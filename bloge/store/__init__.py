@@ -16,19 +16,27 @@ ledger, so that a run resumed after a crash does not run a completed call again.
 the default (one file, WAL); PostgreSQL serves several workers. The agent loop itself knows
 nothing of the store: a recorder plugs into it from above. The :class:`Store` reads;
 :class:`RecordedRuns` runs agents on it (what an operator given ``store=`` uses), writing
-through a :class:`RunWriter`.
+through a :class:`RunWriter`. A run whose tool round waits (for approval, or for results
+posted from outside) is stored paused; :func:`decide_call` and :func:`post_tool_results`
+answer its calls, :func:`pending_approvals` lists them, :func:`find_paused_run` finds the run
+by its calls.
 """
 
 from bloge.store.approvals import (
     ApprovalConflictError,
     ApprovalForbiddenError,
+    Decided,
+    decide_call,
     find_paused_run,
+    pending_approvals,
     post_tool_results,
+    waiting_counts,
 )
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.events import event_chunk
 from bloge.store.follow import follow
 from bloge.store.records import (
+    PendingApproval,
     Run,
     RunError,
     RunEvent,
@@ -53,6 +61,8 @@ __all__ = [
     "ApprovalConflictError",
     "ApprovalForbiddenError",
     "DanglingView",
+    "Decided",
+    "PendingApproval",
     "Pruned",
     "RecordedRuns",
     "Run",
@@ -69,12 +79,15 @@ __all__ = [
     "ThreadBusyError",
     "ToolCallRecord",
     "TurnCheckpoint",
+    "decide_call",
     "event_chunk",
     "find_paused_run",
     "follow",
     "masked",
     "open_store",
     "parse_store_url",
+    "pending_approvals",
     "post_tool_results",
     "run_timeline",
+    "waiting_counts",
 ]

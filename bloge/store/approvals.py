@@ -10,7 +10,7 @@ be resumed by any worker (``resume_run``), which continues it from the store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -48,10 +48,13 @@ async def decide_call(store: Store, run_id: str, call_id: str, *, approve: bool,
                       reason: str | None = None, principal: str | None = None,
                       hash: str | None = None,  # noqa: A002 -- the field it is compared with
                       owner: str | None = None,
-                      four_eyes: bool = False) -> Decided:
+                      four_eyes: bool = False,
+                      audit: Callable[[PendingApproval], Script[object]] | None = None,
+                      ) -> Decided:
     """Approve or deny one waiting call of the paused run ``run_id``. ``owner``: the run
     must be that principal's (else not found); ``hash``: the decision is for exactly the call
-    that hash names; ``four_eyes``: ``principal`` must not be who started the run."""
+    that hash names; ``four_eyes``: ``principal`` must not be who started the run;
+    ``audit(call)``: a script written in the same transaction (the server's audit entry)."""
     now = store.clock()
 
     def script() -> Script[tuple[PendingApproval, int]]:
@@ -61,6 +64,8 @@ async def decide_call(store: Store, run_id: str, call_id: str, *, approve: bool,
         yield from writes.apply([_event(run_id, "approval_decided", now, {
             "call_id": call_id, "tool": call.tool, "hash": call.hash, "approved": approve,
             "reason": reason, "principal": principal, "remaining": remaining})])
+        if audit is not None:
+            yield from audit(call)
         return call, remaining
 
     call, remaining = await _run(store, script())
@@ -98,6 +103,12 @@ async def find_paused_run(store: Store, call_ids: Sequence[str], *,
                           owner: str | None) -> str | None:
     """The paused run (``owner``'s) waiting on every one of ``call_ids``, or ``None``."""
     return await store.run_script(pending.paused_with(list(call_ids), owner=owner))
+
+
+async def waiting_counts(store: Store) -> dict[str, tuple[int, float]]:
+    """Calls waiting now, by kind (``approval``, ``external``): how many, and when the
+    oldest was requested (``/metrics``)."""
+    return await store.run_script(pending.waiting_counts())
 
 
 def _event(run_id: str, kind: str, at: float, body: Mapping[str, Any]) -> ops.AppendRunEvents:

@@ -43,7 +43,7 @@ async def follow(store: Store, run_id: str, *, after: int = 0,
             if not last and run.event_count:  # nothing new: what do its stored events end with?
                 tail = await store.run_events(run_id, after=run.event_count - 1)
                 last = tail[-1].type if tail else ""
-            if last not in _END:
+            if last not in _END and not run.status.paused:  # a paused run said on what
                 yield ended_unseen(run, at=store.clock())
             return
         await asyncio.sleep(poll)

@@ -131,5 +131,13 @@ class HandOver:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class KeepRunTools:
+    """A run's own external tools (JSON ToolDefinitions), for its resumes."""
+
+    run_id: str
+    tools: tuple[Mapping[str, Any], ...]
+
+
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
-    CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver
+    CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools

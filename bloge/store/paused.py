@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.runtime import Decision, PendingCall, PendingRound, RunPaused
+from bloge.llm import ToolDefinition
 from bloge.store import ops
 from bloge.store.records import PendingApproval, RunStatus
 from bloge.store.sql import pending
@@ -94,6 +95,18 @@ async def resumed_round(store: Store, recorder: Recorder,
                                    now))
         await recorder.flush()
     return replace(ledger_round, decisions=decisions, waiting=frozenset(waiting))
+
+
+def tool_json(tool: ToolDefinition) -> dict[str, Any]:
+    """A run's own tool as the store keeps it."""
+    return {"name": tool.name, "description": tool.description,
+            "parameters": dict(tool.parameters)}
+
+
+def tool_of(data: Any) -> ToolDefinition:
+    """A run's own tool from :func:`tool_json`'s data."""
+    return ToolDefinition(str(data["name"]), str(data.get("description", "")),
+                          data.get("parameters") or {"type": "object"})
 
 
 def waiting_rows(rows: Sequence[PendingApproval]) -> tuple[PendingApproval, ...]:

@@ -11,7 +11,7 @@ recorded result are not run again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError, AgentUsage
@@ -28,11 +28,13 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
-from bloge.llm import LlmMessage, LlmResponse
+from bloge.llm import LlmMessage, LlmResponse, ToolDefinition
+from bloge.store import ops
 from bloge.store.owner import this_worker
-from bloge.store.paused import resumed_round
+from bloge.store.paused import resumed_round, tool_json, tool_of
 from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
+from bloge.store.sql import pending as pending_sql
 from bloge.store.store import Store
 from bloge.store.writer import RunWriter, StoreWriter
 
@@ -55,7 +57,8 @@ class RecordedRuns:
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,
                          metadata: Mapping[str, Any] | None,
-                         run_id: str | None = None) -> AgentOutput:
+                         run_id: str | None = None,
+                         tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
         """Run ``input`` as a new recorded run ``run_id`` (a new id when ``None``) on
         ``thread_id`` (a new thread when ``None``), both owned by ``ctx.principal`` (a thread
         of another's is not found, unless the principal is an admin). The run is live in
@@ -74,9 +77,12 @@ class RecordedRuns:
                 own_thread_only=principal is not None and not principal.admin)
             recorder = Recorder(store, self.writer, run_id=run, thread_id=thread,
                                 next_seq=claim.next_seq)
+            if tools:  # written with the first batch, before any model call
+                recorder.keep(ops.KeepRunTools(run, tuple(tool_json(t) for t in tools)))
             try:
                 history = await _history(store, thread, claim.view, recorder)
-                return await _run(engine, recorder, ctx, sink, input=input, history=history)
+                return await _run(engine, recorder, ctx, sink, input=input, history=history,
+                                  tools=tools)
             except BaseException as error:
                 await _unfinished(recorder, error)
                 raise
@@ -128,10 +134,11 @@ async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
               recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None,
               ) -> AgentOutput:
     checkpoint = await store.latest_checkpoint(run.id)
+    tools = [tool_of(data) for data in await store.run_script(pending_sql.run_tools(run.id))]
     if checkpoint is None:  # it stopped before its first model call: start it again
         history = await _history(store, run.thread_id, thread_view, recorder)
         return await _run(engine, recorder, ctx, sink, input=AgentInput(run.input),
-                          history=history)
+                          history=history, tools=tools)
     conversation = await _known(store, run.thread_id, checkpoint.view, recorder)
     done = await store.tool_calls(run.id, checkpoint.turn)
     pending_calls = await store.tool_calls(run.id, checkpoint.turn + 1)
@@ -146,7 +153,8 @@ async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
         usage = run.usage
     resumed = AgentCheckpoint(tuple(conversation), checkpoint.turn, _results(done),
                               engine.definition.id, usage)
-    return await _run(engine, recorder, ctx, sink, checkpoint=resumed, pending=pending)
+    return await _run(engine, recorder, ctx, sink, checkpoint=resumed, pending=pending,
+                      tools=tools)
 
 
 def _check_resumable(run: Run, engine: AgentEngine) -> None:
@@ -162,14 +170,15 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
                sink: ChunkSink | None, *, input: AgentInput | None = None,
                history: list[LlmMessage] | None = None,
                checkpoint: AgentCheckpoint | None = None,
-               pending: PendingRound | None = None) -> AgentOutput:
+               pending: PendingRound | None = None,
+               tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
     # A recorded run's execution id is its run id: the journal and the store agree.
     context = OperatorContext(parent=ctx, execution_id=recorder.run_id)
     observed = _observed(sink, recorder)
     try:
         async with recorder.leased():
             start = RunStart(input, history=history or (), checkpoint=checkpoint,
-                             pending=pending)
+                             pending=pending, tools=tools)
             return await engine.run(start, context, observer=recorder, sink=observed)
     except AgentRunError as error:
         _name_run(error, recorder)

@@ -10,15 +10,20 @@ from typing import Any
 from bloge.journal import TimelineEntry, execution_timeline
 from bloge.store.records import RunEvent
 
+#: A paused run's events, shown in its timeline beside the callbacks.
+PAUSE_EVENTS = frozenset({"approval_required", "approval_decided", "approval_expired",
+                          "tool_results_required", "tool_results_posted"})
+
 
 def journal_events(events: Iterable[RunEvent]) -> list[dict[str, Any]]:
-    """The listener callbacks among ``events``, in the journal's event form (``event``,
-    ``timestamp``, ``seq``, ``execution_id``, then the payload's fields). Stream chunks are
-    left out: the journal records callbacks."""
+    """The listener callbacks among ``events``, and the events of a paused run's decisions
+    (:data:`PAUSE_EVENTS`), in the journal's event form (``event``, ``timestamp``, ``seq``,
+    ``execution_id``, then the payload's fields). Stream chunks are left out: the journal
+    records callbacks."""
     return [
         {"event": event.type, "timestamp": _iso(event.at), "seq": event.seq,
          "execution_id": event.run_id, **event.body}
-        for event in events if event.type.startswith("on_agent_")
+        for event in events if event.type.startswith("on_agent_") or event.type in PAUSE_EVENTS
     ]
 
 

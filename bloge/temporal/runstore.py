@@ -36,6 +36,7 @@ from bloge.agent.runtime import CALLBACKS, AgentEngine, Callback, ChunkSink, Lis
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
+from bloge.llm import ToolDefinition
 from bloge.store import RunEvent, Store, event_chunk
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -88,7 +89,11 @@ class TemporalRunStore:
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,
                          metadata: Mapping[str, Any] | None,
-                         run_id: str | None = None) -> AgentOutput:
+                         run_id: str | None = None,
+                         tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
+        if tools:
+            raise BlogeUsageError("a run's own external tools (and paused runs) are not "
+                                  "supported on Temporal yet; run it with bloge.runner: local")
         run = run_id or new_id()
         thread = thread_id or new_id()
         runner = await self.runner()

@@ -33,7 +33,8 @@ def server_config(settings: BlogeSettings, *, host: str | None = None,
         request_timeout=section.request_timeout, keepalive=section.keepalive,
         send_timeout=section.send_timeout, shutdown_grace=section.shutdown_grace,
         header_timeout=section.header_timeout, body_timeout=section.body_timeout,
-        idle_timeout=section.idle_timeout, max_connections=section.max_connections)
+        idle_timeout=section.idle_timeout, max_connections=section.max_connections,
+        four_eyes=settings.approvals.four_eyes)
 
 
 def server_app(container: ApplicationContainer, *, host: str | None = None,

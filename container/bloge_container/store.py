@@ -38,10 +38,12 @@ def opened(settings: BlogeSettings, project: ProjectDir) -> Any:
         raise ConfigurationError(
             f"bloge.store.url is {masked(section.url)!r}, a PostgreSQL store, but psycopg is "
             "not installed: pip install 'bloge[postgres]'")
-    return open_store(section.url, base_dir=project.path, auto_migrate=section.auto_migrate,
-                      lease=section.lease, busy_timeout=section.busy_timeout,
-                      redact_keys=settings.event_journal.redact_keys,
-                      secrets=secret_values(settings))
+    store = open_store(section.url, base_dir=project.path, auto_migrate=section.auto_migrate,
+                       lease=section.lease, busy_timeout=section.busy_timeout,
+                       redact_keys=settings.event_journal.redact_keys,
+                       secrets=secret_values(settings))
+    store.approval_expiry = settings.approvals.expiry
+    return store
 
 
 def journal_sink(settings: BlogeSettings) -> Literal["store", "file", "stdout"]:

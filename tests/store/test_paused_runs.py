@@ -10,16 +10,17 @@ import pytest
 from bloge import Agent
 from bloge.agent import Decision, RunPaused
 from bloge.llm import ScriptedProvider, ToolDefinition
-from bloge.store import Store, StoreNotFoundError
-from bloge.store.approvals import (
+from bloge.store import (
     ApprovalConflictError,
     ApprovalForbiddenError,
+    RunStatus,
+    Store,
+    StoreNotFoundError,
     decide_call,
     find_paused_run,
     pending_approvals,
     post_tool_results,
 )
-from bloge.store.records import RunStatus
 from tests.runtime.helpers import calls
 
 sent: list[int] = []
@@ -141,3 +142,15 @@ async def test_an_approved_call_is_sent_once_even_when_resumed_again(store: Stor
     output = await made.aresume(pause.run_id or "", tool_results={"e": 1})
     assert output.content == "done"
     assert sent == [500]
+
+
+async def test_a_run_s_own_tools_are_kept_for_its_resume(store: Store) -> None:
+    provider = ScriptedProvider(calls(("client_fn", {"x": 1}, "k")), "ok")
+    made = Agent(provider, [transfer], store=store)
+    with pytest.raises(RunPaused) as caught:
+        await made.operator.aexecute("go", tools=[ToolDefinition("client_fn", "the client's")])
+    run_id = caught.value.run_id or ""
+    assert await find_paused_run(store, ["k"], owner=None) == run_id
+    output = await made.aresume(run_id, tool_results={"k": {"y": 2}})
+    assert output.content == "ok"
+    assert "client_fn" in [tool.name for tool in provider.requests[-1].tools]

@@ -30,6 +30,7 @@ from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.llm.tokens import TokenEstimator
+from bloge.llm.types import ToolDefinition
 
 Context = OperatorContext | Mapping[str, Any] | None
 _RETUNABLE = frozenset({"max_turns", "max_tool_concurrency", "temperature"})
@@ -104,14 +105,14 @@ class AgentOperatorBase:
 
     def stream(
         self, input: object, ctx: Context = None, *, thread_id: str | None = None,
-        run_id: str | None = None,
+        run_id: str | None = None, tools: Sequence[ToolDefinition] = (),
     ) -> AsyncGenerator[AgentStreamChunk, None]:
         """The run's chunks: ``Token``, ``ToolStart`` and ``ToolEnd`` as they happen, ``Done``
         last; use ``async with contextlib.aclosing(...)`` to stop early (that cancels the
         run). ``thread_id`` and ``run_id`` as for :meth:`AgentLoopOperator.aexecute`."""
         agent_input = AgentInput.of(input)
         return self._channel(lambda sink: self._start(agent_input, ctx, thread_id=thread_id,
-                                                      run_id=run_id, sink=sink))
+                                                      run_id=run_id, sink=sink, tools=tools))
 
     def resume_run_stream(
         self, run_id: str, ctx: Context = None
@@ -134,8 +135,8 @@ class AgentOperatorBase:
         return chunk_channel(produce, self._engine.definition.streaming_buffer_capacity)
 
     def _start(self, input: AgentInput, ctx: Context, *, thread_id: str | None,
-               run_id: str | None = None,
-               sink: ChunkSink | None = None) -> Coroutine[Any, Any, AgentOutput]:
+               run_id: str | None = None, sink: ChunkSink | None = None,
+               tools: Sequence[ToolDefinition] = ()) -> Coroutine[Any, Any, AgentOutput]:
         """The run to await: the engine's or the store's own coroutine, without one of ours
         around it (every concurrent run keeps each frame of its chain while it waits)."""
         if self._runs is None:
@@ -143,9 +144,9 @@ class AgentOperatorBase:
                 raise BlogeUsageError(
                     f"agent {self.agent_def.id!r}: a thread_id or run_id needs a store to keep "
                     "the run in; build the operator with store=open_store(...)")
-            return self._engine.run(RunStart(input), ctx, sink=sink)
+            return self._engine.run(RunStart(input, tools=tools), ctx, sink=sink)
         return self._runs.record_run(self._engine, input, _context(ctx), thread_id=thread_id,
-                                     sink=sink, metadata=None, run_id=run_id)
+                                     sink=sink, metadata=None, run_id=run_id, tools=tools)
 
     async def _resume_run(self, run_id: str, ctx: Context,
                           sink: ChunkSink | None = None, *,

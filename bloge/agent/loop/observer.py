@@ -20,7 +20,7 @@ from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentUsage
 from bloge.core.errors import BlogeUsageError
 from bloge.llm.messages import LlmMessage
-from bloge.llm.types import LlmResponse
+from bloge.llm.types import LlmResponse, ToolDefinition
 
 if TYPE_CHECKING:
     from bloge.agent.loop.approval import PendingCall
@@ -109,9 +109,11 @@ class RunStore(Protocol):
     async def record_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
                          *, thread_id: str | None, sink: ChunkSink | None,
                          metadata: Mapping[str, Any] | None,
-                         run_id: str | None = None) -> AgentOutput:
+                         run_id: str | None = None,
+                         tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
         """Run ``input`` as run ``run_id`` (a new id when ``None``) on thread ``thread_id`` (a
-        new thread when ``None``)."""
+        new thread when ``None``); ``tools``: the run's own external tools (a store that
+        cannot keep them raises ``BlogeUsageError`` when given some)."""
         ...
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,

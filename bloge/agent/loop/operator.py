@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bloge.agent.loop.approval import Decision
@@ -11,6 +11,7 @@ from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.start import RunStart
 from bloge.core.sync import run_sync
+from bloge.llm.types import ToolDefinition
 
 
 class AgentLoopOperator(AgentOperatorBase):
@@ -27,12 +28,15 @@ class AgentLoopOperator(AgentOperatorBase):
     __slots__ = ()
 
     async def aexecute(self, input: object, ctx: Context = None, *,
-                       thread_id: str | None = None, run_id: str | None = None) -> AgentOutput:
+                       thread_id: str | None = None, run_id: str | None = None,
+                       tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
         """Run the agent on ``input`` (anything ``AgentInput.of`` accepts). With a store, on
         thread ``thread_id`` (created on first use; a new one when ``None``): the agent's
         memory sees the thread's earlier messages, and the run is recorded, as ``run_id`` when
-        given (a new id, else a ``StoreError``)."""
-        return await self._start(AgentInput.of(input), ctx, thread_id=thread_id, run_id=run_id)
+        given (a new id, else a ``StoreError``). ``tools`` are external tools of this run
+        only (see :class:`~bloge.agent.runtime.RunStart`)."""
+        return await self._start(AgentInput.of(input), ctx, thread_id=thread_id, run_id=run_id,
+                                 tools=tools)
 
     def execute(self, input: object, ctx: Context = None, *,
                 thread_id: str | None = None, run_id: str | None = None) -> AgentOutput:

@@ -22,8 +22,11 @@ def pending_of(row: Sequence[Any]) -> PendingApproval:
                            decided_at)
 
 
-def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver) -> Script[None]:
+def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver | ops.KeepRunTools) -> Script[None]:
     match op:
+        case ops.KeepRunTools(run_id, tools):
+            yield Query("UPDATE bloge_runs SET tools = ? WHERE id = ?",
+                        (dumps(list(tools)), run_id))
         case ops.AwaitCalls(run_id, turn, calls):
             if not calls:
                 return
@@ -50,6 +53,14 @@ def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver) -> Script[None]:
                 yield Query("UPDATE bloge_pending_calls SET state = 'expired', decided_at = ? "
                             "WHERE run_id = ? AND turn = ? AND call_id = ? AND state = 'waiting'",
                             [(at, run_id, turn, call_id) for call_id in expired], many=True)
+
+
+def run_tools(run_id: str) -> Script[list[Any]]:
+    """The run's own external tools, as JSON (none: ``[]``)."""
+    from bloge.store.sql.rows import loads  # noqa: PLC0415 -- beside dumps, used once
+
+    row = one((yield Query("SELECT tools FROM bloge_runs WHERE id = ?", (run_id,))))
+    return list(loads(row[0]) or []) if row is not None and row[0] else []
 
 
 def pending_calls(run_id: str, turn: int | None = None) -> Script[list[PendingApproval]]:
@@ -81,6 +92,16 @@ def waiting(*, run_id: str | None, owner: str | None,
     return [pending_of(row) for row in result.rows]
 
 
+def waiting_counts() -> Script[dict[str, tuple[int, float]]]:
+    """Kind → (calls waiting now, when the oldest was requested)."""
+    result = yield Query(
+        "SELECT p.kind, COUNT(*), MIN(p.requested_at) FROM bloge_pending_calls p "
+        "JOIN bloge_runs r ON r.id = p.run_id WHERE p.state = 'waiting' AND r.status IN (?, ?) "
+        "GROUP BY p.kind",
+        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value))
+    return {str(kind): (int(count), float(oldest)) for kind, count, oldest in result.rows}
+
+
 def paused_with(call_ids: Sequence[str], *, owner: str | None) -> Script[str | None]:
     """The paused run whose waiting calls include all of ``call_ids`` (``owner``'s when
     given), or ``None``."""
@@ -109,7 +130,10 @@ class RefusedError(Exception):
 
 
 def _paused_run(run_id: str, owner: str | None) -> Script[tuple[str, str | None, int]]:
-    """(status, owner, turn of the round it waits in) of the paused run ``run_id``."""
+    """(status, owner, turn of the round it waits in) of the paused run ``run_id``. Takes
+    the run's row lock first (PostgreSQL; SQLite has one writer): of two decisions on one
+    round, the second sees the first, so that exactly one is told none waits any more."""
+    yield Query("UPDATE bloge_runs SET updated_at = updated_at WHERE id = ?", (run_id,))
     row = one((yield Query("SELECT status, owner FROM bloge_runs WHERE id = ?", (run_id,))))
     if row is None or (owner is not None and row[1] != owner):
         raise RefusedError("missing", f"no run {run_id!r}")

@@ -210,7 +210,7 @@ def _apply(op: ops.Op) -> Script[None]:
                         (turns, dumps(dict(usage)), at, run_id))
         case ops.FinishRun():
             yield from _finish(op)
-        case ops.AwaitCalls() | ops.PauseRun() | ops.HandOver():
+        case ops.AwaitCalls() | ops.PauseRun() | ops.HandOver() | ops.KeepRunTools():
             yield from pending.apply(op)
         case _:
             assert_never(op)

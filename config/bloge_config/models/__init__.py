@@ -10,6 +10,7 @@ are ``SecretStr`` and URLs have the credentials of their user-info masked.
 """
 
 from bloge_config.models.agents import AgentsSettings
+from bloge_config.models.approvals import ApprovalsSettings
 from bloge_config.models.autopilot import (
     AutopilotSettings,
     ErrorRateWatchSettings,
@@ -40,6 +41,7 @@ from bloge_config.models.temporal import TemporalSettings
 __all__ = [
     "AgentsSettings",
     "AnthropicSettings",
+    "ApprovalsSettings",
     "AutopilotSettings",
     "BlogeSettings",
     "ErrorRateWatchSettings",

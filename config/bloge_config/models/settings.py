@@ -9,6 +9,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from bloge_config.fields import ImportPath, OperatorReference
 from bloge_config.models.agents import AgentsSettings
+from bloge_config.models.approvals import ApprovalsSettings
 from bloge_config.models.autopilot import AutopilotSettings
 from bloge_config.models.journal import EventJournalSettings
 from bloge_config.models.llm import LlmSettings
@@ -49,6 +50,8 @@ class BlogeSettings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings, description="bloge serve")
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings,
                                          description="The autopilot's knobs and guardrails")
+    approvals: ApprovalsSettings = Field(default_factory=ApprovalsSettings,
+                                         description="Tool calls that wait for a decision")
     rpc: RpcSettings = Field(default_factory=RpcSettings, description="Remote services")
     mcp: McpSettings = Field(default_factory=McpSettings, description="MCP servers")
     temporal: TemporalSettings = Field(default_factory=TemporalSettings,

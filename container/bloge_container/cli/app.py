@@ -11,6 +11,7 @@ import typer
 
 from bloge_container.cli import (
     agents_cmd,
+    approvals_cmd,
     autopilot_cmd,
     check,
     config_cmd,
@@ -45,6 +46,7 @@ app.add_typer(runs_cmd.runs, name="runs")
 app.add_typer(threads_cmd.threads, name="threads")
 app.add_typer(store_cmd.store, name="store")
 app.add_typer(autopilot_cmd.autopilot, name="autopilot")
+app.add_typer(approvals_cmd.approvals, name="approvals")
 app.add_typer(rpc_cmd.rpc, name="rpc")
 app.add_typer(mcp_cmd.mcp, name="mcp")
 

@@ -1,6 +1,6 @@
 """Output and exit codes shared by the commands: 0 success, 1 the run failed, 2 usage or
-configuration error — always a message, never a traceback; 130 and 143 a run stopped by
-Ctrl-C or SIGTERM."""
+configuration error — always a message, never a traceback; 3 the run paused, waiting for
+decisions on its tool calls; 130 and 143 a run stopped by Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rich.console import Console
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
+EXIT_PAUSED = 3  # the run waits for decisions on its tool calls (bloge approvals)
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process it ended
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
 from dataclasses import dataclass
@@ -57,6 +58,9 @@ def run(
     thread: Annotated[str | None, typer.Option(
         "--thread", help="Continue a conversation: a thread id, or 'new' to start one (its id "
         "is printed). Needs the run store.", show_default=False)] = None,
+    wait: Annotated[bool, typer.Option(
+        "--wait", help="When a tool call waits for approval, wait here for the decisions and "
+        "continue (instead of exiting 3).")] = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
@@ -65,7 +69,9 @@ def run(
     Every run is recorded in the run store (bloge.store): `bloge runs show` prints it. Ctrl-C
     stops the run, saves its checkpoint and prints the command that resumes it (exit 130); a
     second Ctrl-C quits at once. SIGTERM does the same with exit 143. A failed run does the
-    same and exits 1.
+    same and exits 1. A run that reaches a tool call needing approval prints the waiting calls
+    and the `bloge approvals approve|deny` commands and exits 3; the decision that answers the
+    last one continues it (with --wait, this command waits for the decisions and continues).
     """
     from bloge_container.cli.failures import Invocation
 
@@ -79,7 +85,33 @@ def run(
         text = _input(input_text, required=checkpoint is None)
         start = Start(text=text, checkpoint=checkpoint, thread_id=_thread(container, thread))
         invocation = Invocation(target, agent_id, max_turns, config, profile)
-        run_agent(container, definition, start, invocation, stream=stream, as_json=as_json)
+        run_until_answered(container, definition, start, invocation, stream=stream,
+                           as_json=as_json, wait=wait)
+
+
+def run_until_answered(container: ApplicationContainer, definition: AgentDef, start: Start,
+                       invocation: Invocation, *, stream: bool, as_json: bool,
+                       wait: bool) -> None:
+    """:func:`run_agent`; with ``wait``, a run that pauses is continued here once decided."""
+    from bloge_container.cli.options import with_store
+    from bloge_container.cli.paused import WaitingForDecisionsError, decided, ended_elsewhere
+    from bloge_container.store import opened
+
+    while True:
+        try:
+            run_agent(container, definition, start, invocation, stream=stream,
+                      as_json=as_json, wait=wait)
+        except WaitingForDecisionsError as waiting:
+            run_id = waiting.run_id
+            lookup = opened(container.settings(), container.project())
+            run = with_store(lookup, functools.partial(decided, run_id=run_id))
+            if run.status.finished:
+                ended_elsewhere(run, as_json=as_json)
+                return
+            container = open_container(invocation.config, invocation.profile)
+            start = Start(run_id=run_id)
+            continue
+        return
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +125,8 @@ class Start:
 
 
 def run_agent(container: ApplicationContainer, definition: AgentDef, start: Start,
-              invocation: Invocation, *, stream: bool, as_json: bool) -> None:
+              invocation: Invocation, *, stream: bool, as_json: bool,
+              wait: bool = False) -> None:
     """Run ``definition`` from ``start`` and print the answer (or the output as JSON)."""
     if invocation.max_turns is not None:
         from bloge import AgentBuilder
@@ -105,7 +138,7 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
     tracker = ProgressListener()
     operator = _operator(container, definition, streaming=live, tracker=tracker)
     output = _execute(container, operator, start, tracker, invocation, as_json=as_json,
-                      live=live)
+                      live=live, wait=wait)
     if as_json and not live:
         from bloge.core.masking import mask_urls_in
 
@@ -239,8 +272,8 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
 def _execute(container: ApplicationContainer,
              operator: AgentLoopOperator | StreamingAgentLoopOperator, start: Start,
              tracker: ProgressListener, invocation: Invocation, *, as_json: bool,
-             live: bool) -> AgentOutput:
-    from bloge import AgentRunError, OperatorContext, StreamingAgentLoopOperator
+             live: bool, wait: bool = False) -> AgentOutput:
+    from bloge import AgentRunError, OperatorContext, RunPaused, StreamingAgentLoopOperator
     from bloge_container.autopilot import tuned
     from bloge_container.cli.failures import Reporting, run_failed, run_interrupted
     from bloge_container.cli.interrupt import run_cancellable
@@ -263,6 +296,12 @@ def _execute(container: ApplicationContainer,
     try:
         with tracker.showing(err, enabled=not live):  # ended before anything below prints
             output = run_cancellable(agent_run)
+    except RunPaused as paused:
+        from bloge_container.cli.paused import report_paused
+
+        _journal_hint(container, paused.run_id or ctx.execution_id)
+        report_paused(paused, as_json=as_json, wait=wait)
+        raise AssertionError("report_paused exits") from None
     except (AgentRunError, asyncio.CancelledError) as exc:
         failed = exc if isinstance(exc, AgentRunError) else exc.__cause__
         _journal_hint(container, getattr(failed, "run_id", None) or ctx.execution_id)

@@ -1,0 +1,123 @@
+"""Deciding paused runs over HTTP: approve or deny one waiting call, post the results of
+external calls. When the last waiting call of a round is answered, the run continues here, in
+a task of this server, and its stream can be re-joined at ``GET /runs/{id}/stream``.
+
+The principal is the guard's (:func:`bloge.server.principals.principal_of`, the autopilot's
+too): with API keys, a run of another principal's is not found (404); with four eyes
+(``bloge.approvals.four-eyes``), the principal who started the run may not decide it (403).
+Every decision is an entry of the hash-chained audit (``bloge approvals audit --verify``),
+written in the decision's transaction. A stale hash, a second decision, a run that moved on:
+409.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from pydantic import BaseModel, Field, RootModel
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bloge.agent import RunPaused
+from bloge.autopilot.calls import audited
+from bloge.core.context import OperatorContext, Principal
+from bloge.server.inputs import STRICT_BODY, BadRequestError, json_body
+from bloge.server.launch import reported
+from bloge.server.principals import owner_filter, principal_of
+from bloge.server.state import ServerState, state_of
+from bloge.store import decide_call, post_tool_results
+
+_log = logging.getLogger("bloge.server")
+
+class DecisionBody(BaseModel):
+    """``POST /runs/{id}/approvals/{call_id}``."""
+
+    model_config = STRICT_BODY
+
+    approve: bool
+    reason: str | None = Field(default=None, max_length=2000)
+    hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+
+
+async def decide(request: Request) -> Response:
+    """``POST /runs/{run_id}/approvals/{call_id}``: ``{"approve": bool, "reason"?, "hash"?}``;
+    the decision, how many calls still wait, and whether the run continues now."""
+    state = state_of(request)
+    body = await json_body(request, DecisionBody)
+    who = principal_of(request)
+    name = None if who is None else who.name
+    run_id = request.path_params["run_id"]
+    decided = await decide_call(
+        state.store, run_id, request.path_params["call_id"], approve=body.approve,
+        reason=body.reason, principal=name, hash=body.hash, owner=owner_filter(request),
+        four_eyes=state.config.four_eyes,
+        audit=audited(approved=body.approve, principal=name, reason=body.reason))
+    state.metrics.call_answered("approval", state.store.clock() - decided.call.requested_at)
+    continued = decided.remaining == 0 and continue_run(state, run_id,
+                                                        decided.call.requested_by)
+    return JSONResponse({"run_id": run_id, "call_id": decided.call.call_id,
+                         "approved": body.approve, "remaining": decided.remaining,
+                         "continued": continued,
+                         "stream": f"/runs/{run_id}/stream" if continued else None})
+
+
+async def tool_results(request: Request) -> Response:
+    """``POST /runs/{run_id}/tool-results``: ``{call_id: result, …}`` (text, or any JSON)."""
+    state = state_of(request)
+    raw = await json_body(request, ToolResultsBody)
+    if not raw.root:
+        raise BadRequestError("post at least one call's result: {\"<call_id>\": result}")
+    who = principal_of(request)
+    run_id = request.path_params["run_id"]
+    run = await state.store.get_run(run_id, owner=owner_filter(request))
+    remaining = await post_tool_results(state.store, run_id, raw.root,
+                                        principal=None if who is None else who.name,
+                                        owner=owner_filter(request))
+    owner = run.pending_approvals[0].requested_by if run.pending_approvals else None
+    continued = remaining == 0 and continue_run(state, run_id, owner)
+    return JSONResponse({"run_id": run_id, "remaining": remaining, "continued": continued,
+                         "stream": f"/runs/{run_id}/stream" if continued else None})
+
+
+class ToolResultsBody(RootModel[dict[str, Any]]):
+    """``POST /runs/{id}/tool-results``: call id → result (text, or any JSON)."""
+
+
+async def paused_response(state: ServerState, paused: RunPaused) -> JSONResponse:
+    """A run that paused, answered with its record (``status``, ``pending_approvals``):
+    202, for it has not finished."""
+    if paused.run_id is None:  # only a run without a store has no id: the server has one
+        raise paused
+    run = await state.store.get_run(paused.run_id)
+    return JSONResponse(run.to_dict(), status_code=202,
+                        headers={"Bloge-Run-Id": paused.run_id})
+
+
+def continue_run(state: ServerState, run_id: str, owner: str | None) -> bool:
+    """Resume the paused run ``run_id`` in a task of this server, as its owner; whether it
+    was started (one that runs here already goes on as it is)."""
+    async def resume_paused() -> None:
+        run = await state.store.get_run(run_id)
+        operator = state.agents.whole(run.agent_id)
+        ctx = None if owner is None else OperatorContext.root(principal=Principal(owner))
+        with contextlib.suppress(RunPaused):  # it waits again: its record says on what
+            await reported(state.store, run_id, lambda: operator.aresume_run(run_id, ctx))
+
+    try:
+        task = state.tasks.start(run_id, "", resume_paused(),
+                                 timeout=state.config.request_timeout)
+    except Exception:  # noqa: BLE001 -- refused a task (at the limit, running): logged, left paused
+        _log.warning("run %s could not continue here; POST /runs/%s/resume continues it",
+                     run_id, run_id, exc_info=True)
+        return False
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return True
+
+
+ROUTES = [
+    Route("/runs/{run_id}/approvals/{call_id}", decide, methods=["POST"]),
+    Route("/runs/{run_id}/tool-results", tool_results, methods=["POST"]),
+]

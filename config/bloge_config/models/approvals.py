@@ -1,0 +1,21 @@
+"""``bloge.approvals``: tool calls that wait for a person's decision."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from bloge_config.models.section import SECTION, PositiveDuration
+
+
+class ApprovalsSettings(BaseModel):
+    """``bloge.approvals``: how long an approval request waits and who may decide it (see
+    ``requires_approval`` on a tool, ``bloge approvals``, ``POST /runs/{id}/approvals/…``)."""
+
+    model_config = SECTION
+
+    expiry: PositiveDuration | None = Field(
+        default=86400.0, description="Seconds an approval request waits for a decision; an "
+        "expired request counts as denied (the model is told so). null: it never expires")
+    four_eyes: bool = Field(
+        default=False, description="Require a principal other than the one whose API key "
+        "started the run to decide its calls (needs bloge.server.api-keys)")

@@ -1,0 +1,102 @@
+"""Approvals from the command line: `bloge run` stops at a call that needs approval (exit 3,
+the commands printed), `bloge approvals list|approve|deny` decide it and the last decision
+continues the run; `bloge approvals audit --verify` checks the chain; `--wait` waits."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import BLOGE, bloge, environment
+
+QUESTION = "How do I reset my password?"
+GUARDED = """
+agent guardedSupport {
+  model = "gpt-4o"
+  max_turns = 4
+  tool searchKnowledgeBase : KBSearchOperator {
+    description = "Search the knowledge base for a relevant article"
+    input { query = tool_args.query }
+    requires_approval = true
+  }
+}
+"""
+
+
+@pytest.fixture
+def guarded(app: Path) -> Path:
+    (app / "examples" / "support" / "guarded.bloge").write_text(GUARDED)
+    return app
+
+
+def paused_run(app: Path) -> tuple[str, str]:
+    run = bloge("run", "guardedSupport", QUESTION, cwd=app)
+    assert run.returncode == 3, run.stderr
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
+    assert found is not None, run.stderr
+    return found[1], found[2]
+
+
+def test_bloge_run_stops_at_an_approval_and_prints_how_to_decide(guarded: Path) -> None:
+    run_id, call_id = paused_run(guarded)
+    listed = bloge("approvals", "list", "--json", cwd=guarded)
+    (pending,) = json.loads(listed.stdout)
+    assert (pending["run_id"], pending["call_id"]) == (run_id, call_id)
+    assert pending["tool"] == "searchKnowledgeBase"
+
+
+def test_approving_the_last_call_continues_the_run(guarded: Path) -> None:
+    run_id, call_id = paused_run(guarded)
+    approved = bloge("approvals", "approve", run_id, call_id, "--reason", "fine", cwd=guarded)
+    assert approved.returncode == 0, approved.stderr
+    assert f"approved {call_id} of run {run_id}" in approved.stdout
+    assert "KB-RESET-001" in approved.stdout
+    shown = bloge("runs", "show", run_id, "--json", cwd=guarded)
+    assert json.loads(shown.stdout)["status"] == "succeeded"
+    timeline = bloge("runs", "show", run_id, cwd=guarded).stdout
+    assert f"searchKnowledgeBase {call_id} waits for a decision" in timeline
+    assert f"searchKnowledgeBase {call_id} approved by user:" in timeline
+
+
+def test_a_denied_call_tells_the_model_why(guarded: Path) -> None:
+    run_id, call_id = paused_run(guarded)
+    denied = bloge("approvals", "deny", run_id, call_id, "--reason", "not today",
+                   "--no-continue", cwd=guarded)
+    assert denied.returncode == 0, denied.stderr
+    resumed = bloge("runs", "resume", run_id, "--json", cwd=guarded)
+    assert resumed.returncode == 0, resumed.stderr
+    tools = [m["content"] for m in json.loads(resumed.stdout)["messages"] if m["role"] == "tool"]
+    assert "denied: not today" in tools[0]
+
+
+def test_every_decision_is_audited_and_the_chain_verifies(guarded: Path) -> None:
+    run_id, call_id = paused_run(guarded)
+    bloge("approvals", "deny", run_id, call_id, "--reason", "no", "--no-continue", cwd=guarded)
+    audited = bloge("approvals", "audit", "--json", cwd=guarded)
+    (record,) = json.loads(audited.stdout)
+    assert record["knob"] == "tool:searchKnowledgeBase"
+    verified = bloge("approvals", "audit", "--verify", cwd=guarded)
+    assert verified.returncode == 0, verified.stderr
+    assert "verifies: 1 records" in verified.stdout
+
+
+def test_run_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
+    waiting = subprocess.Popen([str(BLOGE), "run", "guardedSupport", QUESTION, "--wait"],
+                               cwd=guarded, env=environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert waiting.stderr is not None
+    line = ""
+    while "bloge approvals approve" not in line:
+        line = waiting.stderr.readline()
+        assert line, "the run ended before it paused"
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", line)
+    assert found is not None
+    decided = bloge("approvals", "approve", found[1], found[2], "--no-continue", cwd=guarded)
+    assert decided.returncode == 0, decided.stderr
+    out, _ = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0
+    assert "KB-RESET-001" in out
