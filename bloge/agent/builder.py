@@ -99,6 +99,13 @@ class AgentBuilder:
         """Ask the provider for repeatable sampling (our addition)."""
         return self._set("seed", seed)
 
+    def parallel_tool_calls(
+        self, parallel: bool | None,  # noqa: FBT001 -- a setter of one value, as streaming()
+    ) -> Self:
+        """``False``: at most one tool call per answer, where the provider has that (our
+        addition; ``None``: the provider's default)."""
+        return self._set("parallel_tool_calls", parallel)
+
     def memory(self, strategy: MemoryStrategy) -> Self:
         """Pick a memory strategy, e.g. ``AgentMemoryStrategy.SlidingWindow(20)``."""
         problem = memory_problem(strategy)

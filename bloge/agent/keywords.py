@@ -136,6 +136,8 @@ KEYWORDS: dict[str, Keyword] = {
                 lambda v: isinstance(v, str), nullable=True),
         Keyword("stop", "a list of non-empty strings", _is_texts, convert=texts),
         Keyword("seed", "a whole number", _is_int, nullable=True),
+        Keyword("parallel_tool_calls", "true or false", lambda v: isinstance(v, bool),
+                nullable=True),
     )
 }
 

@@ -39,6 +39,7 @@ EVERY_FIELD: dict[str, Any] = {
     "tool_choice": "search",
     "stop": ("END",),
     "seed": 7,
+    "parallel_tool_calls": False,
 }
 
 #: How the builder sets each field of AgentDef.
@@ -50,7 +51,7 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",
-        "max_tokens", "tool_choice", "seed",
+        "max_tokens", "tool_choice", "seed", "parallel_tool_calls",
     )},
 }
 

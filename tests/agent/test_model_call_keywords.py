@@ -51,6 +51,7 @@ def test_by_default_an_agent_sets_none_of_them() -> None:
     ('tool_choice = "lookup"', "tool_choice", "lookup"),
     ('stop = ["END", "\\n\\n"]', "stop", ("END", "\n\n")),
     ("seed = 7", "seed", 7),
+    ("parallel_tool_calls = false", "parallel_tool_calls", False),
 ])
 def test_each_keyword_sets_its_field(binding: str, field: str, value: object) -> None:
     assert getattr(compile_body(f"  {binding}"), field) == value
@@ -73,6 +74,7 @@ def test_tool_choice_required_without_tools_is_a_compile_error() -> None:
     ('stop = "END"', "stop must be a list of non-empty strings, got the string 'END'"),
     ("stop = [1]", "stop must be a list of non-empty strings, got a list holding the number 1"),
     ("seed = 1.5", "seed must be a whole number, got the number 1.5"),
+    ('parallel_tool_calls = "no"', "parallel_tool_calls must be true or false"),
     ("tool_choice = 3", "tool_choice must be a string"),
 ])
 def test_a_bad_value_is_a_compile_error(binding: str, message: str) -> None:

@@ -9,10 +9,17 @@ import asyncio
 import shutil
 from collections.abc import Iterator
 
+import agents
 import httpx
 import pytest
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
 from openai import AsyncOpenAI
 from pydantic import BaseModel
+from pydantic_ai import Agent
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 
 from tests.cli.conftest import REPO
 from tests.server.test_serve_command import serving
@@ -42,9 +49,6 @@ class Forecast(BaseModel):
 
 
 def test_pydantic_ai_gets_its_output_type_through_its_final_result_tool(v1: str) -> None:
-    from pydantic_ai import Agent  # noqa: PLC0415 -- each framework in its own test
-    from pydantic_ai.models.openai import OpenAIChatModel  # noqa: PLC0415
-    from pydantic_ai.providers.openai import OpenAIProvider  # noqa: PLC0415
 
     async def ask() -> Forecast:
         async with AsyncOpenAI(base_url=v1, api_key="none") as client:
@@ -59,9 +63,6 @@ def test_pydantic_ai_gets_its_output_type_through_its_final_result_tool(v1: str)
 
 
 def test_langchain_bind_tools_calls_the_tool_and_answers_from_its_result(v1: str) -> None:
-    from langchain_core.messages import HumanMessage, ToolMessage  # noqa: PLC0415
-    from langchain_core.tools import tool  # noqa: PLC0415
-    from langchain_openai import ChatOpenAI  # noqa: PLC0415
 
     @tool
     def get_weather(city: str) -> str:
@@ -85,8 +86,6 @@ def test_langchain_bind_tools_calls_the_tool_and_answers_from_its_result(v1: str
 
 
 def test_langchain_streams_the_tool_call(v1: str) -> None:
-    from langchain_core.tools import tool  # noqa: PLC0415
-    from langchain_openai import ChatOpenAI  # noqa: PLC0415
 
     @tool
     def get_weather(city: str) -> str:
@@ -104,18 +103,11 @@ def test_langchain_streams_the_tool_call(v1: str) -> None:
 
 
 def test_openai_agents_runs_its_function_tool_and_answers(v1: str) -> None:
-    from agents import (  # noqa: PLC0415
-        Agent,
-        OpenAIChatCompletionsModel,
-        Runner,
-        function_tool,
-        set_tracing_disabled,
-    )
 
-    set_tracing_disabled(True)  # no export to OpenAI's servers
+    agents.set_tracing_disabled(True)  # no export to OpenAI's servers
     ran: list[str] = []
 
-    @function_tool
+    @agents.function_tool
     def get_weather(city: str) -> str:
         """The weather in a city."""
         ran.append(city)
@@ -123,9 +115,10 @@ def test_openai_agents_runs_its_function_tool_and_answers(v1: str) -> None:
 
     async def ask() -> str:
         async with AsyncOpenAI(base_url=v1, api_key="none") as client:
-            model = OpenAIChatCompletionsModel(model="customerSupport", openai_client=client)
-            agent = Agent(name="weather", model=model, tools=[get_weather])
-            return str((await Runner.run(agent, QUESTION)).final_output)
+            model = agents.OpenAIChatCompletionsModel(model="customerSupport",
+                                                      openai_client=client)
+            agent = agents.Agent(name="weather", model=model, tools=[get_weather])
+            return str((await agents.Runner.run(agent, QUESTION)).final_output)
 
     answer = asyncio.run(ask())
     assert ran == [QUESTION]

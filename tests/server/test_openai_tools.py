@@ -6,7 +6,7 @@ reads them."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from openai.lib.streaming.chat import ChatCompletionStreamState
@@ -211,14 +211,15 @@ def test_long_arguments_are_streamed_in_pieces() -> None:
     assert "".join(pieces) == call.arguments
 
 
-def paused(status: str, *calls: tuple[str, str]) -> RunPaused:
+def paused(status: Literal["awaiting_approval", "awaiting_tool_results"],
+           *calls: tuple[str, Literal["approval", "external"]]) -> RunPaused:
     """A run paused in a round of ``calls`` (call id, kind), the model having said
     "Checking."."""
     response = LlmResponse("Checking.", "tool_calls", tool_calls=tuple(
         ToolCall(call_id, "get_weather", '{"city": "Paris"}') for call_id, _ in calls))
-    return RunPaused(run_id="r1", status=status,  # type: ignore[arg-type]  # one of two
+    return RunPaused(run_id="r1", status=status,
                      pending=tuple(PendingCall(call_id, "get_weather", "{}", kind, "h", 0.0)
-                                   for call_id, kind in calls),  # type: ignore[arg-type]
+                                   for call_id, kind in calls),
                      checkpoint=AgentCheckpoint((), 1, {}, usage=USAGE),
                      tool_round=PendingRound(1, response, {}))
 
