@@ -99,6 +99,15 @@ class AgentBuilder:
         """Ask the provider for repeatable sampling (our addition)."""
         return self._set("seed", seed)
 
+    def output(self, output_type: Any) -> Self:
+        """The result's type: a pydantic model, a dataclass, a TypedDict, or an
+        :class:`~bloge.agent.output.schema.OutputSchema` (``None``: a text answer). The run
+        ends with an answer that validates, in ``AgentOutput.output``."""
+        from bloge.agent.output.schema import OutputSchema  # noqa: PLC0415 -- loads pydantic when used
+
+        self._values["output"] = None if output_type is None else OutputSchema.of(output_type)
+        return self
+
     def memory(self, strategy: MemoryStrategy) -> Self:
         """Pick a memory strategy, e.g. ``AgentMemoryStrategy.SlidingWindow(20)``."""
         problem = memory_problem(strategy)

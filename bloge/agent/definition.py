@@ -16,6 +16,7 @@ from bloge.agent.keywords import (
     tool_choice_problem,
 )
 from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
+from bloge.agent.output.schema import OutputSchema
 from bloge.agent.schema import infer_parameters
 from bloge.core.errors import BlogeUsageError
 from bloge.core.graph import Graph, Node
@@ -145,6 +146,9 @@ class AgentDef:
     """Sequences that end a model's answer (our addition)."""
     seed: int | None = None
     """Asks the provider for repeatable sampling, where it has that (our addition)."""
+    output: OutputSchema | None = None
+    """The result's type: the run ends with an answer that validates against it, in
+    ``AgentOutput.output`` (``None``: the answer is text; see :mod:`bloge.agent.output`)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -185,6 +189,8 @@ def definition_problems(agent: AgentDef) -> list[str]:
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
     if problem:
         problems.append(problem)
+    if agent.output is not None and not isinstance(agent.output, OutputSchema):
+        problems.append("output must be an OutputSchema (OutputSchema.of(Model)) or None")
     return problems
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bloge.llm.messages import LlmMessage, ToolCall
+
+if TYPE_CHECKING:
+    from bloge.llm.structured import OutputRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +30,9 @@ class LlmRequest:
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or a tool name (``None``: the
     provider's default, which lets the model choose); ``seed`` asks for repeatable sampling
     where the provider supports it (OpenAI's, best effort; Anthropic has none);
-    ``response_format`` is passed to providers that support structured output.
+    ``response_format`` is passed to providers that support structured output; ``output``
+    asks for a typed answer, each provider the strongest way it has (see
+    :mod:`bloge.llm.structured`).
     """
 
     model: str
@@ -39,6 +44,7 @@ class LlmRequest:
     tool_choice: str | None = None
     response_format: Mapping[str, Any] | None = None
     seed: int | None = None
+    output: OutputRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator, Iterator, Sequence
+from typing import Any
 
 from bloge.agent.builder import AgentBuilder
 from bloge.agent.definition import AgentDef, AgentToolRef
@@ -48,7 +49,9 @@ class Agent:
     ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``max_tokens``
     bounds each answer of the model; ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``
     or a tool's name) says whether it must call a tool; ``listeners`` see every callback of
-    the loop, as with any agent operator.
+    the loop, as with any agent operator. ``output_type`` (a pydantic model, a dataclass, a
+    TypedDict) types the result: the run ends with an answer that validates, and
+    ``run_output(…).output`` is the instance (``run`` returns its JSON text).
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
     users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
@@ -76,6 +79,7 @@ class Agent:
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
+        output_type: Any = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -85,7 +89,8 @@ class Agent:
                    .max_turns(max_turns)
                    .system_prompt(system_prompt)
                    .max_tokens(max_tokens)
-                   .tool_choice(tool_choice))
+                   .tool_choice(tool_choice)
+                   .output(output_type))
         for tool in tools:
             made = tool_operator(tool)
             ref = f"tool:{made.name}"

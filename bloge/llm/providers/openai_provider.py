@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import httpx
@@ -16,6 +17,14 @@ from bloge.llm.providers.openai_stream import OpenAIStreamAssembler
 from bloge.llm.providers.response_body import DEFAULT_MAX_RESPONSE_BYTES
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
 from bloge.llm.providers.wire import WireFormatError
+from bloge.llm.structured import (
+    OUTPUT_MODES,
+    OutputMode,
+    answered,
+    answered_chunk,
+    prepared,
+    resolved_mode,
+)
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 _PATH = "/chat/completions"
@@ -40,7 +49,7 @@ class OpenAIChatProvider(HttpProvider):
     others wait for a connection (httpx's default: 100); not with an ``http_client``.
     """
 
-    __slots__ = ("_max_tokens",)
+    __slots__ = ("_max_tokens", "_output_mode")
 
     def __init__(
         self,
@@ -56,7 +65,12 @@ class OpenAIChatProvider(HttpProvider):
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
+        output_mode: OutputMode = "auto",
     ) -> None:
+        if output_mode not in OUTPUT_MODES:
+            raise BlogeUsageError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, "
+                                  f"got {output_mode!r}")
+        self._output_mode: OutputMode = output_mode
         if max_tokens is not None and max_tokens < 1:
             raise BlogeUsageError(f"max_tokens must be >= 1, got {max_tokens}")
         self._max_tokens = max_tokens
@@ -80,21 +94,35 @@ class OpenAIChatProvider(HttpProvider):
         )
 
     async def chat(self, request: LlmRequest) -> LlmResponse:
-        """One completion: text and/or tool calls, finish reason and usage."""
-        body = await self._http.post_json(_PATH, self._body(request, stream=False))
+        """One completion: text and/or tool calls, finish reason and usage. A request with an
+        ``output`` asks for it with ``response_format: json_schema`` unless ``output_mode``
+        says ``tool`` or ``prompted`` (see :mod:`bloge.llm.structured`)."""
+        mode = resolved_mode(request, self._output_mode, "native")
+        body = await self._http.post_json(_PATH, self._body(prepared(request, mode),
+                                                            stream=False))
         try:
-            return parse_chat_response(body)
+            return answered(parse_chat_response(body), mode)
         except WireFormatError as exc:
             raise self._http.error(str(exc)) from exc
 
     def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
         """Text chunks as they arrive, then one chunk per complete tool call, then a ``done``
         chunk with the finish reason and usage (requested with ``include_usage``)."""
-        body = self._body(request, stream=True)
-        return assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
+        mode = resolved_mode(request, self._output_mode, "native")
+        body = self._body(prepared(request, mode), stream=True)
+        chunks = assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
+        return chunks if mode != "tool" or request.output is None else _answered(chunks, mode)
 
     def _body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
         return chat_request_body(request, stream=stream, max_tokens=self._max_tokens)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"
+
+
+async def _answered(chunks: AsyncGenerator[LlmChunk, None],
+                    mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
+    """A stream whose final-answer call is the answer's text (see :func:`answered_chunk`)."""
+    async with aclosing(chunks):
+        async for chunk in chunks:
+            yield answered_chunk(chunk, mode)
