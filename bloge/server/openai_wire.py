@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bloge.agent import AgentInput, AgentOutput, AgentUsage, MaxTurnsExceededError
 from bloge.llm import ContentPart, ImagePart, LlmMessage, TextPart, ToolCall
 from bloge.server.inputs import BadRequestError, unanswered
+from bloge.server.response_format import requested_output
 
 #: Where an image in a user message may come from: the model's provider fetches it, never
 #: this server.
@@ -96,7 +97,8 @@ def sampling_of(body: CompletionBody) -> dict[str, Any]:
     limit = body.max_completion_tokens or body.max_tokens
     stop = [body.stop] if isinstance(body.stop, str) else body.stop
     changes: dict[str, Any] = {"temperature": body.temperature, "max_tokens": limit,
-                               "stop": tuple(stop) if stop else None, "seed": body.seed}
+                               "stop": tuple(stop) if stop else None, "seed": body.seed,
+                               "output": requested_output(body.response_format)}
     return {name: value for name, value in changes.items() if value is not None}
 
 
@@ -109,8 +111,6 @@ def _refused(body: CompletionBody) -> tuple[str, str] | None:
                            "the server; leave them out")
     if body.tool_choice not in (None, "auto"):
         return "tool_choice", 'the agent chooses its tools; tool_choice may only be "auto"'
-    if body.response_format is not None and body.response_format.get("type") != "text":
-        return "response_format", "the agent answers in text; structured output is not supported"
     if body.max_tokens and body.max_completion_tokens and (
             body.max_tokens != body.max_completion_tokens):
         return "max_tokens", ("max_tokens and max_completion_tokens differ; send one "

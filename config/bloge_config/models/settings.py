@@ -16,6 +16,7 @@ from bloge_config.models.mcp import McpSettings
 from bloge_config.models.rpc import RpcSettings
 from bloge_config.models.section import kebab
 from bloge_config.models.server import ServerSettings
+from bloge_config.models.output import OutputSettings
 from bloge_config.models.store import StoreSettings
 from bloge_config.models.temporal import TemporalSettings
 
@@ -46,6 +47,8 @@ class BlogeSettings(BaseSettings):
                                                 description="The journal of agent callbacks")
     store: StoreSettings = Field(default_factory=StoreSettings,
                                  description="The run store")
+    output: OutputSettings = Field(default_factory=OutputSettings,
+                                   description="Typed results of agents")
     server: ServerSettings = Field(default_factory=ServerSettings, description="bloge serve")
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings,
                                          description="The autopilot's knobs and guardrails")

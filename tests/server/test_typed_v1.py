@@ -1,0 +1,67 @@
+"""``/v1/chat/completions`` honours a client's ``response_format``: the official ``openai`` SDK
+against a real server gets JSON that fits its schema, and ``parse()`` gets its model."""
+
+from __future__ import annotations
+
+import json
+
+import openai
+from pydantic import BaseModel
+
+from bloge.llm import ScriptedProvider
+from bloge.llm.offline import OfflineProvider
+from tests.server.conftest import Serve
+
+
+class Ticket(BaseModel):
+    title: str
+    priority: int
+
+
+def test_parse_with_a_pydantic_model_returns_the_model(serve: Serve) -> None:
+    served = serve(ScriptedProvider('{"title": "Printer jam", "priority": 2}'))
+    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    completion = client.chat.completions.parse(
+        model="helper", messages=[{"role": "user", "content": "file it"}],
+        response_format=Ticket)
+    assert completion.choices[0].message.parsed == Ticket(title="Printer jam", priority=2)
+    asked = served.provider.requests[0].output  # type: ignore[attr-defined] -- ScriptedProvider records
+    assert asked is not None and asked.strict and asked.name == "Ticket"
+
+
+def test_an_answer_that_fails_the_clients_schema_is_repaired_before_it_is_returned(
+        serve: Serve) -> None:
+    served = serve(ScriptedProvider('{"title": "Printer jam"}',
+                                    '{"title": "Printer jam", "priority": 1}'))
+    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    completion = client.chat.completions.create(
+        model="helper", messages=[{"role": "user", "content": "file it"}],
+        response_format={"type": "json_schema", "json_schema": {
+            "name": "ticket", "strict": True, "schema": Ticket.model_json_schema()}})
+    assert json.loads(completion.choices[0].message.content or "") == {
+        "title": "Printer jam", "priority": 1}
+    repair = served.provider.requests[1].messages[-1].content  # type: ignore[attr-defined] -- ScriptedProvider records
+    assert "$.priority: expected a value (required), got nothing" in repair or \
+        "$.priority" in repair
+
+
+def test_json_object_with_the_offline_model_answers_a_json_object(serve: Serve) -> None:
+    served = serve(OfflineProvider())
+    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    completion = client.chat.completions.create(
+        model="helper", messages=[{"role": "user", "content": "hello"}],
+        response_format={"type": "json_object"})
+    assert isinstance(json.loads(completion.choices[0].message.content or ""), dict)
+
+
+def test_a_response_format_without_a_schema_is_a_400_naming_it(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hi."))
+    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    try:
+        client.chat.completions.create(
+            model="helper", messages=[{"role": "user", "content": "hi"}],
+            response_format={"type": "json_schema", "json_schema": {"name": "x"}})  # type: ignore[typeddict-item] -- the mistake under test
+    except openai.BadRequestError as exc:
+        assert "response_format.json_schema.schema" in str(exc)
+    else:
+        raise AssertionError("expected a 400")
