@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import AgentUsage as AgentUsage
     from bloge.agent.loop import Done as Done
     from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
+    from bloge.agent.loop import Partial as Partial
     from bloge.agent.loop import StreamingAgentLoopOperator as StreamingAgentLoopOperator
     from bloge.agent.loop import Token as Token
     from bloge.agent.loop import ToolEnd as ToolEnd
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
     from bloge.agent.memory import ConversationMemory as ConversationMemory
     from bloge.agent.memory import LlmSummarizer as LlmSummarizer
     from bloge.agent.memory import MemoryStrategy as MemoryStrategy
+    from bloge.agent.output.problems import OutputProblem as OutputProblem
+    from bloge.agent.output.problems import OutputValidationError as OutputValidationError
+    from bloge.agent.output.schema import OutputSchema as OutputSchema
     from bloge.llm.types import ToolDefinition as ToolDefinition
 else:
     __getattr__, __dir__, __all__ = lazy_exports(__name__)

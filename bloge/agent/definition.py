@@ -189,7 +189,8 @@ def definition_problems(agent: AgentDef) -> list[str]:
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
     if problem:
         problems.append(problem)
-    if agent.output is not None and not isinstance(agent.output, OutputSchema):
+    output: object = agent.output
+    if output is not None and not isinstance(output, OutputSchema):
         problems.append("output must be an OutputSchema (OutputSchema.of(Model)) or None")
     return problems
 

@@ -213,10 +213,10 @@ class _ToSyntax(Transformer[Token, Any]):
         return s.TypeLiteral(float(token), _span(meta))
 
     def type_true(self, meta: Any, children: list[Token]) -> s.TypeLiteral:
-        return s.TypeLiteral(True, _span(meta))
+        return s.TypeLiteral(value=True, span=_span(meta))
 
     def type_false(self, meta: Any, children: list[Token]) -> s.TypeLiteral:
-        return s.TypeLiteral(False, _span(meta))
+        return s.TypeLiteral(value=False, span=_span(meta))
 
     def type_object(self, meta: Any, children: list[s.Field]) -> s.TypeObject:
         return s.TypeObject(tuple(c for c in children if isinstance(c, s.Field)), _span(meta))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bloge.agent.output.schema import OutputSchema
+from bloge.agent import OutputSchema
 from bloge.server.inputs import BadRequestError
 
 _ANY_OBJECT = OutputSchema.from_json_schema("json_object", {"type": "object"}, strict=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import openai
+import pytest
 from pydantic import BaseModel
 
 from bloge.llm import ScriptedProvider
@@ -19,20 +20,23 @@ class Ticket(BaseModel):
 
 
 def test_parse_with_a_pydantic_model_returns_the_model(serve: Serve) -> None:
-    served = serve(ScriptedProvider('{"title": "Printer jam", "priority": 2}'))
+    provider = ScriptedProvider('{"title": "Printer jam", "priority": 2}')
+    served = serve(provider)
     client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
     completion = client.chat.completions.parse(
         model="helper", messages=[{"role": "user", "content": "file it"}],
         response_format=Ticket)
     assert completion.choices[0].message.parsed == Ticket(title="Printer jam", priority=2)
-    asked = served.provider.requests[0].output  # type: ignore[attr-defined] -- ScriptedProvider records
-    assert asked is not None and asked.strict and asked.name == "Ticket"
+    asked = provider.requests[0].output
+    assert asked is not None
+    assert asked.strict
+    assert asked.name == "Ticket"
 
 
 def test_an_answer_that_fails_the_clients_schema_is_repaired_before_it_is_returned(
         serve: Serve) -> None:
-    served = serve(ScriptedProvider('{"title": "Printer jam"}',
-                                    '{"title": "Printer jam", "priority": 1}'))
+    provider = ScriptedProvider('{"title": "Printer jam"}', '{"title": "Printer jam", "priority": 1}')
+    served = serve(provider)
     client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
     completion = client.chat.completions.create(
         model="helper", messages=[{"role": "user", "content": "file it"}],
@@ -40,9 +44,8 @@ def test_an_answer_that_fails_the_clients_schema_is_repaired_before_it_is_return
             "name": "ticket", "strict": True, "schema": Ticket.model_json_schema()}})
     assert json.loads(completion.choices[0].message.content or "") == {
         "title": "Printer jam", "priority": 1}
-    repair = served.provider.requests[1].messages[-1].content  # type: ignore[attr-defined] -- ScriptedProvider records
-    assert "$.priority: expected a value (required), got nothing" in repair or \
-        "$.priority" in repair
+    repair = provider.requests[1].messages[-1].content
+    assert "$.priority: expected an integer (required), got nothing" in repair
 
 
 def test_json_object_with_the_offline_model_answers_a_json_object(serve: Serve) -> None:
@@ -57,11 +60,7 @@ def test_json_object_with_the_offline_model_answers_a_json_object(serve: Serve) 
 def test_a_response_format_without_a_schema_is_a_400_naming_it(serve: Serve) -> None:
     served = serve(ScriptedProvider("Hi."))
     client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
-    try:
+    with pytest.raises(openai.BadRequestError, match=r"response_format\.json_schema\.schema"):
         client.chat.completions.create(
             model="helper", messages=[{"role": "user", "content": "hi"}],
-            response_format={"type": "json_schema", "json_schema": {"name": "x"}})  # type: ignore[typeddict-item] -- the mistake under test
-    except openai.BadRequestError as exc:
-        assert "response_format.json_schema.schema" in str(exc)
-    else:
-        raise AssertionError("expected a 400")
+            response_format={"type": "json_schema", "json_schema": {"name": "x"}})  # type: ignore[typeddict-item]  # the mistake under test

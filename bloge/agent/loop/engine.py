@@ -335,7 +335,7 @@ class _Run:
         """A typed agent's answer: the end when it validates; else back to the model with its
         problems while repairs (and turns) remain; else the run fails."""
         typed = self._typed
-        assert typed is not None  # noqa: S101 -- only called for typed agents
+        assert typed is not None
         verdict = typed.judge(response.content)
         if verdict.valid:
             self._value = verdict.value

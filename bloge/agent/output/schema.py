@@ -31,7 +31,7 @@ class OutputSchema:
     OpenAI's strict mode cannot express (an open map), so that it is asked for unstrict."""
 
     name: str
-    schema: Mapping[str, Any]
+    schema: Mapping[str, Any] = field(hash=False)
     python_type: Any = None
     strict: bool = True
     max_repairs: int = 2

@@ -93,7 +93,7 @@ def expected(schema: Mapping[str, Any]) -> str:
         return " or ".join(expected(o) for o in schema["anyOf"])
     kind = schema.get("type")
     if isinstance(kind, list):
-        return " or ".join(_NAMES.get(k, k) for k in kind)
+        return " or ".join(_NAMES.get(str(k), str(k)) for k in kind)
     if kind == "array":
         return f"a list of {_plural(expected(schema.get('items') or {}))}"
     if kind == "object" and schema.get("properties"):

@@ -99,8 +99,9 @@ class _Filler:
 
 def _fits(value: Any, schema: Mapping[str, Any]) -> bool:
     kind = schema.get("type")
-    kinds = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
-             "array": list, "object": dict}
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
+        "object": dict}
     if "enum" in schema:
         return value in schema["enum"]
     if "anyOf" in schema:

@@ -13,10 +13,10 @@ from bloge_config.models.autopilot import AutopilotSettings
 from bloge_config.models.journal import EventJournalSettings
 from bloge_config.models.llm import LlmSettings
 from bloge_config.models.mcp import McpSettings
+from bloge_config.models.output import OutputSettings
 from bloge_config.models.rpc import RpcSettings
 from bloge_config.models.section import kebab
 from bloge_config.models.server import ServerSettings
-from bloge_config.models.output import OutputSettings
 from bloge_config.models.store import StoreSettings
 from bloge_config.models.temporal import TemporalSettings
 
@@ -47,8 +47,6 @@ class BlogeSettings(BaseSettings):
                                                 description="The journal of agent callbacks")
     store: StoreSettings = Field(default_factory=StoreSettings,
                                  description="The run store")
-    output: OutputSettings = Field(default_factory=OutputSettings,
-                                   description="Typed results of agents")
     server: ServerSettings = Field(default_factory=ServerSettings, description="bloge serve")
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings,
                                          description="The autopilot's knobs and guardrails")
@@ -59,6 +57,8 @@ class BlogeSettings(BaseSettings):
     runner: Literal["local", "temporal"] = Field(
         default="local", description="Where bloge run runs an agent: in this process, or as "
         "a Temporal workflow served by bloge worker")
+    output: OutputSettings = Field(default_factory=OutputSettings,
+                                   description="Typed results of agents")
 
     @classmethod
     def settings_customise_sources(
