@@ -231,7 +231,9 @@ class AgentActivities:
                              tuple(tool.tool_definition for tool in definition.tools))
         if not summary:
             request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
-                              tool_choice=definition.tool_choice, seed=definition.seed)
+                              tool_choice=definition.tool_choice, seed=definition.seed,
+                              output=None if definition.output is None
+                              else definition.output.request())
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))

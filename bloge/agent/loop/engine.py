@@ -336,7 +336,7 @@ class _Run:
         problems while repairs (and turns) remain; else the run fails."""
         typed = self._typed
         assert typed is not None
-        verdict = typed.judge(response.content)
+        verdict = typed.judge(response.content, response.finish_reason)
         if verdict.valid:
             self._value = verdict.value
             return steps.Finish(steps.STOP, response)

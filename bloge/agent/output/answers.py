@@ -34,10 +34,17 @@ class TypedAnswers:
     schema: OutputSchema
     repairs: int = 0
 
-    def judge(self, content: str) -> Verdict:
-        """``content`` parsed and validated."""
+    def judge(self, content: str, finish_reason: str = "stop") -> Verdict:
+        """``content`` parsed and validated; an answer cut off by the token limit
+        (``finish_reason`` ``length``) says so first, for that is what to mend."""
         value, problems = self.schema.parse(content)
-        return Verdict(problems=tuple(problems)) if problems else Verdict(value)
+        if not problems:
+            return Verdict(value)
+        if finish_reason == "length":
+            problems.insert(0, OutputProblem("$", "a complete answer",
+                                             "one cut off at the max_tokens limit: answer "
+                                             "shorter"))
+        return Verdict(problems=tuple(problems))
 
     def may_repair(self) -> bool:
         """Whether another invalid answer may go back to the model (and count it)."""

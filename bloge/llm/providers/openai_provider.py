@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from bloge.core.errors import BlogeUsageError
+from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm.providers.chunk_stream import assembled_stream
 from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
 from bloge.llm.providers.openai import chat_request_body, parse_chat_response
@@ -28,6 +28,9 @@ from bloge.llm.structured import (
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 _PATH = "/chat/completions"
+
+#: What a server's refusal of structured output names (OpenAI-compatible servers vary).
+_NATIVE_WORDS = ("response_format", "json_schema", "response format", "structured output")
 
 
 class OpenAIChatProvider(HttpProvider):
@@ -49,7 +52,7 @@ class OpenAIChatProvider(HttpProvider):
     others wait for a connection (httpx's default: 100); not with an ``http_client``.
     """
 
-    __slots__ = ("_max_tokens", "_output_mode")
+    __slots__ = ("_max_tokens", "_native_refused", "_output_mode")
 
     def __init__(
         self,
@@ -71,6 +74,7 @@ class OpenAIChatProvider(HttpProvider):
             raise BlogeUsageError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, "
                                   f"got {output_mode!r}")
         self._output_mode: OutputMode = output_mode
+        self._native_refused = False
         if max_tokens is not None and max_tokens < 1:
             raise BlogeUsageError(f"max_tokens must be >= 1, got {max_tokens}")
         self._max_tokens = max_tokens
@@ -96,8 +100,18 @@ class OpenAIChatProvider(HttpProvider):
     async def chat(self, request: LlmRequest) -> LlmResponse:
         """One completion: text and/or tool calls, finish reason and usage. A request with an
         ``output`` asks for it with ``response_format: json_schema`` unless ``output_mode``
-        says ``tool`` or ``prompted`` (see :mod:`bloge.llm.structured`)."""
-        mode = resolved_mode(request, self._output_mode, "native")
+        says ``tool`` or ``prompted`` (see :mod:`bloge.llm.structured`); in ``auto`` mode, a
+        server that refuses the ``response_format`` (400 or 422 naming it) is asked with the
+        final-answer tool instead, from then on."""
+        mode = self._mode(request)
+        try:
+            return await self._chat(request, mode)
+        except ProviderError as exc:
+            if not self._refused_native(request, mode, exc):
+                raise
+            return await self._chat(request, "tool")
+
+    async def _chat(self, request: LlmRequest, mode: OutputMode) -> LlmResponse:
         body = await self._http.post_json(_PATH, self._body(prepared(request, mode),
                                                             stream=False))
         try:
@@ -107,11 +121,47 @@ class OpenAIChatProvider(HttpProvider):
 
     def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
         """Text chunks as they arrive, then one chunk per complete tool call, then a ``done``
-        chunk with the finish reason and usage (requested with ``include_usage``)."""
-        mode = resolved_mode(request, self._output_mode, "native")
+        chunk with the finish reason and usage (requested with ``include_usage``). Typed
+        requests as for :meth:`chat`, the fall-back included (before any chunk)."""
+        mode = self._mode(request)
+        if request.output is None or mode != "native":
+            return self._stream(request, mode)
+        return self._stream_or_fall_back(request)
+
+    async def _stream_or_fall_back(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
+        chunks = self._stream(request, "native")
+        async with aclosing(chunks):
+            try:
+                first = await anext(chunks)
+            except ProviderError as exc:
+                if not self._refused_native(request, "native", exc):
+                    raise
+                chunks = self._stream(request, "tool")
+                first = await anext(chunks)
+            yield first
+            async for chunk in chunks:
+                yield chunk
+
+    def _stream(self, request: LlmRequest, mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
         body = self._body(prepared(request, mode), stream=True)
         chunks = assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
         return chunks if mode != "tool" or request.output is None else _answered(chunks, mode)
+
+    def _mode(self, request: LlmRequest) -> OutputMode:
+        strongest: OutputMode = "tool" if self._native_refused else "native"
+        return resolved_mode(request, self._output_mode, strongest)
+
+    def _refused_native(self, request: LlmRequest, mode: OutputMode,
+                        error: ProviderError) -> bool:
+        """Whether ``error`` is the server refusing ``response_format`` in ``auto`` mode; if
+        so, this provider asks with the final-answer tool from now on."""
+        chosen = request.output.mode if request.output is not None else "auto"
+        refused = (mode == "native" and self._output_mode == "auto" and chosen == "auto"
+                   and error.status_code in (400, 422)
+                   and any(word in str(error).lower() for word in _NATIVE_WORDS))
+        if refused:
+            self._native_refused = True
+        return refused
 
     def _body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
         return chat_request_body(request, stream=stream, max_tokens=self._max_tokens)

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from bloge import Agent, AgentDslCompiler, DslError
+from bloge import Agent, AgentDslCompiler, DslError, ProviderError
 from bloge.agent import Done, OutputValidationError, Partial
 from bloge.llm import LlmMessage, LlmRequest, ScriptedProvider, ToolDefinition
 from bloge.llm.offline import OfflineProvider
@@ -234,3 +234,86 @@ async def test_with_other_tools_anthropic_must_call_some_tool() -> None:
                                    tools=(ToolDefinition("lookup"),), output=OUTPUT))
     assert bodies[0]["tool_choice"] == {"type": "any"}
     assert [t["name"] for t in bodies[0]["tools"]] == ["lookup", OUTPUT_TOOL]
+
+
+# A server without structured output (an older llama.cpp, say) refuses the response_format.
+REFUSAL = {"error": {"code": 400, "type": "invalid_request_error",
+                     "message": "response_format type json_schema is not supported"}}
+
+
+def _refusing(bodies: list[dict[str, Any]], answer: Any) -> OpenAIChatProvider:
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        if "response_format" in body:
+            return httpx.Response(400, json=REFUSAL)
+        if body.get("stream"):
+            return httpx.Response(200, content=answer,
+                                  headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json=answer)
+
+    return OpenAIChatProvider(base_url="https://llm.test/v1", api_key="k",
+                              http_client=httpx.AsyncClient(transport=httpx.MockTransport(handle)))
+
+
+async def test_in_auto_mode_a_server_refusing_response_format_is_asked_with_the_tool() -> None:
+    bodies: list[dict[str, Any]] = []
+    provider = _refusing(bodies, OPENAI_TOOL)
+    request = LlmRequest("m", (LlmMessage.user("x"),), output=OUTPUT)
+    answer = await provider.chat(request)
+    assert json.loads(answer.content) == {"title": "Jam"}
+    await provider.chat(request)
+    # refused once; the next request goes straight to the tool
+    assert ["response_format" in b for b in bodies] == [True, False, False]
+
+
+def _sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + \
+        b"data: [DONE]\n\n"
+
+
+# Recorded shape of a streamed forced-function answer: the arguments come in pieces.
+OPENAI_TOOL_STREAM = _sse(
+    {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{
+        "index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": [{
+            "index": 0, "id": "call_1", "type": "function",
+            "function": {"name": OUTPUT_TOOL, "arguments": ""}}]}, "finish_reason": None}]},
+    {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{
+        "index": 0, "delta": {"tool_calls": [{"index": 0, "function": {
+            "arguments": '{"title":'}}]}, "finish_reason": None}]},
+    {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{
+        "index": 0, "delta": {"tool_calls": [{"index": 0, "function": {
+            "arguments": '"Jam"}'}}]}, "finish_reason": None}]},
+    {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{
+        "index": 0, "delta": {}, "finish_reason": "stop"}]},
+    {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [],
+     "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}},
+)
+
+
+async def test_a_streamed_run_falls_back_too_and_the_final_call_streams_as_text() -> None:
+    bodies: list[dict[str, Any]] = []
+    provider = _refusing(bodies, OPENAI_TOOL_STREAM)
+    stream = provider.stream_chat(LlmRequest("m", (LlmMessage.user("x"),), output=OUTPUT))
+    chunks = [chunk async for chunk in stream]
+    assert "".join(c.content for c in chunks) == '{"title":"Jam"}'
+    assert all(c.tool_call is None for c in chunks)
+    assert bodies[1]["tool_choice"] == {"type": "function", "function": {"name": OUTPUT_TOOL}}
+
+
+async def test_a_forced_mode_is_never_changed_behind_the_users_back() -> None:
+    bodies: list[dict[str, Any]] = []
+    provider = _refusing(bodies, OPENAI_TOOL)
+    forced = OutputRequest(OUTPUT.name, OUTPUT.schema, mode="native")
+    with pytest.raises(ProviderError, match="json_schema is not supported"):
+        await provider.chat(LlmRequest("m", (LlmMessage.user("x"),), output=forced))
+
+
+def test_an_answer_cut_off_by_the_token_limit_is_told_so() -> None:
+    from bloge.llm import LlmResponse  # noqa: PLC0415 -- only this test builds a response
+
+    provider = ScriptedProvider(LlmResponse('{"title": "Pri', finish_reason="length"),
+                                '{"title": "Printer", "priority": 1}')
+    Agent(provider, model="m", output_type=Ticket).run_output("file it")
+    assert ("- $: expected a complete answer, got one cut off at the max_tokens limit"
+            in provider.requests[1].messages[-1].content)
