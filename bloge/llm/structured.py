@@ -21,7 +21,8 @@ provider's answer back into a neutral one. Both are pure.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -113,9 +114,20 @@ def answered(response: LlmResponse, mode: OutputMode) -> LlmResponse:
     return replace(response, content=final.arguments, tool_calls=(), finish_reason="stop")
 
 
-def answered_chunk(chunk: LlmChunk, mode: OutputMode) -> LlmChunk:
-    """:func:`answered` for one streamed chunk: the final-answer call becomes text."""
-    call = chunk.tool_call
-    if mode != "tool" or call is None or call.name != OUTPUT_TOOL:
-        return chunk
-    return replace(chunk, content=call.arguments, tool_call=None)
+async def answered_stream(chunks: AsyncGenerator[LlmChunk, None]
+                          ) -> AsyncGenerator[LlmChunk, None]:
+    """:func:`answered` for a ``tool``-mode stream: the final-answer call's chunk becomes its
+    text, later calls of the same answer are dropped, and the ``done`` chunk says ``stop``."""
+    final = False
+    async with aclosing(chunks):
+        async for chunk in chunks:
+            call = chunk.tool_call
+            if call is not None and call.name == OUTPUT_TOOL and not final:
+                final = True
+                yield replace(chunk, content=call.arguments, tool_call=None)
+            elif call is not None and final:
+                continue
+            elif chunk.done and final:
+                yield replace(chunk, finish_reason="stop")
+            else:
+                yield chunk

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing
 from typing import Any
 
 import httpx
@@ -21,7 +20,7 @@ from bloge.llm.structured import (
     OUTPUT_MODES,
     OutputMode,
     answered,
-    answered_chunk,
+    answered_stream,
     prepared,
     resolved_mode,
 )
@@ -93,7 +92,7 @@ class AnthropicProvider(HttpProvider):
         """Text chunks as they arrive, each tool call when its block ends, then ``done``."""
         mode = self._mode(request)
         chunks = self.stream_messages(self._body(prepared(request, mode)))
-        return chunks if mode != "tool" or request.output is None else _answered(chunks, mode)
+        return chunks if mode != "tool" or request.output is None else answered_stream(chunks)
 
     def _mode(self, request: LlmRequest) -> OutputMode:
         # The Messages API has no response_format: its native structured output is the
@@ -125,10 +124,3 @@ class AnthropicProvider(HttpProvider):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"
 
-
-async def _answered(chunks: AsyncGenerator[LlmChunk, None],
-                    mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
-    """A stream whose final-answer call is the answer's text (see :func:`answered_chunk`)."""
-    async with aclosing(chunks):
-        async for chunk in chunks:
-            yield answered_chunk(chunk, mode)

@@ -21,7 +21,7 @@ from bloge.llm.structured import (
     OUTPUT_MODES,
     OutputMode,
     answered,
-    answered_chunk,
+    answered_stream,
     prepared,
     resolved_mode,
 )
@@ -145,7 +145,7 @@ class OpenAIChatProvider(HttpProvider):
     def _stream(self, request: LlmRequest, mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
         body = self._body(prepared(request, mode), stream=True)
         chunks = assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
-        return chunks if mode != "tool" or request.output is None else _answered(chunks, mode)
+        return chunks if mode != "tool" or request.output is None else answered_stream(chunks)
 
     def _mode(self, request: LlmRequest) -> OutputMode:
         strongest: OutputMode = "tool" if self._native_refused else "native"
@@ -169,10 +169,3 @@ class OpenAIChatProvider(HttpProvider):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"
 
-
-async def _answered(chunks: AsyncGenerator[LlmChunk, None],
-                    mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
-    """A stream whose final-answer call is the answer's text (see :func:`answered_chunk`)."""
-    async with aclosing(chunks):
-        async for chunk in chunks:
-            yield answered_chunk(chunk, mode)

@@ -12,7 +12,13 @@ from pydantic import BaseModel
 
 from bloge import Agent, AgentDslCompiler, DslError, ProviderError
 from bloge.agent import Done, OutputValidationError, Partial
-from bloge.llm import LlmMessage, LlmRequest, ScriptedProvider, ToolDefinition
+from bloge.llm import (
+    LlmMessage,
+    LlmRequest,
+    ScriptedProvider,
+    ToolDefinition,
+    tool_call_response,
+)
 from bloge.llm.offline import OfflineProvider
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider
 from bloge.llm.structured import OUTPUT_TOOL, OutputRequest
@@ -298,6 +304,8 @@ async def test_a_streamed_run_falls_back_too_and_the_final_call_streams_as_text(
     chunks = [chunk async for chunk in stream]
     assert "".join(c.content for c in chunks) == '{"title":"Jam"}'
     assert all(c.tool_call is None for c in chunks)
+    assert chunks[-1].done
+    assert chunks[-1].finish_reason == "stop"
     assert bodies[1]["tool_choice"] == {"type": "function", "function": {"name": OUTPUT_TOOL}}
 
 
@@ -317,3 +325,16 @@ def test_an_answer_cut_off_by_the_token_limit_is_told_so() -> None:
     Agent(provider, model="m", output_type=Ticket).run_output("file it")
     assert ("- $: expected a complete answer, got one cut off at the max_tokens limit"
             in provider.requests[1].messages[-1].content)
+
+
+def test_tools_and_a_typed_result_work_together() -> None:
+    def lookup(q: str) -> dict[str, Any]:
+        return {"found": q.upper()}
+
+    provider = ScriptedProvider(tool_call_response("lookup", '{"q": "jam"}'),
+                                '{"title": "JAM", "priority": 1}')
+    output = Agent(provider, [lookup], model="m", output_type=Ticket).run_output("file it")
+    assert output.output == Ticket(title="JAM", priority=1)
+    assert output.turns_used == 2
+    # every model call of the run carries the output request alongside the tools
+    assert all(r.output is not None and r.tools for r in provider.requests)
