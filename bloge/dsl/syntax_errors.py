@@ -55,7 +55,7 @@ def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
     """A readable list of what the parser would have accepted."""
     names = set(names)
     groups: list[str] = []
-    if _TYPE_STARTS <= names and not names & (_EXPRESSION_STARTS - _TYPE_STARTS):
+    if names >= _TYPE_STARTS and not names & (_EXPRESSION_STARTS - _TYPE_STARTS):
         groups.append('a type (string, int, float, bool, list<T>, "literal", { … })')
         names -= _TYPE_STARTS
     if {"NAME", "INT", "STRING"} <= names and len(names & _EXPRESSION_STARTS) >= 5:

@@ -178,7 +178,8 @@ class Agent:
     def stream(self, input: str, *, thread_id: str | None = None
                ) -> Iterator[AgentStreamChunk]:
         """The run on ``input`` as it happens: :class:`~bloge.Token` chunks of the answer,
-        :class:`~bloge.ToolStart` and :class:`~bloge.ToolEnd` around each tool call, and
+        :class:`~bloge.ToolStart` and :class:`~bloge.ToolEnd` around each tool call,
+        :class:`~bloge.Partial` chunks (the fields parsed so far) with an ``output_type``, and
         :class:`~bloge.Done` last, whose ``final_output`` is the run's
         :class:`~bloge.AgentOutput`.
 

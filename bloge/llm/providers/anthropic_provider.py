@@ -39,6 +39,8 @@ class AnthropicProvider(HttpProvider):
     requires one). ``headers`` are added to every request and win over ours (``anthropic-beta``
     for instance). ``timeout``, ``max_response_bytes``, ``http_client``, ``retry``, ``sleep`` and
     ``limits`` work as for :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
+    A typed request (``LlmRequest.output``) is asked for with a forced final-answer tool
+    (``output_mode`` ``auto``, ``native`` or ``tool``) or in a system prompt (``prompted``).
 
     The provider is also a :data:`~bloge.llm.providers.claude.ClaudeTransport`: awaiting
     ``provider(body)`` sends a prepared request body and returns the response JSON.

@@ -50,6 +50,9 @@ class OpenAIChatProvider(HttpProvider):
     :class:`~bloge.core.errors.ProviderError`. ``limits`` (``httpx.Limits``) size the
     provider's connection pool: at most ``max_connections`` calls are on the wire at once, the
     others wait for a connection (httpx's default: 100); not with an ``http_client``.
+    ``output_mode`` says how a typed request (``LlmRequest.output``) is asked for: ``auto``
+    (``response_format: json_schema``, or the final-answer tool once the server refused it),
+    ``native``, ``tool`` or ``prompted`` (see :mod:`bloge.llm.structured`).
     """
 
     __slots__ = ("_max_tokens", "_native_refused", "_output_mode")
