@@ -154,7 +154,11 @@ def _strict(schema: Any, optional: set[str]) -> tuple[Any, bool]:
     for key, value in schema.items():
         if key in ("default", "title", "required"):
             continue
-        if key == "properties":
+        if key in ("$defs", "definitions"):
+            made_defs = {name: _strict(sub, optional) for name, sub in value.items()}
+            out[key] = {name: made for name, (made, _) in made_defs.items()}
+            ok = ok and all(fine for _, fine in made_defs.values())
+        elif key == "properties":
             required = set(schema.get("required") or ())
             props: dict[str, Any] = {}
             for name, sub in value.items():

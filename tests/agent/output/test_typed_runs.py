@@ -338,3 +338,41 @@ def test_tools_and_a_typed_result_work_together() -> None:
     assert output.turns_used == 2
     # every model call of the run carries the output request alongside the tools
     assert all(r.output is not None and r.tools for r in provider.requests)
+
+
+def test_a_clients_schema_with_local_refs_is_checked_through_them() -> None:
+    from bloge.agent import OutputSchema  # noqa: PLC0415 -- only this test builds one by hand
+
+    schema = OutputSchema.from_json_schema("order", {
+        "type": "object", "required": ["item"], "properties": {"item": {"$ref": "#/$defs/Item"}},
+        "$defs": {"Item": {"type": "object", "required": ["sku"],
+                           "properties": {"sku": {"type": "string"}}}}})
+    _, problems = schema.parse('{"item": {"sku": 7}}')
+    assert [str(p) for p in problems] == ["$.item.sku: expected a string, got 7"]
+
+
+def test_an_optional_field_may_be_left_out() -> None:
+    schema = AgentDslCompiler().compile(TYPED).output
+    assert schema is not None
+    value, problems = schema.parse('{"title": "x", "priority": "low"}')
+    assert problems == []
+    assert value == {"title": "x", "priority": "low"}
+
+
+def test_a_nested_registered_type_is_strict_ready_and_validates() -> None:
+    from bloge.agent import OutputSchema  # noqa: PLC0415 -- only this test builds one by hand
+
+    class Item(BaseModel):
+        sku: str
+        note: str = "none"
+
+    class Order(BaseModel):
+        items: list[Item]
+
+    schema = OutputSchema.of(Order)
+    item = schema.schema["$defs"]["Item"]
+    assert item["required"] == ["sku", "note"]
+    assert item["additionalProperties"] is False
+    value, problems = schema.parse('{"items": [{"sku": "a", "note": null}]}')
+    assert problems == []
+    assert value == Order(items=[Item(sku="a")])
