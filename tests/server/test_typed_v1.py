@@ -64,3 +64,13 @@ def test_a_response_format_without_a_schema_is_a_400_naming_it(serve: Serve) -> 
         client.chat.completions.create(
             model="helper", messages=[{"role": "user", "content": "hi"}],
             response_format={"type": "json_schema", "json_schema": {"name": "x"}})  # type: ignore[typeddict-item]  # the mistake under test
+
+
+def test_a_streamed_completion_parses_into_the_model(serve: Serve) -> None:
+    served = serve(ScriptedProvider('{"title": "Printer jam", "priority": 2}'))
+    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    with client.chat.completions.stream(
+            model="helper", messages=[{"role": "user", "content": "file it"}],
+            response_format=Ticket) as stream:
+        final = stream.get_final_completion()
+    assert final.choices[0].message.parsed == Ticket(title="Printer jam", priority=2)

@@ -376,3 +376,41 @@ def test_a_nested_registered_type_is_strict_ready_and_validates() -> None:
     value, problems = schema.parse('{"items": [{"sku": "a", "note": null}]}')
     assert problems == []
     assert value == Order(items=[Item(sku="a")])
+
+
+def _anthropic_sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+# Recorded shape of a streamed forced tool_use: the input arrives as input_json_delta pieces.
+ANTHROPIC_TOOL_STREAM = _anthropic_sse(
+    {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                                          "model": "claude-x", "content": [],
+                                          "stop_reason": None, "stop_sequence": None,
+                                          "usage": {"input_tokens": 10, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {
+        "type": "tool_use", "id": "toolu_1", "name": OUTPUT_TOOL, "input": {}}},
+    {"type": "content_block_delta", "index": 0, "delta": {
+        "type": "input_json_delta", "partial_json": '{"title": '}},
+    {"type": "content_block_delta", "index": 0, "delta": {
+        "type": "input_json_delta", "partial_json": '"Jam"}'}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+     "usage": {"output_tokens": 12}},
+    {"type": "message_stop"},
+)
+
+
+async def test_anthropic_streams_the_forced_tools_input_as_the_answer() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=ANTHROPIC_TOOL_STREAM,
+                              headers={"content-type": "text/event-stream"})
+
+    provider = AnthropicProvider(api_key="k", http_client=httpx.AsyncClient(
+        transport=httpx.MockTransport(handle)))
+    stream = provider.stream_chat(LlmRequest("claude-x", (LlmMessage.user("x"),),
+                                             output=OUTPUT))
+    chunks = [chunk async for chunk in stream]
+    assert json.loads("".join(c.content for c in chunks)) == {"title": "Jam"}
+    assert all(c.tool_call is None for c in chunks)
+    assert chunks[-1].finish_reason == "stop"
