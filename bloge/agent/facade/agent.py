@@ -111,6 +111,7 @@ class Agent:
         tools: Sequence[ToolLike] = (),
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
+        output_types: Sequence[type] = (),
     ) -> Agent:
         """The agent an ``agent { … }`` definition declares, its tools bound to ``tools``.
 
@@ -122,12 +123,13 @@ class Agent:
         naming a tool not in ``tools`` is a :class:`~bloge.CompileError` at the block's
         ``file:line``; a tool no block names is a :class:`~bloge.BlogeUsageError`. The model,
         turn cap, prompt, memory and exit condition are the definition's; ``llm``,
-        ``listeners`` and ``store`` as for :class:`Agent`.
+        ``listeners`` and ``store`` as for :class:`Agent`. ``output_types`` are the types
+        (pydantic models, dataclasses, TypedDicts) ``output = <Name>`` may name, by class name.
         """
         from bloge.agent.facade.dsl import compile_agent  # noqa: PLC0415 -- loads the DSL compiler when used
 
         registry = OperatorRegistry()
-        definition = compile_agent(source, registry, tools)
+        definition = compile_agent(source, registry, tools, output_types)
         # The model's operators join after the compilation: a tool block may not name them.
         return cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
 

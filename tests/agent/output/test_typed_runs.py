@@ -414,3 +414,25 @@ async def test_anthropic_streams_the_forced_tools_input_as_the_answer() -> None:
     assert json.loads("".join(c.content for c in chunks)) == {"title": "Jam"}
     assert all(c.tool_call is None for c in chunks)
     assert chunks[-1].finish_reason == "stop"
+
+
+def test_from_dsl_names_an_output_type_by_its_class_name() -> None:
+    agent = Agent.from_dsl('agent a {\n  model = "m"\n  output = Ticket\n}',
+                           llm=ScriptedProvider('{"title": "Jam", "priority": 1}'),
+                           output_types=[Ticket])
+    assert agent.run_output("file it").output == Ticket(title="Jam", priority=1)
+
+
+def test_the_offline_model_types_an_answer_from_its_tool_results() -> None:
+    class Weather(BaseModel):
+        city: str
+        temperature: int
+
+    def get_weather(city: str) -> dict[str, Any]:
+        """Current weather of a city"""
+        return {"city": "Paris", "temperature": 21}
+
+    output = Agent(OfflineProvider(), [get_weather], model="m",
+                   output_type=Weather).run_output("What is the weather in Paris?")
+    assert output.output == Weather(city="Paris", temperature=21)
+    assert output.turns_used == 2
