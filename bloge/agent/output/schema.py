@@ -40,6 +40,14 @@ class OutputSchema:
     _adapter: Any = field(default=None, compare=False, repr=False)
     _optional: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.schema, Mapping) or self.schema.get("type") != "object":
+            raise BlogeUsageError(f"output schema {self.name!r} must be an object schema "
+                                  '({"type": "object", …})')
+        repairs: object = self.max_repairs
+        if not isinstance(repairs, int) or isinstance(repairs, bool) or repairs < 0:
+            raise BlogeUsageError(f"max_repairs must be an integer >= 0, got {repairs!r}")
+
     @classmethod
     def of(cls, python_type: Any, *, name: str | None = None) -> OutputSchema:
         """The schema of a pydantic model, a dataclass, a TypedDict (or any type pydantic's
@@ -57,7 +65,7 @@ class OutputSchema:
         optional: set[str] = set()
         strict_schema, strict = _strict(raw, optional)
         if strict_schema.get("type") != "object":
-            raise BlogeUsageError(f"an output type is an object (a pydantic model, a dataclass, "
+            raise BlogeUsageError("an output type is an object (a pydantic model, a dataclass, "
                                   f"a TypedDict); {python_type!r} is not")
         return cls(_wire_name(title), strict_schema, python_type, strict, _adapter=adapter,
                    _optional=frozenset(optional))
@@ -71,10 +79,6 @@ class OutputSchema:
     def request(self, mode: OutputMode = "auto") -> OutputRequest:
         """What a model request carries to ask for this schema."""
         return OutputRequest(self.name, self.schema, self.strict, mode)
-
-    @property
-    def is_object(self) -> bool:
-        return self.schema.get("type") == "object"
 
     def parse(self, text: str) -> tuple[Any, list[OutputProblem]]:
         """``(value, [])`` for an answer that fits (the registered type's instance, else the

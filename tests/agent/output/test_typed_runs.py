@@ -10,7 +10,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from bloge import Agent, AgentDslCompiler, DslError, ProviderError
+from bloge import Agent, AgentDslCompiler, BlogeUsageError, DslError, ProviderError
 from bloge.agent import Done, OutputValidationError, Partial
 from bloge.llm import (
     LlmMessage,
@@ -436,3 +436,9 @@ def test_the_offline_model_types_an_answer_from_its_tool_results() -> None:
                    output_type=Weather).run_output("What is the weather in Paris?")
     assert output.output == Weather(city="Paris", temperature=21)
     assert output.turns_used == 2
+
+
+@pytest.mark.parametrize("output_type", [int, list[str]])
+def test_an_output_type_that_is_not_an_object_is_refused(output_type: object) -> None:
+    with pytest.raises(BlogeUsageError, match="an output type is an object"):
+        Agent(ScriptedProvider("1"), model="m", output_type=output_type)
