@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import Decision as Decision
     from bloge.agent.loop import Done as Done
     from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
+    from bloge.agent.loop import Partial as Partial
     from bloge.agent.loop import PendingCall as PendingCall
     from bloge.agent.loop import RunPaused as RunPaused
     from bloge.agent.loop import StreamingAgentLoopOperator as StreamingAgentLoopOperator
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from bloge.agent.memory import ConversationMemory as ConversationMemory
     from bloge.agent.memory import LlmSummarizer as LlmSummarizer
     from bloge.agent.memory import MemoryStrategy as MemoryStrategy
+    from bloge.agent.output.problems import OutputProblem as OutputProblem
+    from bloge.agent.output.problems import OutputValidationError as OutputValidationError
+    from bloge.agent.output.schema import OutputSchema as OutputSchema
     from bloge.llm.types import ToolDefinition as ToolDefinition
 else:
     __getattr__, __dir__, __all__ = lazy_exports(__name__)

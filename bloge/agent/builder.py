@@ -105,6 +105,14 @@ class AgentBuilder:
         """``False``: at most one tool call per answer, where the provider has that (our
         addition; ``None``: the provider's default)."""
         return self._set("parallel_tool_calls", parallel)
+    def output(self, output_type: Any) -> Self:
+        """The result's type: a pydantic model, a dataclass, a TypedDict, or an
+        :class:`~bloge.agent.output.schema.OutputSchema` (``None``: a text answer). The run
+        ends with an answer that validates, in ``AgentOutput.output``."""
+        from bloge.agent.output.schema import OutputSchema  # noqa: PLC0415 -- loads pydantic when used
+
+        self._values["output"] = None if output_type is None else OutputSchema.of(output_type)
+        return self
 
     def memory(self, strategy: MemoryStrategy) -> Self:
         """Pick a memory strategy, e.g. ``AgentMemoryStrategy.SlidingWindow(20)``."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.extension import AgentExtensionProvider
@@ -26,17 +28,20 @@ class AgentDslCompiler:
     operator inputs refine the tool schemas. ``json_codec`` is how tool arguments will be
     decoded at run time. Expressions may call the standard library, ``tool_call(name)`` and
     the functions of every installed DSL extension (see :mod:`bloge.agent.functions`).
+    ``output_types`` are the types ``output = <Name>`` may name (pydantic models, dataclasses,
+    TypedDicts), by name.
     """
 
     def __init__(
-        self, registry: OperatorRegistry | None = None, *, json_codec: JsonCodec | None = None
+        self, registry: OperatorRegistry | None = None, *, json_codec: JsonCodec | None = None,
+        output_types: Mapping[str, Any] | None = None,
     ) -> None:
         self.registry = registry
         self.json_codec = json_codec or DEFAULT_CODEC
         self._compiler = DslCompiler(
             [AgentExtensionProvider()],
             options=CompileOptions(registry=registry, json_codec=self.json_codec,
-                                   functions=agent_functions()),
+                                   functions=agent_functions(), types=dict(output_types or {})),
         )
 
     def compile(self, source: str, *, filename: str = "<string>") -> AgentDef:

@@ -16,6 +16,7 @@ from bloge.agent.keywords import (
     tool_choice_problem,
 )
 from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
+from bloge.agent.output.schema import OutputSchema
 from bloge.agent.schema import infer_parameters
 from bloge.core.errors import BlogeUsageError
 from bloge.core.graph import Graph, Node
@@ -186,6 +187,9 @@ class AgentDef:
     parallel_tool_calls: bool | None = None
     """``False`` asks the model for at most one tool call per answer, where the provider has
     that (``None``: the provider's default, which allows several; our addition)."""
+    output: OutputSchema | None = None
+    """The result's type: the run ends with an answer that validates against it, in
+    ``AgentOutput.output`` (``None``: the answer is text; see :mod:`bloge.agent.output`)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -226,6 +230,9 @@ def definition_problems(agent: AgentDef) -> list[str]:
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
     if problem:
         problems.append(problem)
+    output: object = agent.output
+    if output is not None and not isinstance(output, OutputSchema):
+        problems.append("output must be an OutputSchema (OutputSchema.of(Model)) or None")
     return problems
 
 

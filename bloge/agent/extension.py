@@ -26,6 +26,8 @@ from bloge.agent.keywords import (
     tool_choice_problem,
 )
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
+from bloge.agent.output.compile import output_block, output_reference
+from bloge.agent.output.schema import OutputSchema
 from bloge.agent.schema import TOOL_ARGS
 from bloge.core.errors import CompileError, DslError, ExpressionError
 from bloge.core.suggest import did_you_mean_hint
@@ -36,7 +38,8 @@ from bloge.dsl.source import SourceText
 
 #: The words of an agent that open blocks, and how they are written.
 _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
-                "input": "input { <name> = <expression> … }"}
+                "input": "input { <name> = <expression> … }",
+                "output": "output { <field>: <type> … } or output = <RegisteredType>"}
 
 
 class AgentExtensionProvider:
@@ -127,15 +130,23 @@ class _AgentBlock:
                     self._memory(value)
                 elif key == "exit_condition":
                     self._exit_condition(value)
+                elif key == "output":
+                    self._output(output_reference(value, self.options.types, self._error))
                 else:
                     self._unknown(key, key_span, AGENT_BODY_WORDS, self._where)
             case s.Block(keywords=("tool",)):
                 self._tool(statement)
+            case s.Block(keywords=("output",), name=None, ref=None, span=span):
+                if self._first("output", span):
+                    self._output(output_block(statement, self.block.name or "output",
+                                              self._error))
             case s.Block(span=span):
                 label = " ".join(statement.keywords)
-                self._unknown(label, span, ("tool",), self._where, block=True)
+                self._unknown(label, span, ("tool", "output"), self._where, block=True)
             case s.Edge(span=span):
                 self._error("edges (a -> b) belong in a graph, not in an agent", span)
+            case s.Field(span=span):
+                self._error("fields (name: type) belong in an output { … } block", span)
 
     @property
     def _where(self) -> str:
@@ -338,6 +349,9 @@ class _AgentBlock:
                                   f"tool {block.name!r}", block=True)
                 case s.Edge(span=span):
                     self._error("edges (a -> b) belong in a graph, not in a tool", span)
+                case s.Field(span=span):
+                    self._error("fields (name: type) belong in an agent's output { … } block",
+                                span)
         if block.ref == "external":
             self.tools.append(AgentToolRef.external_tool(block.name, description=description,
                                                          parameters=parameters))
@@ -417,6 +431,10 @@ class _AgentBlock:
             if expression is not None:
                 bindings[statement.key] = expression
         return bindings
+
+    def _output(self, schema: OutputSchema | None) -> None:
+        if schema is not None:
+            self.values["output"] = schema
 
     def _error(self, message: str, span: s.Span, *, width: int | None = None) -> None:
         self.errors.append(self.source.error(CompileError, message, span, width=width))

@@ -38,6 +38,8 @@ class CompileOptions:
     registry: OperatorRegistry | None = None
     json_codec: JsonCodec = field(default=DEFAULT_CODEC)
     functions: Mapping[str, Function] = field(default_factory=lambda: STANDARD_LIBRARY)
+    types: Mapping[str, Any] = field(default_factory=dict)
+    """Python types the document may name (an agent's ``output = TicketDraft``)."""
 
 
 @runtime_checkable

@@ -184,6 +184,43 @@ class _ToSyntax(Transformer[Token, Any]):
     def edge(self, meta: Any, children: list[Token]) -> s.Edge:
         return s.Edge(tuple(str(c) for c in children), _span(meta))
 
+    # -- types
+
+    def field(self, meta: Any, children: list[Any]) -> s.Field:
+        *words, type_expr = children
+        return s.Field(tuple(str(w) for w in words), type_expr, _span(meta),
+                       _token_span(words[0]))
+
+    def type_expr(self, meta: Any, children: list[Any]) -> s.TypeUnion:
+        optional = bool(children) and isinstance(children[-1], Token) and children[-1] == "?"
+        options = tuple(c for c in children if not isinstance(c, Token))
+        return s.TypeUnion(options, optional, _span(meta))
+
+    def type_name(self, meta: Any, children: list[Any]) -> s.TypeName:
+        name, *rest = children
+        args = tuple(c for c in rest if isinstance(c, s.TypeUnion))
+        return s.TypeName(str(name), args, _span(meta))
+
+    def type_literal(self, meta: Any, children: list[Token]) -> s.TypeLiteral:
+        token = children[0]
+        if token.type == "STRING":
+            node = _string_node(token)
+            if not isinstance(node, s.Literal):
+                raise _LiteralError("a literal type cannot interpolate ${…}", _span(meta))
+            return s.TypeLiteral(node.value, _span(meta))
+        if token.type == "INT":
+            return s.TypeLiteral(int(token), _span(meta))
+        return s.TypeLiteral(float(token), _span(meta))
+
+    def type_true(self, meta: Any, children: list[Token]) -> s.TypeLiteral:
+        return s.TypeLiteral(value=True, span=_span(meta))
+
+    def type_false(self, meta: Any, children: list[Token]) -> s.TypeLiteral:
+        return s.TypeLiteral(value=False, span=_span(meta))
+
+    def type_object(self, meta: Any, children: list[s.Field]) -> s.TypeObject:
+        return s.TypeObject(tuple(c for c in children if isinstance(c, s.Field)), _span(meta))
+
     # -- expressions
 
     def ternary(self, meta: Any, children: list[s.Expr]) -> s.Ternary:

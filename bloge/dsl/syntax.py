@@ -171,7 +171,58 @@ class Edge:
     span: Span
 
 
-Statement: TypeAlias = Binding | Block | Edge
+# ---------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True, slots=True)
+class TypeName:
+    """A named type, with type arguments when written ``list<string>``."""
+
+    name: str
+    args: tuple[TypeExpr, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TypeLiteral:
+    """A literal type: ``"high"``, ``3``, ``true``; only that value fits."""
+
+    value: str | int | float | bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TypeObject:
+    """``{ name: type, … }``: an object of these fields."""
+
+    fields: tuple[Field, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TypeUnion:
+    """``a | b | …``, optional (``?``, may be absent) when ``optional``."""
+
+    options: tuple[TypeName | TypeLiteral | TypeObject, ...]
+    optional: bool
+    span: Span
+
+
+TypeExpr: TypeAlias = TypeUnion
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """``name: type`` (a field of an output schema); ``names`` holds every word before the
+    colon, so that a compiler can say where one name was expected."""
+
+    names: tuple[str, ...]
+    type: TypeExpr
+    span: Span
+    name_span: Span
+
+
+Statement: TypeAlias = Binding | Block | Edge | Field
 
 
 @dataclass(frozen=True, slots=True)

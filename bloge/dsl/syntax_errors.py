@@ -43,6 +43,8 @@ _EXPRESSION_STARTS = frozenset(
     {"NAME", "STRING", "RAW_STRING", "DURATION", "DECIMAL", "INT", "TRUE", "FALSE", "NULL",
      "LPAR", "LSQB", "LBRACE", "NOT", "MINUS"}
 )
+#: What may start the type of an output field (``title: string``).
+_TYPE_STARTS = frozenset({"NAME", "STRING", "INT", "DECIMAL", "TRUE", "FALSE", "LBRACE"})
 _OPERATORS = frozenset(
     {"EQ_OP", "REL_OP", "IN", "ADD_OP", "MUL_OP", "AND", "OR", "COALESCE", "QMARK", "DOT",
      "SAFE_DOT", "LSQB", "SAFE_LSQB"}
@@ -53,6 +55,9 @@ def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
     """A readable list of what the parser would have accepted."""
     names = set(names)
     groups: list[str] = []
+    if names >= _TYPE_STARTS and not names & (_EXPRESSION_STARTS - _TYPE_STARTS):
+        groups.append('a type (string, int, float, bool, list<T>, "literal", { … })')
+        names -= _TYPE_STARTS
     if {"NAME", "INT", "STRING"} <= names and len(names & _EXPRESSION_STARTS) >= 5:
         groups.append("an expression")
         names -= _EXPRESSION_STARTS

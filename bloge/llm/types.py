@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bloge.llm.messages import LlmMessage, ToolCall
+
+if TYPE_CHECKING:
+    from bloge.llm.structured import OutputRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +30,11 @@ class LlmRequest:
     ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"`` or a tool name (``None``: the
     provider's default, which lets the model choose); ``seed`` asks for repeatable sampling
     where the provider supports it (OpenAI's, best effort; Anthropic has none);
-    ``response_format`` is passed to providers that support structured output;
-    ``parallel_tool_calls`` ``False`` asks for at most one tool call per answer (OpenAI's
-    ``parallel_tool_calls``, Anthropic's ``disable_parallel_tool_use``; ``None``: the
-    provider's default, which allows several).
+    ``response_format`` is passed to providers that support structured output; ``output``
+    asks for a typed answer, each provider the strongest way it has (see
+    :mod:`bloge.llm.structured`); ``parallel_tool_calls`` ``False`` asks for at most one tool
+    call per answer (OpenAI's ``parallel_tool_calls``, Anthropic's
+    ``disable_parallel_tool_use``; ``None``: the provider's default, which allows several).
     """
 
     model: str
@@ -43,6 +47,7 @@ class LlmRequest:
     response_format: Mapping[str, Any] | None = None
     seed: int | None = None
     parallel_tool_calls: bool | None = None
+    output: OutputRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)

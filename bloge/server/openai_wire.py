@@ -8,13 +8,14 @@ URL in user messages) — are the run's input, after the agent's own system prom
 and ``stream_options.include_usage`` are honoured. How the model answers — ``temperature``,
 ``max_completion_tokens`` (or the older ``max_tokens``), ``stop`` and ``seed`` — applies to
 every model call of the run, in place of the agent's own (the run's answer may take several
-calls: tools run between them). The request's own ``tools`` (function tools, read by
-:mod:`bloge.server.openai_tools` with ``tool_choice`` and ``parallel_tool_calls``) are the
-client's: a completion whose model calls them ends with ``finish_reason: "tool_calls"`` and
-the calls (:class:`Answer`, streamed as OpenAI streams them). ``top_p`` and ``user`` are
-checked for their type and not applied, and fields this module does not know are ignored
-(the SDK evolves). What cannot be honoured is refused, naming the field: several choices
-(``n`` > 1), the older ``functions`` (send ``tools``), a structured ``response_format``,
+calls: tools run between them). ``response_format`` (``json_object``, ``json_schema``) asks
+for a typed answer (:mod:`bloge.server.response_format`). The request's own ``tools``
+(function tools, read by :mod:`bloge.server.openai_tools` with ``tool_choice`` and
+``parallel_tool_calls``) are the client's: a completion whose model calls them ends with
+``finish_reason: "tool_calls"`` and the calls (:class:`Answer`, streamed as OpenAI streams
+them). ``top_p`` and ``user`` are checked for their type and not applied, and fields this
+module does not know are ignored (the SDK evolves). What cannot be honoured is refused,
+naming the field: several choices (``n`` > 1), the older ``functions`` (send ``tools``),
 ``logprobs``, ``stream_options`` without ``stream``, ``max_tokens`` and
 ``max_completion_tokens`` that differ.
 """
@@ -32,6 +33,7 @@ from bloge.agent import AgentInput, AgentOutput, AgentUsage, MaxTurnsExceededErr
 from bloge.llm import ContentPart, ImagePart, LlmMessage, TextPart, ToolCall
 from bloge.server.inputs import BadRequestError, unanswered
 from bloge.server.openai_tools import ClientTools, client_tools
+from bloge.server.response_format import requested_output
 
 #: Where an image in a user message may come from: the model's provider fetches it, never
 #: this server.
@@ -106,7 +108,8 @@ def sampling_of(body: CompletionBody) -> dict[str, Any]:
     limit = body.max_completion_tokens or body.max_tokens
     stop = [body.stop] if isinstance(body.stop, str) else body.stop
     changes: dict[str, Any] = {"temperature": body.temperature, "max_tokens": limit,
-                               "stop": tuple(stop) if stop else None, "seed": body.seed}
+                               "stop": tuple(stop) if stop else None, "seed": body.seed,
+                               "output": requested_output(body.response_format)}
     return {name: value for name, value in changes.items() if value is not None}
 
 
@@ -116,8 +119,6 @@ def _refused(body: CompletionBody) -> tuple[str, str] | None:
     if body.functions:
         return "functions", ('the older "functions" is not supported: send them as "tools" '
                              '([{"type": "function", "function": {…}}])')
-    if body.response_format is not None and body.response_format.get("type") != "text":
-        return "response_format", "the agent answers in text; structured output is not supported"
     if body.max_tokens and body.max_completion_tokens and (
             body.max_tokens != body.max_completion_tokens):
         return "max_tokens", ("max_tokens and max_completion_tokens differ; send one "

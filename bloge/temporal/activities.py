@@ -232,7 +232,9 @@ class AgentActivities:
         if not summary:
             request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
                               tool_choice=definition.tool_choice, seed=definition.seed,
-                              parallel_tool_calls=definition.parallel_tool_calls)
+                              parallel_tool_calls=definition.parallel_tool_calls,
+                              output=None if definition.output is None
+                              else definition.output.request())
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))

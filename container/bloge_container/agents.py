@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from bloge import (
     AgentDef,
@@ -22,6 +23,7 @@ from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.components import ProjectDir
 from bloge_container.errors import ConfigurationError
+from bloge_container.imports import resolve
 from bloge_container.report import ConditionsReport
 
 
@@ -58,6 +60,26 @@ def dsl_files(patterns: Sequence[str], project_dir: Path, report: ConditionsRepo
     return list(found)
 
 
+def output_types(settings: BlogeSettings, project: ProjectDir) -> dict[str, Any]:
+    """The types of ``bloge.output.types``, by name, for agents' ``output = <Name>``."""
+    return {name: resolve(path, key=f"bloge.output.types.{name}", project_dir=project.path)
+            for name, path in settings.output.types.items()}
+
+
+def agent_compiler(settings: BlogeSettings, registry: OperatorRegistry,
+                   project: ProjectDir) -> AgentDslCompiler:
+    """The application's compiler: its operators and its output types."""
+    return AgentDslCompiler(registry, output_types=output_types(settings, project))
+
+
+def with_settings(definition: AgentDef, settings: BlogeSettings) -> AgentDef:
+    """``definition`` with ``bloge.output.max-repairs`` applied to its output schema."""
+    if definition.output is None:
+        return definition
+    return replace(definition, output=replace(definition.output,
+                                              max_repairs=settings.output.max_repairs))
+
+
 def load_agents(
     settings: BlogeSettings,
     registry: OperatorRegistry,
@@ -67,10 +89,11 @@ def load_agents(
     store: object | None = None,
 ) -> dict[str, LoadedAgent]:
     """Compile every agent and materialize its operator; ids must be unique."""
-    compiler = AgentDslCompiler(registry)
+    compiler = agent_compiler(settings, registry, project)
     agents: dict[str, LoadedAgent] = {}
     for path in dsl_files(settings.agents.dsl_locations, project.path, report):
-        for definition in compiler.compile_all_file(path):
+        for compiled in compiler.compile_all_file(path):
+            definition = with_settings(compiled, settings)
             if definition.id in agents:
                 raise ConfigurationError(
                     f"agent {definition.id!r} is declared twice: in {agents[definition.id].source} "

@@ -136,7 +136,8 @@ def openai_provider(settings: BlogeSettings) -> LlmProvider:
                               timeout=section.timeout,
                               max_response_bytes=int(section.max_response_bytes),
                               retry=retry_policy(settings),
-                              limits=ConnectionPool.of(settings, "openai").limits())
+                              limits=ConnectionPool.of(settings, "openai").limits(),
+                              output_mode=settings.output.mode)
 
 
 def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
@@ -154,7 +155,8 @@ def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
                              timeout=section.timeout,
                              max_response_bytes=int(section.max_response_bytes),
                              retry=retry_policy(settings),
-                             limits=ConnectionPool.of(settings, "anthropic").limits())
+                             limits=ConnectionPool.of(settings, "anthropic").limits(),
+                             output_mode=settings.output.mode)
 
 
 def retry_policy(settings: BlogeSettings) -> Any:

@@ -19,6 +19,7 @@ from bloge import (
     OperatorRegistry,
     UnknownOperatorError,
 )
+from bloge.agent import OutputSchema
 from tests.runtime.scenarios import support_builder
 
 #: A value for every field of AgentDef, none of them the default.
@@ -40,6 +41,9 @@ EVERY_FIELD: dict[str, Any] = {
     "stop": ("END",),
     "seed": 7,
     "parallel_tool_calls": False,
+    "output": OutputSchema.from_json_schema("answer", {
+        "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+        "additionalProperties": False}),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -51,7 +55,7 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",
-        "max_tokens", "tool_choice", "seed", "parallel_tool_calls",
+        "max_tokens", "tool_choice", "seed", "parallel_tool_calls", "output",
     )},
 }
 

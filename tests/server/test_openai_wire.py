@@ -53,7 +53,9 @@ def test_fields_the_agent_owns_and_unknown_fields_are_accepted() -> None:
     ({"tool_choice": "required"}, "tool_choice"),  # with no tools to call
     ({"tool_choice": {"type": "function", "function": {"name": "f"}}},
      "tool_choice.function.name"),
-    ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"response_format": {"type": "xml"}}, "response_format"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
+     "response_format"),
     ({"stop": ""}, "stop"),
     ({"max_tokens": 10, "max_completion_tokens": 20}, "max_tokens"),
     ({"logprobs": True}, "logprobs"),

@@ -51,7 +51,9 @@ class Agent:
     ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``max_tokens``
     bounds each answer of the model; ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``
     or a tool's name) says whether it must call a tool; ``listeners`` see every callback of
-    the loop, as with any agent operator.
+    the loop, as with any agent operator. ``output_type`` (a pydantic model, a dataclass, a
+    TypedDict) types the result: the run ends with an answer that validates, and
+    ``run_output(…).output`` is the instance (``run`` returns its JSON text).
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
     users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
@@ -79,6 +81,7 @@ class Agent:
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
+        output_type: Any = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -88,7 +91,8 @@ class Agent:
                    .max_turns(max_turns)
                    .system_prompt(system_prompt)
                    .max_tokens(max_tokens)
-                   .tool_choice(tool_choice))
+                   .tool_choice(tool_choice)
+                   .output(output_type))
         for tool in tools:
             if isinstance(tool, ToolDefinition):  # answered from outside
                 builder.tool(AgentToolRef.external_tool(
@@ -115,6 +119,7 @@ class Agent:
         tools: Sequence[ToolLike] = (),
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
+        output_types: Sequence[type] = (),
     ) -> Agent:
         """The agent an ``agent { … }`` definition declares, its tools bound to ``tools``.
 
@@ -126,12 +131,13 @@ class Agent:
         naming a tool not in ``tools`` is a :class:`~bloge.CompileError` at the block's
         ``file:line``; a tool no block names is a :class:`~bloge.BlogeUsageError`. The model,
         turn cap, prompt, memory and exit condition are the definition's; ``llm``,
-        ``listeners`` and ``store`` as for :class:`Agent`.
+        ``listeners`` and ``store`` as for :class:`Agent`. ``output_types`` are the types
+        (pydantic models, dataclasses, TypedDicts) ``output = <Name>`` may name, by class name.
         """
         from bloge.agent.facade.dsl import compile_agent  # noqa: PLC0415 -- loads the DSL compiler when used
 
         registry = OperatorRegistry()
-        definition = compile_agent(source, registry, tools)
+        definition = compile_agent(source, registry, tools, output_types)
         # The model's operators join after the compilation: a tool block may not name them.
         return cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
 
@@ -182,7 +188,8 @@ class Agent:
     def stream(self, input: str, *, thread_id: str | None = None
                ) -> Iterator[AgentStreamChunk]:
         """The run on ``input`` as it happens: :class:`~bloge.Token` chunks of the answer,
-        :class:`~bloge.ToolStart` and :class:`~bloge.ToolEnd` around each tool call, and
+        :class:`~bloge.ToolStart` and :class:`~bloge.ToolEnd` around each tool call,
+        :class:`~bloge.Partial` chunks (the fields parsed so far) with an ``output_type``, and
         :class:`~bloge.Done` last, whose ``final_output`` is the run's
         :class:`~bloge.AgentOutput`.
 

@@ -17,11 +17,12 @@ from bloge.llm.types import ToolDefinition
 
 
 def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
-                  tools: Sequence[ToolLike]) -> AgentDef:
+                  tools: Sequence[ToolLike], output_types: Sequence[type] = ()) -> AgentDef:
     """The one agent ``source`` (DSL text holding a ``{``, else a file's path) declares,
     compiled against ``registry`` with each of ``tools`` registered under its name; a tool
     block naming no tool is the compiler's error at its ``file:line``, a tool no block names
-    a ``BlogeUsageError``."""
+    a ``BlogeUsageError``. ``output_types`` are the types ``output = <Name>`` may name, by
+    their ``__name__``."""
     if isinstance(tools, Tool) or callable(tools):
         raise BlogeUsageError(f"Agent.from_dsl's tools are a list: tools=[{tools!r}]")
     made: dict[str, ToolOperator] = {}
@@ -31,7 +32,7 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
             raise BlogeUsageError(f"two tools named {operator.name!r} given to Agent.from_dsl")
         made[operator.name] = operator
         registry.register(operator.name, operator.operator)
-    compiler = AgentDslCompiler(registry)
+    compiler = AgentDslCompiler(registry, output_types={t.__name__: t for t in output_types})
     if isinstance(source, str) and "{" in source:
         filename = "<string>"
         definition = compiler.compile(source)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     from bloge.agent.loop.records import AgentOutput
@@ -37,10 +37,20 @@ class ToolEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class Partial:
+    """A typed agent's answer so far: the fields parsed from the text streamed in this turn
+    (a JSON object cut where the stream is; the last field may be incomplete). The final,
+    validated value is ``Done.final_output.output``."""
+
+    value: Any
+    turn_number: int
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The last chunk: the loop has exited with ``final_output``."""
 
     final_output: AgentOutput
 
 
-AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Done
+AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Partial | Done

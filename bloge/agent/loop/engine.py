@@ -39,6 +39,8 @@ from bloge.agent.loop.start import Opening, RunStart, opening
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.agent.memory.factory import create_memory
+from bloge.agent.output.answers import PartialSink, TypedAnswers
+from bloge.agent.output.problems import OUTPUT_INVALID, OutputValidationError, repair_prompt
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
@@ -85,8 +87,8 @@ class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
     __slots__ = ("codec", "definition",
-                 "exit_needs_messages", "listeners", "ref", "registry", "streaming",
-                 "summarizer", "token_estimator", "tool_definitions")
+                 "exit_needs_messages", "listeners", "output_request", "ref", "registry",
+                 "streaming", "summarizer", "token_estimator", "tool_definitions")
 
     def __init__(
         self,
@@ -115,6 +117,7 @@ class AgentEngine:
         self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
+        self.output_request = None if definition.output is None else definition.output.request()
 
     def run(
         self,
@@ -166,8 +169,8 @@ class _Run:
 
     __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
                  "_external", "_listeners", "_memory", "_observer", "_plan", "_pool_wait",
-                 "_prepare", "_sink",
-                 "_tool_definitions", "_tools", "base_usage", "calls",
+                 "_prepare", "_sink", "_tool_definitions", "_tools", "_typed", "_value",
+                 "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
@@ -195,6 +198,11 @@ class _Run:
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._chat = chat
+        # A typed answer streams as Partial chunks too.
+        self._typed = None if definition.output is None else TypedAnswers(definition.output)
+        self._value: Any = None
+        if sink is not None and definition.output is not None:
+            sink = PartialSink(sink)
         self._sink = sink
         self._tools = {tool.name: tool for tool in definition.tools}
         self._external = frozenset(tool.name for tool in external)
@@ -230,6 +238,8 @@ class _Run:
                     case steps.CallModel(turn):
                         response = await self._model_turn(turn)
                         step = steps.after_model(turn, response)
+                        if self._typed is not None and isinstance(step, steps.Finish):
+                            step = await self._typed_step(turn, max_turns, response, started)
                     case steps.RunTools(turn, response):
                         plan = self._round_plan(response, pending)
                         outcomes = await self._run_round(turn, plan, response)
@@ -255,7 +265,7 @@ class _Run:
                         raise error  # noqa: TRY301 -- except MaxTurnsExceededError passes it on
                     case _:
                         assert_never(step)
-        except (MaxTurnsExceededError, RunPaused):
+        except (MaxTurnsExceededError, RunPaused, OutputValidationError):
             raise
         except asyncio.CancelledError as cancelled:
             self._exited(steps.CANCELLED, started, cancelled)
@@ -299,7 +309,7 @@ class _Run:
 
     async def _model_turn(self, turn: int) -> LlmResponse:
         self.turn = turn
-        _engine, definition = self._engine, self._engine.definition
+        engine, definition = self._engine, self._engine.definition
         if self._prepare:
             await self._memory.prepare()
         view = tuple(self._memory.messages())  # one copy, the one the request carries
@@ -314,7 +324,8 @@ class _Run:
                              max_tokens=definition.max_tokens, stop=definition.stop,
                              tools=self._tool_definitions, tool_choice=definition.tool_choice,
                              seed=definition.seed,
-                             parallel_tool_calls=definition.parallel_tool_calls)
+                             parallel_tool_calls=definition.parallel_tool_calls,
+                             output=engine.output_request)
         call_model = self._call_model
         started = time.perf_counter()
         waited = self._pool_wait.seconds
@@ -381,6 +392,25 @@ class _Run:
         run_id = None if self._observer is None else self._observer.run_id
         return RunPaused(run_id=run_id, status=pause_status(plan.waiting), pending=plan.waiting,
                          checkpoint=checkpoint, tool_round=tool_round)
+    async def _typed_step(self, turn: int, max_turns: int, response: LlmResponse,
+                          started: float) -> steps.Step:
+        """A typed agent's answer: the end when it validates; else back to the model with its
+        problems while repairs (and turns) remain; else the run fails."""
+        typed = self._typed
+        assert typed is not None
+        verdict = typed.judge(response.content, response.finish_reason)
+        if verdict.valid:
+            self._value = verdict.value
+            return steps.Finish(steps.STOP, response)
+        if typed.may_repair():
+            self._append(LlmMessage.user(repair_prompt(verdict.problems)))
+            return steps.next_turn(turn, max_turns)
+        error = OutputValidationError(
+            agent_id=self._engine.definition.id, problems=verdict.problems,
+            content=response.content, repairs=typed.repairs, checkpoint=self.checkpoint())
+        self._exited(OUTPUT_INVALID, started, error)
+        await self._observe_end(OUTPUT_INVALID, error=error)
+        raise error
 
     def _record_tools(self, turn: int, response: LlmResponse,
                       outcomes: list[ToolOutcome]) -> bool:
@@ -447,6 +477,9 @@ class _Run:
             usage=usage,
             run_id=None if self._observer is None else self._observer.run_id,
             thread_id=None if self._observer is None else self._observer.thread_id,
+            output=self._value,
+            output_data=(None if self._value is None or self._typed is None
+                         else self._typed.schema.dump(self._value)),
         )
 
     def _exited(self, exit_reason: str, started: float, error: BaseException | None = None,

@@ -121,6 +121,11 @@ class AgentOutput:
     usage: AgentUsage = field(default_factory=AgentUsage)
     run_id: str | None = None
     thread_id: str | None = None
+    output: Any = None
+    """The validated answer of an agent with an output schema: an instance of its registered
+    type, else the JSON value (``None``: no schema, or the run ended by its exit condition)."""
+    output_data: Any = None
+    """``output`` as JSON data (what ``to_dict`` and the run store hold)."""
 
     def to_dict(self, *, messages: bool = True, checkpoint: bool = True) -> dict[str, Any]:
         """JSON-ready data: the answer, reasons, usage (with ``total_tokens``) and tool results
@@ -137,6 +142,8 @@ class AgentOutput:
             "tool_results": DEFAULT_CODEC.decode(
                 DEFAULT_CODEC.encode_lenient(dict(self.tool_results))),
         }
+        if self.output_data is not None:
+            document["output"] = self.output_data
         if messages:
             document["messages"] = [message.to_dict() for message in self.messages]
         if checkpoint:

@@ -14,6 +14,7 @@ from bloge.llm.offline.hooks import (
     ArgumentFiller,
 )
 from bloge.llm.offline.turn import reply_to
+from bloge.llm.offline.typed import typed_answer
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
@@ -28,7 +29,9 @@ class OfflineProvider:
     once the tool results are in the conversation, it answers from them (a result's own text
     and fields, or a failed tool's message). It calls at most one tool round per user message.
     With no tools, or none that fits, it answers directly, saying what it is and how to switch
-    to a real provider. It cannot hold an open conversation.
+    to a real provider. It cannot hold an open conversation. Asked for a typed answer (a
+    request's ``output``), it answers with a value of that schema, filled from the tool results
+    and the user's words where it can (see :mod:`bloge.llm.offline.typed`).
 
     It knows no application. An application teaches it through hooks, each tried in order:
     ``answer_formatters`` word the results it knows (see
@@ -67,9 +70,14 @@ class OfflineProvider:
     def respond(self, request: LlmRequest) -> LlmResponse:
         """The reply to ``request``, computed synchronously; :meth:`chat` returns it."""
         reply = reply_to(request, self._hooks)
-        completion = LlmMessage.assistant(reply.content, reply.tool_calls)
+        content = reply.content
+        if request.output is not None and not reply.tool_calls:
+            # A typed request gets a value of its schema, filled from the conversation.
+            value = typed_answer(request.output.schema, request.messages, content)
+            content = json.dumps(value, ensure_ascii=False)
+        completion = LlmMessage.assistant(content, reply.tool_calls)
         return LlmResponse(
-            content=reply.content,
+            content=content,
             finish_reason=reply.finish_reason,
             prompt_tokens=self._prompt_tokens(request),
             completion_tokens=self._estimator.estimate(completion),

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from bloge.core.errors import BlogeUsageError
 from bloge.llm.providers.anthropic import messages_request_for, parse_messages_response
 from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
 from bloge.llm.providers.chunk_stream import assembled_stream
@@ -15,6 +16,14 @@ from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Ti
 from bloge.llm.providers.response_body import DEFAULT_MAX_RESPONSE_BYTES
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
 from bloge.llm.providers.wire import WireFormatError
+from bloge.llm.structured import (
+    OUTPUT_MODES,
+    OutputMode,
+    answered,
+    answered_stream,
+    prepared,
+    resolved_mode,
+)
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -30,12 +39,14 @@ class AnthropicProvider(HttpProvider):
     requires one). ``headers`` are added to every request and win over ours (``anthropic-beta``
     for instance). ``timeout``, ``max_response_bytes``, ``http_client``, ``retry``, ``sleep`` and
     ``limits`` work as for :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
+    A typed request (``LlmRequest.output``) is asked for with a forced final-answer tool
+    (``output_mode`` ``auto``, ``native`` or ``tool``) or in a system prompt (``prompted``).
 
     The provider is also a :data:`~bloge.llm.providers.claude.ClaudeTransport`: awaiting
     ``provider(body)`` sends a prepared request body and returns the response JSON.
     """
 
-    __slots__ = ("_max_tokens",)
+    __slots__ = ("_max_tokens", "_output_mode")
 
     def __init__(
         self,
@@ -51,7 +62,12 @@ class AnthropicProvider(HttpProvider):
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
+        output_mode: OutputMode = "auto",
     ) -> None:
+        if output_mode not in OUTPUT_MODES:
+            raise BlogeUsageError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, "
+                                  f"got {output_mode!r}")
+        self._output_mode: OutputMode = output_mode
         self._max_tokens = max_tokens
         self._http = ProviderHttpClient(
             provider="anthropic",
@@ -67,12 +83,24 @@ class AnthropicProvider(HttpProvider):
         )
 
     async def chat(self, request: LlmRequest) -> LlmResponse:
-        """One message: text and/or tool calls, finish reason and usage."""
-        return self.parse(await self.send_messages(self._body(request)))
+        """One message: text and/or tool calls, finish reason and usage. A request with an
+        ``output`` asks for it with a forced final-answer tool, or in a system prompt when
+        ``output_mode`` says ``prompted`` (see :mod:`bloge.llm.structured`)."""
+        mode = self._mode(request)
+        return answered(self.parse(await self.send_messages(self._body(prepared(request, mode)))),
+                        mode)
 
     def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
         """Text chunks as they arrive, each tool call when its block ends, then ``done``."""
-        return self.stream_messages(self._body(request))
+        mode = self._mode(request)
+        chunks = self.stream_messages(self._body(prepared(request, mode)))
+        return chunks if mode != "tool" or request.output is None else answered_stream(chunks)
+
+    def _mode(self, request: LlmRequest) -> OutputMode:
+        # The Messages API has no response_format: its native structured output is the
+        # forced tool.
+        mode = resolved_mode(request, self._output_mode, "tool")
+        return "tool" if mode == "native" else mode
 
     async def send_messages(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST a prepared body (see :func:`build_messages_request`); the response JSON."""
@@ -97,3 +125,4 @@ class AnthropicProvider(HttpProvider):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"
+

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import httpx
 
-from bloge.core.errors import BlogeUsageError
+from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm.providers.chunk_stream import assembled_stream
 from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
 from bloge.llm.providers.openai import chat_request_body, parse_chat_response
@@ -16,9 +17,20 @@ from bloge.llm.providers.openai_stream import OpenAIStreamAssembler
 from bloge.llm.providers.response_body import DEFAULT_MAX_RESPONSE_BYTES
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
 from bloge.llm.providers.wire import WireFormatError
+from bloge.llm.structured import (
+    OUTPUT_MODES,
+    OutputMode,
+    answered,
+    answered_stream,
+    prepared,
+    resolved_mode,
+)
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 _PATH = "/chat/completions"
+
+#: What a server's refusal of structured output names (OpenAI-compatible servers vary).
+_NATIVE_WORDS = ("response_format", "json_schema", "response format", "structured output")
 
 
 class OpenAIChatProvider(HttpProvider):
@@ -38,9 +50,12 @@ class OpenAIChatProvider(HttpProvider):
     :class:`~bloge.core.errors.ProviderError`. ``limits`` (``httpx.Limits``) size the
     provider's connection pool: at most ``max_connections`` calls are on the wire at once, the
     others wait for a connection (httpx's default: 100); not with an ``http_client``.
+    ``output_mode`` says how a typed request (``LlmRequest.output``) is asked for: ``auto``
+    (``response_format: json_schema``, or the final-answer tool once the server refused it),
+    ``native``, ``tool`` or ``prompted`` (see :mod:`bloge.llm.structured`).
     """
 
-    __slots__ = ("_max_tokens",)
+    __slots__ = ("_max_tokens", "_native_refused", "_output_mode")
 
     def __init__(
         self,
@@ -56,7 +71,13 @@ class OpenAIChatProvider(HttpProvider):
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
+        output_mode: OutputMode = "auto",
     ) -> None:
+        if output_mode not in OUTPUT_MODES:
+            raise BlogeUsageError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, "
+                                  f"got {output_mode!r}")
+        self._output_mode: OutputMode = output_mode
+        self._native_refused = False
         if max_tokens is not None and max_tokens < 1:
             raise BlogeUsageError(f"max_tokens must be >= 1, got {max_tokens}")
         self._max_tokens = max_tokens
@@ -80,21 +101,74 @@ class OpenAIChatProvider(HttpProvider):
         )
 
     async def chat(self, request: LlmRequest) -> LlmResponse:
-        """One completion: text and/or tool calls, finish reason and usage."""
-        body = await self._http.post_json(_PATH, self._body(request, stream=False))
+        """One completion: text and/or tool calls, finish reason and usage. A request with an
+        ``output`` asks for it with ``response_format: json_schema`` unless ``output_mode``
+        says ``tool`` or ``prompted`` (see :mod:`bloge.llm.structured`); in ``auto`` mode, a
+        server that refuses the ``response_format`` (400 or 422 naming it) is asked with the
+        final-answer tool instead, from then on."""
+        mode = self._mode(request)
         try:
-            return parse_chat_response(body)
+            return await self._chat(request, mode)
+        except ProviderError as exc:
+            if not self._refused_native(request, mode, exc):
+                raise
+            return await self._chat(request, "tool")
+
+    async def _chat(self, request: LlmRequest, mode: OutputMode) -> LlmResponse:
+        body = await self._http.post_json(_PATH, self._body(prepared(request, mode),
+                                                            stream=False))
+        try:
+            return answered(parse_chat_response(body), mode)
         except WireFormatError as exc:
             raise self._http.error(str(exc)) from exc
 
     def stream_chat(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
         """Text chunks as they arrive, then one chunk per complete tool call, then a ``done``
-        chunk with the finish reason and usage (requested with ``include_usage``)."""
-        body = self._body(request, stream=True)
-        return assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
+        chunk with the finish reason and usage (requested with ``include_usage``). Typed
+        requests as for :meth:`chat`, the fall-back included (before any chunk)."""
+        mode = self._mode(request)
+        if request.output is None or mode != "native":
+            return self._stream(request, mode)
+        return self._stream_or_fall_back(request)
+
+    async def _stream_or_fall_back(self, request: LlmRequest) -> AsyncGenerator[LlmChunk, None]:
+        chunks = self._stream(request, "native")
+        async with aclosing(chunks):
+            try:
+                first = await anext(chunks)
+            except ProviderError as exc:
+                if not self._refused_native(request, "native", exc):
+                    raise
+                chunks = self._stream(request, "tool")
+                first = await anext(chunks)
+            yield first
+            async for chunk in chunks:
+                yield chunk
+
+    def _stream(self, request: LlmRequest, mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
+        body = self._body(prepared(request, mode), stream=True)
+        chunks = assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
+        return chunks if mode != "tool" or request.output is None else answered_stream(chunks)
+
+    def _mode(self, request: LlmRequest) -> OutputMode:
+        strongest: OutputMode = "tool" if self._native_refused else "native"
+        return resolved_mode(request, self._output_mode, strongest)
+
+    def _refused_native(self, request: LlmRequest, mode: OutputMode,
+                        error: ProviderError) -> bool:
+        """Whether ``error`` is the server refusing ``response_format`` in ``auto`` mode; if
+        so, this provider asks with the final-answer tool from now on."""
+        chosen = request.output.mode if request.output is not None else "auto"
+        refused = (mode == "native" and self._output_mode == "auto" and chosen == "auto"
+                   and error.status_code in (400, 422)
+                   and any(word in str(error).lower() for word in _NATIVE_WORDS))
+        if refused:
+            self._native_refused = True
+        return refused
 
     def _body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
         return chat_request_body(request, stream=stream, max_tokens=self._max_tokens)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"
+

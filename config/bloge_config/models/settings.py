@@ -14,6 +14,7 @@ from bloge_config.models.autopilot import AutopilotSettings
 from bloge_config.models.journal import EventJournalSettings
 from bloge_config.models.llm import LlmSettings
 from bloge_config.models.mcp import McpSettings
+from bloge_config.models.output import OutputSettings
 from bloge_config.models.rpc import RpcSettings
 from bloge_config.models.section import kebab
 from bloge_config.models.server import ServerSettings
@@ -59,6 +60,8 @@ class BlogeSettings(BaseSettings):
     runner: Literal["local", "temporal"] = Field(
         default="local", description="Where bloge run runs an agent: in this process, or as "
         "a Temporal workflow served by bloge worker")
+    output: OutputSettings = Field(default_factory=OutputSettings,
+                                   description="Typed results of agents")
 
     @classmethod
     def settings_customise_sources(

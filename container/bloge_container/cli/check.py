@@ -48,11 +48,14 @@ def _compiler(container: ApplicationContainer) -> DslCompiler:
 
     from bloge import DslCompiler
     from bloge.dsl.extensions import CompileOptions
+    from bloge_container.agents import output_types
     from bloge_container.components import offline_provider
 
     offline = offline_provider(container.settings(), container.project(), container.report())
     container.llm_provider.override(providers.Object(offline))
-    return DslCompiler(options=CompileOptions(registry=container.operator_registry()))
+    types = output_types(container.settings(), container.project())
+    return DslCompiler(options=CompileOptions(registry=container.operator_registry(),
+                                              types=types))
 
 
 def _check_file(compiler: DslCompiler, path: Path,

@@ -16,6 +16,7 @@ from bloge import (
     AgentStreamChunk,
     Done,
     LlmCalledPayload,
+    Partial,
     Token,
     ToolCompletedPayload,
     ToolDispatchedPayload,
@@ -140,8 +141,13 @@ def _chunk_json(chunk: AgentStreamChunk) -> dict[str, Any]:
         case ToolEnd(tool_name=name, tool_call_id=call_id, success=success, turn_number=turn):
             return {"type": "tool_end", "tool": name, "call_id": call_id, "success": success,
                     "turn": turn}
+        case Partial(value=value, turn_number=turn):
+            return {"type": "partial", "value": value, "turn": turn}
         case Done(final_output=output):
-            return {"type": "done", "run_id": output.run_id, "thread_id": output.thread_id,
+            done = {"type": "done", "run_id": output.run_id, "thread_id": output.thread_id,
                     "content": output.content,
                     "finish_reason": output.finish_reason, "exit_reason": output.exit_reason,
                     "turns_used": output.turns_used, "usage": output.usage.to_dict()}
+            if output.output_data is not None:
+                done["output"] = output.output_data
+            return done

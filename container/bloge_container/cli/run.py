@@ -187,9 +187,11 @@ def _definition(container: ApplicationContainer, target: str,
                 agent_id: str | None, config: Path | None) -> AgentDef:
     path = Path(target)
     if target.endswith(".bloge") or path.is_file():
-        from bloge import AgentDslCompiler
+        from bloge_container.agents import agent_compiler, with_settings
 
-        definitions = AgentDslCompiler(container.operator_registry()).compile_all_file(path)
+        settings = container.settings()
+        compiler = agent_compiler(settings, container.operator_registry(), container.project())
+        definitions = [with_settings(d, settings) for d in compiler.compile_all_file(path)]
         return _pick(definitions, agent_id, where=str(path))
     agents = container.agents()
     if target in agents:
