@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
+from bloge.agent.guards.model import GuardDef
 from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
     DEFAULT_STREAMING_BUFFER_CAPACITY,
@@ -145,6 +146,9 @@ class AgentDef:
     """Sequences that end a model's answer (our addition)."""
     seed: int | None = None
     """Asks the provider for repeatable sampling, where it has that (our addition)."""
+    guards: tuple[GuardDef, ...] = ()
+    """Checks on the input, the final answer and each tool call (our addition; see
+    :mod:`bloge.agent.guards`)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -185,7 +189,18 @@ def definition_problems(agent: AgentDef) -> list[str]:
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
     if problem:
         problems.append(problem)
+    problems.extend(guards_problems(agent.guards))
     return problems
+
+
+def guards_problems(guards: object) -> list[str]:
+    """Why ``guards`` are not a valid tuple of an agent's guards (names unique)."""
+    if not isinstance(guards, tuple) or not all(isinstance(g, GuardDef) for g in guards):
+        return ["guards must be a tuple of GuardDef"]
+    labels = [f"{g.kind} {g.name}" for g in guards]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    return [f"guard names must be unique per kind, repeated: {', '.join(repeated)}"] \
+        if repeated else []
 
 
 def memory_problem(strategy: Any) -> str | None:

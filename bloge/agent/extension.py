@@ -13,6 +13,8 @@ from typing import Any
 
 from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
+from bloge.agent.guards.compile import GUARD_FORM, BlockTools, compile_guard
+from bloge.agent.guards.model import GuardDef
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     KEYWORDS,
@@ -35,7 +37,8 @@ from bloge.dsl.source import SourceText
 
 #: The words of an agent that open blocks, and how they are written.
 _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
-                "input": "input { <name> = <expression> … }"}
+                "input": "input { <name> = <expression> … }",
+                "guard": GUARD_FORM}
 
 
 class AgentExtensionProvider:
@@ -72,6 +75,7 @@ class _AgentBlock:
     values: dict[str, Any] = field(default_factory=dict)
     seen: dict[str, s.Span] = field(default_factory=dict)
     tools: list[AgentToolRef] = field(default_factory=list)
+    guards: list[GuardDef] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     """Every tool declared, the ones with errors too (``tool_call`` is checked against them)."""
 
@@ -96,6 +100,7 @@ class _AgentBlock:
         return AgentDef(
             id=agent_id,
             tools=tuple(self.tools),
+            guards=tuple(self.guards),
             **{**self.values, **({"streaming": True} if streaming_prefix else {})},
         )
 
@@ -130,9 +135,15 @@ class _AgentBlock:
                     self._unknown(key, key_span, AGENT_BODY_WORDS, self._where)
             case s.Block(keywords=("tool",)):
                 self._tool(statement)
+            case s.Block(keywords=("guard", *_)):
+                guard = compile_guard(statement, BlockTools(
+                    self.options.registry, self._error, self._first, self._constant,
+                    self._scoped_expression, _INVALID))
+                if guard is not None:
+                    self.guards.append(guard)
             case s.Block(span=span):
                 label = " ".join(statement.keywords)
-                self._unknown(label, span, ("tool",), self._where, block=True)
+                self._unknown(label, span, ("tool", "guard"), self._where, block=True)
             case s.Edge(span=span):
                 self._error("edges (a -> b) belong in a graph, not in an agent", span)
 

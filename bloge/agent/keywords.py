@@ -159,7 +159,7 @@ def tool_choice_problem(choice: Any, tool_names: tuple[str, ...]) -> str | None:
 
 
 #: Every keyword of an agent body, for "did you mean" suggestions.
-AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool")
+AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool", "guard")
 TOOL_BODY_WORDS = ("description", "input", "timeout")
 TOOL_TIMEOUT = Keyword("timeout", "a duration such as 30s", _is_seconds, nullable=True,
                        maximum=MAX_SECONDS, convert=seconds)

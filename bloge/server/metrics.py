@@ -20,6 +20,8 @@ from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
     AgentRunError,
+    GuardCheckedPayload,
+    GuardrailTrippedError,
     LlmCalledPayload,
     MaxTurnsExceededError,
     ToolCompletedPayload,
@@ -59,6 +61,10 @@ class Metrics(AgentExecutionListener):
                                       registry=self.registry)
         self.errors = Counter("bloge_errors", "Runs that failed, by error type",
                               ["agent", "type"], registry=self.registry)
+        self.guard_verdicts = Counter(
+            "bloge_guard_verdicts", "Guard verdicts, by guard, kind and verdict (pass, trip, "
+            "reject) and whether the guard failed", ["agent", "guard", "kind", "verdict",
+                                                     "failed"], registry=self.registry)
         self._series: dict[str, _AgentSeries] = {}
 
     def _agent(self, agent_id: str) -> _AgentSeries:
@@ -85,7 +91,8 @@ class Metrics(AgentExecutionListener):
         elif isinstance(error, asyncio.CancelledError | TimeoutError):
             self.runs.labels(agent_id, "cancelled").inc()
         else:
-            outcome = "max_turns" if isinstance(error, MaxTurnsExceededError) else "failed"
+            outcome = ("max_turns" if isinstance(error, MaxTurnsExceededError) else
+                       "guardrail" if isinstance(error, GuardrailTrippedError) else "failed")
             self.runs.labels(agent_id, outcome).inc()
             cause = error.__cause__ if isinstance(error, AgentRunError) else error
             self.errors.labels(agent_id, type(cause or error).__name__).inc()
@@ -110,6 +117,13 @@ class Metrics(AgentExecutionListener):
         self.tool_calls.labels(context.operator_ref, payload.tool_name, outcome).inc()
         self.tool_seconds.labels(context.operator_ref, payload.tool_name).observe(
             payload.latency_ms / 1000.0)
+
+
+    def on_agent_guard_checked(self, context: AgentCallbackContext,
+                               payload: GuardCheckedPayload) -> None:
+        failed = "true" if payload.error_type is not None else "false"
+        self.guard_verdicts.labels(context.operator_ref, payload.guard, payload.kind,
+                                   payload.verdict, failed).inc()
 
 
 class _AgentSeries:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bloge import (
@@ -70,7 +70,8 @@ def load_agents(
     compiler = AgentDslCompiler(registry)
     agents: dict[str, LoadedAgent] = {}
     for path in dsl_files(settings.agents.dsl_locations, project.path, report):
-        for definition in compiler.compile_all_file(path):
+        for found in compiler.compile_all_file(path):
+            definition = with_guard_defaults(found, settings)
             if definition.id in agents:
                 raise ConfigurationError(
                     f"agent {definition.id!r} is declared twice: in {agents[definition.id].source} "
@@ -83,6 +84,16 @@ def load_agents(
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
                           reason=f"{kind} compiled from {display(path, project.path)}")
     return agents
+
+
+def with_guard_defaults(definition: AgentDef, settings: BlogeSettings) -> AgentDef:
+    """``definition`` with ``bloge.guards.fail-open`` applied to its guards that set no
+    ``on_error`` of their own."""
+    if not settings.guards.fail_open or not definition.guards:
+        return definition
+    return replace(definition, guards=tuple(
+        guard if guard.on_error is not None else replace(guard, on_error="pass")
+        for guard in definition.guards))
 
 
 def materialize(

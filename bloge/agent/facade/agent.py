@@ -11,6 +11,7 @@ from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
 from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.sync_stream import iterate_sync
 from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
+from bloge.agent.guards.model import GuardDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
@@ -48,7 +49,9 @@ class Agent:
     ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``max_tokens``
     bounds each answer of the model; ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``
     or a tool's name) says whether it must call a tool; ``listeners`` see every callback of
-    the loop, as with any agent operator.
+    the loop, as with any agent operator; ``guards`` check the input, the answer and each
+    tool call (``input_guard(fn)``, ``output_guard(PiiGuard(), action="reject")``,
+    ``tool_call_guard(when='tool_name == "refund"')``; see :mod:`bloge.agent.guards`).
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
     users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
@@ -76,6 +79,7 @@ class Agent:
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
+        guards: Sequence[GuardDef] = (),
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -85,7 +89,8 @@ class Agent:
                    .max_turns(max_turns)
                    .system_prompt(system_prompt)
                    .max_tokens(max_tokens)
-                   .tool_choice(tool_choice))
+                   .tool_choice(tool_choice)
+                   .guard(*guards))
         for tool in tools:
             made = tool_operator(tool)
             ref = f"tool:{made.name}"

@@ -31,7 +31,8 @@ from bloge.agent.listeners import (
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
+from bloge.agent.loop.errors import AgentRunError, GuardrailTrippedError, MaxTurnsExceededError
+from bloge.agent.loop.guards import WITHHELD, AgentGuards, GuardTripped, RunGuards
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentOutput, AgentUsage
 from bloge.agent.loop.start import Opening, RunStart, opening
@@ -84,7 +85,7 @@ class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
     __slots__ = ("codec", "definition",
-                 "exit_needs_messages", "listeners", "ref", "registry", "streaming",
+                 "exit_needs_messages", "guards", "listeners", "ref", "registry", "streaming",
                  "summarizer", "token_estimator", "tool_definitions")
 
     def __init__(
@@ -114,6 +115,7 @@ class AgentEngine:
         self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
+        self.guards = AgentGuards.of(definition.guards, registry)
 
     def run(
         self,
@@ -159,7 +161,8 @@ class AgentEngine:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
+    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_guards",
+                 "_listeners",
                  "_memory", "_observer", "_pool_wait", "_prepare", "_sink", "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
@@ -196,6 +199,11 @@ class _Run:
             max_concurrency=definition.max_tool_concurrency,
             default_timeout=definition.tool_timeout, sink=sink, observer=observer,
         ) if effects is None else effects.tools
+        self._guards = None if engine.guards is None else RunGuards(
+            engine.guards, agent_id=definition.id, ctx=ctx, codec=engine.codec,
+            listeners=self._listeners, context=self._context, observer=observer)
+        if self._guards is not None:
+            self._dispatcher = self._guards.tools(self._dispatcher)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
@@ -214,8 +222,9 @@ class _Run:
             while True:
                 match step:
                     case steps.CallModel(turn):
-                        response = await self._model_turn(turn)
-                        step = steps.after_model(turn, response)
+                        answer = await self._model_turn(turn)
+                        step = (steps.after_model(turn, answer) if answer is not None
+                                else steps.next_turn(turn, max_turns))  # a guard refused it
                     case steps.RunTools(turn, response):
                         recorded = pending.results if pending is not None else None
                         pending = None
@@ -239,6 +248,11 @@ class _Run:
                         assert_never(step)
         except MaxTurnsExceededError:
             raise
+        except GuardTripped as tripped:
+            stopped = self._tripped(tripped)
+            self._exited(steps.GUARDRAIL, started, stopped)
+            await self._observe_end(steps.GUARDRAIL, error=stopped, failing=True)
+            raise stopped from None
         except asyncio.CancelledError as cancelled:
             self._exited(steps.CANCELLED, started, cancelled)
             agent_id = self._engine.definition.id
@@ -279,7 +293,9 @@ class _Run:
 
     # -- steps
 
-    async def _model_turn(self, turn: int) -> LlmResponse:
+    async def _model_turn(self, turn: int) -> LlmResponse | None:
+        """Ask the model; its answer, or ``None`` when an output guard refused it (the model
+        is asked again)."""
         self.turn = turn
         engine, definition = self._engine, self._engine.definition
         if self._prepare:
@@ -296,13 +312,19 @@ class _Run:
                              max_tokens=definition.max_tokens, stop=definition.stop,
                              tools=engine.tool_definitions, tool_choice=definition.tool_choice,
                              seed=definition.seed)
+        guards = self._guards
+        racing = (await guards.check_input(turn, view)
+                  if guards is not None and guards.input_pending else None)
         call_model = self._call_model
         started = time.perf_counter()
         waited = self._pool_wait.seconds
-        response = await (self._chat.invoke(request, self._ctx) if call_model is None
-                          else call_model(request, turn))
-        if not isinstance(response, LlmResponse):  # streamed: its chunks joined
-            response = await response_of(response, self._chat.name, self._sink, turn)
+        if racing is not None and guards is not None:
+            response = await guards.race(self._answer(request, turn), turn, racing)
+        else:
+            answered = await (self._chat.invoke(request, self._ctx) if call_model is None
+                              else call_model(request, turn))
+            response = (answered if isinstance(answered, LlmResponse)  # else streamed: joined
+                        else await response_of(answered, self._chat.name, self._sink, turn))
         latency = (time.perf_counter() - started) * 1000.0
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
@@ -314,10 +336,25 @@ class _Run:
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
                 latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
             ))
+        refusal = (await guards.check_output(turn, response.content)
+                   if guards is not None and guards.checks_output(response) else None)
+        if refusal is not None:
+            self._append(LlmMessage("assistant", WITHHELD.format(name=refusal[0])))
+            self._append(LlmMessage.user(refusal[1]))
+            return None
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if observer is not None:
             await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
+
+    async def _answer(self, request: LlmRequest, turn: int) -> LlmResponse:
+        """The model's answer to ``request``, whole (streamed ones joined)."""
+        call_model = self._call_model
+        response = await (self._chat.invoke(request, self._ctx) if call_model is None
+                          else call_model(request, turn))
+        if isinstance(response, LlmResponse):
+            return response
+        return await response_of(response, self._chat.name, self._sink, turn)
 
     def _record_tools(self, turn: int, response: LlmResponse,
                       outcomes: list[ToolOutcome]) -> bool:
@@ -370,6 +407,14 @@ class _Run:
             view = view[:-1]
         return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
                                self._engine.definition.id, usage)
+
+    def _tripped(self, tripped: GuardTripped) -> GuardrailTrippedError:
+        """The run failure of a tripped guard; its checkpoint leaves out what tripped it."""
+        self.turn = tripped.turns_done
+        guard = tripped.guard
+        return GuardrailTrippedError(agent_id=self._engine.definition.id, guard=guard.name,
+                                     kind=guard.kind, verdict=tripped.verdict,
+                                     checkpoint=self.checkpoint(), tool_name=tripped.tool_name)
 
     def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
         usage = self.usage

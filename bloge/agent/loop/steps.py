@@ -17,6 +17,8 @@ EXIT_CONDITION = "exit_condition"
 MAX_TURNS = "max_turns"
 ERROR = "error"
 CANCELLED = "cancelled"
+#: A guard tripped and stopped the run (our addition).
+GUARDRAIL = "guardrail"
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,9 +155,11 @@ def _definition(container: ApplicationContainer, target: str,
     path = Path(target)
     if target.endswith(".bloge") or path.is_file():
         from bloge import AgentDslCompiler
+        from bloge_container.agents import with_guard_defaults
 
         definitions = AgentDslCompiler(container.operator_registry()).compile_all_file(path)
-        return _pick(definitions, agent_id, where=str(path))
+        return with_guard_defaults(_pick(definitions, agent_id, where=str(path)),
+                                   container.settings())
     agents = container.agents()
     if target in agents:
         return agents[target].definition

@@ -1,0 +1,311 @@
+"""Running an agent's guards: the input guards before (or alongside) the run's first model
+call, the output guards on each final answer, the tool-call guards before each call runs.
+
+The engine calls in at three places and learns one of three things: go on; refuse this
+answer or call (the guard's ``action = "reject"``: the model is told, and goes on); or stop —
+:class:`GuardTripped`, which the engine turns into a
+:class:`~bloge.agent.loop.errors.GuardrailTrippedError` with the run's checkpoint. Every
+verdict is an ``on_agent_guard_checked`` callback (the journal's and the run store's event,
+the server's metric).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from bloge.agent.guards.builtin import BUILTIN_GUARDS
+from bloge.agent.guards.model import GuardCheck, GuardDef, GuardKind, GuardVerdict
+from bloge.agent.listeners import AgentCallbackContext, GuardCheckedPayload, ListenerChain
+from bloge.agent.loop.arguments import ArgumentsError, parse_arguments
+from bloge.agent.loop.tools import ToolOutcome
+from bloge.core.codec import JsonCodec
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
+from bloge.core.operator import BoundOperator, bind
+from bloge.core.registry import OperatorRegistry
+from bloge.llm.messages import LlmMessage, ToolCall
+from bloge.llm.types import LlmResponse
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.engine import ToolRound
+    from bloge.agent.loop.observer import RecordedResult, RunObserver
+
+_T = TypeVar("_T")
+
+#: The assistant message that stands in the conversation for an answer a guard refused: the
+#: refused text itself is never kept (it may be what the guard keeps out of the store).
+WITHHELD = "[answer withheld: refused by output guard {name!r}]"
+
+
+class GuardTripped(Exception):  # noqa: N818 -- a control-flow signal inside the engine, not an error
+    """A guard stopped the run (caught by the engine). ``turns_done`` is the turn count its
+    checkpoint keeps: the turn whose input or answer tripped does not count."""
+
+    def __init__(self, guard: GuardDef, verdict: GuardVerdict, *, turns_done: int,
+                 tool_name: str | None = None) -> None:
+        super().__init__(guard.name)
+        self.guard = guard
+        self.verdict = verdict
+        self.turns_done = turns_done
+        self.tool_name = tool_name
+
+
+@dataclass(frozen=True, slots=True)
+class _Armed:
+    """One guard, its check bound once."""
+
+    definition: GuardDef
+    operator: BoundOperator | None
+
+
+class AgentGuards:
+    """An agent's guards, bound once per engine (``None`` when it has none, so that a run
+    without guards pays nothing)."""
+
+    __slots__ = ("input", "output", "parallel", "tool_call")
+
+    def __init__(self, guards: Sequence[GuardDef], registry: OperatorRegistry) -> None:
+        armed = [_Armed(guard, _operator(guard, registry)) for guard in guards]
+        self.input = tuple(a for a in armed if a.definition.kind == "input"
+                           and not a.definition.parallel)
+        self.parallel = tuple(a for a in armed if a.definition.kind == "input"
+                              and a.definition.parallel)
+        self.output = tuple(a for a in armed if a.definition.kind == "output")
+        self.tool_call = tuple(a for a in armed if a.definition.kind == "tool_call")
+
+    @classmethod
+    def of(cls, guards: Sequence[GuardDef], registry: OperatorRegistry) -> AgentGuards | None:
+        return cls(guards, registry) if guards else None
+
+
+def _operator(guard: GuardDef, registry: OperatorRegistry) -> BoundOperator | None:
+    if guard.check is not None:
+        return bind(f"guard:{guard.name}", guard.check)
+    ref = guard.operator_ref
+    if ref is None:
+        return None
+    if ref in registry:
+        return registry.bound(ref, purpose=f"operator for {guard.label}")
+    builtin = BUILTIN_GUARDS.get(ref)
+    if builtin is None:
+        # The registry's own error: it names the operator and the closest registered names.
+        registry.bound(ref, purpose=f"operator for {guard.label}")
+        raise BlogeUsageError(f"{guard.label} refers to operator {ref!r}, which is not registered")
+    return bind(ref, builtin(**guard.options))
+
+
+class RunGuards:
+    """The guards of one run."""
+
+    __slots__ = ("_agent_id", "_codec", "_context", "_ctx", "_guards", "_listeners",
+                 "_observer", "input_pending")
+
+    def __init__(self, guards: AgentGuards, *, agent_id: str, ctx: OperatorContext,
+                 codec: JsonCodec, listeners: ListenerChain, context: AgentCallbackContext,
+                 observer: RunObserver | None) -> None:
+        self._guards = guards
+        self._agent_id = agent_id
+        self._ctx = ctx
+        self._codec = codec
+        self._listeners = listeners
+        self._context = context
+        self._observer = observer
+        #: The run's new input is still to be checked (at its first model call).
+        self.input_pending = bool(guards.input or guards.parallel)
+
+    # -- input
+
+    async def check_input(self, turn: int, view: Sequence[LlmMessage]) -> str | None:
+        """Check the run's new input (the user messages ending ``view``) with the sequential
+        input guards, at the run's first model call; the text for the parallel ones, or
+        ``None`` when there is nothing for them to do."""
+        self.input_pending = False
+        text = _new_input(view)
+        if text is None:
+            return None
+        for guard in self._guards.input:
+            await self._judge(guard, self._check(guard, "input", turn, text), turn - 1)
+        return text if self._guards.parallel else None
+
+    async def race(self, answer: Awaitable[_T], turn: int, text: str) -> _T:
+        """``answer`` (the model call) with the parallel input guards alongside: the answer
+        once they all passed; when one trips, the call is cancelled (or its answer dropped)
+        and :class:`GuardTripped` raised."""
+        call = asyncio.ensure_future(answer)
+        checks = asyncio.ensure_future(self._parallel(turn, text))
+        try:
+            await asyncio.wait((call, checks), return_when=asyncio.FIRST_COMPLETED)
+            await checks  # a trip raises here, before the answer is looked at
+            return await call
+        finally:
+            for task in (call, checks):
+                task.cancel()
+            await asyncio.gather(call, checks, return_exceptions=True)
+
+    async def _parallel(self, turn: int, text: str) -> None:
+        """The parallel input guards, together; the first trip raises (the others are
+        cancelled)."""
+        checks = [asyncio.ensure_future(self._judge(guard, self._check(guard, "input", turn,
+                                                                       text), turn - 1))
+                  for guard in self._guards.parallel]
+        try:
+            for finished in asyncio.as_completed(checks):
+                await finished
+        finally:
+            for check in checks:
+                check.cancel()
+            await asyncio.gather(*checks, return_exceptions=True)
+
+    # -- output
+
+    def checks_output(self, response: LlmResponse) -> bool:
+        """Whether ``response`` is a final answer for the output guards to check."""
+        return bool(self._guards.output) and not response.tool_calls
+
+    async def check_output(self, turn: int, content: str) -> tuple[str, str] | None:
+        """Check a final answer: ``None`` when it may stand, else the name of the guard that
+        refused it (``action = "reject"``) and the message asking the model for another."""
+        for guard in self._guards.output:
+            verdict = await self._judge(guard, self._check(guard, "output", turn, content),
+                                        turn - 1)
+            if verdict is not None:
+                name = guard.definition.name
+                return name, (f"Your answer was refused by the output guard {name!r}: "
+                              f"{verdict.reason or 'it tripped'}. Answer again, within that "
+                              "rule.")
+        return None
+
+    # -- tool calls
+
+    async def refusal(self, turn: int, call: ToolCall) -> str | None:
+        """Check one tool call before it runs: ``None`` when it may run, else the error
+        content the model receives instead of its result."""
+        try:
+            arguments: Mapping[str, Any] | None = parse_arguments(call.arguments, self._codec)
+        except ArgumentsError:
+            arguments = None  # the dispatcher tells the model; the guards see null
+        for guard in self._guards.tool_call:
+            check = self._check(guard, "tool_call", turn, call.arguments, call=call,
+                                arguments=arguments)
+            verdict = await self._judge(guard, check, turn, tool_name=call.name)
+            if verdict is not None:
+                return (f"Error: the call of tool {call.name!r} was refused by the guard "
+                        f"{guard.definition.name!r}: {verdict.reason or 'it tripped'}")
+        return None
+
+    def tools(self, inner: ToolRound) -> ToolRound:
+        """``inner`` with the tool-call guards in front (``inner`` itself without any)."""
+        return _GuardedRound(inner, self, self._observer) if self._guards.tool_call else inner
+
+    # -- judging
+
+    def _check(self, guard: _Armed, kind: GuardKind, turn: int, text: str, *,
+               call: ToolCall | None = None,
+               arguments: Mapping[str, Any] | None = None) -> GuardCheck:
+        definition = guard.definition
+        return GuardCheck(kind, definition.name, self._agent_id, turn, text,
+                          tool_name=None if call is None else call.name,
+                          tool_args=arguments, call_id=None if call is None else call.id,
+                          options=definition.options)
+
+    async def _judge(self, guard: _Armed, check: GuardCheck, turns_done: int, *,
+                     tool_name: str | None = None) -> GuardVerdict | None:
+        """Run one guard: ``None`` when it passes, its verdict when it rejects; raise
+        :class:`GuardTripped` when it trips with ``action = "trip"``."""
+        started = time.perf_counter()
+        definition = guard.definition
+        error: BaseException | None = None
+        try:
+            verdict = await _verdict(guard, check, self._ctx)
+        except Exception as exc:  # noqa: BLE001 -- a failing guard counts by its on_error
+            error = exc
+            verdict = (GuardVerdict.passed() if definition.on_error == "pass" else
+                       GuardVerdict.trip(f"the guard failed ({type(exc).__name__}) and "
+                                         "guards fail closed"))
+        if verdict is None:
+            return None  # its when does not hold here: nothing to judge
+        label = "pass" if not verdict.tripped else definition.action
+        if "on_agent_guard_checked" in self._listeners.wanted:
+            self._listeners.notify("on_agent_guard_checked", self._context, GuardCheckedPayload(
+                check.turn, definition.name, definition.kind, label, verdict.reason,
+                (time.perf_counter() - started) * 1000.0, check.call_id, check.tool_name,
+                None if error is None else type(error).__name__,
+                dict(verdict.findings) or None,
+            ))
+        if not verdict.tripped:
+            return None
+        if definition.action == "reject":
+            return verdict
+        raise GuardTripped(definition, verdict, turns_done=turns_done, tool_name=tool_name)
+
+
+async def _verdict(guard: _Armed, check: GuardCheck, ctx: OperatorContext) -> GuardVerdict | None:
+    """What ``guard`` says of ``check``; ``None`` when its ``when`` leaves ``check`` to
+    others."""
+    definition = guard.definition
+    if definition.when is not None:
+        holds = bool(definition.when.evaluate(check.scope()))
+        if guard.operator is None:
+            return GuardVerdict.trip(f"{definition.when.source} holds") if holds \
+                else GuardVerdict.passed()
+        if not holds:
+            return None
+    assert guard.operator is not None  # a guard has a check, an operator or a when
+    result = await guard.operator.invoke(check, ctx)
+    if isinstance(result, GuardVerdict):
+        return result
+    if result is None or result is False:
+        return GuardVerdict.passed()
+    if result is True:
+        return GuardVerdict.trip("")
+    raise TypeError(f"a guard returns a GuardVerdict, a bool or None, got "
+                    f"{type(result).__name__}")
+
+
+def _new_input(view: Sequence[LlmMessage]) -> str | None:
+    """The text of the user messages that end ``view`` (the run's new input), or ``None``
+    when it does not end with one (a resumed run continuing a tool round)."""
+    texts: list[str] = []
+    for message in reversed(view):
+        if message.role != "user":
+            break
+        texts.append(message.content or "")
+    return "\n".join(reversed(texts)) if texts else None
+
+
+class _GuardedRound:
+    """A tool round with the tool-call guards in front: a refused call is not run (the model
+    reads the refusal as the call's error result); a tripped guard stops the run before any
+    call of the round runs."""
+
+    __slots__ = ("_guards", "_inner", "_observer")
+
+    def __init__(self, inner: ToolRound, guards: RunGuards,
+                 observer: RunObserver | None) -> None:
+        self._inner = inner
+        self._guards = guards
+        self._observer = observer
+
+    async def run(self, turn: int, calls: Sequence[ToolCall], *,
+                  recorded: Mapping[str, RecordedResult] | None = None) -> list[ToolOutcome]:
+        refused: dict[str, ToolOutcome] = {}
+        for call in calls:
+            if recorded is not None and call.id in recorded:
+                continue  # it ran before the run stopped: its guards passed it then
+            content = await self._guards.refusal(turn, call)
+            if content is not None:
+                refused[call.id] = ToolOutcome(call, success=False, content=content)
+        if not refused:
+            return await self._inner.run(turn, calls, recorded=recorded)
+        allowed = [call for call in calls if call.id not in refused]
+        if self._observer is not None:
+            left = len(calls)
+            for outcome in refused.values():
+                left -= 1
+                await self._observer.tool_completed(turn, outcome, running=left)
+        ran = iter(await self._inner.run(turn, allowed, recorded=recorded) if allowed else ())
+        return [refused[call.id] if call.id in refused else next(ran) for call in calls]
