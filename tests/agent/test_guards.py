@@ -251,18 +251,18 @@ def test_dsl_guards_compile_and_run() -> None:
 
 
 @pytest.mark.parametrize(("body", "message", "at"), [
-    ('guard outptu pii : PiiGuard { }', "did you mean 'output'?", "guard"),
+    ("guard outptu pii : PiiGuard { }", "did you mean 'output'?", "guard"),
     ('guard output x : MaxLengthGuard { max_chars = "x" }', "setting 'max_chars': must be",
      "max_chars"),
     ('guard tool_call t { when = tool_nam == "a" }', "did you mean 'tool_name'?", "tool_nam"),
-    ('guard output x : PiiGuard { parallel = true }', "only input guards run in parallel",
+    ("guard output x : PiiGuard { parallel = true }", "only input guards run in parallel",
      "true"),
     ('guard input x : PiiGuard { action = "reject" }', "an input guard cannot reject",
      '"reject"'),
-    ('guard output q : NoSuchGuard { }', "neither a built-in guard nor in the registry",
+    ("guard output q : NoSuchGuard { }", "neither a built-in guard nor in the registry",
      "NoSuchGuard"),
-    ('guard output { colour = 1 }', "unknown setting 'colour'", "colour"),
-    ('guard input x : MaxLengthGuard { }', "MaxLengthGuard: needs max_chars", "MaxLengthGuard"),
+    ("guard output { colour = 1 }", "unknown setting 'colour'", "colour"),
+    ("guard input x : MaxLengthGuard { }", "MaxLengthGuard: needs max_chars", "MaxLengthGuard"),
 ])
 def test_dsl_guard_mistakes_are_located(body: str, message: str, at: str) -> None:
     source = f'agent a {{\n  model = "m"\n  {body}\n}}\n'

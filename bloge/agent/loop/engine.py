@@ -315,16 +315,18 @@ class _Run:
         guards = self._guards
         racing = (await guards.check_input(turn, view)
                   if guards is not None and guards.input_pending else None)
+        held = None if guards is None else guards.held(self._sink)
+        sink = self._sink if held is None else held
         call_model = self._call_model
         started = time.perf_counter()
         waited = self._pool_wait.seconds
         if racing is not None and guards is not None:
-            response = await guards.race(self._answer(request, turn), turn, racing)
+            response = await guards.race(self._answer(request, turn, sink), turn, racing)
         else:
             answered = await (self._chat.invoke(request, self._ctx) if call_model is None
                               else call_model(request, turn))
             response = (answered if isinstance(answered, LlmResponse)  # else streamed: joined
-                        else await response_of(answered, self._chat.name, self._sink, turn))
+                        else await response_of(answered, self._chat.name, sink, turn))
         latency = (time.perf_counter() - started) * 1000.0
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
@@ -342,19 +344,23 @@ class _Run:
             self._append(LlmMessage("assistant", WITHHELD.format(name=refusal[0])))
             self._append(LlmMessage.user(refusal[1]))
             return None
+        if held is not None:
+            await held.release()
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if observer is not None:
             await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
 
-    async def _answer(self, request: LlmRequest, turn: int) -> LlmResponse:
-        """The model's answer to ``request``, whole (streamed ones joined)."""
+    async def _answer(self, request: LlmRequest, turn: int,
+                      sink: ChunkSink | None) -> LlmResponse:
+        """The model's answer to ``request``, whole (streamed ones joined, their chunks to
+        ``sink``)."""
         call_model = self._call_model
         response = await (self._chat.invoke(request, self._ctx) if call_model is None
                           else call_model(request, turn))
         if isinstance(response, LlmResponse):
             return response
-        return await response_of(response, self._chat.name, self._sink, turn)
+        return await response_of(response, self._chat.name, sink, turn)
 
     def _record_tools(self, turn: int, response: LlmResponse,
                       outcomes: list[ToolOutcome]) -> bool:

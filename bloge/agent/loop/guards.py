@@ -21,7 +21,8 @@ from bloge.agent.guards.builtin import BUILTIN_GUARDS
 from bloge.agent.guards.model import GuardCheck, GuardDef, GuardKind, GuardVerdict
 from bloge.agent.listeners import AgentCallbackContext, GuardCheckedPayload, ListenerChain
 from bloge.agent.loop.arguments import ArgumentsError, parse_arguments
-from bloge.agent.loop.tools import ToolOutcome
+from bloge.agent.loop.chunks import AgentStreamChunk
+from bloge.agent.loop.tools import ChunkSink, ToolOutcome
 from bloge.core.codec import JsonCodec
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
@@ -162,6 +163,11 @@ class RunGuards:
 
     # -- output
 
+    def held(self, sink: ChunkSink | None) -> HeldChunks | None:
+        """Where a streamed answer's chunks wait while the output guards judge it (``None``:
+        straight to ``sink``, when there are no output guards or no sink)."""
+        return HeldChunks(sink) if sink is not None and self._guards.output else None
+
     def checks_output(self, response: LlmResponse) -> bool:
         """Whether ``response`` is a final answer for the output guards to check."""
         return bool(self._guards.output) and not response.tool_calls
@@ -275,6 +281,27 @@ def _new_input(view: Sequence[LlmMessage]) -> str | None:
             break
         texts.append(message.content or "")
     return "\n".join(reversed(texts)) if texts else None
+
+
+class HeldChunks:
+    """A streamed answer's chunks, held until the output guards passed it: an agent with
+    output guards shows a refused answer to no one (its chunks are dropped), at the cost of
+    showing each answer only once it is whole."""
+
+    __slots__ = ("_chunks", "_sink")
+
+    def __init__(self, sink: ChunkSink) -> None:
+        self._sink = sink
+        self._chunks: list[AgentStreamChunk] = []
+
+    async def __call__(self, chunk: AgentStreamChunk) -> None:
+        self._chunks.append(chunk)
+
+    async def release(self) -> None:
+        """Pass the chunks on, in order."""
+        chunks, self._chunks = self._chunks, []
+        for chunk in chunks:
+            await self._sink(chunk)
 
 
 class _GuardedRound:
