@@ -136,23 +136,25 @@ class RunGuards:
         """``answer`` (the model call) with the parallel input guards alongside: the answer
         once they all passed; when one trips, the call is cancelled (or its answer dropped)
         and :class:`GuardTripped` raised."""
-        call = asyncio.ensure_future(answer)
-        checks = asyncio.ensure_future(self._parallel(turn, text))
+        call = asyncio.ensure_future(answer)  # the guards run in this task meanwhile
         try:
-            await asyncio.wait((call, checks), return_when=asyncio.FIRST_COMPLETED)
-            await checks  # a trip raises here, before the answer is looked at
+            await self._parallel(turn, text)  # a trip raises here, before the answer is read
             return await call
         finally:
-            for task in (call, checks):
-                task.cancel()
-            await asyncio.gather(call, checks, return_exceptions=True)
+            if not call.done():
+                call.cancel()
+                await asyncio.gather(call, return_exceptions=True)
 
     async def _parallel(self, turn: int, text: str) -> None:
         """The parallel input guards, together; the first trip raises (the others are
         cancelled)."""
+        guards = self._guards.parallel
+        if len(guards) == 1:
+            await self._judge(guards[0], self._check(guards[0], "input", turn, text), turn - 1)
+            return
         checks = [asyncio.ensure_future(self._judge(guard, self._check(guard, "input", turn,
                                                                        text), turn - 1))
-                  for guard in self._guards.parallel]
+                  for guard in guards]
         try:
             for finished in asyncio.as_completed(checks):
                 await finished
@@ -226,7 +228,9 @@ class RunGuards:
         definition = guard.definition
         error: BaseException | None = None
         try:
-            verdict = await _verdict(guard, check, self._ctx)
+            # An expression guard is judged on the spot: no coroutine of its own.
+            verdict = (_when_verdict(definition, check) if guard.operator is None
+                       else await _verdict(guard, check, self._ctx))
         except Exception as exc:  # noqa: BLE001 -- a failing guard counts by its on_error
             error = exc
             verdict = (GuardVerdict.passed() if definition.on_error == "pass" else
@@ -249,18 +253,22 @@ class RunGuards:
         raise GuardTripped(definition, verdict, turns_done=turns_done, tool_name=tool_name)
 
 
+def _when_verdict(definition: GuardDef, check: GuardCheck) -> GuardVerdict:
+    """What an expression guard (``when`` alone) says of ``check``: it trips when it holds."""
+    when = definition.when
+    assert when is not None  # a guard without a check or an operator has a when
+    if when.evaluate(check.scope()):
+        return GuardVerdict.trip(f"{when.source} holds")
+    return GuardVerdict.passed()
+
+
 async def _verdict(guard: _Armed, check: GuardCheck, ctx: OperatorContext) -> GuardVerdict | None:
-    """What ``guard`` says of ``check``; ``None`` when its ``when`` leaves ``check`` to
-    others."""
+    """What ``guard`` (one with a check or an operator) says of ``check``; ``None`` when its
+    ``when`` leaves ``check`` to others."""
     definition = guard.definition
-    if definition.when is not None:
-        holds = bool(definition.when.evaluate(check.scope()))
-        if guard.operator is None:
-            return GuardVerdict.trip(f"{definition.when.source} holds") if holds \
-                else GuardVerdict.passed()
-        if not holds:
-            return None
-    assert guard.operator is not None  # a guard has a check, an operator or a when
+    if definition.when is not None and not definition.when.evaluate(check.scope()):
+        return None
+    assert guard.operator is not None  # checked by the caller
     result = await guard.operator.invoke(check, ctx)
     if isinstance(result, GuardVerdict):
         return result
