@@ -75,7 +75,8 @@ def test_a_rejecting_tool_call_guard_tells_the_model_and_goes_on() -> None:
     assert refunds == []
     assert output.content == "I cannot refund that much"
     tool_message = llm.requests[1].messages[-1]
-    assert tool_message.role == "tool" and tool_message.is_error
+    assert tool_message.role == "tool"
+    assert tool_message.is_error
     assert "refused by the guard 'big_refund'" in tool_message.content
 
 
@@ -94,7 +95,8 @@ def test_a_rejected_answer_is_asked_again_and_never_kept() -> None:
     assert output.turns_used == 2
     assert all("bob@example.com" not in (m.content or "") for m in output.messages)
     repair = llm.requests[1].messages[-1]
-    assert repair.role == "user" and "refused by the output guard 'pii'" in repair.content
+    assert repair.role == "user"
+    assert "refused by the output guard 'pii'" in repair.content
 
 
 def test_rejected_answers_count_against_max_turns() -> None:

@@ -41,7 +41,8 @@ def test_the_store_records_each_verdict_and_the_guard_that_stopped_the_run(
     run_id = raised.value.run_id
     assert run_id is not None
     run, events = read(store, run_id)
-    assert run["status"] == "failed" and run["exit_reason"] == "guardrail"
+    assert run["status"] == "failed"
+    assert run["exit_reason"] == "guardrail"
     assert run["error"]["guardrail"]["guard"] == "no_add"
     assert run["error"]["guardrail"]["tool"] == "add"
     [verdict] = [e.body for e in events if e.type == "on_agent_guard_checked"]
