@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bloge import Agent, Done, GuardrailTrippedError, Token, open_store
-from bloge.agent import GuardCheck, PiiGuard, output_guard, tool_call_guard
+from bloge.agent import GuardCheck, PiiGuard, input_guard, output_guard, tool_call_guard
 from bloge.llm import ScriptedProvider, tool_call_response
 from bloge.store import Store
 
@@ -89,3 +89,48 @@ def test_a_tripped_run_resumes_from_its_checkpoint() -> None:
     output = agent.resume(raised.value.checkpoint)
     assert output.content == "5"
     assert output.turns_used == 3
+
+
+def test_a_recorded_run_a_tool_call_guard_stopped_resumes_without_an_unknown_outcome(
+        tmp_path: Path) -> None:
+    ran: list[int] = []
+    checked: list[str] = []
+
+    def counted_add(a: int, b: int) -> int:
+        """Add two integers."""
+        ran.append(a + b)
+        return a + b
+
+    def once(check: GuardCheck) -> bool:
+        checked.append(check.call_id or "")
+        return len(checked) == 1
+
+    llm = ScriptedProvider(tool_call_response("counted_add", '{"a": 2, "b": 3}'), "5")
+    agent = Agent(llm, [counted_add], store=open_store(f"sqlite:///{tmp_path / 'b.db'}"),
+                  guards=[tool_call_guard(once)])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("2 + 3?")
+    assert raised.value.run_id is not None
+    output = agent.resume(raised.value.run_id)
+    assert output.content == "5"
+    assert ran == []
+    # The refused round is not in the conversation: the model was asked again from before it.
+    assert all("unknown" not in (m.content or "") for m in output.messages)
+    assert llm.requests[1].messages[-1].role == "user"
+
+
+def test_a_recorded_run_an_input_guard_stopped_checks_its_input_again_on_resume(
+        tmp_path: Path) -> None:
+    checked: list[str] = []
+
+    def once(check: GuardCheck) -> bool:
+        checked.append(check.text)
+        return len(checked) == 1
+
+    agent = Agent(ScriptedProvider("hello"), store=open_store(f"sqlite:///{tmp_path / 'b.db'}"),
+                  guards=[input_guard(once)])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("hi")
+    assert raised.value.run_id is not None
+    assert agent.resume(raised.value.run_id).content == "hello"
+    assert checked == ["hi", "hi"]

@@ -331,7 +331,11 @@ class _GuardedRound:
         for call in calls:
             if recorded is not None and call.id in recorded:
                 continue  # it ran before the run stopped: its guards passed it then
-            content = await self._guards.refusal(turn, call)
+            try:
+                content = await self._guards.refusal(turn, call)
+            except GuardTripped as tripped:
+                await self._not_run(turn, calls, recorded, tripped)
+                raise
             if content is not None:
                 refused[call.id] = ToolOutcome(call, success=False, content=content)
         if not refused:
@@ -344,3 +348,18 @@ class _GuardedRound:
                 await self._observer.tool_completed(turn, outcome, running=left)
         ran = iter(await self._inner.run(turn, allowed, recorded=recorded) if allowed else ())
         return [refused[call.id] if call.id in refused else next(ran) for call in calls]
+
+    async def _not_run(self, turn: int, calls: Sequence[ToolCall],
+                       recorded: Mapping[str, RecordedResult] | None,
+                       tripped: GuardTripped) -> None:
+        """Record that no call of the round ran (a recorded run resumed later must not take
+        them for calls that may have run): each as a failure saying the guard stopped it."""
+        if self._observer is None:
+            return
+        content = (f"Error: not run: the guard {tripped.guard.name!r} stopped the run before "
+                   f"this call ran: {tripped.verdict.reason or 'it tripped'}")
+        left = [call for call in calls if recorded is None or call.id not in recorded]
+        for index, call in enumerate(left, start=1):
+            await self._observer.tool_completed(turn, ToolOutcome(call, success=False,
+                                                                  content=content),
+                                                running=len(left) - index)
