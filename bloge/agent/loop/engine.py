@@ -32,6 +32,7 @@ from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, GuardrailTrippedError, MaxTurnsExceededError
+from bloge.agent.loop.guarded_round import GuardedRound
 from bloge.agent.loop.guards import WITHHELD, AgentGuards, GuardTripped, RunGuards
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentOutput, AgentUsage
@@ -202,8 +203,8 @@ class _Run:
         self._guards = None if engine.guards is None else RunGuards(
             engine.guards, agent_id=definition.id, ctx=ctx, codec=engine.codec,
             listeners=self._listeners, context=self._context, observer=observer)
-        if self._guards is not None:
-            self._dispatcher = self._guards.tools(self._dispatcher)
+        if self._guards is not None and self._guards.checks_tools:
+            self._dispatcher = GuardedRound(self._dispatcher, self._guards, observer)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
