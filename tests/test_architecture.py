@@ -200,7 +200,7 @@ def test_the_public_surface_is_pinned() -> None:
         "AgentOutput", "AgentRunError", "AgentStreamChunk", "AgentToolRef", "AgentUsage",
         "BlogeError", "BlogeUsageError", "CompileError", "ConversationMemory", "Done",
         "DslCompiler", "DslError", "DslExtensionProvider", "DslSyntaxError", "Expression",
-        "ExpressionError", "Graph", "JsonCodec", "LlmCalledPayload", "LlmChatOperator",
+        "ExpressionError", "Graph", "GuardrailTrippedError", "JsonCodec", "LlmCalledPayload", "LlmChatOperator",
         "LlmMessage", "LlmProvider", "LlmStreamingChatOperator", "LoopExitedPayload",
         "MaxTurnsExceededError", "Node", "Operator", "OperatorContext", "OperatorInputError",
         "OperatorMetadata", "OperatorRegistry", "OutputValidationError", "Partial",

@@ -18,8 +18,19 @@ if TYPE_CHECKING:
     from bloge.agent.facade import ChatModel as ChatModel
     from bloge.agent.facade import Tool as Tool
     from bloge.agent.facade import ToolUse as ToolUse
+    from bloge.agent.guards import GuardCheck as GuardCheck
+    from bloge.agent.guards import GuardDef as GuardDef
+    from bloge.agent.guards import GuardVerdict as GuardVerdict
+    from bloge.agent.guards import MaxLengthGuard as MaxLengthGuard
+    from bloge.agent.guards import PiiGuard as PiiGuard
+    from bloge.agent.guards import ToolArgsSchemaGuard as ToolArgsSchemaGuard
+    from bloge.agent.guards import ToolDenylistGuard as ToolDenylistGuard
+    from bloge.agent.guards import input_guard as input_guard
+    from bloge.agent.guards import output_guard as output_guard
+    from bloge.agent.guards import tool_call_guard as tool_call_guard
     from bloge.agent.listeners import AgentCallbackContext as AgentCallbackContext
     from bloge.agent.listeners import AgentExecutionListener as AgentExecutionListener
+    from bloge.agent.listeners import GuardCheckedPayload as GuardCheckedPayload
     from bloge.agent.listeners import LlmCalledPayload as LlmCalledPayload
     from bloge.agent.listeners import LoopExitedPayload as LoopExitedPayload
     from bloge.agent.listeners import ToolCompletedPayload as ToolCompletedPayload
@@ -34,6 +45,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import AgentUsage as AgentUsage
     from bloge.agent.loop import Decision as Decision
     from bloge.agent.loop import Done as Done
+    from bloge.agent.loop import GuardrailTrippedError as GuardrailTrippedError
     from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent.loop import Partial as Partial
     from bloge.agent.loop import PendingCall as PendingCall

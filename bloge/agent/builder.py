@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, Self
 
-from bloge.agent.definition import AgentDef, AgentToolRef, memory_problem
+from bloge.agent.definition import AgentDef, AgentToolRef, guards_problems, memory_problem
 from bloge.agent.functions import agent_functions
+from bloge.agent.guards.model import GuardDef
 from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.operator import AgentLoopOperator
@@ -169,6 +170,20 @@ class AgentBuilder:
                 and tool.operator_ref not in self._registry:
             self._registry.get(tool.operator_ref)  # raises with a did-you-mean
         self._tools.append(tool)
+        return self
+
+    def guard(self, *guards: GuardDef) -> Self:
+        """Add guards (our addition): ``input_guard(…)``, ``output_guard(…)``,
+        ``tool_call_guard(…)`` or any :class:`~bloge.agent.guards.GuardDef`, checked in the
+        order added; two guards of one kind may not share a name."""
+        for guard in guards:
+            if not isinstance(guard, GuardDef):
+                raise BlogeUsageError(f"guard() takes GuardDef values (input_guard(…), "
+                                      f"output_guard(…), tool_call_guard(…)), got {guard!r}")
+        problems = guards_problems((*self._values.get("guards", ()), *guards))
+        if problems:
+            raise BlogeUsageError("; ".join(problems))
+        self._values["guards"] = (*self._values.get("guards", ()), *guards)
         return self
 
     def build(self) -> AgentDef:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
+from bloge.agent.guards.model import GuardDef
 from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
     DEFAULT_STREAMING_BUFFER_CAPACITY,
@@ -190,6 +191,9 @@ class AgentDef:
     output: OutputSchema | None = None
     """The result's type: the run ends with an answer that validates against it, in
     ``AgentOutput.output`` (``None``: the answer is text; see :mod:`bloge.agent.output`)."""
+    guards: tuple[GuardDef, ...] = ()
+    """Checks on the input, the final answer and each tool call (our addition; see
+    :mod:`bloge.agent.guards`)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -233,7 +237,18 @@ def definition_problems(agent: AgentDef) -> list[str]:
     output: object = agent.output
     if output is not None and not isinstance(output, OutputSchema):
         problems.append("output must be an OutputSchema (OutputSchema.of(Model)) or None")
+    problems.extend(guards_problems(agent.guards))
     return problems
+
+
+def guards_problems(guards: object) -> list[str]:
+    """Why ``guards`` are not a valid tuple of an agent's guards (names unique)."""
+    if not isinstance(guards, tuple) or not all(isinstance(g, GuardDef) for g in guards):
+        return ["guards must be a tuple of GuardDef"]
+    labels = [f"{g.kind} {g.name}" for g in guards]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    return [f"guard names must be unique per kind, repeated: {', '.join(repeated)}"] \
+        if repeated else []
 
 
 def memory_problem(strategy: Any) -> str | None:

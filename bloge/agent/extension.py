@@ -13,6 +13,8 @@ from typing import Any
 
 from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
+from bloge.agent.guards.compile import GUARD_FORM, BlockTools, compile_guard
+from bloge.agent.guards.model import GuardDef
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     KEYWORDS,
@@ -39,7 +41,8 @@ from bloge.dsl.source import SourceText
 #: The words of an agent that open blocks, and how they are written.
 _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
                 "input": "input { <name> = <expression> … }",
-                "output": "output { <field>: <type> … } or output = <RegisteredType>"}
+                "output": "output { <field>: <type> … } or output = <RegisteredType>",
+                "guard": GUARD_FORM}
 
 
 class AgentExtensionProvider:
@@ -76,6 +79,7 @@ class _AgentBlock:
     values: dict[str, Any] = field(default_factory=dict)
     seen: dict[str, s.Span] = field(default_factory=dict)
     tools: list[AgentToolRef] = field(default_factory=list)
+    guards: list[GuardDef] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     """Every tool declared, the ones with errors too (``tool_call`` is checked against them)."""
 
@@ -100,6 +104,7 @@ class _AgentBlock:
         return AgentDef(
             id=agent_id,
             tools=tuple(self.tools),
+            guards=tuple(self.guards),
             **{**self.values, **({"streaming": True} if streaming_prefix else {})},
         )
 
@@ -140,9 +145,16 @@ class _AgentBlock:
                 if self._first("output", span):
                     self._output(output_block(statement, self.block.name or "output",
                                               self._error))
+            case s.Block(keywords=("guard", *_)):
+                guard = compile_guard(statement, BlockTools(
+                    self.options.registry, self._error, self._first, self._constant,
+                    self._scoped_expression, _INVALID))
+                if guard is not None:
+                    self.guards.append(guard)
             case s.Block(span=span):
                 label = " ".join(statement.keywords)
-                self._unknown(label, span, ("tool", "output"), self._where, block=True)
+                self._unknown(label, span, ("tool", "output", "guard"), self._where,
+                              block=True)
             case s.Edge(span=span):
                 self._error("edges (a -> b) belong in a graph, not in an agent", span)
             case s.Field(span=span):

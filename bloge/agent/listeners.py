@@ -1,8 +1,9 @@
-"""Agent execution listeners: five callbacks, their payloads, and the chain that calls them.
+"""Agent execution listeners: the callbacks, their payloads, and the chain that calls them.
 
 Order per turn: ``on_agent_turn_started`` → ``on_agent_llm_called`` → one
 ``on_agent_tool_dispatched`` per call (in the model's order) → one ``on_agent_tool_completed``
-per call (as they finish) → the next turn, or ``on_agent_loop_exited``. A listener that raises
+per call (as they finish) → the next turn, or ``on_agent_loop_exited``; our addition
+``on_agent_guard_checked`` comes where a guard gives its verdict. A listener that raises
 is logged and skipped; it never breaks the run. A listener may be any object: it is called
 for the callbacks it has and not for the others.
 """
@@ -92,6 +93,27 @@ class LoopExitedPayload:
     error_message: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class GuardCheckedPayload:
+    """A guard gave its verdict (our addition): ``verdict`` is ``"pass"``, ``"trip"`` (the
+    run stops) or ``"reject"`` (the call or answer was refused, the run goes on); ``kind`` is
+    what it checked (``"input"``, ``"output"``, ``"tool_call"``, with the call's id and
+    tool). ``error_type`` names what the guard raised, if it raised (it then counts as
+    tripped, or as passed when it fails open). ``findings`` are counts or labels, never the
+    text checked."""
+
+    turn_number: int
+    guard: str
+    kind: str
+    verdict: str
+    reason: str
+    latency_ms: float
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    error_type: str | None = None
+    findings: dict[str, Any] | None = None
+
+
 class AgentExecutionListener:
     """Subclass and override the callbacks you care about; the others do nothing."""
 
@@ -118,6 +140,11 @@ class AgentExecutionListener:
     ) -> None:
         """The loop ended; ``payload.exit_reason`` says why."""
 
+    def on_agent_guard_checked(
+        self, context: AgentCallbackContext, payload: GuardCheckedPayload
+    ) -> None:
+        """A guard gave its verdict (our addition)."""
+
 
 Callback = Literal[
     "on_agent_turn_started",
@@ -125,6 +152,7 @@ Callback = Literal[
     "on_agent_tool_dispatched",
     "on_agent_tool_completed",
     "on_agent_loop_exited",
+    "on_agent_guard_checked",
 ]
 CALLBACKS: tuple[Callback, ...] = get_args(Callback)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
+    GuardCheckedPayload,
     LlmCalledPayload,
     LoopExitedPayload,
     ToolCompletedPayload,
@@ -77,6 +78,11 @@ class AgentEventJournalBridge(AgentExecutionListener):
         self, context: AgentCallbackContext, payload: ToolCompletedPayload
     ) -> None:
         self._record("on_agent_tool_completed", context, payload)
+
+    def on_agent_guard_checked(
+        self, context: AgentCallbackContext, payload: GuardCheckedPayload
+    ) -> None:
+        self._record("on_agent_guard_checked", context, payload)
 
     def on_agent_loop_exited(
         self, context: AgentCallbackContext, payload: LoopExitedPayload

@@ -209,6 +209,15 @@ def _loop_exited(e: Mapping[str, Any]) -> str:
     return line
 
 
+def _guard_checked(e: Mapping[str, Any]) -> str:
+    on = f" on {e.get('tool_name')} {e.get('tool_call_id')}" if e.get("tool_name") else ""
+    verdict = str(e.get("verdict", "?")).upper() if e.get("verdict") != "pass" else "pass"
+    line = f"{e.get('kind')} guard {e.get('guard')}{on}: {verdict}, {_ms(e.get('latency_ms'))}"
+    if e.get("error_type"):
+        line += f" (the guard raised {e.get('error_type')})"
+    return line + (f": {e.get('reason')}" if e.get("reason") else "")
+
+
 _CONTEXT_KEYS = frozenset({"event", "timestamp", "seq", "execution_id", "graph_name",
                            "node_id", "operator_ref", "turn_number"})
 
@@ -251,6 +260,7 @@ _DETAILS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "on_agent_tool_dispatched": _tool_dispatched,
     "on_agent_tool_completed": _tool_completed,
     "on_agent_loop_exited": _loop_exited,
+    "on_agent_guard_checked": _guard_checked,
 }
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk
+from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk, GuardrailTrippedError
 from bloge.agent.runtime import ChunkSink
 from bloge.core.ids import new_id
 from bloge.server.inputs import BadRequestError
@@ -24,6 +24,12 @@ from bloge.store import RunEvent, Store, StoreError, follow
 
 _log = logging.getLogger("bloge.server")
 
+#: The status of a run a guard stopped, on ``/v1`` (OpenAI's status for a request its
+#: policies refuse, with code ``guardrail_tripped``; clients do not retry it) …
+GUARDRAIL_STATUS = 400
+#: … and on the runs API, whose body is the run's record (its ``error.guardrail`` names the
+#: guard and its verdict).
+GUARDRAIL_RUN_STATUS = 422
 #: The events a run's stream shows; the listener callbacks are the journal's.
 STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error", "approval_required",
                       "tool_results_required"})
@@ -180,7 +186,10 @@ async def failed_run_response(state: ServerState,
     if error.run_id is None:  # only a run without a store has no id: the server has one
         raise error
     run = await state.store.get_run(error.run_id)
-    return JSONResponse(run.to_dict())
+    # A guard's refusal is the client's to hear as an error; other failures are the run's
+    # record, as it ended.
+    status = GUARDRAIL_RUN_STATUS if isinstance(error, GuardrailTrippedError) else 200
+    return JSONResponse(run.to_dict(), status_code=status)
 
 
 async def _after(first: RunEvent, events: AsyncIterator[RunEvent]) -> AsyncIterator[RunEvent]:
@@ -219,6 +228,10 @@ async def run_failure(state: ServerState, run_id: str, error: BaseException) -> 
     """Why run ``run_id`` ended with ``error``, naming the run; a failed run's reason as
     :func:`failed_because` tells it."""
     match error:
+        case GuardrailTrippedError():
+            why = await failed_because(state.store, run_id, error)
+            return RunFailure(GUARDRAIL_STATUS, f"run {run_id} was stopped by a guard: {why}",
+                              "guardrail_tripped")
         case AgentRunError():
             why = await failed_because(state.store, run_id, error)
             return RunFailure(500, f"run {run_id} failed: {why}", "run_failed")

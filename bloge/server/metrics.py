@@ -20,6 +20,8 @@ from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
     AgentRunError,
+    GuardCheckedPayload,
+    GuardrailTrippedError,
     LlmCalledPayload,
     MaxTurnsExceededError,
     RunPaused,
@@ -65,6 +67,10 @@ class Metrics(AgentExecutionListener):
             "decision (approval) or its posted result (external)", ["kind"],
             buckets=(1.0, 10.0, 60.0, 300.0, 1800.0, 3600.0, 14400.0, 86400.0),
             registry=self.registry)
+        self.guard_verdicts = Counter(
+            "bloge_guard_verdicts", "Guard verdicts, by guard, kind and verdict (pass, trip, "
+            "reject) and whether the guard failed", ["agent", "guard", "kind", "verdict",
+                                                     "failed"], registry=self.registry)
         self._series: dict[str, _AgentSeries] = {}
 
     def _agent(self, agent_id: str) -> _AgentSeries:
@@ -116,7 +122,8 @@ class Metrics(AgentExecutionListener):
         elif isinstance(error, asyncio.CancelledError | TimeoutError):
             self.runs.labels(agent_id, "cancelled").inc()
         else:
-            outcome = "max_turns" if isinstance(error, MaxTurnsExceededError) else "failed"
+            outcome = ("max_turns" if isinstance(error, MaxTurnsExceededError) else
+                       "guardrail" if isinstance(error, GuardrailTrippedError) else "failed")
             self.runs.labels(agent_id, outcome).inc()
             cause = error.__cause__ if isinstance(error, AgentRunError) else error
             self.errors.labels(agent_id, type(cause or error).__name__).inc()
@@ -141,6 +148,13 @@ class Metrics(AgentExecutionListener):
         self.tool_calls.labels(context.operator_ref, payload.tool_name, outcome).inc()
         self.tool_seconds.labels(context.operator_ref, payload.tool_name).observe(
             payload.latency_ms / 1000.0)
+
+
+    def on_agent_guard_checked(self, context: AgentCallbackContext,
+                               payload: GuardCheckedPayload) -> None:
+        failed = "true" if payload.error_type is not None else "false"
+        self.guard_verdicts.labels(context.operator_ref, payload.guard, payload.kind,
+                                   payload.verdict, failed).inc()
 
 
 def _age(waiting: dict[str, tuple[int, float]], kind: str, now: float) -> float:

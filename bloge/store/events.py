@@ -38,7 +38,7 @@ def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
 
 
 def end_event(exit_reason: str, output: Mapping[str, Any] | None,
-              failure: Mapping[str, str] | None) -> tuple[str, dict[str, Any]]:
+              failure: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """The run's last event (type, body): ``done`` with its output's document, else
     ``error`` with its failure's type and message and its exit reason."""
     if output is not None:

@@ -31,6 +31,7 @@ from bloge.agent import (
     AgentOutput,
     AgentStreamChunk,
     AgentUsage,
+    GuardrailTrippedError,
 )
 from bloge.agent.runtime import PendingCall, RunPaused, ToolOutcome
 from bloge.core.errors import ProviderError
@@ -220,11 +221,15 @@ class Recorder:
                 return
         await self.flush()
 
-    def _failure(self, error: BaseException) -> dict[str, str]:
+    def _failure(self, error: BaseException) -> dict[str, Any]:
         """How the run's failure is recorded: its type, message and, when a model's server
         refused a request, that request (all redacted)."""
         described = self.store.redactor(None, "", {"error_message": str(error)})
-        failure = {"type": type(error).__name__, "message": described["error_message"]}
+        failure: dict[str, Any] = {"type": type(error).__name__,
+                                   "message": described["error_message"]}
+        if isinstance(error, GuardrailTrippedError):  # which guard, and its verdict
+            failure["guardrail"] = self.store.redactor(None, "", {"guardrail": error.details()})[
+                "guardrail"]
         refused = refused_request(error)
         if refused is not None:
             failure["request"] = self.store.redactor(None, "", {"request": refused})["request"]

@@ -98,10 +98,17 @@ class RunError:
     type: str
     message: str
     request: str | None = None
+    guardrail: Mapping[str, Any] | None = None
+    """The guard that stopped the run (a ``GuardrailTrippedError``): its name, kind, tool,
+    and verdict (``tripped``, ``reason``, ``findings``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        described = {"type": self.type, "message": self.message}
-        return described if self.request is None else {**described, "request": self.request}
+        described: dict[str, Any] = {"type": self.type, "message": self.message}
+        if self.request is not None:
+            described["request"] = self.request
+        if self.guardrail is not None:
+            described["guardrail"] = dict(self.guardrail)
+        return described
 
 
 @dataclass(frozen=True, slots=True)

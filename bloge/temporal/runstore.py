@@ -26,6 +26,7 @@ from bloge.agent import (
     AgentExecutionListener,
     AgentInput,
     AgentOutput,
+    GuardCheckedPayload,
     LlmCalledPayload,
     LoopExitedPayload,
     ToolCompletedPayload,
@@ -51,7 +52,7 @@ _END = frozenset({"done", "error"})
 _PAYLOADS: dict[str, tuple[Callback, type[Any]]] = {
     callback: (callback, kind) for callback, kind in zip(CALLBACKS, (
         TurnStartedPayload, LlmCalledPayload, ToolDispatchedPayload, ToolCompletedPayload,
-        LoopExitedPayload), strict=True)}
+        LoopExitedPayload, GuardCheckedPayload), strict=True)}
 _log = logging.getLogger("bloge.temporal")
 
 

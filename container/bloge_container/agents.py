@@ -73,11 +73,17 @@ def agent_compiler(settings: BlogeSettings, registry: OperatorRegistry,
 
 
 def with_settings(definition: AgentDef, settings: BlogeSettings) -> AgentDef:
-    """``definition`` with ``bloge.output.max-repairs`` applied to its output schema."""
-    if definition.output is None:
-        return definition
-    return replace(definition, output=replace(definition.output,
-                                              max_repairs=settings.output.max_repairs))
+    """``definition`` with what the settings say of every agent: ``bloge.output.max-repairs``
+    on its output schema, ``bloge.guards.fail-open`` on its guards that set no ``on_error``
+    of their own."""
+    if definition.output is not None:
+        definition = replace(definition, output=replace(
+            definition.output, max_repairs=settings.output.max_repairs))
+    if settings.guards.fail_open and definition.guards:
+        definition = replace(definition, guards=tuple(
+            guard if guard.on_error is not None else replace(guard, on_error="pass")
+            for guard in definition.guards))
+    return definition
 
 
 def load_agents(

@@ -19,7 +19,7 @@ from bloge import (
     OperatorRegistry,
     UnknownOperatorError,
 )
-from bloge.agent import OutputSchema
+from bloge.agent import MaxLengthGuard, OutputSchema, output_guard
 from tests.runtime.scenarios import support_builder
 
 #: A value for every field of AgentDef, none of them the default.
@@ -44,6 +44,7 @@ EVERY_FIELD: dict[str, Any] = {
     "output": OutputSchema.from_json_schema("answer", {
         "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
         "additionalProperties": False}),
+    "guards": (output_guard(MaxLengthGuard(max_chars=10), name="short"),),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -52,6 +53,7 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     "memory_strategy": lambda builder, value: builder.memory(value),
     "tools": lambda builder, tools: builder.tool(*tools),
     "stop": lambda builder, sequences: builder.stop(*sequences),
+    "guards": lambda builder, guards: builder.guard(*guards),
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",

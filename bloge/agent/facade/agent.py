@@ -12,6 +12,7 @@ from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
 from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.sync_stream import iterate_sync
 from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
+from bloge.agent.guards.model import GuardDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.approval import Decision
 from bloge.agent.loop.checkpoint import AgentCheckpoint
@@ -53,7 +54,10 @@ class Agent:
     or a tool's name) says whether it must call a tool; ``listeners`` see every callback of
     the loop, as with any agent operator. ``output_type`` (a pydantic model, a dataclass, a
     TypedDict) types the result: the run ends with an answer that validates, and
-    ``run_output(…).output`` is the instance (``run`` returns its JSON text).
+    ``run_output(…).output`` is the instance (``run`` returns its JSON text). ``guards``
+    check the input, the answer and each tool call (``input_guard(fn)``,
+    ``output_guard(PiiGuard(), action="reject")``, ``tool_call_guard(when='tool_name ==
+    "refund"')``; see :mod:`bloge.agent.guards`).
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
     users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
@@ -82,6 +86,7 @@ class Agent:
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
         output_type: Any = None,
+        guards: Sequence[GuardDef] = (),
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -92,7 +97,8 @@ class Agent:
                    .system_prompt(system_prompt)
                    .max_tokens(max_tokens)
                    .tool_choice(tool_choice)
-                   .output(output_type))
+                   .output(output_type)
+                   .guard(*guards))
         for tool in tools:
             if isinstance(tool, ToolDefinition):  # answered from outside
                 builder.tool(AgentToolRef.external_tool(

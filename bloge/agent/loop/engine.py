@@ -32,7 +32,9 @@ from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.approval import RoundPlan, RunPaused, pause_status, plan_round
 from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
+from bloge.agent.loop.errors import AgentRunError, GuardrailTrippedError, MaxTurnsExceededError
+from bloge.agent.loop.guarded_round import GuardedRound
+from bloge.agent.loop.guards import WITHHELD, AgentGuards, GuardTripped, RunGuards
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentOutput, AgentUsage
 from bloge.agent.loop.start import Opening, RunStart, opening
@@ -87,8 +89,8 @@ class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
     __slots__ = ("codec", "definition",
-                 "exit_needs_messages", "listeners", "output_request", "ref", "registry",
-                 "streaming", "summarizer", "token_estimator", "tool_definitions")
+                 "exit_needs_messages", "guards", "listeners", "output_request", "ref",
+                 "registry", "streaming", "summarizer", "token_estimator", "tool_definitions")
 
     def __init__(
         self,
@@ -118,6 +120,7 @@ class AgentEngine:
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
         self.output_request = None if definition.output is None else definition.output.request()
+        self.guards = AgentGuards.of(definition.guards, registry)
 
     def run(
         self,
@@ -168,9 +171,9 @@ class _Run:
     """One execution: the state machine and its bookkeeping."""
 
     __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
-                 "_external", "_listeners", "_memory", "_observer", "_plan", "_pool_wait",
-                 "_prepare", "_sink", "_tool_definitions", "_tools", "_typed", "_value",
-                 "base_usage", "calls",
+                 "_external", "_guards", "_listeners", "_memory", "_observer", "_plan",
+                 "_pool_wait", "_prepare", "_sink", "_tool_definitions", "_tools", "_typed",
+                 "_value", "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
@@ -218,6 +221,11 @@ class _Run:
             max_concurrency=definition.max_tool_concurrency,
             default_timeout=definition.tool_timeout, sink=sink, observer=observer,
         ) if effects is None else effects.tools
+        self._guards = None if engine.guards is None else RunGuards(
+            engine.guards, agent_id=definition.id, ctx=ctx, codec=engine.codec,
+            listeners=self._listeners, context=self._context, observer=observer)
+        if self._guards is not None and self._guards.checks_tools:
+            self._dispatcher = GuardedRound(self._dispatcher, self._guards, observer)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
@@ -236,21 +244,11 @@ class _Run:
             while True:
                 match step:
                     case steps.CallModel(turn):
-                        response = await self._model_turn(turn)
-                        step = steps.after_model(turn, response)
-                        if self._typed is not None and isinstance(step, steps.Finish):
-                            step = await self._typed_step(turn, max_turns, response, started)
+                        step = await self._model_step(turn, max_turns, started)
                     case steps.RunTools(turn, response):
-                        plan = self._round_plan(response, pending)
-                        outcomes = await self._run_round(turn, plan, response)
-                        if plan.waiting:
-                            paused = self._paused(turn, response, plan, outcomes, pending)
-                            self._exited(steps.PAUSED, started)
-                            await self._observe_end(steps.PAUSED, error=paused)
-                            raise paused  # noqa: TRY301 -- except RunPaused passes it on
+                        step = await self._tools_step(turn, max_turns, response, pending,
+                                                      started)
                         pending = None
-                        met = self._record_tools(turn, response, outcomes)
-                        step = steps.after_tools(turn, max_turns, response, exit_condition_met=met)
                     case steps.Finish(exit_reason, response):
                         output = self._output(exit_reason, response)
                         self._exited(exit_reason, started, usage=output.usage)
@@ -267,6 +265,11 @@ class _Run:
                         assert_never(step)
         except (MaxTurnsExceededError, RunPaused, OutputValidationError):
             raise
+        except GuardTripped as tripped:
+            stopped = self._tripped(tripped)
+            self._exited(steps.GUARDRAIL, started, stopped)
+            await self._observe_end(steps.GUARDRAIL, error=stopped, failing=True)
+            raise stopped from None
         except asyncio.CancelledError as cancelled:
             self._exited(steps.CANCELLED, started, cancelled)
             agent_id = self._engine.definition.id
@@ -286,6 +289,31 @@ class _Run:
                 f"agent {agent_id!r} failed in turn {self.turn}: {type(exc).__name__}: {exc}",
                 agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.ERROR,
             ) from exc
+
+    async def _model_step(self, turn: int, max_turns: int, started: float) -> steps.Step:
+        """Ask the model in ``turn``; the step its answer leads to."""
+        answer = await self._model_turn(turn)
+        if answer is None:  # a guard refused it: the model is asked again
+            return steps.next_turn(turn, max_turns)
+        step = steps.after_model(turn, answer)
+        if self._typed is not None and isinstance(step, steps.Finish):
+            return await self._typed_step(turn, max_turns, step.response, started)
+        return step
+
+    async def _tools_step(self, turn: int, max_turns: int, response: LlmResponse,
+                          pending: PendingRound | None, started: float) -> steps.Step:
+        """Run the tool round ``response`` asked for in ``turn`` (``pending``: the round a
+        resumed run continues); the step after it. Raises :class:`RunPaused` when some of
+        its calls wait."""
+        plan = self._round_plan(response, pending)
+        outcomes = await self._run_round(turn, plan, response)
+        if plan.waiting:
+            paused = self._paused(turn, response, plan, outcomes, pending)
+            self._exited(steps.PAUSED, started)
+            await self._observe_end(steps.PAUSED, error=paused)
+            raise paused
+        met = self._record_tools(turn, response, outcomes)
+        return steps.after_tools(turn, max_turns, response, exit_condition_met=met)
 
     async def _observe_end(self, exit_reason: str, *, output: AgentOutput | None = None,
                            error: BaseException | None = None, failing: bool = False) -> None:
@@ -307,7 +335,9 @@ class _Run:
 
     # -- steps
 
-    async def _model_turn(self, turn: int) -> LlmResponse:
+    async def _model_turn(self, turn: int) -> LlmResponse | None:
+        """Ask the model; its answer, or ``None`` when an output guard refused it (the model
+        is asked again)."""
         self.turn = turn
         engine, definition = self._engine, self._engine.definition
         if self._prepare:
@@ -326,13 +356,17 @@ class _Run:
                              seed=definition.seed,
                              parallel_tool_calls=definition.parallel_tool_calls,
                              output=engine.output_request)
-        call_model = self._call_model
+        guards = self._guards
+        racing = (await guards.check_input(turn, view)
+                  if guards is not None and guards.input_pending else None)
+        held = None if guards is None else guards.held(self._sink)
+        sink = self._sink if held is None else held
         started = time.perf_counter()
         waited = self._pool_wait.seconds
-        response = await (self._chat.invoke(request, self._ctx) if call_model is None
-                          else call_model(request, turn))
-        if not isinstance(response, LlmResponse):  # streamed: its chunks joined
-            response = await response_of(response, self._chat.name, self._sink, turn)
+        if racing is not None and guards is not None:
+            response = await guards.race(self._answer(request, turn, sink), turn, racing)
+        else:
+            response = await self._answer(request, turn, sink)
         latency = (time.perf_counter() - started) * 1000.0
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
@@ -344,6 +378,14 @@ class _Run:
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
                 latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
             ))
+        refusal = (await guards.check_output(turn, response.content)
+                   if guards is not None and guards.checks_output(response) else None)
+        if refusal is not None:
+            self._append(LlmMessage("assistant", WITHHELD.format(name=refusal[0])))
+            self._append(LlmMessage.user(refusal[1]))
+            return None
+        if held is not None:
+            await held.release()
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if response.tool_calls:
             self._plan = plan = plan_round(response.tool_calls, self._tools, self._external,
@@ -353,6 +395,17 @@ class _Run:
         if observer is not None:
             await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
+
+    async def _answer(self, request: LlmRequest, turn: int,
+                      sink: ChunkSink | None) -> LlmResponse:
+        """The model's answer to ``request``, whole (streamed ones joined, their chunks to
+        ``sink``)."""
+        call_model = self._call_model
+        response = await (self._chat.invoke(request, self._ctx) if call_model is None
+                          else call_model(request, turn))
+        if isinstance(response, LlmResponse):
+            return response
+        return await response_of(response, self._chat.name, sink, turn)
 
     def _round_plan(self, response: LlmResponse, pending: PendingRound | None) -> RoundPlan:
         """The plan of a new round (made with the model's answer), or of a resumed one."""
@@ -392,6 +445,7 @@ class _Run:
         run_id = None if self._observer is None else self._observer.run_id
         return RunPaused(run_id=run_id, status=pause_status(plan.waiting), pending=plan.waiting,
                          checkpoint=checkpoint, tool_round=tool_round)
+
     async def _typed_step(self, turn: int, max_turns: int, response: LlmResponse,
                           started: float) -> steps.Step:
         """A typed agent's answer: the end when it validates; else back to the model with its
@@ -463,6 +517,14 @@ class _Run:
             view = view[:-1]
         return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
                                self._engine.definition.id, usage)
+
+    def _tripped(self, tripped: GuardTripped) -> GuardrailTrippedError:
+        """The run failure of a tripped guard; its checkpoint leaves out what tripped it."""
+        self.turn = tripped.turns_done
+        guard = tripped.guard
+        return GuardrailTrippedError(agent_id=self._engine.definition.id, guard=guard.name,
+                                     kind=guard.kind, verdict=tripped.verdict,
+                                     checkpoint=self.checkpoint(), tool_name=tripped.tool_name)
 
     def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
         usage = self.usage

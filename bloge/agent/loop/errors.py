@@ -1,9 +1,15 @@
-"""Run failures of an agent: ``AgentRunError`` and ``MaxTurnsExceededError``."""
+"""Run failures of an agent: ``AgentRunError``, ``MaxTurnsExceededError`` and
+``GuardrailTrippedError``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.core.errors import RunError
+
+if TYPE_CHECKING:
+    from bloge.agent.guards.model import GuardVerdict
 
 
 class AgentRunError(RunError):
@@ -38,3 +44,29 @@ class MaxTurnsExceededError(AgentRunError):
             checkpoint=checkpoint,
             exit_reason="max_turns",
         )
+
+
+class GuardrailTrippedError(AgentRunError):
+    """A guard of the agent tripped and stopped the run: ``guard`` names it, ``kind`` says
+    what it checked (``"input"``, ``"output"``, ``"tool_call"``), ``verdict`` is its
+    :class:`~bloge.agent.guards.GuardVerdict` (why; its ``findings``) and ``tool_name`` the
+    tool whose call tripped it. ``checkpoint`` holds the run before what tripped it (a
+    refused input or answer is not in it); resume from it like from any run failure."""
+
+    def __init__(self, *, agent_id: str, guard: str, kind: str, verdict: GuardVerdict,
+                 checkpoint: AgentCheckpoint, tool_name: str | None = None) -> None:
+        self.guard = guard
+        self.kind = kind
+        self.verdict = verdict
+        self.tool_name = tool_name
+        on = f" on a call of tool {tool_name!r}" if tool_name else ""
+        super().__init__(
+            f"agent {agent_id!r} was stopped by its {kind} guard {guard!r}{on}: "
+            f"{verdict.reason or 'it tripped'}",
+            agent_id=agent_id, checkpoint=checkpoint, exit_reason="guardrail",
+        )
+
+    def details(self) -> dict[str, Any]:
+        """What a run's record and an HTTP error say of the guard."""
+        return {"guard": self.guard, "kind": self.kind, "tool": self.tool_name,
+                **self.verdict.to_dict()}

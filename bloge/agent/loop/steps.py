@@ -19,6 +19,8 @@ ERROR = "error"
 CANCELLED = "cancelled"
 #: The run stopped in a tool round whose calls wait (for approval, or for results).
 PAUSED = "paused"
+#: A guard tripped and stopped the run (our addition).
+GUARDRAIL = "guardrail"
 
 
 @dataclass(frozen=True, slots=True)

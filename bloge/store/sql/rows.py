@@ -83,7 +83,8 @@ def run_of(row: Sequence[Any], now: float, gone: Container[str] = ()) -> Run:
         input=tuple(LlmMessage.from_dict(m, strict=False) for m in loads(input_)),
         created_at=created, updated_at=updated, finished_at=finished, exit_reason=exit_reason,
         output=loads(output),
-        error=RunError(failure["type"], failure["message"], failure.get("request"))
+        error=RunError(failure["type"], failure["message"], failure.get("request"),
+                       failure.get("guardrail"))
         if failure else None, usage=usage_of(loads(usage)), turns=int(turns), worker=worker,
         lease_until=lease, cancel_requested=bool(cancel), event_count=int(events),
     )

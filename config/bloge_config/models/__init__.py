@@ -16,6 +16,7 @@ from bloge_config.models.autopilot import (
     ErrorRateWatchSettings,
     KnobSettings,
 )
+from bloge_config.models.guards import GuardsSettings
 from bloge_config.models.journal import EventJournalSettings
 from bloge_config.models.llm import (
     AnthropicSettings,
@@ -46,6 +47,7 @@ __all__ = [
     "BlogeSettings",
     "ErrorRateWatchSettings",
     "EventJournalSettings",
+    "GuardsSettings",
     "KnobSettings",
     "LlmSettings",
     "McpServerSettings",

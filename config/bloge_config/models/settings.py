@@ -11,6 +11,7 @@ from bloge_config.fields import ImportPath, OperatorReference
 from bloge_config.models.agents import AgentsSettings
 from bloge_config.models.approvals import ApprovalsSettings
 from bloge_config.models.autopilot import AutopilotSettings
+from bloge_config.models.guards import GuardsSettings
 from bloge_config.models.journal import EventJournalSettings
 from bloge_config.models.llm import LlmSettings
 from bloge_config.models.mcp import McpSettings
@@ -48,6 +49,8 @@ class BlogeSettings(BaseSettings):
                                                 description="The journal of agent callbacks")
     store: StoreSettings = Field(default_factory=StoreSettings,
                                  description="The run store")
+    guards: GuardsSettings = Field(default_factory=GuardsSettings,
+                                   description="The agents' guards")
     server: ServerSettings = Field(default_factory=ServerSettings, description="bloge serve")
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings,
                                          description="The autopilot's knobs and guardrails")

@@ -1,0 +1,312 @@
+"""Running an agent's guards: the input guards before (or alongside) the run's first model
+call, the output guards on each final answer, the tool-call guards before each call runs.
+
+The engine calls in at three places and learns one of three things: go on; refuse this
+answer or call (the guard's ``action = "reject"``: the model is told, and goes on); or stop —
+:class:`GuardTripped`, which the engine turns into a
+:class:`~bloge.agent.loop.errors.GuardrailTrippedError` with the run's checkpoint. Every
+verdict is an ``on_agent_guard_checked`` callback (the journal's and the run store's event,
+the server's metric).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from bloge.agent.guards.builtin import BUILTIN_GUARDS
+from bloge.agent.guards.model import GuardCheck, GuardDef, GuardKind, GuardVerdict
+from bloge.agent.listeners import AgentCallbackContext, GuardCheckedPayload, ListenerChain
+from bloge.agent.loop.arguments import ArgumentsError, parse_arguments
+from bloge.agent.loop.chunks import AgentStreamChunk
+from bloge.agent.loop.tools import ChunkSink
+from bloge.core.codec import JsonCodec
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
+from bloge.core.operator import BoundOperator, bind
+from bloge.core.registry import OperatorRegistry
+from bloge.llm.messages import LlmMessage, ToolCall
+from bloge.llm.types import LlmResponse
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.observer import RunObserver
+
+_T = TypeVar("_T")
+
+#: The assistant message that stands in the conversation for an answer a guard refused: the
+#: refused text itself is never kept (it may be what the guard keeps out of the store).
+WITHHELD = "[answer withheld: refused by output guard {name!r}]"
+
+
+class GuardTripped(Exception):  # noqa: N818 -- a control-flow signal inside the engine, not an error
+    """A guard stopped the run (caught by the engine). ``turns_done`` is the turn count its
+    checkpoint keeps: the turn whose input or answer tripped does not count."""
+
+    def __init__(self, guard: GuardDef, verdict: GuardVerdict, *, turns_done: int,
+                 tool_name: str | None = None) -> None:
+        super().__init__(guard.name)
+        self.guard = guard
+        self.verdict = verdict
+        self.turns_done = turns_done
+        self.tool_name = tool_name
+
+
+@dataclass(frozen=True, slots=True)
+class _Armed:
+    """One guard, its check bound once."""
+
+    definition: GuardDef
+    operator: BoundOperator | None
+
+
+class AgentGuards:
+    """An agent's guards, bound once per engine (``None`` when it has none, so that a run
+    without guards pays nothing)."""
+
+    __slots__ = ("input", "output", "parallel", "tool_call")
+
+    def __init__(self, guards: Sequence[GuardDef], registry: OperatorRegistry) -> None:
+        armed = [_Armed(guard, _operator(guard, registry)) for guard in guards]
+        self.input = tuple(a for a in armed if a.definition.kind == "input"
+                           and not a.definition.parallel)
+        self.parallel = tuple(a for a in armed if a.definition.kind == "input"
+                              and a.definition.parallel)
+        self.output = tuple(a for a in armed if a.definition.kind == "output")
+        self.tool_call = tuple(a for a in armed if a.definition.kind == "tool_call")
+
+    @classmethod
+    def of(cls, guards: Sequence[GuardDef], registry: OperatorRegistry) -> AgentGuards | None:
+        return cls(guards, registry) if guards else None
+
+
+def _operator(guard: GuardDef, registry: OperatorRegistry) -> BoundOperator | None:
+    if guard.check is not None:
+        return bind(f"guard:{guard.name}", guard.check)
+    ref = guard.operator_ref
+    if ref is None:
+        return None
+    if ref in registry:
+        return registry.bound(ref, purpose=f"operator for {guard.label}")
+    builtin = BUILTIN_GUARDS.get(ref)
+    if builtin is None:
+        # The registry's own error: it names the operator and the closest registered names.
+        registry.bound(ref, purpose=f"operator for {guard.label}")
+        raise BlogeUsageError(f"{guard.label} refers to operator {ref!r}, which is not registered")
+    return bind(ref, builtin(**guard.options))
+
+
+class RunGuards:
+    """The guards of one run."""
+
+    __slots__ = ("_agent_id", "_codec", "_context", "_ctx", "_guards", "_listeners",
+                 "_observer", "input_pending")
+
+    def __init__(self, guards: AgentGuards, *, agent_id: str, ctx: OperatorContext,
+                 codec: JsonCodec, listeners: ListenerChain, context: AgentCallbackContext,
+                 observer: RunObserver | None) -> None:
+        self._guards = guards
+        self._agent_id = agent_id
+        self._ctx = ctx
+        self._codec = codec
+        self._listeners = listeners
+        self._context = context
+        self._observer = observer
+        #: The run's new input is still to be checked (at its first model call).
+        self.input_pending = bool(guards.input or guards.parallel)
+
+    # -- input
+
+    async def check_input(self, turn: int, view: Sequence[LlmMessage]) -> str | None:
+        """Check the run's new input (the user messages ending ``view``) with the sequential
+        input guards, at the run's first model call; the text for the parallel ones, or
+        ``None`` when there is nothing for them to do."""
+        self.input_pending = False
+        text = _new_input(view)
+        if text is None:
+            return None
+        for guard in self._guards.input:
+            await self._judge(guard, self._check(guard, "input", turn, text), turn - 1)
+        return text if self._guards.parallel else None
+
+    async def race(self, answer: Awaitable[_T], turn: int, text: str) -> _T:
+        """``answer`` (the model call) with the parallel input guards alongside: the answer
+        once they all passed; when one trips, the call is cancelled (or its answer dropped)
+        and :class:`GuardTripped` raised."""
+        call = asyncio.ensure_future(answer)  # the guards run in this task meanwhile
+        try:
+            await self._parallel(turn, text)  # a trip raises here, before the answer is read
+            return await call
+        finally:
+            if not call.done():
+                call.cancel()
+                await asyncio.gather(call, return_exceptions=True)
+
+    async def _parallel(self, turn: int, text: str) -> None:
+        """The parallel input guards, together; the first trip raises (the others are
+        cancelled)."""
+        guards = self._guards.parallel
+        if len(guards) == 1:
+            await self._judge(guards[0], self._check(guards[0], "input", turn, text), turn - 1)
+            return
+        checks = [asyncio.ensure_future(self._judge(guard, self._check(guard, "input", turn,
+                                                                       text), turn - 1))
+                  for guard in guards]
+        try:
+            for finished in asyncio.as_completed(checks):
+                await finished
+        finally:
+            for check in checks:
+                check.cancel()
+            await asyncio.gather(*checks, return_exceptions=True)
+
+    # -- output
+
+    def held(self, sink: ChunkSink | None) -> HeldChunks | None:
+        """Where a streamed answer's chunks wait while the output guards judge it (``None``:
+        straight to ``sink``, when there are no output guards or no sink)."""
+        return HeldChunks(sink) if sink is not None and self._guards.output else None
+
+    def checks_output(self, response: LlmResponse) -> bool:
+        """Whether ``response`` is a final answer for the output guards to check."""
+        return bool(self._guards.output) and not response.tool_calls
+
+    async def check_output(self, turn: int, content: str) -> tuple[str, str] | None:
+        """Check a final answer: ``None`` when it may stand, else the name of the guard that
+        refused it (``action = "reject"``) and the message asking the model for another."""
+        for guard in self._guards.output:
+            verdict = await self._judge(guard, self._check(guard, "output", turn, content),
+                                        turn - 1)
+            if verdict is not None:
+                name = guard.definition.name
+                return name, (f"Your answer was refused by the output guard {name!r}: "
+                              f"{verdict.reason or 'it tripped'}. Answer again, within that "
+                              "rule.")
+        return None
+
+    # -- tool calls
+
+    async def refusal(self, turn: int, call: ToolCall) -> str | None:
+        """Check one tool call before it runs: ``None`` when it may run, else the error
+        content the model receives instead of its result."""
+        try:
+            arguments: Mapping[str, Any] | None = parse_arguments(call.arguments, self._codec)
+        except ArgumentsError:
+            arguments = None  # the dispatcher tells the model; the guards see null
+        for guard in self._guards.tool_call:
+            check = self._check(guard, "tool_call", turn, call.arguments, call=call,
+                                arguments=arguments)
+            verdict = await self._judge(guard, check, turn, tool_name=call.name)
+            if verdict is not None:
+                return (f"Error: the call of tool {call.name!r} was refused by the guard "
+                        f"{guard.definition.name!r}: {verdict.reason or 'it tripped'}")
+        return None
+
+    @property
+    def checks_tools(self) -> bool:
+        """Whether there are tool-call guards (see :mod:`bloge.agent.loop.guarded_round`)."""
+        return bool(self._guards.tool_call)
+
+    # -- judging
+
+    def _check(self, guard: _Armed, kind: GuardKind, turn: int, text: str, *,
+               call: ToolCall | None = None,
+               arguments: Mapping[str, Any] | None = None) -> GuardCheck:
+        definition = guard.definition
+        return GuardCheck(kind, definition.name, self._agent_id, turn, text,
+                          tool_name=None if call is None else call.name,
+                          tool_args=arguments, call_id=None if call is None else call.id,
+                          options=definition.options)
+
+    async def _judge(self, guard: _Armed, check: GuardCheck, turns_done: int, *,
+                     tool_name: str | None = None) -> GuardVerdict | None:
+        """Run one guard: ``None`` when it passes, its verdict when it rejects; raise
+        :class:`GuardTripped` when it trips with ``action = "trip"``."""
+        started = time.perf_counter()
+        definition = guard.definition
+        error: BaseException | None = None
+        try:
+            # An expression guard is judged on the spot: no coroutine of its own.
+            verdict = (_when_verdict(definition, check) if guard.operator is None
+                       else await _verdict(guard, check, self._ctx))
+        except Exception as exc:  # noqa: BLE001 -- a failing guard counts by its on_error
+            error = exc
+            verdict = (GuardVerdict.passed() if definition.on_error == "pass" else
+                       GuardVerdict.trip(f"the guard failed ({type(exc).__name__}) and "
+                                         "guards fail closed"))
+        if verdict is None:
+            return None  # its when does not hold here: nothing to judge
+        label = "pass" if not verdict.tripped else definition.action
+        if "on_agent_guard_checked" in self._listeners.wanted:
+            self._listeners.notify("on_agent_guard_checked", self._context, GuardCheckedPayload(
+                check.turn, definition.name, definition.kind, label, verdict.reason,
+                (time.perf_counter() - started) * 1000.0, check.call_id, check.tool_name,
+                None if error is None else type(error).__name__,
+                dict(verdict.findings) or None,
+            ))
+        if not verdict.tripped:
+            return None
+        if definition.action == "reject":
+            return verdict
+        raise GuardTripped(definition, verdict, turns_done=turns_done, tool_name=tool_name)
+
+
+def _when_verdict(definition: GuardDef, check: GuardCheck) -> GuardVerdict:
+    """What an expression guard (``when`` alone) says of ``check``: it trips when it holds."""
+    when = definition.when
+    assert when is not None  # a guard without a check or an operator has a when
+    if when.evaluate(check.scope()):
+        return GuardVerdict.trip(f"{when.source} holds")
+    return GuardVerdict.passed()
+
+
+async def _verdict(guard: _Armed, check: GuardCheck, ctx: OperatorContext) -> GuardVerdict | None:
+    """What ``guard`` (one with a check or an operator) says of ``check``; ``None`` when its
+    ``when`` leaves ``check`` to others."""
+    definition = guard.definition
+    if definition.when is not None and not definition.when.evaluate(check.scope()):
+        return None
+    assert guard.operator is not None  # checked by the caller
+    result = await guard.operator.invoke(check, ctx)
+    if isinstance(result, GuardVerdict):
+        return result
+    if result is None or result is False:
+        return GuardVerdict.passed()
+    if result is True:
+        return GuardVerdict.trip("")
+    raise TypeError(f"a guard returns a GuardVerdict, a bool or None, got "
+                    f"{type(result).__name__}")
+
+
+def _new_input(view: Sequence[LlmMessage]) -> str | None:
+    """The text of the user messages that end ``view`` (the run's new input), or ``None``
+    when it does not end with one (a resumed run continuing a tool round)."""
+    texts: list[str] = []
+    for message in reversed(view):
+        if message.role != "user":
+            break
+        texts.append(message.content or "")
+    return "\n".join(reversed(texts)) if texts else None
+
+
+class HeldChunks:
+    """A streamed answer's chunks, held until the output guards passed it: an agent with
+    output guards shows a refused answer to no one (its chunks are dropped), at the cost of
+    showing each answer only once it is whole."""
+
+    __slots__ = ("_chunks", "_sink")
+
+    def __init__(self, sink: ChunkSink) -> None:
+        self._sink = sink
+        self._chunks: list[AgentStreamChunk] = []
+
+    async def __call__(self, chunk: AgentStreamChunk) -> None:
+        self._chunks.append(chunk)
+
+    async def release(self) -> None:
+        """Pass the chunks on, in order."""
+        chunks, self._chunks = self._chunks, []
+        for chunk in chunks:
+            await self._sink(chunk)

@@ -1,0 +1,136 @@
+"""Guards through the ``Agent`` facade with a run store and a stream: what the store records
+of a verdict and of a tripped run, what a stream shows, and resuming a tripped run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from bloge import Agent, Done, GuardrailTrippedError, Token, open_store
+from bloge.agent import GuardCheck, PiiGuard, input_guard, output_guard, tool_call_guard
+from bloge.llm import ScriptedProvider, tool_call_response
+from bloge.store import Store
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+ADD = tool_call_response("add", json.dumps({"a": 2, "b": 3}))
+
+
+def read(store: Store, run_id: str) -> tuple[dict, list]:
+    async def both() -> tuple[dict, list]:
+        run = await store.get_run(run_id)
+        return run.to_dict(), await store.run_events(run_id)
+
+    return asyncio.run(both())
+
+
+def test_the_store_records_each_verdict_and_the_guard_that_stopped_the_run(
+        tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    agent = Agent(ScriptedProvider(ADD), [add], store=store,
+                  guards=[tool_call_guard(name="no_add", when='tool_name == "add"')])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("2 + 3?")
+    run_id = raised.value.run_id
+    assert run_id is not None
+    run, events = read(store, run_id)
+    assert run["status"] == "failed"
+    assert run["exit_reason"] == "guardrail"
+    assert run["error"]["guardrail"]["guard"] == "no_add"
+    assert run["error"]["guardrail"]["tool"] == "add"
+    [verdict] = [e.body for e in events if e.type == "on_agent_guard_checked"]
+    assert (verdict["guard"], verdict["kind"], verdict["verdict"]) == (
+        "no_add", "tool_call", "trip")
+
+
+def test_a_refused_answer_is_never_stored(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    agent = Agent(ScriptedProvider("mail bob@example.com", "ask the desk"), store=store,
+                  guards=[output_guard(PiiGuard(), name="pii", action="reject")])
+    output = agent.run_output("who?", thread_id="t1")
+    assert output.content == "ask the desk"
+    assert output.run_id is not None
+    _, events = read(store, output.run_id)
+    assert "bob@example.com" not in json.dumps([e.body for e in events])
+
+    async def thread() -> str:
+        return json.dumps([m.message.to_dict() for m in await store.thread_messages("t1")])
+
+    assert "bob@example.com" not in asyncio.run(thread())
+
+
+def test_a_stream_never_shows_a_refused_answer() -> None:
+    agent = Agent(ScriptedProvider("mail bob@example.com", "ask the desk"),
+                  guards=[output_guard(PiiGuard(), action="reject")])
+    chunks = list(agent.stream("who?"))
+    shown = "".join(chunk.text for chunk in chunks if isinstance(chunk, Token))
+    assert shown == "ask the desk"
+    assert isinstance(chunks[-1], Done)
+
+
+def test_a_tripped_run_resumes_from_its_checkpoint() -> None:
+    tripped: list[str] = []
+
+    def once(check: GuardCheck) -> bool:
+        tripped.append(check.tool_name or "")
+        return len(tripped) == 1  # the policy changed after the first call
+
+    agent = Agent(ScriptedProvider(ADD, ADD, "5"), [add], guards=[tool_call_guard(once)])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("2 + 3?")
+    assert raised.value.checkpoint.turn_count == 1
+    output = agent.resume(raised.value.checkpoint)
+    assert output.content == "5"
+    assert output.turns_used == 3
+
+
+def test_a_recorded_run_a_tool_call_guard_stopped_resumes_without_an_unknown_outcome(
+        tmp_path: Path) -> None:
+    ran: list[int] = []
+    checked: list[str] = []
+
+    def counted_add(a: int, b: int) -> int:
+        """Add two integers."""
+        ran.append(a + b)
+        return a + b
+
+    def once(check: GuardCheck) -> bool:
+        checked.append(check.call_id or "")
+        return len(checked) == 1
+
+    llm = ScriptedProvider(tool_call_response("counted_add", '{"a": 2, "b": 3}'), "5")
+    agent = Agent(llm, [counted_add], store=open_store(f"sqlite:///{tmp_path / 'b.db'}"),
+                  guards=[tool_call_guard(once)])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("2 + 3?")
+    assert raised.value.run_id is not None
+    output = agent.resume(raised.value.run_id)
+    assert output.content == "5"
+    assert ran == []
+    # The refused round is not in the conversation: the model was asked again from before it.
+    assert all("unknown" not in (m.content or "") for m in output.messages)
+    assert llm.requests[1].messages[-1].role == "user"
+
+
+def test_a_recorded_run_an_input_guard_stopped_checks_its_input_again_on_resume(
+        tmp_path: Path) -> None:
+    checked: list[str] = []
+
+    def once(check: GuardCheck) -> bool:
+        checked.append(check.text)
+        return len(checked) == 1
+
+    agent = Agent(ScriptedProvider("hello"), store=open_store(f"sqlite:///{tmp_path / 'b.db'}"),
+                  guards=[input_guard(once)])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("hi")
+    assert raised.value.run_id is not None
+    assert agent.resume(raised.value.run_id).content == "hello"
+    assert checked == ["hi", "hi"]
