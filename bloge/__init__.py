@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     # isort: split
     # Errors: one root, BlogeError; developer mistakes, run failures and DSL errors apart.
     from bloge.agent import AgentRunError as AgentRunError
+    from bloge.agent import BudgetExceededError as BudgetExceededError
     from bloge.agent import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.core import BlogeError as BlogeError
     from bloge.core import BlogeUsageError as BlogeUsageError

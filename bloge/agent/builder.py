@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, Self
 
+from bloge.agent.budget import Budget
 from bloge.agent.definition import AgentDef, AgentToolRef, memory_problem
 from bloge.agent.functions import agent_functions
 from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
@@ -98,6 +99,19 @@ class AgentBuilder:
     def seed(self, seed: int | None) -> Self:
         """Ask the provider for repeatable sampling (our addition)."""
         return self._set("seed", seed)
+
+    def budget(self, budget: Budget | Mapping[str, Any] | None = None, /,
+               **limits: Any) -> Self:
+        """What one run may spend (our addition): a :class:`~bloge.agent.budget.Budget`, or its
+        limits, e.g. ``.budget(tokens=50_000, usd=0.50, tool_calls=40, time=30)``."""
+        self._values["budget"] = Budget.of(limits if budget is None else budget)
+        return self
+
+    def thread_budget(self, budget: Budget | Mapping[str, Any] | None = None, /,
+                      **limits: Any) -> Self:
+        """What all runs on one thread may spend together (our addition; recorded runs)."""
+        self._values["thread_budget"] = Budget.of(limits if budget is None else budget)
+        return self
 
     def memory(self, strategy: MemoryStrategy) -> Self:
         """Pick a memory strategy, e.g. ``AgentMemoryStrategy.SlidingWindow(20)``."""

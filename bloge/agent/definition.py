@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloge.agent.budget import Budget
 from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
 from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
@@ -145,6 +146,11 @@ class AgentDef:
     """Sequences that end a model's answer (our addition)."""
     seed: int | None = None
     """Asks the provider for repeatable sampling, where it has that (our addition)."""
+    budget: Budget | None = None
+    """What one run may spend (our addition; see :class:`~bloge.agent.budget.Budget`)."""
+    thread_budget: Budget | None = None
+    """What every run on one thread may spend together, the thread's whole life (our
+    addition; kept in the run store, so only recorded runs have it)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -185,6 +191,10 @@ def definition_problems(agent: AgentDef) -> list[str]:
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
     if problem:
         problems.append(problem)
+    for name in ("budget", "thread_budget"):
+        value = getattr(agent, name)
+        if value is not None and not isinstance(value, Budget):
+            problems.append(f"{name} must be a Budget or None, got {value!r}")
     return problems
 
 

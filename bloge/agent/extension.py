@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloge.agent.budget_block import budget_field, compile_budget
 from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
 from bloge.agent.keywords import (
@@ -35,6 +36,7 @@ from bloge.dsl.source import SourceText
 
 #: The words of an agent that open blocks, and how they are written.
 _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
+                "budget": "budget { tokens = …, usd = …, tool_calls = … }",
                 "input": "input { <name> = <expression> … }"}
 
 
@@ -130,9 +132,11 @@ class _AgentBlock:
                     self._unknown(key, key_span, AGENT_BODY_WORDS, self._where)
             case s.Block(keywords=("tool",)):
                 self._tool(statement)
+            case s.Block(keywords=("budget",)) | s.Block(keywords=(), name="budget"):
+                self._budget(statement)
             case s.Block(span=span):
                 label = " ".join(statement.keywords)
-                self._unknown(label, span, ("tool",), self._where, block=True)
+                self._unknown(label, span, ("tool", "budget"), self._where, block=True)
             case s.Edge(span=span):
                 self._error("edges (a -> b) belong in a graph, not in an agent", span)
 
@@ -291,6 +295,14 @@ class _AgentBlock:
         except DslError as exc:
             self.errors.extend(exc.errors)
             return None
+
+    def _budget(self, block: s.Block) -> None:
+        name = budget_field(block, self._error)
+        if name is None or not self._first(name, block.span):
+            return
+        budget = compile_budget(block, self._error, self._constant, _INVALID)
+        if budget is not None:
+            self.values[name] = budget
 
     # -- tools
 

@@ -18,6 +18,10 @@ package to that):
   :func:`response_of` the one answer of a model call (whole, or streamed and joined),
   :func:`not_an_answer` the error for anything else, :data:`SUMMARY_LENGTH` how much of a
   tool's output a listener payload keeps.
+- :class:`BudgetCounters` keep the budgets shared beyond one run (a thread's, an API
+  key's) where every worker sees them: a store reserves a :class:`Claim`'s :class:`Spend`
+  atomically (judging it with :func:`refusal` and :func:`calls_that_fit`), or answers a
+  :class:`Refusal`, and records each model call's :class:`CallUsage`.
 - A :data:`ChunkSink` receives a run's stream chunks as they happen.
 - :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
 
@@ -34,6 +38,13 @@ if TYPE_CHECKING:
     from bloge.agent.listeners import Callback as Callback
     from bloge.agent.listeners import ListenerChain as ListenerChain
     from bloge.agent.loop.answers import not_an_answer as not_an_answer
+    from bloge.agent.loop.budget import BudgetCounters as BudgetCounters
+    from bloge.agent.loop.budget import CallUsage as CallUsage
+    from bloge.agent.loop.budget import Claim as Claim
+    from bloge.agent.loop.budget import Refusal as Refusal
+    from bloge.agent.loop.budget import Spend as Spend
+    from bloge.agent.loop.budget import calls_that_fit as calls_that_fit
+    from bloge.agent.loop.budget import refusal as refusal
     from bloge.agent.loop.answers import response_of as response_of
     from bloge.agent.loop.engine import AgentEngine as AgentEngine
     from bloge.agent.loop.engine import ModelCall as ModelCall

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from typing import Any
 
+from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.builder import AgentBuilder
 from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
@@ -76,6 +78,8 @@ class Agent:
         name: str = "agent",
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
+        budget: Budget | Mapping[str, Any] | None = None,
+        budgets: BudgetPolicy | None = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -86,6 +90,8 @@ class Agent:
                    .system_prompt(system_prompt)
                    .max_tokens(max_tokens)
                    .tool_choice(tool_choice))
+        if budget is not None:
+            builder.budget(budget)
         for tool in tools:
             made = tool_operator(tool)
             ref = f"tool:{made.name}"
@@ -95,7 +101,7 @@ class Agent:
             builder.tool(AgentToolRef.of(made.name, ref, description=made.description,
                                          parameters=made.parameters))
         self._operator = AgentLoopOperator(name, builder.build(), registry,
-                                           listeners=listeners, store=store)
+                                           listeners=listeners, store=store, budgets=budgets)
 
     @classmethod
     def from_dsl(

@@ -8,6 +8,7 @@ finishes, runs out of turns, fails or is cancelled.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import (
@@ -19,6 +20,7 @@ from collections.abc import (
 )
 from typing import Any, Protocol, assert_never
 
+from bloge.agent.budget import DEFAULT_POLICY, BudgetPolicy
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import (
     AgentCallbackContext,
@@ -31,7 +33,8 @@ from bloge.agent.listeners import (
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
+from bloge.agent.loop.budget import BudgetCounters, RunLedger
+from bloge.agent.loop.errors import AgentRunError, BudgetExceededError, MaxTurnsExceededError
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentOutput, AgentUsage
 from bloge.agent.loop.start import Opening, RunStart, opening
@@ -83,7 +86,7 @@ class RunEffects(Protocol):
 class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
-    __slots__ = ("codec", "definition",
+    __slots__ = ("budgets", "codec", "definition",
                  "exit_needs_messages", "listeners", "ref", "registry", "streaming",
                  "summarizer", "token_estimator", "tool_definitions")
 
@@ -98,6 +101,7 @@ class AgentEngine:
         json_codec: JsonCodec | None = None,
         token_estimator: TokenEstimator | None = None,
         streaming: bool = False,
+        budgets: BudgetPolicy | None = None,
     ) -> None:
         if not isinstance(definition, AgentDef):
             raise BlogeUsageError(f"an agent operator needs an AgentDef, got {definition!r}")
@@ -111,6 +115,7 @@ class AgentEngine:
         self.codec = json_codec or DEFAULT_CODEC
         self.token_estimator = token_estimator or DEFAULT_TOKEN_ESTIMATOR
         self.streaming = streaming
+        self.budgets = budgets or DEFAULT_POLICY
         self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
@@ -123,6 +128,7 @@ class AgentEngine:
         sink: ChunkSink | None = None,
         observer: RunObserver | None = None,
         effects: RunEffects | None = None,
+        counters: BudgetCounters | None = None,
     ) -> Coroutine[Any, Any, AgentOutput]:
         """One run from ``start``: set up now (a missing operator raises here, as does a
         checkpoint of another agent), awaited for its output.
@@ -131,7 +137,8 @@ class AgentEngine:
         sink calls the model through ``llmStreamingChat``, as every run of a ``streaming``
         engine does. ``observer`` records the run (see
         :class:`~bloge.agent.loop.observer.RunObserver`); ``effects`` performs its model calls
-        and tool rounds instead of the chat operator and a :class:`ToolDispatcher`.
+        and tool rounds instead of the chat operator and a :class:`ToolDispatcher`;
+        ``counters`` keep the budgets shared beyond this run (its thread's, its API key's).
         """
         if not isinstance(start, RunStart):
             raise BlogeUsageError(f"AgentEngine.run() starts from a RunStart, got {start!r}")
@@ -148,7 +155,8 @@ class AgentEngine:
         begun = opening(start, self.definition)
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
-        return _Run(self, context, begun, chat, sink, observer, effects).execute(start.pending)
+        return _Run(self, context, begun, chat, sink, observer, effects,
+                    counters).execute(start.pending)
 
     def _chat_operator(self, *, streamed: bool) -> BoundOperator:
         name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
@@ -159,7 +167,7 @@ class AgentEngine:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
+    __slots__ = ("_budget", "_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
                  "_memory", "_observer", "_pool_wait", "_prepare", "_sink", "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
@@ -167,7 +175,8 @@ class _Run:
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
                  chat: BoundOperator, sink: ChunkSink | None,
                  observer: RunObserver | None = None,
-                 effects: RunEffects | None = None) -> None:
+                 effects: RunEffects | None = None,
+                 counters: BudgetCounters | None = None) -> None:
         definition = engine.definition
         self._engine = engine
         self._ctx = ctx
@@ -196,6 +205,12 @@ class _Run:
             max_concurrency=definition.max_tool_concurrency,
             default_timeout=definition.tool_timeout, sink=sink, observer=observer,
         ) if effects is None else effects.tools
+        principal = ctx.principal
+        self._budget = RunLedger(definition, engine.budgets, counters=counters,
+                                 thread_id=None if observer is None else observer.thread_id,
+                                 principal=None if principal is None else principal.name,
+                                 base=start.base_usage, estimator=engine.token_estimator,
+                                 checkpoint=self.checkpoint)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
@@ -219,8 +234,10 @@ class _Run:
                     case steps.RunTools(turn, response):
                         recorded = pending.results if pending is not None else None
                         pending = None
-                        outcomes = await self._dispatcher.run(turn, response.tool_calls,
-                                                              recorded=recorded)
+                        outcomes = await self._budget.tool_round(
+                            turn, response.tool_calls, recorded, functools.partial(
+                                self._dispatcher.run, turn, recorded=recorded),
+                            self._observer, self.usage)
                         met = self._record_tools(turn, response, outcomes)
                         step = steps.after_tools(turn, max_turns, response, exit_condition_met=met)
                     case steps.Finish(exit_reason, response):
@@ -238,6 +255,10 @@ class _Run:
                     case _:
                         assert_never(step)
         except MaxTurnsExceededError:
+            raise
+        except BudgetExceededError as error:
+            self._exited(steps.BUDGET, started, error)
+            await self._observe_end(steps.BUDGET, error=error, failing=True)
             raise
         except asyncio.CancelledError as cancelled:
             self._exited(steps.CANCELLED, started, cancelled)
@@ -292,8 +313,11 @@ class _Run:
         if "on_agent_turn_started" in listeners.wanted:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
+        budget = self._budget
+        max_tokens = budget.max_tokens(definition.max_tokens)
+        reserved = await budget.reserve_model_call(view, max_tokens, self.usage)
         request = LlmRequest(definition.model, view, definition.temperature,
-                             max_tokens=definition.max_tokens, stop=definition.stop,
+                             max_tokens=max_tokens, stop=definition.stop,
                              tools=engine.tool_definitions, tool_choice=definition.tool_choice,
                              seed=definition.seed)
         call_model = self._call_model
@@ -309,6 +333,7 @@ class _Run:
         self.completion_tokens += response.completion_tokens
         if not response.usage_reported:
             self.unreported += 1
+        await budget.settle_model_call(reserved, turn, response)
         if "on_agent_llm_called" in listeners.wanted:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
@@ -356,6 +381,8 @@ class _Run:
             base.prompt_tokens + self.prompt_tokens + memory.prompt_tokens,
             base.completion_tokens + self.completion_tokens + memory.completion_tokens,
             base.unreported_calls + self.unreported,
+            self._budget.tool_calls,
+            self._budget.cost_usd,
         )
 
     def checkpoint(self) -> AgentCheckpoint:

@@ -17,6 +17,7 @@ EXIT_CONDITION = "exit_condition"
 MAX_TURNS = "max_turns"
 ERROR = "error"
 CANCELLED = "cancelled"
+BUDGET = "budget"
 
 
 @dataclass(frozen=True, slots=True)
