@@ -19,6 +19,7 @@ nothing of the store: a recorder plugs into it from above. The :class:`Store` re
 through a :class:`RunWriter`.
 """
 
+from bloge.store.budgets import StoreCounters, UsageLine, budget_spent, usage_report
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.events import event_chunk
 from bloge.store.follow import follow
@@ -53,6 +54,7 @@ __all__ = [
     "RunStatus",
     "RunWriter",
     "Store",
+    "StoreCounters",
     "StoreError",
     "StoreNotFoundError",
     "StoreWriter",
@@ -61,10 +63,13 @@ __all__ = [
     "ThreadBusyError",
     "ToolCallRecord",
     "TurnCheckpoint",
+    "UsageLine",
+    "budget_spent",
     "event_chunk",
     "follow",
     "masked",
     "open_store",
     "parse_store_url",
     "run_timeline",
+    "usage_report",
 ]

@@ -28,6 +28,7 @@ from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.llm import LlmMessage, LlmResponse
+from bloge.store.budgets import StoreCounters
 from bloge.store.owner import this_worker
 from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
@@ -154,7 +155,13 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
         async with recorder.leased():
             start = RunStart(input, history=history or (), checkpoint=checkpoint,
                              pending=pending)
-            return await engine.run(start, context, observer=recorder, sink=observed)
+            principal = ctx.principal
+            counters = StoreCounters(recorder.store, run_id=recorder.run_id,
+                                     thread_id=recorder.thread_id,
+                                     agent_id=engine.definition.id,
+                                     principal=None if principal is None else principal.name)
+            return await engine.run(start, context, observer=recorder, sink=observed,
+                                    counters=counters)
     except AgentRunError as error:
         _name_run(error, recorder)
         raise
