@@ -11,6 +11,7 @@ from bloge.core.exports import lazy_exports
 if TYPE_CHECKING:
     from bloge.agent.budget import Budget as Budget
     from bloge.agent.budget import BudgetPolicy as BudgetPolicy
+    from bloge.agent.budget import with_budget_limits as with_budget_limits
     from bloge.agent.builder import AgentBuilder as AgentBuilder
     from bloge.agent.compiler import AgentDslCompiler as AgentDslCompiler
     from bloge.agent.definition import AgentDef as AgentDef

@@ -17,12 +17,16 @@ import dataclasses
 import datetime as dt
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bloge.core.errors import BlogeUsageError
+from bloge.core.suggest import did_you_mean_hint
 from bloge.llm.prices import DEFAULT_PRICE_TABLE, PriceTable
+
+if TYPE_CHECKING:
+    from bloge.agent.definition import AgentDef
 
 #: The limits of a budget, in the order messages list them.
 MEASURES = ("tokens", "input_tokens", "output_tokens", "usd", "model_calls", "tool_calls",
@@ -130,26 +134,58 @@ def _seconds(raw: Any, name: str) -> Any:
     return raw
 
 
-def parse_limits(texts: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """``["usd=1.00", "tokens=80000"]`` (what ``--budget`` takes) as budget limits."""
-    limits: dict[str, Any] = {}
+def parse_limits(texts: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["usd=1.00", "thread.tokens=80000"]`` (what ``--budget`` takes) as the limits of the
+    run's budget (``"budget"``) and of its thread's (``"thread_budget"``, the ``thread.``
+    ones)."""
+    limits: dict[str, dict[str, Any]] = {}
     for text in texts:
         name, equals, raw = text.partition("=")
         name = name.strip().replace("-", "_")
-        if not equals or not raw.strip():
-            raise BlogeUsageError(f"--budget takes <limit>=<value> (e.g. usd=1.00), got {text!r}")
-        if name not in MEASURES:
-            raise BlogeUsageError(f"unknown budget limit {name!r} in {text!r}; the limits are "
-                                  + ", ".join(MEASURES))
+        scope, _, measure = name.rpartition(".")
+        if not equals or not raw.strip() or scope not in ("", "thread"):
+            raise BlogeUsageError(f"--budget takes <limit>=<value> or thread.<limit>=<value> "
+                                  f"(e.g. usd=1.00), got {text!r}")
+        if measure not in MEASURES:
+            hint = did_you_mean_hint(measure, MEASURES)
+            raise BlogeUsageError(f"unknown budget limit {measure!r} in {text!r}{hint}; the "
+                                  "limits are " + ", ".join(MEASURES))
         raw = raw.strip()
         try:
-            value: Any = (_seconds(raw, name) if name == "time"
-                          else int(raw) if name in _COUNTS else float(raw))
+            value: Any = (_seconds(raw, measure) if measure == "time"
+                          else int(raw) if measure in _COUNTS else float(raw))
         except ValueError:
-            raise BlogeUsageError(f"budget limit {name} must be a number, got {raw!r}") from None
-        limits[name] = value
-    Budget(**limits)  # judged as any budget is
+            raise BlogeUsageError(f"budget limit {measure} must be a number, got {raw!r} "
+                                  f"in {text!r}") from None
+        limits.setdefault("thread_budget" if scope else "budget", {})[measure] = value
+    for found in limits.values():
+        Budget(**found)  # judged as any budget is
     return limits
+
+
+def with_budget_limits(definition: AgentDef,
+                limits: Sequence[str] | Mapping[str, Any] | None) -> AgentDef:
+    """``definition`` with the budget limits ``limits`` raised (or set): ``--budget`` texts
+    (see :func:`parse_limits`), or a mapping of the run's limits, ``thread`` a mapping of
+    its thread's (``{"usd": 1.0, "thread": {"usd": 5.0}}``, an HTTP resume body's)."""
+    if not limits:
+        return definition
+    if isinstance(limits, Mapping):
+        run = {k: v for k, v in limits.items() if k != "thread"}
+        thread = limits.get("thread") or {}
+        if not isinstance(thread, Mapping):
+            raise BlogeUsageError(f"a budget's thread limits are a mapping, got {thread!r}")
+        parsed = {"budget": run, "thread_budget": dict(thread)}
+    else:
+        parsed = parse_limits(limits)
+    changes: dict[str, Budget] = {}
+    for name, found in parsed.items():
+        if found:
+            current = getattr(definition, name) or Budget()
+            merged = Budget.of({**current.limits(), **found})
+            assert merged is not None
+            changes[name] = merged
+    return dataclasses.replace(definition, **changes) if changes else definition
 
 
 @dataclass(frozen=True, slots=True)

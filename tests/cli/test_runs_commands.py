@@ -164,3 +164,28 @@ def test_store_check_finds_and_repair_mends_a_thread_that_refers_to_missing_mess
     assert "every thread is whole" in bloge("store", "check", cwd=app).stdout
     again = bloge("run", "customerSupport", "Again", "--thread", thread_id, cwd=app)
     assert again.returncode == 0, again.stderr
+
+
+def test_a_run_out_of_budget_resumes_by_its_id_with_a_raised_limit(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--budget", "model_calls=1", "--json",
+                   cwd=app)
+    assert failed.returncode == 1, failed.stderr
+    document = json.loads(failed.stdout)
+    assert document["exit_reason"] == "budget"
+    assert document["error"]["type"] == "BudgetExceededError"
+    assert "model_calls budget of 1 would be exceeded" in document["error"]["message"]
+    assert document["resume_run_command"] == (
+        f"bloge runs resume {document['run_id']} --budget model_calls=2")
+    resumed = bloge("runs", "resume", document["run_id"], "--budget", "model_calls=2", cwd=app)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+    shown = bloge("runs", "show", document["run_id"], "--json", cwd=app)
+    usage = json.loads(shown.stdout)["usage"]
+    assert usage["llm_calls"] == 2
+    assert usage["tool_calls"] >= 1
+
+
+def test_a_budget_limit_that_is_not_one_is_refused_with_the_limits(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--budget", "dollars=1", cwd=app)
+    assert failed.returncode == 2
+    assert "unknown budget limit 'dollars'" in failed.stderr
