@@ -189,3 +189,22 @@ def test_a_budget_limit_that_is_not_one_is_refused_with_the_limits(app: Path) ->
     failed = bloge("run", "customerSupport", QUESTION, "--budget", "dollars=1", cwd=app)
     assert failed.returncode == 2
     assert "unknown budget limit 'dollars'" in failed.stderr
+
+
+def test_usage_sums_the_model_calls_by_agent_and_by_model(app: Path) -> None:
+    bloge("run", "customerSupport", QUESTION, cwd=app)
+    bloge("run", "customerSupport", QUESTION, cwd=app)
+    by_agent = bloge("usage", "--json", cwd=app)
+    assert by_agent.returncode == 0, by_agent.stderr
+    (group,) = json.loads(by_agent.stdout)["groups"]
+    assert (group["group"], group["model_calls"]) == ("customerSupport", 4)
+    shown = bloge("usage", "--by", "model", "--since", "7d", cwd=app)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0].split()[:2] == ["model", "calls"]
+    assert shown.stdout.splitlines()[-1].split()[:2] == ["total", "4"]
+
+
+def test_usage_refuses_an_unknown_grouping(app: Path) -> None:
+    refused = bloge("usage", "--by", "colour", cwd=app)
+    assert refused.returncode == 2
+    assert "--by takes agent, key, model, thread" in refused.stderr

@@ -65,8 +65,7 @@ class BudgetExceededError(AgentRunError):
         super().__init__(
             f"agent {agent_id!r} stopped: {owner.get(scope, scope)} {limit_name} budget of "
             f"{_amount(limit_name, limit)} would be exceeded (used "
-            f"{_amount(limit_name, used)}; the next {needs}); resume with a higher limit, "
-            f"e.g. --budget {limit_name}=…",
+            f"{_amount(limit_name, used)}; the next {needs}); resume with a higher limit",
             agent_id=agent_id, checkpoint=checkpoint, exit_reason="budget",
         )
 

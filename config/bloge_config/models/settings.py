@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from bloge_config.fields import ImportPath, OperatorReference
 from bloge_config.models.agents import AgentsSettings
 from bloge_config.models.autopilot import AutopilotSettings
+from bloge_config.models.budgets import BudgetsSettings
 from bloge_config.models.journal import EventJournalSettings
 from bloge_config.models.llm import LlmSettings
 from bloge_config.models.mcp import McpSettings
@@ -47,6 +48,8 @@ class BlogeSettings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings,
                                  description="The run store")
     server: ServerSettings = Field(default_factory=ServerSettings, description="bloge serve")
+    budgets: BudgetsSettings = Field(default_factory=BudgetsSettings,
+                                     description="What runs may spend, and model prices")
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings,
                                          description="The autopilot's knobs and guardrails")
     rpc: RpcSettings = Field(default_factory=RpcSettings, description="Remote services")

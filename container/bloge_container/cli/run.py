@@ -241,8 +241,10 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
     listeners = (*container.listeners(), tracker)
+    from bloge_container.budgets import budget_policy
+
     return materialize(definition, container.operator_registry(), listeners, container.report(),
-                       container.run_store())
+                       container.run_store(), budgets=budget_policy(container.settings()))
 
 
 def _execute(container: ApplicationContainer,
