@@ -241,11 +241,10 @@ def budget_failure(run_id: str, error: BudgetExceededError) -> RunFailure:
         how = ("an API key's budget is raised in bloge.budgets.keys, or renews with the next "
                "period")
     else:
-        limit = {error.limit_name: "…"}
-        body = {"budget": limit if error.scope == "run" else {"thread": limit}}
-        how = (f"POST /runs/{run_id}/resume with "
-               f"{json.dumps(body, ensure_ascii=False)} continues it")
-    return RunFailure(402, f"run {run_id}: {error}; {how}", "budget_exceeded")
+        limit = f'{{"{error.limit_name}": <higher>}}'
+        body = limit if error.scope == "run" else f'{{"thread": {limit}}}'
+        how = f'POST /runs/{run_id}/resume with {{"budget": {body}}}'
+    return RunFailure(402, f"run {run_id}: {error} ({how})", "budget_exceeded")
 
 
 async def failed_because(store: Store, run_id: str, error: AgentRunError) -> str:
