@@ -58,8 +58,9 @@ class Budget:
             raise BlogeUsageError("invalid budget: " + "; ".join(problems))
         if self.usd is not None:
             object.__setattr__(self, "usd", float(self.usd))
-        if isinstance(self.time, dt.timedelta):
-            object.__setattr__(self, "time", self.time.total_seconds())
+        time: object = self.time  # a timedelta too, from Python
+        if isinstance(time, dt.timedelta):
+            object.__setattr__(self, "time", time.total_seconds())
         elif self.time is not None:
             object.__setattr__(self, "time", float(self.time))
 
@@ -185,7 +186,12 @@ def with_budget_limits(definition: AgentDef,
             merged = Budget.of({**current.limits(), **found})
             assert merged is not None
             changes[name] = merged
-    return dataclasses.replace(definition, **changes) if changes else definition
+    if not changes:
+        return definition
+    return dataclasses.replace(definition,
+                               budget=changes.get("budget", definition.budget),
+                               thread_budget=changes.get("thread_budget",
+                                                         definition.thread_budget))
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from bloge.agent.listeners import Callback as Callback
     from bloge.agent.listeners import ListenerChain as ListenerChain
     from bloge.agent.loop.answers import not_an_answer as not_an_answer
+    from bloge.agent.loop.answers import response_of as response_of
     from bloge.agent.loop.budget import BudgetCounters as BudgetCounters
     from bloge.agent.loop.budget import CallUsage as CallUsage
     from bloge.agent.loop.budget import Claim as Claim
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from bloge.agent.loop.budget import Spend as Spend
     from bloge.agent.loop.budget import calls_that_fit as calls_that_fit
     from bloge.agent.loop.budget import refusal as refusal
-    from bloge.agent.loop.answers import response_of as response_of
     from bloge.agent.loop.engine import AgentEngine as AgentEngine
     from bloge.agent.loop.engine import ModelCall as ModelCall
     from bloge.agent.loop.engine import RunEffects as RunEffects

@@ -16,8 +16,6 @@ import os
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from bloge.llm.prices import DEFAULT_PRICE_TABLE, PriceTable
-
 from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
@@ -28,6 +26,7 @@ from bloge.agent import (
     ToolCompletedPayload,
     TurnStartedPayload,
 )
+from bloge.llm.prices import DEFAULT_PRICE_TABLE, PriceTable
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 #: The variable that turns prometheus-client's multiprocess mode on (read when it is imported).

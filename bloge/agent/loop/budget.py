@@ -130,16 +130,22 @@ class BudgetCounters(Protocol):
         ...
 
 
+#: What a model call reserves when no budget limits it.
+_NOTHING = Spend()
+
+
 class RunLedger:
     """What one run spent, and the budgets it spends against (see the module docs)."""
 
-    __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_started", "agent_id",
-                 "answer_cap", "budget", "cost_usd", "model", "price", "tool_calls")
+    __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_started",
+                 "_usage", "agent_id", "answer_cap", "budget", "cost_usd", "model", "price",
+                 "tool_calls")
 
     def __init__(self, definition: AgentDef, policy: BudgetPolicy, *,
                  counters: BudgetCounters | None, thread_id: str | None,
                  principal: str | None, base: AgentUsage, estimator: TokenEstimator,
-                 checkpoint: Callable[[], AgentCheckpoint]) -> None:
+                 checkpoint: Callable[[], AgentCheckpoint],
+                 usage: Callable[[], AgentUsage]) -> None:
         self.agent_id = definition.id
         self.model = definition.model
         self.budget = (definition.budget or Budget()).over(policy.run)
@@ -164,6 +170,9 @@ class RunLedger:
         self.tool_calls = base.tool_calls
         self._estimator = estimator
         self._checkpoint = checkpoint
+        self._usage = usage
+        # Nothing to judge: a model call reserves nothing (its prompt is not even counted).
+        self._limited = self.budget.limited or bool(claims)
         self._started = time.monotonic()
 
     def max_tokens(self, declared: int | None) -> int | None:
@@ -173,15 +182,17 @@ class RunLedger:
 
     # -- model calls
 
-    async def reserve_model_call(self, messages: Sequence[LlmMessage], max_tokens: int | None,
-                                 usage: AgentUsage) -> Spend:
+    async def reserve_model_call(self, messages: Sequence[LlmMessage],
+                                 max_tokens: int | None) -> Spend:
         """Reserve the next call's worst case; raise when a budget refuses it."""
+        if not self._limited:
+            return _NOTHING
         self._check_time()
         prompt = sum(map(self._estimator.estimate, messages))
         answer = max_tokens or 0
         usd = 0.0 if self.price is None else self.price.cost(prompt, answer)
         need = Spend(prompt, answer, usd, 1, 0)
-        refused = refusal("run", self.budget, self._used(usage), need)
+        refused = refusal("run", self.budget, self._used(self._usage()), need)
         if refused is None and self._counters is not None and self._claims:
             refused = await self._counters.reserve(self._claims, need)
         if refused is not None:
@@ -212,7 +223,7 @@ class RunLedger:
     async def tool_round(
         self, turn: int, calls: Sequence[ToolCall], recorded: Mapping[str, object] | None,
         dispatch: Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]],
-        observer: RunObserver | None, usage: AgentUsage,
+        observer: RunObserver | None,
     ) -> list[ToolOutcome]:
         """Run the calls of the round that fit the budgets (see the module docs)."""
         fresh = [call for call in calls if recorded is None or call.id not in recorded]
@@ -222,6 +233,7 @@ class RunLedger:
         if not limited or not fresh:
             self.tool_calls += len(fresh)
             return await dispatch(calls)
+        usage = self._usage()
         fit = calls_that_fit(self.budget, self._used(usage), len(fresh))
         if fit and self._counters is not None and self._claims:
             fit = await self._counters.reserve_tool_calls(self._claims, fit)
@@ -232,7 +244,7 @@ class RunLedger:
         if refused is not None:
             text = _refused_text(refused, fit)
             for index, call in enumerate(refused_calls):
-                outcome = ToolOutcome(call, False, text)
+                outcome = ToolOutcome(call, success=False, content=text)
                 outcomes[call.id] = outcome
                 if observer is not None:
                     running = len(refused_calls) - index - 1 + fit

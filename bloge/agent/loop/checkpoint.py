@@ -89,8 +89,8 @@ class AgentCheckpoint:
             turn_count=_count(data["turn_count"], "turn_count"),
             tool_results=results,
             agent_id=agent_id,
-            usage=AgentUsage(*(_count(usage.get(name, 0), f"usage.{name}")
-                               for name in USAGE_COUNTS), cost_usd=_cost(usage.get("cost_usd"))),
+            usage=AgentUsage(**{name: _count(usage.get(name, 0), f"usage.{name}")
+                                for name in USAGE_COUNTS}, cost_usd=_cost(usage.get("cost_usd"))),
         )
 
 

@@ -32,8 +32,8 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
-from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.budget import BudgetCounters, RunLedger
+from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, BudgetExceededError, MaxTurnsExceededError
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentOutput, AgentUsage
@@ -167,9 +167,9 @@ class AgentEngine:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_budget", "_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
-                 "_memory", "_observer", "_pool_wait", "_prepare", "_sink", "base_usage", "calls",
-                 "completion_tokens",
+    __slots__ = ("_budget", "_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
+                 "_listeners", "_memory", "_observer", "_pool_wait", "_prepare", "_sink",
+                 "base_usage", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
@@ -210,7 +210,7 @@ class _Run:
                                  thread_id=None if observer is None else observer.thread_id,
                                  principal=None if principal is None else principal.name,
                                  base=start.base_usage, estimator=engine.token_estimator,
-                                 checkpoint=self.checkpoint)
+                                 checkpoint=self.checkpoint, usage=lambda: self.usage)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
@@ -237,7 +237,7 @@ class _Run:
                         outcomes = await self._budget.tool_round(
                             turn, response.tool_calls, recorded, functools.partial(
                                 self._dispatcher.run, turn, recorded=recorded),
-                            self._observer, self.usage)
+                            self._observer)
                         met = self._record_tools(turn, response, outcomes)
                         step = steps.after_tools(turn, max_turns, response, exit_condition_met=met)
                     case steps.Finish(exit_reason, response):
@@ -315,7 +315,7 @@ class _Run:
                              TurnStartedPayload(turn, len(view)))
         budget = self._budget
         max_tokens = budget.max_tokens(definition.max_tokens)
-        reserved = await budget.reserve_model_call(view, max_tokens, self.usage)
+        reserved = await budget.reserve_model_call(view, max_tokens)
         request = LlmRequest(definition.model, view, definition.temperature,
                              max_tokens=max_tokens, stop=definition.stop,
                              tools=engine.tool_definitions, tool_choice=definition.tool_choice,

@@ -103,8 +103,8 @@ class AgentUsage:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentUsage:
         """The usage of ``to_dict``'s document; a count it leaves out is 0."""
-        return cls(*(int(data.get(name, 0)) for name in USAGE_COUNTS),
-                   cost_usd=float(data.get("cost_usd", 0.0)))
+        counts = {name: int(data.get(name, 0)) for name in USAGE_COUNTS}
+        return cls(**counts, cost_usd=float(data.get("cost_usd", 0.0)))
 
 
 #: The whole-number counts of :class:`AgentUsage`, in its fields' order.

@@ -29,7 +29,7 @@ def _locked(claims: Sequence[Claim], dialect: str, now: float) -> Script[list[Sp
         yield Query("INSERT INTO bloge_budget_spend (scope, key, period, updated_at) "
                     "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                     (claim.scope, claim.key, claim.period, now))
-        row = one((yield Query(f"SELECT {_COLUMNS} FROM bloge_budget_spend "  # noqa: S608 -- constant columns
+        row = one((yield Query(f"SELECT {_COLUMNS} FROM bloge_budget_spend "
                                f"WHERE scope = ? AND key = ? AND period = ?{lock}",
                                (claim.scope, claim.key, claim.period))))
         assert row is not None
@@ -98,7 +98,7 @@ def usage_totals(by: str, since: float | None) -> Script[list[tuple[Any, ...]]]:
     column = GROUPS[by]
     where, params = ("WHERE at >= ?", (since,)) if since is not None else ("", ())
     result = yield Query(
-        f"SELECT {column}, COUNT(*), SUM(input_tokens), SUM(output_tokens), "  # noqa: S608 -- a column of GROUPS
+        f"SELECT {column}, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
         f"SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(usd), "
         f"SUM(1 - reported) FROM bloge_usage {where} GROUP BY {column} ORDER BY SUM(usd) DESC, "
         f"{column}", params)
@@ -107,7 +107,7 @@ def usage_totals(by: str, since: float | None) -> Script[list[tuple[Any, ...]]]:
 
 def budget_spend(scope: str, key: str, period: str) -> Script[Spend | None]:
     """What a shared budget has spent and reserved, if anything."""
-    row = one((yield Query(f"SELECT {_COLUMNS} FROM bloge_budget_spend "  # noqa: S608 -- constant columns
+    row = one((yield Query(f"SELECT {_COLUMNS} FROM bloge_budget_spend "
                            "WHERE scope = ? AND key = ? AND period = ?", (scope, key, period))))
     if row is None:
         return None

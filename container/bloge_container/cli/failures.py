@@ -134,7 +134,7 @@ def raised_limit(error: Any) -> str:
     name = error.limit_name
     value = max(error.limit * 2, error.used + error.needed)
     if name == "usd":
-        shown = f"{value:.2f}" if value >= 0.01 else f"{value:.6f}"  # noqa: PLR2004 -- a cent
+        shown = f"{value:.2f}" if value >= 0.01 else f"{value:.6f}"
     elif name == "time":
         shown = f"{value:g}s"
     else:

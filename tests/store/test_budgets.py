@@ -1,10 +1,9 @@
-"""Budgets shared beyond one run — a thread's, an API key's per period — kept in the store,
-and the usage of every model call recorded there."""
+"""Budgets shared beyond one run — a thread's, an API key's per period — kept in the store
+(every backend), and the usage of every model call recorded there."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import AsyncIterator
 
@@ -17,8 +16,6 @@ from bloge.core.context import OperatorContext, Principal
 from bloge.core.registry import OperatorRegistry
 from bloge.llm import LLM_CHAT, LlmChatOperator, LlmResponse, ScriptedProvider, ToolCall
 from bloge.store import Store, StoreCounters, budget_spent, open_store, usage_report
-
-POSTGRES_DSN = os.environ.get("BLOGE_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def text(content: str = "done") -> LlmResponse:
@@ -36,12 +33,12 @@ def operator(store: Store, provider: ScriptedProvider, *, thread_budget: Budget 
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[Store]:
-    async with open_store("memory://") as opened:
+async def store(store_url: str) -> AsyncIterator[Store]:
+    async with open_store(store_url) as opened:
         yield opened
 
 
-async def test_a_thread_budget_counts_every_run_on_the_thread(store: Store):
+async def test_a_thread_budget_counts_every_run_on_the_thread(store: Store) -> None:
     provider = ScriptedProvider(text("one"), text("two"), text("three"))
     agent = operator(store, provider, thread_budget=Budget(model_calls=2))
     first = await agent.aexecute("hi", thread_id="t1")
@@ -57,7 +54,7 @@ async def test_a_thread_budget_counts_every_run_on_the_thread(store: Store):
     assert (await agent.aexecute("hi", thread_id="t2")).content == "three"
 
 
-async def test_a_key_budget_counts_the_keys_runs_for_the_period(store: Store):
+async def test_a_key_budget_counts_the_keys_runs_for_the_period(store: Store) -> None:
     provider = ScriptedProvider(text(), text())
     policy = BudgetPolicy(keys={"key:abc": Budget(tokens=140)}, answer_cap=20)
     agent = operator(store, provider, policy=policy)
@@ -72,7 +69,7 @@ async def test_a_key_budget_counts_the_keys_runs_for_the_period(store: Store):
     assert (await agent.aexecute("hi", other)).content == "done"
 
 
-async def test_every_model_call_is_recorded_with_its_cost(store: Store):
+async def test_every_model_call_is_recorded_with_its_cost(store: Store) -> None:
     provider = ScriptedProvider(text(), text())
     agent = operator(store, provider)
     await agent.aexecute("hi", OperatorContext.root(principal=Principal("key:abc")))
@@ -85,7 +82,7 @@ async def test_every_model_call_is_recorded_with_its_cost(store: Store):
     assert by_key == {"key:abc": 1, None: 1}
 
 
-async def test_the_run_record_holds_its_usage_and_cost(store: Store):
+async def test_the_run_record_holds_its_usage_and_cost(store: Store) -> None:
     provider = ScriptedProvider(LlmResponse("", "tool_calls", 100, 20, tool_calls=(
         ToolCall("c1", "missing", "{}"),)), text())
     agent = operator(store, provider)
@@ -97,20 +94,10 @@ async def test_the_run_record_holds_its_usage_and_cost(store: Store):
     assert output.usage.cost_usd > 0
 
 
-async def _postgres_store() -> Store:
-    store = open_store(POSTGRES_DSN + ("&" if "?" in POSTGRES_DSN else "?") + "schema=budgets_test")
-    try:
-        await store.migrate()
-    except Exception as exc:  # noqa: BLE001 -- any failure to reach the service skips
-        await store.aclose()
-        if os.environ.get("BLOGE_REQUIRE_SERVICES"):
-            raise
-        pytest.skip(f"PostgreSQL is not reachable: {exc}")
-    return store
-
-
-async def test_two_workers_reserving_on_one_postgresql_thread_budget_never_overshoot():
-    first, second = await _postgres_store(), await _postgres_store()
+async def test_two_workers_reserving_on_one_thread_budget_never_overshoot(
+        durable_store_url: str) -> None:
+    first, second = open_store(durable_store_url), open_store(durable_store_url)
+    await first.migrate()
     try:
         thread = f"thread-{os.getpid()}-{id(first)}"
         claims = [Claim("thread", thread, "", Budget(tool_calls=25, model_calls=7))]
@@ -135,6 +122,27 @@ async def test_two_workers_reserving_on_one_postgresql_thread_budget_never_overs
         spent = await budget_spent(first, "thread", thread)
         assert spent is not None
         assert (spent.tool_calls, spent.model_calls) == (25, 7)
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_two_workers_running_one_keys_runs_at_once_share_its_budget(
+        durable_store_url: str) -> None:
+    first, second = open_store(durable_store_url), open_store(durable_store_url)
+    await first.migrate()
+    principal = f"key:{os.getpid()}{id(first)}"
+    policy = BudgetPolicy(keys={principal: Budget(model_calls=3)})
+    ctx = OperatorContext.root(principal=Principal(principal))
+    try:
+        workers = [operator(store, ScriptedProvider(text(), text()), policy=policy)
+                   for store in (first, second)]
+        ended = await asyncio.gather(*(worker.aexecute("hi", ctx) for worker in workers
+                                       for _ in range(2)), return_exceptions=True)
+        stopped = [e for e in ended if isinstance(e, BudgetExceededError)]
+        assert len(stopped) == 1
+        assert sum(1 for e in ended if not isinstance(e, BaseException)) == 3
+        assert (stopped[0].scope, stopped[0].limit_name) == ("key", "model_calls")
     finally:
         await first.aclose()
         await second.aclose()
