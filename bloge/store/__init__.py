@@ -19,7 +19,13 @@ nothing of the store: a recorder plugs into it from above. The :class:`Store` re
 through a :class:`RunWriter`.
 """
 
-from bloge.store.budgets import StoreCounters, UsageLine, budget_spent, usage_report
+from bloge.store.budgets import (
+    USAGE_GROUPS,
+    StoreCounters,
+    UsageLine,
+    budget_spent,
+    usage_report,
+)
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.events import event_chunk
 from bloge.store.follow import follow
@@ -45,6 +51,7 @@ from bloge.store.writer import RunWriter, StoreWriter
 __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_URL",
+    "USAGE_GROUPS",
     "DanglingView",
     "Pruned",
     "RecordedRuns",

@@ -39,7 +39,7 @@ def usage(
     """Model calls, tokens and cost (US dollars at bloge.budgets.prices) of the runs the run
     store recorded, the costliest group first."""
     with reported_errors():
-        from bloge.store.budgets import USAGE_GROUPS
+        from bloge.store import USAGE_GROUPS
 
         if by not in USAGE_GROUPS:
             raise failure(f"--by takes {', '.join(USAGE_GROUPS)}, not {by!r}")
