@@ -19,6 +19,7 @@ from bloge import (
     OperatorRegistry,
     UnknownOperatorError,
 )
+from bloge.agent import Budget
 from tests.runtime.scenarios import support_builder
 
 #: A value for every field of AgentDef, none of them the default.
@@ -39,6 +40,8 @@ EVERY_FIELD: dict[str, Any] = {
     "tool_choice": "search",
     "stop": ("END",),
     "seed": 7,
+    "budget": Budget(tokens=50_000, usd=0.5, tool_calls=40, model_calls=10, time=30.0),
+    "thread_budget": Budget(usd=5.0),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -50,7 +53,7 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",
-        "max_tokens", "tool_choice", "seed",
+        "max_tokens", "tool_choice", "seed", "budget", "thread_budget",
     )},
 }
 
