@@ -176,7 +176,7 @@ def test_a_run_out_of_budget_resumes_by_its_id_with_a_raised_limit(app: Path) ->
     assert document["error"]["type"] == "BudgetExceededError"
     assert "model_calls budget of 1 would be exceeded" in document["error"]["message"]
     assert document["resume_run_command"] == (
-        f"bloge runs resume {document['run_id']} --budget model_calls=2")
+        f"bloge runs resume {document['run_id']} --budget model_calls=3")
     resumed = bloge("runs", "resume", document["run_id"], "--budget", "model_calls=2", cwd=app)
     assert resumed.returncode == 0, resumed.stderr
     assert "KB-RESET-001" in resumed.stdout

@@ -130,15 +130,19 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
 
 def raised_limit(error: Any) -> str:
     """The ``--budget`` limit that lets a run a budget stopped go on: twice the limit, or
-    what it used and needed, whichever is more (a thread's as ``thread.<limit>``)."""
+    what it used and twice what it needed, whichever is more, rounded up (a thread's as
+    ``thread.<limit>``)."""
+    import math
+
     name = error.limit_name
-    value = max(error.limit * 2, error.used + error.needed)
+    value = max(error.limit * 2, error.used + error.needed * 2)
     if name == "usd":
-        shown = f"{value:.2f}" if value >= 0.01 else f"{value:.6f}"
+        cents = math.ceil(value * 100 - 1e-9)
+        shown = f"{cents / 100:.2f}" if cents else f"{value:.6f}"
     elif name == "time":
-        shown = f"{value:g}s"
+        shown = f"{math.ceil(value) or 1}s"
     else:
-        shown = str(int(value)) if value else "1"
+        shown = str(math.ceil(value) or 1)
     prefix = "thread." if error.scope == "thread" else ""
     return f"{prefix}{name}={shown}"
 
