@@ -147,3 +147,38 @@ def test_a_budget_stop_resumes_from_its_checkpoint_with_a_higher_limit() -> None
     assert output.content == "finished"
     assert output.usage.llm_calls == 3
     assert output.usage.tool_calls == 2
+
+
+class FallbackAnswer:
+    """A provider whose answer names the model that gave it and its cache use, as a
+    provider with fallback models and prompt caching reports them."""
+
+    def __init__(self) -> None:
+        self.requests: list[object] = []
+
+    async def chat(self, request: object) -> LlmResponse:
+        self.requests.append(request)
+        answer = text(prompt=1_000_000, completion=0)
+        # The fields another change adds to LlmResponse; duck-typed here.
+        return _Answered(answer, model="claude-sonnet-4-20250514",
+                         cache_read_tokens=1_000_000, cache_write_tokens=0)
+
+    def stream_chat(self, request: object) -> object:
+        raise AssertionError("not streamed")
+
+
+class _Answered(LlmResponse):
+    __slots__ = ("cache_read_tokens", "cache_write_tokens", "model")
+
+    def __init__(self, base: LlmResponse, *, model: str, cache_read_tokens: int,
+                 cache_write_tokens: int) -> None:
+        super().__init__(base.content, base.finish_reason, base.prompt_tokens,
+                         base.completion_tokens)
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "cache_read_tokens", cache_read_tokens)
+        object.__setattr__(self, "cache_write_tokens", cache_write_tokens)
+
+
+def test_a_call_is_priced_at_the_model_that_answered_it_and_its_cache_reads() -> None:
+    output = Agent(FallbackAnswer(), [], model="gpt-4o").run_output("hi")
+    assert output.usage.cost_usd == pytest.approx(0.30)  # 1M cached tokens of Claude Sonnet 4

@@ -137,8 +137,8 @@ _NOTHING = Spend()
 class RunLedger:
     """What one run spent, and the budgets it spends against (see the module docs)."""
 
-    __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_started",
-                 "_usage", "agent_id", "answer_cap", "budget", "cost_usd", "model", "price",
+    __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_prices",
+                 "_started", "_usage", "agent_id", "answer_cap", "budget", "cost_usd", "model", "price",
                  "tool_calls")
 
     def __init__(self, definition: AgentDef, policy: BudgetPolicy, *,
@@ -163,6 +163,7 @@ class RunLedger:
         # A money limit needs the model's price now, not at its first call.
         self.price: ModelPrice | None = (policy.prices.price(self.model) if priced
                                          else policy.prices.get(self.model))
+        self._prices = policy.prices
         capped = any(getattr(b, name) is not None for b in (self.budget, *(c.budget for c in
                      claims)) for name in _TOKEN_LIMITS)
         self.answer_cap = policy.answer_cap if capped else None
@@ -206,7 +207,8 @@ class RunLedger:
         cache_read = int(getattr(response, "cache_read_tokens", 0) or 0)
         cache_write = int(getattr(response, "cache_write_tokens", 0) or 0)
         if response.usage_reported:
-            price = self.price if model == self.model else None
+            # Another model answered (a fallback): its own price.
+            price = self.price if model == self.model else self._prices.get(model)
             usd = 0.0 if price is None else price.cost(
                 response.prompt_tokens, response.completion_tokens, cache_read=cache_read,
                 cache_write=cache_write)
