@@ -138,8 +138,8 @@ class RunLedger:
     """What one run spent, and the budgets it spends against (see the module docs)."""
 
     __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_prices",
-                 "_started", "_usage", "agent_id", "answer_cap", "budget", "cost_usd", "model", "price",
-                 "tool_calls")
+                 "_started", "_usage", "agent_id", "answer_cap", "budget", "cost_usd", "model",
+                 "price", "tool_calls")
 
     def __init__(self, definition: AgentDef, policy: BudgetPolicy, *,
                  counters: BudgetCounters | None, thread_id: str | None,
