@@ -51,6 +51,10 @@ class StoreCounters:
                            agent_id=self.agent_id, principal=self.principal, now=time.time()),
             write=True, blind=True)
 
+    async def release(self, claims: Sequence[Claim], reserved: Spend) -> None:
+        await self.store.run_script(
+            scripts.release(claims, reserved, now=time.time()), write=True, blind=True)
+
 
 @dataclass(frozen=True, slots=True)
 class UsageLine:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bloge import BudgetExceededError
+from bloge import AgentRunError, BudgetExceededError, ProviderError
 from bloge.agent import AgentBuilder, AgentLoopOperator, Budget, BudgetPolicy
 from bloge.agent.runtime import Claim, Spend
 from bloge.core.context import OperatorContext, Principal
@@ -146,3 +146,20 @@ async def test_two_workers_running_one_keys_runs_at_once_share_its_budget(
     finally:
         await first.aclose()
         await second.aclose()
+
+
+async def test_a_failed_model_call_gives_its_reservation_back(store: Store) -> None:
+    class Refusing:
+        async def chat(self, request: object) -> LlmResponse:
+            raise ProviderError("overloaded", provider="test", status_code=529)
+
+    registry = OperatorRegistry()
+    registry.register(LLM_CHAT, LlmChatOperator(Refusing()))
+    definition = (AgentBuilder.create("helper", registry=registry).model("gpt-4o-mini")
+                  .thread_budget(model_calls=5).build())
+    agent = AgentLoopOperator("helper", definition, registry, store=store)
+    with pytest.raises(AgentRunError, match="overloaded"):
+        await agent.aexecute("hi", thread_id="t-failing")
+    spent = await budget_spent(store, "thread", "t-failing")
+    assert spent is not None
+    assert (spent.model_calls, spent.input_tokens, spent.output_tokens) == (0, 0, 0)

@@ -129,6 +129,10 @@ class BudgetCounters(Protocol):
         """Replace a model call's reservation by what it spent, and record the call."""
         ...
 
+    async def release(self, claims: Sequence[Claim], reserved: Spend) -> None:
+        """Give back the reservation of a model call that failed or was cancelled."""
+        ...
+
 
 #: What a model call reserves when no budget limits it.
 _NOTHING = Spend()
@@ -219,6 +223,12 @@ class RunLedger:
         if self._counters is not None:
             await self._counters.settle(self._claims, reserved, CallUsage(
                 turn, model, spent, cache_read, cache_write, response.usage_reported))
+
+    async def release_model_call(self, reserved: Spend) -> None:
+        """Give back the reservation of a call that raised (a provider that refused it, a
+        cancelled run): it spent nothing a budget counts."""
+        if self._counters is not None and self._claims and reserved is not _NOTHING:
+            await self._counters.release(self._claims, reserved)
 
     # -- tool rounds
 

@@ -323,10 +323,14 @@ class _Run:
         call_model = self._call_model
         started = time.perf_counter()
         waited = self._pool_wait.seconds
-        response = await (self._chat.invoke(request, self._ctx) if call_model is None
-                          else call_model(request, turn))
-        if not isinstance(response, LlmResponse):  # streamed: its chunks joined
-            response = await response_of(response, self._chat.name, self._sink, turn)
+        try:
+            response = await (self._chat.invoke(request, self._ctx) if call_model is None
+                              else call_model(request, turn))
+            if not isinstance(response, LlmResponse):  # streamed: its chunks joined
+                response = await response_of(response, self._chat.name, self._sink, turn)
+        except BaseException:
+            await budget.release_model_call(reserved)
+            raise
         latency = (time.perf_counter() - started) * 1000.0
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens

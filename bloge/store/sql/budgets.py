@@ -89,6 +89,12 @@ def settle(claims: Sequence[Claim], reserved: Spend, call: CallUsage, *, run_id:
                  call.cache_write_tokens, spent.usd, int(call.reported)))
 
 
+def release(claims: Sequence[Claim], reserved: Spend, *, now: float) -> Script[None]:
+    """Give a reservation back."""
+    for claim in _ordered(claims):
+        yield _add(claim, Spend().minus(reserved), now)
+
+
 #: What ``bloge usage`` groups by, and the column of each.
 GROUPS = {"agent": "agent_id", "key": "principal", "model": "model", "thread": "thread_id"}
 
