@@ -50,7 +50,10 @@ class Agent:
     ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``max_tokens``
     bounds each answer of the model; ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``
     or a tool's name) says whether it must call a tool; ``listeners`` see every callback of
-    the loop, as with any agent operator.
+    the loop, as with any agent operator. ``budget`` limits what each run may spend (a
+    :class:`~bloge.agent.Budget` or its limits, ``{"usd": 0.5, "tool_calls": 40}``): running
+    out raises :class:`~bloge.BudgetExceededError`; ``budgets`` (a
+    :class:`~bloge.agent.BudgetPolicy`) gives other prices and defaults.
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
     users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
