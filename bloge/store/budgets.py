@@ -14,46 +14,46 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bloge.agent.runtime import CallUsage, Claim, Refusal, Spend
+from bloge.store.ops import SettleSpend, UsageRow
+from bloge.store.recorder import Recorder
 from bloge.store.sql import budgets as scripts
 from bloge.store.store import Store
 
 
 class StoreCounters:
-    """The shared budgets of run ``run_id`` of agent ``agent_id`` on ``thread_id``, for
-    ``principal``, in ``store``; it also records each of the run's model calls."""
+    """The shared budgets of the run ``recorder`` records (of agent ``agent_id``, for
+    ``principal``) in its store; it also records each of the run's model calls. Reservations
+    are transactions of their own; settlements go with the recorder's next batch."""
 
-    __slots__ = ("agent_id", "principal", "run_id", "store", "thread_id")
+    __slots__ = ("agent_id", "principal", "recorder")
 
-    def __init__(self, store: Store, *, run_id: str, thread_id: str | None, agent_id: str,
-                 principal: str | None) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.thread_id = thread_id
+    def __init__(self, recorder: Recorder, *, agent_id: str, principal: str | None) -> None:
+        self.recorder = recorder
         self.agent_id = agent_id
         self.principal = principal
 
     def __repr__(self) -> str:
-        return f"StoreCounters(run_id={self.run_id!r})"
+        return f"StoreCounters(run_id={self.recorder.run_id!r})"
 
     async def reserve(self, claims: Sequence[Claim], need: Spend) -> Refusal | None:
-        return await self.store.run_script(
-            scripts.reserve(claims, need, dialect=self.store.dialect, now=time.time()),
-            write=True)
+        store = self.recorder.store
+        return await store.run_script(
+            scripts.reserve(claims, need, dialect=store.dialect, now=time.time()), write=True)
 
     async def reserve_tool_calls(self, claims: Sequence[Claim], wanted: int) -> int:
-        return await self.store.run_script(
-            scripts.reserve_tool_calls(claims, wanted, dialect=self.store.dialect,
-                                       now=time.time()), write=True)
+        store = self.recorder.store
+        return await store.run_script(
+            scripts.reserve_tool_calls(claims, wanted, dialect=store.dialect, now=time.time()),
+            write=True)
 
     async def settle(self, claims: Sequence[Claim], reserved: Spend, call: CallUsage) -> None:
-        await self.store.run_script(
-            scripts.settle(claims, reserved, call, run_id=self.run_id, thread_id=self.thread_id,
-                           agent_id=self.agent_id, principal=self.principal, now=time.time()),
-            write=True, blind=True)
+        recorder = self.recorder
+        row = UsageRow(recorder.run_id, recorder.thread_id, self.agent_id, self.principal, call)
+        recorder.keep(SettleSpend(tuple(claims), call.spent.minus(reserved), row, time.time()))
 
     async def release(self, claims: Sequence[Claim], reserved: Spend) -> None:
-        await self.store.run_script(
-            scripts.release(claims, reserved, now=time.time()), write=True, blind=True)
+        self.recorder.keep(SettleSpend(tuple(claims), Spend().minus(reserved), None,
+                                       time.time()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,10 @@ class Recorder:
         self.ended = False
         self.finished_writing = False
 
+    def keep(self, op: ops.Op) -> None:
+        """Write ``op`` with the run's next batch."""
+        self._ops.append(op)
+
     def know(self, messages: Any) -> None:
         """Messages of the thread's log the run works with: referred to, never rewritten."""
         for stored in messages:

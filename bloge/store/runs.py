@@ -156,9 +156,7 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
             start = RunStart(input, history=history or (), checkpoint=checkpoint,
                              pending=pending)
             principal = ctx.principal
-            counters = StoreCounters(recorder.store, run_id=recorder.run_id,
-                                     thread_id=recorder.thread_id,
-                                     agent_id=engine.definition.id,
+            counters = StoreCounters(recorder, agent_id=engine.definition.id,
                                      principal=None if principal is None else principal.name)
             return await engine.run(start, context, observer=recorder, sink=observed,
                                     counters=counters)

@@ -15,7 +15,15 @@ from bloge.agent.runtime import Claim, Spend
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.registry import OperatorRegistry
 from bloge.llm import LLM_CHAT, LlmChatOperator, LlmResponse, ScriptedProvider, ToolCall
-from bloge.store import Store, StoreCounters, budget_spent, open_store, usage_report
+from bloge.store import (
+    Store,
+    StoreCounters,
+    StoreWriter,
+    budget_spent,
+    open_store,
+    usage_report,
+)
+from bloge.store.recorder import Recorder
 
 
 def text(content: str = "done") -> LlmResponse:
@@ -101,8 +109,10 @@ async def test_two_workers_reserving_on_one_thread_budget_never_overshoot(
     try:
         thread = f"thread-{os.getpid()}-{id(first)}"
         claims = [Claim("thread", thread, "", Budget(tool_calls=25, model_calls=7))]
-        workers = [StoreCounters(store, run_id=f"run-{n}", thread_id=thread, agent_id="a",
-                                 principal=None) for n, store in enumerate((first, second))]
+        workers = [StoreCounters(Recorder(store, StoreWriter(store), run_id=f"run-{n}",
+                                          thread_id=thread, next_seq=1),
+                                 agent_id="a", principal=None)
+                   for n, store in enumerate((first, second))]
 
         async def calls(counters: StoreCounters) -> int:
             granted = 0

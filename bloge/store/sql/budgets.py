@@ -3,16 +3,22 @@
 A reservation locks the rows of its claims — ``SELECT … FOR UPDATE`` on PostgreSQL, the
 write transaction's ``BEGIN IMMEDIATE`` on SQLite — in one order (scope, key, period), so
 that two workers reserving on one thread wait for each other rather than deadlock; it judges
-the step against what the rows hold and adds the step to every row, or to none.
+the step against what the rows hold and adds the step to every row, or to none. A model
+call's settlement, which can only lower what its reservation counted, is written with the
+run's next batch (:class:`~bloge.store.ops.SettleSpend`), with its usage row: no transaction
+of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bloge.agent.runtime import CallUsage, Claim, Refusal, Spend, calls_that_fit, refusal
+from bloge.agent.runtime import Claim, Refusal, Spend, calls_that_fit, refusal
 from bloge.store.sql.script import Query, Script, one
+
+if TYPE_CHECKING:
+    from bloge.store.ops import SettleSpend
 
 _COLUMNS = "input_tokens, output_tokens, usd, model_calls, tool_calls"
 
@@ -73,26 +79,20 @@ def reserve_tool_calls(claims: Sequence[Claim], wanted: int, *, dialect: str,
     return fit
 
 
-def settle(claims: Sequence[Claim], reserved: Spend, call: CallUsage, *, run_id: str,
-           thread_id: str | None, agent_id: str, principal: str | None,
-           now: float) -> Script[None]:
-    """Replace a reservation by what the call spent, and record the call."""
-    difference = call.spent.minus(reserved)
-    for claim in _ordered(claims):
-        yield _add(claim, difference, now)
-    spent = call.spent
+def settled(op: SettleSpend) -> Script[None]:
+    """A model call's settlement (see :class:`~bloge.store.ops.SettleSpend`)."""
+    for claim in _ordered(op.claims):
+        yield _add(claim, op.difference, op.at)
+    row = op.usage
+    if row is None:
+        return
+    call, spent = row.call, row.call.spent
     yield Query("INSERT INTO bloge_usage (run_id, turn, thread_id, agent_id, principal, model, "
                 "at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, usd, "
                 "reported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, call.turn, thread_id, agent_id, principal, call.model, now,
-                 spent.input_tokens, spent.output_tokens, call.cache_read_tokens,
+                (row.run_id, call.turn, row.thread_id, row.agent_id, row.principal, call.model,
+                 op.at, spent.input_tokens, spent.output_tokens, call.cache_read_tokens,
                  call.cache_write_tokens, spent.usd, int(call.reported)))
-
-
-def release(claims: Sequence[Claim], reserved: Spend, *, now: float) -> Script[None]:
-    """Give a reservation back."""
-    for claim in _ordered(claims):
-        yield _add(claim, Spend().minus(reserved), now)
 
 
 #: What ``bloge usage`` groups by, and the column of each.
