@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     # isort: split
     # Errors: one root, BlogeError; developer mistakes, run failures and DSL errors apart.
     from bloge.agent import AgentRunError as AgentRunError
+    from bloge.agent import BudgetExceededError as BudgetExceededError
     from bloge.agent import GuardrailTrippedError as GuardrailTrippedError
     from bloge.agent import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent import RunPaused as RunPaused

@@ -198,7 +198,7 @@ def test_the_public_surface_is_pinned() -> None:
         "Agent", "AgentBuilder", "AgentCallbackContext", "AgentCheckpoint", "AgentDef", "AgentDslCompiler",
         "AgentExecutionListener", "AgentInput", "AgentLoopOperator", "AgentMemoryStrategy",
         "AgentOutput", "AgentRunError", "AgentStreamChunk", "AgentToolRef", "AgentUsage",
-        "BlogeError", "BlogeUsageError", "CompileError", "ConversationMemory", "Done",
+        "BlogeError", "BlogeUsageError", "BudgetExceededError", "CompileError", "ConversationMemory", "Done",
         "DslCompiler", "DslError", "DslExtensionProvider", "DslSyntaxError", "Expression",
         "ExpressionError", "Graph", "GuardrailTrippedError", "JsonCodec", "LlmCalledPayload", "LlmChatOperator",
         "LlmMessage", "LlmProvider", "LlmStreamingChatOperator", "LoopExitedPayload",

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from bloge.agent.budget import Budget as Budget
+    from bloge.agent.budget import BudgetPolicy as BudgetPolicy
+    from bloge.agent.budget import with_budget_limits as with_budget_limits
     from bloge.agent.builder import AgentBuilder as AgentBuilder
     from bloge.agent.compiler import AgentDslCompiler as AgentDslCompiler
     from bloge.agent.definition import AgentDef as AgentDef
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import AgentRunError as AgentRunError
     from bloge.agent.loop import AgentStreamChunk as AgentStreamChunk
     from bloge.agent.loop import AgentUsage as AgentUsage
+    from bloge.agent.loop import BudgetExceededError as BudgetExceededError
     from bloge.agent.loop import Decision as Decision
     from bloge.agent.loop import Done as Done
     from bloge.agent.loop import GuardrailTrippedError as GuardrailTrippedError

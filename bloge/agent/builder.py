@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, Self
 
+from bloge.agent.budget import Budget
 from bloge.agent.definition import AgentDef, AgentToolRef, guards_problems, memory_problem
 from bloge.agent.functions import agent_functions
 from bloge.agent.guards.model import GuardDef
@@ -106,6 +107,7 @@ class AgentBuilder:
         """``False``: at most one tool call per answer, where the provider has that (our
         addition; ``None``: the provider's default)."""
         return self._set("parallel_tool_calls", parallel)
+
     def output(self, output_type: Any) -> Self:
         """The result's type: a pydantic model, a dataclass, a TypedDict, or an
         :class:`~bloge.agent.output.schema.OutputSchema` (``None``: a text answer). The run
@@ -113,6 +115,19 @@ class AgentBuilder:
         from bloge.agent.output.schema import OutputSchema  # noqa: PLC0415 -- loads pydantic when used
 
         self._values["output"] = None if output_type is None else OutputSchema.of(output_type)
+        return self
+
+    def budget(self, budget: Budget | Mapping[str, Any] | None = None, /,
+               **limits: Any) -> Self:
+        """What one run may spend (our addition): a :class:`~bloge.agent.budget.Budget`, or its
+        limits, e.g. ``.budget(tokens=50_000, usd=0.50, tool_calls=40, time=30)``."""
+        self._values["budget"] = Budget.of(limits if budget is None else budget)
+        return self
+
+    def thread_budget(self, budget: Budget | Mapping[str, Any] | None = None, /,
+                      **limits: Any) -> Self:
+        """What all runs on one thread may spend together (our addition; recorded runs)."""
+        self._values["thread_budget"] = Budget.of(limits if budget is None else budget)
         return self
 
     def memory(self, strategy: MemoryStrategy) -> Self:

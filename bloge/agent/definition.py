@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloge.agent.budget import Budget
 from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.model import GuardDef
 from bloge.agent.keywords import (
@@ -194,6 +195,11 @@ class AgentDef:
     guards: tuple[GuardDef, ...] = ()
     """Checks on the input, the final answer and each tool call (our addition; see
     :mod:`bloge.agent.guards`)."""
+    budget: Budget | None = None
+    """What one run may spend (our addition; see :class:`~bloge.agent.budget.Budget`)."""
+    thread_budget: Budget | None = None
+    """What every run on one thread may spend together, the thread's whole life (our
+    addition; kept in the run store, so only recorded runs have it)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -238,6 +244,10 @@ def definition_problems(agent: AgentDef) -> list[str]:
     if output is not None and not isinstance(output, OutputSchema):
         problems.append("output must be an OutputSchema (OutputSchema.of(Model)) or None")
     problems.extend(guards_problems(agent.guards))
+    for name in ("budget", "thread_budget"):
+        value = getattr(agent, name)
+        if value is not None and not isinstance(value, Budget):
+            problems.append(f"{name} must be a Budget or None, got {value!r}")
     return problems
 
 

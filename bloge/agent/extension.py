@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloge.agent.budget_block import budget_field, compile_budget
 from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.compile import GUARD_FORM, BlockTools, compile_guard
@@ -42,7 +43,8 @@ from bloge.dsl.source import SourceText
 _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
                 "input": "input { <name> = <expression> … }",
                 "output": "output { <field>: <type> … } or output = <RegisteredType>",
-                "guard": GUARD_FORM}
+                "guard": GUARD_FORM,
+                "budget": "budget { tokens = …, usd = …, tool_calls = … }"}
 
 
 class AgentExtensionProvider:
@@ -151,9 +153,11 @@ class _AgentBlock:
                     self._scoped_expression, _INVALID))
                 if guard is not None:
                     self.guards.append(guard)
+            case s.Block(keywords=("budget",)) | s.Block(keywords=(), name="budget"):
+                self._budget(statement)
             case s.Block(span=span):
                 label = " ".join(statement.keywords)
-                self._unknown(label, span, ("tool", "output", "guard"), self._where,
+                self._unknown(label, span, ("tool", "output", "guard", "budget"), self._where,
                               block=True)
             case s.Edge(span=span):
                 self._error("edges (a -> b) belong in a graph, not in an agent", span)
@@ -315,6 +319,14 @@ class _AgentBlock:
         except DslError as exc:
             self.errors.extend(exc.errors)
             return None
+
+    def _budget(self, block: s.Block) -> None:
+        name = budget_field(block, self._error)
+        if name is None or not self._first(name, block.span):
+            return
+        budget = compile_budget(block, self._error, self._constant, _INVALID)
+        if budget is not None:
+            self.values[name] = budget
 
     # -- tools
 

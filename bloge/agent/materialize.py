@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bloge.agent.budget import BudgetPolicy
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.operator import AgentLoopOperator
@@ -24,9 +25,11 @@ def agent_operator(
     json_codec: JsonCodec | None = None,
     token_estimator: TokenEstimator | None = None,
     store: object | None = None,
+    budgets: BudgetPolicy | None = None,
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """``StreamingAgentLoopOperator`` when ``agent_def.streaming`` (``stream agent`` or
     ``streaming = true``), ``AgentLoopOperator`` otherwise."""
     kind = StreamingAgentLoopOperator if agent_def.streaming else AgentLoopOperator
     return kind(ref, agent_def, registry, listeners=listeners, summarizer=summarizer,
-                json_codec=json_codec, token_estimator=token_estimator, store=store)
+                json_codec=json_codec, token_estimator=token_estimator, store=store,
+                budgets=budgets)

@@ -22,6 +22,10 @@ package to that):
   outside) raises :class:`RunPaused` with its :class:`PendingCall` values; it resumes with a
   :class:`PendingRound` holding each call's :class:`Decision` (:func:`decision_of`) or posted
   result (:func:`posted_result`); :func:`call_hash` binds a decision to its call.
+- :class:`BudgetCounters` keep the budgets shared beyond one run (a thread's, an API
+  key's) where every worker sees them: a store reserves a :class:`Claim`'s :class:`Spend`
+  atomically (judging it with :func:`refusal` and :func:`calls_that_fit`), or answers a
+  :class:`Refusal`, and records each model call's :class:`CallUsage`.
 - A :data:`ChunkSink` receives a run's stream chunks as they happen.
 - :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
 
@@ -47,6 +51,13 @@ if TYPE_CHECKING:
     from bloge.agent.loop.approval import call_hash as call_hash
     from bloge.agent.loop.approval import decision_of as decision_of
     from bloge.agent.loop.approval import posted_result as posted_result
+    from bloge.agent.loop.budget import BudgetCounters as BudgetCounters
+    from bloge.agent.loop.budget import CallUsage as CallUsage
+    from bloge.agent.loop.budget import Claim as Claim
+    from bloge.agent.loop.budget import Refusal as Refusal
+    from bloge.agent.loop.budget import Spend as Spend
+    from bloge.agent.loop.budget import calls_that_fit as calls_that_fit
+    from bloge.agent.loop.budget import refusal as refusal
     from bloge.agent.loop.engine import AgentEngine as AgentEngine
     from bloge.agent.loop.engine import ModelCall as ModelCall
     from bloge.agent.loop.engine import RunEffects as RunEffects

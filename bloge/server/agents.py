@@ -14,6 +14,7 @@ from bloge.agent import (
     AgentLoopOperator,
     StreamingAgentLoopOperator,
     agent_operator,
+    with_budget_limits,
 )
 from bloge.core.errors import BlogeUsageError
 from bloge.core.suggest import did_you_mean_hint
@@ -110,26 +111,34 @@ class ServedAgents:
         self.definitions[agent_id] = replace(definition, **changes)
 
     def whole(self, agent_id: str, *, max_turns: int | None = None,
-              sampling: Mapping[str, Any] | None = None) -> AgentLoopOperator:
+              sampling: Mapping[str, Any] | None = None,
+              budget: Mapping[str, Any] | None = None) -> AgentLoopOperator:
         """The agent's operator answering whole, with its own or another turn cap, and with
         ``sampling`` (``temperature``, ``max_tokens``, ``stop``, ``seed``) in place of the
-        agent's own when given."""
+        agent's own when given, and with the ``budget`` limits raised (see
+        :func:`~bloge.agent.with_budget_limits`)."""
         made = self._operator(agent_id, streaming=False, max_turns=max_turns,
-                              sampling=sampling)
+                              sampling=sampling, budget=budget)
         assert isinstance(made, AgentLoopOperator)
         return made
 
     def streaming(self, agent_id: str, *, max_turns: int | None = None,
-                  sampling: Mapping[str, Any] | None = None) -> StreamingAgentLoopOperator:
+                  sampling: Mapping[str, Any] | None = None,
+                  budget: Mapping[str, Any] | None = None) -> StreamingAgentLoopOperator:
         """The agent's streaming operator, as :meth:`whole` makes it."""
         made = self._operator(agent_id, streaming=True, max_turns=max_turns,
-                              sampling=sampling)
+                              sampling=sampling, budget=budget)
         assert isinstance(made, StreamingAgentLoopOperator)
         return made
 
     def _operator(self, agent_id: str, *, streaming: bool, max_turns: int | None,
-                  sampling: Mapping[str, Any] | None = None) -> AgentOperator:
+                  sampling: Mapping[str, Any] | None = None,
+                  budget: Mapping[str, Any] | None = None) -> AgentOperator:
         definition = self.definition(agent_id)
+        if budget:
+            definition = with_budget_limits(definition, budget)
+            sampling = {**(sampling or {}), "budget": definition.budget,
+                        "thread_budget": definition.thread_budget}
         if sampling:
             # Checked as the DSL checks them (replace() validates the definition).
             definition = replace(definition, **sampling)

@@ -12,6 +12,8 @@ from pydantic_core import PydanticCustomError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from bloge.agent import Budget
+from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
 from bloge.server.problems import problem
 
@@ -166,8 +168,29 @@ class ResumeBody(BaseModel):
     model_config = STRICT_BODY
 
     max_turns: int | None = Field(default=None, ge=1, le=10_000)
+    budget: dict[str, Any] | None = None
+    """Raised budget limits: ``{"usd": 1.0, "thread": {"tokens": 80000}}``."""
     stream: bool = False
     on_disconnect: Literal["cancel", "continue"] | None = None
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return checked_budget(value)
+
+
+def checked_budget(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``value`` when it is a budget's limits (a run's, and a thread's under ``"thread"``);
+    else a ``ValueError`` naming the limit."""
+    if value is None:
+        return None
+    thread = value.get("thread", {})
+    try:
+        Budget.of({k: v for k, v in value.items() if k != "thread"})
+        Budget.of(thread if isinstance(thread, dict) else {"thread": thread})
+    except BlogeUsageError as exc:
+        raise ValueError(str(exc)) from None
+    return value
 
 
 async def json_body(request: Request, model: type[M], *, empty_ok: bool = False) -> M:

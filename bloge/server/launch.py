@@ -13,7 +13,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from bloge.agent import AgentOutput, AgentRunError, AgentStreamChunk, GuardrailTrippedError
+from bloge.agent import (
+    AgentOutput,
+    AgentRunError,
+    AgentStreamChunk,
+    BudgetExceededError,
+    GuardrailTrippedError,
+)
 from bloge.agent.runtime import ChunkSink
 from bloge.core.ids import new_id
 from bloge.server.inputs import BadRequestError
@@ -232,6 +238,8 @@ async def run_failure(state: ServerState, run_id: str, error: BaseException) -> 
             why = await failed_because(state.store, run_id, error)
             return RunFailure(GUARDRAIL_STATUS, f"run {run_id} was stopped by a guard: {why}",
                               "guardrail_tripped")
+        case BudgetExceededError():
+            return budget_failure(run_id, error)
         case AgentRunError():
             why = await failed_because(state.store, run_id, error)
             return RunFailure(500, f"run {run_id} failed: {why}", "run_failed")
@@ -244,6 +252,19 @@ async def run_failure(state: ServerState, run_id: str, error: BaseException) -> 
     _log.error("run %s failed", run_id, exc_info=error)
     return RunFailure(500, f"run {run_id} failed: the server failed: {type(error).__name__}",
                       "server_error")
+
+
+def budget_failure(run_id: str, error: BudgetExceededError) -> RunFailure:
+    """A run a budget stopped: 402 (a retry alone cannot help, and the SDKs retry a 429 by
+    themselves), naming the limit and how to resume the run with a higher one."""
+    if error.scope == "key":
+        how = ("an API key's budget is raised in bloge.budgets.keys, or renews with the next "
+               "period")
+    else:
+        limit = f'{{"{error.limit_name}": <higher>}}'
+        body = limit if error.scope == "run" else f'{{"thread": {limit}}}'
+        how = f'POST /runs/{run_id}/resume with {{"budget": {body}}}'
+    return RunFailure(402, f"run {run_id}: {error} ({how})", "budget_exceeded")
 
 
 async def failed_because(store: Store, run_id: str, error: AgentRunError) -> str:

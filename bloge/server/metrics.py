@@ -20,6 +20,7 @@ from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
     AgentRunError,
+    BudgetExceededError,
     GuardCheckedPayload,
     GuardrailTrippedError,
     LlmCalledPayload,
@@ -28,6 +29,7 @@ from bloge.agent import (
     ToolCompletedPayload,
     TurnStartedPayload,
 )
+from bloge.llm.prices import DEFAULT_PRICE_TABLE, PriceTable
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 #: The variable that turns prometheus-client's multiprocess mode on (read when it is imported).
@@ -37,7 +39,8 @@ MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 class Metrics(AgentExecutionListener):
     """The server's metrics; add it to the served agents' listeners."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, prices: PriceTable | None = None) -> None:
+        self._prices = prices or DEFAULT_PRICE_TABLE
         self.registry = CollectorRegistry()
         self.runs = Counter("bloge_runs", "Runs ended, by agent and outcome",
                             ["agent", "outcome"], registry=self.registry)
@@ -71,6 +74,12 @@ class Metrics(AgentExecutionListener):
             "bloge_guard_verdicts", "Guard verdicts, by guard, kind and verdict (pass, trip, "
             "reject) and whether the guard failed", ["agent", "guard", "kind", "verdict",
                                                      "failed"], registry=self.registry)
+        self.cost = Counter("bloge_cost_usd", "What model calls cost, in US dollars at the "
+                            "price table's rates (models without a price count 0)",
+                            ["agent", "model"], registry=self.registry)
+        self.budget_stops = Counter("bloge_budget_stops", "Runs a budget stopped, by scope "
+                                    "(run, thread, key) and limit", ["agent", "scope", "limit"],
+                                    registry=self.registry)
         self._series: dict[str, _AgentSeries] = {}
 
     def _agent(self, agent_id: str) -> _AgentSeries:
@@ -122,9 +131,13 @@ class Metrics(AgentExecutionListener):
         elif isinstance(error, asyncio.CancelledError | TimeoutError):
             self.runs.labels(agent_id, "cancelled").inc()
         else:
-            outcome = ("max_turns" if isinstance(error, MaxTurnsExceededError) else
-                       "guardrail" if isinstance(error, GuardrailTrippedError) else "failed")
+            outcome = ("max_turns" if isinstance(error, MaxTurnsExceededError)
+                       else "guardrail" if isinstance(error, GuardrailTrippedError)
+                       else "budget" if isinstance(error, BudgetExceededError) else "failed")
             self.runs.labels(agent_id, outcome).inc()
+            if isinstance(error, BudgetExceededError):
+                self.budget_stops.labels(agent_id, error.scope, error.limit_name).inc()
+                return
             cause = error.__cause__ if isinstance(error, AgentRunError) else error
             self.errors.labels(agent_id, type(cause or error).__name__).inc()
 
@@ -139,6 +152,10 @@ class Metrics(AgentExecutionListener):
         series.pool_wait_seconds.observe(payload.pool_wait_ms / 1000.0)
         series.prompt_tokens.inc(payload.prompt_tokens)
         series.completion_tokens.inc(payload.completion_tokens)
+        price = self._prices.get(payload.model)
+        if price is not None:
+            self.cost.labels(context.operator_ref, payload.model).inc(
+                price.cost(payload.prompt_tokens, payload.completion_tokens))
 
     def on_agent_tool_completed(self, context: AgentCallbackContext,
                                 payload: ToolCompletedPayload) -> None:

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
           404: "not_found_error", 405: "invalid_request_error", 409: "conflict_error",
           413: "invalid_request_error", 422: "invalid_request_error", 429: "rate_limit_error",
+          402: "insufficient_quota",
           503: "server_error", 504: "timeout_error"}
 
 

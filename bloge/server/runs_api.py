@@ -65,19 +65,21 @@ async def start_run(request: Request) -> Response:
 
 
 async def resume_run(request: Request) -> Response:
-    """``POST /runs/{run_id}/resume``: ``{"max_turns"?, "stream"?, "on_disconnect"?}``."""
+    """``POST /runs/{run_id}/resume``: ``{"max_turns"?, "budget"?, "stream"?,
+    "on_disconnect"?}``."""
     state = state_of(request)
     run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     body = await json_body(request, ResumeBody, empty_ok=True)
     ctx = run_context(request)
     if body.stream:
-        streaming = state.agents.streaming(run.agent_id, max_turns=body.max_turns)
+        streaming = state.agents.streaming(run.agent_id, max_turns=body.max_turns,
+                                           budget=body.budget)
         return await stream_events(state, run.agent_id, run.id,
                                    lambda run_id, sink: streaming.arun_resumed(
                                        run_id, ctx, on_chunk=sink),
                                    on_disconnect=body.on_disconnect or "cancel",
                                    after=run.event_count)
-    operator = state.agents.whole(run.agent_id, max_turns=body.max_turns)
+    operator = state.agents.whole(run.agent_id, max_turns=body.max_turns, budget=body.budget)
     try:
         output = await answer_whole(state, request, run.agent_id,
                                     lambda _: operator.aresume_run(run.id, ctx),

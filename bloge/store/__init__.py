@@ -32,6 +32,13 @@ from bloge.store.approvals import (
     post_tool_results,
     waiting_counts,
 )
+from bloge.store.budgets import (
+    USAGE_GROUPS,
+    StoreCounters,
+    UsageLine,
+    budget_spent,
+    usage_report,
+)
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.events import event_chunk
 from bloge.store.follow import follow
@@ -58,6 +65,7 @@ from bloge.store.writer import RunWriter, StoreWriter
 __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_URL",
+    "USAGE_GROUPS",
     "ApprovalConflictError",
     "ApprovalForbiddenError",
     "DanglingView",
@@ -71,6 +79,7 @@ __all__ = [
     "RunStatus",
     "RunWriter",
     "Store",
+    "StoreCounters",
     "StoreError",
     "StoreNotFoundError",
     "StoreWriter",
@@ -79,6 +88,8 @@ __all__ = [
     "ThreadBusyError",
     "ToolCallRecord",
     "TurnCheckpoint",
+    "UsageLine",
+    "budget_spent",
     "decide_call",
     "event_chunk",
     "find_paused_run",
@@ -89,5 +100,6 @@ __all__ = [
     "pending_approvals",
     "post_tool_results",
     "run_timeline",
+    "usage_report",
     "waiting_counts",
 ]

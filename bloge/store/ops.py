@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bloge.agent.runtime import CallUsage, Claim, Spend
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage
 
 
@@ -115,7 +116,6 @@ class PauseRun:
     status: RunStatus
     turns: int
     usage: Mapping[str, int]
-    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,5 +139,28 @@ class KeepRunTools:
     tools: tuple[Mapping[str, Any], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class SettleSpend:
+    """A model call settled: ``difference`` (what it spent less what it reserved) added to
+    the shared budgets of ``claims``, and its usage row, if any (none: a reservation given
+    back)."""
+
+    claims: tuple[Claim, ...]
+    difference: Spend
+    usage: UsageRow | None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """One model call of run ``run_id`` as ``bloge_usage`` keeps it."""
+
+    run_id: str
+    thread_id: str | None
+    agent_id: str
+    principal: str | None
+    call: CallUsage
+
+
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
-    CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools
+    CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools | \
+    SettleSpend

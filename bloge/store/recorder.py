@@ -100,6 +100,10 @@ class Recorder:
         self.ended = False
         self.finished_writing = False
 
+    def keep(self, op: ops.Op) -> None:
+        """Write ``op`` with the run's next batch."""
+        self._ops.append(op)
+
     def know(self, messages: Any) -> None:
         """Messages of the thread's log the run works with: referred to, never rewritten."""
         for stored in messages:
@@ -156,10 +160,6 @@ class Recorder:
         """A tool round of ``calls`` calls runs (or a resumed run continues one): until each
         completes, the run's end keeps the checkpoint before it."""
         self._unanswered = calls
-
-    def keep(self, op: ops.Op) -> None:
-        """Write ``op`` with the next batch."""
-        self._ops.append(op)
 
     def calls_waiting(self, turn: int, calls: Sequence[PendingCall]) -> None:
         """Written with the model's answer (see :mod:`bloge.store.paused`)."""

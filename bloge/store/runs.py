@@ -30,6 +30,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.llm import LlmMessage, LlmResponse, ToolDefinition
 from bloge.store import ops
+from bloge.store.budgets import StoreCounters
 from bloge.store.owner import this_worker
 from bloge.store.paused import resumed_round, tool_json, tool_of
 from bloge.store.recorder import Recorder
@@ -179,7 +180,11 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
         async with recorder.leased():
             start = RunStart(input, history=history or (), checkpoint=checkpoint,
                              pending=pending, tools=tools)
-            return await engine.run(start, context, observer=recorder, sink=observed)
+            principal = ctx.principal
+            counters = StoreCounters(recorder, agent_id=engine.definition.id,
+                                     principal=None if principal is None else principal.name)
+            return await engine.run(start, context, observer=recorder, sink=observed,
+                                    counters=counters)
     except AgentRunError as error:
         _name_run(error, recorder)
         raise

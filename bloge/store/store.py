@@ -114,6 +114,11 @@ class Store:
         """The store's URL, password masked."""
         return self._driver.display
 
+    @property
+    def dialect(self) -> str:
+        """The database's kind: ``"sqlite"`` or ``"postgresql"``."""
+        return self._driver.dialect
+
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
 

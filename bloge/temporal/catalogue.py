@@ -44,6 +44,10 @@ class ServedAgent:
         if found is None:
             definition = (self.definition if turns == self.definition.max_turns
                           else replace(self.definition, max_turns=turns))
+            if definition.budget is not None and definition.budget.time is not None:
+                # A workflow decides the same way each time it is replayed: not by the wall
+                # clock (the workflow's own execution timeout limits its time).
+                definition = replace(definition, budget=definition.budget.replaced(time=None))
             found = self.engines[turns] = AgentEngine(
                 self.definition.id, definition, self.registry, summarizer=self.summarizer,
                 json_codec=self.codec)

@@ -21,6 +21,7 @@ from bloge import (
 from bloge.agent import LlmSummarizer
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
+from bloge_container.budgets import budget_policy
 from bloge_container.components import ProjectDir
 from bloge_container.errors import ConfigurationError
 from bloge_container.imports import resolve
@@ -97,6 +98,7 @@ def load_agents(
     """Compile every agent and materialize its operator; ids must be unique."""
     compiler = agent_compiler(settings, registry, project)
     agents: dict[str, LoadedAgent] = {}
+    budgets = budget_policy(settings)
     for path in dsl_files(settings.agents.dsl_locations, project.path, report):
         for compiled in compiler.compile_all_file(path):
             definition = with_settings(compiled, settings)
@@ -106,7 +108,8 @@ def load_agents(
                     f"and in {path}; agent ids must be unique across bloge.agents.dsl-locations"
                 )
             agents[definition.id] = LoadedAgent(
-                definition, materialize(definition, registry, listeners, report, store), path
+                definition, materialize(definition, registry, listeners, report, store,
+                                        budgets=budgets), path
             )
             kind = "streaming agent" if definition.streaming else "agent"
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
@@ -120,6 +123,8 @@ def materialize(
     listeners: Sequence[AgentExecutionListener],
     report: ConditionsReport,
     store: object | None = None,
+    *,
+    budgets: Any = None,
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """The agent's operator, with a summarizer for ``summary(n)`` memory, recording its runs
     in ``store`` when there is one."""
@@ -130,7 +135,7 @@ def materialize(
                       reason=f"agent {definition.id!r} uses summary memory; an llmChat call "
                              f"with model {definition.model!r}")
     return agent_operator(definition.id, definition, registry, listeners=listeners,
-                          summarizer=summarizer, store=store)
+                          summarizer=summarizer, store=store, budgets=budgets)
 
 
 def _chat_through(registry: OperatorRegistry) -> Callable[[LlmRequest], Awaitable[LlmResponse]]:

@@ -9,6 +9,7 @@ from typing import Any
 from bloge_config import BlogeSettings
 from bloge_container.application import ApplicationContainer, create_container
 from bloge_container.autopilot import watches
+from bloge_container.budgets import budget_policy
 from bloge_container.errors import ConfigurationError
 from bloge_container.mcp import mcp_endpoint
 
@@ -48,7 +49,8 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
         raise ConfigurationError("bloge serve records every run and follows streams through "
                                  "the run store, and bloge.store.enabled is false")
     config = server_config(container.settings(), host=host, port=port)
-    metrics = Metrics()
+    budgets = budget_policy(container.settings())
+    metrics = Metrics(prices=budgets.prices)
     registry = container.operator_registry()
     listeners = (*container.listeners(), metrics)
     report = container.report()
@@ -59,7 +61,7 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     runs = runs_store(container.settings(), store, listeners=(metrics,))
 
     def build(definition: Any) -> Any:
-        return materialize(definition, registry, listeners, report, runs)
+        return materialize(definition, registry, listeners, report, runs, budgets=budgets)
 
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     agents = ServedAgents(definitions, build, default=config.default_agent)

@@ -19,7 +19,7 @@ from bloge import (
     OperatorRegistry,
     UnknownOperatorError,
 )
-from bloge.agent import MaxLengthGuard, OutputSchema, output_guard
+from bloge.agent import Budget, MaxLengthGuard, OutputSchema, output_guard
 from tests.runtime.scenarios import support_builder
 
 #: A value for every field of AgentDef, none of them the default.
@@ -45,6 +45,8 @@ EVERY_FIELD: dict[str, Any] = {
         "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
         "additionalProperties": False}),
     "guards": (output_guard(MaxLengthGuard(max_chars=10), name="short"),),
+    "budget": Budget(tokens=50_000, usd=0.5, tool_calls=40, model_calls=10, time=30.0),
+    "thread_budget": Budget(usd=5.0),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -57,7 +59,8 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",
-        "max_tokens", "tool_choice", "seed", "parallel_tool_calls", "output",
+        "max_tokens", "tool_choice", "seed", "parallel_tool_calls", "output", "budget",
+        "thread_budget",
     )},
 }
 

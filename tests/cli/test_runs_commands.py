@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from bloge.store import RunStatus, StoreWriter, open_store, ops
+from bloge.store.sql.schema import VERSION
 from tests.cli.conftest import bloge
 
 QUESTION = "How do I reset my password?"
@@ -88,7 +89,7 @@ def test_an_unknown_run_is_a_usage_error_naming_it(app: Path) -> None:
 def test_store_migrate_and_prune(app: Path) -> None:
     migrated = bloge("store", "migrate", cwd=app)
     assert migrated.returncode == 0, migrated.stderr
-    assert "schema version 3" in migrated.stdout
+    assert f"schema version {VERSION}" in migrated.stdout
     bloge("run", "customerSupport", QUESTION, cwd=app)
     pruned = bloge("store", "prune", "--older-than", "0s", cwd=app)
     assert pruned.returncode == 0, pruned.stderr
@@ -164,3 +165,47 @@ def test_store_check_finds_and_repair_mends_a_thread_that_refers_to_missing_mess
     assert "every thread is whole" in bloge("store", "check", cwd=app).stdout
     again = bloge("run", "customerSupport", "Again", "--thread", thread_id, cwd=app)
     assert again.returncode == 0, again.stderr
+
+
+def test_a_run_out_of_budget_resumes_by_its_id_with_a_raised_limit(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--budget", "model_calls=1", "--json",
+                   cwd=app)
+    assert failed.returncode == 1, failed.stderr
+    document = json.loads(failed.stdout)
+    assert document["exit_reason"] == "budget"
+    assert document["error"]["type"] == "BudgetExceededError"
+    assert "model_calls budget of 1 would be exceeded" in document["error"]["message"]
+    assert document["resume_run_command"] == (
+        f"bloge runs resume {document['run_id']} --budget model_calls=3")
+    resumed = bloge("runs", "resume", document["run_id"], "--budget", "model_calls=2", cwd=app)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+    shown = bloge("runs", "show", document["run_id"], "--json", cwd=app)
+    usage = json.loads(shown.stdout)["usage"]
+    assert usage["llm_calls"] == 2
+    assert usage["tool_calls"] >= 1
+
+
+def test_a_budget_limit_that_is_not_one_is_refused_with_the_limits(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--budget", "dollars=1", cwd=app)
+    assert failed.returncode == 2
+    assert "unknown budget limit 'dollars'" in failed.stderr
+
+
+def test_usage_sums_the_model_calls_by_agent_and_by_model(app: Path) -> None:
+    bloge("run", "customerSupport", QUESTION, cwd=app)
+    bloge("run", "customerSupport", QUESTION, cwd=app)
+    by_agent = bloge("usage", "--json", cwd=app)
+    assert by_agent.returncode == 0, by_agent.stderr
+    (group,) = json.loads(by_agent.stdout)["groups"]
+    assert (group["group"], group["model_calls"]) == ("customerSupport", 4)
+    shown = bloge("usage", "--by", "model", "--since", "7d", cwd=app)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0].split()[:2] == ["model", "calls"]
+    assert shown.stdout.splitlines()[-1].split()[:2] == ["total", "4"]
+
+
+def test_usage_refuses_an_unknown_grouping(app: Path) -> None:
+    refused = bloge("usage", "--by", "colour", cwd=app)
+    assert refused.returncode == 2
+    assert "--by takes agent, key, model, thread" in refused.stderr

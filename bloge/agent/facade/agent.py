@@ -6,6 +6,7 @@ import os
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import Any
 
+from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.builder import AgentBuilder
 from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
@@ -57,7 +58,10 @@ class Agent:
     ``run_output(…).output`` is the instance (``run`` returns its JSON text). ``guards``
     check the input, the answer and each tool call (``input_guard(fn)``,
     ``output_guard(PiiGuard(), action="reject")``, ``tool_call_guard(when='tool_name ==
-    "refund"')``; see :mod:`bloge.agent.guards`).
+    "refund"')``; see :mod:`bloge.agent.guards`). ``budget`` limits what each run may spend (a
+    :class:`~bloge.agent.Budget` or its limits, ``{"usd": 0.5, "tool_calls": 40}``): running
+    out raises :class:`~bloge.BudgetExceededError`; ``budgets`` (a
+    :class:`~bloge.agent.BudgetPolicy`) gives other prices and defaults.
 
     Each run is a new conversation, and runs are independent: one ``Agent`` may serve many
     users at once. With a ``store`` (``bloge.store.open_store(…)``) every run is recorded, and
@@ -87,6 +91,8 @@ class Agent:
         store: object | None = None,
         output_type: Any = None,
         guards: Sequence[GuardDef] = (),
+        budget: Budget | Mapping[str, Any] | None = None,
+        budgets: BudgetPolicy | None = None,
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -99,6 +105,8 @@ class Agent:
                    .tool_choice(tool_choice)
                    .output(output_type)
                    .guard(*guards))
+        if budget is not None:
+            builder.budget(budget)
         for tool in tools:
             if isinstance(tool, ToolDefinition):  # answered from outside
                 builder.tool(AgentToolRef.external_tool(
@@ -114,7 +122,7 @@ class Agent:
                                          requires_approval=getattr(tool, "requires_approval",
                                                                    False)))
         self._operator = AgentLoopOperator(name, builder.build(), registry,
-                                           listeners=listeners, store=store)
+                                           listeners=listeners, store=store, budgets=budgets)
 
     @classmethod
     def from_dsl(

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.chunks import ToolEnd as ToolEnd
     from bloge.agent.loop.chunks import ToolStart as ToolStart
     from bloge.agent.loop.errors import AgentRunError as AgentRunError
+    from bloge.agent.loop.errors import BudgetExceededError as BudgetExceededError
     from bloge.agent.loop.errors import GuardrailTrippedError as GuardrailTrippedError
     from bloge.agent.loop.errors import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent.loop.operator import AgentLoopOperator as AgentLoopOperator

@@ -13,6 +13,7 @@ from collections.abc import (
 from dataclasses import replace
 from typing import Any, ClassVar
 
+from bloge.agent.budget import BudgetPolicy
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.approval import Decision, decision_of
@@ -63,12 +64,14 @@ class AgentOperatorBase:
         json_codec: JsonCodec | None = None,
         token_estimator: TokenEstimator | None = None,
         store: object | None = None,
+        budgets: BudgetPolicy | None = None,
     ) -> None:
         self.store = store
         self._runs = None if store is None else run_store_of(store)
         self._engine = AgentEngine(ref, agent_def, registry, listeners=listeners,
                                    summarizer=summarizer, json_codec=json_codec,
-                                   token_estimator=token_estimator, streaming=self.streaming)
+                                   token_estimator=token_estimator, streaming=self.streaming,
+                                   budgets=budgets)
 
     @property
     def ref(self) -> str:

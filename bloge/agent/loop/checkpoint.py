@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bloge.agent.loop.records import AgentUsage
+from bloge.agent.loop.records import USAGE_COUNTS, AgentUsage
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.errors import BlogeUsageError
 from bloge.llm.messages import LlmMessage
@@ -89,9 +89,8 @@ class AgentCheckpoint:
             turn_count=_count(data["turn_count"], "turn_count"),
             tool_results=results,
             agent_id=agent_id,
-            usage=AgentUsage(*(_count(usage.get(name, 0), f"usage.{name}")
-                               for name in ("llm_calls", "prompt_tokens", "completion_tokens",
-                                            "unreported_calls"))),
+            usage=AgentUsage(**{name: _count(usage.get(name, 0), f"usage.{name}")
+                                for name in USAGE_COUNTS}, cost_usd=_cost(usage.get("cost_usd"))),
         )
 
 
@@ -141,3 +140,11 @@ def _or_empty(value: object) -> object:
 
 def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
+
+
+def _cost(value: Any) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise TypeError(f"'usage.cost_usd' must be a number at least 0, got {_kind(value)}")
+    return float(value)

@@ -8,6 +8,7 @@ finishes, runs out of turns, fails or is cancelled.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import (
@@ -19,6 +20,7 @@ from collections.abc import (
 )
 from typing import Any, Protocol, assert_never
 
+from bloge.agent.budget import DEFAULT_POLICY, BudgetPolicy
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import (
     AgentCallbackContext,
@@ -31,8 +33,14 @@ from bloge.agent.listeners import (
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.approval import RoundPlan, RunPaused, pause_status, plan_round
+from bloge.agent.loop.budget import BudgetCounters, RunLedger
 from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.errors import AgentRunError, GuardrailTrippedError, MaxTurnsExceededError
+from bloge.agent.loop.errors import (
+    AgentRunError,
+    BudgetExceededError,
+    GuardrailTrippedError,
+    MaxTurnsExceededError,
+)
 from bloge.agent.loop.guarded_round import GuardedRound
 from bloge.agent.loop.guards import WITHHELD, AgentGuards, GuardTripped, RunGuards
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
@@ -88,7 +96,7 @@ class RunEffects(Protocol):
 class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
-    __slots__ = ("codec", "definition",
+    __slots__ = ("budgets", "codec", "definition",
                  "exit_needs_messages", "guards", "listeners", "output_request", "ref",
                  "registry", "streaming", "summarizer", "token_estimator", "tool_definitions")
 
@@ -103,6 +111,7 @@ class AgentEngine:
         json_codec: JsonCodec | None = None,
         token_estimator: TokenEstimator | None = None,
         streaming: bool = False,
+        budgets: BudgetPolicy | None = None,
     ) -> None:
         if not isinstance(definition, AgentDef):
             raise BlogeUsageError(f"an agent operator needs an AgentDef, got {definition!r}")
@@ -116,6 +125,7 @@ class AgentEngine:
         self.codec = json_codec or DEFAULT_CODEC
         self.token_estimator = token_estimator or DEFAULT_TOKEN_ESTIMATOR
         self.streaming = streaming
+        self.budgets = budgets or DEFAULT_POLICY
         self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
@@ -130,6 +140,7 @@ class AgentEngine:
         sink: ChunkSink | None = None,
         observer: RunObserver | None = None,
         effects: RunEffects | None = None,
+        counters: BudgetCounters | None = None,
     ) -> Coroutine[Any, Any, AgentOutput]:
         """One run from ``start``: set up now (a missing operator raises here, as does a
         checkpoint of another agent), awaited for its output.
@@ -138,7 +149,8 @@ class AgentEngine:
         sink calls the model through ``llmStreamingChat``, as every run of a ``streaming``
         engine does. ``observer`` records the run (see
         :class:`~bloge.agent.loop.observer.RunObserver`); ``effects`` performs its model calls
-        and tool rounds instead of the chat operator and a :class:`ToolDispatcher`.
+        and tool rounds instead of the chat operator and a :class:`ToolDispatcher`;
+        ``counters`` keep the budgets shared beyond this run (its thread's, its API key's).
         """
         if not isinstance(start, RunStart):
             raise BlogeUsageError(f"AgentEngine.run() starts from a RunStart, got {start!r}")
@@ -159,7 +171,7 @@ class AgentEngine:
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
         return _Run(self, context, begun, chat, sink, observer, effects,
-                    tuple(start.tools)).execute(start.pending)
+                    tuple(start.tools), counters).execute(start.pending)
 
     def _chat_operator(self, *, streamed: bool) -> BoundOperator:
         name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
@@ -170,18 +182,18 @@ class AgentEngine:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
-                 "_external", "_guards", "_listeners", "_memory", "_observer", "_plan",
-                 "_pool_wait", "_prepare", "_sink", "_tool_definitions", "_tools", "_typed",
-                 "_value", "base_usage", "calls",
-                 "completion_tokens",
+    __slots__ = ("_budget", "_call_model", "_chat", "_context", "_ctx", "_dispatcher",
+                 "_engine", "_external", "_guards", "_listeners", "_memory", "_observer",
+                 "_plan", "_pool_wait", "_prepare", "_sink", "_tool_definitions", "_tools",
+                 "_typed", "_value", "base_usage", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
                  chat: BoundOperator, sink: ChunkSink | None,
                  observer: RunObserver | None = None,
                  effects: RunEffects | None = None,
-                 external: tuple[ToolDefinition, ...] = ()) -> None:
+                 external: tuple[ToolDefinition, ...] = (),
+                 counters: BudgetCounters | None = None) -> None:
         definition = engine.definition
         self._engine = engine
         self._ctx = ctx
@@ -226,6 +238,12 @@ class _Run:
             listeners=self._listeners, context=self._context, observer=observer)
         if self._guards is not None and self._guards.checks_tools:
             self._dispatcher = GuardedRound(self._dispatcher, self._guards, observer)
+        principal = ctx.principal
+        self._budget = RunLedger(definition, engine.budgets, counters=counters,
+                                 thread_id=None if observer is None else observer.thread_id,
+                                 principal=None if principal is None else principal.name,
+                                 base=start.base_usage, estimator=engine.token_estimator,
+                                 checkpoint=self.checkpoint, usage=lambda: self.usage)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
@@ -270,6 +288,10 @@ class _Run:
             self._exited(steps.GUARDRAIL, started, stopped)
             await self._observe_end(steps.GUARDRAIL, error=stopped, failing=True)
             raise stopped from None
+        except BudgetExceededError as error:
+            self._exited(steps.BUDGET, started, error)
+            await self._observe_end(steps.BUDGET, error=error, failing=True)
+            raise
         except asyncio.CancelledError as cancelled:
             self._exited(steps.CANCELLED, started, cancelled)
             agent_id = self._engine.definition.id
@@ -350,34 +372,32 @@ class _Run:
         if "on_agent_turn_started" in listeners.wanted:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
+        budget = self._budget
+        max_tokens = budget.max_tokens(definition.max_tokens)
+        reserved = await budget.reserve_model_call(view, max_tokens)
         request = LlmRequest(definition.model, view, definition.temperature,
-                             max_tokens=definition.max_tokens, stop=definition.stop,
+                             max_tokens=max_tokens, stop=definition.stop,
                              tools=self._tool_definitions, tool_choice=definition.tool_choice,
                              seed=definition.seed,
                              parallel_tool_calls=definition.parallel_tool_calls,
                              output=engine.output_request)
         guards = self._guards
-        racing = (await guards.check_input(turn, view)
-                  if guards is not None and guards.input_pending else None)
         held = None if guards is None else guards.held(self._sink)
         sink = self._sink if held is None else held
         started = time.perf_counter()
         waited = self._pool_wait.seconds
-        if racing is not None and guards is not None:
-            response = await guards.race(self._answer(request, turn, sink), turn, racing)
-        else:
-            response = await self._answer(request, turn, sink)
-        latency = (time.perf_counter() - started) * 1000.0
-        self.calls += 1
-        self.prompt_tokens += response.prompt_tokens
-        self.completion_tokens += response.completion_tokens
-        if not response.usage_reported:
-            self.unreported += 1
-        if "on_agent_llm_called" in listeners.wanted:
-            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
-                turn, definition.model, response.prompt_tokens, response.completion_tokens,
-                latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
-            ))
+        try:
+            racing = (await guards.check_input(turn, view)
+                      if guards is not None and guards.input_pending else None)
+            if racing is not None and guards is not None:
+                response = await guards.race(self._answer(request, turn, sink), turn, racing)
+            else:
+                response = await self._answer(request, turn, sink)
+        except BaseException:
+            await budget.release_model_call(reserved)
+            raise
+        self._count(turn, response, started, waited)
+        await budget.settle_model_call(reserved, turn, response)
         refusal = (await guards.check_output(turn, response.content)
                    if guards is not None and guards.checks_output(response) else None)
         if refusal is not None:
@@ -395,6 +415,23 @@ class _Run:
         if observer is not None:
             await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
+
+    def _count(self, turn: int, response: LlmResponse, started: float, waited: float) -> None:
+        """Count the model call of ``turn`` that began at ``started`` (after ``waited``
+        seconds of pool wait in the run) and answered ``response``, and tell the listeners."""
+        latency = (time.perf_counter() - started) * 1000.0
+        self.calls += 1
+        self.prompt_tokens += response.prompt_tokens
+        self.completion_tokens += response.completion_tokens
+        if not response.usage_reported:
+            self.unreported += 1
+        listeners = self._listeners
+        if "on_agent_llm_called" in listeners.wanted:
+            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
+                turn, self._engine.definition.model, response.prompt_tokens,
+                response.completion_tokens, latency, response.finish_reason,
+                (self._pool_wait.seconds - waited) * 1000.0,
+            ))
 
     async def _answer(self, request: LlmRequest, turn: int,
                       sink: ChunkSink | None) -> LlmResponse:
@@ -419,16 +456,23 @@ class _Run:
     async def _run_round(self, turn: int, plan: RoundPlan,
                          response: LlmResponse) -> list[ToolOutcome]:
         """Run the calls of ``plan`` that do not wait: outcomes in the model's order."""
-        dispatcher = self._dispatcher
         if not plan.continued and not plan.waiting:
-            return await dispatcher.run(turn, plan.fresh)
+            return await self._dispatch(turn, plan.fresh)
         found: dict[str, ToolOutcome] = {}
         if plan.fresh:  # approved calls, never sent before
-            found.update((o.call.id, o) for o in await dispatcher.run(turn, plan.fresh))
+            found.update((o.call.id, o) for o in await self._dispatch(turn, plan.fresh))
         if plan.continued:
-            found.update((o.call.id, o) for o in await dispatcher.run(
-                turn, plan.continued, recorded=plan.recorded))
+            found.update((o.call.id, o) for o in await self._dispatch(
+                turn, plan.continued, plan.recorded))
         return [found[call.id] for call in response.tool_calls if call.id in found]
+
+    async def _dispatch(self, turn: int, calls: Sequence[ToolCall],
+                        recorded: Mapping[str, RecordedResult] | None = None,
+                        ) -> list[ToolOutcome]:
+        """Run ``calls`` (those in ``recorded`` are replayed), the ones the budgets let run."""
+        return await self._budget.tool_round(
+            turn, calls, recorded,
+            functools.partial(self._dispatcher.run, turn, recorded=recorded), self._observer)
 
     def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan,
                 outcomes: list[ToolOutcome], pending: PendingRound | None) -> RunPaused:
@@ -503,6 +547,8 @@ class _Run:
             base.prompt_tokens + self.prompt_tokens + memory.prompt_tokens,
             base.completion_tokens + self.completion_tokens + memory.completion_tokens,
             base.unreported_calls + self.unreported,
+            self._budget.tool_calls,
+            self._budget.cost_usd,
         )
 
     def checkpoint(self) -> AgentCheckpoint:

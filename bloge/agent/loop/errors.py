@@ -1,5 +1,5 @@
-"""Run failures of an agent: ``AgentRunError``, ``MaxTurnsExceededError`` and
-``GuardrailTrippedError``."""
+"""Run failures of an agent: ``AgentRunError``, ``MaxTurnsExceededError``,
+``GuardrailTrippedError`` and ``BudgetExceededError``."""
 
 from __future__ import annotations
 
@@ -70,3 +70,43 @@ class GuardrailTrippedError(AgentRunError):
         """What a run's record and an HTTP error say of the guard."""
         return {"guard": self.guard, "kind": self.kind, "tool": self.tool_name,
                 **self.verdict.to_dict()}
+class BudgetExceededError(AgentRunError):
+    """The run's next step did not fit a budget: limit ``limit_name`` (``"usd"``,
+    ``"tokens"``, ``"tool_calls"`` …) of the ``scope``'s budget (``"run"``, ``"thread"`` or
+    ``"key"``, an API key's for the period) is ``limit``; ``used`` was spent already and the
+    ``step`` (``"model call"``, ``"tool round"``) needed ``needed`` (its worst case). Nothing
+    of that step was spent.
+
+    Resume from ``checkpoint`` (or the recorded run) with a higher limit to continue.
+    """
+
+    def __init__(self, *, agent_id: str, scope: str, limit_name: str, limit: float,
+                 used: float, needed: float, step: str, checkpoint: AgentCheckpoint) -> None:
+        self.scope = scope
+        self.limit_name = limit_name
+        self.limit = limit
+        self.used = used
+        self.needed = needed
+        self.step = step
+        owner = {"run": "the run's", "thread": "the thread's", "key": "the API key's"}
+        needs = (f"{step} needed {_amount(limit_name, needed)} more" if needed
+                 else f"{step} found the limit reached")
+        super().__init__(
+            f"agent {agent_id!r} stopped: {owner.get(scope, scope)} {limit_name} budget of "
+            f"{_amount(limit_name, limit)} would be exceeded (used "
+            f"{_amount(limit_name, used)}; the next {needs}); resume with a higher limit",
+            agent_id=agent_id, checkpoint=checkpoint, exit_reason="budget",
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The stop as JSON (what ``/v1`` and the run's record say)."""
+        return {"scope": self.scope, "limit_name": self.limit_name, "limit": self.limit,
+                "used": self.used, "needed": self.needed, "step": self.step}
+
+
+def _amount(measure: str, value: float) -> str:
+    if measure == "usd":
+        return f"${value:.4f}"
+    if measure == "time":
+        return f"{value:g} s"
+    return f"{value:g}"

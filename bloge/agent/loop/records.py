@@ -76,27 +76,40 @@ class AgentUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     unreported_calls: int = 0
+    tool_calls: int = 0
+    """Tool calls dispatched (a call a budget refused is not one)."""
+    cost_usd: float = 0.0
+    """The model calls' price in US dollars, as the price table has it (0 for a model
+    without a price)."""
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def to_dict(self) -> dict[str, int]:
-        """The counts as JSON; ``unreported_calls`` only when some call went unreported."""
-        counts = {"llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
-                  "completion_tokens": self.completion_tokens}
+    def to_dict(self) -> dict[str, Any]:
+        """The counts as JSON; ``unreported_calls``, ``tool_calls`` and ``cost_usd`` only
+        when not 0."""
+        counts: dict[str, Any] = {"llm_calls": self.llm_calls,
+                                  "prompt_tokens": self.prompt_tokens,
+                                  "completion_tokens": self.completion_tokens}
         if self.unreported_calls:
             counts["unreported_calls"] = self.unreported_calls
+        if self.tool_calls:
+            counts["tool_calls"] = self.tool_calls
+        if self.cost_usd:
+            counts["cost_usd"] = round(self.cost_usd, 9)
         return counts
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentUsage:
         """The usage of ``to_dict``'s document; a count it leaves out is 0."""
-        return cls(*(int(data.get(name, 0)) for name in _USAGE_COUNTS))
+        counts = {name: int(data.get(name, 0)) for name in USAGE_COUNTS}
+        return cls(**counts, cost_usd=float(data.get("cost_usd", 0.0)))
 
 
-#: The counts of :class:`AgentUsage`, in its fields' order.
-_USAGE_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens", "unreported_calls")
+#: The whole-number counts of :class:`AgentUsage`, in its fields' order.
+USAGE_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens", "unreported_calls",
+                "tool_calls")
 
 
 @dataclass(frozen=True, slots=True)

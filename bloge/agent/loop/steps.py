@@ -21,6 +21,8 @@ CANCELLED = "cancelled"
 PAUSED = "paused"
 #: A guard tripped and stopped the run (our addition).
 GUARDRAIL = "guardrail"
+#: A budget would have been exceeded by the next step (our addition).
+BUDGET = "budget"
 
 
 @dataclass(frozen=True, slots=True)

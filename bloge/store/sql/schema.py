@@ -2,9 +2,11 @@
 
 Version 1 is the first schema; version 2 adds the autopilot's tables; version 3 the owner of
 each thread and run (the principal whose API key created it; none for what was recorded
-before, or without keys); version 4 the calls paused runs wait on. A database holds its
-version in ``bloge_schema``; a database newer than this code is refused (an older bloge must
-not write a layout it does not know). Every statement is valid for SQLite and for PostgreSQL alike.
+before, or without keys); version 4 the calls paused runs wait on; version 5 the budgets
+shared by runs (a thread's, an API key's per period) and the usage of every model call. A
+database holds its version in ``bloge_schema``; a database newer than this code is refused
+(an older bloge must not write a layout it does not know). Every statement is valid for
+SQLite and for PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 4
+VERSION = 5
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -155,8 +157,40 @@ _V4 = (
     "ALTER TABLE bloge_runs ADD COLUMN tools TEXT",
 )
 
+# Version 5: what each shared budget has spent or reserved (a row per scope, key and period:
+# a thread's, with period '', or an API key's per day), and one row per model call.
+_V5 = (
+    """CREATE TABLE bloge_budget_spend (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        period TEXT NOT NULL,
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        usd DOUBLE PRECISION NOT NULL DEFAULT 0,
+        model_calls BIGINT NOT NULL DEFAULT 0,
+        tool_calls BIGINT NOT NULL DEFAULT 0,
+        updated_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (scope, key, period))""",
+    """CREATE TABLE bloge_usage (
+        run_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        thread_id TEXT,
+        agent_id TEXT NOT NULL,
+        principal TEXT,
+        model TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        cache_read_tokens BIGINT NOT NULL,
+        cache_write_tokens BIGINT NOT NULL,
+        usd DOUBLE PRECISION NOT NULL,
+        reported INTEGER NOT NULL)""",
+    "CREATE INDEX bloge_usage_by_time ON bloge_usage (at)",
+    "CREATE INDEX bloge_usage_by_run ON bloge_usage (run_id)",
+)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5)
 assert len(MIGRATIONS) == VERSION
 
 

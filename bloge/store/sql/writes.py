@@ -10,7 +10,7 @@ from typing import Any, assert_never
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.records import RunStatus, Segment
-from bloge.store.sql import pending
+from bloge.store.sql import budgets, pending
 from bloge.store.sql.rows import MESSAGE_COUNT, dumps, event_rows, view_json, view_of
 from bloge.store.sql.script import Query, Script, one
 
@@ -212,6 +212,8 @@ def _apply(op: ops.Op) -> Script[None]:
             yield from _finish(op)
         case ops.AwaitCalls() | ops.PauseRun() | ops.HandOver() | ops.KeepRunTools():
             yield from pending.apply(op)
+        case ops.SettleSpend():
+            yield from budgets.settled(op)
         case _:
             assert_never(op)
 

@@ -11,6 +11,7 @@ from bloge_config.fields import ImportPath, OperatorReference
 from bloge_config.models.agents import AgentsSettings
 from bloge_config.models.approvals import ApprovalsSettings
 from bloge_config.models.autopilot import AutopilotSettings
+from bloge_config.models.budgets import BudgetsSettings
 from bloge_config.models.guards import GuardsSettings
 from bloge_config.models.journal import EventJournalSettings
 from bloge_config.models.llm import LlmSettings
@@ -52,6 +53,8 @@ class BlogeSettings(BaseSettings):
     guards: GuardsSettings = Field(default_factory=GuardsSettings,
                                    description="The agents' guards")
     server: ServerSettings = Field(default_factory=ServerSettings, description="bloge serve")
+    budgets: BudgetsSettings = Field(default_factory=BudgetsSettings,
+                                     description="What runs may spend, and model prices")
     autopilot: AutopilotSettings = Field(default_factory=AutopilotSettings,
                                          description="The autopilot's knobs and guardrails")
     approvals: ApprovalsSettings = Field(default_factory=ApprovalsSettings,

@@ -24,6 +24,7 @@ from bloge_container.cli import (
     serve_cmd,
     store_cmd,
     threads_cmd,
+    usage_cmd,
     worker_cmd,
 )
 
@@ -41,6 +42,7 @@ app.command("agents")(agents_cmd.agents)
 app.command("config")(config_cmd.config)
 app.command("serve")(serve_cmd.serve)
 app.command("worker")(worker_cmd.worker)
+app.command("usage")(usage_cmd.usage)
 app.add_typer(journal_cmd.journal, name="journal")
 app.add_typer(runs_cmd.runs, name="runs")
 app.add_typer(threads_cmd.threads, name="threads")

@@ -7,7 +7,7 @@ import json
 import shlex
 import signal
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -31,6 +31,8 @@ class Invocation:
     max_turns: int | None
     config: Path | None
     profile: str | None
+    budget: tuple[str, ...] = ()
+    """The ``--budget`` limits given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +88,18 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
             lead: str | None = None) -> None:
     """Print the stopped run: ``lead`` (else ``error`` or ``interrupted``), the message, the
     commands that resume it."""
-    from bloge import MaxTurnsExceededError
+    from bloge import BudgetExceededError, MaxTurnsExceededError
     from bloge.llm.providers.server_errors import redact
 
     saved = _shown(_save(error.checkpoint, reporting.project))
     max_turns = invocation.max_turns
     if isinstance(error, MaxTurnsExceededError):
         max_turns = max(error.max_turns * 2, error.checkpoint.turn_count + 1)
+    if isinstance(error, BudgetExceededError) and error.scope != "key":
+        raised = raised_limit(error)
+        kept = tuple(limit for limit in invocation.budget
+                     if limit.partition("=")[0] != raised.partition("=")[0])
+        invocation = replace(invocation, budget=(*kept, raised))
     command = _resume_command(invocation, saved, max_turns)
     # A recorded run also resumes from the store, by its id (with its ledger: tool calls
     # that completed are not run again).
@@ -119,6 +126,25 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
         err.print(f"  {run_command}", markup=False)
     err.print(f"checkpoint saved to {saved}; resume with:", markup=False)
     err.print(f"  {command}", markup=False)
+
+
+def raised_limit(error: Any) -> str:
+    """The ``--budget`` limit that lets a run a budget stopped go on: twice the limit, or
+    what it used and twice what it needed, whichever is more, rounded up (a thread's as
+    ``thread.<limit>``)."""
+    import math
+
+    name = error.limit_name
+    value = max(error.limit * 2, error.used + error.needed * 2)
+    if name == "usd":
+        cents = math.ceil(value * 100 - 1e-9)
+        shown = f"{cents / 100:.2f}" if cents else f"{value:.6f}"
+    elif name == "time":
+        shown = f"{math.ceil(value) or 1}s"
+    else:
+        shown = str(math.ceil(value) or 1)
+    prefix = "thread." if error.scope == "thread" else ""
+    return f"{prefix}{name}={shown}"
 
 
 def _save(checkpoint: AgentCheckpoint, project: Path) -> Path:
@@ -155,6 +181,8 @@ def _resume_run_command(invocation: Invocation, run_id: str, max_turns: int | No
 def _same_options(invocation: Invocation, max_turns: int | None) -> list[str]:
     """The options that make the resumed run the same application, with its turn cap."""
     words = [] if max_turns is None else ["--max-turns", str(max_turns)]
+    for limit in invocation.budget:
+        words += ["--budget", limit]
     if invocation.config is not None:
         words += ["--config", str(invocation.config)]
     if invocation.profile is not None:

@@ -77,10 +77,12 @@ def _whole(container: ApplicationContainer, loaded: LoadedAgent) -> Any:
     from dataclasses import replace
 
     from bloge_container.agents import materialize
+    from bloge_container.budgets import budget_policy
 
     return materialize(replace(loaded.definition, streaming=False),
                        container.operator_registry(), container.listeners(),
-                       container.report(), container.run_store())
+                       container.report(), container.run_store(),
+                       budgets=budget_policy(container.settings()))
 
 
 def _answer(operator: Any, redactor: Redactor) -> Any:

@@ -52,6 +52,10 @@ def run(
         dir_okay=False, show_default=False)] = None,
     max_turns: Annotated[int | None, typer.Option(
         "--max-turns", min=1, help="Override the agent's max_turns.", show_default=False)] = None,
+    budget: Annotated[list[str] | None, typer.Option(
+        "--budget", help="Set or raise a budget limit, e.g. usd=1.00, tokens=80000, "
+        "tool_calls=40, time=5m; thread.<limit>=… for the thread's (repeatable).",
+        show_default=False)] = None,
     agent_id: Annotated[str | None, typer.Option(
         "--agent", help="Which agent of a .bloge file declaring several.",
         show_default=False)] = None,
@@ -84,7 +88,8 @@ def run(
         checkpoint = _checkpoint(resume) if resume is not None else None
         text = _input(input_text, required=checkpoint is None)
         start = Start(text=text, checkpoint=checkpoint, thread_id=_thread(container, thread))
-        invocation = Invocation(target, agent_id, max_turns, config, profile)
+        invocation = Invocation(target, agent_id, max_turns, config, profile,
+                                budget=tuple(budget or ()))
         run_until_answered(container, definition, start, invocation, stream=stream,
                            as_json=as_json, wait=wait)
 
@@ -132,6 +137,10 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
         from bloge import AgentBuilder
 
         definition = AgentBuilder.from_def(definition).max_turns(invocation.max_turns).build()
+    if invocation.budget:
+        from bloge.agent import with_budget_limits
+
+        definition = with_budget_limits(definition, invocation.budget)
     from bloge_container.cli.progress import ProgressListener
 
     live = stream or definition.streaming  # a streaming agent always shows its chunks
@@ -267,8 +276,10 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
     listeners = (*container.listeners(), tracker)
+    from bloge_container.budgets import budget_policy
+
     return materialize(definition, container.operator_registry(), listeners, container.report(),
-                       container.run_store())
+                       container.run_store(), budgets=budget_policy(container.settings()))
 
 
 def _execute(container: ApplicationContainer,

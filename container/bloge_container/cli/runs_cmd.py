@@ -96,14 +96,19 @@ def resume(
     max_turns: Annotated[int | None, typer.Option(
         "--max-turns", min=1, help="Give the agent more turns (after max_turns).",
         show_default=False)] = None,
+    budget: Annotated[list[str] | None, typer.Option(
+        "--budget", help="Raise a budget limit (after a budget stop), e.g. usd=1.00, "
+        "tokens=80000, tool_calls=40, time=5m; thread.<limit>=… for the thread's "
+        "(repeatable).", show_default=False)] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Show the answer's tokens live.")
                       ] = False,
     as_json: JsonOption = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Continue a run that stopped — interrupted, failed, cancelled or out of turns — from its
-    last completed step. Tool calls whose results were recorded are not run again."""
+    """Continue a run that stopped — interrupted, failed, cancelled, out of turns or out of
+    budget — from its last completed step. Tool calls whose results were recorded are not run
+    again."""
     from bloge_container.cli.failures import Invocation
     from bloge_container.cli.run import Start, run_agent
 
@@ -119,7 +124,8 @@ def resume(
         if run.agent_id not in agents:
             raise failure(f"run {run.id} is a run of agent {run.agent_id!r}, which "
                           "bloge.agents.dsl-locations no longer declares")
-        invocation = Invocation(run.agent_id, None, max_turns, config, profile)
+        invocation = Invocation(run.agent_id, None, max_turns, config, profile,
+                                budget=tuple(budget or ()))
         run_agent(container, agents[run.agent_id].definition, Start(run_id=run.id), invocation,
                   stream=stream, as_json=as_json)
 
@@ -160,7 +166,8 @@ def _summary(run: Run) -> list[str]:
              f"  status {run.status.value}"
              + (f", exit {run.exit_reason}" if run.exit_reason else "")
              + f" · {_count(run.turns, 'turn')} · {run.usage.llm_calls} model calls, "
-             f"{_tokens(run.usage)}",
+             f"{_tokens(run.usage)}, {_count(run.usage.tool_calls, 'tool call')}, "
+             f"${run.usage.cost_usd:.4f}",
              f"  started {when(run.created_at)}"
              + (f", ended {when(run.finished_at)}" if run.finished_at else "")]
     if run.error is not None:

@@ -1,0 +1,311 @@
+"""A run's ledger of spend: budgets enforced before the spend, settled after it.
+
+Before each model call the :class:`RunLedger` reserves the call's worst case — the prompt's
+tokens as the engine's token estimator counts them, the request's ``max_tokens`` (else the
+policy's ``answer_cap``, which the request then carries) for the answer, their price — against
+the run's budget and, through :class:`BudgetCounters`, the thread's and the API key's; after
+it, the call settles at what the provider reported (a call without reported usage is charged
+its reservation). Before a tool round it reserves the round's calls: the calls that fit run,
+in the model's order; the others are not run and the model is told that the budget refused
+them; a round none of whose calls fits stops the run before anything is dispatched.
+
+Running out raises :class:`~bloge.agent.loop.errors.BudgetExceededError`, a run failure with
+a checkpoint, that a raised limit resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from bloge.agent.budget import Budget, BudgetPolicy
+from bloge.agent.loop.errors import BudgetExceededError
+from bloge.agent.loop.tools import ToolOutcome
+from bloge.llm.messages import LlmMessage, ToolCall
+from bloge.llm.prices import ModelPrice
+from bloge.llm.tokens import TokenEstimator
+from bloge.llm.types import LlmResponse
+
+if TYPE_CHECKING:
+    from bloge.agent.definition import AgentDef
+    from bloge.agent.loop.checkpoint import AgentCheckpoint
+    from bloge.agent.loop.observer import RunObserver
+    from bloge.agent.loop.records import AgentUsage
+
+_TOKEN_LIMITS = ("tokens", "input_tokens", "output_tokens", "usd")
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """Tokens, dollars and calls: what was spent, or what a step may spend."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    usd: float = 0.0
+    model_calls: int = 0
+    tool_calls: int = 0
+
+    def measure(self, name: str) -> float:
+        """The amount of budget limit ``name`` (``tokens`` is input and output together)."""
+        if name == "tokens":
+            return self.input_tokens + self.output_tokens
+        value: float = getattr(self, name)
+        return value
+
+    def minus(self, other: Spend) -> Spend:
+        return Spend(self.input_tokens - other.input_tokens,
+                     self.output_tokens - other.output_tokens, self.usd - other.usd,
+                     self.model_calls - other.model_calls, self.tool_calls - other.tool_calls)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A budget shared beyond one run: ``scope`` ``"thread"`` (``key`` a thread id, no
+    ``period``) or ``"key"`` (``key`` a principal, ``period`` e.g. ``2026-12-05``)."""
+
+    scope: str
+    key: str
+    period: str
+    budget: Budget
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a budget refused a step: limit ``measure`` of the ``scope``'s budget is ``limit``;
+    ``used`` was spent (or reserved) already and the step needed ``needed``."""
+
+    scope: str
+    measure: str
+    limit: float
+    used: float
+    needed: float
+
+
+@dataclass(frozen=True, slots=True)
+class CallUsage:
+    """One model call as the usage records keep it."""
+
+    turn: int
+    model: str
+    spent: Spend
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reported: bool = True
+
+
+def refusal(scope: str, budget: Budget, used: Spend, need: Spend) -> Refusal | None:
+    """The first limit of ``budget`` that ``need`` on top of ``used`` would pass, if any."""
+    for measure, limit in budget.limits().items():
+        if measure == "time":
+            continue
+        needed = need.measure(measure)
+        if needed and used.measure(measure) + needed > limit + 1e-12:
+            return Refusal(scope, measure, limit, used.measure(measure), needed)
+    return None
+
+
+def calls_that_fit(budget: Budget, used: Spend, wanted: int) -> int:
+    """How many of ``wanted`` tool calls fit ``budget`` after ``used``."""
+    if budget.tool_calls is None:
+        return wanted
+    return max(0, min(wanted, budget.tool_calls - used.tool_calls))
+
+
+class BudgetCounters(Protocol):
+    """Budgets shared across runs and workers (a thread's, an API key's per period), kept
+    where every worker sees them: a run store's atomic reservations."""
+
+    async def reserve(self, claims: Sequence[Claim], need: Spend) -> Refusal | None:
+        """Reserve ``need`` under every claim, or nothing and the first refusal."""
+        ...
+
+    async def reserve_tool_calls(self, claims: Sequence[Claim], wanted: int) -> int:
+        """Reserve as many of ``wanted`` tool calls as every claim allows; how many."""
+        ...
+
+    async def settle(self, claims: Sequence[Claim], reserved: Spend, call: CallUsage) -> None:
+        """Replace a model call's reservation by what it spent, and record the call."""
+        ...
+
+    async def release(self, claims: Sequence[Claim], reserved: Spend) -> None:
+        """Give back the reservation of a model call that failed or was cancelled."""
+        ...
+
+
+#: What a model call reserves when no budget limits it.
+_NOTHING = Spend()
+
+
+class RunLedger:
+    """What one run spent, and the budgets it spends against (see the module docs)."""
+
+    __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_prices",
+                 "_started", "_usage", "agent_id", "answer_cap", "budget", "cost_usd", "model",
+                 "price", "tool_calls")
+
+    def __init__(self, definition: AgentDef, policy: BudgetPolicy, *,
+                 counters: BudgetCounters | None, thread_id: str | None,
+                 principal: str | None, base: AgentUsage, estimator: TokenEstimator,
+                 checkpoint: Callable[[], AgentCheckpoint],
+                 usage: Callable[[], AgentUsage]) -> None:
+        self.agent_id = definition.id
+        self.model = definition.model
+        self.budget = (definition.budget or Budget()).over(policy.run)
+        claims: list[Claim] = []
+        if counters is not None:
+            thread = (definition.thread_budget or Budget()).over(policy.thread)
+            if thread.limited and thread_id is not None:
+                claims.append(Claim("thread", thread_id, "", thread))
+            key = policy.key_budget(principal)
+            if key is not None and principal is not None:
+                claims.append(Claim("key", principal, _period(policy.period), key))
+        self._claims = tuple(claims)
+        self._counters = counters
+        priced = any(b.usd is not None for b in (self.budget, *(c.budget for c in claims)))
+        # A money limit needs the model's price now, not at its first call.
+        self.price: ModelPrice | None = (policy.prices.price(self.model) if priced
+                                         else policy.prices.get(self.model))
+        self._prices = policy.prices
+        capped = any(getattr(b, name) is not None for b in (self.budget, *(c.budget for c in
+                     claims)) for name in _TOKEN_LIMITS)
+        self.answer_cap = policy.answer_cap if capped else None
+        self.cost_usd = base.cost_usd
+        self.tool_calls = base.tool_calls
+        self._estimator = estimator
+        self._checkpoint = checkpoint
+        self._usage = usage
+        # Nothing to judge: a model call reserves nothing (its prompt is not even counted).
+        self._limited = self.budget.limited or bool(claims)
+        self._started = time.monotonic()
+
+    def max_tokens(self, declared: int | None) -> int | None:
+        """The ``max_tokens`` a request carries: the agent's, else the policy's cap when a
+        token or money limit needs one."""
+        return declared if declared is not None else self.answer_cap
+
+    # -- model calls
+
+    async def reserve_model_call(self, messages: Sequence[LlmMessage],
+                                 max_tokens: int | None) -> Spend:
+        """Reserve the next call's worst case; raise when a budget refuses it."""
+        if not self._limited:
+            return _NOTHING
+        self._check_time()
+        prompt = sum(map(self._estimator.estimate, messages))
+        answer = max_tokens or 0
+        usd = 0.0 if self.price is None else self.price.cost(prompt, answer)
+        need = Spend(prompt, answer, usd, 1, 0)
+        refused = refusal("run", self.budget, self._used(self._usage()), need)
+        if refused is None and self._counters is not None and self._claims:
+            refused = await self._counters.reserve(self._claims, need)
+        if refused is not None:
+            raise self._exceeded(refused, "model call")
+        return need
+
+    async def settle_model_call(self, reserved: Spend, turn: int,
+                                response: LlmResponse) -> None:
+        """Charge what the call spent (its reservation, when the provider reported nothing)."""
+        model = str(getattr(response, "model", None) or self.model)
+        cache_read = int(getattr(response, "cache_read_tokens", 0) or 0)
+        cache_write = int(getattr(response, "cache_write_tokens", 0) or 0)
+        if response.usage_reported:
+            # Another model answered (a fallback): its own price.
+            price = self.price if model == self.model else self._prices.get(model)
+            usd = 0.0 if price is None else price.cost(
+                response.prompt_tokens, response.completion_tokens, cache_read=cache_read,
+                cache_write=cache_write)
+            spent = Spend(response.prompt_tokens, response.completion_tokens, usd, 1, 0)
+        else:
+            spent = reserved
+        self.cost_usd += spent.usd
+        if self._counters is not None:
+            await self._counters.settle(self._claims, reserved, CallUsage(
+                turn, model, spent, cache_read, cache_write, response.usage_reported))
+
+    async def release_model_call(self, reserved: Spend) -> None:
+        """Give back the reservation of a call that raised (a provider that refused it, a
+        cancelled run): it spent nothing a budget counts."""
+        if self._counters is not None and self._claims and reserved is not _NOTHING:
+            await self._counters.release(self._claims, reserved)
+
+    # -- tool rounds
+
+    async def tool_round(
+        self, turn: int, calls: Sequence[ToolCall], recorded: Mapping[str, object] | None,
+        dispatch: Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]],
+        observer: RunObserver | None,
+    ) -> list[ToolOutcome]:
+        """Run the calls of the round that fit the budgets (see the module docs)."""
+        fresh = [call for call in calls if recorded is None or call.id not in recorded]
+        limited = self.budget.tool_calls is not None or any(
+            c.budget.tool_calls is not None for c in self._claims)
+        self._check_time()
+        if not limited or not fresh:
+            self.tool_calls += len(fresh)
+            return await dispatch(calls)
+        usage = self._usage()
+        fit = calls_that_fit(self.budget, self._used(usage), len(fresh))
+        if fit and self._counters is not None and self._claims:
+            fit = await self._counters.reserve_tool_calls(self._claims, fit)
+        refused = None if fit == len(fresh) else self._tool_refusal(usage, len(fresh))
+        allowed = {call.id for call in fresh[:fit]}
+        refused_calls = [call for call in fresh if call.id not in allowed]
+        outcomes: dict[str, ToolOutcome] = {}
+        if refused is not None:
+            text = _refused_text(refused, fit)
+            for index, call in enumerate(refused_calls):
+                outcome = ToolOutcome(call, success=False, content=text)
+                outcomes[call.id] = outcome
+                if observer is not None:
+                    running = len(refused_calls) - index - 1 + fit
+                    await observer.tool_completed(turn, outcome, running=running)
+        if refused is not None and not fit:
+            raise self._exceeded(refused, "tool round")
+        self.tool_calls += fit
+        ran = await dispatch([call for call in calls if call.id not in outcomes])
+        outcomes.update((outcome.call.id, outcome) for outcome in ran)
+        return [outcomes[call.id] for call in calls]
+
+    def _tool_refusal(self, usage: AgentUsage, wanted: int) -> Refusal:
+        used = self._used(usage)
+        if self.budget.tool_calls is not None and used.tool_calls + wanted > self.budget.tool_calls:
+            return Refusal("run", "tool_calls", self.budget.tool_calls, used.tool_calls, wanted)
+        claim = next(c for c in self._claims if c.budget.tool_calls is not None)
+        assert claim.budget.tool_calls is not None
+        return Refusal(claim.scope, "tool_calls", claim.budget.tool_calls,
+                       claim.budget.tool_calls, wanted)
+
+    # -- the run's own limits
+
+    def _used(self, usage: AgentUsage) -> Spend:
+        return Spend(usage.prompt_tokens, usage.completion_tokens, self.cost_usd,
+                     usage.llm_calls, self.tool_calls)
+
+    def _check_time(self) -> None:
+        limit = self.budget.time
+        if limit is None:
+            return
+        elapsed = time.monotonic() - self._started
+        if elapsed >= limit:
+            raise self._exceeded(Refusal("run", "time", limit, round(elapsed, 3), 0.0), "step")
+
+    def _exceeded(self, refused: Refusal, step: str) -> BudgetExceededError:
+        return BudgetExceededError(agent_id=self.agent_id, scope=refused.scope,
+                                   limit_name=refused.measure, limit=refused.limit,
+                                   used=refused.used, needed=refused.needed, step=step,
+                                   checkpoint=self._checkpoint())
+
+
+def _refused_text(refused: Refusal, ran: int) -> str:
+    owner = {"run": "this run's", "thread": "the thread's", "key": "the API key's"}
+    return (f"not run: {owner.get(refused.scope, refused.scope)} tool-call budget "
+            f"({refused.limit:g} calls) allowed only {ran} of this round's calls; answer with "
+            "the results you have")
+
+
+def _period(period: str) -> str:
+    """The current period's name, in UTC: ``2026-12-05T07``, ``2026-12-05`` or ``2026-12``."""
+    formats = {"hour": "%Y-%m-%dT%H", "day": "%Y-%m-%d", "month": "%Y-%m"}
+    return time.strftime(formats[period], time.gmtime())
