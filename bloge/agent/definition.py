@@ -12,6 +12,7 @@ from bloge.agent.keywords import (
     DEFAULT_STREAMING_BUFFER_CAPACITY,
     KEYWORDS,
     TOOL_TIMEOUT,
+    fallback_problem,
     memory_size_problem,
     tool_choice_problem,
 )
@@ -145,6 +146,9 @@ class AgentDef:
     """Sequences that end a model's answer (our addition)."""
     seed: int | None = None
     """Asks the provider for repeatable sampling, where it has that (our addition)."""
+    fallback: tuple[str, ...] = ()
+    """Models tried in order when a call to ``model`` fails over: an overloaded, rate-limited
+    or unreachable provider (our addition; see :mod:`bloge.llm.fallback`)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -183,6 +187,9 @@ def definition_problems(agent: AgentDef) -> list[str]:
     if repeated:
         problems.append(f"tool names must be unique, repeated: {', '.join(repeated)}")
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
+    if problem:
+        problems.append(problem)
+    problem = fallback_problem(agent.model, agent.fallback)
     if problem:
         problems.append(problem)
     return problems

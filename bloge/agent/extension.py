@@ -20,8 +20,10 @@ from bloge.agent.keywords import (
     TOOL_BODY_WORDS,
     TOOL_TIMEOUT,
     exit_condition_variable_problem,
+    fallback_problem,
     input_binding_variable_problem,
     memory_size_problem,
+    models_of,
     tool_choice_problem,
 )
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
@@ -91,6 +93,9 @@ class _AgentBlock:
                                      tuple(t.name for t in self.tools))
         if choice:
             self._error(choice, self.seen["tool_choice"])
+        repeated = fallback_problem(self.values.get("model"), self.values.get("fallback"))
+        if repeated:
+            self._error(repeated, self.seen.get("fallback") or self.seen["model"])
         if self.errors:
             raise DslError.collect(self.errors)
         return AgentDef(
@@ -180,12 +185,33 @@ class _AgentBlock:
         value = self._constant(key, node)
         if value is _INVALID:
             return
+        if key == "model" and isinstance(value, list):
+            self._models(value, node)
+            return
+        if key == "fallback" and "fallback" in self.values:
+            self._error("the model list names the fallbacks already; remove fallback = …",
+                        node.span)
+            return
         keyword = KEYWORDS[key]
         problem = keyword.problem(value)
         if problem:
             self._error(problem, node.span)
             return
         self.values[key] = keyword.normalize(value)
+
+    def _models(self, value: list[Any], node: s.Expr) -> None:
+        """``model = ["a", "b"]``: the model, then its fallbacks."""
+        if "fallback" in self.seen:
+            self._error("the model list names the fallbacks already; remove fallback = …",
+                        self.seen["fallback"])
+            return
+        model, fallback = models_of(value)
+        for key, part in (("model", model), ("fallback", fallback)):
+            problem = KEYWORDS[key].problem(part) if value else "model needs at least one name"
+            if problem:
+                self._error(problem.replace("fallback must", "the model list must"), node.span)
+                return
+        self.values["model"], self.values["fallback"] = model, fallback
 
     def _constant(self, key: str, node: s.Expr) -> Any:
         for variable in (n for n in walk(node) if isinstance(n, s.Var)):

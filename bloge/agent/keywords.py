@@ -136,11 +136,31 @@ KEYWORDS: dict[str, Keyword] = {
                 lambda v: isinstance(v, str), nullable=True),
         Keyword("stop", "a list of non-empty strings", _is_texts, convert=texts),
         Keyword("seed", "a whole number", _is_int, nullable=True),
+        Keyword("fallback", "a list of model names", _is_texts, convert=texts),
     )
 }
 
 #: What ``tool_choice`` may be besides a tool's name.
 TOOL_CHOICE_MODES = ("auto", "required", "none")
+
+
+def fallback_problem(model: Any, fallback: Any) -> str | None:
+    """Why ``fallback`` cannot follow ``model``: a model listed twice would be tried twice."""
+    if not isinstance(fallback, tuple):
+        return None
+    listed = [model, *fallback]
+    repeated = sorted({m for m in listed if listed.count(m) > 1})
+    if repeated:
+        return f"a model is listed twice among the model and its fallbacks: {', '.join(repeated)}"
+    return None
+
+
+def models_of(value: Any) -> tuple[Any, Any]:
+    """``model = ["a", "b"]``: the model (``"a"``) and its fallbacks (``("b",)``); any other
+    value is the model, with no fallbacks."""
+    if isinstance(value, list | tuple) and value:
+        return value[0], tuple(value[1:])
+    return value, ()
 
 
 def tool_choice_problem(choice: Any, tool_names: tuple[str, ...]) -> str | None:

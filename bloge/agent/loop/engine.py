@@ -159,7 +159,8 @@ class AgentEngine:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine", "_listeners",
+    __slots__ = ("_cache_key", "_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
+                 "_listeners",
                  "_memory", "_observer", "_pool_wait", "_prepare", "_sink", "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
@@ -184,6 +185,9 @@ class _Run:
         self.calls = self.prompt_tokens = self.completion_tokens = self.unreported = 0
         self._pool_wait = PoolWait()
         self._observer = observer
+        # The conversation whose calls share a prompt prefix: the thread, else this run.
+        self._cache_key = (observer.thread_id if observer is not None and observer.thread_id
+                           else f"{definition.id}:{ctx.execution_id}")
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._chat = chat
@@ -295,7 +299,8 @@ class _Run:
         request = LlmRequest(definition.model, view, definition.temperature,
                              max_tokens=definition.max_tokens, stop=definition.stop,
                              tools=engine.tool_definitions, tool_choice=definition.tool_choice,
-                             seed=definition.seed)
+                             seed=definition.seed, fallback=definition.fallback,
+                             cache_key=self._cache_key)
         call_model = self._call_model
         started = time.perf_counter()
         waited = self._pool_wait.seconds
@@ -310,10 +315,9 @@ class _Run:
         if not response.usage_reported:
             self.unreported += 1
         if "on_agent_llm_called" in listeners.wanted:
-            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
-                turn, definition.model, response.prompt_tokens, response.completion_tokens,
-                latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
-            ))
+            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload.of(
+                turn, definition.model, response, latency,
+                (self._pool_wait.seconds - waited) * 1000.0))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if observer is not None:
             await observer.model_answered(turn, self.transcript, response, self.usage)

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from bloge.llm.providers.anthropic import messages_request_for, parse_messages_response
+from bloge.llm.providers.anthropic_cache import with_breakpoints
 from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
 from bloge.llm.providers.chunk_stream import assembled_stream
 from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
@@ -30,12 +31,16 @@ class AnthropicProvider(HttpProvider):
     requires one). ``headers`` are added to every request and win over ours (``anthropic-beta``
     for instance). ``timeout``, ``max_response_bytes``, ``http_client``, ``retry``, ``sleep`` and
     ``limits`` work as for :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
+    With ``prompt_caching`` (the default) every request of :meth:`chat` and
+    :meth:`stream_chat` carries ``cache_control`` breakpoints on its stable prefix (see
+    :mod:`~bloge.llm.providers.anthropic_cache`); the cache's reads and writes come back in
+    the response's usage.
 
     The provider is also a :data:`~bloge.llm.providers.claude.ClaudeTransport`: awaiting
     ``provider(body)`` sends a prepared request body and returns the response JSON.
     """
 
-    __slots__ = ("_max_tokens",)
+    __slots__ = ("_max_tokens", "_prompt_caching")
 
     def __init__(
         self,
@@ -51,8 +56,10 @@ class AnthropicProvider(HttpProvider):
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
+        prompt_caching: bool = True,
     ) -> None:
         self._max_tokens = max_tokens
+        self._prompt_caching = prompt_caching
         self._http = ProviderHttpClient(
             provider="anthropic",
             base_url=base_url,
@@ -68,7 +75,7 @@ class AnthropicProvider(HttpProvider):
 
     async def chat(self, request: LlmRequest) -> LlmResponse:
         """One message: text and/or tool calls, finish reason and usage."""
-        return self.parse(await self.send_messages(self._body(request)))
+        return self.parse(await self.send_messages(self._body(request)), model=request.model)
 
     def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
         """Text chunks as they arrive, each tool call when its block ends, then ``done``."""
@@ -83,17 +90,21 @@ class AnthropicProvider(HttpProvider):
     def stream_messages(self, body: Mapping[str, Any]) -> AsyncGenerator[LlmChunk, None]:
         """Stream a prepared body; the chunks of :meth:`stream_chat`."""
         streamed = {**body, "stream": True}
-        return assembled_stream(self._http, _PATH, streamed, AnthropicStreamAssembler())
+        model = body.get("model")
+        assembler = AnthropicStreamAssembler(model=model if isinstance(model, str) else "")
+        return assembled_stream(self._http, _PATH, streamed, assembler)
 
-    def parse(self, body: Mapping[str, Any]) -> LlmResponse:
-        """The neutral answer in a response body; :class:`ProviderError` when malformed."""
+    def parse(self, body: Mapping[str, Any], *, model: str = "") -> LlmResponse:
+        """The neutral answer in a response body, answered by ``model`` (else the model the
+        body names); :class:`ProviderError` when malformed."""
         try:
-            return parse_messages_response(body)
+            return parse_messages_response(body, model=model)
         except WireFormatError as exc:
             raise self._http.error(str(exc)) from exc
 
     def _body(self, request: LlmRequest) -> dict[str, Any]:
-        return messages_request_for(request, model=request.model, max_tokens=self._max_tokens)
+        body = messages_request_for(request, model=request.model, max_tokens=self._max_tokens)
+        return with_breakpoints(body) if self._prompt_caching else body
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"

@@ -38,9 +38,13 @@ class OpenAIChatProvider(HttpProvider):
     :class:`~bloge.core.errors.ProviderError`. ``limits`` (``httpx.Limits``) size the
     provider's connection pool: at most ``max_connections`` calls are on the wire at once, the
     others wait for a connection (httpx's default: 100); not with an ``http_client``.
+    With ``prompt_cache_key`` (the default) a request's ``cache_key`` (the run's thread) is sent
+    as OpenAI's ``prompt_cache_key``, which routes a conversation's calls to the same prompt
+    cache; turn it off for a compatible server that rejects unknown fields. The cache's reads
+    come back in the response's usage (``cache_read_tokens``).
     """
 
-    __slots__ = ("_max_tokens",)
+    __slots__ = ("_max_tokens", "_prompt_cache_key")
 
     def __init__(
         self,
@@ -56,7 +60,9 @@ class OpenAIChatProvider(HttpProvider):
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
+        prompt_cache_key: bool = True,
     ) -> None:
+        self._prompt_cache_key = prompt_cache_key
         if max_tokens is not None and max_tokens < 1:
             raise BlogeUsageError(f"max_tokens must be >= 1, got {max_tokens}")
         self._max_tokens = max_tokens
@@ -83,7 +89,7 @@ class OpenAIChatProvider(HttpProvider):
         """One completion: text and/or tool calls, finish reason and usage."""
         body = await self._http.post_json(_PATH, self._body(request, stream=False))
         try:
-            return parse_chat_response(body)
+            return parse_chat_response(body, model=request.model)
         except WireFormatError as exc:
             raise self._http.error(str(exc)) from exc
 
@@ -91,10 +97,12 @@ class OpenAIChatProvider(HttpProvider):
         """Text chunks as they arrive, then one chunk per complete tool call, then a ``done``
         chunk with the finish reason and usage (requested with ``include_usage``)."""
         body = self._body(request, stream=True)
-        return assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
+        assembler = OpenAIStreamAssembler(model=request.model)
+        return assembled_stream(self._http, _PATH, body, assembler)
 
     def _body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
-        return chat_request_body(request, stream=stream, max_tokens=self._max_tokens)
+        return chat_request_body(request, stream=stream, max_tokens=self._max_tokens,
+                                 prompt_cache_key=self._prompt_cache_key)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"
