@@ -15,6 +15,7 @@ from bloge.agent.keywords import (
     fallback_problem,
     memory_size_problem,
     tool_choice_problem,
+    window_block_problem,
 )
 from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.schema import infer_parameters
@@ -200,8 +201,9 @@ def memory_problem(strategy: Any) -> str | None:
     match strategy:
         case AgentMemoryStrategy.Full() | AgentMemoryStrategy.Custom():
             return None
-        case AgentMemoryStrategy.SlidingWindow(size):
-            return memory_size_problem("sliding_window", "window size", size)
+        case AgentMemoryStrategy.SlidingWindow(size, block):
+            return (memory_size_problem("sliding_window", "window size", size)
+                    or window_block_problem(size, block))
         case AgentMemoryStrategy.TokenBudget(size):
             return memory_size_problem("token_budget", "token budget", size)
         case AgentMemoryStrategy.Summary(size):

@@ -25,6 +25,7 @@ from bloge.agent.keywords import (
     memory_size_problem,
     models_of,
     tool_choice_problem,
+    window_block_problem,
 )
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.schema import TOOL_ARGS
@@ -259,6 +260,8 @@ class _AgentBlock:
                 self._error(f"{node.function}() takes no arguments", node.span)
                 return None
             return AgentMemoryStrategy.Full()
+        if kind is AgentMemoryStrategy.SlidingWindow and len(node.args) == 2:
+            return self._block_window(node)
         if len(node.args) != 1:
             self._error(f"{node.function}(n) takes exactly one argument, the {meaning}",
                         node.span)
@@ -272,6 +275,21 @@ class _AgentBlock:
             return None
         strategy: MemoryStrategy = kind(size)
         return strategy
+
+    def _block_window(self, node: s.Call) -> MemoryStrategy | None:
+        """``sliding_window(n, block)``: a window that moves ``block`` messages at a time."""
+        size, block = (self._constant(node.function, arg) for arg in node.args)
+        if size is _INVALID or block is _INVALID:
+            return None
+        problem = memory_size_problem(node.function, "window size", size)
+        if problem:
+            self._error(problem, node.args[0].span)
+            return None
+        problem = window_block_problem(size, block)
+        if problem:
+            self._error(problem, node.args[1].span)
+            return None
+        return AgentMemoryStrategy.SlidingWindow(size, block)
 
     def _unknown_strategy(self, node: s.Call) -> None:
         hint = did_you_mean_hint(node.function, DSL_STRATEGIES, shown="{}()")

@@ -225,3 +225,13 @@ def memory_size_problem(function: str, meaning: str, value: Any) -> str | None:
     if value < 1:
         return f"{function}(n) needs n >= 1, got {number_text(value)}"
     return None
+
+
+def window_block_problem(size: Any, block: Any) -> str | None:
+    """Why ``sliding_window(size, block)`` cannot move ``block`` messages at a time."""
+    if not _is_int(block):
+        return f"sliding_window(n, block) needs a whole number block, got {describe_value(block)}"
+    if not 1 <= block <= size:
+        return (f"sliding_window(n, block) needs a block between 1 and the window size {size}, "
+                f"got {number_text(block)}")
+    return None

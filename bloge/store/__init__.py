@@ -19,6 +19,7 @@ nothing of the store: a recorder plugs into it from above. The :class:`Store` re
 through a :class:`RunWriter`.
 """
 
+from bloge.store.breakers import StoreBreakerStates
 from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.events import event_chunk
 from bloge.store.follow import follow
@@ -53,6 +54,7 @@ __all__ = [
     "RunStatus",
     "RunWriter",
     "Store",
+    "StoreBreakerStates",
     "StoreError",
     "StoreNotFoundError",
     "StoreWriter",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bloge import (
@@ -70,7 +70,8 @@ def load_agents(
     compiler = AgentDslCompiler(registry)
     agents: dict[str, LoadedAgent] = {}
     for path in dsl_files(settings.agents.dsl_locations, project.path, report):
-        for definition in compiler.compile_all_file(path):
+        for compiled in compiler.compile_all_file(path):
+            definition = block_windowed(compiled, settings.agents.window_block)
             if definition.id in agents:
                 raise ConfigurationError(
                     f"agent {definition.id!r} is declared twice: in {agents[definition.id].source} "
@@ -83,6 +84,18 @@ def load_agents(
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
                           reason=f"{kind} compiled from {display(path, project.path)}")
     return agents
+
+
+def block_windowed(definition: AgentDef, block: int | None) -> AgentDef:
+    """``definition`` with its ``sliding_window(n)`` moving ``block`` messages at a time
+    (``bloge.agents.window-block``, at most ``n``), unless its DSL gave a block."""
+    strategy = definition.memory_strategy
+    if (block is None or not isinstance(strategy, AgentMemoryStrategy.SlidingWindow)
+            or strategy.block != 1):
+        return definition
+    window = AgentMemoryStrategy.SlidingWindow(strategy.window_size,
+                                               min(block, strategy.window_size))
+    return replace(definition, memory_strategy=window)
 
 
 def materialize(

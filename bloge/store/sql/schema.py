@@ -2,7 +2,8 @@
 
 Version 1 is the first schema; version 2 adds the autopilot's tables; version 3 the owner of
 each thread and run (the principal whose API key created it; none for what was recorded
-before, or without keys). A database holds its
+before, or without keys); version 4 the circuit breakers of fallback models, shared by every
+worker. A database holds its
 version in ``bloge_schema``; a database newer than this code is refused (an older bloge must
 not write a layout it does not know). Every statement is valid for SQLite and for PostgreSQL alike.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 3
+VERSION = 4
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -132,8 +133,16 @@ _V3 = (
     "ALTER TABLE bloge_runs ADD COLUMN owner TEXT",
 )
 
+_V4 = (
+    """CREATE TABLE bloge_circuit_breakers (
+        route TEXT PRIMARY KEY,
+        failures BIGINT NOT NULL,
+        open_until DOUBLE PRECISION,
+        updated_at DOUBLE PRECISION NOT NULL)""",
+)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
 assert len(MIGRATIONS) == VERSION
 
 
