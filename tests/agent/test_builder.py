@@ -39,6 +39,7 @@ EVERY_FIELD: dict[str, Any] = {
     "tool_choice": "search",
     "stop": ("END",),
     "seed": 7,
+    "fallback": ("claude-sonnet-4-5",),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -47,6 +48,7 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     "memory_strategy": lambda builder, value: builder.memory(value),
     "tools": lambda builder, tools: builder.tool(*tools),
     "stop": lambda builder, sequences: builder.stop(*sequences),
+    "fallback": lambda builder, models: builder.fallback(*models),
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",

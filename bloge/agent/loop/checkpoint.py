@@ -91,7 +91,8 @@ class AgentCheckpoint:
             agent_id=agent_id,
             usage=AgentUsage(*(_count(usage.get(name, 0), f"usage.{name}")
                                for name in ("llm_calls", "prompt_tokens", "completion_tokens",
-                                            "unreported_calls"))),
+                                            "unreported_calls", "cache_read_tokens",
+                                            "cache_write_tokens"))),
         )
 
 

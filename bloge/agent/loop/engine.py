@@ -160,9 +160,8 @@ class _Run:
     """One execution: the state machine and its bookkeeping."""
 
     __slots__ = ("_cache_key", "_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
-                 "_listeners",
-                 "_memory", "_observer", "_pool_wait", "_prepare", "_sink", "base_usage", "calls",
-                 "completion_tokens",
+                 "_listeners", "_memory", "_observer", "_pool_wait", "_prepare", "_sink",
+                 "base_usage", "cache_read", "cache_written", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
@@ -183,6 +182,7 @@ class _Run:
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
         self.calls = self.prompt_tokens = self.completion_tokens = self.unreported = 0
+        self.cache_read = self.cache_written = 0
         self._pool_wait = PoolWait()
         self._observer = observer
         # The conversation whose calls share a prompt prefix: the thread, else this run.
@@ -312,6 +312,8 @@ class _Run:
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
+        self.cache_read += response.cache_read_tokens
+        self.cache_written += response.cache_write_tokens
         if not response.usage_reported:
             self.unreported += 1
         if "on_agent_llm_called" in listeners.wanted:
@@ -360,6 +362,8 @@ class _Run:
             base.prompt_tokens + self.prompt_tokens + memory.prompt_tokens,
             base.completion_tokens + self.completion_tokens + memory.completion_tokens,
             base.unreported_calls + self.unreported,
+            base.cache_read_tokens + self.cache_read,
+            base.cache_write_tokens + self.cache_written,
         )
 
     def checkpoint(self) -> AgentCheckpoint:

@@ -69,24 +69,31 @@ class AgentUsage:
 
     ``unreported_calls`` counts the model calls whose provider reported no usage (a server
     that streams without a usage chunk): their tokens are missing from the counts, which are
-    then a lower bound.
+    then a lower bound. Of the ``prompt_tokens``, ``cache_read_tokens`` were read from the
+    providers' prompt caches and ``cache_write_tokens`` written to them.
     """
 
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     unreported_calls: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def to_dict(self) -> dict[str, int]:
-        """The counts as JSON; ``unreported_calls`` only when some call went unreported."""
+        """The counts as JSON; ``unreported_calls`` only when some call went unreported, the
+        cache's counts only when a cache was used."""
         counts = {"llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
                   "completion_tokens": self.completion_tokens}
         if self.unreported_calls:
             counts["unreported_calls"] = self.unreported_calls
+        if self.cache_read_tokens or self.cache_write_tokens:
+            counts["cache_read_tokens"] = self.cache_read_tokens
+            counts["cache_write_tokens"] = self.cache_write_tokens
         return counts
 
     @classmethod
@@ -96,7 +103,8 @@ class AgentUsage:
 
 
 #: The counts of :class:`AgentUsage`, in its fields' order.
-_USAGE_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens", "unreported_calls")
+_USAGE_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens", "unreported_calls",
+                 "cache_read_tokens", "cache_write_tokens")
 
 
 @dataclass(frozen=True, slots=True)
