@@ -69,7 +69,8 @@ def _conversation_marked(messages: list[Any], left: int) -> list[Any]:
 
 def _last_block_marked(message: Mapping[str, Any]) -> dict[str, Any]:
     content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    blocks: list[Any] = ([{"type": "text", "text": content}] if isinstance(content, str)
+                         else list(content) if isinstance(content, list) else [])
     if not blocks:
         return dict(message)
     blocks[-1] = {**blocks[-1], "cache_control": dict(EPHEMERAL)}
