@@ -20,6 +20,7 @@ from bloge.core import ProviderError
 from bloge.core.context import OperatorContext
 from bloge.llm import LlmChatOperator, LlmMessage, LlmRequest, LlmStreamingChatOperator
 from bloge.llm.breaker import CircuitBreaker
+from bloge.llm.fallback import fails_over
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider, RetryPolicy
 from bloge.llm.routing import ModelRouter
 from bloge.llm.types import LlmChunk, LlmResponse
@@ -227,3 +228,21 @@ async def test_when_every_breaker_is_open_the_models_are_asked_anyway() -> None:
         response = await chat(router, breaker)
     assert response.model == "claude-sonnet-4-5"
     assert (openai.calls, claude.calls) == (1, 1)
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    (ProviderError("Your credit balance is too low to access the Anthropic API",
+                   provider="anthropic", status_code=400), True),
+    (ProviderError("Payment required", provider="openai", status_code=402), True),
+    (ProviderError("Request timeout", provider="openai", status_code=408), True),
+    (ProviderError("timed out after 60 s", provider="openai", retryable=True), True),
+    (TimeoutError(), True),
+    (ConnectionRefusedError(), True),
+    (ProviderError("Invalid API key", provider="openai", status_code=401), False),
+    (ProviderError("model not found", provider="openai", status_code=404), False),
+    (ProviderError("prompt is too long", provider="anthropic", status_code=413), False),
+    (ProviderError("the response has no choices", provider="openai"), False),
+    (ValueError("a bug"), False),
+])
+def test_which_failures_fail_over(error: Exception, expected: bool) -> None:
+    assert fails_over(error) is expected
