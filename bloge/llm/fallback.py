@@ -12,6 +12,9 @@ a refusal, which is an answer.
 A stream fails over only until its first chunk arrives: after that part of the answer has
 reached the caller, and a failure ends the call.
 
+Each model but the last makes at most ``attempts`` attempts (2: one retry) of its provider's
+retry policy before the next model is asked; the last keeps the whole policy.
+
 A :class:`~bloge.llm.breaker.CircuitBreaker` watches each model (by its route: provider and
 model): while one is open its model is skipped, unless every model's is. The response says
 which model answered (``model``) and which were tried before it (``fallback_from``).
@@ -27,11 +30,16 @@ from contextlib import aclosing
 from typing import NoReturn
 
 from bloge.core.errors import ProviderError
+from bloge.llm.attempts import attempts_capped
 from bloge.llm.breaker import BreakerState, CircuitBreaker
 from bloge.llm.provider import LlmProvider
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
 _log = logging.getLogger("bloge.llm.fallback")
+
+#: Attempts a model with a fallback after it makes before the fallback answers (its
+#: provider's retries cut short; see :mod:`bloge.llm.attempts`).
+DEFAULT_ATTEMPTS = 2
 
 #: Client errors that mean the account, not the request: out of credit or of quota.
 _QUOTA = re.compile(r"insufficient_quota|quota|credit balance|billing", re.IGNORECASE)
@@ -69,11 +77,13 @@ class ModelFallback:
     """Answers a request from its first model that does not fail over (see the module),
     through ``provider``, with ``breaker`` watching each model."""
 
-    __slots__ = ("breaker", "provider")
+    __slots__ = ("attempts", "breaker", "provider")
 
-    def __init__(self, provider: LlmProvider, breaker: CircuitBreaker | None = None) -> None:
+    def __init__(self, provider: LlmProvider, breaker: CircuitBreaker | None = None, *,
+                 attempts: int | None = DEFAULT_ATTEMPTS) -> None:
         self.provider = provider
         self.breaker = breaker if breaker is not None else CircuitBreaker()
+        self.attempts = attempts
 
     async def chat(self, request: LlmRequest) -> LlmResponse:
         """The first answer of the request's models."""
@@ -82,7 +92,8 @@ class ModelFallback:
         plan = await self._plan(request)
         for index, (model, key, state) in enumerate(plan):
             try:
-                response = await self.provider.chat(_for(request, model))
+                with attempts_capped(None if index + 1 == len(plan) else self.attempts):
+                    response = await self.provider.chat(_for(request, model))
             except Exception as error:
                 if not fails_over(error):
                     raise
@@ -108,7 +119,8 @@ class ModelFallback:
         for index, (model, key, state) in enumerate(plan):
             chunks = self.provider.stream_chat(_for(request, model))
             try:
-                first = await anext(chunks, None)
+                with attempts_capped(None if index + 1 == len(plan) else self.attempts):
+                    first = await anext(chunks, None)
             except Exception as error:
                 await _close(chunks)
                 if not fails_over(error):

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from bloge.core.context import OperatorContext
 from bloge.core.operator import OperatorMetadata
 from bloge.llm.breaker import CircuitBreaker
-from bloge.llm.fallback import ModelFallback
+from bloge.llm.fallback import DEFAULT_ATTEMPTS, ModelFallback
 from bloge.llm.provider import LlmProvider
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
@@ -23,14 +23,16 @@ class _ProviderOperator:
     A request that lists ``fallback`` models is answered by :class:`~bloge.llm.fallback.
     ModelFallback`: its next model when a call fails over, each model watched by
     ``breaker`` (share one between the whole and the streaming operator, and through a store
-    between workers: see :mod:`bloge.llm.breaker`; default: this operator's own).
+    between workers: see :mod:`bloge.llm.breaker`; default: this operator's own); a model with
+    another after it makes at most ``fallback_attempts`` attempts (``None``: its provider's).
     """
 
     __slots__ = ("fallback", "provider")
 
-    def __init__(self, provider: LlmProvider, *, breaker: CircuitBreaker | None = None) -> None:
+    def __init__(self, provider: LlmProvider, *, breaker: CircuitBreaker | None = None,
+                 fallback_attempts: int | None = DEFAULT_ATTEMPTS) -> None:
         self.provider = provider
-        self.fallback = ModelFallback(provider, breaker)
+        self.fallback = ModelFallback(provider, breaker, attempts=fallback_attempts)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider!r})"

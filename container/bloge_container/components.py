@@ -277,7 +277,8 @@ def operator_registry(
             report.record(name, registered=False, kind="on-missing-bean",
                           reason=f"the application registers its own operator {name!r}")
             continue
-        operators[name] = make(provider, breaker=breaker)
+        operators[name] = make(provider, breaker=breaker,
+                               fallback_attempts=settings.llm.fallback.attempts_before_failover)
         report.record(name, registered=True, kind="on-missing-bean",
                       reason=f"no operator named {name!r} is configured")
     return OperatorRegistry(operators)

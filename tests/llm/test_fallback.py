@@ -246,3 +246,19 @@ async def test_when_every_breaker_is_open_the_models_are_asked_anyway() -> None:
 ])
 def test_which_failures_fail_over(error: Exception, expected: bool) -> None:
     assert fails_over(error) is expected
+
+
+async def test_a_model_with_a_fallback_is_retried_once_then_the_fallback_answers() -> None:
+    openai = Upstream(status(429, openai_error("Rate limit reached", "requests")))
+    claude = Upstream(claude_answers)
+    with LocalServer(openai) as primary, LocalServer(claude) as secondary:
+        retrying = RetryPolicy(max_attempts=4, initial_backoff=0.0, jitter=False)
+        router = ModelRouter({
+            "gpt-*": OpenAIChatProvider(base_url=primary.url("/v1"), api_key=OPENAI_KEY,
+                                        retry=retrying),
+            "claude-*": AnthropicProvider(base_url=secondary.url(), api_key=ANTHROPIC_KEY,
+                                          retry=retrying),
+        })
+        response = await chat(router)
+    assert response.model == "claude-sonnet-4-5"
+    assert openai.calls == 2  # one retry of the policy's three, then the fallback

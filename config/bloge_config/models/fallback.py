@@ -21,6 +21,10 @@ class FallbackSettings(BaseModel):
     breaker_cooldown: PositiveDuration = Field(
         default=30.0, description="Seconds an open breaker skips its model; then calls go "
         "through again, and the first failure opens it anew")
+    attempts_before_failover: int | None = Field(
+        default=2, ge=1, description="Attempts of a model with a fallback after it (its "
+        "provider's retries cut short) before the fallback answers; null: every attempt of "
+        "bloge.llm.retry")
     shared: bool = Field(
         default=True, description="Keep the breakers in the run store when it is enabled, "
         "shared by every worker on it; false: each process keeps its own")
