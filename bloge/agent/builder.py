@@ -57,8 +57,16 @@ class AgentBuilder:
 
     # -- keywords
 
-    def model(self, model: str) -> Self:
-        return self._set("model", model)
+    def model(self, model: str, *fallback: str) -> Self:
+        """The model of every call; ``fallback`` models are tried in order when a call to it
+        fails over (as ``model = ["a", "b"]`` in the DSL)."""
+        self._set("model", model)
+        return self.fallback(*fallback) if fallback else self
+
+    def fallback(self, *models: str) -> Self:
+        """Models tried in order when a call fails over: a provider overloaded, rate-limited
+        or unreachable (our addition; see :mod:`bloge.llm.fallback`)."""
+        return self._set("fallback", models)
 
     def system_prompt(self, prompt: str | None) -> Self:
         return self._set("system_prompt", prompt)

@@ -14,8 +14,10 @@ from bloge.agent.keywords import (
     DEFAULT_STREAMING_BUFFER_CAPACITY,
     KEYWORDS,
     TOOL_TIMEOUT,
+    fallback_problem,
     memory_size_problem,
     tool_choice_problem,
+    window_block_problem,
 )
 from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.output.schema import OutputSchema
@@ -200,6 +202,9 @@ class AgentDef:
     thread_budget: Budget | None = None
     """What every run on one thread may spend together, the thread's whole life (our
     addition; kept in the run store, so only recorded runs have it)."""
+    fallback: tuple[str, ...] = ()
+    """Models tried in order when a call to ``model`` fails over: an overloaded, rate-limited
+    or unreachable provider (our addition; see :mod:`bloge.llm.fallback`)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -248,6 +253,9 @@ def definition_problems(agent: AgentDef) -> list[str]:
         value = getattr(agent, name)
         if value is not None and not isinstance(value, Budget):
             problems.append(f"{name} must be a Budget or None, got {value!r}")
+    problem = fallback_problem(agent.model, agent.fallback)
+    if problem:
+        problems.append(problem)
     return problems
 
 
@@ -266,8 +274,9 @@ def memory_problem(strategy: Any) -> str | None:
     match strategy:
         case AgentMemoryStrategy.Full() | AgentMemoryStrategy.Custom():
             return None
-        case AgentMemoryStrategy.SlidingWindow(size):
-            return memory_size_problem("sliding_window", "window size", size)
+        case AgentMemoryStrategy.SlidingWindow(size, block):
+            return (memory_size_problem("sliding_window", "window size", size)
+                    or window_block_problem(size, block))
         case AgentMemoryStrategy.TokenBudget(size):
             return memory_size_problem("token_budget", "token budget", size)
         case AgentMemoryStrategy.Summary(size):

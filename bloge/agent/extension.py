@@ -24,9 +24,12 @@ from bloge.agent.keywords import (
     TOOL_BODY_WORDS,
     TOOL_TIMEOUT,
     exit_condition_variable_problem,
+    fallback_problem,
     input_binding_variable_problem,
     memory_size_problem,
+    models_of,
     tool_choice_problem,
+    window_block_problem,
 )
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.output.compile import output_block, output_reference
@@ -101,6 +104,9 @@ class _AgentBlock:
                                      tuple(t.name for t in self.tools))
         if choice:
             self._error(choice, self.seen["tool_choice"])
+        repeated = fallback_problem(self.values.get("model"), self.values.get("fallback"))
+        if repeated:
+            self._error(repeated, self.seen.get("fallback") or self.seen["model"])
         if self.errors:
             raise DslError.collect(self.errors)
         return AgentDef(
@@ -208,12 +214,33 @@ class _AgentBlock:
         value = self._constant(key, node)
         if value is _INVALID:
             return
+        if key == "model" and isinstance(value, list):
+            self._models(value, node)
+            return
+        if key == "fallback" and "fallback" in self.values:
+            self._error("the model list names the fallbacks already; remove fallback = …",
+                        node.span)
+            return
         keyword = KEYWORDS[key]
         problem = keyword.problem(value)
         if problem:
             self._error(problem, node.span)
             return
         self.values[key] = keyword.normalize(value)
+
+    def _models(self, value: list[Any], node: s.Expr) -> None:
+        """``model = ["a", "b"]``: the model, then its fallbacks."""
+        if "fallback" in self.seen:
+            self._error("the model list names the fallbacks already; remove fallback = …",
+                        self.seen["fallback"])
+            return
+        model, fallback = models_of(value)
+        for key, part in (("model", model), ("fallback", fallback)):
+            problem = KEYWORDS[key].problem(part) if value else "model needs at least one name"
+            if problem:
+                self._error(problem.replace("fallback must", "the model list must"), node.span)
+                return
+        self.values["model"], self.values["fallback"] = model, fallback
 
     def _constant(self, key: str, node: s.Expr) -> Any:
         for variable in (n for n in walk(node) if isinstance(n, s.Var)):
@@ -261,6 +288,8 @@ class _AgentBlock:
                 self._error(f"{node.function}() takes no arguments", node.span)
                 return None
             return AgentMemoryStrategy.Full()
+        if kind is AgentMemoryStrategy.SlidingWindow and len(node.args) == 2:
+            return self._block_window(node)
         if len(node.args) != 1:
             self._error(f"{node.function}(n) takes exactly one argument, the {meaning}",
                         node.span)
@@ -274,6 +303,21 @@ class _AgentBlock:
             return None
         strategy: MemoryStrategy = kind(size)
         return strategy
+
+    def _block_window(self, node: s.Call) -> MemoryStrategy | None:
+        """``sliding_window(n, block)``: a window that moves ``block`` messages at a time."""
+        size, block = (self._constant(node.function, arg) for arg in node.args)
+        if size is _INVALID or block is _INVALID:
+            return None
+        problem = memory_size_problem(node.function, "window size", size)
+        if problem:
+            self._error(problem, node.args[0].span)
+            return None
+        problem = window_block_problem(size, block)
+        if problem:
+            self._error(problem, node.args[1].span)
+            return None
+        return AgentMemoryStrategy.SlidingWindow(size, block)
 
     def _unknown_strategy(self, node: s.Call) -> None:
         hint = did_you_mean_hint(node.function, DSL_STRATEGIES, shown="{}()")

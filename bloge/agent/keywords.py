@@ -138,11 +138,31 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("seed", "a whole number", _is_int, nullable=True),
         Keyword("parallel_tool_calls", "true or false", lambda v: isinstance(v, bool),
                 nullable=True),
+        Keyword("fallback", "a list of model names", _is_texts, convert=texts),
     )
 }
 
 #: What ``tool_choice`` may be besides a tool's name.
 TOOL_CHOICE_MODES = ("auto", "required", "none")
+
+
+def fallback_problem(model: Any, fallback: Any) -> str | None:
+    """Why ``fallback`` cannot follow ``model``: a model listed twice would be tried twice."""
+    if not isinstance(fallback, tuple):
+        return None
+    listed = [model, *fallback]
+    repeated = sorted({m for m in listed if listed.count(m) > 1})
+    if repeated:
+        return f"a model is listed twice among the model and its fallbacks: {', '.join(repeated)}"
+    return None
+
+
+def models_of(value: Any) -> tuple[Any, Any]:
+    """``model = ["a", "b"]``: the model (``"a"``) and its fallbacks (``("b",)``); any other
+    value is the model, with no fallbacks."""
+    if isinstance(value, list | tuple) and value:
+        return value[0], tuple(value[1:])
+    return value, ()
 
 
 def tool_choice_problem(choice: Any, tool_names: tuple[str, ...]) -> str | None:
@@ -209,4 +229,14 @@ def memory_size_problem(function: str, meaning: str, value: Any) -> str | None:
         return f"{function}(n) needs a whole number {meaning}, got {describe_value(value)}"
     if value < 1:
         return f"{function}(n) needs n >= 1, got {number_text(value)}"
+    return None
+
+
+def window_block_problem(size: Any, block: Any) -> str | None:
+    """Why ``sliding_window(size, block)`` cannot move ``block`` messages at a time."""
+    if not _is_int(block):
+        return f"sliding_window(n, block) needs a whole number block, got {describe_value(block)}"
+    if not 1 <= block <= size:
+        return (f"sliding_window(n, block) needs a block between 1 and the window size {size}, "
+                f"got {number_text(block)}")
     return None

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from bloge.llm.types import LlmResponse
+
 _log = logging.getLogger("bloge.agent.listeners")
 
 
@@ -38,7 +40,13 @@ class TurnStartedPayload:
 class LlmCalledPayload:
     """A model call ended. ``latency_ms`` is the whole call, and ``pool_wait_ms`` the part of
     it the call spent waiting for a free connection of its provider's pool (our addition;
-    ``0.0`` when it waited for none, or its provider does not say)."""
+    ``0.0`` when it waited for none, or its provider does not say).
+
+    ``model`` is the model that answered (the provider's name for it, after aliases and
+    fallbacks); our additions: ``cache_read_tokens`` and ``cache_write_tokens`` of the
+    ``prompt_tokens`` came from and went to the provider's prompt cache, and
+    ``fallback_from`` names the agent's models tried first, which failed or were skipped.
+    """
 
     turn_number: int
     model: str
@@ -47,6 +55,18 @@ class LlmCalledPayload:
     latency_ms: float
     finish_reason: str
     pool_wait_ms: float = 0.0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    fallback_from: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, turn: int, model: str, response: LlmResponse, latency_ms: float,
+           pool_wait_ms: float = 0.0) -> LlmCalledPayload:
+        """The payload of ``response``, asked of ``model`` in turn ``turn``."""
+        return cls(turn, response.model or model, response.prompt_tokens,
+                   response.completion_tokens, latency_ms, response.finish_reason, pool_wait_ms,
+                   response.cache_read_tokens, response.cache_write_tokens,
+                   response.fallback_from)
 
 
 @dataclass(frozen=True, slots=True)

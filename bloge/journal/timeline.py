@@ -181,8 +181,23 @@ def _llm_called(e: Mapping[str, Any]) -> str:
     waited = e.get("pool_wait_ms")
     pool = (f" ({_ms(waited)} waiting for a connection)"
             if isinstance(waited, int | float) and waited >= 1 else "")
-    return (f"{e.get('model')}: {e.get('prompt_tokens')}+{e.get('completion_tokens')} tokens, "
+    cached = _cached(e.get("cache_read_tokens"), e.get("cache_write_tokens"))
+    tried = e.get("fallback_from")
+    fallback = (f" (after {', '.join(map(str, tried))} failed)"
+                if isinstance(tried, list | tuple) and tried else "")
+    return (f"{e.get('model')}{fallback}: {e.get('prompt_tokens')}+"
+            f"{e.get('completion_tokens')} tokens{cached}, "
             f"{_ms(e.get('latency_ms'))}{pool}, finish {e.get('finish_reason')}")
+
+
+def _cached(read: object, written: object) -> str:
+    """The prompt cache's part of a model call: `` (900 cached, 100 written to cache)``."""
+    parts = []
+    if isinstance(read, int) and read:
+        parts.append(f"{read} cached")
+    if isinstance(written, int) and written:
+        parts.append(f"{written} written to cache")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _tool_dispatched(e: Mapping[str, Any]) -> str:

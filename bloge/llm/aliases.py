@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
 
+from bloge.llm.fallback import route_of
 from bloge.llm.provider import LlmProvider
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
@@ -31,6 +32,10 @@ class ModelAliases:
 
     def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
         return self.provider.stream_chat(self._renamed(request))
+
+    def route(self, model: str) -> str:
+        """Where a call of ``model`` goes: the provider's route of its alias."""
+        return route_of(self.provider, self.aliases.get(model, model))
 
     async def aclose(self) -> None:
         close = getattr(self.provider, "aclose", None)

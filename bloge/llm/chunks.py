@@ -20,7 +20,11 @@ def response_chunks(response: LlmResponse) -> list[LlmChunk]:
     chunks.extend(LlmChunk(tool_call=call) for call in response.tool_calls)
     chunks.append(LlmChunk(done=True, finish_reason=response.finish_reason,
                            prompt_tokens=response.prompt_tokens,
-                           completion_tokens=response.completion_tokens))
+                           completion_tokens=response.completion_tokens,
+                           model=response.model,
+                           cache_read_tokens=response.cache_read_tokens,
+                           cache_write_tokens=response.cache_write_tokens,
+                           fallback_from=response.fallback_from))
     return chunks
 
 
@@ -46,6 +50,10 @@ def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
         tool_calls=calls,
         usage_reported=last is not None and (last.prompt_tokens is not None
                                              or last.completion_tokens is not None),
+        model=last.model if last else "",
+        cache_read_tokens=last.cache_read_tokens if last else 0,
+        cache_write_tokens=last.cache_write_tokens if last else 0,
+        fallback_from=last.fallback_from if last else (),
     )
 
 

@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 
 from bloge.core.context import OperatorContext
 from bloge.core.operator import OperatorMetadata
+from bloge.llm.breaker import CircuitBreaker
+from bloge.llm.fallback import DEFAULT_ATTEMPTS, ModelFallback
 from bloge.llm.provider import LlmProvider
 from bloge.llm.types import LlmChunk, LlmRequest, LlmResponse
 
@@ -16,12 +18,21 @@ LLM_STREAMING_CHAT = "llmStreamingChat"
 
 
 class _ProviderOperator:
-    """A chat operator over one provider; the two below differ only in how it answers."""
+    """A chat operator over one provider; the two below differ only in how it answers.
 
-    __slots__ = ("provider",)
+    A request that lists ``fallback`` models is answered by :class:`~bloge.llm.fallback.
+    ModelFallback`: its next model when a call fails over, each model watched by
+    ``breaker`` (share one between the whole and the streaming operator, and through a store
+    between workers: see :mod:`bloge.llm.breaker`; default: this operator's own); a model with
+    another after it makes at most ``fallback_attempts`` attempts (``None``: its provider's).
+    """
 
-    def __init__(self, provider: LlmProvider) -> None:
+    __slots__ = ("fallback", "provider")
+
+    def __init__(self, provider: LlmProvider, *, breaker: CircuitBreaker | None = None,
+                 fallback_attempts: int | None = DEFAULT_ATTEMPTS) -> None:
         self.provider = provider
+        self.fallback = ModelFallback(provider, breaker, attempts=fallback_attempts)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider!r})"
@@ -38,6 +49,8 @@ class LlmChatOperator(_ProviderOperator):
     __slots__ = ()
 
     async def execute(self, input: LlmRequest, ctx: OperatorContext) -> LlmResponse:
+        if input.fallback:
+            return await self.fallback.chat(input)
         return await self.provider.chat(input)
 
 
@@ -58,4 +71,6 @@ class LlmStreamingChatOperator(_ProviderOperator):
         input: LlmRequest,
         ctx: OperatorContext,
     ) -> AsyncIterator[LlmChunk]:
+        if input.fallback:
+            return self.fallback.stream(input)
         return self.provider.stream_chat(input)

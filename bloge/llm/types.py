@@ -35,6 +35,12 @@ class LlmRequest:
     :mod:`bloge.llm.structured`); ``parallel_tool_calls`` ``False`` asks for at most one tool
     call per answer (OpenAI's ``parallel_tool_calls``, Anthropic's
     ``disable_parallel_tool_use``; ``None``: the provider's default, which allows several).
+
+    ``fallback`` names the models tried, in order, when the call to ``model`` fails in a way
+    another model may not (an overloaded or unreachable provider: see
+    :mod:`bloge.llm.fallback`); a provider itself only ever answers for ``model``.
+    ``cache_key`` groups the requests that share a prompt prefix (a conversation) for the
+    providers' prompt caches: OpenAI's ``prompt_cache_key``; ``None`` sends none.
     """
 
     model: str
@@ -48,6 +54,8 @@ class LlmRequest:
     seed: int | None = None
     parallel_tool_calls: bool | None = None
     output: OutputRequest | None = None
+    fallback: tuple[str, ...] = ()
+    cache_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +64,15 @@ class LlmResponse:
 
     ``usage_reported`` is false when the provider reported no usage (a stream without a usage
     chunk, a server that leaves ``usage`` out): the token counts are then 0, not measured.
+
+    ``model`` is the model that answered, as it was sent to the provider (after
+    ``ModelAliases``, and the fallback chosen when the first model failed); ``""`` when no one
+    said. ``prompt_tokens`` counts the whole prompt; of it, ``cache_read_tokens`` were read
+    from the provider's prompt cache and ``cache_write_tokens`` written to it (Anthropic's
+    ``cache_read_input_tokens`` and ``cache_creation_input_tokens``; OpenAI reports reads only,
+    as ``prompt_tokens_details.cached_tokens``). ``fallback_from`` names the models of the
+    request tried before ``model``, in order, which failed or were skipped while their circuit
+    breaker was open (see :mod:`bloge.llm.fallback`).
     """
 
     content: str = ""
@@ -64,6 +81,10 @@ class LlmResponse:
     completion_tokens: int = 0
     tool_calls: tuple[ToolCall, ...] = ()
     usage_reported: bool = True
+    model: str = ""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    fallback_from: tuple[str, ...] = ()
 
     @property
     def total_tokens(self) -> int:
@@ -75,7 +96,9 @@ class LlmChunk:
     """One piece of a streamed answer.
 
     A chunk carries text (``content``) and/or one complete ``tool_call``. The last chunk has
-    ``done=True`` and, when the provider reported them, ``finish_reason`` and usage.
+    ``done=True`` and, when the provider reported them, ``finish_reason`` and usage (the
+    cache counts as :class:`LlmResponse` has them), the ``model`` that answered and the
+    models tried before it (``fallback_from``).
     A ``content`` of ``None`` (as OpenAI's deltas carry ``null``) reads as no text.
     """
 
@@ -85,6 +108,10 @@ class LlmChunk:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    model: str = ""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    fallback_from: tuple[str, ...] = ()
 
 
 def effective_finish_reason(reason: str | None, *, has_tool_calls: bool) -> str:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
 
 from bloge.agent import (
     AgentCallbackContext,
@@ -56,8 +59,14 @@ class Metrics(AgentExecutionListener):
             "(bloge.llm.<provider>.max-connections)", ["agent"],
             buckets=(0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
             registry=self.registry)
-        self.tokens = Counter("bloge_tokens", "Tokens the models read and wrote",
-                              ["agent", "kind"], registry=self.registry)
+        self.tokens = Counter("bloge_tokens", "Tokens the models read and wrote (kind: "
+                              "prompt, completion, and of the prompt cache_read and "
+                              "cache_write: read from and written to the provider's prompt "
+                              "cache)", ["agent", "kind"], registry=self.registry)
+        self.registry.register(CacheHitRatio(self.tokens))
+        self.fallbacks = Counter("bloge_model_fallbacks", "Model calls answered by a fallback "
+                                 "model, by the model that answered", ["agent", "model"],
+                                 registry=self.registry)
         self.tool_calls = Counter("bloge_tool_calls", "Tool calls, by tool and outcome",
                                   ["agent", "tool", "outcome"], registry=self.registry)
         self.tool_seconds = Histogram("bloge_tool_call_duration_seconds",
@@ -94,7 +103,9 @@ class Metrics(AgentExecutionListener):
         if MULTIPROCESS_DIR not in os.environ:
             return generate_latest(self.registry)
         every = CollectorRegistry()
-        multiprocess.MultiProcessCollector(every)  # type: ignore[no-untyped-call]  # prometheus-client leaves it untyped
+        collected = multiprocess.MultiProcessCollector(None)  # type: ignore[no-untyped-call]  # prometheus-client leaves it untyped
+        every.register(collected)
+        every.register(CacheHitRatio(collected))
         return generate_latest(every)
 
     def render_with(self, waiting: dict[str, tuple[int, float]], now: float) -> bytes:
@@ -156,6 +167,12 @@ class Metrics(AgentExecutionListener):
         if price is not None:
             self.cost.labels(context.operator_ref, payload.model).inc(
                 price.cost(payload.prompt_tokens, payload.completion_tokens))
+        if payload.cache_read_tokens:
+            series.cache_read_tokens.inc(payload.cache_read_tokens)
+        if payload.cache_write_tokens:
+            series.cache_write_tokens.inc(payload.cache_write_tokens)
+        if payload.fallback_from:
+            self.fallbacks.labels(context.operator_ref, payload.model).inc()
 
     def on_agent_tool_completed(self, context: AgentCallbackContext,
                                 payload: ToolCompletedPayload) -> None:
@@ -183,8 +200,8 @@ class _AgentSeries:
     """One agent's labelled series, looked up once (``labels()`` costs a lock and a tuple on
     every call)."""
 
-    __slots__ = ("completion_tokens", "model_seconds", "pool_wait_seconds", "prompt_tokens",
-                 "run_seconds", "succeeded", "turns")
+    __slots__ = ("cache_read_tokens", "cache_write_tokens", "completion_tokens", "model_seconds",
+                 "pool_wait_seconds", "prompt_tokens", "run_seconds", "succeeded", "turns")
 
     def __init__(self, metrics: Metrics, agent_id: str) -> None:
         self.run_seconds = metrics.run_seconds.labels(agent_id)
@@ -194,3 +211,35 @@ class _AgentSeries:
         self.pool_wait_seconds = metrics.pool_wait_seconds.labels(agent_id)
         self.prompt_tokens = metrics.tokens.labels(agent_id, "prompt")
         self.completion_tokens = metrics.tokens.labels(agent_id, "completion")
+        self.cache_read_tokens = metrics.tokens.labels(agent_id, "cache_read")
+        self.cache_write_tokens = metrics.tokens.labels(agent_id, "cache_write")
+
+
+class CacheHitRatio:
+    """``bloge_prompt_cache_hit_ratio{agent}``: the share of the prompt tokens that were read
+    from the providers' prompt caches, computed at each scrape from ``bloge_tokens`` (of every
+    worker, in multiprocess mode), so that it is never out of step with the counts."""
+
+    def __init__(self, tokens: Collector) -> None:
+        self.tokens = tokens
+
+    def collect(self) -> Iterator[Metric]:
+        read: dict[str, float] = {}
+        prompt: dict[str, float] = {}
+        for family in self.tokens.collect():
+            if family.name != "bloge_tokens":
+                continue
+            for sample in family.samples:
+                if not sample.name.endswith("_total"):
+                    continue
+                agent, kind = sample.labels.get("agent", ""), sample.labels.get("kind")
+                if kind == "prompt":
+                    prompt[agent] = prompt.get(agent, 0.0) + sample.value
+                elif kind == "cache_read":
+                    read[agent] = read.get(agent, 0.0) + sample.value
+        ratio = GaugeMetricFamily("bloge_prompt_cache_hit_ratio", "Share of the prompt tokens "
+                                  "read from the providers' prompt caches", labels=["agent"])
+        for agent, total in sorted(prompt.items()):
+            if total:
+                ratio.add_metric([agent], read.get(agent, 0.0) / total)
+        yield ratio

@@ -32,6 +32,7 @@ from bloge.store.approvals import (
     post_tool_results,
     waiting_counts,
 )
+from bloge.store.breakers import StoreBreakerStates
 from bloge.store.budgets import (
     USAGE_GROUPS,
     StoreCounters,
@@ -79,6 +80,7 @@ __all__ = [
     "RunStatus",
     "RunWriter",
     "Store",
+    "StoreBreakerStates",
     "StoreCounters",
     "StoreError",
     "StoreNotFoundError",

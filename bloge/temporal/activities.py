@@ -234,7 +234,9 @@ class AgentActivities:
                               tool_choice=definition.tool_choice, seed=definition.seed,
                               parallel_tool_calls=definition.parallel_tool_calls,
                               output=None if definition.output is None
-                              else definition.output.request())
+                              else definition.output.request(),
+                              fallback=definition.fallback,
+                              cache_key=str(payload.get("thread_id") or "") or None)
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))
@@ -261,9 +263,8 @@ class AgentActivities:
             raise ApplicationError(not_an_answer(chat.name, response), type="BlogeUsageError",
                                    non_retryable=True)
         if listeners:
-            listeners.notify("on_agent_llm_called", context, LlmCalledPayload(
-                turn, definition.model, response.prompt_tokens, response.completion_tokens,
-                (time.perf_counter() - started) * 1000.0, response.finish_reason))
+            listeners.notify("on_agent_llm_called", context, LlmCalledPayload.of(
+                turn, definition.model, response, (time.perf_counter() - started) * 1000.0))
         await self._written(events, payload)
         return wire.response_to_json(response)
 

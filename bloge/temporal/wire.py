@@ -37,13 +37,20 @@ def response_to_json(response: LlmResponse) -> Json:
     return {"content": response.content, "finish_reason": response.finish_reason,
             "prompt_tokens": response.prompt_tokens,
             "completion_tokens": response.completion_tokens,
-            "tool_calls": [call_to_json(call) for call in response.tool_calls]}
+            "tool_calls": [call_to_json(call) for call in response.tool_calls],
+            "model": response.model, "cache_read_tokens": response.cache_read_tokens,
+            "cache_write_tokens": response.cache_write_tokens,
+            "fallback_from": list(response.fallback_from)}
 
 
 def response_from_json(data: Mapping[str, Any]) -> LlmResponse:
     return LlmResponse(str(data.get("content", "")), str(data.get("finish_reason", "stop")),
                        int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)),
-                       tuple(call_from_json(call) for call in data.get("tool_calls", ())))
+                       tuple(call_from_json(call) for call in data.get("tool_calls", ())),
+                       model=str(data.get("model", "")),
+                       cache_read_tokens=int(data.get("cache_read_tokens", 0)),
+                       cache_write_tokens=int(data.get("cache_write_tokens", 0)),
+                       fallback_from=tuple(str(m) for m in data.get("fallback_from", ())))
 
 
 def outcome_to_json(outcome: ToolOutcome) -> Json:

@@ -76,7 +76,8 @@ def agent_compiler(settings: BlogeSettings, registry: OperatorRegistry,
 def with_settings(definition: AgentDef, settings: BlogeSettings) -> AgentDef:
     """``definition`` with what the settings say of every agent: ``bloge.output.max-repairs``
     on its output schema, ``bloge.guards.fail-open`` on its guards that set no ``on_error``
-    of their own."""
+    of their own, ``bloge.agents.window-block`` on its sliding window."""
+    definition = block_windowed(definition, settings.agents.window_block)
     if definition.output is not None:
         definition = replace(definition, output=replace(
             definition.output, max_repairs=settings.output.max_repairs))
@@ -115,6 +116,18 @@ def load_agents(
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
                           reason=f"{kind} compiled from {display(path, project.path)}")
     return agents
+
+
+def block_windowed(definition: AgentDef, block: int | None) -> AgentDef:
+    """``definition`` with its ``sliding_window(n)`` moving ``block`` messages at a time
+    (``bloge.agents.window-block``, at most ``n``), unless its DSL gave a block."""
+    strategy = definition.memory_strategy
+    if (block is None or not isinstance(strategy, AgentMemoryStrategy.SlidingWindow)
+            or strategy.block != 1):
+        return definition
+    window = AgentMemoryStrategy.SlidingWindow(strategy.window_size,
+                                               min(block, strategy.window_size))
+    return replace(definition, memory_strategy=window)
 
 
 def materialize(

@@ -47,7 +47,9 @@ class ApplicationContainer(containers.DeclarativeContainer):
         anthropic=providers.Singleton(components.anthropic_provider, settings),
     )
     llm_provider = providers.Singleton(
-        components.aliased, chosen_provider, settings, report, closables
+        components.aliased,
+        providers.Singleton(components.routed, chosen_provider, settings, project, report),
+        settings, report, closables,
     )
 
     # on-property: each service of bloge.rpc.services bound to the transport it names.
@@ -57,10 +59,15 @@ class ApplicationContainer(containers.DeclarativeContainer):
 
     # The autopilot's operators (listKnobs, proposeKnobChange) when knobs are declared.
     autopilot_tools = providers.Singleton(autopilot_wiring.AutopilotTools)
+    # on-property: the run store, unless bloge.store.enabled is false.
+    run_store = providers.Singleton(store.run_store, settings, project, report, closables)
+    # on-property: fallback models' breakers, shared through the run store when it is on.
+    circuit_breaker = providers.Singleton(components.circuit_breaker, settings, run_store,
+                                          report)
     operator_registry = providers.Singleton(
         autopilot_wiring.with_tools,
         providers.Singleton(components.operator_registry, settings, llm_provider, project,
-                            report, rpc_services, mcp_servers),
+                            report, rpc_services, mcp_servers, circuit_breaker),
         settings, autopilot_tools, report,
     )
 
@@ -78,9 +85,6 @@ class ApplicationContainer(containers.DeclarativeContainer):
         providers.Singleton(components.listeners, settings, journal_bridge, project, report),
         error_rates,
     )
-
-    # on-property: the run store, unless bloge.store.enabled is false.
-    run_store = providers.Singleton(store.run_store, settings, project, report, closables)
 
     agents = providers.Singleton(
         load_agents, settings, operator_registry, listeners, project, report, run_store

@@ -137,7 +137,8 @@ def openai_provider(settings: BlogeSettings) -> LlmProvider:
                               max_response_bytes=int(section.max_response_bytes),
                               retry=retry_policy(settings),
                               limits=ConnectionPool.of(settings, "openai").limits(),
-                              output_mode=settings.output.mode)
+                              output_mode=settings.output.mode,
+                              prompt_cache_key=section.prompt_cache_key)
 
 
 def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
@@ -156,7 +157,8 @@ def anthropic_provider(settings: BlogeSettings) -> LlmProvider:
                              max_response_bytes=int(section.max_response_bytes),
                              retry=retry_policy(settings),
                              limits=ConnectionPool.of(settings, "anthropic").limits(),
-                             output_mode=settings.output.mode)
+                             output_mode=settings.output.mode,
+                             prompt_caching=section.prompt_caching)
 
 
 def retry_policy(settings: BlogeSettings) -> Any:
@@ -167,6 +169,50 @@ def retry_policy(settings: BlogeSettings) -> Any:
                        multiplier=retry.multiplier, max_backoff=retry.max_backoff,
                        retry_on_status=tuple(retry.on_http_codes),
                        max_retry_after=retry.max_retry_after, total_timeout=retry.total_timeout)
+
+
+def routed(
+    provider: LlmProvider, settings: BlogeSettings, project: ProjectDir, report: ConditionsReport
+) -> LlmProvider:
+    """The chosen provider, or a router sending the models ``bloge.llm.routes`` names to
+    their providers (each built once) and the others to the chosen one."""
+    routes = settings.llm.routes
+    report.record("ModelRouter", registered=bool(routes), kind="on-property",
+                  reason=(f"bloge.llm.routes routes {len(routes)} model pattern(s)" if routes
+                          else "bloge.llm.routes is empty"))
+    if not routes:
+        return provider
+    from bloge.llm.routing import ModelRouter
+
+    built: dict[str, LlmProvider] = {settings.llm.provider: provider}
+    for name in routes.values():
+        if name not in built:
+            built[name] = (openai_provider(settings) if name == "openai"
+                           else anthropic_provider(settings) if name == "anthropic"
+                           else offline_provider(settings, project, report))
+    return ModelRouter({pattern: built[name] for pattern, name in routes.items()},
+                       default=provider)
+
+
+def circuit_breaker(settings: BlogeSettings, store: Any, report: ConditionsReport) -> Any:
+    """The circuit breaker of every agent's fallback models: in the run store when
+    ``bloge.llm.fallback.shared`` and a store is enabled, else in this process."""
+    from bloge.llm.breaker import CircuitBreaker
+
+    section = settings.llm.fallback
+    states = None
+    if section.shared and store is not None:
+        from bloge.store import StoreBreakerStates
+
+        states = StoreBreakerStates(store)
+    report.record("CircuitBreakerStates[store]", registered=states is not None,
+                  kind="on-property",
+                  reason=("bloge.llm.fallback.shared and the run store is enabled: every "
+                          "worker on the store shares the breakers" if states is not None
+                          else "each process keeps its own breakers (bloge.llm.fallback.shared "
+                          "is false, or the run store is disabled)"))
+    return CircuitBreaker(failures=section.breaker_failures,
+                          cooldown=section.breaker_cooldown, states=states)
 
 
 def aliased(
@@ -188,6 +234,7 @@ def operator_registry(
     report: ConditionsReport,
     rpc_services: Any = None,
     mcp_servers: Any = None,
+    breaker: Any = None,
 ) -> OperatorRegistry:
     """Operators advertised by installed packages, then the configured ones (which win), then
     the tools of ``mcp_servers`` (a tool renamed to a configured name replaces it), then the
@@ -232,7 +279,8 @@ def operator_registry(
             report.record(name, registered=False, kind="on-missing-bean",
                           reason=f"the application registers its own operator {name!r}")
             continue
-        operators[name] = make(provider)
+        operators[name] = make(provider, breaker=breaker,
+                               fallback_attempts=settings.llm.fallback.attempts_before_failover)
         report.record(name, registered=True, kind="on-missing-bean",
                       reason=f"no operator named {name!r} is configured")
     return OperatorRegistry(operators)

@@ -47,6 +47,7 @@ EVERY_FIELD: dict[str, Any] = {
     "guards": (output_guard(MaxLengthGuard(max_chars=10), name="short"),),
     "budget": Budget(tokens=50_000, usd=0.5, tool_calls=40, model_calls=10, time=30.0),
     "thread_budget": Budget(usd=5.0),
+    "fallback": ("claude-sonnet-4-5",),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -56,6 +57,7 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     "tools": lambda builder, tools: builder.tool(*tools),
     "stop": lambda builder, sequences: builder.stop(*sequences),
     "guards": lambda builder, guards: builder.guard(*guards),
+    "fallback": lambda builder, models: builder.fallback(*models),
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",

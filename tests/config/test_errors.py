@@ -153,7 +153,7 @@ def test_an_unknown_section_gets_a_did_you_mean(write: Write, tmp_path: Path) ->
 def test_an_unknown_variable_names_the_variable(tmp_path: Path) -> None:
     assert str(error(tmp_path, environ={"BLOGE_LLM__PROVDER": "openai"})) == (
         "environment variable BLOGE_LLM__PROVDER: unknown setting bloge.llm.PROVDER; did you "
-        "mean 'provider'? (known keys: provider, model-aliases, openai, anthropic, retry, offline)")
+        "mean 'provider'? (known keys: provider, model-aliases, routes, fallback, openai, anthropic, retry, offline)")
 
 
 def test_a_variable_name_with_an_empty_level_is_refused(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_a_variable_name_with_an_empty_level_is_refused(tmp_path: Path) -> None:
 def test_an_unknown_override_key_says_override(tmp_path: Path) -> None:
     assert str(error(tmp_path, overrides={"llm": {"provder": "openai"}})) == (
         "override: unknown setting bloge.llm.provder; did you mean 'provider'? (known keys: "
-        "provider, model-aliases, openai, anthropic, retry, offline)")
+        "provider, model-aliases, routes, fallback, openai, anthropic, retry, offline)")
 
 
 def test_a_bad_file_value_names_file_line_key_value_and_expectation(write: Write, tmp_path: Path) -> None:

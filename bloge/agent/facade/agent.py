@@ -24,6 +24,7 @@ from bloge.agent.loop.records import AgentOutput
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.core.sync import run_sync
+from bloge.llm.breaker import CircuitBreaker
 from bloge.llm.operators import (
     LLM_CHAT,
     LLM_STREAMING_CHAT,
@@ -50,7 +51,9 @@ class Agent:
     :class:`~bloge.agent.facade.ChatModel`). ``tools`` are :class:`~bloge.agent.facade.Tool`
     objects or plain typed functions. ``model`` names the model in each request (default: the
     provider's ``model`` attribute, as ``ClaudeProvider`` has; pass it for
-    ``OpenAIChatProvider``); ``system_prompt`` starts every conversation; ``max_tokens``
+    ``OpenAIChatProvider``), or lists models to try in order (``["gpt-4o",
+    "claude-sonnet-4-5"]``: the next one answers when a call fails over, see
+    :mod:`bloge.llm.fallback`); ``system_prompt`` starts every conversation; ``max_tokens``
     bounds each answer of the model; ``tool_choice`` (``"auto"``, ``"required"``, ``"none"``
     or a tool's name) says whether it must call a tool; ``listeners`` see every callback of
     the loop, as with any agent operator. ``output_type`` (a pydantic model, a dataclass, a
@@ -82,7 +85,7 @@ class Agent:
         tools: Sequence[ToolLike | ToolDefinition] = (),
         *,
         max_turns: int = 8,
-        model: str | None = None,
+        model: str | Sequence[str] | None = None,
         system_prompt: str | None = None,
         max_tokens: int | None = None,
         tool_choice: str | None = None,
@@ -97,8 +100,12 @@ class Agent:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
         registry = _with_chat(OperatorRegistry(), llm)
+        models = ((model,) if isinstance(model, str) else tuple(model) if model is not None
+                  else (_model_of(llm),))
+        if not models:
+            raise BlogeUsageError(f"agent {name!r}: model= lists no model")
         builder = (AgentBuilder.create(name, registry=registry)
-                   .model(model if model is not None else _model_of(llm))
+                   .model(*models)
                    .max_turns(max_turns)
                    .system_prompt(system_prompt)
                    .max_tokens(max_tokens)
@@ -287,8 +294,9 @@ def _with_chat(registry: OperatorRegistry,
                llm: LlmProvider | ChatModel | ChatFunction) -> OperatorRegistry:
     """``registry`` with the model's chat operators, whole and streamed."""
     provider = as_provider(llm)
-    return (registry.register(LLM_CHAT, LlmChatOperator(provider))
-            .register(LLM_STREAMING_CHAT, LlmStreamingChatOperator(provider)))
+    breaker = CircuitBreaker()  # one per agent, for its whole and its streamed calls
+    return (registry.register(LLM_CHAT, LlmChatOperator(provider, breaker=breaker))
+            .register(LLM_STREAMING_CHAT, LlmStreamingChatOperator(provider, breaker=breaker)))
 
 
 def _model_of(llm: object) -> str:

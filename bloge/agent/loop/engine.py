@@ -182,10 +182,11 @@ class AgentEngine:
 class _Run:
     """One execution: the state machine and its bookkeeping."""
 
-    __slots__ = ("_budget", "_call_model", "_chat", "_context", "_ctx", "_dispatcher",
-                 "_engine", "_external", "_guards", "_listeners", "_memory", "_observer",
-                 "_plan", "_pool_wait", "_prepare", "_sink", "_tool_definitions", "_tools",
-                 "_typed", "_value", "base_usage", "calls", "completion_tokens",
+    __slots__ = ("_budget", "_cache_key", "_call_model", "_chat", "_context", "_ctx",
+                 "_dispatcher", "_engine", "_external", "_guards", "_listeners", "_memory",
+                 "_observer", "_plan", "_pool_wait", "_prepare", "_sink", "_tool_definitions",
+                 "_tools", "_typed", "_value", "base_usage", "cache_read", "cache_written",
+                 "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
@@ -208,8 +209,12 @@ class _Run:
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
         self.calls = self.prompt_tokens = self.completion_tokens = self.unreported = 0
+        self.cache_read = self.cache_written = 0
         self._pool_wait = PoolWait()
         self._observer = observer
+        # The conversation whose calls share a prompt prefix: the thread, else this run.
+        self._cache_key = (observer.thread_id if observer is not None and observer.thread_id
+                           else f"{definition.id}:{ctx.execution_id}")
         self._listeners = (engine.listeners if observer is None
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._chat = chat
@@ -378,9 +383,9 @@ class _Run:
         request = LlmRequest(definition.model, view, definition.temperature,
                              max_tokens=max_tokens, stop=definition.stop,
                              tools=self._tool_definitions, tool_choice=definition.tool_choice,
-                             seed=definition.seed,
+                             seed=definition.seed, fallback=definition.fallback,
                              parallel_tool_calls=definition.parallel_tool_calls,
-                             output=engine.output_request)
+                             output=engine.output_request, cache_key=self._cache_key)
         guards = self._guards
         held = None if guards is None else guards.held(self._sink)
         sink = self._sink if held is None else held
@@ -423,15 +428,15 @@ class _Run:
         self.calls += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
+        self.cache_read += response.cache_read_tokens
+        self.cache_written += response.cache_write_tokens
         if not response.usage_reported:
             self.unreported += 1
         listeners = self._listeners
         if "on_agent_llm_called" in listeners.wanted:
-            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
-                turn, self._engine.definition.model, response.prompt_tokens,
-                response.completion_tokens, latency, response.finish_reason,
-                (self._pool_wait.seconds - waited) * 1000.0,
-            ))
+            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload.of(
+                turn, self._engine.definition.model, response, latency,
+                (self._pool_wait.seconds - waited) * 1000.0))
 
     async def _answer(self, request: LlmRequest, turn: int,
                       sink: ChunkSink | None) -> LlmResponse:
@@ -547,8 +552,10 @@ class _Run:
             base.prompt_tokens + self.prompt_tokens + memory.prompt_tokens,
             base.completion_tokens + self.completion_tokens + memory.completion_tokens,
             base.unreported_calls + self.unreported,
-            self._budget.tool_calls,
-            self._budget.cost_usd,
+            tool_calls=self._budget.tool_calls,
+            cost_usd=self._budget.cost_usd,
+            cache_read_tokens=base.cache_read_tokens + self.cache_read,
+            cache_write_tokens=base.cache_write_tokens + self.cache_written,
         )
 
     def checkpoint(self) -> AgentCheckpoint:

@@ -69,7 +69,8 @@ class AgentUsage:
 
     ``unreported_calls`` counts the model calls whose provider reported no usage (a server
     that streams without a usage chunk): their tokens are missing from the counts, which are
-    then a lower bound.
+    then a lower bound. Of the ``prompt_tokens``, ``cache_read_tokens`` were read from the
+    providers' prompt caches and ``cache_write_tokens`` written to them.
     """
 
     llm_calls: int = 0
@@ -81,6 +82,10 @@ class AgentUsage:
     cost_usd: float = 0.0
     """The model calls' price in US dollars, as the price table has it (0 for a model
     without a price)."""
+    cache_read_tokens: int = 0
+    """Prompt tokens the provider read from its prompt cache."""
+    cache_write_tokens: int = 0
+    """Prompt tokens the provider wrote to its prompt cache."""
 
     @property
     def total_tokens(self) -> int:
@@ -88,7 +93,7 @@ class AgentUsage:
 
     def to_dict(self) -> dict[str, Any]:
         """The counts as JSON; ``unreported_calls``, ``tool_calls`` and ``cost_usd`` only
-        when not 0."""
+        when not 0, the cache's counts only when a cache was used."""
         counts: dict[str, Any] = {"llm_calls": self.llm_calls,
                                   "prompt_tokens": self.prompt_tokens,
                                   "completion_tokens": self.completion_tokens}
@@ -98,6 +103,9 @@ class AgentUsage:
             counts["tool_calls"] = self.tool_calls
         if self.cost_usd:
             counts["cost_usd"] = round(self.cost_usd, 9)
+        if self.cache_read_tokens or self.cache_write_tokens:
+            counts["cache_read_tokens"] = self.cache_read_tokens
+            counts["cache_write_tokens"] = self.cache_write_tokens
         return counts
 
     @classmethod
@@ -107,9 +115,9 @@ class AgentUsage:
         return cls(**counts, cost_usd=float(data.get("cost_usd", 0.0)))
 
 
-#: The whole-number counts of :class:`AgentUsage`, in its fields' order.
+#: The whole-number counts of :class:`AgentUsage`.
 USAGE_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens", "unreported_calls",
-                "tool_calls")
+                "tool_calls", "cache_read_tokens", "cache_write_tokens")
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,8 @@ def create_memory(
     match strategy:
         case AgentMemoryStrategy.Full():
             return FullMemory(initial)
-        case AgentMemoryStrategy.SlidingWindow(size):
-            return SlidingWindowMemory(initial, size)
+        case AgentMemoryStrategy.SlidingWindow(size, block):
+            return SlidingWindowMemory(initial, size, block)
         case AgentMemoryStrategy.TokenBudget(size):
             return TokenBudgetMemory(initial, size, token_estimator)
         case AgentMemoryStrategy.Summary(size):

@@ -73,19 +73,33 @@ class SlidingWindowMemory(_PinnedSystemMemory):
     """All system messages plus the newest ``window_size`` others.
 
     The window holds fewer messages when a tool-call pair straddles its edge, and more when
-    the newest pair alone is larger than the window (it is never split).
+    the newest pair alone is larger than the window (it is never split). With ``block`` above
+    1, a window that overflows drops ``block`` messages at once (to ``window_size - block +
+    1``), so that its first message (and the prompt prefix a provider caches) stays for the
+    next ``block - 1`` messages instead of changing with each one.
     """
 
-    __slots__ = ("window_size",)
+    __slots__ = ("block", "window_size")
 
-    def __init__(self, initial: Iterable[LlmMessage], window_size: int) -> None:
+    def __init__(self, initial: Iterable[LlmMessage], window_size: int, block: int = 1) -> None:
         if window_size < 1:
             raise ValueError(f"window_size must be >= 1, got {window_size}")
+        if not 1 <= block <= window_size:
+            raise ValueError(f"block must be between 1 and the window size {window_size}, "
+                             f"got {block}")
         self.window_size = window_size
+        self.block = block
         super().__init__(initial, _one)
 
     def _room(self) -> int:
         return self.window_size
+
+    def _prune(self) -> None:
+        # An overflowing window drops ``block`` messages at once (one, without blocks).
+        units = self._units
+        if units.weight > self.window_size:
+            keep = self.window_size - self.block + 1
+            units.drop_oldest_while(lambda: units.weight > keep)
 
 
 def _one(message: LlmMessage) -> int:

@@ -27,10 +27,18 @@ class AgentMemoryStrategy:
 
     @dataclass(frozen=True, slots=True)
     class SlidingWindow:
+        """The newest ``window_size`` messages. With a ``block`` above 1 the window moves
+        ``block`` messages at a time, so that the providers' prompt caches keep reading the
+        same prefix for several turns (DSL ``sliding_window(n, block)``; setting
+        ``bloge.agents.window-block``)."""
+
         window_size: int
+        block: int = 1
 
         def to_dsl(self) -> str:
-            return f"sliding_window({self.window_size})"
+            if self.block == 1:
+                return f"sliding_window({self.window_size})"
+            return f"sliding_window({self.window_size}, {self.block})"
 
     @dataclass(frozen=True, slots=True)
     class TokenBudget:

@@ -103,9 +103,10 @@ def tool_choice_to_wire(choice: str) -> dict[str, Any]:
     return _TOOL_CHOICES.get(choice) or {"type": "tool", "name": choice}
 
 
-def parse_messages_response(body: Mapping[str, Any]) -> LlmResponse:
+def parse_messages_response(body: Mapping[str, Any], *, model: str = "") -> LlmResponse:
     """The neutral answer in a ``message`` object: its text blocks joined, its ``tool_use``
-    blocks as tool calls (``input`` as compact JSON), finish reason and usage."""
+    blocks as tool calls (``input`` as compact JSON), finish reason and usage (the cache's
+    reads and writes among them); answered by ``model``, else the one the body names."""
     if body.get("type") == "error":
         raise WireFormatError(message_of(body) or "the server answered with an error")
     content = body.get("content")
@@ -119,7 +120,10 @@ def parse_messages_response(body: Mapping[str, Any]) -> LlmResponse:
             texts.append(str(block.get("text") or ""))
         elif kind == "tool_use":
             calls.append(tool_call_of(block))
-    prompt, completion = usage_from_wire(body.get("usage"))
+    usage = body.get("usage")
+    prompt, completion = usage_from_wire(usage)
+    read, written = cache_from_wire(usage)
+    named = body.get("model")
     return LlmResponse(
         content="".join(texts),
         finish_reason=finish_reason_of(body.get("stop_reason"), has_tool_calls=bool(calls)),
@@ -127,6 +131,9 @@ def parse_messages_response(body: Mapping[str, Any]) -> LlmResponse:
         completion_tokens=completion or 0,
         usage_reported=prompt is not None or completion is not None,
         tool_calls=tuple(calls),
+        model=model or (named if isinstance(named, str) else ""),
+        cache_read_tokens=read,
+        cache_write_tokens=written,
     )
 
 
@@ -159,3 +166,12 @@ def usage_from_wire(usage: Any) -> tuple[int | None, int | None]:
         return None, count(usage.get("output_tokens"))
     cached = sum(count(usage.get(key)) or 0 for key in _CACHED_INPUT)
     return fresh + cached, count(usage.get("output_tokens"))
+
+
+def cache_from_wire(usage: Any) -> tuple[int, int]:
+    """``(read, written)``: the prompt tokens read from the cache
+    (``cache_read_input_tokens``) and written to it (``cache_creation_input_tokens``)."""
+    if not isinstance(usage, Mapping):
+        return 0, 0
+    return (count(usage.get("cache_read_input_tokens")) or 0,
+            count(usage.get("cache_creation_input_tokens")) or 0)

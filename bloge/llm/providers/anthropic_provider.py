@@ -10,6 +10,7 @@ import httpx
 
 from bloge.core.errors import BlogeUsageError
 from bloge.llm.providers.anthropic import messages_request_for, parse_messages_response
+from bloge.llm.providers.anthropic_cache import with_breakpoints
 from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
 from bloge.llm.providers.chunk_stream import assembled_stream
 from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
@@ -41,12 +42,16 @@ class AnthropicProvider(HttpProvider):
     ``limits`` work as for :class:`~bloge.llm.providers.openai_provider.OpenAIChatProvider`.
     A typed request (``LlmRequest.output``) is asked for with a forced final-answer tool
     (``output_mode`` ``auto``, ``native`` or ``tool``) or in a system prompt (``prompted``).
+    With ``prompt_caching`` (the default) every request of :meth:`chat` and
+    :meth:`stream_chat` carries ``cache_control`` breakpoints on its stable prefix (see
+    :mod:`~bloge.llm.providers.anthropic_cache`); the cache's reads and writes come back in
+    the response's usage.
 
     The provider is also a :data:`~bloge.llm.providers.claude.ClaudeTransport`: awaiting
     ``provider(body)`` sends a prepared request body and returns the response JSON.
     """
 
-    __slots__ = ("_max_tokens", "_output_mode")
+    __slots__ = ("_max_tokens", "_output_mode", "_prompt_caching")
 
     def __init__(
         self,
@@ -63,12 +68,14 @@ class AnthropicProvider(HttpProvider):
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
         output_mode: OutputMode = "auto",
+        prompt_caching: bool = True,
     ) -> None:
         if output_mode not in OUTPUT_MODES:
             raise BlogeUsageError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, "
                                   f"got {output_mode!r}")
         self._output_mode: OutputMode = output_mode
         self._max_tokens = max_tokens
+        self._prompt_caching = prompt_caching
         self._http = ProviderHttpClient(
             provider="anthropic",
             base_url=base_url,
@@ -87,8 +94,8 @@ class AnthropicProvider(HttpProvider):
         ``output`` asks for it with a forced final-answer tool, or in a system prompt when
         ``output_mode`` says ``prompted`` (see :mod:`bloge.llm.structured`)."""
         mode = self._mode(request)
-        return answered(self.parse(await self.send_messages(self._body(prepared(request, mode)))),
-                        mode)
+        body = self._body(prepared(request, mode))
+        return answered(self.parse(await self.send_messages(body), model=request.model), mode)
 
     def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
         """Text chunks as they arrive, each tool call when its block ends, then ``done``."""
@@ -111,17 +118,21 @@ class AnthropicProvider(HttpProvider):
     def stream_messages(self, body: Mapping[str, Any]) -> AsyncGenerator[LlmChunk, None]:
         """Stream a prepared body; the chunks of :meth:`stream_chat`."""
         streamed = {**body, "stream": True}
-        return assembled_stream(self._http, _PATH, streamed, AnthropicStreamAssembler())
+        model = body.get("model")
+        assembler = AnthropicStreamAssembler(model=model if isinstance(model, str) else "")
+        return assembled_stream(self._http, _PATH, streamed, assembler)
 
-    def parse(self, body: Mapping[str, Any]) -> LlmResponse:
-        """The neutral answer in a response body; :class:`ProviderError` when malformed."""
+    def parse(self, body: Mapping[str, Any], *, model: str = "") -> LlmResponse:
+        """The neutral answer in a response body, answered by ``model`` (else the model the
+        body names); :class:`ProviderError` when malformed."""
         try:
-            return parse_messages_response(body)
+            return parse_messages_response(body, model=model)
         except WireFormatError as exc:
             raise self._http.error(str(exc)) from exc
 
     def _body(self, request: LlmRequest) -> dict[str, Any]:
-        return messages_request_for(request, model=request.model, max_tokens=self._max_tokens)
+        body = messages_request_for(request, model=request.model, max_tokens=self._max_tokens)
+        return with_breakpoints(body) if self._prompt_caching else body
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"

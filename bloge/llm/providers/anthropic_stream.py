@@ -13,7 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from bloge.llm.messages import ToolCall
-from bloge.llm.providers.anthropic import finish_reason_of, tool_call_of, usage_from_wire
+from bloge.llm.providers.anthropic import (
+    cache_from_wire,
+    finish_reason_of,
+    tool_call_of,
+    usage_from_wire,
+)
 from bloge.llm.providers.server_errors import message_of
 from bloge.llm.providers.wire import ServerStreamError, payload
 from bloge.llm.types import LlmChunk
@@ -44,9 +49,12 @@ class AnthropicStreamAssembler:
     stopped before it).
     """
 
-    __slots__ = ("_calls", "_completion", "_open", "_prompt", "_stop_reason", "_stopped")
+    __slots__ = ("_cache", "_calls", "_completion", "_model", "_open", "_prompt", "_stop_reason",
+                 "_stopped")
 
-    def __init__(self) -> None:
+    def __init__(self, *, model: str = "") -> None:
+        self._model = model
+        self._cache = (0, 0)
         self._open: dict[Any, _PartialToolUse] = {}
         self._calls = 0
         self._stop_reason: str | None = None
@@ -79,7 +87,10 @@ class AnthropicStreamAssembler:
             call = self._open.pop(event.get("index"), None)
             return [] if call is None else [self._tool_chunk(call)]
         if kind == "message_start":
-            self._usage((event.get("message") or {}).get("usage"))
+            message = event.get("message") or {}
+            self._usage(message.get("usage"))
+            if not self._model and isinstance(message.get("model"), str):
+                self._model = message["model"]
         elif kind == "message_delta":
             self._stop_reason = (event.get("delta") or {}).get("stop_reason") or self._stop_reason
             self._usage(event.get("usage"))
@@ -103,6 +114,9 @@ class AnthropicStreamAssembler:
                 finish_reason=finish_reason_of(self._stop_reason, has_tool_calls=self._calls > 0),
                 prompt_tokens=self._prompt,
                 completion_tokens=self._completion,
+                model=self._model,
+                cache_read_tokens=self._cache[0],
+                cache_write_tokens=self._cache[1],
             )
         )
         return chunks
@@ -132,6 +146,10 @@ class AnthropicStreamAssembler:
         return LlmChunk(tool_call=call.complete())
 
     def _usage(self, usage: Any) -> None:
+        # message_delta's usage is cumulative; it repeats the cache counts or leaves them out.
+        if isinstance(usage, Mapping) and ("cache_read_input_tokens" in usage
+                                           or "cache_creation_input_tokens" in usage):
+            self._cache = cache_from_wire(usage)
         prompt, completion = usage_from_wire(usage)
         if prompt is not None:
             self._prompt = prompt

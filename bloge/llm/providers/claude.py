@@ -72,7 +72,7 @@ class ClaudeProvider:
     async def chat(self, request: LlmRequest) -> LlmResponse:
         body = await self._transport(self.build_request(request))
         try:
-            return parse_messages_response(body)
+            return parse_messages_response(body, model=request.model or self.model)
         except WireFormatError as exc:
             raise ProviderError(str(exc), provider="anthropic") from exc
 

@@ -399,6 +399,12 @@ class HttpProvider:
         """Release the connection pool (an injected ``http_client`` stays open)."""
         await self._http.aclose()
 
+    def route(self, model: str) -> str:
+        """Where a call of ``model`` goes: the provider, its host, the model (a circuit
+        breaker's key, see :mod:`bloge.llm.breaker`)."""
+        host = httpx.URL(self._http.base_url).host
+        return f"{self._http.provider}@{host}:{model}"
+
     @property
     def retry(self) -> RetryPolicy:
         """How calls are retried; set a new policy to change it from the next call on."""

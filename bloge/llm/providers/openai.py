@@ -6,6 +6,7 @@ Pure functions shared by the streaming and non-streaming paths of
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,12 +15,17 @@ from bloge.llm.messages import ImagePart, LlmMessage, TextPart, ToolCall
 from bloge.llm.providers.wire import WireFormatError, count
 from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition, effective_finish_reason
 
+#: Longest ``prompt_cache_key`` sent as it is; a longer one is sent as its SHA-256 (64 hex
+#: digits), which groups the same requests.
+MAX_CACHE_KEY = 64
+
 #: tool_choice values OpenAI takes as they are; anything else names a tool.
 _TOOL_CHOICE_MODES = ("auto", "none", "required")
 
 
 def chat_request_body(
-    request: LlmRequest, *, stream: bool, max_tokens: int | None = None
+    request: LlmRequest, *, stream: bool, max_tokens: int | None = None,
+    prompt_cache_key: bool = False,
 ) -> dict[str, Any]:
     """The JSON body of ``POST /chat/completions`` for ``request``.
 
@@ -28,7 +34,8 @@ def chat_request_body(
     request chose), since some compatible servers (llama-cpp-python) drop the tools of a
     request that has none; and ``max_tokens`` applies when the request sets none. A
     streaming body asks for ``stream_options.include_usage`` so that usage arrives in the
-    stream's last chunk.
+    stream's last chunk. With ``prompt_cache_key``, the request's ``cache_key`` travels as
+    ``prompt_cache_key`` (a key longer than :data:`MAX_CACHE_KEY` as its SHA-256).
     """
     body: dict[str, Any] = {
         "model": request.model,
@@ -51,10 +58,19 @@ def chat_request_body(
         body["response_format"] = dict(request.response_format)
     if request.seed is not None:
         body["seed"] = request.seed
+    if prompt_cache_key and request.cache_key:
+        body["prompt_cache_key"] = cache_key_to_wire(request.cache_key)
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
     return body
+
+
+def cache_key_to_wire(key: str) -> str:
+    """``key`` as a ``prompt_cache_key``: itself, or its SHA-256 when it is too long."""
+    if len(key) <= MAX_CACHE_KEY:
+        return key
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def message_to_wire(message: LlmMessage) -> dict[str, Any]:
@@ -117,8 +133,9 @@ def _part_to_wire(part: TextPart | ImagePart) -> dict[str, Any]:
             return {"type": "image_url", "image_url": {"url": url}}
 
 
-def parse_chat_response(body: Mapping[str, Any]) -> LlmResponse:
-    """The neutral answer in a ``chat.completion`` object (the first choice)."""
+def parse_chat_response(body: Mapping[str, Any], *, model: str = "") -> LlmResponse:
+    """The neutral answer in a ``chat.completion`` object (the first choice), answered by
+    ``model`` (the model the request named)."""
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         raise WireFormatError("the response has no choices")
@@ -136,6 +153,8 @@ def parse_chat_response(body: Mapping[str, Any]) -> LlmResponse:
         completion_tokens=completion or 0,
         usage_reported=prompt is not None or completion is not None,
         tool_calls=calls,
+        model=model,
+        cache_read_tokens=cached_from_wire(body.get("usage")),
     )
 
 
@@ -170,6 +189,17 @@ def usage_from_wire(usage: Any) -> tuple[int | None, int | None]:
     if not isinstance(usage, Mapping):
         return None, None
     return count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
+
+
+def cached_from_wire(usage: Any) -> int:
+    """The prompt tokens read from OpenAI's prompt cache: ``usage.prompt_tokens_details.
+    cached_tokens`` (part of ``prompt_tokens``); 0 when the server leaves it out."""
+    if not isinstance(usage, Mapping):
+        return 0
+    details = usage.get("prompt_tokens_details")
+    if not isinstance(details, Mapping):
+        return 0
+    return count(details.get("cached_tokens")) or 0
 
 
 def new_call_id() -> str:

@@ -53,9 +53,13 @@ class OpenAIChatProvider(HttpProvider):
     ``output_mode`` says how a typed request (``LlmRequest.output``) is asked for: ``auto``
     (``response_format: json_schema``, or the final-answer tool once the server refused it),
     ``native``, ``tool`` or ``prompted`` (see :mod:`bloge.llm.structured`).
+    With ``prompt_cache_key`` (the default) a request's ``cache_key`` (the run's thread) is sent
+    as OpenAI's ``prompt_cache_key``, which routes a conversation's calls to the same prompt
+    cache; turn it off for a compatible server that rejects unknown fields. The cache's reads
+    come back in the response's usage (``cache_read_tokens``).
     """
 
-    __slots__ = ("_max_tokens", "_native_refused", "_output_mode")
+    __slots__ = ("_max_tokens", "_native_refused", "_output_mode", "_prompt_cache_key")
 
     def __init__(
         self,
@@ -72,12 +76,14 @@ class OpenAIChatProvider(HttpProvider):
         sleep: Sleep = asyncio.sleep,
         limits: httpx.Limits | None = None,
         output_mode: OutputMode = "auto",
+        prompt_cache_key: bool = True,
     ) -> None:
         if output_mode not in OUTPUT_MODES:
             raise BlogeUsageError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, "
                                   f"got {output_mode!r}")
         self._output_mode: OutputMode = output_mode
         self._native_refused = False
+        self._prompt_cache_key = prompt_cache_key
         if max_tokens is not None and max_tokens < 1:
             raise BlogeUsageError(f"max_tokens must be >= 1, got {max_tokens}")
         self._max_tokens = max_tokens
@@ -118,7 +124,7 @@ class OpenAIChatProvider(HttpProvider):
         body = await self._http.post_json(_PATH, self._body(prepared(request, mode),
                                                             stream=False))
         try:
-            return answered(parse_chat_response(body), mode)
+            return answered(parse_chat_response(body, model=request.model), mode)
         except WireFormatError as exc:
             raise self._http.error(str(exc)) from exc
 
@@ -147,7 +153,8 @@ class OpenAIChatProvider(HttpProvider):
 
     def _stream(self, request: LlmRequest, mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
         body = self._body(prepared(request, mode), stream=True)
-        chunks = assembled_stream(self._http, _PATH, body, OpenAIStreamAssembler())
+        chunks = assembled_stream(self._http, _PATH, body,
+                                  OpenAIStreamAssembler(model=request.model))
         return chunks if mode != "tool" or request.output is None else answered_stream(chunks)
 
     def _mode(self, request: LlmRequest) -> OutputMode:
@@ -167,7 +174,8 @@ class OpenAIChatProvider(HttpProvider):
         return refused
 
     def _body(self, request: LlmRequest, *, stream: bool) -> dict[str, Any]:
-        return chat_request_body(request, stream=stream, max_tokens=self._max_tokens)
+        return chat_request_body(request, stream=stream, max_tokens=self._max_tokens,
+                                 prompt_cache_key=self._prompt_cache_key)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._http.base_url!r})"

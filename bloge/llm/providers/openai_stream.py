@@ -17,7 +17,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from bloge.llm.messages import ToolCall
-from bloge.llm.providers.openai import finish_reason_of, new_call_id, usage_from_wire
+from bloge.llm.providers.openai import (
+    cached_from_wire,
+    finish_reason_of,
+    new_call_id,
+    usage_from_wire,
+)
 from bloge.llm.providers.server_errors import message_of
 from bloge.llm.providers.wire import ServerStreamError, WireFormatError, payload
 from bloge.llm.types import LlmChunk
@@ -50,10 +55,12 @@ class OpenAIStreamAssembler:
     order the calls started, then the ``done`` chunk with the finish reason and the usage.
     """
 
-    __slots__ = ("_by_id", "_by_index", "_calls", "_completion", "_done", "_finish_reason",
-                 "_prompt")
+    __slots__ = ("_by_id", "_by_index", "_cached", "_calls", "_completion", "_done",
+                 "_finish_reason", "_model", "_prompt")
 
-    def __init__(self) -> None:
+    def __init__(self, *, model: str = "") -> None:
+        self._model = model
+        self._cached = 0
         self._done = False
         self._calls: list[_PartialCall] = []
         self._by_index: dict[int, _PartialCall] = {}
@@ -90,6 +97,7 @@ class OpenAIStreamAssembler:
         usage = payload.get("usage")
         if usage:
             self._prompt, self._completion = usage_from_wire(usage)
+            self._cached = cached_from_wire(usage)
         chunks: list[LlmChunk] = []
         for choice in payload.get("choices") or ():
             if choice.get("index", 0):
@@ -116,6 +124,8 @@ class OpenAIStreamAssembler:
                 finish_reason=reason,
                 prompt_tokens=self._prompt,
                 completion_tokens=self._completion,
+                model=self._model,
+                cache_read_tokens=self._cached,
             )
         )
         return chunks

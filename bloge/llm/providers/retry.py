@@ -24,6 +24,7 @@ from typing import TypeAlias, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from bloge.core.errors import BlogeUsageError, ProviderError
+from bloge.llm.attempts import attempt_cap
 
 Sleep: TypeAlias = Callable[[float], Awaitable[None]]
 """How a provider waits between attempts; ``asyncio.sleep`` unless a test injects another."""
@@ -217,6 +218,8 @@ async def call_with_retries(
     chained to the transport error.
     """
     attempts = 0
+    cap = attempt_cap()
+    most = policy.max_attempts if cap is None else max(1, min(cap, policy.max_attempts))
     loop = asyncio.get_running_loop()
     total = policy.total_timeout
     deadline = None if total is None else loop.time() + total
@@ -233,7 +236,7 @@ async def call_with_retries(
 
     def stop(state: RetryCallState) -> bool:
         nonlocal refused_with
-        if state.attempt_number >= policy.max_attempts:
+        if state.attempt_number >= most:
             return True
         if deadline is None:
             return False

@@ -3,10 +3,11 @@
 Version 1 is the first schema; version 2 adds the autopilot's tables; version 3 the owner of
 each thread and run (the principal whose API key created it; none for what was recorded
 before, or without keys); version 4 the calls paused runs wait on; version 5 the budgets
-shared by runs (a thread's, an API key's per period) and the usage of every model call. A
-database holds its version in ``bloge_schema``; a database newer than this code is refused
-(an older bloge must not write a layout it does not know). Every statement is valid for
-SQLite and for PostgreSQL alike.
+shared by runs (a thread's, an API key's per period) and the usage of every model call;
+version 6 the circuit breakers of fallback models, shared by every worker. A database holds
+its version in ``bloge_schema``; a database newer than this code is refused (an older bloge
+must not write a layout it does not know). Every statement is valid for SQLite and for
+PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 5
+VERSION = 6
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -189,8 +190,18 @@ _V5 = (
     "CREATE INDEX bloge_usage_by_run ON bloge_usage (run_id)",
 )
 
+# Version 6: the circuit breakers of fallback models (a row per provider route), shared by
+# every worker.
+_V6 = (
+    """CREATE TABLE bloge_circuit_breakers (
+        route TEXT PRIMARY KEY,
+        failures BIGINT NOT NULL,
+        open_until DOUBLE PRECISION,
+        updated_at DOUBLE PRECISION NOT NULL)""",
+)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 assert len(MIGRATIONS) == VERSION
 
 

@@ -15,3 +15,7 @@ class AgentsSettings(BaseModel):
     dsl_locations: tuple[str, ...] = Field(
         default=("examples/**/*.bloge",), description="Glob patterns of the agent DSL files, "
         "relative to the project (** recurses)")
+    window_block: int | None = Field(
+        default=None, ge=1, description="Messages a sliding_window(n) memory drops at once "
+        "when full (at most n), so that the prompt prefix providers cache stays for that "
+        "many messages; null: one at a time. sliding_window(n, block) in a DSL wins")

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ByteSize, Field, SecretStr
 
 from bloge_config.fields import Duration, HttpUrl, ImportPath, Secret
+from bloge_config.models.fallback import FallbackSettings
 from bloge_config.models.section import (
     MAX_RESPONSE_BYTES,
     SECTION,
@@ -49,6 +50,10 @@ class OpenAiSettings(MaskedSection):
     max_connections: int | None = Field(default=None, ge=1, description=_MAX_CONNECTIONS)
     max_keepalive_connections: int | None = Field(default=None, ge=0,
                                                   description=_MAX_KEEPALIVE)
+    prompt_cache_key: bool = Field(
+        default=True, description="Send each conversation's thread (else its run) as "
+        "prompt_cache_key, which keeps its calls on one prompt cache; false for a compatible "
+        "server that rejects unknown fields")
 
 
 class AnthropicSettings(MaskedSection):
@@ -70,6 +75,9 @@ class AnthropicSettings(MaskedSection):
     max_connections: int | None = Field(default=None, ge=1, description=_MAX_CONNECTIONS)
     max_keepalive_connections: int | None = Field(default=None, ge=0,
                                                   description=_MAX_KEEPALIVE)
+    prompt_caching: bool = Field(
+        default=True, description="Mark cache_control breakpoints on each request's stable "
+        "prefix (tools, system prompt, the conversation so far), at most 4")
 
 
 class RetrySettings(BaseModel):
@@ -124,6 +132,12 @@ class LlmSettings(BaseModel):
     model_aliases: dict[str, str] = Field(
         default_factory=dict, description="Model names a DSL asks for → the model the "
         "provider is sent (run one DSL anywhere)")
+    routes: dict[str, Provider] = Field(
+        default_factory=dict, description="Model name patterns (shell-style, tried in order) "
+        "→ the provider that answers them, e.g. {claude-*: anthropic}; other models go to "
+        "bloge.llm.provider (one agent's fallback models may span providers)")
+    fallback: FallbackSettings = Field(default_factory=FallbackSettings,
+                                       description="Fallback models' circuit breakers")
     openai: OpenAiSettings = Field(default_factory=OpenAiSettings,
                                    description="The OpenAI (or compatible) endpoint")
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings,

@@ -49,7 +49,7 @@ def ok(content: list[dict], **options: Any) -> httpx.Response:
 
 async def test_chat_posts_the_request_to_v1_messages() -> None:
     script = Script([ok([text_block("Sunny.")])])
-    await provider(script).chat(REQUEST)
+    await provider(script, prompt_caching=False).chat(REQUEST)
     [sent] = script.requests
     assert (sent.method, str(sent.url)) == ("POST", "https://api.anthropic.com/v1/messages")
     assert sent.headers["x-api-key"] == ANTHROPIC_KEY
@@ -123,7 +123,8 @@ async def test_streamed_text_and_tool_calls_arrive_in_order_with_usage() -> None
         LlmChunk("Let me "), LlmChunk("check."),
         LlmChunk(tool_call=ToolCall(PARIS.id, "get_weather", '{"city": "Paris"}')),
         LlmChunk(tool_call=ToolCall(ROME.id, "get_weather", '{"city": "Rome"}')),
-        LlmChunk(done=True, finish_reason="tool_calls", prompt_tokens=472, completion_tokens=89),
+        LlmChunk(done=True, finish_reason="tool_calls", prompt_tokens=472, completion_tokens=89,
+                 model="claude-sonnet-4-5"),
     ]
 
 
@@ -141,7 +142,7 @@ async def test_a_stream_without_message_stop_completes_after_its_stop_reason() -
     chunks = await collect(provider(Script([sse_response(anthropic_sse(events))])).stream_chat(
         REQUEST))
     assert chunks[-1] == LlmChunk(done=True, finish_reason="stop", prompt_tokens=25,
-                                  completion_tokens=15)
+                                  completion_tokens=15, model="claude-sonnet-4-5")
 
 
 async def test_a_stream_cut_before_its_stop_reason_is_a_provider_error() -> None:

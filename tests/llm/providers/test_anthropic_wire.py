@@ -9,6 +9,7 @@ from bloge.llm.providers.anthropic import parse_messages_response
 from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
 from bloge.llm.providers.wire import ServerStreamError, WireFormatError
 from tests.llm.providers.wire_payloads import (
+    ANTHROPIC_MODEL,
     WireCall,
     anthropic_error,
     anthropic_events,
@@ -84,7 +85,7 @@ def test_streamed_text_arrives_delta_by_delta_and_pings_are_ignored() -> None:
     chunks = assemble(anthropic_events(["Hel", "lo"], input_tokens=25, output_tokens=15))
     assert chunks == [LlmChunk("Hel"), LlmChunk("lo"),
                       LlmChunk(done=True, finish_reason="stop", prompt_tokens=25,
-                               completion_tokens=15)]
+                               completion_tokens=15, model=ANTHROPIC_MODEL)]
 
 
 def test_a_streamed_tool_call_joins_its_json_deltas_after_an_empty_first_one() -> None:

@@ -11,6 +11,7 @@ from bloge.core import BlogeUsageError, ProviderError
 from bloge.llm import LlmChunk, LlmMessage, LlmRequest, ToolCall
 from bloge.llm.chunks import join_chunks
 from bloge.llm.providers import AnthropicProvider, ClaudeProvider
+from bloge.llm.providers.claude import DEFAULT_MODEL
 from tests.llm.providers.conftest import ANTHROPIC_KEY
 from tests.llm.providers.wire_payloads import (
     WireCall,
@@ -83,7 +84,8 @@ async def test_streaming_over_a_plain_transport_replays_one_answer() -> None:
     assert chunks == [
         LlmChunk("Checking."),
         LlmChunk(tool_call=ToolCall("toolu_1", "get_weather", '{"city":"Paris"}')),
-        LlmChunk(done=True, finish_reason="tool_calls", prompt_tokens=25, completion_tokens=15),
+        LlmChunk(done=True, finish_reason="tool_calls", prompt_tokens=25, completion_tokens=15,
+                 model=DEFAULT_MODEL),
     ]
 
 

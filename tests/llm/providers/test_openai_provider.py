@@ -144,7 +144,7 @@ async def test_streamed_text_arrives_in_pieces_then_done_with_usage() -> None:
     chunks = await collect(provider(script).stream_chat(REQUEST))
     assert chunks == [LlmChunk("Sun"), LlmChunk("ny."),
                       LlmChunk(done=True, finish_reason="stop", prompt_tokens=31,
-                               completion_tokens=3)]
+                               completion_tokens=3, model="gpt-4o")]
 
 
 async def test_streamed_tool_calls_survive_any_read_boundaries() -> None:
@@ -157,14 +157,15 @@ async def test_streamed_tool_calls_survive_any_read_boundaries() -> None:
         LlmChunk("Checking…"),
         LlmChunk(tool_call=ToolCall("call_1", "get_weather", '{"city":"Paris"}')),
         LlmChunk(tool_call=ToolCall("call_2", "get_weather", '{"city":"Zürich"}')),
-        LlmChunk(done=True, finish_reason="tool_calls", prompt_tokens=40, completion_tokens=30),
+        LlmChunk(done=True, finish_reason="tool_calls", prompt_tokens=40, completion_tokens=30,
+                 model="gpt-4o"),
     ]
 
 
 async def test_a_stream_that_finished_without_done_marker_still_completes() -> None:
     body = openai_sse([openai_text_delta("Hi"), openai_chunk({}, finish_reason="stop")], done=False)
     chunks = await collect(provider(Script([sse_response(body)])).stream_chat(REQUEST))
-    assert chunks[-1] == LlmChunk(done=True, finish_reason="stop")
+    assert chunks[-1] == LlmChunk(done=True, finish_reason="stop", model="gpt-4o")
 
 
 async def test_a_stream_cut_before_its_finish_reason_is_a_provider_error() -> None:
