@@ -118,6 +118,9 @@ class Run:
     lease_until: float | None = None
     cancel_requested: bool = False
     event_count: int = 0
+    #: The W3C trace context the run was started in (``traceparent``, a space, then
+    #: ``tracestate``), when it was started by a traced caller and traced.
+    trace_parent: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (what ``bloge runs show --json`` and ``GET /runs/{id}`` give)."""

@@ -23,11 +23,14 @@ from bloge.agent.runtime import (
     RunStart,
     run_store_of,
 )
+from bloge.core import tracecontext
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
+from bloge.core.tracecontext import TraceParent
 from bloge.llm import LlmMessage, LlmResponse
+from bloge.store import ops, traced
 from bloge.store.owner import this_worker
 from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
@@ -72,6 +75,8 @@ class RecordedRuns:
                 own_thread_only=principal is not None and not principal.admin)
             recorder = Recorder(store, self.writer, run_id=run, thread_id=thread,
                                 next_seq=claim.next_seq)
+            if store.tracing is not None:
+                _trace(recorder, engine, started_at=store.clock(), parent=tracecontext.caller.get())
             try:
                 history = await _history(store, thread, claim.view, recorder)
                 return await _run(engine, recorder, ctx, sink, input=input, history=history)
@@ -93,6 +98,9 @@ class RecordedRuns:
             claim = await self.writer.reclaim_run(run, worker=this_worker())
             recorder = Recorder(store, self.writer, run_id=run.id, thread_id=run.thread_id,
                                 next_seq=claim.next_seq, events_stored=run.event_count)
+            if store.tracing is not None:
+                _trace(recorder, engine, started_at=run.created_at,
+                       parent=TraceParent.from_stored(run.trace_parent), resumed=True)
             try:
                 return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
             except BaseException as error:
@@ -100,6 +108,17 @@ class RecordedRuns:
                 raise
         finally:
             store.live.ended(run_id)
+
+
+def _trace(recorder: Recorder, engine: AgentEngine, *, started_at: float,
+           parent: TraceParent | None, resumed: bool = False) -> None:
+    """Trace the recorder's run from its events; a new run keeps the trace context it was
+    started in (written with its first batch), which a resume continues."""
+    recorder.spans = traced.run_spans(
+        recorder.store.tracing, run_id=recorder.run_id, thread_id=recorder.thread_id,
+        agent=engine.definition.id, started_at=started_at, parent=parent)
+    if parent is not None and not resumed:
+        recorder.keep_op(ops.TraceRun(recorder.run_id, parent.stored()))
 
 
 @run_store_of.register

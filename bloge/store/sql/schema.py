@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 3
+VERSION = 4
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -132,8 +132,11 @@ _V3 = (
     "ALTER TABLE bloge_runs ADD COLUMN owner TEXT",
 )
 
+# Version 4: the trace context a run was started in, which its resumed spans continue.
+_V4 = ("ALTER TABLE bloge_runs ADD COLUMN trace_parent TEXT",)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
 assert len(MIGRATIONS) == VERSION
 
 

@@ -208,6 +208,9 @@ def _apply(op: ops.Op) -> Script[None]:
                         (turns, dumps(dict(usage)), at, run_id))
         case ops.FinishRun():
             yield from _finish(op)
+        case ops.TraceRun(run_id, trace_parent):
+            yield Query("UPDATE bloge_runs SET trace_parent = ? WHERE id = ?",
+                        (trace_parent, run_id))
         case _:
             assert_never(op)
 
