@@ -10,6 +10,7 @@ module loads OpenTelemetry; a missing one is an error naming the ``bloge[otel]``
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -122,34 +123,25 @@ class RunTracing:
         return f"RunTracing({self.processor!r}, capture_content={self.capture_content})"
 
 
+#: The package of the OTLP exporters of each OTEL_EXPORTER_OTLP_PROTOCOL.
+_EXPORTERS = {"http/protobuf": "opentelemetry.exporter.otlp.proto.http",
+              "grpc": "opentelemetry.exporter.otlp.proto.grpc"}
+
+
 def _exporters(protocol: str) -> tuple[SpanExporter, Any]:
-    if protocol == "grpc":
-        try:
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (  # noqa: PLC0415
-                OTLPMetricExporter as GrpcMetricExporter,
-            )
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # noqa: PLC0415
-                OTLPSpanExporter as GrpcSpanExporter,
-            )
-        except ImportError as missing:
-            raise BlogeUsageError(
-                f"OTEL_EXPORTER_OTLP_PROTOCOL is grpc but its exporter is missing "
-                f"({missing.name}): pip install 'bloge[otel]'") from missing
-        return GrpcSpanExporter(), GrpcMetricExporter()
-    if protocol != "http/protobuf":
+    """The OTLP span and metric exporters of ``protocol``, configured by the environment."""
+    package = _EXPORTERS.get(protocol)
+    if package is None:
         raise BlogeUsageError(f"OTEL_EXPORTER_OTLP_PROTOCOL is {protocol!r}; bloge exports "
                               "'http/protobuf' (the default) or 'grpc'")
     try:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # noqa: PLC0415
-            OTLPMetricExporter,
-        )
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
-            OTLPSpanExporter,
-        )
+        spans = importlib.import_module(f"{package}.trace_exporter").OTLPSpanExporter
+        metrics = importlib.import_module(f"{package}.metric_exporter").OTLPMetricExporter
     except ImportError as missing:
-        raise BlogeUsageError(f"the OTLP exporter is missing ({missing.name}): "
+        raise BlogeUsageError(f"the OTLP exporter for {protocol} is missing ({missing.name}): "
                               "pip install 'bloge[otel]'") from missing
-    return OTLPSpanExporter(), OTLPMetricExporter()
+    exporter: SpanExporter = spans()
+    return exporter, metrics()
 
 
 def _resource() -> Resource:

@@ -13,6 +13,9 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
 from bloge.store import open_store
 from bloge.temporal import (
     Connection,
@@ -21,6 +24,7 @@ from bloge.temporal import (
     connect,
     served_agents,
 )
+from bloge.tracing import RunTracing
 from tests.temporal import agents
 
 #: Short enough that a killed worker's calls move on quickly, long enough for a busy machine.
@@ -46,13 +50,6 @@ async def serve(address: str, task_queue: str, count_log: Path, gate_log: Path, 
     client = await connect(Connection(address))
     store = None if store_url is None else open_store(store_url)
     if store is not None and traces is not None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
-            OTLPSpanExporter,
-        )
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415
-
-        from bloge.tracing import RunTracing  # noqa: PLC0415 -- traced workers only
-
         # A batch processor: its delay is OTEL_BSP_SCHEDULE_DELAY's (the test sets it).
         store.tracing = RunTracing(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces)))
     registry = agents.registry(count_log, hang_gate=hang_gate, gate_log=gate_log,

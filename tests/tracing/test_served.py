@@ -86,7 +86,7 @@ async def test_an_mcp_tool_call_joins_the_callers_trace(
     pytest.importorskip("mcp", reason="the MCP endpoint needs the extra: pip install 'bloge[mcp]'")
     import httpx2  # noqa: PLC0415 -- with the extra
     from mcp import Client  # noqa: PLC0415 -- with the extra
-    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415 -- as above
 
     received, _ = receiver
     app = served_app(ScriptedProvider("Hi."), traced_store, ServerConfig(), mcp=True)
