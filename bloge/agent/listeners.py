@@ -37,7 +37,9 @@ class TurnStartedPayload:
 class LlmCalledPayload:
     """A model call ended. ``latency_ms`` is the whole call, and ``pool_wait_ms`` the part of
     it the call spent waiting for a free connection of its provider's pool (our addition;
-    ``0.0`` when it waited for none, or its provider does not say)."""
+    ``0.0`` when it waited for none, or its provider does not say). ``model`` is the model
+    the agent asked for; ``response_model`` the one that answered, as its server names it
+    (our addition; ``None`` when it did not say)."""
 
     turn_number: int
     model: str
@@ -46,6 +48,7 @@ class LlmCalledPayload:
     latency_ms: float
     finish_reason: str
     pool_wait_ms: float = 0.0
+    response_model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ def response_chunks(response: LlmResponse) -> list[LlmChunk]:
     chunks.extend(LlmChunk(tool_call=call) for call in response.tool_calls)
     chunks.append(LlmChunk(done=True, finish_reason=response.finish_reason,
                            prompt_tokens=response.prompt_tokens,
-                           completion_tokens=response.completion_tokens))
+                           completion_tokens=response.completion_tokens,
+                           model=response.model))
     return chunks
 
 
@@ -46,6 +47,7 @@ def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
         tool_calls=calls,
         usage_reported=last is not None and (last.prompt_tokens is not None
                                              or last.completion_tokens is not None),
+        model=last.model if last else None,
     )
 
 

@@ -47,6 +47,8 @@ class LlmResponse:
 
     ``usage_reported`` is false when the provider reported no usage (a stream without a usage
     chunk, a server that leaves ``usage`` out): the token counts are then 0, not measured.
+    ``model`` is the model that answered, as the server names it (``None``: it did not say);
+    it is metadata, left out when answers are compared.
     """
 
     content: str = ""
@@ -55,6 +57,7 @@ class LlmResponse:
     completion_tokens: int = 0
     tool_calls: tuple[ToolCall, ...] = ()
     usage_reported: bool = True
+    model: str | None = field(default=None, compare=False)
 
     @property
     def total_tokens(self) -> int:
@@ -66,8 +69,9 @@ class LlmChunk:
     """One piece of a streamed answer.
 
     A chunk carries text (``content``) and/or one complete ``tool_call``. The last chunk has
-    ``done=True`` and, when the provider reported them, ``finish_reason`` and usage.
-    A ``content`` of ``None`` (as OpenAI's deltas carry ``null``) reads as no text.
+    ``done=True`` and, when the provider reported them, ``finish_reason``, usage and the
+    ``model`` that answered (left out when chunks are compared). A ``content`` of ``None`` (as OpenAI's deltas carry ``null``)
+    reads as no text.
     """
 
     content: str = ""
@@ -76,6 +80,7 @@ class LlmChunk:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    model: str | None = field(default=None, compare=False)
 
 
 def effective_finish_reason(reason: str | None, *, has_tool_calls: bool) -> str:

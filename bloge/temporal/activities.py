@@ -263,7 +263,8 @@ class AgentActivities:
         if listeners:
             listeners.notify("on_agent_llm_called", context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
-                (time.perf_counter() - started) * 1000.0, response.finish_reason))
+                (time.perf_counter() - started) * 1000.0, response.finish_reason,
+                response_model=response.model))
         if events is not None:
             events.answered(response)
         await self._written(events, payload)

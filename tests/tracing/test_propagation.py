@@ -14,6 +14,7 @@ from bloge.rpc.tools import RemoteOperator
 from bloge.store import RecordedRuns, open_store
 from bloge.tracing import RunTracing
 from tests.llm.providers.wire_payloads import (
+    OPENAI_MODEL,
     Script,
     WireCall,
     json_response,
@@ -65,6 +66,8 @@ async def test_model_requests_and_rpc_tool_calls_carry_their_spans(
     assert service.requests[0].headers["traceparent"] == f"00-{trace}-{tool.span_id}-01"
     assert json.loads(service.requests[0].content) == {"q": "tea"}
     assert sorted(span.span_id for span in received.named("chat gpt-4o")) == sorted(chat_ids)
+    assert {span.attributes["gen_ai.response.model"]
+            for span in received.named("chat gpt-4o")} == {OPENAI_MODEL}
 
 
 async def test_calls_outside_a_traced_run_carry_no_trace(tmp_path: Path) -> None:

@@ -313,6 +313,7 @@ class _Run:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload(
                 turn, definition.model, response.prompt_tokens, response.completion_tokens,
                 latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
+                response.model,
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if observer is not None:

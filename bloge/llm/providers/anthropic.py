@@ -120,6 +120,7 @@ def parse_messages_response(body: Mapping[str, Any]) -> LlmResponse:
         completion_tokens=completion or 0,
         usage_reported=prompt is not None or completion is not None,
         tool_calls=tuple(calls),
+        model=body.get("model") if isinstance(body.get("model"), str) else None,
     )
 
 

@@ -44,7 +44,8 @@ class AnthropicStreamAssembler:
     stopped before it).
     """
 
-    __slots__ = ("_calls", "_completion", "_open", "_prompt", "_stop_reason", "_stopped")
+    __slots__ = ("_calls", "_completion", "_model", "_open", "_prompt", "_stop_reason",
+                 "_stopped")
 
     def __init__(self) -> None:
         self._open: dict[Any, _PartialToolUse] = {}
@@ -53,6 +54,7 @@ class AnthropicStreamAssembler:
         self._stopped = False
         self._prompt: int | None = None
         self._completion: int | None = None
+        self._model: str | None = None
 
     @property
     def stopped(self) -> bool:
@@ -79,7 +81,10 @@ class AnthropicStreamAssembler:
             call = self._open.pop(event.get("index"), None)
             return [] if call is None else [self._tool_chunk(call)]
         if kind == "message_start":
-            self._usage((event.get("message") or {}).get("usage"))
+            message = event.get("message") or {}
+            self._usage(message.get("usage"))
+            model = message.get("model")
+            self._model = model if isinstance(model, str) and model else None
         elif kind == "message_delta":
             self._stop_reason = (event.get("delta") or {}).get("stop_reason") or self._stop_reason
             self._usage(event.get("usage"))
@@ -103,6 +108,7 @@ class AnthropicStreamAssembler:
                 finish_reason=finish_reason_of(self._stop_reason, has_tool_calls=self._calls > 0),
                 prompt_tokens=self._prompt,
                 completion_tokens=self._completion,
+                model=self._model,
             )
         )
         return chunks

@@ -134,7 +134,12 @@ def parse_chat_response(body: Mapping[str, Any]) -> LlmResponse:
         completion_tokens=completion or 0,
         usage_reported=prompt is not None or completion is not None,
         tool_calls=calls,
+        model=_text(body.get("model")),
     )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def finish_reason_of(reason: Any, *, has_tool_calls: bool) -> str:

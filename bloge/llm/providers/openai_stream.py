@@ -51,7 +51,7 @@ class OpenAIStreamAssembler:
     """
 
     __slots__ = ("_by_id", "_by_index", "_calls", "_completion", "_done", "_finish_reason",
-                 "_prompt")
+                 "_model", "_prompt")
 
     def __init__(self) -> None:
         self._done = False
@@ -61,6 +61,7 @@ class OpenAIStreamAssembler:
         self._finish_reason: str | None = None
         self._prompt: int | None = None
         self._completion: int | None = None
+        self._model: str | None = None
 
     @property
     def stopped(self) -> bool:
@@ -90,6 +91,9 @@ class OpenAIStreamAssembler:
         usage = payload.get("usage")
         if usage:
             self._prompt, self._completion = usage_from_wire(usage)
+        if self._model is None:
+            model = payload.get("model")
+            self._model = model if isinstance(model, str) and model else None
         chunks: list[LlmChunk] = []
         for choice in payload.get("choices") or ():
             if choice.get("index", 0):
@@ -116,6 +120,7 @@ class OpenAIStreamAssembler:
                 finish_reason=reason,
                 prompt_tokens=self._prompt,
                 completion_tokens=self._completion,
+                model=self._model,
             )
         )
         return chunks
