@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import pytest
 
+from bloge import rpc
+from bloge.core import tracecontext
+from bloge.core.tracecontext import TraceParent
 from bloge.llm import LlmResponse, ScriptedProvider, ToolCall
-from bloge.server import ServerConfig
+from bloge.server import ServedAgents, ServerConfig, create_app
 from bloge.store import Store, open_store
 from bloge.tracing import RunTracing
 from tests.server.conftest import served_app
@@ -100,3 +104,31 @@ async def test_an_mcp_tool_call_joins_the_callers_trace(
     received.wait_for(lambda spans: len(spans) == 2)
     (run,) = received.named("invoke_agent helper")
     assert (run.trace_id, run.parent) == (CALLER_TRACE, CALLER_SPAN)
+
+
+class Tracer(Protocol):
+    async def caller(self) -> str: ...
+
+
+class CallerEcho:
+    """Says which trace context the call it serves was made in."""
+
+    async def caller(self) -> str:
+        context = tracecontext.caller.get()
+        return "" if context is None else context.header
+
+
+async def test_an_rpc_call_from_a_traced_run_reaches_the_service_in_that_trace(
+        traced_store: Store) -> None:
+    app = create_app(ServedAgents({}, lambda definition: definition), store=traced_store,
+                     rpc={"tracer": rpc.serve(CallerEcho(), as_=Tracer)})
+    calling = TraceParent.parse(TRACEPARENT)
+    with LiveServer(app) as server:
+        async with rpc.HttpTransport(server.url()) as transport:
+            service = rpc.proxy(Tracer, transport, "tracer")
+            assert await service.caller() == ""
+            token = tracecontext.outgoing.set(calling)
+            try:
+                assert await service.caller() == TRACEPARENT
+            finally:
+                tracecontext.outgoing.reset(token)
