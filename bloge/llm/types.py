@@ -70,8 +70,8 @@ class LlmChunk:
 
     A chunk carries text (``content``) and/or one complete ``tool_call``. The last chunk has
     ``done=True`` and, when the provider reported them, ``finish_reason``, usage and the
-    ``model`` that answered (left out when chunks are compared). A ``content`` of ``None`` (as OpenAI's deltas carry ``null``)
-    reads as no text.
+    ``model`` that answered (left out when chunks are compared). A ``content`` of ``None``
+    (as OpenAI's deltas carry ``null``) reads as no text.
     """
 
     content: str = ""

@@ -183,7 +183,7 @@ class Recorder:
         from and a resume continues; ``None`` when the run stopped before its loop had one:
         the thread keeps the view it had, and a resume starts the run again from its input."""
         if self.spans is not None:
-            traced.ended()
+            traced.ended(self.spans)
         if self.lost:
             return  # another worker holds the run now
         if not self.ended:

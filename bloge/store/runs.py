@@ -23,7 +23,6 @@ from bloge.agent.runtime import (
     RunStart,
     run_store_of,
 )
-from bloge.core import tracecontext
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
@@ -76,7 +75,7 @@ class RecordedRuns:
             recorder = Recorder(store, self.writer, run_id=run, thread_id=thread,
                                 next_seq=claim.next_seq)
             if store.tracing is not None:
-                _trace(recorder, engine, started_at=store.clock(), parent=tracecontext.caller.get())
+                _trace(recorder, engine, started_at=store.clock(), parent=traced.started_in())
             try:
                 history = await _history(store, thread, claim.view, recorder)
                 return await _run(engine, recorder, ctx, sink, input=input, history=history)

@@ -23,6 +23,9 @@ class Spans(Protocol):
     """What the recorder feeds: :class:`bloge.tracing.RunSpans`."""
 
     context: TraceParent
+    #: What this task's runs and calls carried before the run (a run inside another run's
+    #: tool call: that call's), put back when it ends.
+    outer: tuple[Any, TraceParent | None]
 
     def event(self, kind: str, body: Any, at: float) -> None: ...
 
@@ -34,12 +37,19 @@ class Spans(Protocol):
 def run_spans(tracing: Any, *, run_id: str, thread_id: str, agent: str, started_at: float,
               parent: TraceParent | None) -> Spans:
     """The spans of run ``run_id`` under ``tracing``; the run's tool calls and rpc calls
-    carry its trace from now on (in this task)."""
+    carry its trace from now on (in this task, until :func:`ended`)."""
     spans: Spans = tracing.run(run_id=run_id, thread_id=thread_id, agent=agent,
                                started_at=started_at, parent=parent)
+    spans.outer = (tracecontext.run_span.get(), tracecontext.outgoing.get())
     tracecontext.run_span.set((run_id, spans.context))
     tracecontext.outgoing.set(spans.context)
     return spans
+
+
+def started_in() -> TraceParent | None:
+    """The trace context a new run starts in: the tool call of a traced run it runs inside
+    (a sub-agent), else the request that started it, if either."""
+    return tracecontext.outgoing.get() or tracecontext.caller.get()
 
 
 def model_call(spans: Spans, redactor: Redactor, turn: int, view: Sequence[LlmMessage], *,
@@ -57,10 +67,11 @@ def answered(spans: Spans, redactor: Redactor, response: LlmResponse) -> None:
     spans.answered(_redacted(redactor, [answer]))
 
 
-def ended() -> None:
-    """The run is over: later calls of this task are no longer its."""
-    tracecontext.run_span.set(None)
-    tracecontext.outgoing.set(None)
+def ended(spans: Spans) -> None:
+    """The run is over: later calls of this task carry what they carried before it."""
+    run_span, outgoing = spans.outer
+    tracecontext.run_span.set(run_span)
+    tracecontext.outgoing.set(outgoing)
 
 
 def _message(message: LlmMessage) -> dict[str, Any]:

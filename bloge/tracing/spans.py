@@ -36,7 +36,7 @@ class RunSpans:
     """
 
     __slots__ = ("_answer", "_chat", "_exit", "_messages", "_tools", "_turn", "agent",
-                 "context", "parent", "run_id", "started_at", "thread_id", "tracing")
+                 "context", "outer", "parent", "run_id", "started_at", "thread_id", "tracing")
 
     def __init__(self, tracing: RunTracing, *, run_id: str, thread_id: str, agent: str,
                  started_at: float, parent: TraceParent | None) -> None:
@@ -56,6 +56,8 @@ class RunSpans:
         self._messages: Any = None
         self._answer: Any = None
         self._exit: Mapping[str, Any] = {}
+        #: What the task carried before the run (see :mod:`bloge.store.traced`).
+        self.outer: tuple[Any, TraceParent | None] = (None, None)
 
     # -- what the run's observer tells
 

@@ -143,3 +143,30 @@ async def test_a_run_started_in_a_callers_trace_is_its_child_and_its_calls_carry
     assert {span.trace_id for span in spans} == {"0af7651916cd43dd8448eb211c80319c"}
     assert run.parent == "b7ad6b7169203331"
     assert output.run_id
+
+
+async def test_an_agent_run_by_a_tool_is_a_child_of_that_tool_call(
+        tmp_path: Path, receiver: tuple[Receiver, LiveServer], tracing: RunTracing) -> None:
+    received, _ = receiver
+    inner = clerk(tmp_path, tracing)
+    store = inner.store.store  # type: ignore[union-attr]  # clerk's RecordedRuns
+
+    async def ask_the_clerk(input: dict) -> str:
+        return (await inner.aexecute(input["q"])).content
+
+    registry = (OperatorRegistry.builder().register("Lookup", ask_the_clerk)
+                .register("llmChat", LlmChatOperator(FunctionProvider(model))).build())
+    outer = AgentLoopOperator("desk", AgentDslCompiler(registry).compile(
+        AGENT.replace("clerk", "desk")), registry, store=RecordedRuns(store))
+    await outer.aexecute("Ask the clerk about tea")
+    assert tracing.flush()
+
+    spans = received.wait_for(lambda spans: len(spans) == 8)
+    (desk,) = received.named("invoke_agent desk")
+    (asking,) = [span for span in received.named("execute_tool lookup")
+                 if span.parent == desk.span_id]
+    (clerk_run,) = received.named("invoke_agent clerk")
+    assert clerk_run.parent == asking.span_id
+    assert {span.trace_id for span in spans} == {desk.trace_id}
+    assert sorted(span.name for span in spans if span.parent == desk.span_id) == [
+        "chat gpt-4o", "chat gpt-4o", "execute_tool lookup"]
