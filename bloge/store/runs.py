@@ -115,7 +115,8 @@ def _trace(recorder: Recorder, engine: AgentEngine, *, started_at: float,
     started in (written with its first batch), which a resume continues."""
     recorder.spans = traced.run_spans(
         recorder.store.tracing, run_id=recorder.run_id, thread_id=recorder.thread_id,
-        agent=engine.definition.id, started_at=started_at, parent=parent)
+        agent=engine.definition.id, started_at=started_at, parent=parent,
+        model=engine.definition.model)
     if parent is not None and not resumed:
         recorder.keep_op(ops.TraceRun(recorder.run_id, parent.stored()))
 

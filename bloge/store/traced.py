@@ -35,11 +35,11 @@ class Spans(Protocol):
 
 
 def run_spans(tracing: Any, *, run_id: str, thread_id: str, agent: str, started_at: float,
-              parent: TraceParent | None) -> Spans:
+              parent: TraceParent | None, model: str | None = None) -> Spans:
     """The spans of run ``run_id`` under ``tracing``; the run's tool calls and rpc calls
     carry its trace from now on (in this task, until :func:`ended`)."""
     spans: Spans = tracing.run(run_id=run_id, thread_id=thread_id, agent=agent,
-                               started_at=started_at, parent=parent)
+                               started_at=started_at, parent=parent, model=model)
     spans.outer = (tracecontext.run_span.get(), tracecontext.outgoing.get())
     tracecontext.run_span.set((run_id, spans.context))
     tracecontext.outgoing.set(spans.context)

@@ -237,7 +237,7 @@ class AgentActivities:
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))
         events = None if summary else self._events(payload)
-        if events is not None and await events.trace() is not None:
+        if events is not None and await events.trace(definition.model) is not None:
             events.model_call(turn, messages)  # the request carries the call's span
         listeners = None if summary else _with(agent.listeners, events)
         if listeners and activity.info().attempt == 1:
@@ -285,7 +285,7 @@ class AgentActivities:
         tools = tuple(replace(tool, timeout=None) for tool in definition.tools)
         events = self._events(payload)
         if events is not None:
-            await events.trace()  # what the tool calls carries its span
+            await events.trace(definition.model)  # what the tool calls carries its span
         dispatcher = ToolDispatcher(tools, agent.registry, ctx=ctx, codec=agent.codec,
                                     listeners=_with(agent.listeners, events),
                                     context=_callback_context(agent, ctx),
@@ -322,7 +322,7 @@ class AgentActivities:
         content = str(payload["content"])
         events = self._events(payload)
         if events is not None:
-            await events.trace()
+            await events.trace(agent.definition.model)
         listeners = _with(agent.listeners, events)
         if listeners:
             ctx = OperatorContext.root(execution_id=str(payload["run_id"]))
@@ -340,7 +340,7 @@ class AgentActivities:
         run_id = str(payload["run_id"])
         events = self._events(payload)
         if events is not None and payload.get("recorded") is not None:
-            await events.trace()
+            await events.trace(agent.definition.model)
         listeners = _with(agent.listeners, events)
         if listeners:
             ctx = OperatorContext.root(execution_id=run_id)

@@ -189,9 +189,10 @@ class RunEvents:
         #: The run's spans (:meth:`trace`), when the store traces runs.
         self.spans: traced.Spans | None = None
 
-    async def trace(self) -> traced.Spans | None:
+    async def trace(self, model: str | None = None) -> traced.Spans | None:
         """The run's spans, when the store traces runs: this activity's events add theirs
-        to the run's trace (kept with the run), and the calls it makes carry it."""
+        to the run's trace (kept with the run), and the calls it makes carry it; ``model``
+        is the one the agent asks for."""
         tracing = self.store.tracing
         if tracing is None:
             return None
@@ -199,7 +200,8 @@ class RunEvents:
             run = await self.store.get_run(self.run_id)
             self.spans = traced.run_spans(
                 tracing, run_id=run.id, thread_id=run.thread_id, agent=run.agent_id,
-                started_at=run.created_at, parent=TraceParent.from_stored(run.trace_parent))
+                started_at=run.created_at, parent=TraceParent.from_stored(run.trace_parent),
+                model=model)
         return self.spans
 
     def model_call(self, turn: int, messages: Sequence[LlmMessage]) -> None:

@@ -94,13 +94,13 @@ class RunTracing:
                    resource=_resource(), capture_content=capture_content, provider=provider)
 
     def run(self, *, run_id: str, thread_id: str, agent: str, started_at: float,
-            parent: TraceParent | None) -> RunSpans:
-        """The spans of run ``run_id`` (begun at ``started_at``), children of ``parent`` (the
-        caller's span) when given."""
+            parent: TraceParent | None, model: str | None = None) -> RunSpans:
+        """The spans of run ``run_id`` (begun at ``started_at``) of ``agent``, which asks for
+        ``model``, children of ``parent`` (the caller's span) when given."""
         from bloge.tracing.spans import RunSpans  # noqa: PLC0415 -- one module per concept
 
         return RunSpans(self, run_id=run_id, thread_id=thread_id, agent=agent,
-                        started_at=started_at, parent=parent)
+                        started_at=started_at, parent=parent, model=model)
 
     def export(self, span: Any) -> None:
         """Hand one ended span to the processor."""

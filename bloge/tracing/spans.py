@@ -35,11 +35,12 @@ class RunSpans:
     ``traceparent`` its request carries) and, when content is captured, takes its messages.
     """
 
-    __slots__ = ("_answer", "_chat", "_exit", "_messages", "_tools", "_turn", "agent",
-                 "context", "outer", "parent", "run_id", "started_at", "thread_id", "tracing")
+    __slots__ = ("_answer", "_asked", "_chat", "_exit", "_messages", "_tools", "agent",
+                 "context", "model", "outer", "parent", "run_id", "started_at", "thread_id",
+                 "tracing")
 
     def __init__(self, tracing: RunTracing, *, run_id: str, thread_id: str, agent: str,
-                 started_at: float, parent: TraceParent | None) -> None:
+                 started_at: float, parent: TraceParent | None, model: str | None = None) -> None:
         self.tracing = tracing
         self.run_id = run_id
         self.thread_id = thread_id
@@ -50,7 +51,10 @@ class RunSpans:
         #: The run span's context: what the run's rpc calls carry.
         self.context = TraceParent(trace_id, span_id_of(run_id), 1,
                                    parent.state if parent is not None else "")
-        self._turn = 0
+        #: The model the agent asks for, and the model call asked and not answered yet:
+        #: (turn, when it was asked), whose span a failure ends.
+        self.model = model
+        self._asked: tuple[int, float] | None = None
         self._tools: dict[str, tuple[float, Mapping[str, Any]]] = {}
         self._chat: tuple[Mapping[str, Any], float] | None = None  # held for its answer
         self._messages: Any = None
@@ -81,8 +85,10 @@ class RunSpans:
             self._end_chat()
         match kind:
             case "on_agent_turn_started":
-                self._turn = body["turn_number"]
+                self._asked = (body["turn_number"], at)
             case "on_agent_llm_called":
+                self._asked = None
+                self.model = body["model"]
                 self._chat = (body, at)
                 if not self.tracing.capture_content:
                     self._end_chat()
@@ -96,6 +102,8 @@ class RunSpans:
             case "on_agent_loop_exited":
                 self._exit = body
             case "done" | "error":
+                if self._asked is not None and kind == "error":
+                    self._failed_chat(body, at)
                 self._run_span(kind, body, at)
 
     # -- spans
@@ -159,6 +167,24 @@ class RunSpans:
                                         {**measured, "gen_ai.token.type": "input"})
         self.tracing.token_usage.record(body["completion_tokens"],
                                         {**measured, "gen_ai.token.type": "output"})
+
+    def _failed_chat(self, body: Mapping[str, Any], at: float) -> None:
+        """The model call a failure (or a cancellation) ended before it answered."""
+        turn, asked = self._asked or (0, at)
+        self._asked = None
+        model = self.model or "unknown"
+        error = self._exit.get("error_type") or body.get("error_type") or "error"
+        attributes = self._common("chat")
+        attributes.update({"gen_ai.request.model": model, "bloge.turn": turn,
+                           "error.type": error})
+        self._span(f"chat {model}", span_id_of(self.run_id, "chat", turn),
+                   self.context.span_id, kind=SpanKind.CLIENT, attributes=attributes,
+                   start=asked, end=at, error=error)
+        measured = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+                    "error.type": error}
+        if self.tracing.provider:
+            measured["gen_ai.provider.name"] = self.tracing.provider
+        self.tracing.operation_duration.record(max(at - asked, 0.0), measured)
 
     def _tool_span(self, body: Mapping[str, Any], dispatched: tuple[float, Mapping[str, Any]],
                    at: float) -> None:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
+import pytest
+
+from bloge import (
+    AgentDslCompiler,
+    AgentLoopOperator,
+    AgentRunError,
+    LlmChatOperator,
+    OperatorRegistry,
+    ProviderError,
+)
 from bloge.core import tracecontext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RecordedRuns, open_store
@@ -170,3 +179,37 @@ async def test_an_agent_run_by_a_tool_is_a_child_of_that_tool_call(
     assert {span.trace_id for span in spans} == {desk.trace_id}
     assert sorted(span.name for span in spans if span.parent == desk.span_id) == [
         "chat gpt-4o", "chat gpt-4o", "execute_tool lookup"]
+
+
+async def test_a_model_call_that_fails_is_an_error_span_and_so_is_the_run(
+        tmp_path: Path, receiver: tuple[Receiver, LiveServer], tracing: RunTracing) -> None:
+    received, _ = receiver
+
+    def failing(request: LlmRequest) -> LlmResponse:
+        if any(m.role == "tool" for m in request.messages):
+            raise ProviderError("the model went away", provider="test")
+        return model(request)
+
+    registry = (OperatorRegistry.builder()
+                .register("Lookup", lambda input: {"found": input["q"].upper()})
+                .register("llmChat", LlmChatOperator(FunctionProvider(failing))).build())
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    store.tracing = tracing
+    agent = AgentLoopOperator("clerk", AgentDslCompiler(registry).compile(AGENT), registry,
+                              store=RecordedRuns(store))
+    with pytest.raises(AgentRunError):
+        await agent.aexecute("What is tea?")
+    assert tracing.flush()
+
+    spans = received.wait_for(lambda spans: len(spans) == 4)
+    (run,) = received.named("invoke_agent clerk")
+    failed = [span for span in received.named("chat gpt-4o") if span.attributes["bloge.turn"] == 2]
+    assert [span.attributes["error.type"] for span in failed] == ["ProviderError"]
+    assert failed[0].status == 2  # ERROR
+    assert run.attributes["error.type"] == "ProviderError"
+    assert run.attributes["bloge.exit_reason"] == "error"
+    assert len({span.span_id for span in spans}) == 4
+    (duration,) = [point for point in received.points
+                   if point.metric == "gen_ai.client.operation.duration"
+                   and "error.type" in point.attributes]
+    assert duration.count == 1
