@@ -30,6 +30,7 @@ ALLOWED = {
     "bloge.autopilot": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
                         "bloge.store"},
     "bloge.rpc": {"bloge.core"},
+    "bloge.tracing": {"bloge.core"},
     "bloge.mcp": {"bloge.core", "bloge.llm", "bloge.agent"},
     "bloge.temporal": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
                        "bloge.store"},

@@ -13,6 +13,7 @@ from typing import Self
 import httpx
 
 from bloge.core.masking import mask_url_credentials
+from bloge.core.tracecontext import with_trace_headers
 from bloge.rpc.calls import Metadata, check_metadata, reply_wait
 from bloge.rpc.errors import RemoteError
 
@@ -45,8 +46,8 @@ class HttpTransport:
         wait = reply_wait(service, method, deadline, headers, self.timeout)
         url = f"{self.base_url}/rpc/{service}/{method}"
         try:
-            response = await self._client.post(url, content=payload.encode(), headers=headers,
-                                               timeout=wait)
+            response = await self._client.post(url, content=payload.encode(),
+                                               headers=with_trace_headers(headers), timeout=wait)
         except httpx.ConnectError as exc:
             raise RemoteError("unavailable", f"{service}.{method}: cannot connect to "
                               f"{self._shown()} ({type(exc).__name__})") from exc

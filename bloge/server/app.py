@@ -33,6 +33,7 @@ from bloge.server.metrics import Metrics
 from bloge.server.problems import problem
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunTasks
+from bloge.server.tracing import TraceContext
 from bloge.store import Store
 
 if TYPE_CHECKING:
@@ -102,7 +103,9 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
                             *(endpoint.routes if endpoint is not None
                               else _mcp_off_routes(mcp_off))],
                     exception_handlers=HANDLERS, lifespan=lifespan,
-                    middleware=[Middleware(PrintablePaths)])
+                    middleware=[Middleware(PrintablePaths),
+                                *([Middleware(TraceContext)] if store.tracing is not None
+                                  else [])])
     app.state.bloge = ServerState(agents, store, settings, tasks, counted)
     app.state.autopilot = autopilot
     return Guard(app, settings)

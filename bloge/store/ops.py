@@ -161,6 +161,15 @@ class UsageRow:
     call: CallUsage
 
 
+@dataclass(frozen=True, slots=True)
+class TraceRun:
+    """The trace context a run was started in (a W3C ``traceparent``, then its
+    ``tracestate`` after a space): a resumed run's spans continue that trace."""
+
+    run_id: str
+    trace_parent: str
+
+
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
     CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools | \
-    SettleSpend
+    SettleSpend | TraceRun

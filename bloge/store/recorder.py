@@ -36,7 +36,7 @@ from bloge.agent import (
 from bloge.agent.runtime import PendingCall, RunPaused, ToolOutcome
 from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse
-from bloge.store import ops
+from bloge.store import ops, traced
 from bloge.store.errors import StoreError
 from bloge.store.events import callback_events, chunk_event, end_event
 from bloge.store.owner import this_worker
@@ -72,7 +72,7 @@ class Recorder:
     __slots__ = ("_events", "_flushed_at", "_held", "_next_event", "_next_seq", "_ops",
                  "_persisted", "_seq_of", "_stored_event", "_unanswered",
                  "cancel_requested", "ended", "finished_writing", "listener", "lost", "run_id",
-                 "store", "thread_id", "writer")
+                 "spans", "store", "thread_id", "writer")
 
     def __init__(self, store: Store, writer: RunWriter, *, run_id: str, thread_id: str,
                  next_seq: int, events_stored: int | None = None) -> None:
@@ -94,6 +94,8 @@ class Recorder:
         self._flushed_at = time.monotonic()
         #: The run's callbacks, through the journal's chain, as its events.
         self.listener = callback_events(store.redactor, self.event)
+        #: The run's spans, read off its events, when its store traces runs.
+        self.spans: traced.Spans | None = None
         self.cancel_requested = False
         self.lost = False
         #: The run's end is among the writes: whoever else ends the run has nothing to add.
@@ -121,6 +123,8 @@ class Recorder:
                          body)
         self._next_event += 1
         self._events.append(event)
+        if self.spans is not None:
+            self.spans.event(kind, event.body, event.at)
         if self._held or event.seq > self._stored_event + SHOWN_AHEAD:
             self._held.append(event)
         else:
@@ -139,10 +143,15 @@ class Recorder:
         self._append_new(transcript, now)
         self._ops.append(ops.SaveCheckpoint(self.run_id, turn - 1, self.segments(view),
                                             usage.to_dict(), now))
+        if self.spans is not None:
+            traced.model_call(self.spans, self.store.redactor, turn, view,
+                              capture=self.store.tracing.capture_content)
         await self.flush()
 
     async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
                              response: LlmResponse, usage: AgentUsage) -> None:
+        if self.spans is not None and self.store.tracing.capture_content:
+            traced.answered(self.spans, self.store.redactor, response)
         if not response.tool_calls:
             return  # the run finishes next, and writes then
         now = time.time()
@@ -179,6 +188,8 @@ class Recorder:
         """Record the run's end. ``view`` is the memory's, which the thread's next run starts
         from and a resume continues; ``None`` when the run stopped before its loop had one:
         the thread keeps the view it had, and a resume starts the run again from its input."""
+        if self.spans is not None:
+            traced.ended(self.spans)
         if self.lost:
             return  # another worker holds the run now
         if not self.ended:

@@ -7,12 +7,13 @@ store the way :class:`~bloge.store.recorder.Recorder` does, and through these na
 - :func:`segments`: a memory view by reference to a thread's log, as a checkpoint keeps it;
 - :func:`callback_events` and :func:`chunk_event`: listener callbacks (through the
   journal's chain) and stream chunks as run events, :func:`end_event` the event that ends a run;
-- :data:`EVENT_FLUSH_SECONDS`: how long a streaming run's events may wait for their batch.
+- :data:`EVENT_FLUSH_SECONDS`: how long a streaming run's events may wait for their batch;
+- :mod:`~bloge.store.traced`: a run's spans, read off its events, when the store traces runs.
 
 The records, the errors and the store itself are :mod:`bloge.store`'s public names.
 """
 
-from bloge.store import ops
+from bloge.store import ops, traced
 from bloge.store.events import callback_events, chunk_event, end_event
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
 from bloge.store.records import segments
@@ -24,4 +25,5 @@ __all__ = [
     "end_event",
     "ops",
     "segments",
+    "traced",
 ]

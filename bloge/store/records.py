@@ -135,6 +135,9 @@ class Run:
     event_count: int = 0
     pending_approvals: tuple[PendingApproval, ...] = ()
     """The calls a paused run waits on (filled by ``Store.get_run``; empty otherwise)."""
+    #: The W3C trace context the run was started in (``traceparent``, a space, then
+    #: ``tracestate``), when it was started by a traced caller and traced.
+    trace_parent: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (what ``bloge runs show --json`` and ``GET /runs/{id}`` give)."""

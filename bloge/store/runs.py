@@ -28,8 +28,9 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
+from bloge.core.tracecontext import TraceParent
 from bloge.llm import LlmMessage, LlmResponse, ToolDefinition
-from bloge.store import ops
+from bloge.store import ops, traced
 from bloge.store.budgets import StoreCounters
 from bloge.store.owner import this_worker
 from bloge.store.paused import resumed_round, tool_json, tool_of
@@ -80,6 +81,8 @@ class RecordedRuns:
                                 next_seq=claim.next_seq)
             if tools:  # written with the first batch, before any model call
                 recorder.keep(ops.KeepRunTools(run, tuple(tool_json(t) for t in tools)))
+            if store.tracing is not None:
+                _trace(recorder, engine, started_at=store.clock(), parent=traced.started_in())
             try:
                 history = await _history(store, thread, claim.view, recorder)
                 return await _run(engine, recorder, ctx, sink, input=input, history=history,
@@ -102,6 +105,9 @@ class RecordedRuns:
             claim = await self.writer.reclaim_run(run, worker=this_worker())
             recorder = Recorder(store, self.writer, run_id=run.id, thread_id=run.thread_id,
                                 next_seq=claim.next_seq, events_stored=run.event_count)
+            if store.tracing is not None:
+                _trace(recorder, engine, started_at=run.created_at,
+                       parent=TraceParent.from_stored(run.trace_parent), resumed=True)
             try:
                 return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
             except BaseException as error:
@@ -122,6 +128,18 @@ class RecordedRuns:
                               reason=decision.reason, principal=principal or decision.principal)
         if tool_results:
             await post_tool_results(self.store, run_id, tool_results, principal=principal)
+
+
+def _trace(recorder: Recorder, engine: AgentEngine, *, started_at: float,
+           parent: TraceParent | None, resumed: bool = False) -> None:
+    """Trace the recorder's run from its events; a new run keeps the trace context it was
+    started in (written with its first batch), which a resume continues."""
+    recorder.spans = traced.run_spans(
+        recorder.store.tracing, run_id=recorder.run_id, thread_id=recorder.thread_id,
+        agent=engine.definition.id, started_at=started_at, parent=parent,
+        model=engine.definition.model)
+    if parent is not None and not resumed:
+        recorder.keep(ops.TraceRun(recorder.run_id, parent.stored()))
 
 
 @run_store_of.register

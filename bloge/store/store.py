@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Literal, Protocol, Self, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from bloge.core.errors import BlogeUsageError
 from bloge.core.sync import run_sync
@@ -101,6 +101,9 @@ class Store:
             asked=self._asked_to_stop,
             listen=(lambda: driver.listen(CHANNEL, every=POLL_SECONDS))
             if isinstance(driver, Notifying) else None)
+        #: Traces the runs recorded here from their events (a ``bloge.tracing.RunTracing``;
+        #: ``None``: not traced, nothing of OpenTelemetry loaded). See :mod:`bloge.store.traced`.
+        self.tracing: Any = None
         self._auto_migrate = auto_migrate
         self._ready = False
         self.lease = lease

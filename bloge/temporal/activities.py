@@ -151,7 +151,8 @@ class AgentActivities:
                     agent_id=agent.definition.id,
                     input=wire.messages_from_json(payload["input"]),
                     metadata=payload.get("metadata") or {},
-                    principal=_principal(payload.get("principal")))
+                    principal=_principal(payload.get("principal")),
+                    trace_parent=payload.get("trace_parent"))
             except ThreadBusyError as error:
                 raise ApplicationError(str(error), type="ThreadBusyError",
                                        non_retryable=True) from None
@@ -241,6 +242,8 @@ class AgentActivities:
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))
         events = None if summary else self._events(payload)
+        if events is not None and await events.trace(definition.model) is not None:
+            events.model_call(turn, messages)  # the request carries the call's span
         listeners = None if summary else _with(agent.listeners, events)
         if listeners and activity.info().attempt == 1:
             listeners.notify("on_agent_turn_started", context,
@@ -265,6 +268,8 @@ class AgentActivities:
         if listeners:
             listeners.notify("on_agent_llm_called", context, LlmCalledPayload.of(
                 turn, definition.model, response, (time.perf_counter() - started) * 1000.0))
+        if events is not None:
+            events.answered(response)
         await self._written(events, payload)
         return wire.response_to_json(response)
 
@@ -282,6 +287,8 @@ class AgentActivities:
         # Temporal enforces the timeouts (the activity's start-to-close timeout).
         tools = tuple(replace(tool, timeout=None) for tool in definition.tools)
         events = self._events(payload)
+        if events is not None:
+            await events.trace(definition.model)  # what the tool calls carries its span
         dispatcher = ToolDispatcher(tools, agent.registry, ctx=ctx, codec=agent.codec,
                                     listeners=_with(agent.listeners, events),
                                     context=_callback_context(agent, ctx),
@@ -317,6 +324,8 @@ class AgentActivities:
         turn = int(payload["turn"])
         content = str(payload["content"])
         events = self._events(payload)
+        if events is not None:
+            await events.trace(agent.definition.model)
         listeners = _with(agent.listeners, events)
         if listeners:
             ctx = OperatorContext.root(execution_id=str(payload["run_id"]))
@@ -333,6 +342,8 @@ class AgentActivities:
         agent = self._agent(payload)
         run_id = str(payload["run_id"])
         events = self._events(payload)
+        if events is not None and payload.get("recorded") is not None:
+            await events.trace(agent.definition.model)
         listeners = _with(agent.listeners, events)
         if listeners:
             ctx = OperatorContext.root(execution_id=run_id)
@@ -347,10 +358,10 @@ class AgentActivities:
             return
         async with _heartbeating():
             await events.flush()
-            await self._finish(run_id, payload, recorded)
+            await self._finish(run_id, payload, recorded, events)
 
     async def _finish(self, run_id: str, payload: Mapping[str, Any],
-                      recorded: Mapping[str, Any]) -> None:
+                      recorded: Mapping[str, Any], events: RunEvents) -> None:
         assert self._recording is not None
         usage = recorded["usage"]
         if "transcript" in recorded:  # scheduled by a worker before runs wrote as they went
@@ -367,7 +378,7 @@ class AgentActivities:
             run_id=run_id, thread_id=str(payload["thread_id"]), messages=messages, view=view,
             usage=AgentUsage.from_dict(usage),
             turns=int(payload["turns"]), exit_reason=str(payload["exit_reason"]),
-            output=recorded.get("output"), error=recorded.get("error"))
+            output=recorded.get("output"), error=recorded.get("error"), spans=events.spans)
 
 
 def _numbered(pairs: Sequence[Sequence[Any]]) -> list[tuple[int, LlmMessage]]:

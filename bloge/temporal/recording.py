@@ -23,6 +23,8 @@ from typing import Any
 
 from bloge.agent import AgentStreamChunk, AgentUsage
 from bloge.core.context import Principal
+from bloge.core.tracecontext import TraceParent
+from bloge.llm import LlmResponse
 from bloge.llm.messages import LlmMessage
 from bloge.store import (
     RunEvent,
@@ -40,6 +42,7 @@ from bloge.store.recording import (
     end_event,
     ops,
     segments,
+    traced,
 )
 from bloge.temporal import wire
 from bloge.temporal.wire import View, view_to_json
@@ -62,11 +65,13 @@ class StoreRecording:
 
     async def begin(self, *, run_id: str, thread_id: str, agent_id: str,
                     input: Sequence[LlmMessage], metadata: Mapping[str, Any],
-                    principal: Principal | None = None) -> dict[str, Any]:
+                    principal: Principal | None = None,
+                    trace_parent: str | None = None) -> dict[str, Any]:
         """Start the run on its thread (again, when this is a retry of the same start):
         where the thread's log goes on (``next_seq``) and the history the run starts after,
         as ``[seq, message]`` pairs (``seq`` ``None`` for a summary the log does not hold).
-        The run and a new thread are ``principal``'s, as a local recorded run's are."""
+        The run and a new thread are ``principal``'s, as a local recorded run's are;
+        ``trace_parent`` is the trace context it was started in, kept with it."""
         try:
             run = await self.store.get_run(run_id)
         except StoreNotFoundError:
@@ -78,6 +83,8 @@ class StoreRecording:
                                                 and not principal.admin)
         else:  # a retried start: the thread is this run's already
             claim = await self.writer.reclaim_run(run, worker=self.worker)
+        if trace_parent and TraceParent.from_stored(trace_parent) is not None:
+            await self.writer.write([ops.TraceRun(run_id, trace_parent)])
         return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}
 
     async def read(self, thread_id: str, view: View, max_bytes: int) -> dict[str, Any]:
@@ -135,10 +142,11 @@ class StoreRecording:
     async def finish(self, *, run_id: str, thread_id: str,
                      messages: Sequence[tuple[int, LlmMessage]], view: View | None,
                      usage: AgentUsage, turns: int, exit_reason: str,
-                     output: Mapping[str, Any] | None, error: Mapping[str, str] | None) -> None:
+                     output: Mapping[str, Any] | None, error: Mapping[str, str] | None,
+                     spans: traced.Spans | None = None) -> None:
         """End the run: its last new ``messages`` in the thread's log (numbered by the run;
         those a retry wrote already left out), its end, the thread's ``view`` (``None``: the
-        thread's view stays as it was)."""
+        thread's view stays as it was); ``spans``, the run's, end with it."""
         if (await self.store.get_run(run_id)).status is not RunStatus.RUNNING:
             return  # a retried finish that was written already
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
@@ -159,6 +167,8 @@ class StoreRecording:
             ops.FinishRun(run_id, thread_id, status, exit_reason, turns, usage.to_dict(),
                           output, failure, segments, now),
         ])
+        if spans is not None:
+            spans.event(kind, body, now)
 
 
 class RunEvents:
@@ -167,7 +177,7 @@ class RunEvents:
     at once, written by ``writer`` at :meth:`flush`, and while a stream runs whenever the last
     write is older than ``EVENT_FLUSH_SECONDS``."""
 
-    __slots__ = ("_flushed_at", "_kept", "listener", "run_id", "store", "writer")
+    __slots__ = ("_flushed_at", "_kept", "listener", "run_id", "spans", "store", "writer")
 
     def __init__(self, store: Store, writer: RunWriter, run_id: str) -> None:
         self.store = store
@@ -176,6 +186,34 @@ class RunEvents:
         self._kept: list[RunEvent] = []
         self._flushed_at = time.monotonic()
         self.listener = callback_events(store.redactor, self.keep)
+        #: The run's spans (:meth:`trace`), when the store traces runs.
+        self.spans: traced.Spans | None = None
+
+    async def trace(self, model: str | None = None) -> traced.Spans | None:
+        """The run's spans, when the store traces runs: this activity's events add theirs
+        to the run's trace (kept with the run), and the calls it makes carry it; ``model``
+        is the one the agent asks for."""
+        tracing = self.store.tracing
+        if tracing is None:
+            return None
+        if self.spans is None:
+            run = await self.store.get_run(self.run_id)
+            self.spans = traced.run_spans(
+                tracing, run_id=run.id, thread_id=run.thread_id, agent=run.agent_id,
+                started_at=run.created_at, parent=TraceParent.from_stored(run.trace_parent),
+                model=model)
+        return self.spans
+
+    def model_call(self, turn: int, messages: Sequence[LlmMessage]) -> None:
+        """Model call ``turn`` of the traced run begins here, with ``messages``."""
+        if self.spans is not None:
+            traced.model_call(self.spans, self.store.redactor, turn, messages,
+                              capture=self.store.tracing.capture_content)
+
+    def answered(self, response: LlmResponse) -> None:
+        """The model call's answer, for its span when content is captured."""
+        if self.spans is not None and self.store.tracing.capture_content:
+            traced.answered(self.spans, self.store.redactor, response)
 
     def keep(self, kind: str, body: Mapping[str, Any], at: float | None = None) -> None:
         """Keep one event (of time ``at``, else now); callbacks come redacted."""
@@ -183,6 +221,8 @@ class RunEvents:
                          time.time() if at is None else at, body)
         self._kept.append(event)
         self.store.live.publish(event)
+        if self.spans is not None:
+            self.spans.event(kind, event.body, event.at)
 
     async def chunk(self, chunk: AgentStreamChunk) -> None:
         kept = chunk_event(chunk)

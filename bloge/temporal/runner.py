@@ -32,6 +32,7 @@ from bloge.agent import (
     AgentRunError,
     MaxTurnsExceededError,
 )
+from bloge.core import tracecontext
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import Principal
 from bloge.core.errors import BlogeUsageError, RunError
@@ -84,7 +85,8 @@ class TemporalRunner:
                                 input=None if input is None else AgentInput.of(input),
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
-                                local_model_calls=self.local_model_calls, principal=principal)
+                                local_model_calls=self.local_model_calls, principal=principal,
+                                trace_parent=_caller())
         run_id = run_id or new_id()
         size = wire.size(payload)
         if size > self.max_payload_bytes:
@@ -165,3 +167,9 @@ def _error(run_id: str, cause: BaseException) -> BaseException:
     while isinstance(cause, ActivityError) and cause.cause is not None:
         cause = cause.cause
     return RunError(f"run {run_id!r} failed: {cause}")
+
+
+def _caller() -> str | None:
+    """The trace context the run is started in (a request ``bloge serve`` traces), kept."""
+    caller = tracecontext.caller.get()
+    return None if caller is None else caller.stored()

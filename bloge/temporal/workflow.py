@@ -205,7 +205,7 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
         "agent": agent_id, "run_id": run_id, "thread_id": thread_id,
         "input": start.get("input") or [],
         "metadata": {"workflow_id": run_id, "task_queue": task_queue},
-        "principal": start.get("principal"),
+        "principal": start.get("principal"), "trace_parent": start.get("trace_parent"),
     }, **agent.plan.finish)
     pairs = (begun["history"] if "history" in begun  # begun by an earlier worker
              else await read_view(agent, run_id, thread_id, begun["view"]))
@@ -219,9 +219,12 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
                   checkpoint: AgentCheckpoint | None = None, max_turns: int | None = None,
                   context: Mapping[str, Any] | None = None,
                   thread_id: str | None = None, local_model_calls: bool = False,
-                  principal: Principal | None = None) -> Json:
-    """What :class:`AgentWorkflow` starts from: JSON data only (``context`` too)."""
+                  principal: Principal | None = None, trace_parent: str | None = None) -> Json:
+    """What :class:`AgentWorkflow` starts from: JSON data only (``context`` too);
+    ``trace_parent``: the trace context of its caller, kept with the run (see
+    :class:`~bloge.core.tracecontext.TraceParent`)."""
     return {
+        "trace_parent": trace_parent,
         "principal": None if principal is None else {"name": principal.name,
                                                       "admin": principal.admin},
         "agent": agent_id,

@@ -23,7 +23,7 @@ from bloge_config import (
     settings_file_path,
 )
 from bloge_container import autopilot as autopilot_wiring
-from bloge_container import components, journal, mcp, rpc, store
+from bloge_container import components, journal, mcp, rpc, store, tracing
 from bloge_container.agents import load_agents
 from bloge_container.report import ConditionsReport
 
@@ -60,7 +60,10 @@ class ApplicationContainer(containers.DeclarativeContainer):
     # The autopilot's operators (listKnobs, proposeKnobChange) when knobs are declared.
     autopilot_tools = providers.Singleton(autopilot_wiring.AutopilotTools)
     # on-property: the run store, unless bloge.store.enabled is false.
-    run_store = providers.Singleton(store.run_store, settings, project, report, closables)
+    # on-property: tracing, when bloge.tracing.enabled; the store traces the runs it records.
+    run_tracing = providers.Singleton(tracing.run_tracing, settings, report, closables)
+    run_store = providers.Singleton(store.run_store, settings, project, report, closables,
+                                    run_tracing)
     # on-property: fallback models' breakers, shared through the run store when it is on.
     circuit_breaker = providers.Singleton(components.circuit_breaker, settings, run_store,
                                           report)

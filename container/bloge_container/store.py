@@ -15,14 +15,16 @@ COMPONENT = "RunStore"
 
 
 def run_store(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
-              closables: list[Any]) -> Any:
-    """The store the settings ask for, or ``None`` (with the reason in the report)."""
+              closables: list[Any], tracing: Any = None) -> Any:
+    """The store the settings ask for, or ``None`` (with the reason in the report); it
+    traces its runs with ``tracing`` when given."""
     section = settings.store
     if not section.enabled:
         report.record(COMPONENT, registered=False, kind="on-property",
                       reason="bloge.store.enabled is false: runs are not recorded")
         return None
     store = opened(settings, project)
+    store.tracing = tracing
     closables.append(store)
     report.record(COMPONENT, registered=True, kind="on-property",
                   reason=f"bloge.store.url is {store.url}; every run is recorded there")

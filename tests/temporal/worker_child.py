@@ -1,8 +1,10 @@
 """A worker process the crash tests start and kill: the test agents on one task queue.
 
 Run as ``python -m tests.temporal.worker_child ADDRESS TASK_QUEUE COUNT_LOG GATE_LOG
-[--hang-gate]``. It prints ``ready`` once it polls, then a line per tool call as it runs
-(``counted KEY``, ``gate KEY``), and serves until it is killed.
+[--hang-gate] [--store URL --traces URL]``. It prints ``ready`` once it polls, then a line per
+tool call as it runs (``counted KEY``, ``gate KEY``), and serves until it is killed. With
+``--store`` and ``--traces``, its runs are recorded in that store and traced to that OTLP
+endpoint.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from bloge.store import open_store
 from bloge.temporal import (
     Connection,
     TemporalOptions,
@@ -18,6 +24,7 @@ from bloge.temporal import (
     connect,
     served_agents,
 )
+from bloge.tracing import RunTracing
 from tests.temporal import agents
 
 #: Short enough that a killed worker's calls move on quickly, long enough for a busy machine.
@@ -38,13 +45,18 @@ def announce(line: str) -> None:
 
 
 async def serve(address: str, task_queue: str, count_log: Path, gate_log: Path, *,
-                hang_gate: bool) -> None:
+                hang_gate: bool, store_url: str | None = None,
+                traces: str | None = None) -> None:
     client = await connect(Connection(address))
+    store = None if store_url is None else open_store(store_url)
+    if store is not None and traces is not None:
+        # A batch processor: its delay is OTEL_BSP_SCHEDULE_DELAY's (the test sets it).
+        store.tracing = RunTracing(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces)))
     registry = agents.registry(count_log, hang_gate=hang_gate, gate_log=gate_log,
                                announce=announce)
     chosen = options(task_queue)
     served = served_agents(agents.definitions(registry), registry, chosen)
-    async with agent_worker(client, served, chosen):
+    async with agent_worker(client, served, chosen, store=store):
         announce("ready")
         await asyncio.Event().wait()
 
@@ -56,6 +68,9 @@ if __name__ == "__main__":
     parser.add_argument("count_log", type=Path)
     parser.add_argument("gate_log", type=Path)
     parser.add_argument("--hang-gate", action="store_true")
+    parser.add_argument("--store")
+    parser.add_argument("--traces")
     arguments = parser.parse_args()
     asyncio.run(serve(arguments.address, arguments.task_queue, arguments.count_log,
-                      arguments.gate_log, hang_gate=arguments.hang_gate))
+                      arguments.gate_log, hang_gate=arguments.hang_gate,
+                      store_url=arguments.store, traces=arguments.traces))

@@ -28,6 +28,7 @@ from bloge.core.context import OperatorContext
 from bloge.core.errors import ExpressionError, OperatorInputError
 from bloge.core.operator import operator_metadata
 from bloge.core.registry import OperatorRegistry
+from bloge.core.tracecontext import enter_tool_call
 from bloge.llm.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ class ToolDispatcher:
 
     async def _run_one(self, turn: int, call: ToolCall,
                        recorded: Mapping[str, RecordedResult] | None = None) -> ToolOutcome:
+        enter_tool_call(call.id)  # what the tool calls carries its span, when traced
         started = time.perf_counter()
         if recorded is None:
             success, content, result, arguments = await self._attempt(call, turn)

@@ -61,6 +61,7 @@ class AnthropicStreamAssembler:
         self._stopped = False
         self._prompt: int | None = None
         self._completion: int | None = None
+        self._model: str | None = None
 
     @property
     def stopped(self) -> bool:

@@ -26,6 +26,7 @@ import httpx
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.core.masking import mask_url_credentials
+from bloge.core.tracecontext import with_trace_headers
 from bloge.llm.pool_wait import PoolWait, current_pool_wait
 from bloge.llm.providers.loop_clients import LoopClients
 from bloge.llm.providers.response_body import StreamWatch, quoted, read_body, utf8_text
@@ -147,7 +148,8 @@ class ProviderHttpClient:
         async def attempt() -> dict[str, Any]:
             client = await self._client()
             request = client.build_request(
-                "POST", self._base_url + path, json=body, headers=self._headers,
+                "POST", self._base_url + path, json=body,
+                headers=with_trace_headers(self._headers),
                 timeout=self._timeout, extensions=_pool_clock(),
             )
             try:
@@ -237,7 +239,7 @@ class ProviderHttpClient:
     async def _open_stream(
         self, path: str, body: Mapping[str, Any]
     ) -> tuple[httpx.Response, AsyncIterator[bytes], bytes]:
-        headers = {**self._headers, "Accept": "text/event-stream"}
+        headers = with_trace_headers({**self._headers, "Accept": "text/event-stream"})
         client = await self._client()
         request = client.build_request(
             "POST", self._base_url + path, json=body, headers=headers, timeout=self._timeout,

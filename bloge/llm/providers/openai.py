@@ -158,6 +158,10 @@ def parse_chat_response(body: Mapping[str, Any], *, model: str = "") -> LlmRespo
     )
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def finish_reason_of(reason: Any, *, has_tool_calls: bool) -> str:
     """The server's finish reason, except that an answer with tool calls finishes with
     ``tool_calls``: OpenAI says ``stop`` when ``tool_choice`` forced a function, and Ollama

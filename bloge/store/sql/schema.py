@@ -4,7 +4,8 @@ Version 1 is the first schema; version 2 adds the autopilot's tables; version 3 
 each thread and run (the principal whose API key created it; none for what was recorded
 before, or without keys); version 4 the calls paused runs wait on; version 5 the budgets
 shared by runs (a thread's, an API key's per period) and the usage of every model call;
-version 6 the circuit breakers of fallback models, shared by every worker. A database holds
+version 6 the circuit breakers of fallback models, shared by every worker; version 7 the
+trace context a run was started in. A database holds
 its version in ``bloge_schema``; a database newer than this code is refused (an older bloge
 must not write a layout it does not know). Every statement is valid for SQLite and for
 PostgreSQL alike.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 6
+VERSION = 7
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -200,8 +201,11 @@ _V6 = (
         updated_at DOUBLE PRECISION NOT NULL)""",
 )
 
+# Version 7: the trace context a run was started in, which its resumed spans continue.
+_V7 = ("ALTER TABLE bloge_runs ADD COLUMN trace_parent TEXT",)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 assert len(MIGRATIONS) == VERSION
 
 

@@ -214,6 +214,9 @@ def _apply(op: ops.Op) -> Script[None]:
             yield from pending.apply(op)
         case ops.SettleSpend():
             yield from budgets.settled(op)
+        case ops.TraceRun(run_id, trace_parent):
+            yield Query("UPDATE bloge_runs SET trace_parent = ? WHERE id = ?",
+                        (trace_parent, run_id))
         case _:
             assert_never(op)
 

@@ -22,6 +22,7 @@ from bloge_config.models.section import kebab
 from bloge_config.models.server import ServerSettings
 from bloge_config.models.store import StoreSettings
 from bloge_config.models.temporal import TemporalSettings
+from bloge_config.models.tracing import TracingSettings
 
 
 class BlogeSettings(BaseSettings):
@@ -63,6 +64,8 @@ class BlogeSettings(BaseSettings):
     mcp: McpSettings = Field(default_factory=McpSettings, description="MCP servers")
     temporal: TemporalSettings = Field(default_factory=TemporalSettings,
                                        description="The Temporal service")
+    tracing: TracingSettings = Field(default_factory=TracingSettings,
+                                     description="OpenTelemetry traces and GenAI metrics")
     runner: Literal["local", "temporal"] = Field(
         default="local", description="Where bloge run runs an agent: in this process, or as "
         "a Temporal workflow served by bloge worker")
