@@ -116,6 +116,7 @@ class PauseRun:
     status: RunStatus
     turns: int
     usage: Mapping[str, int]
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +149,7 @@ class SettleSpend:
     claims: tuple[Claim, ...]
     difference: Spend
     usage: UsageRow | None
+    at: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,7 +61,6 @@ class AnthropicStreamAssembler:
         self._stopped = False
         self._prompt: int | None = None
         self._completion: int | None = None
-        self._model: str | None = None
 
     @property
     def stopped(self) -> bool:

@@ -68,7 +68,6 @@ class OpenAIStreamAssembler:
         self._finish_reason: str | None = None
         self._prompt: int | None = None
         self._completion: int | None = None
-        self._model: str | None = None
 
     @property
     def stopped(self) -> bool:
