@@ -45,7 +45,9 @@ class LlmCalledPayload:
     ``model`` is the model that answered (the provider's name for it, after aliases and
     fallbacks); our additions: ``cache_read_tokens`` and ``cache_write_tokens`` of the
     ``prompt_tokens`` came from and went to the provider's prompt cache, and
-    ``fallback_from`` names the agent's models tried first, which failed or were skipped.
+    ``fallback_from`` names the agent's models tried first, which failed or were skipped;
+    ``response_model`` is the model as its server named it in the answer (``None`` when it
+    did not say).
     """
 
     turn_number: int
@@ -58,6 +60,7 @@ class LlmCalledPayload:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     fallback_from: tuple[str, ...] = ()
+    response_model: str | None = None
 
     @classmethod
     def of(cls, turn: int, model: str, response: LlmResponse, latency_ms: float,
@@ -66,7 +69,7 @@ class LlmCalledPayload:
         return cls(turn, response.model or model, response.prompt_tokens,
                    response.completion_tokens, latency_ms, response.finish_reason, pool_wait_ms,
                    response.cache_read_tokens, response.cache_write_tokens,
-                   response.fallback_from)
+                   response.fallback_from, response.served_model)
 
 
 @dataclass(frozen=True, slots=True)

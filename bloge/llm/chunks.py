@@ -24,7 +24,8 @@ def response_chunks(response: LlmResponse) -> list[LlmChunk]:
                            model=response.model,
                            cache_read_tokens=response.cache_read_tokens,
                            cache_write_tokens=response.cache_write_tokens,
-                           fallback_from=response.fallback_from))
+                           fallback_from=response.fallback_from,
+                           served_model=response.served_model))
     return chunks
 
 
@@ -54,6 +55,7 @@ def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
         cache_read_tokens=last.cache_read_tokens if last else 0,
         cache_write_tokens=last.cache_write_tokens if last else 0,
         fallback_from=last.fallback_from if last else (),
+        served_model=last.served_model if last else None,
     )
 
 

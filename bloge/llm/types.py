@@ -72,7 +72,9 @@ class LlmResponse:
     ``cache_read_input_tokens`` and ``cache_creation_input_tokens``; OpenAI reports reads only,
     as ``prompt_tokens_details.cached_tokens``). ``fallback_from`` names the models of the
     request tried before ``model``, in order, which failed or were skipped while their circuit
-    breaker was open (see :mod:`bloge.llm.fallback`).
+    breaker was open (see :mod:`bloge.llm.fallback`). ``served_model`` is the model as the
+    server named it in its answer (a dated snapshot, say; ``None`` when it did not say): a
+    traced call's ``gen_ai.response.model``, left out when answers are compared.
     """
 
     content: str = ""
@@ -85,6 +87,7 @@ class LlmResponse:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     fallback_from: tuple[str, ...] = ()
+    served_model: str | None = field(default=None, compare=False)
 
     @property
     def total_tokens(self) -> int:
@@ -98,8 +101,9 @@ class LlmChunk:
     A chunk carries text (``content``) and/or one complete ``tool_call``. The last chunk has
     ``done=True`` and, when the provider reported them, ``finish_reason`` and usage (the
     cache counts as :class:`LlmResponse` has them), the ``model`` that answered and the
-    models tried before it (``fallback_from``).
-    A ``content`` of ``None`` (as OpenAI's deltas carry ``null``) reads as no text.
+    models tried before it (``fallback_from``), and the ``served_model`` as the server named
+    it (left out when chunks are compared). A ``content`` of ``None`` (as OpenAI's deltas
+    carry ``null``) reads as no text.
     """
 
     content: str = ""
@@ -112,6 +116,7 @@ class LlmChunk:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     fallback_from: tuple[str, ...] = ()
+    served_model: str | None = field(default=None, compare=False)
 
 
 def effective_finish_reason(reason: str | None, *, has_tool_calls: bool) -> str:

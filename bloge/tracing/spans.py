@@ -149,8 +149,8 @@ class RunSpans:
             "gen_ai.response.finish_reasons": (body["finish_reason"],),
             "bloge.turn": turn,
         })
-        if model:  # the model that answered: the agent's, or a fallback
-            attributes["gen_ai.response.model"] = model
+        if body.get("response_model"):
+            attributes["gen_ai.response.model"] = body["response_model"]
         if self._messages is not None:
             attributes["gen_ai.input.messages"] = _json(self._messages)
         if self._answer is not None:

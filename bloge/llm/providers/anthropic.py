@@ -132,6 +132,7 @@ def parse_messages_response(body: Mapping[str, Any], *, model: str = "") -> LlmR
         usage_reported=prompt is not None or completion is not None,
         tool_calls=tuple(calls),
         model=model or (named if isinstance(named, str) else ""),
+        served_model=named if isinstance(named, str) and named else None,
         cache_read_tokens=read,
         cache_write_tokens=written,
     )

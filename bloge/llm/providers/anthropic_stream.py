@@ -49,11 +49,12 @@ class AnthropicStreamAssembler:
     stopped before it).
     """
 
-    __slots__ = ("_cache", "_calls", "_completion", "_model", "_open", "_prompt", "_stop_reason",
-                 "_stopped")
+    __slots__ = ("_cache", "_calls", "_completion", "_model", "_open", "_prompt", "_served",
+                 "_stop_reason", "_stopped")
 
     def __init__(self, *, model: str = "") -> None:
         self._model = model
+        self._served: str | None = None
         self._cache = (0, 0)
         self._open: dict[Any, _PartialToolUse] = {}
         self._calls = 0
@@ -89,8 +90,10 @@ class AnthropicStreamAssembler:
         if kind == "message_start":
             message = event.get("message") or {}
             self._usage(message.get("usage"))
-            if not self._model and isinstance(message.get("model"), str):
-                self._model = message["model"]
+            named = message.get("model")
+            if isinstance(named, str) and named:
+                self._served = named
+                self._model = self._model or named
         elif kind == "message_delta":
             self._stop_reason = (event.get("delta") or {}).get("stop_reason") or self._stop_reason
             self._usage(event.get("usage"))
@@ -117,6 +120,7 @@ class AnthropicStreamAssembler:
                 model=self._model,
                 cache_read_tokens=self._cache[0],
                 cache_write_tokens=self._cache[1],
+                served_model=self._served,
             )
         )
         return chunks

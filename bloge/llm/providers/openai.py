@@ -155,11 +155,14 @@ def parse_chat_response(body: Mapping[str, Any], *, model: str = "") -> LlmRespo
         tool_calls=calls,
         model=model,
         cache_read_tokens=cached_from_wire(body.get("usage")),
+        served_model=named_model(body),
     )
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+def named_model(payload: Mapping[str, Any]) -> str | None:
+    """The model a response names (``"model"``), when it names one."""
+    named = payload.get("model")
+    return named if isinstance(named, str) and named else None
 
 
 def finish_reason_of(reason: Any, *, has_tool_calls: bool) -> str:

@@ -20,6 +20,7 @@ from bloge.llm.messages import ToolCall
 from bloge.llm.providers.openai import (
     cached_from_wire,
     finish_reason_of,
+    named_model,
     new_call_id,
     usage_from_wire,
 )
@@ -56,10 +57,11 @@ class OpenAIStreamAssembler:
     """
 
     __slots__ = ("_by_id", "_by_index", "_cached", "_calls", "_completion", "_done",
-                 "_finish_reason", "_model", "_prompt")
+                 "_finish_reason", "_model", "_prompt", "_served")
 
     def __init__(self, *, model: str = "") -> None:
         self._model = model
+        self._served: str | None = None
         self._cached = 0
         self._done = False
         self._calls: list[_PartialCall] = []
@@ -94,6 +96,8 @@ class OpenAIStreamAssembler:
         """
         if payload.get("error"):
             raise ServerStreamError(message_of(payload) or "the server reported an error")
+        if self._served is None:
+            self._served = named_model(payload)
         usage = payload.get("usage")
         if usage:
             self._prompt, self._completion = usage_from_wire(usage)
@@ -126,6 +130,7 @@ class OpenAIStreamAssembler:
                 completion_tokens=self._completion,
                 model=self._model,
                 cache_read_tokens=self._cached,
+                served_model=self._served,
             )
         )
         return chunks
