@@ -221,3 +221,14 @@ def test_results_sent_without_the_tools_still_continue_the_run(serve: Serve) -> 
     second = client(served).chat.completions.create(
         model="helper", messages=[*ASK, *answered(calls, ["Sunny"])])
     assert "Sunny" in (second.choices[0].message.content or "")
+
+
+def test_a_stream_whose_model_only_calls_the_clients_tool_streams_the_call(
+        serve: Serve) -> None:
+    silent = LlmResponse(finish_reason="tool_calls", tool_calls=(
+        ToolCall("w1", "get_weather", '{"city": "Paris"}'),))
+    served = serve(ScriptedProvider(silent))  # no text before the call: no token at all
+    completion, _ = streamed(served, messages=ASK, tools=[WEATHER],
+                             stream_options={"include_usage": True})
+    assert completion.choices[0].finish_reason == "tool_calls"
+    assert [c.id for c in completion.choices[0].message.tool_calls or []] == ["w1"]
