@@ -3,6 +3,7 @@ call by call, and any process continues it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from bloge.store import (
     StoreNotFoundError,
     decide_call,
     find_paused_run,
+    open_store,
     pending_approvals,
     post_tool_results,
 )
@@ -154,3 +156,12 @@ async def test_a_run_s_own_tools_are_kept_for_its_resume(store: Store) -> None:
     output = await made.aresume(run_id, tool_results={"k": {"y": 2}})
     assert output.content == "ok"
     assert "client_fn" in [tool.name for tool in provider.requests[-1].tools]
+
+
+def test_the_sync_facade_raises_run_paused_and_resumes(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'bloge.db'}") as store:
+        made = agent(store, calls(("transfer", {"amount": 500}, "a")), "done")
+        with pytest.raises(RunPaused) as caught:
+            made.run("pay")
+        assert made.resume(caught.value.run_id or "", decisions={"a": True}).content == "done"
+    assert sent == [500]
