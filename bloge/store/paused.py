@@ -53,7 +53,8 @@ def pause_ops(recorder: Recorder, paused: RunPaused, turns: int, usage: Any,
         expires = call.expires_at if call.expires_at is not None else (
             call.requested_at + expiry if call.kind == "approval" and expiry is not None
             else None)
-        recorder.event(kind, {**call.to_dict(), "expires_at": expires, "turn": turns})
+        recorder.event(kind, {**call.to_dict(), "expires_at": expires, "turn": turns,
+                              "run_id": recorder.run_id})
     return [ops.PauseRun(recorder.run_id, RunStatus(paused.status), turns, usage, now)]
 
 
