@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from bloge.agent.loop.observer import PendingRound, RecordedResult
     from bloge.core.context import OperatorContext
 
-AWAITING_APPROVAL = "awaiting_approval"
-AWAITING_TOOL_RESULTS = "awaiting_tool_results"
 PauseStatus = Literal["awaiting_approval", "awaiting_tool_results"]
+AWAITING_APPROVAL: PauseStatus = "awaiting_approval"
+AWAITING_TOOL_RESULTS: PauseStatus = "awaiting_tool_results"
 CallKind = Literal["approval", "external"]
 
 
