@@ -17,6 +17,7 @@ from bloge.store import (
     RunStatus,
     Store,
     StoreNotFoundError,
+    ThreadBusyError,
     decide_call,
     find_paused_run,
     open_store,
@@ -165,3 +166,19 @@ def test_the_sync_facade_raises_run_paused_and_resumes(tmp_path: Path) -> None:
             made.run("pay")
         assert made.resume(caught.value.run_id or "", decisions={"a": True}).content == "done"
     assert sent == [500]
+
+
+async def test_a_paused_run_is_cancelled_at_once_and_frees_its_thread(store: Store) -> None:
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    cancelled = await store.cancel_run(pause.run_id or "")
+    assert cancelled.status is RunStatus.CANCELLED
+    assert await pending_approvals(store) == []
+    thread = await store.get_thread(cancelled.thread_id)
+    assert thread.active_run_id is None
+
+
+async def test_a_paused_run_holds_its_thread_and_says_so(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    run = await store.get_run(pause.run_id or "")
+    with pytest.raises(ThreadBusyError, match="awaiting approval; decide its calls"):
+        await made.arun("again", thread_id=run.thread_id)
