@@ -47,6 +47,9 @@ def test_bloge_run_stops_at_an_approval_and_prints_how_to_decide(guarded: Path) 
     (pending,) = json.loads(listed.stdout)
     assert (pending["run_id"], pending["call_id"]) == (run_id, call_id)
     assert pending["tool"] == "searchKnowledgeBase"
+    shown = bloge("runs", "show", run_id, cwd=guarded).stdout
+    assert "status awaiting_approval" in shown
+    assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown
 
 
 def test_approving_the_last_call_continues_the_run(guarded: Path) -> None:
