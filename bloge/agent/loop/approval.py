@@ -27,8 +27,11 @@ from bloge.llm.messages import ToolCall
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentToolRef
     from bloge.agent.loop.checkpoint import AgentCheckpoint
+    from bloge.agent.loop.engine import ToolRound
     from bloge.agent.loop.observer import PendingRound, RecordedResult
+    from bloge.agent.loop.tools import ToolOutcome
     from bloge.core.context import OperatorContext
+    from bloge.llm.types import LlmResponse
 
 PauseStatus = Literal["awaiting_approval", "awaiting_tool_results"]
 AWAITING_APPROVAL: PauseStatus = "awaiting_approval"
@@ -237,6 +240,38 @@ def pending_call(call: ToolCall, kind: CallKind, now: float) -> PendingCall:
     """The waiting record of ``call``: its arguments masked, its hash over the real ones."""
     return PendingCall(call.id, call.name, mask_credentials(call.arguments), kind,
                        call_hash(call.name, call.arguments, call.id), now)
+
+
+async def run_round(dispatcher: ToolRound, turn: int, plan: RoundPlan,
+                    calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+    """Run the calls of ``plan`` that do not wait (approved ones first, never sent before;
+    then those continued from the ledger): their outcomes in the model's order."""
+    if not plan.continued and not plan.waiting:
+        return await dispatcher.run(turn, plan.fresh)
+    found: dict[str, ToolOutcome] = {}
+    if plan.fresh:
+        found.update((o.call.id, o) for o in await dispatcher.run(turn, plan.fresh))
+    if plan.continued:
+        found.update((o.call.id, o) for o in await dispatcher.run(
+            turn, plan.continued, recorded=plan.recorded))
+    return [found[call.id] for call in calls if call.id in found]
+
+
+def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: RoundPlan,
+               outcomes: Sequence[ToolOutcome], pending: PendingRound | None,
+               checkpoint: AgentCheckpoint) -> RunPaused:
+    """The :class:`RunPaused` of a round whose calls wait: the calls that ran (now, or before
+    a resume) are in its round's results."""
+    from bloge.agent.loop.observer import PendingRound, RecordedResult  # noqa: PLC0415 -- a cycle at import
+
+    results = dict(pending.results) if pending is not None else {}
+    results.update((o.call.id, RecordedResult(
+        success=o.success, content=o.content, text_result=isinstance(o.result, str)))
+        for o in outcomes)
+    tool_round = PendingRound(turn, response, results,
+                              waiting=frozenset(call.call_id for call in plan.waiting))
+    return RunPaused(run_id=run_id, status=pause_status(plan.waiting), pending=plan.waiting,
+                     checkpoint=checkpoint, tool_round=tool_round)
 
 
 def pause_status(waiting: Sequence[PendingCall]) -> PauseStatus:

@@ -30,7 +30,7 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
-from bloge.agent.loop.approval import RoundPlan, RunPaused, pause_status, plan_round
+from bloge.agent.loop.approval import RoundPlan, RunPaused, paused_run, plan_round, run_round
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
@@ -232,7 +232,8 @@ class _Run:
                         step = steps.after_model(turn, response)
                     case steps.RunTools(turn, response):
                         plan = self._round_plan(response, pending)
-                        outcomes = await self._run_round(turn, plan, response)
+                        outcomes = await run_round(self._dispatcher, turn, plan,
+                                                   response.tool_calls)
                         if plan.waiting:
                             paused = self._paused(turn, response, plan, outcomes, pending)
                             self._exited(steps.PAUSED, started)
@@ -299,7 +300,7 @@ class _Run:
 
     async def _model_turn(self, turn: int) -> LlmResponse:
         self.turn = turn
-        _engine, definition = self._engine, self._engine.definition
+        definition = self._engine.definition
         if self._prepare:
             await self._memory.prepare()
         view = tuple(self._memory.messages())  # one copy, the one the request carries
@@ -351,35 +352,15 @@ class _Run:
                               pending)
         return plan
 
-    async def _run_round(self, turn: int, plan: RoundPlan,
-                         response: LlmResponse) -> list[ToolOutcome]:
-        """Run the calls of ``plan`` that do not wait: outcomes in the model's order."""
-        dispatcher = self._dispatcher
-        if not plan.continued and not plan.waiting:
-            return await dispatcher.run(turn, plan.fresh)
-        found: dict[str, ToolOutcome] = {}
-        if plan.fresh:  # approved calls, never sent before
-            found.update((o.call.id, o) for o in await dispatcher.run(turn, plan.fresh))
-        if plan.continued:
-            found.update((o.call.id, o) for o in await dispatcher.run(
-                turn, plan.continued, recorded=plan.recorded))
-        return [found[call.id] for call in response.tool_calls if call.id in found]
-
     def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan,
                 outcomes: list[ToolOutcome], pending: PendingRound | None) -> RunPaused:
-        """The signal of a run whose round waits: the calls that ran are in its round."""
-        results = dict(pending.results) if pending is not None else {}
-        results.update((o.call.id, RecordedResult(
-            success=o.success, content=o.content, text_result=isinstance(o.result, str)))
-            for o in outcomes)
-        tool_round = PendingRound(turn, response, results,
-                                  waiting=frozenset(call.call_id for call in plan.waiting))
-        view = tuple(self._memory.messages())  # the round's assistant message last
-        checkpoint = AgentCheckpoint(view, turn - 1, dict(self.tool_results),
-                                     self._engine.definition.id, self.usage)
+        """The signal of a run whose round waits; its checkpoint ends with the round's
+        assistant message, the calls that ran are in its round."""
+        checkpoint = AgentCheckpoint(tuple(self._memory.messages()), turn - 1,
+                                     dict(self.tool_results), self._engine.definition.id,
+                                     self.usage)
         run_id = None if self._observer is None else self._observer.run_id
-        return RunPaused(run_id=run_id, status=pause_status(plan.waiting), pending=plan.waiting,
-                         checkpoint=checkpoint, tool_round=tool_round)
+        return paused_run(run_id, turn, response, plan, outcomes, pending, checkpoint)
 
     def _record_tools(self, turn: int, response: LlmResponse,
                       outcomes: list[ToolOutcome]) -> bool:
