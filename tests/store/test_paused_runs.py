@@ -182,3 +182,22 @@ async def test_a_paused_run_holds_its_thread_and_says_so(store: Store) -> None:
     run = await store.get_run(pause.run_id or "")
     with pytest.raises(ThreadBusyError, match="awaiting approval; decide its calls"):
         await made.arun("again", thread_id=run.thread_id)
+
+
+async def test_an_approved_call_whose_arguments_changed_since_is_not_run(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    run_id = pause.run_id or ""
+    await decide_call(store, run_id, "a", approve=True)
+    run = await store.get_run(run_id)
+    # Someone edits the stored call after the approval: 500 becomes 50000.
+    await store.run_script(_tamper(run.thread_id), write=True)
+    output = await made.aresume(run_id)
+    assert sent == []
+    assert "not the one approved" in next(m for m in output.messages if m.role == "tool").content
+
+
+def _tamper(thread_id: str) -> Any:
+    from bloge.store.sql.script import Query  # noqa: PLC0415 -- a test reaching under the store on purpose
+
+    yield Query("UPDATE bloge_messages SET body = REPLACE(body, ?, ?) "
+                "WHERE thread_id = ? AND body LIKE ?", ("500", "50000", thread_id, "%tool_calls%"))
