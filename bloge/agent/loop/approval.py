@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from bloge.agent.loop.arguments import ArgumentsError, parse_arguments
@@ -98,8 +98,6 @@ class RunPaused(BlogeError):  # noqa: N818 -- a control-flow signal, not an erro
                 results: Mapping[str, Any] | None = None) -> PendingRound:
         """The round to resume an unrecorded run with: ``decisions`` by call id (``True``,
         ``False`` or a :class:`Decision`), ``results`` of external calls by call id."""
-        from dataclasses import replace  # noqa: PLC0415 -- only a resume needs it
-
         decided = {call_id: decision_of(value) for call_id, value in (decisions or {}).items()}
         answered = {call_id: posted_result(value) for call_id, value in (results or {}).items()}
         waiting = frozenset(call.call_id for call in self.pending) - decided.keys() \
