@@ -12,7 +12,6 @@ posted result. Each call of a parallel batch is decided on its own.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -133,6 +132,8 @@ def call_hash(tool: str, arguments: str, call_id: str) -> str:
         canonical = DEFAULT_CODEC.encode(_sorted(parse_arguments(arguments, DEFAULT_CODEC)))
     except ArgumentsError:
         canonical = arguments
+    import hashlib  # noqa: PLC0415 -- loading OpenSSL costs every start-up; only a pause needs it
+
     digest = hashlib.sha256()
     for part in (tool, canonical, call_id):
         digest.update(part.encode())

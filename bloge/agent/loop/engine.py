@@ -85,8 +85,8 @@ class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
     __slots__ = ("codec", "definition",
-                 "exit_needs_messages", "listeners", "ref", "registry", "streaming",
-                 "summarizer", "token_estimator", "tool_definitions")
+                 "exit_needs_messages", "listeners", "may_wait", "ref", "registry", "streaming",
+                 "summarizer", "token_estimator", "tool_definitions", "tools_by_name")
 
     def __init__(
         self,
@@ -113,6 +113,10 @@ class AgentEngine:
         self.token_estimator = token_estimator or DEFAULT_TOKEN_ESTIMATOR
         self.streaming = streaming
         self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
+        self.tools_by_name = {tool.name: tool for tool in definition.tools}
+        #: Whether a call of a round may wait (for approval, or for an external result).
+        self.may_wait = any(tool.requires_approval is not False or tool.external
+                            for tool in definition.tools)
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
 
@@ -165,9 +169,8 @@ class _Run:
     """One execution: the state machine and its bookkeeping."""
 
     __slots__ = ("_call_model", "_chat", "_context", "_ctx", "_dispatcher", "_engine",
-                 "_external", "_listeners", "_memory", "_observer", "_plan", "_pool_wait",
-                 "_prepare", "_sink",
-                 "_tool_definitions", "_tools", "base_usage", "calls",
+                 "_external", "_listeners", "_may_wait", "_memory", "_observer", "_plan",
+                 "_pool_wait", "_prepare", "_sink", "_tool_definitions", "base_usage", "calls",
                  "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
@@ -196,8 +199,8 @@ class _Run:
                            else ListenerChain((*engine.listeners.listeners, observer.listener)))
         self._chat = chat
         self._sink = sink
-        self._tools = {tool.name: tool for tool in definition.tools}
         self._external = frozenset(tool.name for tool in external)
+        self._may_wait = engine.may_wait or bool(external)
         self._tool_definitions = engine.tool_definitions + external if external \
             else engine.tool_definitions
         #: How the round the model just asked for goes (set with its answer).
@@ -231,10 +234,8 @@ class _Run:
                         response = await self._model_turn(turn)
                         step = steps.after_model(turn, response)
                     case steps.RunTools(turn, response):
-                        plan = self._round_plan(response, pending)
-                        outcomes = await run_round(self._dispatcher, turn, plan,
-                                                   response.tool_calls)
-                        if plan.waiting:
+                        outcomes, plan = await self._tool_round(turn, response, pending)
+                        if plan is not None and plan.waiting:
                             paused = self._paused(turn, response, plan, outcomes, pending)
                             self._exited(steps.PAUSED, started)
                             await self._observe_end(steps.PAUSED, error=paused)
@@ -334,8 +335,9 @@ class _Run:
                 latency, response.finish_reason, (self._pool_wait.seconds - waited) * 1000.0,
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
-        if response.tool_calls:
-            self._plan = plan = plan_round(response.tool_calls, self._tools, self._external,
+        if response.tool_calls and self._may_wait:
+            tools = self._engine.tools_by_name
+            self._plan = plan = plan_round(response.tool_calls, tools, self._external,
                                            self._ctx, None)
             if plan.waiting and observer is not None:
                 observer.calls_waiting(turn, plan.waiting)
@@ -343,13 +345,23 @@ class _Run:
             await observer.model_answered(turn, self.transcript, response, self.usage)
         return response
 
+    async def _tool_round(self, turn: int, response: LlmResponse, pending: PendingRound | None,
+                          ) -> tuple[list[ToolOutcome], RoundPlan | None]:
+        """The round's outcomes, and its plan when a call of it may wait."""
+        if not self._may_wait and (pending is None or pending.plain):
+            # No call may wait: the round runs as it always did.
+            recorded = pending.results if pending is not None else None
+            return await self._dispatcher.run(turn, response.tool_calls, recorded=recorded), None
+        plan = self._round_plan(response, pending)
+        return await run_round(self._dispatcher, turn, plan, response.tool_calls), plan
+
     def _round_plan(self, response: LlmResponse, pending: PendingRound | None) -> RoundPlan:
         """The plan of a new round (made with the model's answer), or of a resumed one."""
         plan = self._plan
         self._plan = None
         if pending is not None or plan is None:
-            return plan_round(response.tool_calls, self._tools, self._external, self._ctx,
-                              pending)
+            return plan_round(response.tool_calls, self._engine.tools_by_name, self._external,
+                              self._ctx, pending)
         return plan
 
     def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan,

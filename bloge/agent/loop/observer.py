@@ -58,6 +58,11 @@ class PendingRound:
     """Calls that still wait (for a decision, or for an external result): the run pauses
     again after running the others."""
 
+    @property
+    def plain(self) -> bool:
+        """A round with no decisions and no waiting calls (one a crash stopped)."""
+        return not self.decisions and not self.waiting
+
 
 class RunObserver(Protocol):
     """The hooks of one recorded run (see the module docs). ``transcript`` is the run's
