@@ -103,3 +103,11 @@ def test_run_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
     out, _ = waiting.communicate(timeout=60)
     assert waiting.returncode == 0
     assert "KB-RESET-001" in out
+
+
+def test_bloge_run_json_prints_the_waiting_calls_as_json(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--json", cwd=guarded)
+    assert run.returncode == 3, run.stderr
+    paused = json.loads(run.stdout)
+    assert paused["status"] == "awaiting_approval"
+    assert [call["tool"] for call in paused["pending"]] == ["searchKnowledgeBase"]
