@@ -17,7 +17,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import (
@@ -30,10 +30,10 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
-from bloge.agent.loop.approval import RoundPlan, RunPaused, paused_run, plan_round, run_round
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import AgentRunError, MaxTurnsExceededError
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
+from bloge.agent.loop.pause import RunPaused
 from bloge.agent.loop.records import AgentOutput, AgentUsage
 from bloge.agent.loop.start import Opening, RunStart, opening
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
@@ -50,6 +50,9 @@ from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.pool_wait import PoolWait
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.approval import RoundPlan
 
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
@@ -336,6 +339,8 @@ class _Run:
             ))
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
         if response.tool_calls and self._may_wait:
+            from bloge.agent.loop.approval import plan_round  # noqa: PLC0415 -- loaded when a call may wait
+
             tools = self._engine.tools_by_name
             self._plan = plan = plan_round(response.tool_calls, tools, self._external,
                                            self._ctx, None)
@@ -352,11 +357,15 @@ class _Run:
             # No call may wait: the round runs as it always did.
             recorded = pending.results if pending is not None else None
             return await self._dispatcher.run(turn, response.tool_calls, recorded=recorded), None
+        from bloge.agent.loop.approval import run_round  # noqa: PLC0415 -- loaded when a call may wait
+
         plan = self._round_plan(response, pending)
         return await run_round(self._dispatcher, turn, plan, response.tool_calls), plan
 
     def _round_plan(self, response: LlmResponse, pending: PendingRound | None) -> RoundPlan:
         """The plan of a new round (made with the model's answer), or of a resumed one."""
+        from bloge.agent.loop.approval import plan_round  # noqa: PLC0415 -- loaded when a call may wait
+
         plan = self._plan
         self._plan = None
         if pending is not None or plan is None:
@@ -372,6 +381,8 @@ class _Run:
                                      dict(self.tool_results), self._engine.definition.id,
                                      self.usage)
         run_id = None if self._observer is None else self._observer.run_id
+        from bloge.agent.loop.approval import paused_run  # noqa: PLC0415 -- loaded when a call may wait
+
         return paused_run(run_id, turn, response, plan, outcomes, pending, checkpoint)
 
     def _record_tools(self, turn: int, response: LlmResponse,
