@@ -88,7 +88,7 @@ def test_an_unknown_run_is_a_usage_error_naming_it(app: Path) -> None:
 def test_store_migrate_and_prune(app: Path) -> None:
     migrated = bloge("store", "migrate", cwd=app)
     assert migrated.returncode == 0, migrated.stderr
-    assert "schema version 3" in migrated.stdout
+    assert "schema version 4" in migrated.stdout
     bloge("run", "customerSupport", QUESTION, cwd=app)
     pruned = bloge("store", "prune", "--older-than", "0s", cwd=app)
     assert pruned.returncode == 0, pruned.stderr
