@@ -43,11 +43,8 @@ if TYPE_CHECKING:
     from bloge.agent.listeners import ListenerChain as ListenerChain
     from bloge.agent.loop.answers import not_an_answer as not_an_answer
     from bloge.agent.loop.answers import response_of as response_of
-    from bloge.agent.loop.approval import AWAITING_APPROVAL as AWAITING_APPROVAL
-    from bloge.agent.loop.approval import AWAITING_TOOL_RESULTS as AWAITING_TOOL_RESULTS
     from bloge.agent.loop.approval import Decision as Decision
     from bloge.agent.loop.approval import PendingCall as PendingCall
-    from bloge.agent.loop.approval import RunPaused as RunPaused
     from bloge.agent.loop.approval import call_hash as call_hash
     from bloge.agent.loop.approval import decision_of as decision_of
     from bloge.agent.loop.approval import posted_result as posted_result
@@ -67,6 +64,9 @@ if TYPE_CHECKING:
     from bloge.agent.loop.observer import RunObserver as RunObserver
     from bloge.agent.loop.observer import RunStore as RunStore
     from bloge.agent.loop.observer import run_store_of as run_store_of
+    from bloge.agent.loop.pause import AWAITING_APPROVAL as AWAITING_APPROVAL
+    from bloge.agent.loop.pause import AWAITING_TOOL_RESULTS as AWAITING_TOOL_RESULTS
+    from bloge.agent.loop.pause import RunPaused as RunPaused
     from bloge.agent.loop.start import RunStart as RunStart
     from bloge.agent.loop.tools import SUMMARY_LENGTH as SUMMARY_LENGTH
     from bloge.agent.loop.tools import ChunkSink as ChunkSink

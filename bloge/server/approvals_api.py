@@ -56,8 +56,8 @@ async def decide(request: Request) -> Response:
         four_eyes=state.config.four_eyes,
         audit=audited(approved=body.approve, principal=name, reason=body.reason))
     state.metrics.call_answered("approval", state.store.clock() - decided.call.requested_at)
-    continued = decided.remaining == 0 and continue_run(state, run_id,
-                                                        decided.call.requested_by)
+    continued = decided.remaining == 0 and await continue_run(state, run_id,
+                                                              decided.call.requested_by)
     return JSONResponse({"run_id": run_id, "call_id": decided.call.call_id,
                          "approved": body.approve, "remaining": decided.remaining,
                          "continued": continued,
@@ -77,7 +77,7 @@ async def tool_results(request: Request) -> Response:
                                         principal=None if who is None else who.name,
                                         owner=owner_filter(request))
     owner = run.pending_approvals[0].requested_by if run.pending_approvals else None
-    continued = remaining == 0 and continue_run(state, run_id, owner)
+    continued = remaining == 0 and await continue_run(state, run_id, owner)
     return JSONResponse({"run_id": run_id, "remaining": remaining, "continued": continued,
                          "stream": f"/runs/{run_id}/stream" if continued else None})
 
@@ -96,18 +96,19 @@ async def paused_response(state: ServerState, paused: RunPaused) -> JSONResponse
                         headers={"Bloge-Run-Id": paused.run_id})
 
 
-def continue_run(state: ServerState, run_id: str, owner: str | None) -> bool:
+async def continue_run(state: ServerState, run_id: str, owner: str | None) -> bool:
     """Resume the paused run ``run_id`` in a task of this server, as its owner; whether it
     was started (one that runs here already goes on as it is)."""
+    run = await state.store.get_run(run_id)
+    operator = state.agents.whole(run.agent_id)
+    ctx = None if owner is None else OperatorContext.root(principal=Principal(owner))
+
     async def resume_paused() -> None:
-        run = await state.store.get_run(run_id)
-        operator = state.agents.whole(run.agent_id)
-        ctx = None if owner is None else OperatorContext.root(principal=Principal(owner))
         with contextlib.suppress(RunPaused):  # it waits again: its record says on what
             await reported(state.store, run_id, lambda: operator.aresume_run(run_id, ctx))
 
     try:
-        task = state.tasks.start(run_id, "", resume_paused(),
+        task = state.tasks.start(run_id, run.agent_id, resume_paused(),
                                  timeout=state.config.request_timeout)
     except Exception:  # noqa: BLE001 -- refused a task (at the limit, running): logged, left paused
         _log.warning("run %s could not continue here; POST /runs/%s/resume continues it",

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bloge.agent import AgentRunError
+from bloge.agent import AgentRunError, RunPaused
 from bloge.core.ids import new_id
 from bloge.server.inputs import text_body
 from bloge.server.launch import answer_whole, run_failure
@@ -42,6 +42,12 @@ async def _chat(request: Request, agent_id: str) -> Response:
     except (AgentRunError, RunCancelledError, TimeoutError) as error:
         failure = await run_failure(state, run_id, error)
         return PlainTextResponse(failure.message, status_code=failure.status, headers=named)
+    except RunPaused as paused:  # 202: not answered yet; what it waits on, and where
+        waits = "; ".join(f"{call.tool} ({call.call_id})" for call in paused.pending)
+        return PlainTextResponse(
+            f"run {run_id} is {paused.status.replace('_', ' ')}: {waits}; decide with POST "
+            f"/runs/{run_id}/approvals/<call_id>, then follow GET /runs/{run_id}/stream",
+            status_code=202, headers=named)
     if output is None:
         return Response(status_code=499)
     return PlainTextResponse(output.content, headers=named)

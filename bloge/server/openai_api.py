@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 
 from starlette.requests import Request
@@ -70,21 +70,28 @@ async def chat_completions(request: Request) -> Response:
     if missing is not None:
         return missing
     principal = principal_of(request)
+    owner = None if principal is None else principal.name
     try:
         run = await rounds.completion_run(state.store, state.agents.definition(chat.agent_id),
-                                          chat,
-                                          principal=None if principal is None else principal.name)
+                                          chat, principal=owner)
+        return await _completion(state, request, chat, run, owner)
     except rounds.ToolRoundError as error:
         return problem(error.message, status=error.status, param=error.param, code=error.code)
+
+
+async def _completion(state: ServerState, request: Request, chat: wire.ChatRequest,
+                      run: rounds.CompletionRun, owner: str | None) -> Response:
     created = int(time.time())
     ctx = run_context(request)
     if chat.stream:
-        return await _streamed(state, chat, run, created, ctx)
+        return await _streamed(state, chat, run, created, ctx, owner)
     operator = state.agents.whole(chat.agent_id, sampling=run.changes)
     try:
         output = await answer_whole(
             state, request, chat.agent_id,
-            (lambda resumed: operator.aresume_run(resumed, ctx)) if run.resumed else
+            (lambda resumed: _continued(state, run, owner,
+                                        lambda: operator.aresume_run(resumed, ctx)))
+            if run.resumed else
             (lambda new: operator.aexecute(chat.input, ctx, run_id=new)), run_id=run.run_id)
     except MaxTurnsExceededError as error:
         return JSONResponse(wire.completion(_completion_id(run.run_id), chat.agent_id,
@@ -103,6 +110,14 @@ async def chat_completions(request: Request) -> Response:
                                         _own(wire.answer(output), run)))
 
 
+async def _continued(state: ServerState, run: rounds.CompletionRun, owner: str | None,
+                     resume: Callable[[], Awaitable[AgentOutput]]) -> AgentOutput:
+    """Post the client's results, then resume the run: in the run's own task, so that a run
+    refused a task keeps its calls waiting (the client's retry finds it)."""
+    await rounds.post_results(state.store, run, principal=owner)
+    return await resume()
+
+
 def _own(said: wire.Answer, run: rounds.CompletionRun) -> wire.Answer:
     """``said`` with the usage of this completion's model calls only (a continued run's
     earlier calls were told in its earlier completions)."""
@@ -110,12 +125,13 @@ def _own(said: wire.Answer, run: rounds.CompletionRun) -> wire.Answer:
 
 
 async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.CompletionRun,
-                    created: int, ctx: OperatorContext | None) -> Response:
+                    created: int, ctx: OperatorContext | None, owner: str | None) -> Response:
     streaming = state.agents.streaming(chat.agent_id, sampling=run.changes)
     run_id = run.run_id
     task, events = start_streamed(
         state, chat.agent_id, run_id,
-        (lambda resumed, sink: streaming.arun_resumed(resumed, ctx, on_chunk=sink))
+        (lambda resumed, sink: _continued(
+            state, run, owner, lambda: streaming.arun_resumed(resumed, ctx, on_chunk=sink)))
         if run.resumed else
         (lambda new, sink: streaming.arun(chat.input, ctx, on_chunk=sink, run_id=new)),
         after=run.events)
@@ -197,6 +213,8 @@ async def _outcome(state: ServerState, run: rounds.CompletionRun,
         return _own(wire.out_of_turns(error), run)
     if isinstance(error, RunPaused):
         return rounds.paused_answer(error, since=run.usage)
+    if isinstance(error, rounds.ToolRoundError):  # its results came already
+        return RunFailure(error.status, error.message, error.code)
     return await run_failure(state, run.run_id, error)
 
 

@@ -7,9 +7,9 @@ holding no worker) and its completion ends with those calls (:func:`paused_answe
 agent's own calls of the same round have run on the server, and are not shown. The client's
 next request, its messages ending with the calls' results, continues that same run
 (:func:`continue_run`): it is found by the ids of the calls, among the runs of the same
-principal only, and its results are posted before it resumes. Ids no paused run of that
-principal waits on, results for only some of the calls, results sent twice: each is a clear
-error naming the message at fault.
+principal only, and its results are posted (:func:`post_results`) just before it resumes.
+Ids no paused run of that principal waits on, results for only some of the calls, results
+sent twice: each is a clear error naming the message at fault.
 """
 
 from __future__ import annotations
@@ -63,20 +63,23 @@ def run_changes(definition: AgentDef, tools: ClientTools) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Continued:
-    """A paused run the client's results continue: its id, its usage and events so far (its
-    completion tells the usage from here on, and streams the events after these)."""
+    """A paused run the client's results continue: its id, the results, and its usage and
+    events so far (its completion tells the usage from here on, and streams the events
+    after these)."""
 
     run_id: str
+    results: Mapping[str, str]
     usage: AgentUsage
     events: int
 
 
 async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
                        messages: Sequence[object], *, principal: str | None) -> Continued:
-    """Post the client's results to the paused run of ``principal`` that waits on their
-    calls (with ``principal`` ``None``, a server without keys: any run); the run, ready to
-    resume. :class:`ToolRoundError` when no such run waits, when results of some of its
-    calls are missing, or when they came already."""
+    """The paused run of ``principal`` that waits on the calls the client's results answer
+    (with ``principal`` ``None``, a server without keys: any run); :class:`ToolRoundError`
+    when no such run waits, when it is another agent's, or when results of some of its
+    calls are missing. The results are posted by :func:`post_results`, once the run has its
+    task (a run refused one keeps its calls waiting, for the client's retry)."""
     where = f"messages[{replies.first}].tool_call_id"
     ids = replies.call_ids()
     run_id = await find_paused_run(store, ids, owner=principal)
@@ -102,16 +105,24 @@ async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
             param=f"messages[{len(messages)}]", code="tool_results_missing")
     if run.status is RunStatus.AWAITING_APPROVAL:
         raise awaiting_approval(run_id, [c.call_id for c in waiting if c.kind == "approval"])
+    # +1: the event the posted results write.
+    return Continued(run_id, dict(replies.results), run.usage, run.event_count + 1)
+
+
+async def post_results(store: Store, run: CompletionRun, *, principal: str | None) -> None:
+    """Post the client's results to the paused run ``run`` continues (in the run's task,
+    just before it resumes); :class:`ToolRoundError` when another request posted them
+    first, or the run is gone."""
+    where = "messages"
     try:
-        await post_tool_results(store, run_id, dict(replies.results), principal=principal,
+        await post_tool_results(store, run.run_id, dict(run.results), principal=principal,
                                 owner=principal)
-    except ApprovalConflictError as exc:  # another request posted them first
+    except ApprovalConflictError as exc:
         raise ToolRoundError(f"{where}: {exc}", status=409, param=where,
                              code="tool_results_conflict") from None
     except StoreNotFoundError as exc:
         raise ToolRoundError(f"{where}: {exc}", status=404, param=where,
                              code="tool_call_not_found") from None
-    return Continued(run_id, run.usage, run.event_count + 1)  # +1: the results' own event
 
 
 def paused_answer(paused: RunPaused, *, since: AgentUsage) -> wire.Answer | RunFailure:
@@ -156,6 +167,8 @@ class CompletionRun:
     run_id: str
     changes: Mapping[str, Any]
     resumed: bool = False
+    results: Mapping[str, str] = field(default_factory=dict)
+    """A continued run's tool results, by call id: posted by :func:`post_results`."""
     usage: AgentUsage = field(default_factory=AgentUsage)
     events: int = 0
 
@@ -163,9 +176,9 @@ class CompletionRun:
 async def completion_run(store: Store, definition: AgentDef, chat: wire.ChatRequest, *,
                          principal: str | None) -> CompletionRun:
     """The run ``chat`` asks for: with its tool results at the end of its messages, the
-    paused run they continue (its results posted, see :func:`continue_run`); else a new
-    run. :class:`~bloge.server.inputs.BadRequestError` when a client's tool takes the name
-    of one of the agent's; :class:`ToolRoundError` when the results continue no run."""
+    paused run they continue (see :func:`continue_run`); else a new run.
+    :class:`~bloge.server.inputs.BadRequestError` when a client's tool takes the name of
+    one of the agent's; :class:`ToolRoundError` when the results continue no run."""
     check_own_names(chat.tools, [tool.name for tool in definition.tools])
     changes = {**chat.sampling, **run_changes(definition, chat.tools)}
     replies = tool_replies(chat.input.messages)
@@ -173,5 +186,5 @@ async def completion_run(store: Store, definition: AgentDef, chat: wire.ChatRequ
         return CompletionRun(new_id(), changes)
     continued = await continue_run(store, definition.id, replies, chat.input.messages,
                                    principal=principal)
-    return CompletionRun(continued.run_id, changes, resumed=True, usage=continued.usage,
-                         events=continued.events)
+    return CompletionRun(continued.run_id, changes, resumed=True, results=continued.results,
+                         usage=continued.usage, events=continued.events)

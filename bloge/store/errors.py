@@ -33,9 +33,15 @@ class ThreadBusyError(StoreError):
     """
 
     def __init__(self, thread_id: str, run_id: str, *, store: str,
-                 lease_left: float | None = None) -> None:
+                 lease_left: float | None = None, paused: str | None = None) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        if paused is not None:  # the run holds its thread while it waits
+            message = (f"thread {thread_id!r} is busy: run {run_id!r} on it is "
+                       f"{paused.replace('_', ' ')}; decide its calls (bloge approvals list "
+                       f"--run {run_id}) or cancel it (bloge runs cancel {run_id})")
+            super().__init__(message, store=store)
+            return
         # Known when the run asked for is itself the one running: its worker may have died.
         died = ("" if lease_left is None else
                 f"; if its worker has stopped, it can be resumed when its lease ends in "

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bloge.agent.runtime import Decision, PendingCall, PendingRound, RunPaused
+from bloge.agent.runtime import Decision, PendingCall, PendingRound, RunPaused, call_hash
 from bloge.llm import ToolDefinition
 from bloge.store import ops
 from bloge.store.records import PendingApproval, RunStatus
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 #: The reason an expired request gives the model.
 EXPIRED = "the approval request expired before anyone decided it"
+#: The reason an approved call whose tool or arguments are no longer those approved gives.
+CHANGED = "the call is not the one approved: its tool or arguments changed since"
 
 
 def await_calls(store: Store, run_id: str, turn: int,
@@ -53,7 +55,8 @@ def pause_ops(recorder: Recorder, paused: RunPaused, turns: int, usage: Any,
         expires = call.expires_at if call.expires_at is not None else (
             call.requested_at + expiry if call.kind == "approval" and expiry is not None
             else None)
-        recorder.event(kind, {**call.to_dict(), "expires_at": expires, "turn": turns})
+        recorder.event(kind, {**call.to_dict(), "expires_at": expires, "turn": turns,
+                              "run_id": recorder.run_id})
     return [ops.PauseRun(recorder.run_id, RunStatus(paused.status), turns, usage, now)]
 
 
@@ -66,6 +69,9 @@ async def resumed_round(store: Store, recorder: Recorder,
     if not rows:
         return ledger_round
     now = store.clock()
+    # What the decisions bind to: each call as the round asks for it now.
+    bound = {call.id: call_hash(call.name, call.arguments, call.id)
+             for call in ledger_round.response.tool_calls}
     decisions: dict[str, Decision] = {}
     waiting: set[str] = set()
     sent: list[str] = []
@@ -74,6 +80,8 @@ async def resumed_round(store: Store, recorder: Recorder,
         if row.call_id in ledger_round.results:
             continue
         match row.state:
+            case "approved" if bound.get(row.call_id) != row.hash:
+                decisions[row.call_id] = Decision(approved=False, reason=CHANGED)
             case "approved" | "denied":
                 decisions[row.call_id] = Decision(approved=row.state == "approved",
                                                   reason=row.reason, principal=row.decided_by)

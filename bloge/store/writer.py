@@ -79,6 +79,9 @@ class StoreWriter:
                     metadata=metadata, worker=worker, lease_until=now + store.lease, now=now,
                     takeover=writes.Takeover(holder.id, holder.worker), owner=owner,
                     own_thread_only=own_thread_only), write=True)
+            elif holder.status.paused:
+                raise ThreadBusyError(thread_id, holder.id, store=store.url,
+                                      paused=holder.status.value)
         if isinstance(claim, Foreign):
             raise StoreNotFoundError(f"no thread {thread_id!r}", store=store.url)
         return self._claimed(thread_id, claim)

@@ -55,6 +55,7 @@ from bloge.agent import (
     AgentRunError,
     AgentUsage,
     MaxTurnsExceededError,
+    RunPaused,
 )
 from bloge.agent.runtime import ModelCall, RecordedResult, RunStart, ToolOutcome, ToolRound
 from bloge.core.codec import DEFAULT_CODEC
@@ -153,6 +154,19 @@ class AgentWorkflow:
                                    error.exit_reason,
                                    *turns.checkpoint_details(error.checkpoint),
                                    type=RUN_ERROR, non_retryable=True) from None
+        except RunPaused as paused:
+            # Not on Temporal yet: the run fails, plainly, with the checkpoint before the
+            # round (a resume asks the model again).
+            before = replace(paused.checkpoint,
+                             conversation=paused.checkpoint.conversation[:-1])
+            message = (f"run {run_id!r} reached tool calls that wait ({paused.status}: "
+                       f"{', '.join(call.tool for call in paused.pending)}); approvals and "
+                       "external tools are not supported on Temporal yet: run the agent with "
+                       "bloge.runner: local")
+            await effects.finish(before, "error", started, paused)
+            raise ApplicationError(message, agent_id, "error",
+                                   *turns.checkpoint_details(before), type=RUN_ERROR,
+                                   non_retryable=True) from None
         except asyncio.CancelledError as cancelled:
             cause = cancelled.__cause__
             if isinstance(cause, AgentRunError):

@@ -47,6 +47,9 @@ def test_bloge_run_stops_at_an_approval_and_prints_how_to_decide(guarded: Path) 
     (pending,) = json.loads(listed.stdout)
     assert (pending["run_id"], pending["call_id"]) == (run_id, call_id)
     assert pending["tool"] == "searchKnowledgeBase"
+    shown = bloge("runs", "show", run_id, cwd=guarded).stdout
+    assert "status awaiting_approval" in shown
+    assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown
 
 
 def test_approving_the_last_call_continues_the_run(guarded: Path) -> None:
@@ -100,3 +103,11 @@ def test_run_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
     out, _ = waiting.communicate(timeout=60)
     assert waiting.returncode == 0
     assert "KB-RESET-001" in out
+
+
+def test_bloge_run_json_prints_the_waiting_calls_as_json(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--json", cwd=guarded)
+    assert run.returncode == 3, run.stderr
+    paused = json.loads(run.stdout)
+    assert paused["status"] == "awaiting_approval"
+    assert [call["tool"] for call in paused["pending"]] == ["searchKnowledgeBase"]

@@ -195,3 +195,14 @@ def test_metrics_count_the_calls_waiting_and_how_long_decisions_took(serve: Any)
     scraped = httpx.get(server.url("/metrics")).text
     assert 'bloge_pending_approvals{kind="approval"} 1' in scraped
     assert 'bloge_approval_wait_seconds_count{kind="approval"} 1.0' in scraped
+
+
+def test_a_streamed_run_ends_its_stream_announcing_the_approval(serve: Any) -> None:
+    server = serve(calls(("transfer", {"amount": 500}, "a")), "done")
+    with httpx.stream("POST", server.url("/agents/payer/runs"),
+                      json={"input": "pay", "stream": True}, timeout=30) as response:
+        run_id = response.headers["bloge-run-id"]
+        kinds = [line[7:] for line in response.iter_lines() if line.startswith("event: ")]
+    assert kinds[-1] == "approval_required"
+    shown = httpx.get(server.url(f"/runs/{run_id}")).json()
+    assert shown["status"] == "awaiting_approval"

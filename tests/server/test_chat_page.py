@@ -18,8 +18,12 @@ from typing import Any
 import httpx
 import pytest
 
+from bloge import Agent
 from bloge.llm import LlmChunk, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
+from bloge.server import ServerConfig, create_app
+from bloge.store import open_store
 from tests.server.conftest import Serve
+from tests.server.live_server import LiveServer
 
 WAIT_MS = 20_000  # generous: the machine's two cores are shared
 
@@ -280,3 +284,33 @@ def test_the_page_keeps_to_its_content_security_policy(serve: Serve, page: Page)
     expect(last_answer(page)).to_have_attribute("data-state", "done")
     assert page.evaluate("getComputedStyle(document.body).display") == "flex"  # the style ran
     assert refused == []
+
+
+def test_a_call_awaiting_approval_shows_approve_and_deny_and_continues(tmp_path: Path,
+                                                                        page: Page) -> None:
+    def transfer(amount: int) -> str:
+        """Send money."""
+        return f"sent {amount}"
+
+    transfer.requires_approval = True  # type: ignore[attr-defined]  # the facade reads it
+    answers = ScriptedProvider(LlmResponse("", "tool_calls", tool_calls=(
+        ToolCall("p1", "transfer", '{"amount": 500}'),)), "Sent it.")
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    app = create_app([Agent(answers, [transfer], name="payer")], store=store,
+                     config=ServerConfig())
+    with LiveServer(app) as server:
+        page.goto(server.url("/"))
+        expect(page.locator("#send")).to_be_enabled()
+        say(page, "Pay 500")
+        answer = last_answer(page)
+        waiting = answer.locator('.approval[data-call-id="p1"]')
+        expect(waiting.locator(".tool-name")).to_have_text("transfer")
+        expect(waiting.locator(".arguments")).to_have_text('{"amount": 500}')
+        expect(answer).to_have_attribute("data-state", "awaiting")
+        waiting.locator("button.approve").click()
+        expect(answer.locator(".text")).to_have_text("Sent it.")
+        expect(answer).to_have_attribute("data-state", "done")
+        expect(waiting).to_have_attribute("data-decided", "approved")
+    closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
+    closing.start()
+    closing.join()

@@ -6,6 +6,7 @@ calls both."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -16,7 +17,11 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
 from bloge.llm.offline import OfflineProvider
-from tests.server.conftest import Serve, Served
+from bloge.server import ServerConfig
+from bloge.store import open_store
+from tests.server.conftest import Serve, Served, served_app
+from tests.server.live_server import LiveServer
+from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city",
@@ -221,3 +226,31 @@ def test_results_sent_without_the_tools_still_continue_the_run(serve: Serve) -> 
     second = client(served).chat.completions.create(
         model="helper", messages=[*ASK, *answered(calls, ["Sunny"])])
     assert "Sunny" in (second.choices[0].message.content or "")
+
+
+def test_a_stream_whose_model_only_calls_the_clients_tool_streams_the_call(
+        serve: Serve) -> None:
+    silent = LlmResponse(finish_reason="tool_calls", tool_calls=(
+        ToolCall("w1", "get_weather", '{"city": "Paris"}'),))
+    served = serve(ScriptedProvider(silent))  # no text before the call: no token at all
+    completion, _ = streamed(served, messages=ASK, tools=[WEATHER],
+                             stream_options={"include_usage": True})
+    assert completion.choices[0].finish_reason == "tool_calls"
+    assert [c.id for c in completion.choices[0].message.tool_calls or []] == ["w1"]
+
+
+def test_the_round_trip_works_on_postgresql_too(request: pytest.FixtureRequest) -> None:
+    schema = request.getfixturevalue("postgres_schema")  # skipped without PostgreSQL
+    store = open_store(f"{POSTGRES_DSN}?schema={schema}")
+    try:
+        with LiveServer(served_app(OfflineProvider(), store, ServerConfig())) as server, \
+                openai.OpenAI(base_url=server.url("/v1"), api_key="none",
+                              max_retries=0) as sdk:
+            first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
+            calls = first.choices[0].message.tool_calls or []
+            second = sdk.chat.completions.create(model="helper", tools=[WEATHER],
+                                                 messages=[*ASK, *answered(calls, ["Sunny"])])
+        assert run_of(second.id) == run_of(first.id)
+        assert "Sunny" in (second.choices[0].message.content or "")
+    finally:
+        asyncio.run(store.aclose())

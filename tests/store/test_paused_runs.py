@@ -3,6 +3,7 @@ call by call, and any process continues it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +17,10 @@ from bloge.store import (
     RunStatus,
     Store,
     StoreNotFoundError,
+    ThreadBusyError,
     decide_call,
     find_paused_run,
+    open_store,
     pending_approvals,
     post_tool_results,
 )
@@ -154,3 +157,47 @@ async def test_a_run_s_own_tools_are_kept_for_its_resume(store: Store) -> None:
     output = await made.aresume(run_id, tool_results={"k": {"y": 2}})
     assert output.content == "ok"
     assert "client_fn" in [tool.name for tool in provider.requests[-1].tools]
+
+
+def test_the_sync_facade_raises_run_paused_and_resumes(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'bloge.db'}") as store:
+        made = agent(store, calls(("transfer", {"amount": 500}, "a")), "done")
+        with pytest.raises(RunPaused) as caught:
+            made.run("pay")
+        assert made.resume(caught.value.run_id or "", decisions={"a": True}).content == "done"
+    assert sent == [500]
+
+
+async def test_a_paused_run_is_cancelled_at_once_and_frees_its_thread(store: Store) -> None:
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    cancelled = await store.cancel_run(pause.run_id or "")
+    assert cancelled.status is RunStatus.CANCELLED
+    assert await pending_approvals(store) == []
+    thread = await store.get_thread(cancelled.thread_id)
+    assert thread.active_run_id is None
+
+
+async def test_a_paused_run_holds_its_thread_and_says_so(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    run = await store.get_run(pause.run_id or "")
+    with pytest.raises(ThreadBusyError, match="awaiting approval; decide its calls"):
+        await made.arun("again", thread_id=run.thread_id)
+
+
+async def test_an_approved_call_whose_arguments_changed_since_is_not_run(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    run_id = pause.run_id or ""
+    await decide_call(store, run_id, "a", approve=True)
+    run = await store.get_run(run_id)
+    # Someone edits the stored call after the approval: 500 becomes 50000.
+    await store.run_script(_tamper(run.thread_id), write=True)
+    output = await made.aresume(run_id)
+    assert sent == []
+    assert "not the one approved" in next(m for m in output.messages if m.role == "tool").content
+
+
+def _tamper(thread_id: str) -> Any:
+    from bloge.store.sql.script import Query  # noqa: PLC0415 -- a test reaching under the store on purpose
+
+    yield Query("UPDATE bloge_messages SET body = REPLACE(body, ?, ?) "
+                "WHERE thread_id = ? AND body LIKE ?", ("500", "50000", thread_id, "%tool_calls%"))

@@ -68,6 +68,12 @@ agent reader {
   max_turns = 3
 }
 
+agent guarded {
+  model = "test-model"
+  max_turns = 2
+  tool count : Count { input { key = tool_args.key }  requires_approval = true }
+}
+
 stream agent slowStream {
   model = "test-model"
   max_turns = 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.builder import AgentBuilder
@@ -15,7 +15,6 @@ from bloge.agent.facade.sync_stream import iterate_sync
 from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
 from bloge.agent.guards.model import GuardDef
 from bloge.agent.listeners import AgentExecutionListener
-from bloge.agent.loop.approval import Decision
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
@@ -33,6 +32,9 @@ from bloge.llm.operators import (
 )
 from bloge.llm.provider import LlmProvider
 from bloge.llm.types import ToolDefinition
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.approval import Decision
 
 #: What :meth:`Agent.run` returns when ``max_turns`` turns brought no text answer (the
 #: chapter's exact words).

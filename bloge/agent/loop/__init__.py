@@ -7,7 +7,6 @@ from bloge.core.exports import lazy_exports
 if TYPE_CHECKING:
     from bloge.agent.loop.approval import Decision as Decision
     from bloge.agent.loop.approval import PendingCall as PendingCall
-    from bloge.agent.loop.approval import RunPaused as RunPaused
     from bloge.agent.loop.checkpoint import AgentCheckpoint as AgentCheckpoint
     from bloge.agent.loop.chunks import AgentStreamChunk as AgentStreamChunk
     from bloge.agent.loop.chunks import Done as Done
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.errors import GuardrailTrippedError as GuardrailTrippedError
     from bloge.agent.loop.errors import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent.loop.operator import AgentLoopOperator as AgentLoopOperator
+    from bloge.agent.loop.pause import RunPaused as RunPaused
     from bloge.agent.loop.records import AgentInput as AgentInput
     from bloge.agent.loop.records import AgentOutput as AgentOutput
     from bloge.agent.loop.records import AgentUsage as AgentUsage

@@ -5,34 +5,35 @@ call holds) or be *external* (no operator: whoever drives the run posts its resu
 tool round, :func:`plan_round` sorts the model's calls: those that need nothing run at once,
 the others wait. When any wait, the engine runs the rest, then stops the run with the
 control-flow signal :class:`RunPaused`, which carries the waiting :class:`PendingCall` values,
-the checkpoint and the round (``tool_round``); the run resumes with a
+the checkpoint and the round (``tool_round``; :mod:`.pause`, loaded with the engine, this
+module only when a call may wait); the run resumes with a
 :class:`~bloge.agent.loop.observer.PendingRound` that holds each call's :class:`Decision` or
 posted result. Each call of a parallel batch is decided on its own.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from bloge.agent.loop.arguments import ArgumentsError, parse_arguments
+from bloge.agent.loop.pause import AWAITING_APPROVAL, AWAITING_TOOL_RESULTS, RunPaused
 from bloge.core.codec import DEFAULT_CODEC
-from bloge.core.errors import BlogeError, ExpressionError
+from bloge.core.errors import ExpressionError
 from bloge.core.masking import mask_credentials
 from bloge.llm.messages import ToolCall
 
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentToolRef
     from bloge.agent.loop.checkpoint import AgentCheckpoint
+    from bloge.agent.loop.engine import ToolRound
     from bloge.agent.loop.observer import PendingRound, RecordedResult
+    from bloge.agent.loop.tools import ToolOutcome
     from bloge.core.context import OperatorContext
+    from bloge.llm.types import LlmResponse
 
-AWAITING_APPROVAL = "awaiting_approval"
-AWAITING_TOOL_RESULTS = "awaiting_tool_results"
-PauseStatus = Literal["awaiting_approval", "awaiting_tool_results"]
 CallKind = Literal["approval", "external"]
 
 
@@ -69,42 +70,6 @@ class PendingCall:
                 "expires_at": self.expires_at}
 
 
-class RunPaused(BlogeError):  # noqa: N818 -- a control-flow signal, not an error: named for what happened
-    """The run stopped in a tool round until ``pending`` calls are decided or answered.
-
-    Not a failure: a recorded run is stored as ``status`` (``"awaiting_approval"``, or
-    ``"awaiting_tool_results"`` when only external calls wait) and resumes by its
-    ``run_id``; an unrecorded one (``run_id`` ``None``) resumes with
-    ``RunStart(checkpoint=paused.checkpoint, pending=paused.resumed(decisions=…,
-    results=…))``.
-    """
-
-    def __init__(self, *, run_id: str | None, status: PauseStatus,
-                 pending: tuple[PendingCall, ...], checkpoint: AgentCheckpoint,
-                 tool_round: PendingRound) -> None:
-        self.run_id = run_id
-        self.status = status
-        self.pending = pending
-        self.checkpoint = checkpoint
-        self.tool_round = tool_round
-        calls = ", ".join(f"{call.tool} ({call.call_id})" for call in pending)
-        where = f"run {run_id!r}" if run_id else "the run"
-        super().__init__(f"{where} is {status.replace('_', ' ')}: {calls}")
-
-    def resumed(self, *, decisions: Mapping[str, Decision | bool] | None = None,
-                results: Mapping[str, Any] | None = None) -> PendingRound:
-        """The round to resume an unrecorded run with: ``decisions`` by call id (``True``,
-        ``False`` or a :class:`Decision`), ``results`` of external calls by call id."""
-        from dataclasses import replace  # noqa: PLC0415 -- only a resume needs it
-
-        decided = {call_id: decision_of(value) for call_id, value in (decisions or {}).items()}
-        answered = {call_id: posted_result(value) for call_id, value in (results or {}).items()}
-        waiting = frozenset(call.call_id for call in self.pending) - decided.keys() \
-            - answered.keys()
-        return replace(self.tool_round, results={**self.tool_round.results, **answered},
-                       decisions=decided, waiting=waiting)
-
-
 def decision_of(value: Decision | bool) -> Decision:  # noqa: FBT001 -- True/False is a decision
     """``value`` as a :class:`Decision`."""
     if isinstance(value, Decision):
@@ -132,6 +97,8 @@ def call_hash(tool: str, arguments: str, call_id: str) -> str:
         canonical = DEFAULT_CODEC.encode(_sorted(parse_arguments(arguments, DEFAULT_CODEC)))
     except ArgumentsError:
         canonical = arguments
+    import hashlib  # noqa: PLC0415 -- loading OpenSSL costs every start-up; only a pause needs it
+
     digest = hashlib.sha256()
     for part in (tool, canonical, call_id):
         digest.update(part.encode())
@@ -239,9 +206,35 @@ def pending_call(call: ToolCall, kind: CallKind, now: float) -> PendingCall:
                        call_hash(call.name, call.arguments, call.id), now)
 
 
-def pause_status(waiting: Sequence[PendingCall]) -> PauseStatus:
-    """``awaiting_approval`` when any call waits for a decision, else
-    ``awaiting_tool_results``."""
-    if any(call.kind == "approval" for call in waiting):
-        return AWAITING_APPROVAL
-    return AWAITING_TOOL_RESULTS
+async def run_round(dispatcher: ToolRound, turn: int, plan: RoundPlan,
+                    calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+    """Run the calls of ``plan`` that do not wait (approved ones first, never sent before;
+    then those continued from the ledger): their outcomes in the model's order."""
+    if not plan.continued and not plan.waiting:
+        return await dispatcher.run(turn, plan.fresh)
+    found: dict[str, ToolOutcome] = {}
+    if plan.fresh:
+        found.update((o.call.id, o) for o in await dispatcher.run(turn, plan.fresh))
+    if plan.continued:
+        found.update((o.call.id, o) for o in await dispatcher.run(
+            turn, plan.continued, recorded=plan.recorded))
+    return [found[call.id] for call in calls if call.id in found]
+
+
+def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: RoundPlan,
+               outcomes: Sequence[ToolOutcome], pending: PendingRound | None,
+               checkpoint: AgentCheckpoint) -> RunPaused:
+    """The :class:`RunPaused` of a round whose calls wait: the calls that ran (now, or before
+    a resume) are in its round's results."""
+    from bloge.agent.loop.observer import PendingRound, RecordedResult  # noqa: PLC0415 -- a cycle at import
+
+    results = dict(pending.results) if pending is not None else {}
+    results.update((o.call.id, RecordedResult(
+        success=o.success, content=o.content, text_result=isinstance(o.result, str)))
+        for o in outcomes)
+    tool_round = PendingRound(turn, response, results,
+                              waiting=frozenset(call.call_id for call in plan.waiting))
+    status = AWAITING_APPROVAL if any(call.kind == "approval" for call in plan.waiting) \
+        else AWAITING_TOOL_RESULTS
+    return RunPaused(run_id=run_id, status=status, pending=plan.waiting, checkpoint=checkpoint,
+                     tool_round=tool_round)

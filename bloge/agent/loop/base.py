@@ -11,12 +11,11 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bloge.agent.budget import BudgetPolicy
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import AgentExecutionListener
-from bloge.agent.loop.approval import Decision, decision_of
 from bloge.agent.loop.channel import chunk_channel
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
@@ -32,6 +31,9 @@ from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.llm.tokens import TokenEstimator
 from bloge.llm.types import ToolDefinition
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.approval import Decision
 
 Context = OperatorContext | Mapping[str, Any] | None
 _RETUNABLE = frozenset({"max_turns", "max_tool_concurrency", "temperature"})
@@ -164,6 +166,8 @@ class AgentOperatorBase:
             if not isinstance(self._runs, RunDecider):
                 raise BlogeUsageError(f"the store of agent {self.agent_def.id!r} takes no "
                                       "decisions on paused runs")
+            from bloge.agent.loop.approval import decision_of  # noqa: PLC0415 -- loaded when used
+
             principal = context.principal
             await self._runs.decide_run(
                 run_id, decisions={k: decision_of(v) for k, v in (decisions or {}).items()},

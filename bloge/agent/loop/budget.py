@@ -31,7 +31,8 @@ from bloge.llm.types import LlmResponse
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentDef
     from bloge.agent.loop.checkpoint import AgentCheckpoint
-    from bloge.agent.loop.observer import RunObserver
+    from bloge.agent.loop.engine import ToolRound
+    from bloge.agent.loop.observer import RecordedResult, RunObserver
     from bloge.agent.loop.records import AgentUsage
 
 _TOKEN_LIMITS = ("tokens", "input_tokens", "output_tokens", "usd")
@@ -309,3 +310,24 @@ def _period(period: str) -> str:
     """The current period's name, in UTC: ``2026-12-05T07``, ``2026-12-05`` or ``2026-12``."""
     formats = {"hour": "%Y-%m-%dT%H", "day": "%Y-%m-%d", "month": "%Y-%m"}
     return time.strftime(formats[period], time.gmtime())
+
+
+class BudgetedRound:
+    """A tool round that runs only the calls the run's budgets let run (see
+    :meth:`RunLedger.tool_round`), through ``inner``."""
+
+    __slots__ = ("_budget", "_inner", "_observer")
+
+    def __init__(self, inner: ToolRound, budget: RunLedger, observer: RunObserver | None) -> None:
+        self._inner = inner
+        self._budget = budget
+        self._observer = observer
+
+    async def run(self, turn: int, calls: Sequence[ToolCall], *,
+                  recorded: Mapping[str, RecordedResult] | None = None) -> list[ToolOutcome]:
+        """The outcomes of ``calls``, in the model's order: a call the budgets refused is an
+        error outcome saying so."""
+        inner = self._inner
+        return await self._budget.tool_round(
+            turn, calls, recorded,
+            lambda allowed: inner.run(turn, allowed, recorded=recorded), self._observer)

@@ -8,7 +8,6 @@ finishes, runs out of turns, fails or is cancelled.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections.abc import (
@@ -18,7 +17,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 from bloge.agent.budget import DEFAULT_POLICY, BudgetPolicy
 from bloge.agent.definition import AgentDef
@@ -32,8 +31,7 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
-from bloge.agent.loop.approval import RoundPlan, RunPaused, pause_status, plan_round
-from bloge.agent.loop.budget import BudgetCounters, RunLedger
+from bloge.agent.loop.budget import BudgetCounters, BudgetedRound, RunLedger
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.errors import (
     AgentRunError,
@@ -44,6 +42,7 @@ from bloge.agent.loop.errors import (
 from bloge.agent.loop.guarded_round import GuardedRound
 from bloge.agent.loop.guards import WITHHELD, AgentGuards, GuardTripped, RunGuards
 from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
+from bloge.agent.loop.pause import RunPaused
 from bloge.agent.loop.records import AgentOutput, AgentUsage
 from bloge.agent.loop.start import Opening, RunStart, opening
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
@@ -62,6 +61,9 @@ from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.pool_wait import PoolWait
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.approval import RoundPlan
 
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
 
@@ -97,8 +99,9 @@ class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
     __slots__ = ("budgets", "codec", "definition",
-                 "exit_needs_messages", "guards", "listeners", "output_request", "ref",
-                 "registry", "streaming", "summarizer", "token_estimator", "tool_definitions")
+                 "exit_needs_messages", "guards", "listeners", "may_wait", "output_request",
+                 "ref", "registry", "streaming", "summarizer", "token_estimator",
+                 "tool_definitions", "tools_by_name")
 
     def __init__(
         self,
@@ -127,6 +130,10 @@ class AgentEngine:
         self.streaming = streaming
         self.budgets = budgets or DEFAULT_POLICY
         self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
+        self.tools_by_name = {tool.name: tool for tool in definition.tools}
+        #: Whether a call of a round may wait (for approval, or for an external result).
+        self.may_wait = any(tool.requires_approval is not False or tool.external
+                            for tool in definition.tools)
         condition = definition.exit_condition
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
         self.output_request = None if definition.output is None else definition.output.request()
@@ -183,10 +190,10 @@ class _Run:
     """One execution: the state machine and its bookkeeping."""
 
     __slots__ = ("_budget", "_cache_key", "_call_model", "_chat", "_context", "_ctx",
-                 "_dispatcher", "_engine", "_external", "_guards", "_listeners", "_memory",
-                 "_observer", "_plan", "_pool_wait", "_prepare", "_sink", "_tool_definitions",
-                 "_tools", "_typed", "_value", "base_usage", "cache_read", "cache_written",
-                 "calls", "completion_tokens",
+                 "_dispatcher", "_engine", "_external", "_guards", "_listeners", "_may_wait",
+                 "_memory", "_observer", "_plan", "_pool_wait", "_prepare", "_sink",
+                 "_tool_definitions", "_typed", "_value", "base_usage", "cache_read",
+                 "cache_written", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
@@ -224,8 +231,8 @@ class _Run:
         if sink is not None and definition.output is not None:
             sink = PartialSink(sink)
         self._sink = sink
-        self._tools = {tool.name: tool for tool in definition.tools}
         self._external = frozenset(tool.name for tool in external)
+        self._may_wait = engine.may_wait or bool(external)
         self._tool_definitions = engine.tool_definitions + external if external \
             else engine.tool_definitions
         #: How the round the model just asked for goes (set with its answer).
@@ -249,6 +256,7 @@ class _Run:
                                  principal=None if principal is None else principal.name,
                                  base=start.base_usage, estimator=engine.token_estimator,
                                  checkpoint=self.checkpoint, usage=lambda: self.usage)
+        self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
@@ -332,9 +340,8 @@ class _Run:
         """Run the tool round ``response`` asked for in ``turn`` (``pending``: the round a
         resumed run continues); the step after it. Raises :class:`RunPaused` when some of
         its calls wait."""
-        plan = self._round_plan(response, pending)
-        outcomes = await self._run_round(turn, plan, response)
-        if plan.waiting:
+        outcomes, plan = await self._tool_round(turn, response, pending)
+        if plan is not None and plan.waiting:
             paused = self._paused(turn, response, plan, outcomes, pending)
             self._exited(steps.PAUSED, started)
             await self._observe_end(steps.PAUSED, error=paused)
@@ -412,8 +419,11 @@ class _Run:
         if held is not None:
             await held.release()
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
-        if response.tool_calls:
-            self._plan = plan = plan_round(response.tool_calls, self._tools, self._external,
+        if response.tool_calls and self._may_wait:
+            from bloge.agent.loop.approval import plan_round  # noqa: PLC0415 -- loaded when a call may wait
+
+            tools = self._engine.tools_by_name
+            self._plan = plan = plan_round(response.tool_calls, tools, self._external,
                                            self._ctx, None)
             if plan.waiting and observer is not None:
                 observer.calls_waiting(turn, plan.waiting)
@@ -449,51 +459,40 @@ class _Run:
             return response
         return await response_of(response, self._chat.name, sink, turn)
 
+    async def _tool_round(self, turn: int, response: LlmResponse, pending: PendingRound | None,
+                          ) -> tuple[list[ToolOutcome], RoundPlan | None]:
+        """The round's outcomes, and its plan when a call of it may wait."""
+        if not self._may_wait and (pending is None or pending.plain):
+            # No call may wait: the round runs as it always did.
+            recorded = pending.results if pending is not None else None
+            return await self._dispatcher.run(turn, response.tool_calls, recorded=recorded), None
+        from bloge.agent.loop.approval import run_round  # noqa: PLC0415 -- loaded when a call may wait
+
+        plan = self._round_plan(response, pending)
+        return await run_round(self._dispatcher, turn, plan, response.tool_calls), plan
+
     def _round_plan(self, response: LlmResponse, pending: PendingRound | None) -> RoundPlan:
         """The plan of a new round (made with the model's answer), or of a resumed one."""
+        from bloge.agent.loop.approval import plan_round  # noqa: PLC0415 -- loaded when a call may wait
+
         plan = self._plan
         self._plan = None
         if pending is not None or plan is None:
-            return plan_round(response.tool_calls, self._tools, self._external, self._ctx,
-                              pending)
+            return plan_round(response.tool_calls, self._engine.tools_by_name, self._external,
+                              self._ctx, pending)
         return plan
-
-    async def _run_round(self, turn: int, plan: RoundPlan,
-                         response: LlmResponse) -> list[ToolOutcome]:
-        """Run the calls of ``plan`` that do not wait: outcomes in the model's order."""
-        if not plan.continued and not plan.waiting:
-            return await self._dispatch(turn, plan.fresh)
-        found: dict[str, ToolOutcome] = {}
-        if plan.fresh:  # approved calls, never sent before
-            found.update((o.call.id, o) for o in await self._dispatch(turn, plan.fresh))
-        if plan.continued:
-            found.update((o.call.id, o) for o in await self._dispatch(
-                turn, plan.continued, plan.recorded))
-        return [found[call.id] for call in response.tool_calls if call.id in found]
-
-    async def _dispatch(self, turn: int, calls: Sequence[ToolCall],
-                        recorded: Mapping[str, RecordedResult] | None = None,
-                        ) -> list[ToolOutcome]:
-        """Run ``calls`` (those in ``recorded`` are replayed), the ones the budgets let run."""
-        return await self._budget.tool_round(
-            turn, calls, recorded,
-            functools.partial(self._dispatcher.run, turn, recorded=recorded), self._observer)
 
     def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan,
                 outcomes: list[ToolOutcome], pending: PendingRound | None) -> RunPaused:
-        """The signal of a run whose round waits: the calls that ran are in its round."""
-        results = dict(pending.results) if pending is not None else {}
-        results.update((o.call.id, RecordedResult(
-            success=o.success, content=o.content, text_result=isinstance(o.result, str)))
-            for o in outcomes)
-        tool_round = PendingRound(turn, response, results,
-                                  waiting=frozenset(call.call_id for call in plan.waiting))
-        view = tuple(self._memory.messages())  # the round's assistant message last
-        checkpoint = AgentCheckpoint(view, turn - 1, dict(self.tool_results),
-                                     self._engine.definition.id, self.usage)
+        """The signal of a run whose round waits; its checkpoint ends with the round's
+        assistant message, the calls that ran are in its round."""
+        checkpoint = AgentCheckpoint(tuple(self._memory.messages()), turn - 1,
+                                     dict(self.tool_results), self._engine.definition.id,
+                                     self.usage)
         run_id = None if self._observer is None else self._observer.run_id
-        return RunPaused(run_id=run_id, status=pause_status(plan.waiting), pending=plan.waiting,
-                         checkpoint=checkpoint, tool_round=tool_round)
+        from bloge.agent.loop.approval import paused_run  # noqa: PLC0415 -- loaded when a call may wait
+
+        return paused_run(run_id, turn, response, plan, outcomes, pending, checkpoint)
 
     async def _typed_step(self, turn: int, max_turns: int, response: LlmResponse,
                           started: float) -> steps.Step:

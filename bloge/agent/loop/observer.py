@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bloge.agent.listeners import AgentExecutionListener
-from bloge.agent.loop.approval import Decision
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentUsage
 from bloge.core.errors import BlogeUsageError
@@ -23,7 +22,7 @@ from bloge.llm.messages import LlmMessage
 from bloge.llm.types import LlmResponse, ToolDefinition
 
 if TYPE_CHECKING:
-    from bloge.agent.loop.approval import PendingCall
+    from bloge.agent.loop.approval import Decision, PendingCall
     from bloge.agent.loop.engine import AgentEngine
     from bloge.agent.loop.records import AgentInput, AgentOutput
     from bloge.agent.loop.tools import ChunkSink, ToolOutcome
@@ -57,6 +56,11 @@ class PendingRound:
     waiting: frozenset[str] = frozenset()
     """Calls that still wait (for a decision, or for an external result): the run pauses
     again after running the others."""
+
+    @property
+    def plain(self) -> bool:
+        """A round with no decisions and no waiting calls (one a crash stopped)."""
+        return not self.decisions and not self.waiting
 
 
 class RunObserver(Protocol):

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bloge.agent.loop.approval import Decision
 from bloge.agent.loop.base import AgentOperatorBase, Context
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.start import RunStart
 from bloge.core.sync import run_sync
 from bloge.llm.types import ToolDefinition
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.approval import Decision
 
 
 class AgentLoopOperator(AgentOperatorBase):

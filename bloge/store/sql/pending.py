@@ -167,7 +167,7 @@ def decide(*, run_id: str, call_id: str, approve: bool, reason: str | None,
                                   "not a decision: post it to /runs/{id}/tool-results")
     if call.expired(now):
         raise RefusedError("conflict", f"the approval of call {call_id!r} expired; it counts as "
-                                  "denied")
+                                  f"denied when run {run_id!r} is resumed")
     if call.state != "waiting":
         by = f" by {call.decided_by}" if call.decided_by else ""
         raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} was already decided "

@@ -131,14 +131,16 @@ def renew_lease(*, run_id: str, thread_id: str, worker: str,
 
 
 def request_cancel(*, run_id: str, now: float) -> Script[str | None]:
-    """Ask a running run to stop; a run nobody runs (queued, interrupted) is cancelled at once.
+    """Ask a running run to stop; a run nobody runs (queued, interrupted, paused) is cancelled
+    at once.
     The status the run has now, or ``None`` when there is no such run."""
     row = one((yield Query("SELECT status, lease_until, thread_id FROM bloge_runs WHERE id = ?",
                            (run_id,))))
     if row is None:
         return None
     status, lease, thread_id = row
-    if status not in {RunStatus.RUNNING.value, RunStatus.QUEUED.value}:
+    if status not in {RunStatus.RUNNING.value, RunStatus.QUEUED.value,
+                      RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value}:
         return str(status)
     if status == RunStatus.RUNNING.value and lease is not None and lease >= now:
         yield Query("UPDATE bloge_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -69,6 +70,8 @@ def print_call(call: PendingApproval) -> None:
     """One waiting call, on one line: run, call, tool, arguments, expiry."""
     what = "result" if call.kind == "external" else "approval"
     expires = "" if call.expires_at is None else f"  expires {_when(call.expires_at)}"
+    if call.expired(time.time()):
+        expires += " (expired: denied when the run resumes)"
     by = f"  started by {call.requested_by}" if call.requested_by else ""
     out.print(f"{call.run_id}  {call.call_id}  {call.tool}({call.arguments})  waits for "
               f"{what}{expires}{by}", markup=False)

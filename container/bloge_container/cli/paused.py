@@ -4,8 +4,8 @@ decisions and continuing it here."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
 from typing import TYPE_CHECKING
 
 import typer
@@ -65,7 +65,7 @@ async def decided(store: Store, *, run_id: str, poll: float = WAIT_POLL_SECONDS)
             return run
         if run.status.finished:
             return run
-        await _pause(poll)
+        await asyncio.sleep(poll)
 
 
 def ended_elsewhere(run: Run, *, as_json: bool) -> None:
@@ -79,10 +79,3 @@ def ended_elsewhere(run: Run, *, as_json: bool) -> None:
             err.print(f"run {run.id} ended {run.status.value}"
                       + (f": {run.error.message}" if run.error else ""), markup=False)
         raise typer.Exit(EXIT_RUN_FAILED)
-
-
-async def _pause(seconds: float) -> None:
-    import asyncio
-
-    started = time.monotonic()
-    await asyncio.sleep(max(0.0, seconds - (time.monotonic() - started)))

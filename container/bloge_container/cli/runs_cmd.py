@@ -176,6 +176,9 @@ def _summary(run: Run) -> list[str]:
             lines.append(f"  refused request {run.error.request}")
     if run.output is not None:
         lines.append(f"  answer {run.output.get('content', '')}")
+    for call in run.pending_approvals:  # a paused run: what it waits on
+        what = "its result" if call.kind == "external" else "a decision"
+        lines.append(f"  waits for {what}: {call.call_id} {call.tool}({call.arguments})")
     return lines
 
 
