@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import replace
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -32,6 +33,7 @@ from bloge.server.inputs import json_body
 from bloge.server.launch import RunFailure, answer_whole, run_failure, start_streamed
 from bloge.server.principals import run_context
 from bloge.server.problems import error_body, problem
+from bloge.server.response_format import with_own_schema
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
@@ -64,6 +66,8 @@ async def chat_completions(request: Request) -> Response:
     missing = _missing(state, chat.agent_id)
     if missing is not None:
         return missing
+    chat = replace(chat, sampling=with_own_schema(
+        chat.sampling, state.agents.definition(chat.agent_id).output))
     created = int(time.time())
     ctx = run_context(request)
     if chat.stream:
