@@ -37,6 +37,7 @@ from bloge.server.inputs import json_body
 from bloge.server.launch import RunFailure, answer_whole, run_failure, start_streamed
 from bloge.server.principals import principal_of, run_context
 from bloge.server.problems import error_body, problem
+from bloge.server.response_format import with_own_schema
 from bloge.server.sse import EventStream
 from bloge.server.state import ServerState, state_of
 from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
@@ -69,11 +70,12 @@ async def chat_completions(request: Request) -> Response:
     missing = _missing(state, chat.agent_id)
     if missing is not None:
         return missing
+    definition = state.agents.definition(chat.agent_id)
+    chat = replace(chat, sampling=with_own_schema(chat.sampling, definition.output))
     principal = principal_of(request)
     owner = None if principal is None else principal.name
     try:
-        run = await rounds.completion_run(state.store, state.agents.definition(chat.agent_id),
-                                          chat, principal=owner)
+        run = await rounds.completion_run(state.store, definition, chat, principal=owner)
         return await _completion(state, request, chat, run, owner)
     except rounds.ToolRoundError as error:
         return problem(error.message, status=error.status, param=error.param, code=error.code)

@@ -2,8 +2,8 @@
 
 ``text`` (or none) keeps the agent's own schema, if it has one (its answers are then JSON of
 that schema); ``json_object`` asks for any JSON object, unless the agent's own schema already
-says which; ``json_schema`` asks for that schema (``strict`` as the client says), validated
-and repaired like any typed agent's answer.
+says which (:func:`with_own_schema`); ``json_schema`` asks for that schema (``strict`` as the
+client says), validated and repaired like any typed agent's answer.
 """
 
 from __future__ import annotations
@@ -15,6 +15,15 @@ from bloge.agent import OutputSchema
 from bloge.server.inputs import BadRequestError
 
 _ANY_OBJECT = OutputSchema.from_json_schema("json_object", {"type": "object"}, strict=False)
+
+
+def with_own_schema(sampling: Mapping[str, Any], own: OutputSchema | None) -> dict[str, Any]:
+    """``sampling`` for an agent whose own schema is ``own``: a ``json_object`` request keeps
+    that schema (its answers are JSON objects already, and of a known shape)."""
+    changes = dict(sampling)
+    if own is not None and changes.get("output") is _ANY_OBJECT:
+        del changes["output"]
+    return changes
 
 
 def requested_output(response_format: Mapping[str, Any] | None) -> OutputSchema | None:

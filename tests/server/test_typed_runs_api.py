@@ -1,13 +1,15 @@
-"""A typed agent over the runs API: the response and the stored run hold the validated
-value under ``output``."""
+"""A typed agent over the runs API and ``/v1``: the response and the stored run hold the
+validated value under ``output``; a client's ``json_object`` keeps the agent's own schema."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import openai
 import pytest
 from pydantic import BaseModel
 
@@ -42,3 +44,13 @@ def test_the_runs_api_returns_and_stores_the_validated_value(served: LiveServer)
     assert body["turns_used"] == 2  # one repair
     record = httpx.get(served.url(f"/runs/{body['run_id']}"), timeout=30).json()
     assert record["output"]["output"] == {"title": "Jam", "priority": 2}
+
+
+def test_json_object_on_v1_keeps_the_agents_own_schema(served: LiveServer) -> None:
+    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    completion = client.chat.completions.create(
+        model="triage", messages=[{"role": "user", "content": "file it"}],
+        response_format={"type": "json_object"})
+    # the first answer, an object without priority, was repaired against the agent's schema
+    assert json.loads(completion.choices[0].message.content or "") == {
+        "title": "Jam", "priority": 2}
