@@ -63,3 +63,14 @@ def test_a_resume_body_with_an_unknown_budget_limit_is_a_400(app: Path) -> None:
                              json={"budget": {"dollars": 1}}, timeout=30)
         assert refused.status_code == 400
         assert "unknown budget limit 'dollars'" in refused.json()["error"]["message"]
+
+
+def test_a_streamed_v1_request_stopped_before_its_first_token_is_a_402(app: Path) -> None:
+    with serving(app, env={"BLOGE_BUDGETS__RUN__MODEL_CALLS": "0"}) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as raised:
+            client.chat.completions.create(model="customerSupport", stream=True,
+                                           messages=[{"role": "user", "content": QUESTION}])
+        assert raised.value.status_code == 402
+        assert isinstance(raised.value.body, dict)
+        assert raised.value.body["code"] == "budget_exceeded"

@@ -173,3 +173,14 @@ async def test_a_failed_model_call_gives_its_reservation_back(store: Store) -> N
     spent = await budget_spent(store, "thread", "t-failing")
     assert spent is not None
     assert (spent.model_calls, spent.input_tokens, spent.output_tokens) == (0, 0, 0)
+
+
+async def test_prune_deletes_the_usage_and_counters_of_that_time(store: Store) -> None:
+    provider = ScriptedProvider(text())
+    agent = operator(store, provider, thread_budget=Budget(model_calls=5),
+                     policy=BudgetPolicy(per_key=Budget(model_calls=5)))
+    await agent.aexecute("hi", OperatorContext.root(principal=Principal("key:abc")),
+                         thread_id="t-old")
+    await store.prune(older_than=-1.0)  # everything is older than a second from now
+    assert await usage_report(store) == []
+    assert await budget_spent(store, "thread", "t-old") is None

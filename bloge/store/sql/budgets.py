@@ -118,3 +118,13 @@ def budget_spend(scope: str, key: str, period: str) -> Script[Spend | None]:
     if row is None:
         return None
     return Spend(int(row[0]), int(row[1]), float(row[2]), int(row[3]), int(row[4]))
+
+
+def prune(*, before: float) -> Script[None]:
+    """Delete the usage of model calls before ``before``, the counters of API keys' periods
+    untouched since then, and those of threads the store no longer has."""
+    yield Query("DELETE FROM bloge_usage WHERE at < ?", (before,))
+    yield Query("DELETE FROM bloge_budget_spend WHERE scope = 'key' AND updated_at < ?",
+                (before,))
+    yield Query("DELETE FROM bloge_budget_spend WHERE scope = 'thread' AND NOT EXISTS "
+                "(SELECT 1 FROM bloge_threads t WHERE t.id = bloge_budget_spend.key)")

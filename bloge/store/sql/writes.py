@@ -247,7 +247,8 @@ _PRUNED_THREADS = ("updated_at < ? AND active_run_id IS NULL AND NOT EXISTS "
 
 def prune(*, before: float) -> Script[tuple[int, int]]:
     """Delete runs that ended (or were abandoned) before ``before``, with their events,
-    checkpoints and tool calls; then threads untouched since then that no run refers to.
+    checkpoints and tool calls; then threads untouched since then that no run refers to, and
+    the usage and budget counters of that time.
     Returns (runs deleted, threads deleted)."""
     params = (before, before, before)
     for table in ("bloge_run_events", "bloge_checkpoints", "bloge_tool_calls",
@@ -258,4 +259,5 @@ def prune(*, before: float) -> Script[tuple[int, int]]:
     yield Query("DELETE FROM bloge_messages WHERE thread_id IN "
                 f"(SELECT id FROM bloge_threads WHERE {_PRUNED_THREADS})", (before,))
     threads = yield Query(f"DELETE FROM bloge_threads WHERE {_PRUNED_THREADS}", (before,))
+    yield from budgets.prune(before=before)
     return runs.rowcount, threads.rowcount
