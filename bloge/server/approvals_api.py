@@ -12,6 +12,7 @@ written in the decision's transaction. A stale hash, a second decision, a run th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from typing import Any
@@ -31,6 +32,11 @@ from bloge.server.state import ServerState, state_of
 from bloge.store import decide_call, post_tool_results
 
 _log = logging.getLogger("bloge.server")
+
+#: How long the last answer waits for the run it continues to be running again, and how
+#: often it looks (see :func:`_taken_back`).
+CONTINUE_SETTLE_SECONDS = 10.0
+SETTLE_POLL_SECONDS = 0.02
 
 class DecisionBody(BaseModel):
     """``POST /runs/{id}/approvals/{call_id}``."""
@@ -115,7 +121,20 @@ async def continue_run(state: ServerState, run_id: str, owner: str | None) -> bo
                      run_id, run_id, exc_info=True)
         return False
     task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    await _taken_back(state, run_id, task)
     return True
+
+
+async def _taken_back(state: ServerState, run_id: str, task: asyncio.Task[Any]) -> None:
+    """Until the run is no longer paused in the store (its task took it back, or ended), at
+    most :data:`CONTINUE_SETTLE_SECONDS`: a stream re-joined on any worker right after the
+    answer then follows the continued run, rather than find it still paused and end."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + CONTINUE_SETTLE_SECONDS
+    while not task.done() and loop.time() < give_up:
+        if not (await state.store.get_run(run_id)).status.paused:
+            return
+        await asyncio.sleep(SETTLE_POLL_SECONDS)
 
 
 ROUTES = [
