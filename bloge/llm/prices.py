@@ -5,12 +5,15 @@ common models as their providers published them (see :data:`PRICES_AS_OF` and th
 below); a deployment overrides or adds models with ``bloge.budgets.prices``. Providers change
 prices: check these against your invoice before you rely on a money budget.
 
-Sources, read on :data:`PRICES_AS_OF`:
+Sources, as checked on :data:`PRICES_AS_OF`:
 
 - OpenAI: https://openai.com/api/pricing (standard tier; "cached input" is ``cache_read``;
-  OpenAI charges nothing extra to write its cache).
+  OpenAI charges nothing extra to write its cache). The input and output rates agree with
+  several pages that quote it (March to June 2026); the cached-input rates were not confirmed
+  independently.
 - Anthropic: https://docs.anthropic.com/en/docs/about-claude/pricing ("5m cache writes" is
-  ``cache_write``, "cache hits & refreshes" is ``cache_read``).
+  ``cache_write``, "cache hits & refreshes" is ``cache_read``), checked against a copy of
+  that page.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from dataclasses import dataclass
 
 from bloge.core.errors import BlogeUsageError
 
-#: When the shipped prices were read from the providers' pages.
-PRICES_AS_OF = "2025-08-15"
+#: When the shipped prices were last checked against their sources.
+PRICES_AS_OF = "2026-12-05"
 
 
 @dataclass(frozen=True, slots=True)
