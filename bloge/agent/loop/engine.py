@@ -316,13 +316,13 @@ class _Run:
         guards = self._guards
         racing = (await guards.check_input(turn, view)
                   if guards is not None and guards.input_pending else None)
-        held = None if guards is None else guards.held(self._sink)
+        held = None if guards is None else guards.held(self._sink, racing=racing is not None)
         sink = self._sink if held is None else held
         call_model = self._call_model
         started = time.perf_counter()
         waited = self._pool_wait.seconds
         if racing is not None and guards is not None:
-            response = await guards.race(self._answer(request, turn, sink), turn, racing)
+            response = await guards.race(self._answer(request, turn, sink), turn, racing, held)
         else:
             answered = await (self._chat.invoke(request, self._ctx) if call_model is None
                               else call_model(request, turn))
