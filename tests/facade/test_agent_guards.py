@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bloge import Agent, Done, GuardrailTrippedError, Token, open_store
 from bloge.agent import GuardCheck, PiiGuard, input_guard, output_guard, tool_call_guard
-from bloge.llm import ScriptedProvider, tool_call_response
+from bloge.llm import LlmChunk, LlmRequest, ScriptedProvider, tool_call_response
 from bloge.store import Store
 
 
@@ -134,3 +135,36 @@ def test_a_recorded_run_an_input_guard_stopped_checks_its_input_again_on_resume(
     assert raised.value.run_id is not None
     assert agent.resume(raised.value.run_id).content == "hello"
     assert checked == ["hi", "hi"]
+
+
+def test_a_stream_never_shows_an_answer_a_parallel_input_guard_discarded() -> None:
+    answered = asyncio.Event()
+
+    async def after_the_answer(check: GuardCheck) -> bool:
+        await answered.wait()  # the model has streamed its whole answer by now
+        return True
+
+    class Signalling(ScriptedProvider):
+        async def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+            async for chunk in super().stream_chat(request):
+                if chunk.done:
+                    answered.set()  # every token is out
+                yield chunk
+
+    agent = Agent(Signalling("a secret answer"), guards=[
+        input_guard(after_the_answer, name="slow", parallel=True)])
+    chunks: list[object] = []
+
+    def consume() -> None:
+        chunks.extend(agent.stream("hi"))
+
+    with pytest.raises(GuardrailTrippedError):
+        consume()
+    assert not any(isinstance(chunk, Token) for chunk in chunks)
+
+
+def test_a_stream_shows_an_answer_once_a_parallel_input_guard_passed() -> None:
+    agent = Agent(ScriptedProvider("fine"), guards=[
+        input_guard(lambda check: False, name="ok", parallel=True)])
+    shown = "".join(c.text for c in agent.stream("hi") if isinstance(c, Token))
+    assert shown == "fine"

@@ -384,6 +384,10 @@ class _Run:
         if "on_agent_turn_started" in listeners.wanted:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
+        # Input guards first: a run they stop has spent nothing.
+        guards = self._guards
+        racing = (await guards.check_input(turn, view)
+                  if guards is not None and guards.input_pending else None)
         budget = self._budget
         max_tokens = budget.max_tokens(definition.max_tokens)
         reserved = await budget.reserve_model_call(view, max_tokens)
@@ -393,16 +397,14 @@ class _Run:
                              seed=definition.seed, fallback=definition.fallback,
                              parallel_tool_calls=definition.parallel_tool_calls,
                              output=engine.output_request, cache_key=self._cache_key)
-        guards = self._guards
-        held = None if guards is None else guards.held(self._sink)
+        held = None if guards is None else guards.held(self._sink, racing=racing is not None)
         sink = self._sink if held is None else held
         started = time.perf_counter()
         waited = self._pool_wait.seconds
         try:
-            racing = (await guards.check_input(turn, view)
-                      if guards is not None and guards.input_pending else None)
             if racing is not None and guards is not None:
-                response = await guards.race(self._answer(request, turn, sink), turn, racing)
+                response = await guards.race(self._answer(request, turn, sink), turn, racing,
+                                             held)
             else:
                 response = await self._answer(request, turn, sink)
         except BaseException:

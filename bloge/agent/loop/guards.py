@@ -131,13 +131,17 @@ class RunGuards:
             await self._judge(guard, self._check(guard, "input", turn, text), turn - 1)
         return text if self._guards.parallel else None
 
-    async def race(self, answer: Awaitable[_T], turn: int, text: str) -> _T:
+    async def race(self, answer: Awaitable[_T], turn: int, text: str,
+                   held: HeldChunks | None) -> _T:
         """``answer`` (the model call) with the parallel input guards alongside: the answer
         once they all passed; when one trips, the call is cancelled (or its answer dropped)
-        and :class:`GuardTripped` raised."""
+        and :class:`GuardTripped` raised. The chunks it streams wait in ``held`` until the
+        guards passed (and the output guards, when there are some)."""
         call = asyncio.ensure_future(answer)  # the guards run in this task meanwhile
         try:
             await self._parallel(turn, text)  # a trip raises here, before the answer is read
+            if held is not None and not self._guards.output:
+                await held.release()  # shown from now on as they come
             return await call
         finally:
             if not call.done():
@@ -164,10 +168,12 @@ class RunGuards:
 
     # -- output
 
-    def held(self, sink: ChunkSink | None) -> HeldChunks | None:
-        """Where a streamed answer's chunks wait while the output guards judge it (``None``:
-        straight to ``sink``, when there are no output guards or no sink)."""
-        return HeldChunks(sink) if sink is not None and self._guards.output else None
+    def held(self, sink: ChunkSink | None, *, racing: bool) -> HeldChunks | None:
+        """Where a streamed answer's chunks wait while guards judge (the output guards, or
+        the parallel input guards when ``racing``); ``None``: straight to ``sink``."""
+        if sink is None or not (self._guards.output or racing):
+            return None
+        return HeldChunks(sink)
 
     def checks_output(self, response: LlmResponse) -> bool:
         """Whether ``response`` is a final answer for the output guards to check."""
@@ -292,21 +298,26 @@ def _new_input(view: Sequence[LlmMessage]) -> str | None:
 
 
 class HeldChunks:
-    """A streamed answer's chunks, held until the output guards passed it: an agent with
-    output guards shows a refused answer to no one (its chunks are dropped), at the cost of
-    showing each answer only once it is whole."""
+    """A streamed answer's chunks, held until the guards passed it: an answer a guard
+    refused, or one a parallel input guard discarded, is shown to no one (its chunks are
+    dropped). With output guards an answer is shown only once it is whole."""
 
-    __slots__ = ("_chunks", "_sink")
+    __slots__ = ("_chunks", "_open", "_sink")
 
     def __init__(self, sink: ChunkSink) -> None:
         self._sink = sink
         self._chunks: list[AgentStreamChunk] = []
+        self._open = False
 
     async def __call__(self, chunk: AgentStreamChunk) -> None:
-        self._chunks.append(chunk)
+        if self._open:
+            await self._sink(chunk)
+        else:
+            self._chunks.append(chunk)
 
     async def release(self) -> None:
-        """Pass the chunks on, in order."""
+        """Pass the chunks held on, in order, and the next ones as they come."""
+        self._open = True
         chunks, self._chunks = self._chunks, []
         for chunk in chunks:
             await self._sink(chunk)
