@@ -1,15 +1,13 @@
 """The ReAct loop, shared by ``AgentLoopOperator`` and ``StreamingAgentLoopOperator``.
 
-:class:`AgentEngine` holds what does not change between runs; each run gets a :class:`_Run`
-with its memory, transcript and counters, and walks the steps of :mod:`.steps` until it
-finishes, runs out of turns, fails or is cancelled.
+:class:`AgentEngine` holds what does not change between runs; each run gets an
+:class:`~bloge.agent.loop.execution.Execution` with its memory, transcript and counters, which
+walks the steps of :mod:`.steps` until it finishes, runs out of turns, pauses, fails or is
+cancelled. :class:`ToolRound` and :class:`RunEffects` are where a durable runner plugs in.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
 from collections.abc import (
     Awaitable,
     Callable,
@@ -17,57 +15,33 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, Protocol, assert_never
+from typing import Any, Protocol
 
 from bloge.agent.budget import DEFAULT_POLICY, BudgetPolicy
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import (
-    AgentCallbackContext,
     AgentExecutionListener,
     ListenerChain,
-    LlmCalledPayload,
-    LoopExitedPayload,
-    TurnStartedPayload,
 )
-from bloge.agent.loop import steps
-from bloge.agent.loop.answers import response_of
-from bloge.agent.loop.budget import BudgetCounters, BudgetedRound, RunLedger
-from bloge.agent.loop.checkpoint import AgentCheckpoint
-from bloge.agent.loop.errors import (
-    AgentRunError,
-    BudgetExceededError,
-    GuardrailTrippedError,
-    MaxTurnsExceededError,
-)
-from bloge.agent.loop.guarded_round import GuardedRound
-from bloge.agent.loop.guards import WITHHELD, AgentGuards, GuardTripped, RunGuards
-from bloge.agent.loop.observer import PendingRound, RecordedResult, RunObserver
-from bloge.agent.loop.pause import RunPaused
-from bloge.agent.loop.records import AgentOutput, AgentUsage
-from bloge.agent.loop.start import Opening, RunStart, opening
-from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
+from bloge.agent.loop.budget import BudgetCounters
+from bloge.agent.loop.execution import Execution
+from bloge.agent.loop.guards import AgentGuards
+from bloge.agent.loop.observer import RecordedResult, RunObserver
+from bloge.agent.loop.records import AgentOutput
+from bloge.agent.loop.start import RunStart, opening
+from bloge.agent.loop.tools import ChunkSink, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
-from bloge.agent.memory.factory import create_memory
-from bloge.agent.output.answers import PartialSink, TypedAnswers
-from bloge.agent.output.problems import OUTPUT_INVALID, OutputValidationError, repair_prompt
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
-from bloge.core.masking import mask_credentials
 from bloge.core.operator import BoundOperator
 from bloge.core.registry import OperatorRegistry
-from bloge.llm.messages import LlmMessage, ToolCall
+from bloge.llm.messages import ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
-from bloge.llm.pool_wait import PoolWait
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
-from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition
-
-if TYPE_CHECKING:
-    from bloge.agent.loop.approval import RoundPlan
+from bloge.llm.types import LlmRequest, ToolDefinition
 
 ModelCall = Callable[[LlmRequest, int], Awaitable[object]]
-
-_log = logging.getLogger("bloge.agent")
 
 
 class ToolRound(Protocol):
@@ -177,437 +151,13 @@ class AgentEngine:
             _check_own_tools(start.tools, self.definition)
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
-        return _Run(self, context, begun, chat, sink, observer, effects,
-                    tuple(start.tools), counters).execute(start.pending)
+        return Execution(self, context, begun, chat, sink, observer, effects,
+                         tuple(start.tools), counters).execute(start.pending)
 
     def _chat_operator(self, *, streamed: bool) -> BoundOperator:
         name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
         purpose = "streaming chat operator" if streamed else "chat operator"
         return self.registry.bound(name, purpose=purpose)
-
-
-class _Run:
-    """One execution: the state machine and its bookkeeping."""
-
-    __slots__ = ("_budget", "_cache_key", "_call_model", "_chat", "_context", "_ctx",
-                 "_dispatcher", "_engine", "_external", "_guards", "_listeners", "_may_wait",
-                 "_memory", "_observer", "_plan", "_pool_wait", "_prepare", "_sink",
-                 "_tool_definitions", "_typed", "_value", "base_usage", "cache_read",
-                 "cache_written", "calls", "completion_tokens",
-                 "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
-
-    def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
-                 chat: BoundOperator, sink: ChunkSink | None,
-                 observer: RunObserver | None = None,
-                 effects: RunEffects | None = None,
-                 external: tuple[ToolDefinition, ...] = (),
-                 counters: BudgetCounters | None = None) -> None:
-        definition = engine.definition
-        self._engine = engine
-        self._ctx = ctx
-        self._context = AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
-                                             engine.ref)
-        self._memory = create_memory(definition.memory_strategy, start.messages,
-                                     token_estimator=engine.token_estimator,
-                                     summarizer=engine.summarizer)
-        self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
-        self.transcript = list(start.messages)
-        self.turn = start.turns_done
-        self.base_usage = start.base_usage
-        self.tool_results: Mapping[str, Any] = start.tool_results
-        self.calls = self.prompt_tokens = self.completion_tokens = self.unreported = 0
-        self.cache_read = self.cache_written = 0
-        self._pool_wait = PoolWait()
-        self._observer = observer
-        # The conversation whose calls share a prompt prefix: the thread, else this run.
-        self._cache_key = (observer.thread_id if observer is not None and observer.thread_id
-                           else f"{definition.id}:{ctx.execution_id}")
-        self._listeners = (engine.listeners if observer is None
-                           else ListenerChain((*engine.listeners.listeners, observer.listener)))
-        self._chat = chat
-        # A typed answer streams as Partial chunks too.
-        self._typed = None if definition.output is None else TypedAnswers(definition.output)
-        self._value: Any = None
-        if sink is not None and definition.output is not None:
-            sink = PartialSink(sink)
-        self._sink = sink
-        self._external = frozenset(tool.name for tool in external)
-        self._may_wait = engine.may_wait or bool(external)
-        self._tool_definitions = engine.tool_definitions + external if external \
-            else engine.tool_definitions
-        #: How the round the model just asked for goes (set with its answer).
-        self._plan: RoundPlan | None = None
-        # None: the chat operator is called as it is, and answers whole or streamed.
-        self._call_model: ModelCall | None = None if effects is None else effects.call_model
-        self._dispatcher: ToolRound = ToolDispatcher(
-            definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
-            listeners=self._listeners, context=self._context,
-            max_concurrency=definition.max_tool_concurrency,
-            default_timeout=definition.tool_timeout, sink=sink, observer=observer,
-        ) if effects is None else effects.tools
-        self._guards = None if engine.guards is None else RunGuards(
-            engine.guards, agent_id=definition.id, ctx=ctx, codec=engine.codec,
-            listeners=self._listeners, context=self._context, observer=observer)
-        if self._guards is not None and self._guards.checks_tools:
-            self._dispatcher = GuardedRound(self._dispatcher, self._guards, observer)
-        principal = ctx.principal
-        self._budget = RunLedger(definition, engine.budgets, counters=counters,
-                                 thread_id=None if observer is None else observer.thread_id,
-                                 principal=None if principal is None else principal.name,
-                                 base=start.base_usage, estimator=engine.token_estimator,
-                                 checkpoint=self.checkpoint, usage=lambda: self.usage)
-        self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
-
-    async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
-        # One pool-wait tally for the whole run, opened once (not per model call, which costs
-        # a turn some 5%): each model call reports what it added to it.
-        with self._pool_wait:
-            return await self._execute(pending)
-
-    async def _execute(self, pending: PendingRound | None) -> AgentOutput:
-        started = time.perf_counter()
-        max_turns = self._engine.definition.max_turns
-        step: steps.Step = steps.next_turn(self.turn, max_turns)
-        if pending is not None:
-            self.turn = pending.turn
-            step = steps.RunTools(pending.turn, pending.response)
-        try:
-            while True:
-                match step:
-                    case steps.CallModel(turn):
-                        step = await self._model_step(turn, max_turns, started)
-                    case steps.RunTools(turn, response):
-                        step = await self._tools_step(turn, max_turns, response, pending,
-                                                      started)
-                        pending = None
-                    case steps.Finish(exit_reason, response):
-                        output = self._output(exit_reason, response)
-                        self._exited(exit_reason, started, usage=output.usage)
-                        await self._observe_end(exit_reason, output=output)
-                        return output
-                    case steps.OutOfTurns():
-                        self._exited(steps.MAX_TURNS, started)
-                        error = MaxTurnsExceededError(agent_id=self._engine.definition.id,
-                                                      max_turns=max_turns,
-                                                      checkpoint=self.checkpoint())
-                        await self._observe_end(steps.MAX_TURNS, error=error)
-                        raise error  # noqa: TRY301 -- except MaxTurnsExceededError passes it on
-                    case _:
-                        assert_never(step)
-        except (MaxTurnsExceededError, RunPaused, OutputValidationError):
-            raise
-        except GuardTripped as tripped:
-            stopped = self._tripped(tripped)
-            self._exited(steps.GUARDRAIL, started, stopped)
-            await self._observe_end(steps.GUARDRAIL, error=stopped, failing=True)
-            raise stopped from None
-        except BudgetExceededError as error:
-            self._exited(steps.BUDGET, started, error)
-            await self._observe_end(steps.BUDGET, error=error, failing=True)
-            raise
-        except asyncio.CancelledError as cancelled:
-            self._exited(steps.CANCELLED, started, cancelled)
-            agent_id = self._engine.definition.id
-            # The cancellation itself propagates, as asyncio needs; its cause carries the
-            # checkpoint, so whoever cancelled can save it and resume later.
-            cause = AgentRunError(
-                f"agent {agent_id!r} was cancelled in turn {self.turn}",
-                agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.CANCELLED,
-            )
-            await self._observe_end(steps.CANCELLED, error=cause, failing=True)
-            raise cancelled from cause
-        except Exception as exc:
-            self._exited(steps.ERROR, started, exc)
-            agent_id = self._engine.definition.id
-            await self._observe_end(steps.ERROR, error=exc, failing=True)
-            raise AgentRunError(
-                f"agent {agent_id!r} failed in turn {self.turn}: {type(exc).__name__}: {exc}",
-                agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.ERROR,
-            ) from exc
-
-    async def _model_step(self, turn: int, max_turns: int, started: float) -> steps.Step:
-        """Ask the model in ``turn``; the step its answer leads to."""
-        answer = await self._model_turn(turn)
-        if answer is None:  # a guard refused it: the model is asked again
-            return steps.next_turn(turn, max_turns)
-        step = steps.after_model(turn, answer)
-        if self._typed is not None and isinstance(step, steps.Finish):
-            return await self._typed_step(turn, max_turns, step.response, started)
-        return step
-
-    async def _tools_step(self, turn: int, max_turns: int, response: LlmResponse,
-                          pending: PendingRound | None, started: float) -> steps.Step:
-        """Run the tool round ``response`` asked for in ``turn`` (``pending``: the round a
-        resumed run continues); the step after it. Raises :class:`RunPaused` when some of
-        its calls wait."""
-        outcomes, plan = await self._tool_round(turn, response, pending)
-        if plan is not None and plan.waiting:
-            paused = self._paused(turn, response, plan, outcomes, pending)
-            self._exited(steps.PAUSED, started)
-            await self._observe_end(steps.PAUSED, error=paused)
-            raise paused
-        met = self._record_tools(turn, response, outcomes)
-        return steps.after_tools(turn, max_turns, response, exit_condition_met=met)
-
-    async def _observe_end(self, exit_reason: str, *, output: AgentOutput | None = None,
-                           error: BaseException | None = None, failing: bool = False) -> None:
-        """Tell the observer how the run ended. When the run is failing anyway, a failure to
-        record that is logged, so that the run's own error is the one that propagates."""
-        observer = self._observer
-        if observer is None:
-            return
-        view = self.checkpoint().conversation
-        try:
-            await observer.finished(exit_reason, transcript=self.transcript, view=view,
-                                    usage=self.usage, turns=self.turn, output=output,
-                                    error=error)
-        except Exception:
-            if not failing:
-                raise
-            _log.warning("could not record the end of run %s", observer.run_id,
-                         exc_info=True)
-
-    # -- steps
-
-    async def _model_turn(self, turn: int) -> LlmResponse | None:
-        """Ask the model; its answer, or ``None`` when an output guard refused it (the model
-        is asked again)."""
-        self.turn = turn
-        engine, definition = self._engine, self._engine.definition
-        if self._prepare:
-            await self._memory.prepare()
-        view = tuple(self._memory.messages())  # one copy, the one the request carries
-        observer = self._observer
-        if observer is not None:
-            await observer.before_model_call(turn, view, self.transcript, self.usage)
-        listeners = self._listeners
-        if "on_agent_turn_started" in listeners.wanted:
-            listeners.notify("on_agent_turn_started", self._context,
-                             TurnStartedPayload(turn, len(view)))
-        # Input guards first: a run they stop has spent nothing.
-        guards = self._guards
-        racing = (await guards.check_input(turn, view)
-                  if guards is not None and guards.input_pending else None)
-        budget = self._budget
-        max_tokens = budget.max_tokens(definition.max_tokens)
-        reserved = await budget.reserve_model_call(view, max_tokens)
-        request = LlmRequest(definition.model, view, definition.temperature,
-                             max_tokens=max_tokens, stop=definition.stop,
-                             tools=self._tool_definitions, tool_choice=definition.tool_choice,
-                             seed=definition.seed, fallback=definition.fallback,
-                             parallel_tool_calls=definition.parallel_tool_calls,
-                             output=engine.output_request, cache_key=self._cache_key)
-        held = None if guards is None else guards.held(self._sink, racing=racing is not None)
-        sink = self._sink if held is None else held
-        started = time.perf_counter()
-        waited = self._pool_wait.seconds
-        try:
-            if racing is not None and guards is not None:
-                response = await guards.race(self._answer(request, turn, sink), turn, racing,
-                                             held)
-            else:
-                response = await self._answer(request, turn, sink)
-        except BaseException:
-            await budget.release_model_call(reserved)
-            raise
-        self._count(turn, response, started, waited)
-        await budget.settle_model_call(reserved, turn, response)
-        refusal = (await guards.check_output(turn, response.content)
-                   if guards is not None and guards.checks_output(response) else None)
-        if refusal is not None:
-            self._append(LlmMessage("assistant", WITHHELD.format(name=refusal[0])))
-            self._append(LlmMessage.user(refusal[1]))
-            return None
-        if held is not None:
-            await held.release()
-        self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
-        if response.tool_calls and self._may_wait:
-            from bloge.agent.loop.approval import plan_round  # noqa: PLC0415 -- loaded when a call may wait
-
-            tools = self._engine.tools_by_name
-            self._plan = plan = plan_round(response.tool_calls, tools, self._external,
-                                           self._ctx, None)
-            if plan.waiting and observer is not None:
-                observer.calls_waiting(turn, plan.waiting)
-        if observer is not None:
-            await observer.model_answered(turn, self.transcript, response, self.usage)
-        return response
-
-    def _count(self, turn: int, response: LlmResponse, started: float, waited: float) -> None:
-        """Count the model call of ``turn`` that began at ``started`` (after ``waited``
-        seconds of pool wait in the run) and answered ``response``, and tell the listeners."""
-        latency = (time.perf_counter() - started) * 1000.0
-        self.calls += 1
-        self.prompt_tokens += response.prompt_tokens
-        self.completion_tokens += response.completion_tokens
-        self.cache_read += response.cache_read_tokens
-        self.cache_written += response.cache_write_tokens
-        if not response.usage_reported:
-            self.unreported += 1
-        listeners = self._listeners
-        if "on_agent_llm_called" in listeners.wanted:
-            listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload.of(
-                turn, self._engine.definition.model, response, latency,
-                (self._pool_wait.seconds - waited) * 1000.0))
-
-    async def _answer(self, request: LlmRequest, turn: int,
-                      sink: ChunkSink | None) -> LlmResponse:
-        """The model's answer to ``request``, whole (streamed ones joined, their chunks to
-        ``sink``)."""
-        call_model = self._call_model
-        response = await (self._chat.invoke(request, self._ctx) if call_model is None
-                          else call_model(request, turn))
-        if isinstance(response, LlmResponse):
-            return response
-        return await response_of(response, self._chat.name, sink, turn)
-
-    async def _tool_round(self, turn: int, response: LlmResponse, pending: PendingRound | None,
-                          ) -> tuple[list[ToolOutcome], RoundPlan | None]:
-        """The round's outcomes, and its plan when a call of it may wait."""
-        if not self._may_wait and (pending is None or pending.plain):
-            # No call may wait: the round runs as it always did.
-            recorded = pending.results if pending is not None else None
-            return await self._dispatcher.run(turn, response.tool_calls, recorded=recorded), None
-        from bloge.agent.loop.approval import run_round  # noqa: PLC0415 -- loaded when a call may wait
-
-        plan = self._round_plan(response, pending)
-        return await run_round(self._dispatcher, turn, plan, response.tool_calls), plan
-
-    def _round_plan(self, response: LlmResponse, pending: PendingRound | None) -> RoundPlan:
-        """The plan of a new round (made with the model's answer), or of a resumed one."""
-        from bloge.agent.loop.approval import plan_round  # noqa: PLC0415 -- loaded when a call may wait
-
-        plan = self._plan
-        self._plan = None
-        if pending is not None or plan is None:
-            return plan_round(response.tool_calls, self._engine.tools_by_name, self._external,
-                              self._ctx, pending)
-        return plan
-
-    def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan,
-                outcomes: list[ToolOutcome], pending: PendingRound | None) -> RunPaused:
-        """The signal of a run whose round waits; its checkpoint ends with the round's
-        assistant message, the calls that ran are in its round."""
-        checkpoint = AgentCheckpoint(tuple(self._memory.messages()), turn - 1,
-                                     dict(self.tool_results), self._engine.definition.id,
-                                     self.usage)
-        run_id = None if self._observer is None else self._observer.run_id
-        from bloge.agent.loop.approval import paused_run  # noqa: PLC0415 -- loaded when a call may wait
-
-        return paused_run(run_id, turn, response, plan, outcomes, pending, checkpoint)
-
-    async def _typed_step(self, turn: int, max_turns: int, response: LlmResponse,
-                          started: float) -> steps.Step:
-        """A typed agent's answer: the end when it validates; else back to the model with its
-        problems while repairs (and turns) remain; else the run fails."""
-        typed = self._typed
-        assert typed is not None
-        verdict = typed.judge(response.content, response.finish_reason)
-        if verdict.valid:
-            self._value = verdict.value
-            return steps.Finish(steps.STOP, response)
-        if typed.may_repair():
-            self._append(LlmMessage.user(repair_prompt(verdict.problems)))
-            return steps.next_turn(turn, max_turns)
-        error = OutputValidationError(
-            agent_id=self._engine.definition.id, problems=verdict.problems,
-            content=response.content, repairs=typed.repairs, checkpoint=self.checkpoint())
-        self._exited(OUTPUT_INVALID, started, error)
-        await self._observe_end(OUTPUT_INVALID, error=error)
-        raise error
-
-    def _record_tools(self, turn: int, response: LlmResponse,
-                      outcomes: list[ToolOutcome]) -> bool:
-        """Append the tool messages in the model's order; return whether to exit now."""
-        for outcome in outcomes:
-            self._append(LlmMessage("tool", outcome.content, tool_call_id=outcome.call.id,
-                                    is_error=not outcome.success))
-        self.tool_results = {o.call.id: o.result for o in outcomes if o.success}
-        condition = self._engine.definition.exit_condition
-        if condition is None:
-            return False
-        scope = {
-            "finish_reason": response.finish_reason,
-            "content": response.content,
-            "turn": turn,
-            "tool_calls": [{"id": o.call.id, "name": o.call.name, "arguments": o.arguments}
-                           for o in outcomes],
-            "tool_results": {o.call.name: o.result for o in outcomes if o.success},
-        }
-        if self._engine.exit_needs_messages:
-            scope["messages"] = list(self.transcript)
-        return bool(condition.evaluate(scope))
-
-    def _append(self, message: LlmMessage) -> None:
-        self._memory.append(message)
-        self.transcript.append(message)
-
-    # -- results
-
-    @property
-    def usage(self) -> AgentUsage:
-        memory = self._memory.usage
-        base = self.base_usage
-        return AgentUsage(
-            base.llm_calls + self.calls + memory.llm_calls,
-            base.prompt_tokens + self.prompt_tokens + memory.prompt_tokens,
-            base.completion_tokens + self.completion_tokens + memory.completion_tokens,
-            base.unreported_calls + self.unreported,
-            tool_calls=self._budget.tool_calls,
-            cost_usd=self._budget.cost_usd,
-            cache_read_tokens=base.cache_read_tokens + self.cache_read,
-            cache_write_tokens=base.cache_write_tokens + self.cache_written,
-        )
-
-    def checkpoint(self) -> AgentCheckpoint:
-        """The memory's view, without a last tool round that never got its results (the run
-        failed or was cancelled while its tools ran): a resumed run asks the model again
-        rather than send providers a tool call with no answer."""
-        return self._checkpoint(self.usage)
-
-    def _checkpoint(self, usage: AgentUsage) -> AgentCheckpoint:
-        view = self._memory.messages()
-        if view and view[-1].tool_calls:
-            view = view[:-1]
-        return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
-                               self._engine.definition.id, usage)
-
-    def _tripped(self, tripped: GuardTripped) -> GuardrailTrippedError:
-        """The run failure of a tripped guard; its checkpoint leaves out what tripped it."""
-        self.turn = tripped.turns_done
-        guard = tripped.guard
-        return GuardrailTrippedError(agent_id=self._engine.definition.id, guard=guard.name,
-                                     kind=guard.kind, verdict=tripped.verdict,
-                                     checkpoint=self.checkpoint(), tool_name=tripped.tool_name)
-
-    def _output(self, exit_reason: str, response: LlmResponse) -> AgentOutput:
-        usage = self.usage
-        return AgentOutput(
-            content=response.content,
-            finish_reason=response.finish_reason,
-            turns_used=self.turn,
-            messages=tuple(self.transcript),
-            tool_results=self.tool_results,
-            checkpoint=self._checkpoint(usage),
-            exit_reason=exit_reason,
-            usage=usage,
-            run_id=None if self._observer is None else self._observer.run_id,
-            thread_id=None if self._observer is None else self._observer.thread_id,
-            output=self._value,
-            output_data=(None if self._value is None or self._typed is None
-                         else self._typed.schema.dump(self._value)),
-        )
-
-    def _exited(self, exit_reason: str, started: float, error: BaseException | None = None,
-                *, usage: AgentUsage | None = None) -> None:
-        listeners = self._listeners
-        if "on_agent_loop_exited" in listeners.wanted:
-            usage = self.usage if usage is None else usage  # the output's, when there is one
-            listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(
-                self.turn, usage.llm_calls, usage.total_tokens,
-                (time.perf_counter() - started) * 1000.0, exit_reason,
-                *_described(error),
-            ))
 
 
 def _check_own_tools(tools: Sequence[ToolDefinition], definition: AgentDef) -> None:
@@ -618,11 +168,3 @@ def _check_own_tools(tools: Sequence[ToolDefinition], definition: AgentDef) -> N
             raise BlogeUsageError(f"the run's tool {tool.name!r} has the name of another tool "
                                   f"of agent {definition.id!r}")
         taken.add(tool.name)
-
-
-def _described(error: BaseException | None) -> tuple[str | None, str | None]:
-    """The ``error_type`` and ``error_message`` of a run that ``error`` ended: the message with
-    credentials masked, since listeners write it to journals and logs."""
-    if error is None:
-        return None, None
-    return type(error).__name__, mask_credentials(str(error))
