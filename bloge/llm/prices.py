@@ -101,11 +101,13 @@ class PriceTable:
     it starts with followed by ``-`` (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``), after
     dropping a ``provider/`` or ``provider:`` prefix."""
 
-    __slots__ = ("_prices",)
+    __slots__ = ("_found", "_prices")
 
     def __init__(self, prices: Mapping[str, ModelPrice] | None = None, *,
                  overrides: Mapping[str, ModelPrice] | None = None) -> None:
         self._prices = {**(DEFAULT_PRICES if prices is None else prices), **(overrides or {})}
+        #: What :meth:`get` found for each model asked: every run looks its model up.
+        self._found: dict[str, ModelPrice | None] = {}
 
     def __repr__(self) -> str:
         return f"PriceTable({len(self._prices)} models)"
@@ -118,6 +120,13 @@ class PriceTable:
 
     def get(self, model: str) -> ModelPrice | None:
         """The price of ``model``, or ``None`` when the table has none."""
+        try:
+            return self._found[model]
+        except KeyError:
+            found = self._found[model] = self._lookup(model)
+            return found
+
+    def _lookup(self, model: str) -> ModelPrice | None:
         found = self._prices.get(model)
         if found is not None:
             return found

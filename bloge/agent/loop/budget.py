@@ -208,9 +208,9 @@ class RunLedger:
     async def settle_model_call(self, reserved: Spend, turn: int,
                                 response: LlmResponse) -> None:
         """Charge what the call spent (its reservation, when the provider reported nothing)."""
-        model = str(getattr(response, "model", None) or self.model)
-        cache_read = int(getattr(response, "cache_read_tokens", 0) or 0)
-        cache_write = int(getattr(response, "cache_write_tokens", 0) or 0)
+        model = response.model or self.model
+        cache_read = response.cache_read_tokens
+        cache_write = response.cache_write_tokens
         if response.usage_reported:
             # Another model answered (a fallback): its own price.
             price = self.price if model == self.model else self._prices.get(model)
