@@ -14,8 +14,9 @@ from bloge import Agent, BudgetExceededError
 from bloge.agent import tool_call_guard
 from bloge.agent.runtime import Decision
 from bloge.llm import ScriptedProvider, tool_call_response
-from bloge.store import open_store
+from bloge.store import RunEvent, open_store
 from bloge.tracing import RunTracing
+from bloge.tracing.verdicts import continued, segment_span_id
 from tests.runtime.helpers import calls
 from tests.server.live_server import LiveServer
 from tests.tracing.receiver import Receiver
@@ -145,3 +146,25 @@ async def test_a_budget_stop_names_the_budget_on_the_run_span(
             run.attributes["bloge.budget.limit"], run.attributes["bloge.budget.used"]) == (
         "run", "model_calls", 1, 1)
     assert run.attributes["bloge.usage.tool_calls"] == 1
+
+
+def test_a_segment_resumed_again_after_a_crash_is_the_same_segment() -> None:
+    def event(seq: int, kind: str, **body: object) -> RunEvent:
+        return RunEvent("r1", seq, kind, float(seq), body)
+
+    history = [event(1, "approval_required", call_id="a"),
+               event(2, "approval_required", call_id="b"),
+               event(3, "approval_decided", call_id="a", approved=True, principal="ann"),
+               event(4, "approval_decided", call_id="b", approved=False, principal="bob"),
+               event(5, "on_agent_tool_completed", tool_call_id="a"),
+               event(6, "tool_results_required", call_id="x"),
+               event(7, "tool_results_posted", call_ids=["x"]),
+               event(8, "approval_expired", call_id="c")]
+    again = continued("r1", history)
+    assert (again.segment, again.parent_id, again.started_at) == (
+        2, segment_span_id("r1", 1), 7.0)
+    assert again.decisions == {"c": ("expired", None)}  # a, b: before the last pause
+    crashed = continued("r1", [*history[:5]])
+    assert (crashed.segment, crashed.parent_id) == (1, segment_span_id("r1", 0))
+    assert crashed.decisions == {"b": ("denied", "bob")}  # a's span was sent before the crash
+    assert continued("r1", history[2:5]).segment == 0  # never paused: the run span itself
