@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bloge.agent import AgentRunError
+from bloge.agent import AgentRunError, RunPaused
 from bloge.core.errors import RunError
 from bloge.core.ids import new_id
 from bloge.mcp import AgentTool, agents_server
@@ -179,6 +179,8 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
         except TimeoutError:
             raise RunError(f"run {run_id} took longer than the server's request timeout "
                            f"({config.request_timeout:g} s)") from None
+        except RunPaused as paused:  # not a failure: the caller is told where it is decided
+            raise RunError(waits_for(run_id, paused)) from None
         except AgentRunError as error:
             why = await failed_because(store, run_id, error)
             raise RunError(f"run {run_id} failed: {why}") from None
@@ -188,3 +190,24 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
         return output.content or ""
 
     return answer
+
+
+def waits_for(run_id: str, paused: RunPaused) -> str:
+    """The tool's error for a run that paused: what it waits on, and where that is decided
+    (the run stays in the store until then)."""
+    approvals = [f"{call.tool} ({call.call_id})" for call in paused.pending
+                 if call.kind == "approval"]
+    external = [f"{call.tool} ({call.call_id})" for call in paused.pending
+                if call.kind != "approval"]
+    told = [f"run {run_id} has not finished: it waits"]
+    if approvals:
+        told.append(f" for a person's approval of {', '.join(approvals)}: decide each with "
+                    f"POST /runs/{run_id}/approvals/{{call_id}} (or `bloge approvals approve "
+                    f"{run_id} <call_id>` / `bloge approvals deny {run_id} <call_id> --reason "
+                    f"…`)")
+    if external:
+        told.append(f"{';' if approvals else ''} for the results of {', '.join(external)}: "
+                    f"post them with POST /runs/{run_id}/tool-results")
+    told.append(f"; the run then continues, and GET /runs/{run_id} (or GET /runs/{run_id}"
+                "/stream) shows its answer")
+    return "".join(told)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from bloge.agent import (
     AgentExecutionListener,
     AgentStreamChunk,
+    BudgetExceededError,
     Token,
     ToolEnd,
     ToolStart,
@@ -38,14 +39,21 @@ def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
 
 
 def end_event(exit_reason: str, output: Mapping[str, Any] | None,
-              failure: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
+              failure: Mapping[str, Any] | None, *, usage: Mapping[str, Any] | None = None,
+              error: BaseException | None = None) -> tuple[str, dict[str, Any]]:
     """The run's last event (type, body): ``done`` with its output's document, else
-    ``error`` with its failure's type and message and its exit reason."""
+    ``error`` with its failure's type and message and its exit reason, and with ``usage``
+    (what the run spent) and the budget it stopped at when ``error`` is a budget stop."""
     if output is not None:
         return "done", dict(output)
-    return "error", {"error_type": failure and failure["type"],
-                     "error_message": failure and failure["message"],
-                     "exit_reason": exit_reason}
+    body: dict[str, Any] = {"error_type": failure and failure["type"],
+                            "error_message": failure and failure["message"],
+                            "exit_reason": exit_reason}
+    if usage is not None:
+        body["usage"] = dict(usage)
+    if isinstance(error, BudgetExceededError):
+        body["budget"] = error.to_dict()
+    return "error", body
 
 
 def event_chunk(event: RunEvent) -> AgentStreamChunk | None:

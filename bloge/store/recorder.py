@@ -188,13 +188,13 @@ class Recorder:
         """Record the run's end. ``view`` is the memory's, which the thread's next run starts
         from and a resume continues; ``None`` when the run stopped before its loop had one:
         the thread keeps the view it had, and a resume starts the run again from its input."""
-        if self.spans is not None:
-            traced.ended(self.spans)
-        if self.lost:
-            return  # another worker holds the run now
-        if not self.ended:
+        if not self.lost and not self.ended:
             self._end(exit_reason, transcript=transcript, view=view, usage=usage, turns=turns,
                       output=output, error=error)
+        if self.spans is not None:
+            traced.ended(self.spans, time.time(), usage.to_dict())
+        if self.lost:
+            return  # another worker holds the run now
         await self._write_end()
         self.finished_writing = True
 
@@ -213,7 +213,8 @@ class Recorder:
         if error is not None:
             failure = self._failure(error)
         document = None if output is None else output.to_dict(messages=False, checkpoint=False)
-        self.event(*end_event(exit_reason, document, failure))
+        self.event(*end_event(exit_reason, document, failure, usage=usage.to_dict(),
+                              error=error))
         if segments is not None and not self._unanswered:
             # A run stopped in the middle of a tool round keeps its last checkpoint: a resume
             # continues the round from the ledger instead of taking it for done.

@@ -105,9 +105,10 @@ class RecordedRuns:
             claim = await self.writer.reclaim_run(run, worker=this_worker())
             recorder = Recorder(store, self.writer, run_id=run.id, thread_id=run.thread_id,
                                 next_seq=claim.next_seq, events_stored=run.event_count)
-            if store.tracing is not None:
+            if store.tracing is not None:  # its events say where its spans go on
                 _trace(recorder, engine, started_at=run.created_at,
-                       parent=TraceParent.from_stored(run.trace_parent), resumed=True)
+                       parent=TraceParent.from_stored(run.trace_parent),
+                       history=await store.run_events(run.id))
             try:
                 return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
             except BaseException as error:
@@ -131,14 +132,15 @@ class RecordedRuns:
 
 
 def _trace(recorder: Recorder, engine: AgentEngine, *, started_at: float,
-           parent: TraceParent | None, resumed: bool = False) -> None:
+           parent: TraceParent | None, history: Sequence[Any] | None = None) -> None:
     """Trace the recorder's run from its events; a new run keeps the trace context it was
-    started in (written with its first batch), which a resume continues."""
+    started in (written with its first batch), which a resume (``history``: its stored
+    events) continues."""
     recorder.spans = traced.run_spans(
         recorder.store.tracing, run_id=recorder.run_id, thread_id=recorder.thread_id,
         agent=engine.definition.id, started_at=started_at, parent=parent,
-        model=engine.definition.model)
-    if parent is not None and not resumed:
+        model=engine.definition.model, history=history or ())
+    if parent is not None and history is None:
         recorder.keep(ops.TraceRun(recorder.run_id, parent.stored()))
 
 

@@ -33,13 +33,18 @@ class Spans(Protocol):
 
     def answered(self, answer: Any) -> None: ...
 
+    def close(self, at: float, usage: Any = None) -> None: ...
+
 
 def run_spans(tracing: Any, *, run_id: str, thread_id: str, agent: str, started_at: float,
-              parent: TraceParent | None, model: str | None = None) -> Spans:
-    """The spans of run ``run_id`` under ``tracing``; the run's tool calls and rpc calls
-    carry its trace from now on (in this task, until :func:`ended`)."""
+              parent: TraceParent | None, model: str | None = None,
+              history: Sequence[Any] = ()) -> Spans:
+    """The spans of run ``run_id`` under ``tracing`` (``history``: the stored events of a
+    run being resumed); the run's tool calls and rpc calls carry its trace from now on (in
+    this task, until :func:`ended`)."""
     spans: Spans = tracing.run(run_id=run_id, thread_id=thread_id, agent=agent,
-                               started_at=started_at, parent=parent, model=model)
+                               started_at=started_at, parent=parent, model=model,
+                               history=history)
     spans.outer = (tracecontext.run_span.get(), tracecontext.outgoing.get())
     tracecontext.run_span.set((run_id, spans.context))
     tracecontext.outgoing.set(spans.context)
@@ -67,8 +72,10 @@ def answered(spans: Spans, redactor: Redactor, response: LlmResponse) -> None:
     spans.answered(_redacted(redactor, [answer]))
 
 
-def ended(spans: Spans) -> None:
-    """The run is over: later calls of this task carry what they carried before it."""
+def ended(spans: Spans, at: float, usage: Any = None) -> None:
+    """The run is over here (at ``at``, with ``usage``: a paused run's span ends now): later
+    calls of this task carry what they carried before it."""
+    spans.close(at, usage)
     run_span, outgoing = spans.outer
     tracecontext.run_span.set(run_span)
     tracecontext.outgoing.set(outgoing)

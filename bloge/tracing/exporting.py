@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from bloge.core.errors import BlogeUsageError
@@ -94,13 +95,15 @@ class RunTracing:
                    resource=_resource(), capture_content=capture_content, provider=provider)
 
     def run(self, *, run_id: str, thread_id: str, agent: str, started_at: float,
-            parent: TraceParent | None, model: str | None = None) -> RunSpans:
+            parent: TraceParent | None, model: str | None = None,
+            history: Iterable[Any] = ()) -> RunSpans:
         """The spans of run ``run_id`` (begun at ``started_at``) of ``agent``, which asks for
-        ``model``, children of ``parent`` (the caller's span) when given."""
+        ``model``, children of ``parent`` (the caller's span) when given; ``history``: the
+        stored events of a run being resumed (see :mod:`bloge.tracing.verdicts`)."""
         from bloge.tracing.spans import RunSpans  # noqa: PLC0415 -- one module per concept
 
         return RunSpans(self, run_id=run_id, thread_id=thread_id, agent=agent,
-                        started_at=started_at, parent=parent, model=model)
+                        started_at=started_at, parent=parent, model=model, history=history)
 
     def export(self, span: Any) -> None:
         """Hand one ended span to the processor."""

@@ -8,19 +8,22 @@ the run (:func:`~bloge.core.tracecontext.span_id_of`): a run resumed after a cra
 continued by a Temporal activity on another worker, adds the spans of what it does to the same
 trace, under the same run span, and a tool call it takes from the ledger (a ``replayed``
 event) is not traced again. The run span itself is exported once, by whoever records the run's
-end, from the run's start (kept with the run) to its end.
+end, from the run's start (kept with the run) to its end. What bloge adds — cost, budget
+stops, pauses and the segments a paused run resumes in, approval decisions, guard verdicts —
+is read off the same events (:mod:`bloge.tracing.verdicts`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from bloge.core.tracecontext import TraceParent, span_id_of, trace_id_of
+from bloge.tracing import verdicts
 
 if TYPE_CHECKING:
     from bloge.tracing.exporting import RunTracing
@@ -35,12 +38,14 @@ class RunSpans:
     ``traceparent`` its request carries) and, when content is captured, takes its messages.
     """
 
-    __slots__ = ("_answer", "_asked", "_chat", "_exit", "_messages", "_tools", "agent",
-                 "context", "model", "outer", "parent", "run_id", "started_at", "thread_id",
-                 "tracing")
+    __slots__ = ("_answer", "_asked", "_call_guards", "_chat", "_decisions", "_ended", "_exit",
+                 "_guards", "_messages", "_segment", "_segment_parent", "_tools", "_waiting",
+                 "agent", "context", "model", "outer", "parent", "run_id", "started_at",
+                 "thread_id", "tracing")
 
     def __init__(self, tracing: RunTracing, *, run_id: str, thread_id: str, agent: str,
-                 started_at: float, parent: TraceParent | None, model: str | None = None) -> None:
+                 started_at: float, parent: TraceParent | None, model: str | None = None,
+                 history: Iterable[Any] = ()) -> None:
         self.tracing = tracing
         self.run_id = run_id
         self.thread_id = thread_id
@@ -49,8 +54,22 @@ class RunSpans:
         self.parent = parent
         trace_id = parent.trace_id if parent is not None else trace_id_of(run_id)
         #: The run span's context: what the run's rpc calls carry.
-        self.context = TraceParent(trace_id, span_id_of(run_id), 1,
+        # A run resumed after a pause goes on in a segment span of its own (see verdicts).
+        continuation = verdicts.continued(run_id, history)
+        self.context = TraceParent(trace_id,
+                                   verdicts.segment_span_id(run_id, continuation.segment), 1,
                                    parent.state if parent is not None else "")
+        self._segment, self._segment_parent = continuation.segment, continuation.parent_id
+        if continuation.started_at is not None:
+            self.started_at = continuation.started_at
+        #: How the calls that waited for approval were decided: (decision, principal).
+        self._decisions = continuation.decisions
+        #: Guard verdicts for the run span, and for each tool call's span.
+        self._guards: list[Event] = []
+        self._call_guards: dict[str, list[Event]] = {}
+        #: The calls a pausing run waits on: (call id, event kind).
+        self._waiting: list[tuple[str, str]] = []
+        self._ended = False
         #: The model the agent asks for, and the model call asked and not answered yet:
         #: (turn, when it was asked), whose span a failure ends.
         self.model = model
@@ -93,12 +112,24 @@ class RunSpans:
                 if not self.tracing.capture_content:
                     self._end_chat()
             case "on_agent_tool_dispatched":
-                if not body.get("replayed"):
+                if not body.get("replayed") or self._refused(body["tool_call_id"]):
                     self._tools[body["tool_call_id"]] = (at, body)
             case "on_agent_tool_completed":
                 dispatched = self._tools.pop(body["tool_call_id"], None)
-                if dispatched is not None and not body.get("replayed"):
+                if dispatched is not None and (not body.get("replayed")
+                                               or self._refused(body["tool_call_id"])):
                     self._tool_span(body, dispatched, at)
+            case "on_agent_guard_checked":
+                guard = verdicts.guard_event(body, at,
+                                             capture_content=self.tracing.capture_content)
+                if body.get("kind") == "tool_call" and body.get("tool_call_id"):
+                    self._call_guards.setdefault(body["tool_call_id"], []).append(guard)
+                else:
+                    self._guards.append(guard)
+            case "approval_expired":
+                self._decisions[body["call_id"]] = (verdicts.EXPIRED, None)
+            case "approval_required" | "tool_results_required":
+                self._waiting.append((body["call_id"], kind))
             case "on_agent_loop_exited":
                 self._exit = body
             case "done" | "error":
@@ -106,11 +137,23 @@ class RunSpans:
                     self._failed_chat(body, at)
                 self._run_span(kind, body, at)
 
+    def close(self, at: float, usage: Mapping[str, Any] | None = None) -> None:
+        """The run's worker is done with it: a run that paused ends its span now, as
+        ``paused``, with its ``usage`` so far (a run that ended did at its end event)."""
+        if self._waiting and not self._ended:
+            self._run_span("paused", {"usage": usage}, at)
+
+    def _refused(self, call_id: str) -> bool:
+        """Whether ``call_id`` waited and was denied (or expired) since the last pause: its
+        result comes from the decision, and its span is sent now."""
+        decided = self._decisions.get(call_id)
+        return decided is not None and decided[0] != verdicts.APPROVED
+
     # -- spans
 
     def _span(self, name: str, span_id: int, parent_id: int, *, kind: SpanKind,
               attributes: Mapping[str, Any], start: float, end: float,
-              error: str | None = None) -> None:
+              error: str | None = None, events: Sequence[Event] = ()) -> None:
         context = self.context
         caller = self.parent
         parent = None if not parent_id else SpanContext(
@@ -121,7 +164,8 @@ class RunSpans:
             name, SpanContext(context.trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
             parent, self.tracing.resource, dict(attributes), kind=kind,
             instrumentation_scope=self.tracing.scope, status=status,
-            start_time=int(start * _NANOS), end_time=int(max(end, start) * _NANOS)))
+            start_time=int(start * _NANOS), end_time=int(max(end, start) * _NANOS),
+            events=events))
 
     def _common(self, operation: str) -> dict[str, Any]:
         attributes: dict[str, Any] = {
@@ -196,16 +240,21 @@ class RunSpans:
             "gen_ai.tool.type": "function", "bloge.turn": body["turn_number"],
         })
         error = None
-        if not body["success"]:
-            error = attributes["error.type"] = "tool_error"
+        decided = self._decisions.pop(body["tool_call_id"], None)
+        if decided is not None:
+            attributes.update(verdicts.approval_attributes(decided))
+        if not body["success"] and (decided is None or decided[0] == verdicts.APPROVED):
+            error = attributes["error.type"] = "tool_error"  # a refused call did not fail
         if self.tracing.capture_content:
             attributes["gen_ai.tool.call.arguments"] = call["arguments_json"]
             attributes["gen_ai.tool.call.result"] = body["result_summary"]
         self._span(f"execute_tool {name}", span_id_of(self.run_id, "tool", body["tool_call_id"]),
                    self.context.span_id, kind=SpanKind.INTERNAL, attributes=attributes,
-                   start=started, end=at, error=error)
+                   start=started, end=at, error=error,
+                   events=self._call_guards.pop(body["tool_call_id"], ()))
 
     def _run_span(self, kind: str, body: Mapping[str, Any], at: float) -> None:
+        self._ended = True
         exited = self._exit
         attributes = self._common("invoke_agent")
         exit_reason = exited.get("exit_reason") or body.get("exit_reason") or "stop"
@@ -214,6 +263,13 @@ class RunSpans:
             attributes["bloge.turns"] = exited["total_turns"]
             attributes["bloge.llm_calls"] = exited["total_llm_calls"]
             attributes["bloge.usage.total_tokens"] = exited["total_llm_tokens"]
+        attributes.update(verdicts.usage_attributes(body.get("usage")))
+        if kind == "paused":
+            attributes["bloge.exit_reason"] = "paused"
+            attributes.update(verdicts.pause_attributes(self._waiting))
+        attributes.update(verdicts.budget_attributes(body.get("budget")))
+        if self._segment:
+            attributes["bloge.segment"] = self._segment
         error = None
         if kind == "error":
             error = attributes["error.type"] = (exited.get("error_type") or body.get("error_type")
@@ -221,10 +277,13 @@ class RunSpans:
         elif self.tracing.capture_content and "content" in body:
             attributes["gen_ai.output.messages"] = _json(
                 [{"role": "assistant", "parts": [{"type": "text", "content": body["content"]}]}])
-        parent_id = self.parent.span_id if self.parent is not None else 0
+        parent_id = self._segment_parent or (
+            self.parent.span_id if self.parent is not None else 0)
+        guards = [*self._guards, *(g for held in self._call_guards.values() for g in held)]
+        self._guards, self._call_guards = [], {}
         self._span(f"invoke_agent {self.agent}", self.context.span_id, parent_id,
                    kind=SpanKind.INTERNAL, attributes=attributes, start=self.started_at,
-                   end=at, error=error)
+                   end=at, error=error, events=guards)
 
 
 def _json(value: Any) -> str:

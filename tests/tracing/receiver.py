@@ -40,6 +40,8 @@ class ReceivedSpan:
     start: int
     end: int
     resource: dict[str, Any]
+    #: The span's events: (name, attributes) each.
+    events: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     @property
     def parent(self) -> str | None:
@@ -90,7 +92,9 @@ class Receiver:
             ReceivedSpan(span.name, span.trace_id.hex(), span.span_id.hex(),
                          span.parent_span_id.hex(), span.kind, attributes_of(span.attributes),
                          span.status.code, span.start_time_unix_nano, span.end_time_unix_nano,
-                         attributes_of(resource.resource.attributes))
+                         attributes_of(resource.resource.attributes),
+                         tuple((event.name, attributes_of(event.attributes))
+                               for event in span.events))
             for resource in export.resource_spans
             for scope in resource.scope_spans
             for span in scope.spans

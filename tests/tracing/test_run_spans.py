@@ -71,6 +71,8 @@ async def test_a_tool_using_run_is_one_trace_of_agent_chat_and_tool_spans(
         "bloge.run.id": output.run_id, "bloge.thread.id": output.thread_id,
         "bloge.exit_reason": "stop", "bloge.turns": 2, "bloge.llm_calls": 2,
         "bloge.usage.total_tokens": 40,
+        # bloge's own: what the run spent (gpt-4o's list price), and its tool calls
+        "bloge.usage.cost_usd": 0.00016, "bloge.usage.tool_calls": 1,
     }
     assert chats[0].attributes["gen_ai.request.model"] == "gpt-4o"
     assert chats[0].attributes["gen_ai.usage.input_tokens"] == 12
