@@ -78,7 +78,8 @@ class ServedAgents:
         def build(definition: AgentDef) -> AgentOperator:
             served = made[definition.id].operator
             return agent_operator(definition.id, definition, served.registry,
-                                  listeners=(*served.listeners, *listeners), store=store)
+                                  listeners=(*served.listeners, *listeners), store=store,
+                                  budgets=served.budgets)
 
         return cls({name: agent.operator.agent_def for name, agent in made.items()}, build,
                    default=next(iter(made)))

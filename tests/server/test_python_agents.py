@@ -100,3 +100,19 @@ async def test_mcp_serves_a_python_agent_as_a_tool(store: Store) -> None:
 def test_two_agents_of_one_name_are_a_usage_error(store: Store) -> None:
     with pytest.raises(BlogeUsageError, match="two agents are named 'agent'"):
         create_app(agents=[Agent(ScriptedProvider()), Agent(ScriptedProvider())], store=store)
+
+
+def test_a_served_agent_keeps_its_budget_policy(store: Store) -> None:
+    from bloge.agent import Budget, BudgetPolicy
+    from bloge.llm.prices import ModelPrice, PriceTable
+
+    # A model priced by the agent's own policy alone, and a run default it must keep.
+    policy = BudgetPolicy(run=Budget(usd=1.0), prices=PriceTable(
+        {"house-model": ModelPrice(1.0, 2.0)}))
+    agent = Agent(ScriptedProvider(LlmResponse("Hi.", prompt_tokens=1000,
+                                               completion_tokens=500)),
+                  name="support", model="house-model", budgets=policy)
+    with serving(store, agent) as server:
+        response = httpx.post(server.url("/agents/support/runs"), json={"input": "Hello"})
+        assert response.status_code == 200, response.text
+        assert response.json()["usage"]["cost_usd"] == pytest.approx(0.002)

@@ -88,6 +88,11 @@ class AgentOperatorBase:
         return self._engine.registry
 
     @property
+    def budgets(self) -> BudgetPolicy:
+        """The prices and default limits its runs are budgeted with."""
+        return self._engine.budgets
+
+    @property
     def listeners(self) -> tuple[AgentExecutionListener, ...]:
         """The listeners every run calls back, in order."""
         return tuple(self._engine.listeners.listeners)
