@@ -14,7 +14,9 @@ import openai
 import pytest
 
 from bloge import Agent, BlogeUsageError, open_store
+from bloge.agent import Budget, BudgetPolicy
 from bloge.llm import LlmResponse, ScriptedProvider, tool_call_response
+from bloge.llm.prices import ModelPrice, PriceTable
 from bloge.server import create_app
 from bloge.store import Store
 from tests.server.live_server import LiveServer
@@ -103,9 +105,6 @@ def test_two_agents_of_one_name_are_a_usage_error(store: Store) -> None:
 
 
 def test_a_served_agent_keeps_its_budget_policy(store: Store) -> None:
-    from bloge.agent import Budget, BudgetPolicy
-    from bloge.llm.prices import ModelPrice, PriceTable
-
     # A model priced by the agent's own policy alone, and a run default it must keep.
     policy = BudgetPolicy(run=Budget(usd=1.0), prices=PriceTable(
         {"house-model": ModelPrice(1.0, 2.0)}))
