@@ -18,8 +18,8 @@ nothing of the store: a recorder plugs into it from above. The :class:`Store` re
 :class:`RecordedRuns` runs agents on it (what an operator given ``store=`` uses), writing
 through a :class:`RunWriter`. A run whose tool round waits (for approval, or for results
 posted from outside) is stored paused; :func:`decide_call` and :func:`post_tool_results`
-answer its calls, :func:`pending_approvals` lists them, :func:`find_paused_run` finds the run
-by its calls.
+answer its calls, :func:`pending_approvals` lists them (:func:`round_calls`: every call of
+its round, decided or not), :func:`find_paused_run` finds the run by its calls.
 """
 
 from bloge.store.approvals import (
@@ -30,6 +30,7 @@ from bloge.store.approvals import (
     find_paused_run,
     pending_approvals,
     post_tool_results,
+    round_calls,
     waiting_counts,
 )
 from bloge.store.breakers import StoreBreakerStates
@@ -101,6 +102,7 @@ __all__ = [
     "parse_store_url",
     "pending_approvals",
     "post_tool_results",
+    "round_calls",
     "run_timeline",
     "usage_report",
     "waiting_counts",

@@ -99,6 +99,15 @@ async def pending_approvals(store: Store, *, run_id: str | None = None,
     return await store.run_script(pending.waiting(run_id=run_id, owner=owner, limit=limit))
 
 
+async def round_calls(store: Store, run_id: str) -> list[PendingApproval]:
+    """The calls the paused run ``run_id`` waits on in its round, in every state (waiting,
+    decided, answered), in order; none when it is not paused."""
+    run = await store.get_run(run_id)
+    if not run.status.paused:
+        return []
+    return await store.run_script(pending.pending_calls(run_id, run.turns))
+
+
 async def find_paused_run(store: Store, call_ids: Sequence[str], *,
                           owner: str | None) -> str | None:
     """The paused run (``owner``'s) waiting on every one of ``call_ids``, or ``None``."""

@@ -50,6 +50,7 @@ from bloge.agent import (
     AgentUsage,
     LlmCalledPayload,
     LoopExitedPayload,
+    PendingCall,
     ToolCompletedPayload,
     ToolEnd,
     TurnStartedPayload,
@@ -72,6 +73,7 @@ from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.histories import APPEND_ACTIVITY, PAYLOAD_TOO_LARGE, READ_ACTIVITY
 from bloge.temporal.options import FINAL_PROVIDER_ERROR
 from bloge.temporal.recording import RunEvents, StoreRecording, numbered
+from bloge.temporal.waiting import GO_ON_ACTIVITY, PAUSE_ACTIVITY
 from bloge.temporal.wire import Json
 from bloge.temporal.workflow import (
     BEGIN_ACTIVITY,
@@ -106,7 +108,7 @@ class AgentActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.begin, self.read, self.append, self.model, self.tool, self.tool_failed,
-                self.finish]
+                self.finish, self.pause, self.go_on]
 
     def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
         if self._recording is None:
@@ -336,6 +338,29 @@ class AgentActivities:
         if events is not None and agent.definition.streaming:
             await events.chunk(ToolEnd(call.name, call.id, success=False, turn_number=turn))
         await self._written(events, payload)
+
+    @activity.defn(name=PAUSE_ACTIVITY)
+    async def pause(self, payload: Json) -> Json:
+        """Store the run as paused on its waiting calls: when each one's approval expires."""
+        self._agent(payload)
+        calls = tuple(PendingCall(
+            str(data["call_id"]), str(data["tool"]), str(data["arguments"]), data["kind"],
+            str(data["hash"]), float(data["requested_at"]), data.get("expires_at"))
+            for data in payload["calls"])
+        async with _heartbeating():
+            return await self._recorded().pause(
+                run_id=str(payload["run_id"]), turn=int(payload["turn"]),
+                status=str(payload["status"]), calls=calls, turns=int(payload["turns"]),
+                usage=AgentUsage.from_dict(payload["usage"]))
+
+    @activity.defn(name=GO_ON_ACTIVITY)
+    async def go_on(self, payload: Json) -> None:
+        """Take a paused run back in the store once its calls are decided."""
+        self._agent(payload)
+        async with _heartbeating():
+            await self._recorded().go_on(
+                run_id=str(payload["run_id"]), turn=int(payload["turn"]),
+                sent=list(payload["sent"]), expired=list(payload["expired"]))
 
     @activity.defn(name=FINISH_ACTIVITY)
     async def finish(self, payload: Json) -> None:

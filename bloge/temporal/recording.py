@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bloge.agent import AgentStreamChunk, AgentUsage
+from bloge.agent import AgentStreamChunk, AgentUsage, PendingCall
 from bloge.core.context import Principal
 from bloge.core.tracecontext import TraceParent
 from bloge.llm import LlmResponse
@@ -37,6 +37,7 @@ from bloge.store import (
 )
 from bloge.store.recording import (
     EVENT_FLUSH_SECONDS,
+    await_calls,
     callback_events,
     chunk_event,
     end_event,
@@ -135,6 +136,43 @@ class StoreRecording:
             batch.append(ops.SaveCheckpoint(run_id, turns, view, usage.to_dict(), now))
         if batch:
             await self.writer.write(batch)
+
+    async def pause(self, *, run_id: str, turn: int, status: str,
+                    calls: Sequence[PendingCall], turns: int,
+                    usage: AgentUsage) -> dict[str, float | None]:
+        """Store the run as paused (``status``) on ``calls`` of ``turn``, as a local run that
+        pauses is (see :mod:`bloge.store.paused`): a row a call, an ``approval_required``
+        event each, and its status, in one transaction; when each call's approval expires
+        (``None``: never). A retry of a pause written already reads them back."""
+        run = await self.store.get_run(run_id)
+        if run.status is not RunStatus.RUNNING:
+            return {row.call_id: row.expires_at for row in run.pending_approvals}
+        now = self.store.clock()
+        waiting = await_calls(self.store, run_id, turn, calls)
+        kinds = {"approval": "approval_required"}
+        events = tuple(RunEvent(run_id, 0, kinds.get(call.kind, "tool_results_required"), now,
+                                {**call.to_dict(), "turn": turns, "run_id": run_id})
+                       for call in waiting.calls)
+        await self.writer.write([
+            waiting, ops.AppendRunEvents(run_id, events, now),
+            ops.PauseRun(run_id, RunStatus(status), turns, usage.to_dict(), now)])
+        return {call.call_id: call.expires_at for call in waiting.calls}
+
+    async def go_on(self, *, run_id: str, turn: int, sent: Sequence[str],
+                    expired: Sequence[str]) -> None:
+        """Take the paused run back to continue its round: its ``sent`` (approved) calls
+        are handed over (never sent twice unless idempotent), its ``expired`` ones recorded
+        so, each with an ``approval_expired`` event. A retry once it runs does nothing."""
+        run = await self.store.get_run(run_id)
+        if run.status is RunStatus.RUNNING:
+            return
+        await self.writer.reclaim_run(run, worker=self.worker)
+        now = self.store.clock()
+        events = tuple(RunEvent(run_id, 0, "approval_expired", now,
+                                {"call_id": call_id, "turn": turn}) for call_id in expired)
+        await self.writer.write([
+            *([ops.AppendRunEvents(run_id, events, now)] if events else []),
+            ops.HandOver(run_id, turn, tuple(sent), tuple(expired), now)])
 
     def events(self, run_id: str) -> RunEvents:
         return RunEvents(self.store, self.writer, run_id)

@@ -30,6 +30,7 @@ from bloge.agent import (
     AgentInput,
     AgentOutput,
     AgentRunError,
+    Decision,
     MaxTurnsExceededError,
 )
 from bloge.core import tracecontext
@@ -41,6 +42,7 @@ from bloge.llm.messages import LlmMessage
 from bloge.store import Store
 from bloge.temporal import wire
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
+from bloge.temporal.waiting import ANSWER_SIGNAL
 from bloge.temporal.workflow import MAX_TURNS_ERROR, RUN_ERROR, WORKFLOW, start_payload
 
 
@@ -134,6 +136,14 @@ class TemporalRunner:
             return ()
         found = await self.store.resolve_view(thread_id, wire.view_from_json(view))
         return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
+
+    async def answer(self, run_id: str, decisions: Mapping[str, Decision]) -> None:
+        """Send run ``run_id``, which waits for approval, ``decisions`` by call id (taken in
+        the store first: see :mod:`bloge.temporal.waiting`)."""
+        await self.client.get_workflow_handle(run_id).signal(ANSWER_SIGNAL, {
+            call_id: {"approved": decision.approved, "reason": decision.reason,
+                      "principal": decision.principal}
+            for call_id, decision in decisions.items()})
 
     async def cancel(self, run_id: str) -> None:
         """Ask run ``run_id`` to stop: its workflow and its running activities are cancelled."""

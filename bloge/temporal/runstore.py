@@ -8,6 +8,10 @@ to the operator's chunk sink, and to this process's watchers of the run (``store
 which is how a server streams them. Its ``listeners`` are told of the run's listener events
 as they are relayed (``bloge serve``'s metrics: the workers notify their own listeners, so
 give here only those that must see the runs this process starts, such as counters).
+A run whose call waits for approval raises :class:`~bloge.agent.RunPaused` here while its
+workflow waits (see :mod:`bloge.temporal.waiting`); decisions are taken in the store and sent
+to the workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (and so
+``bloge serve`` and ``bloge approvals``) continue any paused run.
 """
 
 from __future__ import annotations
@@ -23,22 +27,33 @@ from temporalio.client import Client
 
 from bloge.agent import (
     AgentCallbackContext,
+    AgentCheckpoint,
     AgentExecutionListener,
     AgentInput,
     AgentOutput,
+    Decision,
     GuardCheckedPayload,
     LlmCalledPayload,
     LoopExitedPayload,
+    PendingCall,
+    RunPaused,
     ToolCompletedPayload,
     ToolDispatchedPayload,
     TurnStartedPayload,
 )
-from bloge.agent.runtime import CALLBACKS, AgentEngine, Callback, ChunkSink, ListenerChain
+from bloge.agent.runtime import (
+    CALLBACKS,
+    AgentEngine,
+    Callback,
+    ChunkSink,
+    ListenerChain,
+    PendingRound,
+)
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
-from bloge.llm import ToolDefinition
-from bloge.store import RunEvent, Store, event_chunk
+from bloge.llm import LlmResponse, ToolCall, ToolDefinition
+from bloge.store import RunEvent, RunStatus, Store, decide_call, event_chunk, round_calls
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
@@ -48,6 +63,7 @@ POLL_SECONDS = 0.05
 #: How long the last events may take to appear after the run's output, in seconds.
 DRAIN_SECONDS = 5.0
 _END = frozenset({"done", "error"})
+_PAUSES = frozenset({"approval_required", "tool_results_required"})
 #: A listener event's type (its callback's name) → the callback and its payload's class.
 _PAYLOADS: dict[str, tuple[Callback, type[Any]]] = {
     callback: (callback, kind) for callback, kind in zip(CALLBACKS, (
@@ -102,41 +118,117 @@ class TemporalRunStore:
         try:
             await runner.start(engine.definition.id, input, run_id=run, thread_id=thread,
                                max_turns=engine.definition.max_turns, principal=ctx.principal)
-            ended = asyncio.Event()
-            relay = asyncio.create_task(self._relay(run, sink, ended))
-            try:
-                output = await runner.result(run)
-            except asyncio.CancelledError:
-                # The caller gave up (Ctrl-C, a client that left): so does the workflow.
-                await asyncio.shield(runner.cancel(run))
-                raise
-            except BaseException as error:
-                if hasattr(error, "thread_id"):
-                    error.thread_id = thread
-                raise
-            finally:
-                ended.set()  # the last events are in the store: read them now
-                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                    await asyncio.wait_for(asyncio.shield(relay), DRAIN_SECONDS)
-                relay.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await relay
-            return output
+            return await self._follow(runner, run, thread, sink)
         finally:
             self.store.live.ended(run)
 
+    async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
+                         tool_results: Mapping[str, Any], principal: str | None) -> None:
+        """Record ``decisions`` on the waiting calls of the paused run ``run_id`` in the
+        store, as a local run's are (:func:`bloge.store.decide_call`); the workflow is told
+        by :meth:`resume_recorded_run`."""
+        if tool_results:
+            raise BlogeUsageError(f"run {run_id!r}: external tools are not supported on "
+                                  "Temporal yet; run the agent with bloge.runner: local")
+        for call_id, decision in decisions.items():
+            await decide_call(self.store, run_id, call_id, approve=decision.approved,
+                              reason=decision.reason, principal=principal or decision.principal)
+
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
                                   *, sink: ChunkSink | None) -> AgentOutput:
-        raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by itself "
-                              "after a crash; there is nothing to resume")
+        """Continue run ``run_id``, which waits for approval: its workflow is sent the
+        decisions taken in the store (see :mod:`bloge.temporal.waiting`), and followed until
+        it ends, or waits again (:class:`~bloge.agent.RunPaused`)."""
+        stored = await self.store.get_run(run_id)
+        if stored.status is not RunStatus.AWAITING_APPROVAL:
+            raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
+                                  "itself after a crash; there is nothing to resume")
+        now = self.store.clock()
+        calls = await round_calls(self.store, run_id)
+        decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
+                                         principal=row.decided_by)
+                   for row in calls if row.state in ("approved", "denied")}
+        runner = await self.runner()
+        if decided:
+            await runner.answer(run_id, decided)
+        if any(row.state == "waiting" and not row.expired(now) for row in calls):
+            raise await self._paused(run_id)  # it goes on once the others are decided
+        seen = await self.store.run_events(run_id)
+        self.store.live.started(run_id)
+        try:
+            return await self._follow(runner, run_id, stored.thread_id, sink,
+                                      after=seen[-1].seq if seen else 0)
+        finally:
+            self.store.live.ended(run_id)
 
-    async def _relay(self, run_id: str, sink: ChunkSink | None, ended: asyncio.Event) -> None:
-        """The run's events from the store, until its last, to the live watchers, the
-        listeners and the sink; read every ``POLL_SECONDS``, and once at once when the run
-        has ``ended``."""
-        after = 0
+    async def _follow(self, runner: TemporalRunner, run: str, thread: str | None,
+                      sink: ChunkSink | None, *, after: int = 0) -> AgentOutput:
+        """The output of run ``run``, its events relayed meanwhile (those after ``after``);
+        :class:`~bloge.agent.RunPaused` once it waits for approval (its workflow waits on)."""
+        ended = asyncio.Event()
+        relay = asyncio.create_task(self._relay(run, sink, ended, after=after))
+        waiting = asyncio.ensure_future(runner.result(run))
+        try:
+            await asyncio.wait((relay, waiting), return_when=asyncio.FIRST_COMPLETED)
+            if (not waiting.done() and relay.done() and not relay.cancelled()
+                    and relay.exception() is None and relay.result()):
+                waiting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiting
+            else:
+                return await waiting
+        except asyncio.CancelledError:
+            # The caller gave up (Ctrl-C, a client that left): so does the workflow.
+            waiting.cancel()
+            await asyncio.shield(runner.cancel(run))
+            raise
+        except BaseException as error:
+            if hasattr(error, "thread_id"):
+                error.thread_id = thread
+            raise
+        finally:
+            ended.set()  # the last events are in the store: read them now
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(relay), DRAIN_SECONDS)
+            relay.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relay
+        raise await self._paused(run)
+
+    async def _paused(self, run_id: str) -> RunPaused:
+        """The pause of run ``run_id`` as its record in the store says: its waiting calls.
+        Its checkpoint stays with its workflow (the one given holds its turns and usage,
+        not its conversation): a Temporal run is resumed by its id."""
+        stored = await self.store.get_run(run_id)
+        rows = stored.pending_approvals
+        calls = tuple(PendingCall(row.call_id, row.tool, row.arguments,
+                                  "approval" if row.kind == "approval" else "external",
+                                  row.hash, row.requested_at, row.expires_at) for row in rows)
+        response = LlmResponse(finish_reason="tool_calls", tool_calls=tuple(
+            ToolCall(row.call_id, row.tool, row.arguments) for row in rows))
+        return RunPaused(run_id=run_id, status=(
+                             "awaiting_tool_results"
+                             if stored.status is RunStatus.AWAITING_TOOL_RESULTS
+                             else "awaiting_approval"), pending=calls,
+                         checkpoint=AgentCheckpoint((), stored.turns, {}, stored.agent_id,
+                                                    stored.usage),
+                         tool_round=PendingRound(stored.turns, response, {}))
+
+    async def _relay(self, run_id: str, sink: ChunkSink | None, ended: asyncio.Event, *,
+                     after: int = 0) -> bool:
+        """The run's events from the store after ``after``, until its last, to the live
+        watchers, the listeners and the sink; read every ``POLL_SECONDS``, and once at once
+        when the run has ``ended``. ``True`` once the run waits for approval."""
         while True:
             events = await self.store.run_events(run_id, after=after)
+            if any(event.type in _PAUSES for event in events) and (
+                    await self.store.get_run(run_id)).status.paused:
+                for event in events:  # written with the pause, in one transaction
+                    self.store.live.publish(event)
+                    chunk = event_chunk(event)
+                    if sink is not None and chunk is not None:
+                        await sink(chunk)
+                return True
             for event in events:
                 after = event.seq
                 self.store.live.publish(event)
@@ -146,7 +238,7 @@ class TemporalRunStore:
                 if sink is not None and chunk is not None:
                     await sink(chunk)
                 if event.type in _END:
-                    return
+                    return False
             if not events and ended.is_set():  # read once at the end, then poll again
                 await asyncio.sleep(POLL_SECONDS)
             elif not events:

@@ -28,6 +28,9 @@ recorded run's model calls carry the view by reference, and a run that would pas
 anyway fails with an ``ApplicationError`` of type ``PayloadTooLarge`` naming the run, before
 Temporal refuses it.
 
+A recorded run whose tool call waits for approval pauses: it is stored as waiting and its
+workflow waits for the decisions, holding no worker (:mod:`bloge.temporal.waiting`).
+
 A run that runs out of turns fails with an ``ApplicationError`` of type
 ``MaxTurnsExceededError`` whose details are the agent id, ``max_turns`` and the checkpoint's
 JSON (its view left out when it would pass half the payload limit; a recorded run's then
@@ -76,6 +79,13 @@ from bloge.temporal.histories import (
     read_view,
 )
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
+from bloge.temporal.waiting import (
+    ANSWER_SIGNAL,
+    Answers,
+    recorded_outcome,
+    unknown_outcome,
+    waits_here,
+)
 from bloge.temporal.wire import Json
 
 WORKFLOW = "bloge.agent"
@@ -101,6 +111,15 @@ RUN_ERROR = "AgentRunError"
 class AgentWorkflow:
     """Runs ``start["agent"]`` from ``start`` (see :func:`start_payload`); returns the
     output's JSON (:meth:`AgentOutput.to_dict`)."""
+
+    def __init__(self) -> None:
+        self._answers = Answers()
+
+    @workflow.signal(name=ANSWER_SIGNAL)
+    def answer(self, decisions: Json) -> None:
+        """Decisions on the calls the run waits on, by call id (see
+        :mod:`bloge.temporal.waiting`)."""
+        self._answers.take(decisions)
 
     @workflow.run
     async def run(self, start: Json) -> Json:
@@ -132,13 +151,23 @@ class AgentWorkflow:
                                   turns=turns, principal=start.get("principal"))
         ctx = OperatorContext.root(values, execution_id=run_id)
         engine = agent.engine(start.get("max_turns"))
+        # A checkpoint carries its conversation: a history given beside it is not used.
+        run_start = RunStart(
+            AgentInput(wire.messages_from_json(messages)) if messages else None,
+            history=(begun.history or ()) if checkpoint is None else (),
+            checkpoint=checkpoint,
+        )
         try:
-            # A checkpoint carries its conversation: a history given beside it is not used.
-            output = await engine.run(RunStart(
-                AgentInput(wire.messages_from_json(messages)) if messages else None,
-                history=(begun.history or ()) if checkpoint is None else (),
-                checkpoint=checkpoint,
-            ), ctx, effects=effects, observer=turns)
+            while True:
+                try:
+                    output = await engine.run(run_start, ctx, effects=effects, observer=turns)
+                    break
+                except RunPaused as paused:
+                    if not waits_here(agent, paused):
+                        raise
+                    # Paused in the store; the round goes on once its calls are decided.
+                    run_start = RunStart(checkpoint=paused.checkpoint,
+                                         pending=await self._answers.wait(agent, run_id, paused))
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
             raise ApplicationError(str(error), error.agent_id, error.max_turns,
@@ -155,14 +184,16 @@ class AgentWorkflow:
                                    *turns.checkpoint_details(error.checkpoint),
                                    type=RUN_ERROR, non_retryable=True) from None
         except RunPaused as paused:
-            # Not on Temporal yet: the run fails, plainly, with the checkpoint before the
-            # round (a resume asks the model again).
+            # Calls answered from outside, or a run without a store to pause in: the run
+            # fails, plainly, with the checkpoint before the round (a resume asks the model
+            # again).
             before = replace(paused.checkpoint,
                              conversation=paused.checkpoint.conversation[:-1])
             message = (f"run {run_id!r} reached tool calls that wait ({paused.status}: "
-                       f"{', '.join(call.tool for call in paused.pending)}); approvals and "
-                       "external tools are not supported on Temporal yet: run the agent with "
-                       "bloge.runner: local")
+                       f"{', '.join(call.tool for call in paused.pending)}); waiting for approval "
+                       "on Temporal needs a recorded run (a worker with a store), and "
+                       "external tools are not supported on Temporal yet: run the agent "
+                       "with bloge.runner: local")
             await effects.finish(before, "error", started, paused)
             raise ApplicationError(message, agent_id, "error",
                                    *turns.checkpoint_details(before), type=RUN_ERROR,
@@ -320,6 +351,13 @@ class ActivityEffects:
         limit = asyncio.Semaphore(cap) if cap and cap < len(calls) else None
 
         async def one(call: ToolCall) -> ToolOutcome:
+            if recorded is not None:  # a round continued after its run paused
+                found = recorded.get(call.id)
+                plan = self._agent.plan.tools.get(call.name)
+                if found is not None:
+                    return recorded_outcome(call, found)
+                if plan is None or not plan.idempotent:
+                    return unknown_outcome(call)
             if limit is None:
                 return await self._call_tool(turn, call)
             async with limit:

@@ -1,0 +1,127 @@
+"""A Temporal run whose tool round waits for approval: paused in the store, held by no worker.
+
+When the engine stops a recorded run's round with :class:`~bloge.agent.RunPaused` on calls
+that wait for approval, the workflow stores the run as ``awaiting_approval`` with its pending
+calls (:data:`PAUSE_ACTIVITY`, which writes what a local run that pauses writes, see
+:mod:`bloge.store.paused`), then waits with :func:`temporalio.workflow.wait_condition`: no
+worker holds it, and it survives restarts as any workflow does. A decision is taken in the
+store first (:func:`bloge.store.decide_call`: the audit, the 409s), then sent to the
+workflow as the :data:`ANSWER_SIGNAL` signal (``TemporalRunStore.resume_recorded_run``). A
+call whose approval expires before anyone decides it counts as denied: its expiry is a
+workflow timer. Once every waiting call is answered, :data:`GO_ON_ACTIVITY` takes the run
+back in the store and the engine continues the round (``RunPaused.resumed(decisions=…)``).
+
+Calls answered from outside (``external`` tools) are not supported on Temporal: such a run
+fails plainly, as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+
+from bloge.agent import Decision, RunPaused
+from bloge.agent.runtime import PendingRound, RecordedResult, ToolOutcome
+from bloge.core.codec import DEFAULT_CODEC
+from bloge.llm.messages import ToolCall
+from bloge.temporal.catalogue import ServedAgent
+from bloge.temporal.wire import Json
+
+PAUSE_ACTIVITY = "bloge.pause"
+GO_ON_ACTIVITY = "bloge.go_on"
+#: The signal that carries decisions: ``{call_id: {"approved", "reason", "principal"}}``.
+ANSWER_SIGNAL = "bloge.answer"
+#: The patch after which a run's approvals pause its workflow (before it, they failed it).
+PAUSES = "bloge.pauses"
+#: The reason an expired request gives the model (as :data:`bloge.store.paused.EXPIRED`).
+EXPIRED = "the approval request expired before anyone decided it"
+
+
+def waits_here(agent: ServedAgent, paused: RunPaused) -> bool:
+    """Whether the workflow can wait on ``paused``'s calls: a recorded run's approvals."""
+    return (agent.recorded and all(call.kind == "approval" for call in paused.pending)
+            and workflow.patched(PAUSES))
+
+
+class Answers:
+    """The decisions a run's workflow received, by call id (the first one of each counts)."""
+
+    __slots__ = ("got",)
+
+    def __init__(self) -> None:
+        self.got: dict[str, Decision] = {}
+
+    def take(self, data: Json) -> None:
+        for call_id, body in data.items():
+            if isinstance(body, dict) and call_id not in self.got:
+                self.got[call_id] = Decision(approved=body.get("approved") is True,
+                                             reason=_text(body.get("reason")),
+                                             principal=_text(body.get("principal")))
+
+    async def wait(self, agent: ServedAgent, run_id: str, paused: RunPaused) -> PendingRound:
+        """Pause the run in the store, wait until each of its calls is decided (or expired),
+        take it back: the round to continue."""
+        turn = paused.tool_round.turn
+        checkpoint = paused.checkpoint
+        expiries: dict[str, Any] = await workflow.execute_activity(PAUSE_ACTIVITY, {
+            "agent": agent.definition.id, "run_id": run_id, "turn": turn,
+            "status": paused.status, "calls": [call.to_dict() for call in paused.pending],
+            "turns": turn, "usage": checkpoint.usage.to_dict(),
+        }, **agent.plan.finish)
+        ids = [call.call_id for call in paused.pending]
+        expired: list[str] = []
+        while missing := [call_id for call_id in ids if call_id not in self.got]:
+            deadlines = [float(expiries[c]) for c in missing if expiries.get(c) is not None]
+            timeout = None if not deadlines else min(deadlines) - workflow.time()
+            if timeout is None or timeout > 0:
+                try:
+                    await workflow.wait_condition(
+                        lambda: all(call_id in self.got for call_id in ids), timeout=timeout)
+                    continue
+                except TimeoutError:
+                    pass
+            now = workflow.time()
+            for call_id in missing:
+                due = expiries.get(call_id)
+                if due is not None and float(due) <= now and call_id not in self.got:
+                    self.got[call_id] = Decision(approved=False, reason=EXPIRED)
+                    expired.append(call_id)
+        decisions = {call_id: self.got[call_id] for call_id in ids}
+        await workflow.execute_activity(GO_ON_ACTIVITY, {
+            "agent": agent.definition.id, "run_id": run_id, "turn": turn,
+            "sent": [c for c in ids if decisions[c].approved], "expired": expired,
+        }, **agent.plan.finish)
+        for call_id in ids:
+            self.got.pop(call_id, None)
+        return paused.resumed(decisions=decisions)
+
+
+def recorded_outcome(call: ToolCall, found: RecordedResult) -> ToolOutcome:
+    """A call of a continued round whose result the round holds (it ran before the pause,
+    or it was denied): that result, as a local run's dispatcher gives it."""
+    result: Any = found.content
+    if found.success and not found.text_result:
+        try:
+            result = DEFAULT_CODEC.decode(found.content)
+        except ValueError:
+            result = found.content
+    return ToolOutcome(call, success=found.success, content=found.content,
+                       result=result if found.success else None)
+
+
+def unknown_outcome(call: ToolCall) -> ToolOutcome:
+    """A call of a continued round without a result whose operator is not idempotent: it is
+    not sent again (the ledger's rule)."""
+    return ToolOutcome(call, success=False, content=(
+        f"Error: the outcome of tool {call.name!r} is unknown: the run stopped while it ran, "
+        "and it was not run again because its operator is not idempotent; check whether it "
+        "took effect before calling it again"))
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+__all__ = ["ANSWER_SIGNAL", "GO_ON_ACTIVITY", "PAUSES", "PAUSE_ACTIVITY", "Answers",
+           "recorded_outcome", "unknown_outcome", "waits_here"]

@@ -1,0 +1,167 @@
+"""Approvals on Temporal: a run whose call waits for approval pauses its workflow (no worker
+held), is stored as ``awaiting_approval`` with its pending call, and goes on when the call is
+decided through the store — approved, denied, or expired."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from bloge import AgentLoopOperator, RunPaused
+from bloge.agent.materialize import agent_operator
+from bloge.core.context import OperatorContext, Principal
+from bloge.server import ServedAgents, create_app
+from bloge.store import (
+    ApprovalConflictError,
+    RunStatus,
+    Store,
+    decide_call,
+    open_store,
+    pending_approvals,
+)
+from bloge.temporal import (
+    Connection,
+    TemporalOptions,
+    TemporalRunner,
+    TemporalRunStore,
+    agent_worker,
+    served_agents,
+)
+from tests.server.live_server import LiveServer
+from tests.temporal import agents
+from tests.temporal.conftest import DevServer
+
+pytestmark = pytest.mark.usefixtures("temporal_server")
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+
+
+@pytest.fixture
+async def guarded(client: Client, task_queue: str, tmp_path: Path, store: Store,
+                  temporal_server: DevServer) -> AsyncIterator[AgentLoopOperator]:
+    """The ``guarded`` agent (its ``count`` needs approval) run on a worker with ``store``."""
+    registry = agents.registry(tmp_path / "count.log")
+    definitions = agents.definitions(registry)
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(definitions, registry, options)
+    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue,
+                            client=client)
+    async with agent_worker(client, served, options, store=store):
+        yield AgentLoopOperator("guarded", definitions["guarded"], registry, store=runs)
+
+
+ALICE = OperatorContext.root(principal=Principal("alice"))
+
+
+async def _paused(operator: AgentLoopOperator, run_id: str) -> RunPaused:
+    with pytest.raises(RunPaused) as caught:
+        await operator.aexecute("hello", ALICE, run_id=run_id)
+    return caught.value
+
+
+async def test_a_paused_run_waits_in_the_store_and_an_approval_continues_it(
+        guarded: AgentLoopOperator, store: Store, tmp_path: Path) -> None:
+    paused = await _paused(guarded, "run-approve")
+    assert paused.run_id == "run-approve"
+    assert paused.status == "awaiting_approval"
+    assert [(call.call_id, call.tool) for call in paused.pending] == [("c1", "count")]
+    run = await store.get_run("run-approve")
+    assert run.status is RunStatus.AWAITING_APPROVAL
+    assert run.worker is None
+    (waiting,) = run.pending_approvals
+    assert (waiting.call_id, waiting.tool, waiting.requested_by) == ("c1", "count", "alice")
+    assert [row.call_id for row in await pending_approvals(store, run_id="run-approve")] == [
+        "c1"]
+    assert not (tmp_path / "count.log").exists()  # nothing ran that waits
+    decided = await decide_call(store, "run-approve", "c1", approve=True, principal="bob",
+                                hash=waiting.hash)
+    assert decided.remaining == 0
+    output = await guarded.aresume_run("run-approve", ALICE)
+    assert output.content.startswith("answer: counted hello | ")
+    assert output.run_id == "run-approve"
+    assert (tmp_path / "count.log").read_text().splitlines() == ["run-approve:1:c1"]
+    run = await store.get_run("run-approve")
+    assert run.status is RunStatus.SUCCEEDED
+    events = [event.type for event in await store.run_events("run-approve")]
+    assert events.index("approval_required") < events.index("approval_decided") \
+        < events.index("done")
+    # Decided once: a second decision is a conflict.
+    with pytest.raises(ApprovalConflictError):
+        await decide_call(store, "run-approve", "c1", approve=False, principal="bob")
+
+
+async def test_a_denial_reaches_the_model(guarded: AgentLoopOperator, store: Store,
+                                          tmp_path: Path) -> None:
+    await _paused(guarded, "run-deny")
+    output = await guarded.aresume_run("run-deny", ALICE, decisions={
+        "c1": False})
+    assert "denied" in output.content
+    assert not (tmp_path / "count.log").exists()
+    assert (await store.get_run("run-deny")).status is RunStatus.SUCCEEDED
+
+
+async def test_an_expired_request_counts_as_denied(guarded: AgentLoopOperator, store: Store,
+                                                   client: Client, task_queue: str,
+                                                   tmp_path: Path) -> None:
+    # Expired as soon as it is requested: the workflow's timer denies it, and the run goes
+    # on by itself.
+    store.approval_expiry = 0.0
+    output = await TemporalRunner(client, task_queue, store=store).run(
+        "guarded", "hello", run_id="run-expire")
+    assert "expired" in output.content
+    assert not (tmp_path / "count.log").exists()
+    events = [event.type for event in await store.run_events("run-expire")]
+    assert "approval_expired" in events
+    assert (await store.get_run("run-expire")).status is RunStatus.SUCCEEDED
+
+
+async def test_a_decision_over_http_continues_the_run_on_its_workflow(
+        client: Client, task_queue: str, tmp_path: Path, store: Store,
+        temporal_server: DevServer) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    definitions = agents.definitions(registry)
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(definitions, registry, options)
+    # The server connects on its own (its event loop is its thread's).
+    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue)
+    app = create_app(ServedAgents({"guarded": definitions["guarded"]}, lambda definition:
+                                  agent_operator(definition.id, definition, registry,
+                                                 store=runs)), store=store)
+    async with agent_worker(client, served, options, store=store):
+        with LiveServer(app) as server:
+            async with httpx.AsyncClient(timeout=60) as http:
+                started = await http.post(server.url("/agents/guarded/runs"),
+                                          json={"input": "hello"})
+                assert started.status_code == 202, started.text
+                paused = started.json()
+                assert paused["status"] == "awaiting_approval"
+                assert [p["call_id"] for p in paused["pending_approvals"]] == ["c1"]
+                run_id = paused["id"]
+                shown = (await http.get(server.url(f"/runs/{run_id}"))).json()
+                assert [p["tool"] for p in shown["pending_approvals"]] == ["count"]
+                decided = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
+                                          json={"approve": True})
+                assert decided.json()["continued"] is True
+                again = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
+                                        json={"approve": False})
+                assert again.status_code == 409
+                async with http.stream("GET", server.url(f"/runs/{run_id}/stream"),
+                                       headers={"Last-Event-ID": str(paused["events"])}
+                                       ) as stream:
+                    kinds = [line[7:] async for line in stream.aiter_lines()
+                             if line.startswith("event: ")]
+                assert kinds[-1] == "done"
+                ended = (await http.get(server.url(f"/runs/{run_id}"))).json()
+    assert ended["status"] == "succeeded"
+    assert ended["output"]["content"].startswith("answer: counted hello")
