@@ -165,3 +165,25 @@ async def test_a_decision_over_http_continues_the_run_on_its_workflow(
                 ended = (await http.get(server.url(f"/runs/{run_id}"))).json()
     assert ended["status"] == "succeeded"
     assert ended["output"]["content"].startswith("answer: counted hello")
+
+
+async def test_a_paused_run_holds_no_worker_and_another_one_continues_it(
+        client: Client, task_queue: str, tmp_path: Path, store: Store,
+        temporal_server: DevServer) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    definitions = agents.definitions(registry)
+    options = TemporalOptions(task_queue=task_queue)
+    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue,
+                            client=client)
+    operator = AgentLoopOperator("guarded", definitions["guarded"], registry, store=runs)
+    async with agent_worker(client, served_agents(definitions, registry, options), options,
+                            store=store):
+        await _paused(operator, "run-moved")
+    # No worker runs now: the decision is taken all the same, and a new worker replays the
+    # waiting workflow and goes on.
+    await decide_call(store, "run-moved", "c1", approve=True, principal="bob")
+    async with agent_worker(client, served_agents(definitions, registry, options), options,
+                            store=store):
+        output = await operator.aresume_run("run-moved", ALICE)
+    assert output.content.startswith("answer: counted hello | ")
+    assert (tmp_path / "count.log").read_text().splitlines() == ["run-moved:1:c1"]
