@@ -9,21 +9,19 @@ store the way :class:`~bloge.store.recorder.Recorder` does, and through these na
   journal's chain) and stream chunks as run events, :func:`end_event` the event that ends a run;
 - :data:`EVENT_FLUSH_SECONDS`: how long a streaming run's events may wait for their batch;
 - :mod:`~bloge.store.traced`: a run's spans, read off its events, when the store traces runs;
-- :func:`await_calls`: the write of a paused round's waiting calls (their expiry stamped), and
-  :data:`EXPIRED`, the reason an expired approval gives the model.
+- :func:`await_calls`: the write of a paused round's waiting calls (their expiry stamped).
 
 The records, the errors and the store itself are :mod:`bloge.store`'s public names.
 """
 
 from bloge.store import ops, traced
 from bloge.store.events import callback_events, chunk_event, end_event
-from bloge.store.paused import EXPIRED, await_calls
+from bloge.store.paused import await_calls
 from bloge.store.recorder import EVENT_FLUSH_SECONDS
 from bloge.store.records import segments
 
 __all__ = [
     "EVENT_FLUSH_SECONDS",
-    "EXPIRED",
     "await_calls",
     "callback_events",
     "chunk_event",
