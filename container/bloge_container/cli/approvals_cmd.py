@@ -9,14 +9,13 @@ leaves it paused for a server or another command to continue).
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bloge_container.cli.console import EXIT_RUN_FAILED, out, reported_errors
+from bloge_container.cli.audit_chain import print_json, utc_time, verify_audit_chain
+from bloge_container.cli.console import out, reported_errors
 from bloge_container.cli.options import (
     ConfigOption,
     ProfileOption,
@@ -58,7 +57,7 @@ def list_pending(
 
         waiting = with_store(store, listed)
         if as_json:
-            _print_json([call.to_dict() for call in waiting])
+            print_json([call.to_dict() for call in waiting])
             return
         if not waiting:
             out.print("no calls waiting", markup=False)
@@ -69,7 +68,7 @@ def list_pending(
 def print_call(call: PendingApproval) -> None:
     """One waiting call, on one line: run, call, tool, arguments, expiry."""
     what = "result" if call.kind == "external" else "approval"
-    expires = "" if call.expires_at is None else f"  expires {_when(call.expires_at)}"
+    expires = "" if call.expires_at is None else f"  expires {utc_time(call.expires_at)}"
     if call.expired(time.time()):
         expires += " (expired: denied when the run resumes)"
     by = f"  started by {call.requested_by}" if call.requested_by else ""
@@ -122,7 +121,7 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
 
         decision = with_store(store, decided)
         if as_json:
-            _print_json({"run_id": decision.call.run_id, "call_id": call_id,
+            print_json({"run_id": decision.call.run_id, "call_id": call_id,
                          "approved": approve, "remaining": decision.remaining})
         else:
             verb = "approved" if approve else "denied"
@@ -156,35 +155,17 @@ def audit(
 
         store = opened_store(open_container(config, profile))
         if verify:
-            verified = with_store(store, lambda s: AuditLedger(s).verify())
-            if as_json:
-                _print_json({"ok": verified.ok, "records": verified.records,
-                             "problems": list(verified.problems)})
-            elif verified.ok:
-                out.print(f"the audit chain verifies: {verified.records} records", markup=False)
-            else:
-                for problem in verified.problems:
-                    out.print(f"TAMPERED: {problem}", markup=False)
-            if not verified.ok:
-                raise typer.Exit(EXIT_RUN_FAILED)
+            verify_audit_chain(store, as_json=as_json)
             return
         records = [record for record in with_store(store, lambda s: AuditLedger(s).records())
                    if record.entry.knob.startswith(KNOB_PREFIX)][-limit:]
         if as_json:
-            _print_json([record.to_dict() for record in records])
+            print_json([record.to_dict() for record in records])
             return
         if not records:
             out.print("no decisions audited yet", markup=False)
         for record in records:
             out.print(str(record), markup=False)
-
-
-def _print_json(value: object) -> None:
-    out.print(json.dumps(value, indent=2, ensure_ascii=False), markup=False)
-
-
-def _when(at: float) -> str:
-    return dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 

@@ -7,14 +7,13 @@ name cannot be approved by it.
 
 from __future__ import annotations
 
-import datetime as dt
 import getpass
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from bloge_container.cli.console import EXIT_RUN_FAILED, failure, out, reported_errors
+from bloge_container.cli.audit_chain import print_json, utc_time, verify_audit_chain
+from bloge_container.cli.console import failure, out, reported_errors
 from bloge_container.cli.options import (
     ConfigOption,
     ProfileOption,
@@ -58,7 +57,7 @@ def knobs(as_json: JsonOption = False, config: ConfigOption = None,
         with_store(store, lambda _: pilot.arefresh())
         found = pilot.knobs()
         if as_json:
-            _print_json([k.to_dict() for k in found])
+            print_json([k.to_dict() for k in found])
             return
         for knob in found:
             bound = f"  -> {knob.setting}" if knob.setting else ""
@@ -75,13 +74,13 @@ def proposals(as_json: JsonOption = False, config: ConfigOption = None,
         pilot, store = _pilot(config, profile)
         pending = with_store(store, lambda _: pilot.aproposals())
         if as_json:
-            _print_json([p.to_dict() for p in pending])
+            print_json([p.to_dict() for p in pending])
             return
         if not pending:
             out.print("no proposals waiting", markup=False)
         for p in pending:
             out.print(f"{p.id}  {p.knob} {p.previous:g} -> {p.value:g}  by {p.proposer}  "
-                      f"expires {_when(p.expires_at)}{_reason(p.reason)}", markup=False)
+                      f"expires {utc_time(p.expires_at)}{_reason(p.reason)}", markup=False)
 
 
 @autopilot.command("approve")
@@ -93,7 +92,7 @@ def approve(proposal_id: ProposalId, as_json: JsonOption = False, config: Config
         applied = with_store(store, lambda _: pilot.aapprove(proposal_id,
                                                              principal=principal()))
         if as_json:
-            _print_json(applied.to_dict())
+            print_json(applied.to_dict())
             return
         out.print(f"approved {proposal_id}: {applied.name} {applied.previous:g} -> "
                   f"{applied.value:g}", markup=False)
@@ -110,7 +109,7 @@ def reject(proposal_id: ProposalId,
         rejected = with_store(store, lambda _: pilot.areject(proposal_id, principal=principal(),
                                                              reason=reason))
         if as_json:
-            _print_json(rejected.to_dict())
+            print_json(rejected.to_dict())
             return
         out.print(f"rejected {proposal_id}: {rejected.name} stays as it is", markup=False)
 
@@ -130,34 +129,16 @@ def audit(
 
         store = opened_store(open_container(config, profile))
         if verify:
-            verified = with_store(store, lambda s: AuditLedger(s).verify())
-            if as_json:
-                _print_json({"ok": verified.ok, "records": verified.records,
-                             "problems": list(verified.problems)})
-            elif verified.ok:
-                out.print(f"the audit chain verifies: {verified.records} records", markup=False)
-            else:
-                for problem in verified.problems:
-                    out.print(f"TAMPERED: {problem}", markup=False)
-            if not verified.ok:
-                raise typer.Exit(EXIT_RUN_FAILED)
+            verify_audit_chain(store, as_json=as_json)
             return
         records = with_store(store, lambda s: AuditLedger(s).records())[-limit:]
         if as_json:
-            _print_json([r.to_dict() for r in records])
+            print_json([r.to_dict() for r in records])
             return
         if not records:
             out.print("no decisions audited yet", markup=False)
         for record in records:
             out.print(str(record), markup=False)
-
-
-def _print_json(value: object) -> None:
-    out.print(json.dumps(value, indent=2, ensure_ascii=False), markup=False)
-
-
-def _when(at: float) -> str:
-    return dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _reason(reason: str) -> str:
