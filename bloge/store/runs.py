@@ -11,7 +11,7 @@ recorded result are not run again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bloge.agent import AgentCheckpoint, AgentInput, AgentOutput, AgentRunError, AgentUsage
@@ -21,6 +21,8 @@ from bloge.agent.runtime import (
     Decision,
     PendingRound,
     RecordedResult,
+    RunEffects,
+    RunObserver,
     RunStart,
     run_store_of,
 )
@@ -60,12 +62,19 @@ class RecordedRuns:
                          *, thread_id: str | None, sink: ChunkSink | None,
                          metadata: Mapping[str, Any] | None,
                          run_id: str | None = None,
-                         tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
+                         tools: Sequence[ToolDefinition] = (),
+                         effects: Callable[[RunObserver], RunEffects] | None = None,
+                         ) -> AgentOutput:
         """Run ``input`` as a new recorded run ``run_id`` (a new id when ``None``) on
         ``thread_id`` (a new thread when ``None``), both owned by ``ctx.principal`` (a thread
         of another's is not found, unless the principal is an admin). The run is live in
         ``store.live`` from the start, so that a watcher can subscribe before it has its
-        first event."""
+        first event. ``metadata`` is kept on a new thread (``Thread.metadata``).
+
+        ``effects``, given the run's observer, performs its tool rounds (and model calls)
+        instead of the engine (see :class:`~bloge.agent.runtime.RunEffects`): a tool round of
+        its own reports each completed call to the observer, as the engine's does, so that
+        the run's ledger holds it."""
         store = self.store
         run = run_id if run_id is not None else new_id()
         thread = thread_id if thread_id is not None else new_id()
@@ -86,7 +95,8 @@ class RecordedRuns:
             try:
                 history = await _history(store, thread, claim.view, recorder)
                 return await _run(engine, recorder, ctx, sink, input=input, history=history,
-                                  tools=tools)
+                                  tools=tools,
+                                  effects=None if effects is None else effects(recorder))
             except BaseException as error:
                 await _unfinished(recorder, error)
                 raise
@@ -192,7 +202,8 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
                history: list[LlmMessage] | None = None,
                checkpoint: AgentCheckpoint | None = None,
                pending: PendingRound | None = None,
-               tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
+               tools: Sequence[ToolDefinition] = (),
+               effects: RunEffects | None = None) -> AgentOutput:
     # A recorded run's execution id is its run id: the journal and the store agree.
     context = OperatorContext(parent=ctx, execution_id=recorder.run_id)
     observed = _observed(sink, recorder)
@@ -204,7 +215,7 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
             counters = StoreCounters(recorder, agent_id=engine.definition.id,
                                      principal=None if principal is None else principal.name)
             return await engine.run(start, context, observer=recorder, sink=observed,
-                                    counters=counters)
+                                    effects=effects, counters=counters)
     except AgentRunError as error:
         _name_run(error, recorder)
         raise

@@ -59,8 +59,10 @@ class RunEffects(Protocol):
     between them stay the engine's."""
 
     @property
-    def call_model(self) -> ModelCall:
-        """``await call_model(request, turn)``: the model's answer in turn ``turn``."""
+    def call_model(self) -> ModelCall | None:
+        """``await call_model(request, turn)``: the model's answer in turn ``turn``; ``None``
+        leaves the model calls to the engine's chat operator (effects that only replace the
+        tool rounds, such as an eval's replayed tools)."""
         ...
 
     @property

@@ -16,6 +16,7 @@ from bloge_container.cli import (
     check,
     config_cmd,
     console,
+    eval_cmd,
     journal_cmd,
     mcp_cmd,
     rpc_cmd,
@@ -51,6 +52,7 @@ app.add_typer(autopilot_cmd.autopilot, name="autopilot")
 app.add_typer(approvals_cmd.approvals, name="approvals")
 app.add_typer(rpc_cmd.rpc, name="rpc")
 app.add_typer(mcp_cmd.mcp, name="mcp")
+app.add_typer(eval_cmd.evals, name="eval")
 
 
 def _print_version(asked: bool) -> None:

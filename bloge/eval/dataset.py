@@ -1,0 +1,355 @@
+"""Datasets: cases with an input, tool fixtures, a reference answer and the checks they
+expect, read from YAML or JSONL with every problem located (``file:line: key: problem``).
+
+```yaml
+agent: customerSupport            # the agent the cases run (bloge eval run --agent overrides)
+tools: replay                     # replay | real (default: replay where a case has fixtures)
+judge: {model: gpt-4o-mini}       # the judge of `judge:` checks (default: the agent's model)
+thresholds: {pass-rate: 1.0, score: 0.8}
+cases:
+  - name: password-reset
+    input: How do I reset my password?          # or a list of messages
+    fixtures:                                   # tool results replayed instead of the tools
+      - {tool: searchKnowledgeBase, arguments: {query: reset password}, result: "KB-…"}
+    reference: KB-RESET-001 — Reset the password from Settings > Security…
+    expect:
+      - contains: KB-RESET-001
+      - tools: [searchKnowledgeBase]
+      - not-called: [escalateToHuman]
+      - max-turns: 2
+      - judge: The answer tells the user where to reset the password.
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from bloge.core.errors import BlogeUsageError
+from bloge.core.suggest import did_you_mean_hint
+from bloge.eval import checks
+from bloge.eval.matchers import MatcherError, compiled, fields_of
+from bloge.eval.source import Key, Located, read_file
+from bloge.llm import LlmMessage
+
+ToolMode = Literal["real", "replay"]
+TOOL_MODES = ("real", "replay")
+
+
+@dataclass(frozen=True, slots=True)
+class Fixture:
+    """A tool's recorded result: replayed for a call of ``tool`` (with ``arguments``, when
+    they match; else for its calls in order) instead of running the tool."""
+
+    tool: str
+    arguments: Any
+    result: Any
+    success: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"tool": self.tool, "arguments": self.arguments,
+                                 "result": self.result}
+        if not self.success:
+            found["success"] = False
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One input the agent answers, and what its run must come to."""
+
+    name: str
+    messages: tuple[LlmMessage, ...]
+    checks: tuple[checks.Check, ...] = ()
+    fixtures: tuple[Fixture, ...] = ()
+    reference: str | None = None
+    tools: ToolMode | None = None
+    """``None``: replay when the case has fixtures, else the real tools."""
+    line: int | None = None
+
+    @property
+    def input_text(self) -> str:
+        """The last user message, as the results show the case."""
+        users = [m.content for m in self.messages if m.role == "user"]
+        return users[-1] if users else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """What a dataset's results must reach: the share of passed cases, the mean score."""
+
+    pass_rate: float | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    name: str
+    cases: tuple[Case, ...]
+    agent: str | None = None
+    tools: ToolMode | None = None
+    judge_model: str | None = None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    source: str = "<dataset>"
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """The dataset in the YAML or JSONL (``.jsonl``) file at ``path``; a
+    :class:`~bloge.eval.source.DatasetError` names the file, line and key of a problem."""
+    located = read_file(path)
+    return dataset_of(located, name=Path(path).stem)
+
+
+def dataset_of(located: Located, *, name: str) -> Dataset:
+    data = located.data
+    if not isinstance(data, Mapping):
+        raise located.error("a dataset is a mapping with a 'cases' list", ())
+    _known_keys(located, data, ("name", "agent", "tools", "judge", "thresholds", "cases"), ())
+    cases = data.get("cases")
+    if not isinstance(cases, list) or not cases:
+        raise located.error("a dataset needs a non-empty 'cases' list", ("cases",))
+    read = [_case(located, item, ("cases", index)) for index, item in enumerate(cases)]
+    seen: dict[str, int] = {}
+    for index, case in enumerate(read):
+        if case.name in seen:
+            raise located.error(f"case name {case.name!r} is taken by cases[{seen[case.name]}]",
+                                ("cases", index, "name"))
+        seen[case.name] = index
+    judge = _mapping(located, data.get("judge", {}), ("judge",))
+    _known_keys(located, judge, ("model",), ("judge",))
+    return Dataset(
+        name=str(data.get("name", name)), cases=tuple(read),
+        agent=_text_or_none(located, data.get("agent"), ("agent",)),
+        tools=_mode(located, data.get("tools"), ("tools",)),
+        judge_model=_text_or_none(located, judge.get("model"), ("judge", "model")),
+        thresholds=_thresholds(located, data.get("thresholds", {})), source=located.source)
+
+
+def _case(located: Located, item: Any, key: Key) -> Case:
+    case = _mapping(located, item, key)
+    _known_keys(located, case, ("name", "input", "expect", "fixtures", "reference", "tools"),
+                key)
+    if "input" not in case:
+        raise located.error("a case needs an 'input': text, or a list of messages", key)
+    expect = case.get("expect", [])
+    if not isinstance(expect, list):
+        raise located.error("'expect' is a list of checks", (*key, "expect"))
+    reference = case.get("reference")
+    return Case(
+        name=str(case.get("name") or f"case-{key[-1]}"),
+        messages=_messages(located, case["input"], (*key, "input")),
+        checks=tuple(_check(located, spec, (*key, "expect", index))
+                     for index, spec in enumerate(expect)),
+        fixtures=_fixtures(located, case.get("fixtures", []), (*key, "fixtures")),
+        reference=None if reference is None else str(reference),
+        tools=_mode(located, case.get("tools"), (*key, "tools")),
+        line=located.line(key))
+
+
+def _messages(located: Located, value: Any, key: Key) -> tuple[LlmMessage, ...]:
+    if isinstance(value, str):
+        if not value.strip():
+            raise located.error("the input is blank", key)
+        return (LlmMessage.user(value),)
+    if not isinstance(value, list) or not value:
+        raise located.error("an input is text, or a non-empty list of messages "
+                            "({role: user, content: …})", key)
+    messages = []
+    for index, item in enumerate(value):
+        if isinstance(item, str):
+            messages.append(LlmMessage.user(item))
+            continue
+        try:
+            messages.append(LlmMessage.from_dict(_mapping(located, item, (*key, index))))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise located.error(f"not a message: {exc}", (*key, index)) from None
+    return tuple(messages)
+
+
+def _fixtures(located: Located, value: Any, key: Key) -> tuple[Fixture, ...]:
+    if not isinstance(value, list):
+        raise located.error("'fixtures' is a list of {tool, arguments, result}", key)
+    found = []
+    for index, item in enumerate(value):
+        at = (*key, index)
+        fixture = _mapping(located, item, at)
+        _known_keys(located, fixture, ("tool", "arguments", "result", "success"), at)
+        tool = fixture.get("tool")
+        if not isinstance(tool, str) or not tool:
+            raise located.error("a fixture names its 'tool'", at)
+        if "result" not in fixture:
+            raise located.error("a fixture needs the tool's 'result'", at)
+        found.append(Fixture(tool, fixture.get("arguments"), fixture["result"],
+                             bool(fixture.get("success", True))))
+    return tuple(found)
+
+
+def _check(located: Located, spec: Any, key: Key) -> checks.Check:
+    if not isinstance(spec, Mapping) or not spec:
+        raise located.error("a check is a mapping such as {contains: text}", key)
+    kind = next(iter(spec))
+    reader = _READERS.get(str(kind))
+    if reader is None:
+        hint = did_you_mean_hint(str(kind), _READERS)
+        raise located.error(f"unknown check {kind!r}{hint} (checks: "
+                            f"{', '.join(_READERS)})", (*key, str(kind)))
+    allowed = _OPTIONS.get(str(kind), ())
+    _known_keys(located, spec, (str(kind), *allowed), key)
+    try:
+        return reader(spec[kind], spec)
+    except (MatcherError, BlogeUsageError) as exc:
+        raise located.error(str(exc), (*key, str(kind))) from None
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise MatcherError(f"{what} takes text, got {value!r}")
+    return value
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise MatcherError(f"{what} takes a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+        raise MatcherError(f"{what} takes a tool name or a list of them, got {value!r}")
+    return tuple(items)
+
+
+def _tools(value: Any, spec: Mapping[str, Any]) -> checks.Check:
+    order = spec.get("order", "exact")
+    if order not in ("exact", "in-order", "any"):
+        raise MatcherError(f"order is exact, in-order or any, not {order!r}")
+    if not isinstance(value, list):
+        raise MatcherError(f"tools takes a list of tool names or {{name, args}}, got {value!r}")
+    return checks.ToolsCalled(tuple(_expected_call(item) for item in value),
+                              cast(checks.Order, order))
+
+
+def _expected_call(item: Any) -> checks.ExpectedCall:
+    if isinstance(item, str) and item:
+        return checks.ExpectedCall(item)
+    if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+        unknown = set(item) - {"name", "args"}
+        if unknown:
+            raise MatcherError(f"a tool call is {{name, args}}; unknown {sorted(unknown)}")
+        args = item.get("args")
+        if args is not None and not isinstance(args, Mapping):
+            raise MatcherError(f"args is a mapping of argument matchers, got {args!r}")
+        return checks.ExpectedCall(item["name"], None if args is None else fields_of(args))
+    raise MatcherError(f"a tool call is a name or {{name, args}}, got {item!r}")
+
+
+def _schema(value: Any, spec: Mapping[str, Any]) -> checks.Check:
+    try:
+        import jsonschema  # noqa: PLC0415 -- an optional dependency, loaded when used
+    except ImportError:
+        raise BlogeUsageError("json-schema checks need the jsonschema package: "
+                              "pip install 'bloge[eval]'") from None
+    if not isinstance(value, Mapping):
+        raise MatcherError("json-schema takes a JSON schema (a mapping)")
+    try:
+        jsonschema.Draft202012Validator.check_schema(value)
+    except jsonschema.SchemaError as exc:
+        raise MatcherError(f"not a valid JSON schema: {exc.message}") from None
+    return checks.AnswerSchema(value)
+
+
+def _output(value: Any, spec: Mapping[str, Any]) -> checks.Check:
+    if not isinstance(value, Mapping) or not value:
+        raise MatcherError("output takes a mapping of field matchers, e.g. {priority: high}")
+    return checks.OutputFields(fields_of(value))
+
+
+def _judge(value: Any, spec: Mapping[str, Any]) -> checks.Check:
+    min_score = _number(spec.get("min-score", 0.5), "min-score")
+    if min_score > 1:
+        raise MatcherError(f"min-score is between 0 and 1, got {min_score:g}")
+    model = spec.get("model")
+    return checks.JudgeRubric(_text(value, "judge"), min_score,
+                              None if model is None else _text(model, "model"))
+
+
+def _evaluator(value: Any, spec: Mapping[str, Any]) -> checks.Check:
+    arguments = spec.get("args", {})
+    if not isinstance(arguments, Mapping):
+        raise MatcherError(f"args is a mapping, got {arguments!r}")
+    return checks.CustomCheck(_text(value, "evaluator"), dict(arguments))
+
+
+def _at_most(measure: Any) -> Callable[[Any, Mapping[str, Any]], checks.Check]:
+    return lambda value, spec: checks.AtMost(measure, _number(value, f"max-{measure}"))
+
+
+_READERS: dict[str, Callable[[Any, Mapping[str, Any]], checks.Check]] = {
+    "contains": lambda value, spec: checks.AnswerContains(_text(value, "contains")),
+    "regex": lambda value, spec: checks.AnswerMatches(compiled(value)),
+    "equals": lambda value, spec: checks.AnswerEquals(_text(value, "equals")),
+    "json-schema": _schema,
+    "output": _output,
+    "tools": _tools,
+    "not-called": lambda value, spec: checks.NeverCalled(_names(value, "not-called")),
+    "max-turns": _at_most("turns"),
+    "max-tokens": _at_most("tokens"),
+    "max-usd": _at_most("usd"),
+    "max-tool-calls": _at_most("tool-calls"),
+    "max-seconds": _at_most("seconds"),
+    "exit-reason": lambda value, spec: checks.ExitReason(_text(value, "exit-reason")),
+    "judge": _judge,
+    "evaluator": _evaluator,
+}
+#: The options a check takes beside its own key.
+_OPTIONS = {"tools": ("order",), "judge": ("min-score", "model"), "evaluator": ("args",)}
+
+
+def _thresholds(located: Located, value: Any) -> Thresholds:
+    data = _mapping(located, value, ("thresholds",))
+    _known_keys(located, data, ("pass-rate", "score"), ("thresholds",))
+    found: dict[str, float] = {}
+    for name in ("pass-rate", "score"):
+        if name in data:
+            number = data[name]
+            if isinstance(number, bool) or not isinstance(number, (int, float)) \
+                    or not 0 <= number <= 1:
+                raise located.error(f"{name} is a number between 0 and 1, got {number!r}",
+                                    ("thresholds", name))
+            found[name] = float(number)
+    return Thresholds(found.get("pass-rate"), found.get("score"))
+
+
+def _mode(located: Located, value: Any, key: Key) -> ToolMode | None:
+    if value is None:
+        return None
+    if value not in TOOL_MODES:
+        raise located.error(f"tools is 'real' or 'replay', not {value!r}", key)
+    return cast(ToolMode, value)
+
+
+def _mapping(located: Located, value: Any, key: Key) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise located.error(f"expected a mapping, got {type(value).__name__}", key)
+    return value
+
+
+def _text_or_none(located: Located, value: Any, key: Key) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise located.error(f"expected text, got {value!r}", key)
+    return value
+
+
+def _known_keys(located: Located, data: Mapping[str, Any], known: Sequence[str],
+                key: Key) -> None:
+    for name in data:
+        if name not in known:
+            hint = did_you_mean_hint(str(name), known)
+            raise located.error(f"unknown key {name!r}{hint} (keys: {', '.join(known)})",
+                                (*key, str(name)))

@@ -1,0 +1,85 @@
+"""What a check may call beyond the run it judges: the LLM judge and the project's
+evaluators (Python functions given to the run, or operators of the registry)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
+from bloge.core.suggest import did_you_mean_hint
+from bloge.eval.observed import Observation, Verdict
+
+if TYPE_CHECKING:
+    from bloge.core.registry import OperatorRegistry
+    from bloge.eval.checks import CustomCheck, JudgeRubric
+    from bloge.eval.dataset import Case
+    from bloge.eval.judge import Judge
+
+EvaluatorResult = bool | float | Verdict | tuple[bool, str] | Mapping[str, Any]
+Evaluator = Callable[..., EvaluatorResult | Awaitable[EvaluatorResult]]
+"""``evaluator(seen, case, **args)``: an :class:`Observation`, the case, the check's
+``args``; it answers a bool, a score in [0, 1] (passed from 0.5), ``(passed, reason)``, a
+:class:`Verdict` or ``{"passed", "score"?, "reason"?}``."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckEnv:
+    case: Case
+    judge: Judge | None = None
+    evaluators: Mapping[str, Evaluator] = field(default_factory=dict)
+    registry: OperatorRegistry | None = None
+
+    async def judged(self, check: JudgeRubric, seen: Observation) -> Verdict:
+        if self.judge is None:
+            raise BlogeUsageError(f"case {self.case.name!r} has a judge check and no judge was "
+                                  "given (run_dataset(judge=Judge(...)))")
+        return await self.judge.judge(check, seen, self.case)
+
+    async def evaluated(self, check: CustomCheck, seen: Observation) -> Verdict:
+        name = check.evaluator
+        function = self.evaluators.get(name)
+        if function is not None:
+            result = function(seen, self.case, **check.arguments)
+            if inspect.isawaitable(result):
+                result = await result
+            return verdict_of(name, result)
+        if self.registry is not None and name in self.registry:
+            operator = self.registry.bound(name, purpose="evaluator")
+            result = await operator.invoke(_operator_input(seen, self.case, check.arguments),
+                                           OperatorContext.root())
+            return verdict_of(name, result)
+        known = [*self.evaluators, *(self.registry.names() if self.registry else ())]
+        raise BlogeUsageError(f"no evaluator {name!r}{did_you_mean_hint(name, known)}: give "
+                              "it to the run (evaluators={...}, bloge.eval.evaluators) or "
+                              "register an operator of that name")
+
+
+def _operator_input(seen: Observation, case: Case, arguments: Mapping[str, Any],
+                    ) -> dict[str, Any]:
+    return {"answer": seen.answer, "output": seen.output, "input": case.input_text,
+            "reference": case.reference, "calls": [c.to_dict() for c in seen.calls],
+            "turns": seen.turns, "args": dict(arguments)}
+
+
+def verdict_of(name: str, result: Any) -> Verdict:
+    """An evaluator's answer as a verdict (see :data:`Evaluator`)."""
+    match result:
+        case Verdict():
+            return result
+        case bool():
+            return Verdict.of(name, result, "the evaluator said no")
+        case int() | float():
+            score = min(1.0, max(0.0, float(result)))
+            return Verdict(name, score >= 0.5, score, "" if score >= 0.5 else f"score {score:g}")
+        case (bool() as passed, str() as reason):
+            return Verdict.of(name, passed, reason)
+        case Mapping() if isinstance(result.get("passed"), bool):
+            passed = result["passed"]
+            score = result.get("score", 1.0 if passed else 0.0)
+            return Verdict(name, passed, float(score), str(result.get("reason", "")))
+    raise BlogeUsageError(f"evaluator {name!r} answered {result!r}; an evaluator answers a "
+                          "bool, a score, (passed, reason) or {'passed': bool, …}")

@@ -1,0 +1,179 @@
+"""Running a dataset: each case (each repetition) is a recorded run of the agent, on a new
+thread tagged as an eval, with its tools real or replayed; then its checks judge it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from bloge.agent import (
+    Agent,
+    AgentInput,
+    AgentLoopOperator,
+    AgentRunError,
+    RunPaused,
+    StreamingAgentLoopOperator,
+)
+from bloge.agent.runtime import AgentEngine, RunEffects, RunObserver
+from bloge.core.context import OperatorContext
+from bloge.core.errors import BlogeUsageError
+from bloge.core.ids import new_id
+from bloge.core.sync import run_sync
+from bloge.eval.checks import CustomCheck, JudgeRubric
+from bloge.eval.dataset import Case, Dataset, Thresholds, ToolMode
+from bloge.eval.environment import CheckEnv, Evaluator
+from bloge.eval.judge import Judge
+from bloge.eval.observed import Observation
+from bloge.eval.replay import ReplayEffects
+from bloge.eval.results import CaseResult, CaseRun, EvalResults
+from bloge.store import RecordedRuns, Store, open_store
+
+AgentLike = Agent | AgentLoopOperator | StreamingAgentLoopOperator
+Progress = Callable[[Case, CaseRun], None]
+
+
+def run_dataset(dataset: Dataset, agent: AgentLike, **options: Any) -> EvalResults:
+    """:func:`arun_dataset`, from synchronous code."""
+    return run_sync(arun_dataset(dataset, agent, **options), method="run_dataset")
+
+
+async def arun_dataset(
+    dataset: Dataset,
+    agent: AgentLike,
+    *,
+    store: Store | None = None,
+    model: str | None = None,
+    repeat: int = 1,
+    concurrency: int = 4,
+    tools: ToolMode | None = None,
+    judge: Judge | None = None,
+    evaluators: Mapping[str, Evaluator] | None = None,
+    thresholds: Thresholds | None = None,
+    progress: Progress | None = None,
+) -> EvalResults:
+    """Run every case of ``dataset`` ``repeat`` times, at most ``concurrency`` at once, with
+    ``agent`` (on ``model`` instead of its own, when given).
+
+    Each run is recorded in ``store`` (the agent's own, else ``store``, else a ``memory://``
+    store for this call) on a new thread whose metadata ``eval`` names the eval, the case and
+    the repetition. ``tools`` overrides the dataset's and the cases' tool modes: ``replay``
+    answers tool calls from the case's fixtures, ``real`` runs the tools. ``judge`` scores
+    ``judge:`` checks; ``evaluators`` are the functions ``evaluator:`` checks name (else an
+    operator of the agent's registry). ``progress`` is called after each run."""
+    if repeat < 1 or concurrency < 1:
+        raise BlogeUsageError(f"repeat and concurrency are at least 1 (got {repeat}, "
+                              f"{concurrency})")
+    operator = agent.operator if isinstance(agent, Agent) else agent
+    definition = operator.agent_def
+    if model is not None:
+        definition = replace(definition, model=model)
+    engine = AgentEngine(f"eval:{operator.ref}", definition, operator.registry,
+                         listeners=operator.listeners, budgets=operator.budgets)
+    known = dict(evaluators or {})
+    _check_ready(dataset, judge, known, operator.registry.names())
+    own = operator.store if isinstance(operator.store, Store) else store
+    eval_id = new_id()
+    started = time.perf_counter()
+    async with _opened(own) as runs_store:
+        runner = _Runner(dataset, RecordedRuns(runs_store), engine, eval_id, tools,
+                         asyncio.Semaphore(concurrency), progress)
+        envs = {case.name: CheckEnv(case, judge, known, operator.registry)
+                for case in dataset.cases}
+        results = await asyncio.gather(*(
+            runner.case(case, repeat, envs[case.name]) for case in dataset.cases))
+    return EvalResults(dataset.name, definition.id, definition.model, tuple(results), eval_id,
+                       repeat, time.perf_counter() - started, thresholds or dataset.thresholds)
+
+
+def _check_ready(dataset: Dataset, judge: Judge | None, evaluators: Mapping[str, Evaluator],
+                 operators: tuple[str, ...]) -> None:
+    """Refuse, before any run, a dataset whose checks need what was not given."""
+    for case in dataset.cases:
+        for check in case.checks:
+            where = f"{dataset.source}: case {case.name!r}"
+            if isinstance(check, JudgeRubric) and judge is None:
+                raise BlogeUsageError(f"{where} has a judge check and no judge was given")
+            if isinstance(check, CustomCheck) and check.evaluator not in evaluators \
+                    and check.evaluator not in operators:
+                raise BlogeUsageError(
+                    f"{where}: no evaluator {check.evaluator!r} (give it to the run, or "
+                    "register an operator of that name)")
+
+
+class _opened:
+    """The store given, or a ``memory://`` store for one call (closed after it)."""
+
+    def __init__(self, store: Store | None) -> None:
+        self._given = store
+        self._own: Store | None = None
+
+    async def __aenter__(self) -> Store:
+        if self._given is not None:
+            return self._given
+        self._own = open_store("memory://")
+        return self._own
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._own is not None:
+            await self._own.aclose()
+
+
+class _Runner:
+    __slots__ = ("_dataset", "_engine", "_eval_id", "_limit", "_progress", "_runs", "_tools")
+
+    def __init__(self, dataset: Dataset, runs: RecordedRuns, engine: AgentEngine,
+                 eval_id: str, tools: ToolMode | None, limit: asyncio.Semaphore,
+                 progress: Progress | None) -> None:
+        self._dataset = dataset
+        self._runs = runs
+        self._engine = engine
+        self._eval_id = eval_id
+        self._tools = tools
+        self._limit = limit
+        self._progress = progress
+
+    async def case(self, case: Case, repeat: int, env: CheckEnv) -> CaseResult:
+        runs = await asyncio.gather(*(self._run(case, index, env) for index in range(repeat)))
+        return CaseResult(case.name, case.input_text, tuple(runs))
+
+    def mode(self, case: Case) -> ToolMode:
+        return self._tools or case.tools or self._dataset.tools or (
+            "replay" if case.fixtures else "real")
+
+    async def _run(self, case: Case, repetition: int, env: CheckEnv) -> CaseRun:
+        async with self._limit:
+            seen = await self._observe(case, repetition)
+            verdicts = tuple([await check.evaluate(seen, env) for check in case.checks])
+        done = CaseRun(verdicts, seen.answer, seen.run_id, seen.error, seen.turns, seen.tokens,
+                       seen.usage.cost_usd, seen.seconds, tuple(c.name for c in seen.calls))
+        if self._progress is not None:
+            self._progress(case, done)
+        return done
+
+    async def _observe(self, case: Case, repetition: int) -> Observation:
+        effects = None
+        if self.mode(case) == "replay":
+            fixtures = case.fixtures
+
+            def effects(observer: RunObserver) -> RunEffects:
+                return ReplayEffects(fixtures, observer)
+
+        metadata = {"eval": {"id": self._eval_id, "dataset": self._dataset.name,
+                             "case": case.name, "repetition": repetition}}
+        started = time.perf_counter()
+        try:
+            output = await self._runs.record_run(
+                self._engine, AgentInput(case.messages), OperatorContext.root(),
+                thread_id=None, sink=None, metadata=metadata, effects=effects)
+        except AgentRunError as error:
+            return Observation(None, error=f"{type(error).__name__}: {error}",
+                               seconds=time.perf_counter() - started, exit_reason="error",
+                               run_id=error.run_id)
+        except RunPaused as paused:
+            return Observation(None, error="the run paused, waiting for approval or tool "
+                               "results", seconds=time.perf_counter() - started,
+                               exit_reason="paused", run_id=paused.run_id)
+        return Observation.of_output(output, seconds=time.perf_counter() - started)
