@@ -25,7 +25,8 @@ async def record_runs(store: Store, runs: Sequence[Run]) -> dict[str, Any]:
         cases.append(await _case(store, run, messages, answer))
         history.extend([*(m.to_dict() for m in run.input),
                         {"role": "assistant", "content": answer}])
-    return {"cases": cases}
+    agents = {run.agent_id for run in runs}
+    return {"agent": agents.pop(), "cases": cases} if len(agents) == 1 else {"cases": cases}
 
 
 async def _case(store: Store, run: Run, messages: list[dict[str, Any]],

@@ -216,6 +216,11 @@ def _results(path: Path) -> EvalResults:
     except OSError as exc:
         raise failure(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        return EvalResults.from_dict(json.loads(text))
+        data = json.loads(text)
+    except ValueError as exc:
+        raise failure(f"{path}: not JSON ({exc}); compare the files `bloge eval run --json` "
+                      "writes") from None
+    try:
+        return EvalResults.from_dict(data)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise failure(f"{path}: {exc}") from None
