@@ -34,6 +34,7 @@ ALLOWED = {
     "bloge.mcp": {"bloge.core", "bloge.llm", "bloge.agent"},
     "bloge.temporal": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
                        "bloge.store"},
+    "bloge.eval": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal", "bloge.store"},
     "bloge.server": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal", "bloge.store",
                      "bloge.autopilot", "bloge.mcp", "bloge.rpc"},
 }

@@ -19,7 +19,7 @@ from bloge.eval.dataset import Case, Dataset, Fixture, Thresholds, load_dataset
 from bloge.eval.environment import Evaluator
 from bloge.eval.judge import Judge
 from bloge.eval.junit import junit_xml
-from bloge.eval.observed import ObservedCall, Observation, Verdict
+from bloge.eval.observed import Observation, ObservedCall, Verdict
 from bloge.eval.record import dump_dataset, record_runs, select_runs
 from bloge.eval.replay import ReplayEffects
 from bloge.eval.results import CaseResult, CaseRun, EvalResults, Spread
@@ -37,8 +37,8 @@ __all__ = [
     "Evaluator",
     "Fixture",
     "Judge",
-    "ObservedCall",
     "Observation",
+    "ObservedCall",
     "ReplayEffects",
     "Spread",
     "Thresholds",

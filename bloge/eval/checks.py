@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.eval.matchers import Fields
-from bloge.eval.observed import ObservedCall, Observation, Verdict
+from bloge.eval.observed import Observation, ObservedCall, Verdict
 
 if TYPE_CHECKING:
     from bloge.eval.environment import CheckEnv
@@ -48,8 +48,8 @@ class AnswerContains:
 
     async def evaluate(self, seen: Observation, env: CheckEnv) -> Verdict:
         found = self.text.casefold() in _answer(seen).casefold()
-        return Verdict.of(self.name, found, f"the answer does not contain {self.text!r}: "
-                                            f"{_short(_answer(seen))!r}")
+        return Verdict.of(self.name, passed=found, reason=(
+            f"the answer does not contain {self.text!r}: {_short(_answer(seen))!r}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +59,8 @@ class AnswerMatches:
 
     async def evaluate(self, seen: Observation, env: CheckEnv) -> Verdict:
         found = self.pattern.search(_answer(seen)) is not None
-        return Verdict.of(self.name, found, f"the answer does not match "
-                                            f"/{self.pattern.pattern}/: {_short(_answer(seen))!r}")
+        return Verdict.of(self.name, passed=found, reason=(
+            f"the answer does not match /{self.pattern.pattern}/: {_short(_answer(seen))!r}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +70,8 @@ class AnswerEquals:
 
     async def evaluate(self, seen: Observation, env: CheckEnv) -> Verdict:
         same = _answer(seen).strip() == self.text.strip()
-        return Verdict.of(self.name, same, f"the answer is {_short(_answer(seen))!r}, not "
-                                           f"{_short(self.text)!r}")
+        return Verdict.of(self.name, passed=same, reason=(
+            f"the answer is {_short(_answer(seen))!r}, not {_short(self.text)!r}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +89,14 @@ class AnswerSchema:
             try:
                 value = DEFAULT_CODEC.decode(_answer(seen))
             except ValueError:
-                return Verdict.of(self.name, False, "the answer is not JSON")
+                return Verdict.of(self.name, passed=False, reason="the answer is not JSON")
         errors = sorted(jsonschema.Draft202012Validator(self.schema).iter_errors(value),
                         key=lambda e: list(e.absolute_path))
         if not errors:
-            return Verdict.of(self.name, True)
+            return Verdict.of(self.name, passed=True)
         first = errors[0]
         where = "/".join(str(p) for p in first.absolute_path) or "the value"
-        return Verdict.of(self.name, False, f"{where}: {first.message}")
+        return Verdict.of(self.name, passed=False, reason=f"{where}: {first.message}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +108,9 @@ class OutputFields:
 
     async def evaluate(self, seen: Observation, env: CheckEnv) -> Verdict:
         if seen.output is None:
-            return Verdict.of(self.name, False, "the run gave no typed output")
+            return Verdict.of(self.name, passed=False, reason="the run gave no typed output")
         problem = self.fields.mismatch(seen.output)
-        return Verdict.of(self.name, problem is None, f"output: {problem}")
+        return Verdict.of(self.name, passed=problem is None, reason=f"output: {problem}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,16 +142,16 @@ class ToolsCalled:
         if self.order == "exact":
             ok = len(made) == len(self.calls) and all(
                 e.matches(c) for e, c in zip(self.calls, made, strict=True))
-            return Verdict.of(self.name, ok, f"expected the calls {expected}; the run made "
-                                             f"{shown}")
+            return Verdict.of(self.name, passed=ok,
+                              reason=f"expected the calls {expected}; the run made {shown}")
         if self.order == "in-order":
             remaining = iter(made)
             ok = all(any(e.matches(c) for c in remaining) for e in self.calls)
-            return Verdict.of(self.name, ok, f"expected the calls {expected} in this order; "
-                                             f"the run made {shown}")
+            return Verdict.of(self.name, passed=ok, reason=(
+                f"expected the calls {expected} in this order; the run made {shown}"))
         missing = [e.describe() for e in self.calls if not any(e.matches(c) for c in made)]
-        return Verdict.of(self.name, not missing, f"no call {', '.join(missing)}; the run "
-                                                  f"made {shown}")
+        return Verdict.of(self.name, passed=not missing,
+                          reason=f"no call {', '.join(missing)}; the run made {shown}")
 
 
 def _call_text(call: ObservedCall) -> str:
@@ -165,7 +165,8 @@ class NeverCalled:
 
     async def evaluate(self, seen: Observation, env: CheckEnv) -> Verdict:
         called = sorted({c.name for c in seen.calls if c.name in self.tools})
-        return Verdict.of(self.name, not called, f"the run called {', '.join(called)}")
+        return Verdict.of(self.name, passed=not called,
+                          reason=f"the run called {', '.join(called)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +183,8 @@ class AtMost:
 
     async def evaluate(self, seen: Observation, env: CheckEnv) -> Verdict:
         value = measure_of(seen, self.measure)
-        return Verdict.of(self.name, value <= self.limit,
-                          f"{self.measure}: {value:g} > {self.limit:g}")
+        return Verdict.of(self.name, passed=value <= self.limit,
+                          reason=f"{self.measure}: {value:g} > {self.limit:g}")
 
 
 def measure_of(seen: Observation, measure: str) -> float:
@@ -206,8 +207,8 @@ class ExitReason:
     name: str = "exit-reason"
 
     async def evaluate(self, seen: Observation, env: CheckEnv) -> Verdict:
-        return Verdict.of(self.name, seen.exit_reason == self.reason,
-                          f"the run ended with {seen.exit_reason!r}, not {self.reason!r}")
+        return Verdict.of(self.name, passed=seen.exit_reason == self.reason,
+                          reason=f"the run ended with {seen.exit_reason!r}, not {self.reason!r}")
 
 
 @dataclass(frozen=True, slots=True)

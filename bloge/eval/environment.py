@@ -71,15 +71,17 @@ def verdict_of(name: str, result: Any) -> Verdict:
         case Verdict():
             return result
         case bool():
-            return Verdict.of(name, result, "the evaluator said no")
+            return Verdict.of(name, passed=result, reason="the evaluator said no")
         case int() | float():
             score = min(1.0, max(0.0, float(result)))
-            return Verdict(name, score >= 0.5, score, "" if score >= 0.5 else f"score {score:g}")
+            return Verdict(name, passed=score >= 0.5, score=score,
+                           reason="" if score >= 0.5 else f"score {score:g}")
         case (bool() as passed, str() as reason):
-            return Verdict.of(name, passed, reason)
+            return Verdict.of(name, passed=passed, reason=reason)
         case Mapping() if isinstance(result.get("passed"), bool):
             passed = result["passed"]
             score = result.get("score", 1.0 if passed else 0.0)
-            return Verdict(name, passed, float(score), str(result.get("reason", "")))
+            return Verdict(name, passed=passed, score=float(score),
+                           reason=str(result.get("reason", "")))
     raise BlogeUsageError(f"evaluator {name!r} answered {result!r}; an evaluator answers a "
                           "bool, a score, (passed, reason) or {'passed': bool, …}")

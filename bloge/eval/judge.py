@@ -69,10 +69,11 @@ class Judge:
         response = await self._chat(request)
         score, reason = _verdict(response.content)
         if score is None:
-            return Verdict(check.name, False, 0.0, f"the judge gave no verdict: {reason}")
+            return Verdict(check.name, passed=False, score=0.0,
+                           reason=f"the judge gave no verdict: {reason}")
         passed = score >= check.min_score
         shown = f"score {score:.2f} < {check.min_score:.2f}: {reason}" if not passed else reason
-        return Verdict(check.name, passed, score, shown)
+        return Verdict(check.name, passed=passed, score=score, reason=shown)
 
 
 def _prompt(check: JudgeRubric, seen: Observation, case: Case) -> str:

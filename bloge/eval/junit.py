@@ -3,18 +3,18 @@ per case that did not pass, naming each failed check."""
 
 from __future__ import annotations
 
-from xml.etree import ElementTree
+import xml.etree.ElementTree as ET
 
 from bloge.eval.results import EvalResults
 
 
 def junit_xml(results: EvalResults) -> str:
-    suite = ElementTree.Element("testsuite", {
+    suite = ET.Element("testsuite", {
         "name": f"bloge eval {results.dataset}", "tests": str(len(results.cases)),
         "failures": str(sum(not c.passed for c in results.cases)), "errors": "0",
         "time": f"{results.seconds:.3f}"})
     for case in results.cases:
-        element = ElementTree.SubElement(suite, "testcase", {
+        element = ET.SubElement(suite, "testcase", {
             "classname": f"{results.dataset}.{results.agent}", "name": case.name,
             "time": f"{sum(r.seconds for r in case.runs):.3f}"})
         if case.passed:
@@ -24,10 +24,10 @@ def junit_xml(results: EvalResults) -> str:
             if not run.passed:
                 prefix = f"run {index + 1}: " if len(case.runs) > 1 else ""
                 lines.extend(prefix + failure for failure in run.failures)
-        failure = ElementTree.SubElement(element, "failure", {
+        failure = ET.SubElement(element, "failure", {
             "message": lines[0] if lines else "failed",
             "type": "EvalFailure"})
         failure.text = "\n".join(lines)
-    suites = ElementTree.Element("testsuites")
+    suites = ET.Element("testsuites")
     suites.append(suite)
-    return ElementTree.tostring(suites, encoding="unicode", xml_declaration=True)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True)

@@ -84,8 +84,10 @@ class Verdict:
     reason: str = ""
 
     @classmethod
-    def of(cls, check: str, passed: bool, reason: str = "") -> Verdict:
-        return cls(check, passed, 1.0 if passed else 0.0, "" if passed else reason)
+    def of(cls, check: str, *, passed: bool, reason: str = "") -> Verdict:
+        """A yes/no verdict: score 1 or 0, ``reason`` kept only when it failed."""
+        return cls(check, passed=passed, score=1.0 if passed else 0.0,
+                   reason="" if passed else reason)
 
     def to_dict(self) -> dict[str, Any]:
         return {"check": self.check, "passed": self.passed, "score": self.score,
@@ -93,5 +95,5 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
-        return cls(str(data["check"]), bool(data["passed"]), float(data["score"]),
-                   str(data.get("reason", "")))
+        return cls(str(data["check"]), passed=bool(data["passed"]),
+                   score=float(data["score"]), reason=str(data.get("reason", "")))

@@ -58,9 +58,10 @@ class ReplayRound:
         arguments = arguments_of(call.arguments)
         fixture = self._take(call.name, arguments)
         if fixture is None:
-            return ToolOutcome(call, False, f"Error: tool {call.name!r} has no recorded result "
-                               f"for the arguments {call.arguments} (the eval replays fixtures;"
-                               " add one, or run the case with real tools)", None, arguments)
+            return ToolOutcome(call, success=False, arguments=arguments, content=(
+                f"Error: tool {call.name!r} has no recorded result for the arguments "
+                f"{call.arguments} (the eval replays fixtures; add one, or run the case with "
+                "real tools)"))
         result = fixture.result
         content = result if isinstance(result, str) else DEFAULT_CODEC.encode_lenient(result)
         return ToolOutcome(call, fixture.success, content,

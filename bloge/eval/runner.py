@@ -4,8 +4,9 @@ thread tagged as an eval, with its tools real or replayed; then its checks judge
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -103,22 +104,14 @@ def _check_ready(dataset: Dataset, judge: Judge | None, evaluators: Mapping[str,
                     "register an operator of that name)")
 
 
-class _opened:
+@contextlib.asynccontextmanager
+async def _opened(store: Store | None) -> AsyncIterator[Store]:
     """The store given, or a ``memory://`` store for one call (closed after it)."""
-
-    def __init__(self, store: Store | None) -> None:
-        self._given = store
-        self._own: Store | None = None
-
-    async def __aenter__(self) -> Store:
-        if self._given is not None:
-            return self._given
-        self._own = open_store("memory://")
-        return self._own
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._own is not None:
-            await self._own.aclose()
+    if store is not None:
+        yield store
+        return
+    async with open_store("memory://") as own:
+        yield own
 
 
 class _Runner:

@@ -16,8 +16,10 @@ from bloge.eval.environment import CheckEnv
 SEEN = Observation(
     "Ticket TCK-7 opened (priority high).",
     output={"ticket": "TCK-7", "priority": "high", "tags": ["refund"]},
-    calls=(ObservedCall("searchKnowledgeBase", {"query": "refund policy"}, True, "{}"),
-           ObservedCall("createTicket", {"priority": "high", "title": "Refund"}, True, "{}")),
+    calls=(ObservedCall("searchKnowledgeBase", {"query": "refund policy"}, success=True,
+                        content="{}"),
+           ObservedCall("createTicket", {"priority": "high", "title": "Refund"},
+                        success=True, content="{}")),
     turns=3, usage=AgentUsage(llm_calls=3, prompt_tokens=900, completion_tokens=100,
                               cost_usd=0.004), seconds=1.5)
 

@@ -44,7 +44,8 @@ def test_a_yaml_dataset_gives_its_cases_fixtures_checks_and_thresholds(tmp_path:
     assert case.fixtures[0].result == {"articleId": "KB-1"}
     assert case.reference == "KB-1"
     tools, never, turns = case.checks
-    assert isinstance(tools, ToolsCalled) and tools.order == "in-order"
+    assert isinstance(tools, ToolsCalled)
+    assert tools.order == "in-order"
     assert tools.calls[0] == ExpectedCall("searchKnowledgeBase")
     assert never == NeverCalled(("escalateToHuman",))
     assert turns == AtMost("turns", 3)
@@ -54,8 +55,8 @@ def test_a_yaml_dataset_gives_its_cases_fixtures_checks_and_thresholds(tmp_path:
 @pytest.mark.parametrize(("text", "where"), [
     ("cases:\n  - input: hi\n    expect:\n      - contain: x\n",
      "cases.yaml:4: cases[0].expect[0].contain: unknown check 'contain'; did you mean 'contains'?"),
-    ("cases:\n  - inptu: hi\n", "cases.yaml:2: cases[0].inptu: unknown key 'inptu'; did you "
-                               "mean 'input'?"),
+    ("cases:\n  - inptu: hi\n",
+     "cases.yaml:2: cases[0].inptu: unknown key 'inptu'; did you mean 'input'?"),
     ("cases:\n  - input: hi\n    expect:\n      - max-turns: many\n",
      "cases.yaml:4: cases[0].expect[0].max-turns: max-turns takes a number >= 0"),
     ("cases:\n  - input: hi\n    fixtures:\n      - {tool: kb}\n",
@@ -88,5 +89,5 @@ def test_a_jsonl_line_that_is_not_json_is_named(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(DatasetError, match="nothere.yaml: cannot read the dataset"):
+    with pytest.raises(DatasetError, match=r"nothere\.yaml: cannot read the dataset"):
         load_dataset(tmp_path / "nothere.yaml")

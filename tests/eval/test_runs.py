@@ -3,6 +3,7 @@ dataset and replayed, repetitions and their spread, another model."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def answer(request: LlmRequest) -> LlmResponse:
     if last.role == "tool":
         return LlmResponse(f"Order status: {last.content}")
     return LlmResponse("", "tool_calls", tool_calls=(
-        ToolCall("c1", "lookup", '{"order": "%s"}' % last.content.split()[-1]),))
+        ToolCall("c1", "lookup", json.dumps({"order": last.content.split()[-1]})),))
 
 
 def helper(lookup: Lookup, store: Store) -> tuple[AgentLoopOperator, FunctionProvider]:
@@ -93,14 +94,14 @@ async def test_real_tools_run_when_asked(tmp_path: Path) -> None:
         agent, _ = helper(lookup, store)
         results = await arun_dataset(dataset(tmp_path, REPLAYED), agent, tools="real")
     assert lookup.calls == ["42"]
-    assert results.cases[0].runs[0].failures == [
-        "contains: the answer does not contain 'lost': "
-        "'Order status: {\"order\":\"42\",\"status\":\"shipped\"}'"]
+    (failure,) = results.cases[0].runs[0].failures
+    assert failure == ("contains: the answer does not contain 'lost': "
+                       "'Order status: {\"order\":\"42\",\"status\":\"shipped\"}'")
 
 
 async def test_a_call_without_a_fixture_is_an_error_the_model_sees(tmp_path: Path) -> None:
-    text = REPLAYED.replace("order 42", "order 7").replace('contains: lost', 'contains: "no recorded result"')
-    text = text.replace('{tool: lookup', '{tool: other')
+    text = REPLAYED.replace("order 42", "order 7").replace("contains: lost", 'contains: "no recorded result"')
+    text = text.replace("{tool: lookup", "{tool: other")
     async with open_store("memory://") as store:
         agent, _ = helper(Lookup(), store)
         results = await arun_dataset(dataset(tmp_path, text), agent)

@@ -1,0 +1,89 @@
+"""``bloge eval record|run|compare`` end to end, through the console script, on the examples."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tests.cli.conftest import bloge
+
+FAILING = """\
+agent: customerSupport
+cases:
+  - name: reset
+    input: How do I reset my password?
+    expect:
+      - contains: KB-RESET-001
+  - name: wrong
+    input: How do I reset my password?
+    expect:
+      - contains: KB-NOPE
+      - tools: [createTicket]
+"""
+
+
+def test_the_support_dataset_runs_with_json_and_junit_results(app: Path) -> None:
+    done = bloge("eval", "run", "examples/support/evals/support.yaml", "--json", "--junit",
+                 "junit.xml", cwd=app)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert (results["pass_rate"], results["failed"], results["missed"]) == (1.0, 0, [])
+    assert len(results["cases"]) >= 15
+    written = ET.parse(app / "junit.xml")  # noqa: S314 -- the file the command just wrote
+    suite = written.getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == (str(len(results["cases"])), "0")
+    # Each case ran as a recorded run of the project's store.
+    runs = bloge("runs", "list", "--limit", "100", cwd=app)
+    assert results["cases"][0]["runs"][0]["run_id"] in runs.stdout
+
+
+def test_a_failed_case_is_explained_and_the_command_exits_1(app: Path) -> None:
+    (app / "failing.yaml").write_text(FAILING, encoding="utf-8")
+    done = bloge("eval", "run", "failing.yaml", cwd=app)
+    assert done.returncode == 1
+    assert "FAIL wrong: How do I reset my password?" in done.stdout
+    assert "contains: the answer does not contain 'KB-NOPE'" in done.stdout
+    assert "tools: expected the calls createTicket; the run made searchKnowledgeBase(" \
+        in done.stdout
+    assert "threshold missed: pass rate 50.0% < 100.0%" in done.stdout
+
+
+def test_a_threshold_the_results_reach_exits_0(app: Path) -> None:
+    (app / "failing.yaml").write_text(FAILING, encoding="utf-8")
+    done = bloge("eval", "run", "failing.yaml", "--min-pass-rate", "0.5", cwd=app)
+    assert done.returncode == 0, done.stdout
+
+
+def test_a_bad_dataset_is_named_with_its_line_and_key(app: Path) -> None:
+    (app / "bad.yaml").write_text("cases:\n  - input: hi\n    expect:\n      - contain: x\n",
+                                  encoding="utf-8")
+    done = bloge("eval", "run", "bad.yaml", cwd=app)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: bad.yaml:4: cases[0].expect[0].contain: unknown "
+                                  "check 'contain'; did you mean 'contains'?")
+
+
+def test_recorded_runs_replay_and_two_results_compare(app: Path) -> None:
+    for question in ("How do I reset my password?",
+                     "I need a refund for order 1234, please open a ticket"):
+        assert bloge("run", "customerSupport", question, cwd=app).returncode == 0
+    recorded = bloge("eval", "record", "--since", "1d", "--agent", "customerSupport", "-o",
+                     "recorded.yaml", cwd=app)
+    assert recorded.returncode == 0, recorded.stderr
+    assert "wrote 2 case(s) to recorded.yaml" in recorded.stderr
+    text = (app / "recorded.yaml").read_text(encoding="utf-8")
+    assert "tool: createTicket" in text
+    assert "reference:" in text
+    before = bloge("eval", "run", "recorded.yaml", "--json", cwd=app)
+    after = bloge("eval", "run", "recorded.yaml", "--json", "--model", "gpt-4o-mini", cwd=app)
+    assert (before.returncode, after.returncode) == (0, 0), before.stdout + after.stdout
+    (app / "before.json").write_text(before.stdout, encoding="utf-8")
+    (app / "after.json").write_text(after.stdout, encoding="utf-8")
+    compared = bloge("eval", "compare", "before.json", "after.json", cwd=app)
+    assert compared.returncode == 0, compared.stderr
+    assert "gpt-4o (" in compared.stdout
+    assert "gpt-4o-mini (" in compared.stdout
+    assert compared.stdout.count(" same ") == 2
+    assert "pass rate 100.0% → 100.0%" in compared.stdout
