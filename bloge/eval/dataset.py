@@ -9,6 +9,7 @@ thresholds: {pass-rate: 1.0, score: 0.8}
 cases:
   - name: password-reset
     input: How do I reset my password?          # or a list of messages
+    # thread: 1dd24250…                         # start after a stored thread's messages
     fixtures:                                   # tool results replayed instead of the tools
       - {tool: searchKnowledgeBase, arguments: {query: reset password}, result: "KB-…"}
     reference: KB-RESET-001 — Reset the password from Settings > Security…
@@ -68,6 +69,9 @@ class Case:
     reference: str | None = None
     tools: ToolMode | None = None
     """``None``: replay when the case has fixtures, else the real tools."""
+    thread: str | None = None
+    """A thread of the run store whose messages come before ``messages`` (copied: the
+    case runs on a thread of its own)."""
     line: int | None = None
 
     @property
@@ -130,8 +134,8 @@ def dataset_of(located: Located, *, name: str) -> Dataset:
 
 def _case(located: Located, item: Any, key: Key) -> Case:
     case = _mapping(located, item, key)
-    _known_keys(located, case, ("name", "input", "expect", "fixtures", "reference", "tools"),
-                key)
+    _known_keys(located, case, ("name", "input", "thread", "expect", "fixtures", "reference",
+                                "tools"), key)
     if "input" not in case:
         raise located.error("a case needs an 'input': text, or a list of messages", key)
     expect = case.get("expect", [])
@@ -146,6 +150,7 @@ def _case(located: Located, item: Any, key: Key) -> Case:
         fixtures=_fixtures(located, case.get("fixtures", []), (*key, "fixtures")),
         reference=None if reference is None else str(reference),
         tools=_mode(located, case.get("tools"), (*key, "tools")),
+        thread=_text_or_none(located, case.get("thread"), (*key, "thread")),
         line=located.line(key))
 
 

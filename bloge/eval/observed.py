@@ -42,8 +42,10 @@ class Observation:
     run_id: str | None = None
 
     @classmethod
-    def of_output(cls, output: AgentOutput, *, seconds: float) -> Observation:
-        return cls(output.content, output.output_data, calls_in(output.messages),
+    def of_output(cls, output: AgentOutput, *, seconds: float, opened: int) -> Observation:
+        """The run that answered ``output``; its transcript's first ``opened`` messages are
+        what it started from (their tool calls are not the run's)."""
+        return cls(output.content, output.output_data, calls_in(output.messages[opened:]),
                    output.turns_used, output.usage, seconds, output.exit_reason,
                    run_id=output.run_id)
 

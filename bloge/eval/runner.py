@@ -156,10 +156,16 @@ class _Runner:
 
         metadata = {"eval": {"id": self._eval_id, "dataset": self._dataset.name,
                              "case": case.name, "repetition": repetition}}
+        messages = case.messages
+        if case.thread is not None:
+            stored = await self._runs.store.thread_messages(case.thread)
+            # The agent's prompt leads the new thread: the stored thread's is not copied.
+            messages = (*(m.message for m in stored if m.message.role != "system"),
+                        *messages)
         started = time.perf_counter()
         try:
             output = await self._runs.record_run(
-                self._engine, AgentInput(case.messages), OperatorContext.root(),
+                self._engine, AgentInput(messages), OperatorContext.root(),
                 thread_id=None, sink=None, metadata=metadata, effects=effects)
         except AgentRunError as error:
             return Observation(None, error=f"{type(error).__name__}: {error}",
@@ -169,4 +175,7 @@ class _Runner:
             return Observation(None, error="the run paused, waiting for approval or tool "
                                "results", seconds=time.perf_counter() - started,
                                exit_reason="paused", run_id=paused.run_id)
-        return Observation.of_output(output, seconds=time.perf_counter() - started)
+        # A new thread: the transcript is the agent's prompt, then the input, then the run's.
+        opened = len(messages) + (1 if self._engine.definition.system_prompt else 0)
+        return Observation.of_output(output, seconds=time.perf_counter() - started,
+                                     opened=opened)

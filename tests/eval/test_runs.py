@@ -148,3 +148,17 @@ async def test_another_model_answers_when_asked(tmp_path: Path) -> None:
         results = await arun_dataset(dataset(tmp_path, REPLAYED), agent, model="big-model")
     assert results.model == "big-model"
     assert {r.model for r in provider.requests} == {"big-model"}
+
+
+async def test_a_case_starts_after_a_stored_thread_without_changing_it(tmp_path: Path) -> None:
+    async with open_store("memory://") as store:
+        agent, provider = helper(Lookup(), store)
+        earlier = await agent.aexecute("where is order 42")
+        text = REPLAYED.replace("input: where is order 42",
+                                f"thread: {earlier.thread_id}\n    input: where is order 42")
+        results = await arun_dataset(dataset(tmp_path, text), agent)
+        assert results.pass_rate == 1.0
+        first_of_eval = provider.requests[2].messages
+        assert [m.content for m in first_of_eval if m.role == "user"] == [
+            "where is order 42", "where is order 42"]
+        assert (await store.get_thread(earlier.thread_id)).message_count == 4
