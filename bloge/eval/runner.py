@@ -94,7 +94,8 @@ def _check_ready(dataset: Dataset, judge: Judge | None, evaluators: Mapping[str,
     """Refuse, before any run, a dataset whose checks need what was not given."""
     for case in dataset.cases:
         for check in case.checks:
-            where = f"{dataset.source}: case {case.name!r}"
+            line = "" if case.line is None else f":{case.line}"
+            where = f"{dataset.source}{line}: case {case.name!r}"
             if isinstance(check, JudgeRubric) and judge is None:
                 raise BlogeUsageError(f"{where} has a judge check and no judge was given")
             if isinstance(check, CustomCheck) and check.evaluator not in evaluators \
