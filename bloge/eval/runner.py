@@ -8,7 +8,6 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from bloge.agent import (
     Agent,
@@ -36,9 +35,25 @@ AgentLike = Agent | AgentLoopOperator | StreamingAgentLoopOperator
 Progress = Callable[[Case, CaseRun], None]
 
 
-def run_dataset(dataset: Dataset, agent: AgentLike, **options: Any) -> EvalResults:
-    """:func:`arun_dataset`, from synchronous code."""
-    return run_sync(arun_dataset(dataset, agent, **options), method="run_dataset")
+def run_dataset(
+    dataset: Dataset,
+    agent: AgentLike,
+    *,
+    store: Store | None = None,
+    model: str | None = None,
+    repeat: int = 1,
+    concurrency: int = 4,
+    tools: ToolMode | None = None,
+    judge: Judge | None = None,
+    evaluators: Mapping[str, Evaluator] | None = None,
+    thresholds: Thresholds | None = None,
+    progress: Progress | None = None,
+) -> EvalResults:
+    """:func:`arun_dataset`, from synchronous code (any number of times, from any thread)."""
+    return run_sync(arun_dataset(
+        dataset, agent, store=store, model=model, repeat=repeat, concurrency=concurrency,
+        tools=tools, judge=judge, evaluators=evaluators, thresholds=thresholds,
+        progress=progress), method="run_dataset")
 
 
 async def arun_dataset(
@@ -58,8 +73,8 @@ async def arun_dataset(
     """Run every case of ``dataset`` ``repeat`` times, at most ``concurrency`` at once, with
     ``agent`` (on ``model`` instead of its own, when given).
 
-    Each run is recorded in ``store`` (the agent's own, else ``store``, else a ``memory://``
-    store for this call) on a new thread whose metadata ``eval`` names the eval, the case and
+    Each run is recorded in ``store`` (else the agent's own, else a ``memory://`` store for
+    this call) on a new thread whose metadata ``eval`` names the eval, the case and
     the repetition. ``tools`` overrides the dataset's and the cases' tool modes: ``replay``
     answers tool calls from the case's fixtures, ``real`` runs the tools. ``judge`` scores
     ``judge:`` checks; ``evaluators`` are the functions ``evaluator:`` checks name (else an
@@ -75,7 +90,8 @@ async def arun_dataset(
                          listeners=operator.listeners, budgets=operator.budgets)
     known = dict(evaluators or {})
     _check_ready(dataset, judge, known, operator.registry.names())
-    own = operator.store if isinstance(operator.store, Store) else store
+    own = store if store is not None else \
+        operator.store if isinstance(operator.store, Store) else None
     eval_id = new_id()
     started = time.perf_counter()
     async with _opened(own) as runs_store:

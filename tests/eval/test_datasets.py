@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,13 @@ def test_a_jsonl_line_that_is_not_json_is_named(tmp_path: Path) -> None:
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"nothere\.yaml: cannot read the dataset"):
         load_dataset(tmp_path / "nothere.yaml")
+
+
+def test_a_json_schema_check_without_jsonschema_names_the_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    path = write(tmp_path, "cases:\n  - input: hi\n    expect:\n      - json-schema: {}\n")
+    with pytest.raises(DatasetError, match=r"cases\.yaml:4: cases\[0\]\.expect\[0\]\.json-schema:"
+                                           r" json-schema checks need the jsonschema package: "
+                                           r"pip install 'bloge\[eval\]'"):
+        load_dataset(path)
