@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bloge import OperatorRegistry
 from bloge.eval import Case, Judge, Observation, load_dataset
 from bloge.eval.environment import CheckEnv
-from bloge.llm import LlmRequest
+from bloge.llm import LlmChatOperator, LlmRequest
 from bloge.llm.testing import FunctionProvider
 
 DATASET = """\
@@ -54,3 +55,15 @@ async def test_a_judge_answer_that_is_no_verdict_fails_the_check(tmp_path: Path)
                                            model="judge"))
     found = await case.checks[0].evaluate(Observation("Open Settings."), env)
     assert (found.passed, found.reason) == (False, "the judge gave no verdict: 'Looks good!'")
+
+
+async def test_a_judge_over_a_registry_calls_its_chat_operator(tmp_path: Path) -> None:
+    provider = FunctionProvider(lambda request: 'Verdict: {"score": 1, "reason": "fine"}')
+    registry = OperatorRegistry({"llmChat": LlmChatOperator(provider)})
+    case = case_of(tmp_path)
+    env = CheckEnv(case, Judge.of_registry(registry, model="judge-small"))
+    found = await case.checks[0].evaluate(Observation("Open Settings > Security."), env)
+    assert (found.passed, found.score, found.reason) == (True, 1.0, "fine")
+    (request,) = provider.requests
+    assert request.response_format is not None
+    assert request.response_format["json_schema"]["name"] == "verdict"
