@@ -76,7 +76,11 @@ async def select_runs(store: Store, *, run_ids: Sequence[str] = (),
     """The succeeded runs to record: those named (by id or the start of one), a thread's, or
     those started at or after ``since`` (a Unix time) of ``agent`` — not the runs of evals."""
     if run_ids:
-        found = [await store.find_run(prefix) for prefix in run_ids]
+        named = {}
+        for prefix in run_ids:
+            run = await store.find_run(prefix)
+            named[run.id] = run  # a run named twice is one case
+        found = list(named.values())
     elif thread_id is not None:
         thread = await store.find_thread(thread_id)
         found = await store.list_runs(thread_id=thread.id, limit=limit)

@@ -31,15 +31,18 @@ evals = typer.Typer(help="Regression tests for agents: datasets, recorded runs, 
 @evals.command("record")
 def record(
     runs: Annotated[list[str] | None, typer.Option(
-        "--runs", help="A run to record (its id or the start of one; repeatable).",
-        show_default=False)] = None,
+        "--runs", metavar="ID[,ID…]", help="Runs to record: ids or starts of ids, separated "
+        "by commas (repeatable).", show_default=False)] = None,
     thread: Annotated[str | None, typer.Option(
-        "--thread", help="Record the runs of this thread.", show_default=False)] = None,
+        "--thread", metavar="ID", help="Record the runs of this thread.",
+        show_default=False)] = None,
     since: Annotated[str | None, typer.Option(
-        "--since", help="Record the succeeded runs of this recent window, e.g. 30m, 24h, 1d.",
+        "--since", metavar="WINDOW", help="Record the succeeded runs of this recent window, "
+        "e.g. 30m, 24h, 1d.",
         show_default=False)] = None,
     agent: Annotated[str | None, typer.Option(
-        "--agent", help="With --since: only this agent's runs.", show_default=False)] = None,
+        "--agent", metavar="ID", help="With --since: only this agent's runs.",
+        show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", min=1,
                                        help="With --since: at most this many runs.")] = 200,
     output: Annotated[Path | None, typer.Option(
@@ -62,7 +65,9 @@ def record(
         store = opened_store(open_container(config, profile))
 
         async def work(opened: Store) -> dict[str, Any]:
-            found = await select_runs(opened, run_ids=runs or (), thread_id=thread,
+            named = [part.strip() for value in runs or () for part in value.split(",")
+                     if part.strip()]
+            found = await select_runs(opened, run_ids=named, thread_id=thread,
                                       since=start, agent=agent, limit=limit)
             if not found:
                 raise failure("no succeeded run to record there")
