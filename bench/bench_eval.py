@@ -17,6 +17,10 @@ and prints the median time per case of each, and the eval's overhead per case (a
 as a share of the run). Run it from the repository (it reads settings.yaml). The clock of a
 shared machine is noisy: the second form runs one of the two alone, for callgrind's
 instruction counts.
+
+Measured on the 20 support cases (2026-12-05): 6.99 M instructions a case for the run alone,
+7.37 M with the eval around it: +0.38 M, +5.4% (the clock, on a loaded 2-core machine, said
++1.5 to +4 ms on 7 to 10 ms, from one interleaved run to the next).
 """
 
 from __future__ import annotations
