@@ -24,7 +24,6 @@ from bloge.server.launch import last_event_id
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.sse import EventStream, frame
 from bloge.store import Run, RunEvent, StoredMessage, follow, pending_approvals, run_timeline
-from bloge.store.timeline import PAUSE_EVENTS
 
 #: At most this many threads in one listing (``?limit=``).
 MAX_THREADS = 200
@@ -122,13 +121,11 @@ async def run_events(request: Request) -> Response:
 def timeline_entries(run_id: str, events: Iterable[RunEvent]) -> list[dict[str, Any]]:
     """The timeline entries of ``events`` (the stream's tokens and tool chunks left out) as
     JSON data."""
-    shown = [e for e in events if e.type.startswith("on_agent_") or e.type in PAUSE_EVENTS]
-    if not shown:
-        return []
-    at = {event.seq: event.at for event in shown}
+    events = list(events)
+    at = {event.seq: event.at for event in events}
     return [{"seq": entry.seq, "at": at.get(entry.seq or 0), "label": entry.label,
              "turn": entry.turn, "detail": entry.detail, "event": _event_fields(entry.event)}
-            for entry in run_timeline(run_id, shown)]
+            for entry in run_timeline(run_id, events)]
 
 
 def _event_fields(event: Mapping[str, Any]) -> dict[str, Any]:
