@@ -23,6 +23,7 @@ from bloge.server.inputs import BadRequestError
 from bloge.server.launch import last_event_id
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.sse import EventStream, frame
+from bloge.server.state import state_of
 from bloge.store import Run, RunEvent, StoredMessage, follow, pending_approvals, run_timeline
 
 #: At most this many threads in one listing (``?limit=``).
@@ -38,7 +39,7 @@ async def list_threads(request: Request) -> Response:
     """``GET /threads?q=&limit=``: the principal's threads, the most recently active first,
     each with its first user message as its ``title``; ``q``: only those whose id or a
     message holds that text."""
-    store = request.app.state.bloge.store
+    store = state_of(request).store
     limit = _limit(request.query_params.get("limit", "50"))
     query = request.query_params.get("q", "").strip() or None
     threads = await store.list_threads(limit=limit, owner=owner_filter(request),
@@ -61,7 +62,7 @@ def _limit(value: str) -> int:
 async def thread_messages(request: Request) -> Response:
     """``GET /threads/{thread_id}/messages``: the thread, its messages (tool arguments and
     results masked) and its runs, the newest first (how each ended, its typed output)."""
-    store = request.app.state.bloge.store
+    store = state_of(request).store
     thread_id = request.path_params["thread_id"]
     owner = owner_filter(request)
     thread = await store.get_thread(thread_id, owner=owner)
@@ -107,7 +108,7 @@ async def run_events(request: Request) -> Response:
     number, label, turn, one-line detail and the event itself. JSON (``{"run", "events"}``,
     as they are now); with ``Accept: text/event-stream``, SSE that follows the run live
     (``event: entry``, then ``event: end``), from after ``Last-Event-ID`` (or ``?after=``)."""
-    state = request.app.state.bloge
+    state = state_of(request)
     run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     after = last_event_id(request)
     if "text/event-stream" in request.headers.get("accept", ""):
@@ -153,7 +154,7 @@ async def list_approvals(request: Request) -> Response:
     """``GET /approvals``: the calls waiting now across the principal's runs (approvals and
     external results), oldest first, with their masked arguments and hash; and who asks and
     whether four eyes hold (then a run's own principal may not decide its calls)."""
-    state = request.app.state.bloge
+    state = state_of(request)
     calls = await pending_approvals(state.store, owner=owner_filter(request))
     who = principal_of(request)
     return JSONResponse({"approvals": [call.to_dict() for call in calls],
