@@ -219,14 +219,14 @@ def test_a_typed_result_is_shown_as_a_structured_view(start: Start, page: Page) 
 
 
 def test_a_failed_run_shows_its_id_and_resumes(serve: Serve, page: Page) -> None:
-    served = serve(ScriptedProvider(LOOKUP))  # nothing left for the second turn
-    open_chat(page, served)
+    provider = ScriptedProvider(LOOKUP)  # nothing left for the second turn
+    open_chat(page, serve(provider))
     say(page, "Find kb")
     answer = last_answer(page)
     expect(answer).to_have_attribute("data-state", "failed")
     run_id = answer.get_attribute("data-run-id") or ""
     expect(answer.locator(".error-actions code")).to_have_text(run_id)
-    served.provider.add("Found it after all.")  # type: ignore[attr-defined]
+    provider.add("Found it after all.")
     answer.get_by_role("button", name=f"Resume run {run_id}").click()
     expect(answer.locator(".text")).to_have_text("Found it after all.")
     expect(answer).to_have_attribute("data-state", "done")
