@@ -508,3 +508,15 @@ def test_the_page_works_360_pixels_wide(serve: Serve, browser: Browser) -> None:
     expect(page.locator(".thread-item")).to_have_count(1)
     page.keyboard.press("Escape")
     expect(page.locator("#threads")).to_be_hidden()
+
+
+def test_a_second_tab_on_the_thread_follows_a_run_started_in_the_first(serve: Serve,
+                                                                        page: Page) -> None:
+    open_chat(page, serve(ScriptedProvider("Hello Ada.", "You are Ada.")))
+    answered(page, "I am Ada.")
+    second = page.context.new_page()  # the same browser profile: a tab beside it
+    second.goto(page.url)
+    expect(second.locator(".turn.user .text")).to_have_text(["I am Ada."])
+    answered(page, "Who am I?")
+    expect(second.locator(".turn .text")).to_have_text(
+        ["I am Ada.", "Hello Ada.", "Who am I?", "You are Ada."])
