@@ -19,6 +19,7 @@ from bloge.server import (
     approvals_api,
     autopilot_api,
     chat_api,
+    console_api,
     health,
     openai_api,
     page,
@@ -96,8 +97,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
             await shutdown()
 
     # Starlette tries the routes in order: the busiest first.
-    app = Starlette(routes=[*openai_api.ROUTES, *runs_api.ROUTES, *approvals_api.ROUTES,
-                            *chat_api.ROUTES,
+    app = Starlette(routes=[*openai_api.ROUTES, *console_api.ROUTES, *runs_api.ROUTES,
+                            *approvals_api.ROUTES, *chat_api.ROUTES,
                             *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES,
                             *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes),
                             *(endpoint.routes if endpoint is not None

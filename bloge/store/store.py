@@ -203,9 +203,13 @@ class Store:
         """The thread whose id is, or uniquely starts with, ``prefix`` (as :meth:`find_run`)."""
         return await self.get_thread(await self._id_starting("thread", prefix))
 
-    async def list_threads(self, *, limit: int = 50) -> list[Thread]:
-        """The most recently active threads first."""
-        return await self.run_script(reads.list_threads(limit=limit, now=self.clock()))
+    async def list_threads(self, *, limit: int = 50, owner: str | None = None,
+                           containing: str | None = None) -> list[Thread]:
+        """The most recently active threads first; with ``owner``, only that principal's;
+        with ``containing``, only those whose id or one of whose messages holds that text
+        (in any case)."""
+        return await self.run_script(reads.list_threads(limit=limit, now=self.clock(),
+                                                        owner=owner, containing=containing))
 
     async def thread_messages(self, thread_id: str, *, after: int = 0, limit: int | None = None,
                               owner: str | None = None) -> list[StoredMessage]:

@@ -28,8 +28,9 @@ def journal_events(events: Iterable[RunEvent]) -> list[dict[str, Any]]:
 
 
 def run_timeline(run_id: str, events: Iterable[RunEvent]) -> list[TimelineEntry]:
-    """The timeline of the run's callbacks."""
-    return execution_timeline(journal_events(events), run_id)
+    """The timeline of the run's callbacks among ``events`` (none: an empty timeline)."""
+    journal = journal_events(events)
+    return execution_timeline(journal, run_id) if journal else []
 
 
 def _iso(at: float) -> str:

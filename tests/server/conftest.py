@@ -26,6 +26,7 @@ from bloge.server.connections import uvicorn_options
 from bloge.server.guard import Guard
 from bloge.store import Store, open_store
 from tests.cli.conftest import app  # noqa: F401 -- the repository's application, a fixture
+from tests.server.browser import browser, page  # noqa: F401 -- the browser tests' fixtures
 from tests.server.live_server import LiveServer
 
 AGENTS = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 
 import httpx
@@ -42,3 +43,8 @@ def test_the_page_needs_no_key_while_the_api_does(serve: Serve) -> None:
     assert httpx.get(served.url("/")).status_code == 200
     assert httpx.head(served.url("/")).status_code == 200
     assert httpx.get(served.url("/agents")).status_code == 401
+
+
+def test_the_page_stays_small(serve: Serve) -> None:
+    page = httpx.get(serve(ScriptedProvider()).url("/")).content
+    assert len(gzip.compress(page)) < 20_000  # 16.7 kB when the console was added

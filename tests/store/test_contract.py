@@ -287,3 +287,23 @@ async def test_runs_list_by_thread_and_status(store: Store, clock: Clock) -> Non
     assert [r.id for r in await store.list_runs(thread_id="t1")] == ["r2", "r1"]
     assert {r.id for r in await store.list_runs(status=RunStatus.RUNNING)} == {"r2", "r3"}
     assert [r.id for r in await store.list_runs(status=RunStatus.SUCCEEDED)] == ["r1"]
+
+
+async def test_threads_are_listed_for_their_owner_and_searched_by_their_text(
+        store: Store, clock: Clock) -> None:
+    writer = StoreWriter(store)
+    for run_id, thread_id, owner, text in (("r1", "t-ada", "key:ada", "Refund my ORDER_1"),
+                                           ("r2", "t-bob", "key:bob", 'He said "100%"')):
+        clock.now += 1
+        await writer.start_run(run_id=run_id, thread_id=thread_id, agent_id="support",
+                               input=[LlmMessage.user(text)], metadata=None, worker="w",
+                               owner=owner)
+        await writer.write([AppendMessages(thread_id, (stored(thread_id, 1, text, run_id),),
+                                           clock.now)])
+    assert [t.id for t in await store.list_threads()] == ["t-bob", "t-ada"]
+    assert [t.id for t in await store.list_threads(owner="key:ada")] == ["t-ada"]
+    assert [t.id for t in await store.list_threads(containing="refund my order_1")] == ["t-ada"]
+    assert [t.id for t in await store.list_threads(containing='"100%"')] == ["t-bob"]
+    assert [t.id for t in await store.list_threads(containing="T-B")] == ["t-bob"]
+    assert await store.list_threads(containing="order_1", owner="key:bob") == []
+    assert await store.list_threads(containing="ORDER%1") == []  # % is a character, not any

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import orjson
+
 from bloge.store.records import (
     Run,
     RunEvent,
@@ -38,10 +40,25 @@ def get_thread(thread_id: str, *, now: float, owner: str | None = None) -> Scrip
     return None if row is None else thread_of(row, now)
 
 
-def list_threads(*, limit: int, now: float) -> Script[list[Thread]]:
-    result = yield Query(f"SELECT {THREAD_COLUMNS} FROM bloge_threads "
-                         "ORDER BY updated_at DESC, id LIMIT ?", (limit,))
+def list_threads(*, limit: int, now: float, owner: str | None = None,
+                 containing: str | None = None) -> Script[list[Thread]]:
+    """The most recently active threads first; with ``owner``, only that principal's; with
+    ``containing``, only those whose id or a message holds that text (any case)."""
+    where, params = _owned("1 = 1", (), owner)
+    if containing:
+        # A message's body is its JSON: the text is looked for as JSON writes it.
+        pattern = "%" + _like_escaped(orjson.dumps(containing.lower()).decode()[1:-1]) + "%"
+        where += (" AND (LOWER(id) LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM bloge_messages m"
+                  " WHERE m.thread_id = bloge_threads.id AND LOWER(m.body) LIKE ? ESCAPE '\\'))")
+        params = (*params, pattern, pattern)
+    result = yield Query(f"SELECT {THREAD_COLUMNS} FROM bloge_threads WHERE {where} "
+                         "ORDER BY updated_at DESC, id LIMIT ?", (*params, limit))
     return [thread_of(row, now) for row in result.rows]
+
+
+def _like_escaped(text: str) -> str:
+    """``text`` matched literally by ``LIKE … ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def messages(thread_id: str, ranges: Sequence[tuple[int, int]]) -> Script[list[StoredMessage]]:
@@ -123,9 +140,8 @@ def ids_starting(kind: Literal["run", "thread"], prefix: str, *,
                  limit: int) -> Script[list[str]]:
     """The ids of runs or threads starting with ``prefix``, the newest first."""
     table, newest = _NAMED_BY_PREFIX[kind]
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     result = yield Query(f"SELECT id FROM {table} WHERE id LIKE ? ESCAPE '\\' "
-                         f"ORDER BY {newest} DESC LIMIT ?", (escaped + "%", limit))
+                         f"ORDER BY {newest} DESC LIMIT ?", (_like_escaped(prefix) + "%", limit))
     return [row[0] for row in result.rows]
 
 
