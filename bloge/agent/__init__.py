@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import GuardrailTrippedError as GuardrailTrippedError
     from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent.loop import Partial as Partial
+    from bloge.agent.loop import SubAgentChunk as SubAgentChunk
     from bloge.agent.loop import PendingCall as PendingCall
     from bloge.agent.loop import RunPaused as RunPaused
     from bloge.agent.loop import StreamingAgentLoopOperator as StreamingAgentLoopOperator

@@ -12,7 +12,7 @@ from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
 from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.sync_stream import iterate_sync
-from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
+from bloge.agent.facade.tools import Tool, ToolLike, ToolOperator, tool_operator
 from bloge.agent.guards.model import GuardDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.checkpoint import AgentCheckpoint
@@ -20,6 +20,11 @@ from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
+from bloge.agent.subagent import (
+    DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
+    QUESTION_PARAMETERS,
+    SubAgentTool,
+)
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.core.sync import run_sync
@@ -275,6 +280,26 @@ class Agent:
                                   "input; continue its thread with run(input, thread_id=…)")
         return await self._operator.aresume_run(run, decisions=decisions,
                                                 tool_results=tool_results)
+
+    def as_tool(self, name: str | None = None, *, description: str = "",
+                max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
+                ) -> ToolOperator:
+        """This agent as a tool of another: ``Agent(llm, [researcher.as_tool()])``.
+
+        A call asks this agent its ``input`` argument and answers with its answer (its typed
+        output's JSON data with an ``output_type``), with this agent's own ``max_turns`` and
+        budget; its failure is the call's error, which the caller's model sees. With a
+        ``store`` here and a recorded caller, each call is a run of its own, a child of the
+        caller's run (``parent_run_id``), which a resumed caller takes up instead of running
+        again. ``name`` is the tool's (default: this agent's name); ``description`` what the
+        caller's model reads of it; ``max_descendant_tool_calls`` caps the tool calls of the
+        caller's sub-agents, all the way down (see :mod:`bloge.agent.subagent`).
+        """
+        operator = SubAgentTool(self._operator, description=description,
+                                max_descendant_tool_calls=max_descendant_tool_calls)
+        return ToolOperator(name or self._operator.agent_def.id,
+                            description or f"Ask agent {self._operator.agent_def.id!r}",
+                            dict(QUESTION_PARAMETERS), operator)
 
     def as_handler(self, *, path: str | None = None,
                    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> AgentHandler:

@@ -43,10 +43,6 @@ class Tool(Protocol):
     def call(self, args: str) -> str | Awaitable[str]: ...
 
 
-ToolLike: TypeAlias = Tool | Callable[..., Any]
-"""What an ``Agent`` takes as a tool: a :class:`Tool`, or a plain typed function."""
-
-
 @dataclass(frozen=True, slots=True)
 class ToolOperator:
     """One tool of an ``Agent``: what the model sees, and the operator that runs it."""
@@ -57,9 +53,17 @@ class ToolOperator:
     operator: object
 
 
+ToolLike: TypeAlias = Tool | ToolOperator | Callable[..., Any]
+"""What an ``Agent`` takes as a tool: a :class:`Tool`, a plain typed function, or another
+agent (``Agent.as_tool()``)."""
+
+
 def tool_operator(tool: ToolLike) -> ToolOperator:
     """The operator of a :class:`Tool` or of a typed function (see :mod:`.functions`);
     ``BlogeUsageError`` when ``tool`` is neither or its name is not one a provider takes."""
+    if isinstance(tool, ToolOperator):  # made already: Agent.as_tool()
+        _named(tool.name, tool)
+        return tool
     if isinstance(tool, type):
         raise BlogeUsageError(f"an Agent's tools are instances or functions: pass "
                               f"{tool.__name__}(), not the class {tool.__name__}")
