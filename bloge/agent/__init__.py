@@ -52,10 +52,10 @@ if TYPE_CHECKING:
     from bloge.agent.loop import GuardrailTrippedError as GuardrailTrippedError
     from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent.loop import Partial as Partial
-    from bloge.agent.loop import SubAgentChunk as SubAgentChunk
     from bloge.agent.loop import PendingCall as PendingCall
     from bloge.agent.loop import RunPaused as RunPaused
     from bloge.agent.loop import StreamingAgentLoopOperator as StreamingAgentLoopOperator
+    from bloge.agent.loop import SubAgentChunk as SubAgentChunk
     from bloge.agent.loop import Token as Token
     from bloge.agent.loop import ToolEnd as ToolEnd
     from bloge.agent.loop import ToolStart as ToolStart

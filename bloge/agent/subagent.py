@@ -27,6 +27,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from bloge.agent.agent_calls import QUESTION_PARAMETERS
 from bloge.agent.loop.chunks import AgentStreamChunk, Done, SubAgentChunk
 from bloge.agent.loop.pause import RunPaused
 from bloge.agent.loop.tools import TOOL_CALL, ChunkSink, ToolCallScope
@@ -42,13 +43,6 @@ if TYPE_CHECKING:
 #: tool (or ``bloge.agents.max-descendant-tool-calls``) sets another.
 DEFAULT_MAX_DESCENDANT_TOOL_CALLS = 200
 
-#: The arguments a sub-agent tool takes when its DSL block has no ``input`` block.
-QUESTION_PARAMETERS: Mapping[str, Any] = {
-    "type": "object",
-    "properties": {"input": {"type": "string",
-                             "description": "What to ask the agent, in full"}},
-    "required": ["input"],
-}
 
 
 class SubAgentError(BlogeError):

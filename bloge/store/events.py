@@ -13,8 +13,8 @@ from bloge.agent import (
     AgentExecutionListener,
     AgentStreamChunk,
     BudgetExceededError,
-    Token,
     SubAgentChunk,
+    Token,
     ToolEnd,
     ToolStart,
 )

@@ -156,6 +156,12 @@ class Run:
             "parent_run_id": self.parent_run_id,
         }
 
+    def summary(self) -> dict[str, Any]:
+        """What a parent's record says of this run, its child: id, agent, status and exit
+        reason."""
+        return {"id": self.id, "agent_id": self.agent_id, "status": self.status.value,
+                "exit_reason": self.exit_reason}
+
 
 @dataclass(frozen=True, slots=True)
 class PendingApproval:

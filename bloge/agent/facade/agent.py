@@ -148,6 +148,7 @@ class Agent:
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
         output_types: Sequence[type] = (),
+        agents: Sequence[Agent] = (),
     ) -> Agent:
         """The agent an ``agent { … }`` definition declares, its tools bound to ``tools``.
 
@@ -161,11 +162,16 @@ class Agent:
         turn cap, prompt, memory and exit condition are the definition's; ``llm``,
         ``listeners`` and ``store`` as for :class:`Agent`. ``output_types`` are the types
         (pydantic models, dataclasses, TypedDicts) ``output = <Name>`` may name, by class name.
+        ``agents`` are the agents a ``tool <name> : agent <agentName> { … }`` block may ask,
+        by their ``name``: each call runs that agent as a sub-agent (see :meth:`as_tool`); a
+        block naming none of them, or agents asking each other in a cycle, is a
+        :class:`~bloge.CompileError` at the name in the block.
         """
         from bloge.agent.facade.dsl import compile_agent  # noqa: PLC0415 -- loads the DSL compiler when used
 
         registry = OperatorRegistry()
-        definition = compile_agent(source, registry, tools, output_types)
+        named = {agent.operator.agent_def.id: agent.operator for agent in agents}
+        definition = compile_agent(source, registry, tools, output_types, named)
         # The model's operators join after the compilation: a tool block may not name them.
         return cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextvars import ContextVar
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
