@@ -18,9 +18,7 @@ from bloge import (
     StreamingAgentLoopOperator,
     agent_operator,
 )
-from bloge.agent import LlmSummarizer
-from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, check_agent_calls
-from bloge.agent.subagent import SubAgentTool
+from bloge.agent import AGENT_TOOL_PREFIX, LlmSummarizer, SubAgentTool, check_agent_calls
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.budgets import budget_policy
