@@ -93,8 +93,8 @@ class SubAgentTool:
             output = await self.agent.arun_child(question_of(input), ctx, run_id=run_id,
                                                  sink=sink)
         except RunPaused as paused:
-            raise SubAgentError(f"sub-agent {agent_id!r} (run {paused.run_id}) waits: "
-                                f"{paused}; it goes on once decided, then ask again",
+            raise SubAgentError(f"sub-agent {agent_id!r} did not answer: {paused}; its run "
+                                "goes on by itself once decided, without answering this call",
                                 agent_id=agent_id, run_id=paused.run_id) from paused
         except BlogeError as error:
             where = f" (run {run_id})" if run_id is not None and self.agent.store else ""

@@ -10,14 +10,26 @@ from pydantic import BaseModel
 
 from bloge import (
     Agent,
+    AgentBuilder,
+    AgentDslCompiler,
     BudgetExceededError,
     CompileError,
+    LlmChatOperator,
+    OperatorRegistry,
     SubAgentChunk,
     Token,
     ToolEnd,
     ToolStart,
 )
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
+from bloge.agent import check_agent_calls
+from bloge.llm import (
+    LLM_CHAT,
+    FunctionProvider,
+    LlmRequest,
+    LlmResponse,
+    ScriptedProvider,
+    ToolCall,
+)
 from bloge.llm.testing import tool_call_response
 from bloge.store import RunStatus, Store, open_store
 
@@ -177,9 +189,6 @@ def test_a_dsl_tool_naming_an_unknown_agent_is_a_located_compile_error() -> None
 
 
 def test_agents_asking_each_other_in_a_cycle_are_a_compile_error() -> None:
-    from bloge import AgentDslCompiler
-    from bloge.agent import check_agent_calls
-
     definitions = AgentDslCompiler().compile_all(
         'agent a { model = "m"  tool ask_b : agent b { } }\n'
         'agent b { model = "m"  tool ask_a : agent a { } }', filename="team.bloge")
@@ -200,3 +209,13 @@ def test_a_dsl_agent_tool_asks_the_named_agent() -> None:
         agents=[researcher])
     output = triage.run_output("Where?")
     assert tool_messages(output) == ["Paris."]
+
+
+def test_the_builder_adds_a_tool_asking_another_agent() -> None:
+    researcher = Agent(ScriptedProvider("Paris."), name="researcher")
+    provider = ScriptedProvider(tool_call_response("ask", '{"input": "capital?"}'), "ok")
+    registry = OperatorRegistry().register(LLM_CHAT, LlmChatOperator(provider))
+    operator = (AgentBuilder.create("triage", registry=registry).model("m")
+                .sub_agent("ask", researcher.operator).to_operator("triage"))
+    assert tool_messages(operator.execute("go")) == ["Paris."]
+    assert operator.agent_def.agent_calls[0].agent == "researcher"

@@ -6,6 +6,7 @@ import os
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from bloge.agent.agent_calls import QUESTION_PARAMETERS
 from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.builder import AgentBuilder
 from bloge.agent.definition import AgentDef, AgentToolRef
@@ -20,11 +21,7 @@ from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
-from bloge.agent.subagent import (
-    DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
-    QUESTION_PARAMETERS,
-    SubAgentTool,
-)
+from bloge.agent.subagent import DEFAULT_MAX_DESCENDANT_TOOL_CALLS, SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.core.sync import run_sync

@@ -21,8 +21,8 @@ a checkpoint, that a raised limit resumes.
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -150,6 +150,9 @@ class BudgetCounters(Protocol):
 _NOTHING = Spend()
 
 
+#: Runs the calls of a tool round that the budgets let run.
+Dispatch = Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]]
+
 #: The ledger of the run whose tool round runs in this task: a sub-agent's run that one of
 #: its calls starts spends against it too.
 _CALLER: ContextVar[RunLedger | None] = ContextVar("bloge_caller_ledger", default=None)
@@ -195,11 +198,11 @@ class RunLedger:
         self._estimator = estimator
         self._checkpoint = checkpoint
         self._usage = usage
-        self.caller = _CALLER.get()
+        self.caller: RunLedger | None = _CALLER.get()
         self.descendants = _NOTHING
         # Nothing to judge: a model call reserves nothing (its prompt is not even counted).
-        self._limited = (self.budget.limited or bool(claims)
-                         or (self.caller is not None and self.caller._limited))
+        self._limited: bool = (self.budget.limited or bool(claims)
+                               or (self.caller is not None and self.caller.limited))
         self._started = time.monotonic()
 
     def max_tokens(self, declared: int | None) -> int | None:
@@ -252,6 +255,11 @@ class RunLedger:
             await self._counters.settle(self._claims, reserved, CallUsage(
                 turn, model, spent, cache_read, cache_write, response.usage_reported))
 
+    @property
+    def limited(self) -> bool:
+        """Whether a step of this run (or of a run it started) has a budget to fit."""
+        return self._limited
+
     def refusal_for_descendant(self, need: Spend) -> Refusal | None:
         """Whether a model call of a run this run started (a sub-agent's) fits this run's
         budget and its callers': the refusal of the first that it does not fit."""
@@ -274,7 +282,7 @@ class RunLedger:
 
     async def tool_round(
         self, turn: int, calls: Sequence[ToolCall], recorded: Mapping[str, object] | None,
-        dispatch: Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]],
+        dispatch: Dispatch,
         observer: RunObserver | None,
     ) -> list[ToolOutcome]:
         """Run the calls of the round that fit the budgets (see the module docs)."""
@@ -308,8 +316,7 @@ class RunLedger:
         outcomes.update((outcome.call.id, outcome) for outcome in ran)
         return [outcomes[call.id] for call in calls]
 
-    async def _dispatch(self, dispatch: Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]],
-                        calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+    async def _dispatch(self, dispatch: Dispatch, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
         """``dispatch(calls)``, with this ledger the caller of the runs the calls start."""
         token = _CALLER.set(self)
         try:
