@@ -27,8 +27,8 @@ DONE = LlmResponse("It is Paris.")
 ANSWER = LlmResponse("Paris.")
 
 
-def researcher(input: str) -> str:
-    """Ask the researcher."""
+async def researcher(input: str) -> str:
+    """Ask the researcher (async, as the sub-agent's operator is: no worker thread)."""
     return "Paris."
 
 
