@@ -12,6 +12,7 @@ from bloge import (
     Agent,
     AgentBuilder,
     AgentDslCompiler,
+    BlogeUsageError,
     BudgetExceededError,
     CompileError,
     LlmChatOperator,
@@ -219,3 +220,10 @@ def test_the_builder_adds_a_tool_asking_another_agent() -> None:
                 .sub_agent("ask", researcher.operator).to_operator("triage"))
     assert tool_messages(operator.execute("go")) == ["Paris."]
     assert operator.agent_def.agent_calls[0].agent == "researcher"
+
+
+def test_an_agent_whose_name_is_no_tool_name_needs_one_for_as_tool() -> None:
+    researcher = Agent(ScriptedProvider("x"), name="the researcher")
+    with pytest.raises(BlogeUsageError, match=r"as_tool\('research'\)"):
+        researcher.as_tool()
+    assert researcher.as_tool("research").name == "research"

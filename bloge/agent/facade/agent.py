@@ -13,7 +13,7 @@ from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
 from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.sync_stream import iterate_sync
-from bloge.agent.facade.tools import Tool, ToolLike, ToolOperator, tool_operator
+from bloge.agent.facade.tools import TOOL_NAME, Tool, ToolLike, ToolOperator, tool_operator
 from bloge.agent.guards.model import GuardDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.checkpoint import AgentCheckpoint
@@ -298,9 +298,13 @@ class Agent:
         caller's model reads of it; ``max_descendant_tool_calls`` caps the tool calls of the
         caller's sub-agents, all the way down (see :mod:`bloge.agent.subagent`).
         """
+        agent_id = self._operator.agent_def.id
+        if name is None and not TOOL_NAME.fullmatch(agent_id):
+            raise BlogeUsageError(f"agent {agent_id!r} is no tool name (1 to 64 letters, "
+                                  "digits, '_' or '-'): give one, as_tool('research')")
         operator = SubAgentTool(self._operator, description=description,
                                 max_descendant_tool_calls=max_descendant_tool_calls)
-        return ToolOperator(name or self._operator.agent_def.id,
+        return ToolOperator(name or agent_id,
                             description or f"Ask agent {self._operator.agent_def.id!r}",
                             dict(QUESTION_PARAMETERS), operator)
 

@@ -18,7 +18,7 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.errors import BlogeUsageError
 
 #: What providers accept as a tool name (OpenAI and Anthropic alike).
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The chapter's schema, for a tool that declares none: any arguments object.
 ANY_OBJECT: Mapping[str, Any] = {"type": "object"}
 
@@ -100,7 +100,7 @@ def _as_json_text(arguments: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[s
 
 
 def _named(name: object, tool: object) -> str:
-    if isinstance(name, str) and _TOOL_NAME.fullmatch(name):
+    if isinstance(name, str) and TOOL_NAME.fullmatch(name):
         return name
     raise BlogeUsageError(
         f"tool {tool!r} needs a name of 1 to 64 letters, digits, '_' or '-', got {name!r}"
