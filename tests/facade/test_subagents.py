@@ -12,6 +12,7 @@ from bloge import (
     Agent,
     AgentBuilder,
     AgentDslCompiler,
+    AgentOutput,
     BlogeUsageError,
     BudgetExceededError,
     CompileError,
@@ -49,8 +50,8 @@ def asks(*calls: tuple[str, str]) -> LlmResponse:
         for i, (tool, question) in enumerate(calls)))
 
 
-def tool_messages(output: object) -> list[str]:
-    return [m.content for m in output.messages if m.role == "tool"]  # type: ignore[attr-defined]
+def tool_messages(output: AgentOutput) -> list[str]:
+    return [m.content for m in output.messages if m.role == "tool"]
 
 
 async def test_a_sub_agents_answer_is_the_calls_result(store: Store) -> None:
