@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from bloge.agent import Done as Done
     from bloge.agent import OutputValidationError as OutputValidationError
     from bloge.agent import Partial as Partial
+    from bloge.agent import SubAgentChunk as SubAgentChunk
     from bloge.agent import Token as Token
     from bloge.agent import Tool as Tool
     from bloge.agent import ToolEnd as ToolEnd

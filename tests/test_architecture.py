@@ -207,7 +207,8 @@ def test_the_public_surface_is_pinned() -> None:
         "MaxTurnsExceededError", "Node", "Operator", "OperatorContext", "OperatorInputError",
         "OperatorMetadata", "OperatorRegistry", "OutputValidationError", "Partial",
         "ProviderError", "RunError", "RunPaused",
-        "StreamingAgentLoopOperator", "Token", "Tool", "ToolCall", "ToolCompletedPayload",
+        "StreamingAgentLoopOperator", "SubAgentChunk", "Token", "Tool", "ToolCall",
+        "ToolCompletedPayload",
         "ToolDefinition", "ToolDispatchedPayload", "ToolEnd", "ToolStart", "TurnStartedPayload",
         "UnknownOperatorError", "__version__", "agent_operator", "open_store",
     ])

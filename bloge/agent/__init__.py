@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from bloge.agent.agent_calls import AGENT_TOOL_PREFIX as AGENT_TOOL_PREFIX
+    from bloge.agent.agent_calls import AgentCall as AgentCall
+    from bloge.agent.agent_calls import check_agent_calls as check_agent_calls
     from bloge.agent.budget import Budget as Budget
     from bloge.agent.budget import BudgetPolicy as BudgetPolicy
     from bloge.agent.budget import with_budget_limits as with_budget_limits
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import PendingCall as PendingCall
     from bloge.agent.loop import RunPaused as RunPaused
     from bloge.agent.loop import StreamingAgentLoopOperator as StreamingAgentLoopOperator
+    from bloge.agent.loop import SubAgentChunk as SubAgentChunk
     from bloge.agent.loop import Token as Token
     from bloge.agent.loop import ToolEnd as ToolEnd
     from bloge.agent.loop import ToolStart as ToolStart
@@ -66,6 +70,8 @@ if TYPE_CHECKING:
     from bloge.agent.output.problems import OutputProblem as OutputProblem
     from bloge.agent.output.problems import OutputValidationError as OutputValidationError
     from bloge.agent.output.schema import OutputSchema as OutputSchema
+    from bloge.agent.subagent import SubAgentError as SubAgentError
+    from bloge.agent.subagent import SubAgentTool as SubAgentTool
     from bloge.llm.types import ToolDefinition as ToolDefinition
 else:
     __getattr__, __dir__, __all__ = lazy_exports(__name__)

@@ -6,16 +6,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, Self
 
+from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget import Budget
 from bloge.agent.definition import AgentDef, AgentToolRef, guards_problems, memory_problem
 from bloge.agent.functions import agent_functions
 from bloge.agent.guards.model import GuardDef
 from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
 from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.loop.base import AgentOperatorBase
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.streaming import StreamingAgentLoopOperator
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.agent.memory.strategy import MemoryStrategy
+from bloge.agent.subagent import DEFAULT_MAX_DESCENDANT_TOOL_CALLS, SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.dsl.expression import Expression
@@ -193,6 +196,32 @@ class AgentBuilder:
                 and tool.operator_ref not in self._registry:
             self._registry.get(tool.operator_ref)  # raises with a did-you-mean
         self._tools.append(tool)
+        return self
+
+    def sub_agent(self, name: str, agent: AgentOperatorBase, *, description: str = "",
+                  input: Mapping[str, str | Expression] | None = None,
+                  max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
+                  ) -> Self:
+        """Add a tool ``name`` that asks ``agent`` (an agent operator, ``Agent.operator``):
+        the builder's registry gets its :class:`~bloge.agent.subagent.SubAgentTool` under
+        ``agent:<id>``, as the DSL's ``tool <name> : agent <id> { … }`` does. Without
+        ``input`` the model passes the question as ``input``."""
+        if self._registry is None:
+            raise BlogeUsageError(f"sub_agent({name!r}, …) registers the agent's tool: create "
+                                  "the builder with AgentBuilder.create(…, registry=…)")
+        agent_id = agent.agent_def.id
+        ref = f"{AGENT_TOOL_PREFIX}{agent_id}"
+        self._registry.register(ref, SubAgentTool(
+            agent, description=description,
+            max_descendant_tool_calls=max_descendant_tool_calls), replace=True)
+        self.tool(name, ref, description=description or f"Ask agent {agent_id!r}", input=input,
+                  parameters=None if input is not None else QUESTION_PARAMETERS)
+        return self.agent_calls(AgentCall(name, agent_id, "<AgentBuilder>", 1, 1))
+
+    def agent_calls(self, *calls: AgentCall) -> Self:
+        """Record tools that ask other agents, as the DSL declares them (what
+        :func:`~bloge.agent.check_agent_calls` checks); :meth:`sub_agent` records its own."""
+        self._values["agent_calls"] = (*self._values.get("agent_calls", ()), *calls)
         return self
 
     def guard(self, *guards: GuardDef) -> Self:

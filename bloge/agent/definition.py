@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloge.agent.agent_calls import AgentCall
 from bloge.agent.budget import Budget
 from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.model import GuardDef
@@ -205,6 +206,9 @@ class AgentDef:
     fallback: tuple[str, ...] = ()
     """Models tried in order when a call to ``model`` fails over: an overloaded, rate-limited
     or unreachable provider (our addition; see :mod:`bloge.llm.fallback`)."""
+    agent_calls: tuple[AgentCall, ...] = ()
+    """The tools that run another agent, and where the DSL names it (our addition; see
+    :mod:`bloge.agent.subagent`): what the loader checks against the agents it knows."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)

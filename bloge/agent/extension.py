@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget_block import budget_field, compile_budget
 from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
@@ -87,6 +88,7 @@ class _AgentBlock:
     guards: list[GuardDef] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     """Every tool declared, the ones with errors too (``tool_call`` is checked against them)."""
+    agent_calls: list[AgentCall] = field(default_factory=list)
 
     def compile(self) -> AgentDef:
         agent_id = self._header()
@@ -113,6 +115,7 @@ class _AgentBlock:
             id=agent_id,
             tools=tuple(self.tools),
             guards=tuple(self.guards),
+            agent_calls=tuple(self.agent_calls),
             **{**self.values, **({"streaming": True} if streaming_prefix else {})},
         )
 
@@ -420,6 +423,10 @@ class _AgentBlock:
                 case s.Field(span=span):
                     self._error("fields (name: type) belong in an agent's output { … } block",
                                 span)
+        if block.ref_kind == "agent":
+            self._agent_tool(block, description=description, timeout=timeout,
+                             bindings=bindings, approval=approval, parameters=parameters)
+            return
         if block.ref == "external":
             self.tools.append(AgentToolRef.external_tool(block.name, description=description,
                                                          parameters=parameters))
@@ -433,6 +440,26 @@ class _AgentBlock:
         self.tools.append(build_tool(block.name, block.ref, description=description,
                                      bindings=bindings, registry=registry, timeout=timeout,
                                      parameters=parameters, requires_approval=approval))
+
+    def _agent_tool(self, block: s.Block, *, description: str, timeout: float | None,
+                    bindings: dict[str, Expression] | None, approval: bool | Expression,
+                    parameters: dict[str, Any] | None) -> None:
+        """``tool <name> : agent <agentId> { … }``: a call asks that agent (which the loader
+        resolves among the agents it knows, see :mod:`bloge.agent.subagent`)."""
+        assert block.name is not None
+        assert block.ref is not None
+        span = block.ref_span or block.span
+        if "." in block.ref:
+            self._error(f"tool {block.name!r}: an agent's id has no '.': {block.ref!r}", span)
+            return
+        self.agent_calls.append(AgentCall(block.name, block.ref, self.source.filename,
+                                          span.line, span.column, self.source.line(span.line)))
+        if parameters is None and bindings is None:
+            parameters = dict(QUESTION_PARAMETERS)
+        self.tools.append(build_tool(
+            block.name, f"{AGENT_TOOL_PREFIX}{block.ref}",
+            description=description or f"Ask agent {block.ref!r}", bindings=bindings,
+            timeout=timeout, parameters=parameters, requires_approval=approval))
 
     def _approval(self, node: s.Expr) -> bool | Expression:
         """``requires_approval``: ``true``, ``false``, or an expression over ``tool_args``."""

@@ -36,19 +36,23 @@ class OperatorContext(Mapping[str, Any]):
     :mod:`bloge.store`): the same for every attempt of that call, also when a resumed run runs
     it again, so that an operator with side effects can tell a repeat from a new request.
 
+    ``run_id`` is the recorded run the operator runs in (set with ``idempotency_key``): an
+    agent run started with this context — a sub-agent's — is recorded as that run's child.
+
     ``principal`` is who the run is for (a :class:`Principal`, set by the server that took
     the request; ``None`` when nobody was authenticated). It is no value of the mapping: a
     DSL binding or a model cannot read or set it.
     """
 
     __slots__ = ("_parent", "_values", "execution_id", "graph_name", "idempotency_key",
-                 "node_id", "principal")
+                 "node_id", "principal", "run_id")
 
     execution_id: str
     graph_name: str | None
     node_id: str | None
     idempotency_key: str | None
     principal: Principal | None
+    run_id: str | None
 
     def __init__(
         self,
@@ -60,6 +64,7 @@ class OperatorContext(Mapping[str, Any]):
         node_id: str | None = None,
         idempotency_key: str | None = None,
         principal: Principal | None = None,
+        run_id: str | None = None,
     ) -> None:
         self._values: dict[str, Any] = dict(values or {})
         self._parent = parent
@@ -77,6 +82,9 @@ class OperatorContext(Mapping[str, Any]):
         )
         self.principal = principal if principal is not None else (
             parent.principal if parent is not None else None
+        )
+        self.run_id = run_id if run_id is not None else (
+            parent.run_id if parent is not None else None
         )
 
     @classmethod
@@ -99,10 +107,11 @@ class OperatorContext(Mapping[str, Any]):
         graph_name: str | None = None,
         node_id: str | None = None,
         idempotency_key: str | None = None,
+        run_id: str | None = None,
     ) -> OperatorContext:
         """A context that sees ``values`` first and this context's values behind them."""
         return OperatorContext(values, parent=self, graph_name=graph_name, node_id=node_id,
-                               idempotency_key=idempotency_key)
+                               idempotency_key=idempotency_key, run_id=run_id)
 
     def __getitem__(self, key: str) -> Any:
         context: OperatorContext | None = self

@@ -143,7 +143,7 @@ class Binding:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """``keywords… [name] [: ref] { body }``.
+    """``keywords… [name] [: [agent] ref] { body }``.
 
     With two or more header words the last one is the block's ``name`` and the others are its
     ``keywords`` (``stream agent dataAnalyst`` → keywords ``("stream", "agent")``, name
@@ -157,6 +157,9 @@ class Block:
     span: Span
     name_span: Span | None
     ref_span: Span | None
+    ref_kind: str | None = None
+    """What ``ref`` names when a word comes before it: ``"agent"`` for ``tool research :
+    agent researcher { … }`` (another agent), ``None`` for an operator."""
 
     @property
     def kind(self) -> str:

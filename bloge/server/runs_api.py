@@ -100,10 +100,12 @@ async def follow_run(request: Request) -> Response:
 
 
 async def get_run(request: Request) -> Response:
-    """``GET /runs/{run_id}``: the run's record."""
-    run = await state_of(request).store.get_run(request.path_params["run_id"],
-                                                owner=owner_filter(request))
-    return JSONResponse(run.to_dict())
+    """``GET /runs/{run_id}``: the run's record, with the runs its sub-agents' calls started
+    (``children``: each one's id, agent, status and exit reason)."""
+    store = state_of(request).store
+    run = await store.get_run(request.path_params["run_id"], owner=owner_filter(request))
+    children = await store.child_runs(run.id)
+    return JSONResponse({**run.to_dict(), "children": [child.summary() for child in children]})
 
 
 async def cancel_run(request: Request) -> Response:

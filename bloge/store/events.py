@@ -13,6 +13,7 @@ from bloge.agent import (
     AgentExecutionListener,
     AgentStreamChunk,
     BudgetExceededError,
+    SubAgentChunk,
     Token,
     ToolEnd,
     ToolStart,
@@ -35,6 +36,13 @@ def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
         case ToolEnd(name, call_id, success, turn):
             return "tool_end", {"tool": name, "call_id": call_id, "success": success,
                                 "turn": turn}
+        case SubAgentChunk(name, call_id, run_id, inner):
+            nested = chunk_event(inner)
+            if nested is None:
+                return None
+            kind, body = nested
+            return "subagent", {"tool": name, "call_id": call_id, "run_id": run_id,
+                                "event": kind, "body": body}
     return None
 
 

@@ -172,6 +172,14 @@ class TraceRun:
     trace_parent: str
 
 
+@dataclass(frozen=True, slots=True)
+class ParentRun:
+    """The run that started this one, a sub-agent's run, as a tool call of its own."""
+
+    run_id: str
+    parent_run_id: str
+
+
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
     CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools | \
-    SettleSpend | TraceRun
+    SettleSpend | TraceRun | ParentRun

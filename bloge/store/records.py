@@ -138,6 +138,8 @@ class Run:
     #: The W3C trace context the run was started in (``traceparent``, a space, then
     #: ``tracestate``), when it was started by a traced caller and traced.
     trace_parent: str | None = None
+    #: The run whose tool call started this one (a sub-agent's run), else ``None``.
+    parent_run_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (what ``bloge runs show --json`` and ``GET /runs/{id}`` give)."""
@@ -151,7 +153,14 @@ class Run:
             "input": [message.to_dict() for message in self.input],
             "events": self.event_count, "cancel_requested": self.cancel_requested,
             "pending_approvals": [call.to_dict() for call in self.pending_approvals],
+            "parent_run_id": self.parent_run_id,
         }
+
+    def summary(self) -> dict[str, Any]:
+        """What a parent's record says of this run, its child: id, agent, status and exit
+        reason."""
+        return {"id": self.id, "agent_id": self.agent_id, "status": self.status.value,
+                "exit_reason": self.exit_reason}
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from bloge.core.tracecontext import TraceParent
 from bloge.llm import LlmMessage, LlmResponse, ToolDefinition
 from bloge.store import ops, traced
 from bloge.store.budgets import StoreCounters
+from bloge.store.errors import StoreNotFoundError
 from bloge.store.owner import this_worker
 from bloge.store.paused import resumed_round, tool_json, tool_of
 from bloge.store.recorder import Recorder
@@ -90,6 +91,8 @@ class RecordedRuns:
                                 next_seq=claim.next_seq)
             if tools:  # written with the first batch, before any model call
                 recorder.keep(ops.KeepRunTools(run, tuple(tool_json(t) for t in tools)))
+            if ctx.run_id is not None:  # started by a tool call of that run: a sub-agent's
+                recorder.keep(ops.ParentRun(run, ctx.run_id))
             if store.tracing is not None:
                 _trace(recorder, engine, started_at=store.clock(), parent=traced.started_in())
             try:
@@ -127,6 +130,20 @@ class RecordedRuns:
         finally:
             store.live.ended(run_id)
 
+
+    async def attach_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
+                         *, run_id: str, sink: ChunkSink | None) -> AgentOutput:
+        """Run ``run_id`` to its end however far it got: its recorded output when it
+        succeeded, continued from its last step when it stopped (a crash, a failure), started
+        on a new thread when it never was (see :mod:`bloge.agent.subagent`)."""
+        try:
+            run = await self.store.get_run(run_id)
+        except StoreNotFoundError:
+            return await self.record_run(engine, input, ctx, thread_id=None, sink=sink,
+                                         metadata=None, run_id=run_id)
+        if run.status is RunStatus.SUCCEEDED:
+            return _recorded_output(run)
+        return await self.resume_recorded_run(engine, run_id, ctx, sink=sink)
 
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:
@@ -186,6 +203,18 @@ async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
                               engine.definition.id, usage)
     return await _run(engine, recorder, ctx, sink, checkpoint=resumed, pending=pending,
                       tools=tools)
+
+
+def _recorded_output(run: Run) -> AgentOutput:
+    """The output of a run that succeeded, as its record holds it (no transcript)."""
+    document = run.output or {}
+    checkpoint = AgentCheckpoint((), run.turns, {}, run.agent_id, run.usage)
+    return AgentOutput(content=document.get("content", ""),
+                       finish_reason=document.get("finish_reason", "stop"),
+                       turns_used=run.turns, messages=(), tool_results={},
+                       checkpoint=checkpoint, exit_reason=run.exit_reason or "stop",
+                       usage=run.usage, run_id=run.id, thread_id=run.thread_id,
+                       output=document.get("output"), output_data=document.get("output"))
 
 
 def _check_resumable(run: Run, engine: AgentEngine) -> None:

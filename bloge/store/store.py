@@ -291,6 +291,13 @@ class Store:
         return await self.run_script(reads.list_runs(thread_id=thread_id, status=status,
                                                      limit=limit, now=now, gone=gone))
 
+    async def child_runs(self, run_id: str) -> list[Run]:
+        """The runs the tool calls of ``run_id`` started (its sub-agents'), oldest first."""
+        now = self.clock()
+        leased = await self.run_script(reads.leased_workers(now=now))
+        gone = [worker for worker in leased if process_owner.gone(worker)]
+        return await self.run_script(reads.child_runs(run_id, now=now, gone=gone))
+
     async def run_events(self, run_id: str, *, after: int = 0,
                          limit: int = 100_000) -> list[RunEvent]:
         """The run's events numbered above ``after``, in order."""

@@ -18,7 +18,7 @@ from bloge import (
     StreamingAgentLoopOperator,
     agent_operator,
 )
-from bloge.agent import LlmSummarizer
+from bloge.agent import AGENT_TOOL_PREFIX, LlmSummarizer, SubAgentTool, check_agent_calls
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.budgets import budget_policy
@@ -115,7 +115,23 @@ def load_agents(
             kind = "streaming agent" if definition.streaming else "agent"
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
                           reason=f"{kind} compiled from {display(path, project.path)}")
+    check_agent_calls({agent_id: loaded.definition for agent_id, loaded in agents.items()})
+    register_sub_agents(agents, registry, settings, report)
     return agents
+
+
+def register_sub_agents(agents: dict[str, LoadedAgent], registry: OperatorRegistry,
+                        settings: BlogeSettings, report: ConditionsReport) -> None:
+    """The operators of the tools that run an agent (``tool x : agent y { … }``), one per
+    agent called, under the tool's operator ref."""
+    called = {call.agent for loaded in agents.values() for call in loaded.definition.agent_calls}
+    for agent_id in sorted(called):
+        registry.register(f"{AGENT_TOOL_PREFIX}{agent_id}", SubAgentTool(
+            agents[agent_id].operator,
+            max_descendant_tool_calls=settings.agents.max_descendant_tool_calls))
+        report.record(f"SubAgent[{agent_id}]", registered=True, kind="on-property",
+                      reason=f"a tool runs agent {agent_id!r}; its runs are children of the "
+                             "caller's")
 
 
 def block_windowed(definition: AgentDef, block: int | None) -> AgentDef:

@@ -6,13 +6,14 @@ import os
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from bloge.agent.agent_calls import QUESTION_PARAMETERS
 from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.builder import AgentBuilder
 from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
 from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.sync_stream import iterate_sync
-from bloge.agent.facade.tools import Tool, ToolLike, tool_operator
+from bloge.agent.facade.tools import TOOL_NAME, Tool, ToolLike, ToolOperator, tool_operator
 from bloge.agent.guards.model import GuardDef
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.checkpoint import AgentCheckpoint
@@ -20,6 +21,7 @@ from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
+from bloge.agent.subagent import DEFAULT_MAX_DESCENDANT_TOOL_CALLS, SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.core.sync import run_sync
@@ -143,6 +145,7 @@ class Agent:
         listeners: Sequence[AgentExecutionListener] = (),
         store: object | None = None,
         output_types: Sequence[type] = (),
+        agents: Sequence[Agent] = (),
     ) -> Agent:
         """The agent an ``agent { … }`` definition declares, its tools bound to ``tools``.
 
@@ -156,11 +159,16 @@ class Agent:
         turn cap, prompt, memory and exit condition are the definition's; ``llm``,
         ``listeners`` and ``store`` as for :class:`Agent`. ``output_types`` are the types
         (pydantic models, dataclasses, TypedDicts) ``output = <Name>`` may name, by class name.
+        ``agents`` are the agents a ``tool <name> : agent <agentName> { … }`` block may ask,
+        by their ``name``: each call runs that agent as a sub-agent (see :meth:`as_tool`); a
+        block naming none of them, or agents asking each other in a cycle, is a
+        :class:`~bloge.CompileError` at the name in the block.
         """
         from bloge.agent.facade.dsl import compile_agent  # noqa: PLC0415 -- loads the DSL compiler when used
 
         registry = OperatorRegistry()
-        definition = compile_agent(source, registry, tools, output_types)
+        named = {agent.operator.agent_def.id: agent.operator for agent in agents}
+        definition = compile_agent(source, registry, tools, output_types, named)
         # The model's operators join after the compilation: a tool block may not name them.
         return cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
 
@@ -275,6 +283,30 @@ class Agent:
                                   "input; continue its thread with run(input, thread_id=…)")
         return await self._operator.aresume_run(run, decisions=decisions,
                                                 tool_results=tool_results)
+
+    def as_tool(self, name: str | None = None, *, description: str = "",
+                max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
+                ) -> ToolOperator:
+        """This agent as a tool of another: ``Agent(llm, [researcher.as_tool()])``.
+
+        A call asks this agent its ``input`` argument and answers with its answer (its typed
+        output's JSON data with an ``output_type``), with this agent's own ``max_turns`` and
+        budget; its failure is the call's error, which the caller's model sees. With a
+        ``store`` here and a recorded caller, each call is a run of its own, a child of the
+        caller's run (``parent_run_id``), which a resumed caller takes up instead of running
+        again. ``name`` is the tool's (default: this agent's name); ``description`` what the
+        caller's model reads of it; ``max_descendant_tool_calls`` caps the tool calls of the
+        caller's sub-agents, all the way down (see :mod:`bloge.agent.subagent`).
+        """
+        agent_id = self._operator.agent_def.id
+        if name is None and not TOOL_NAME.fullmatch(agent_id):
+            raise BlogeUsageError(f"agent {agent_id!r} is no tool name (1 to 64 letters, "
+                                  "digits, '_' or '-'): give one, as_tool('research')")
+        operator = SubAgentTool(self._operator, description=description,
+                                max_descendant_tool_calls=max_descendant_tool_calls)
+        return ToolOperator(name or agent_id,
+                            description or f"Ask agent {self._operator.agent_def.id!r}",
+                            dict(QUESTION_PARAMETERS), operator)
 
     def as_handler(self, *, path: str | None = None,
                    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> AgentHandler:

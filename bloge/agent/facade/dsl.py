@@ -3,26 +3,34 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, check_agent_calls
 from bloge.agent.compiler import AgentDslCompiler
 from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.tools import Tool, ToolLike, ToolOperator, tool_operator
+from bloge.agent.subagent import SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
 from bloge.core.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from bloge.agent.loop.base import AgentOperatorBase
 from bloge.llm.types import ToolDefinition
 
 
 def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
-                  tools: Sequence[ToolLike], output_types: Sequence[type] = ()) -> AgentDef:
+                  tools: Sequence[ToolLike], output_types: Sequence[type] = (),
+                  agents: Mapping[str, AgentOperatorBase] | None = None) -> AgentDef:
     """The one agent ``source`` (DSL text holding a ``{``, else a file's path) declares,
     compiled against ``registry`` with each of ``tools`` registered under its name; a tool
     block naming no tool is the compiler's error at its ``file:line``, a tool no block names
     a ``BlogeUsageError``. ``output_types`` are the types ``output = <Name>`` may name, by
-    their ``__name__``."""
+    their ``__name__``. ``agents`` are the operators of the agents a ``tool x : agent y``
+    block may run, by agent name (an agent named by no block is left alone)."""
     if isinstance(tools, Tool) or callable(tools):
         raise BlogeUsageError(f"Agent.from_dsl's tools are a list: tools=[{tools!r}]")
     made: dict[str, ToolOperator] = {}
@@ -39,7 +47,12 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
     else:
         filename = os.fspath(source)
         definition = compiler.compile_file(Path(source))
-    used = {tool.operator_ref for tool in definition.tools if not tool.external}
+    known = agents or {}
+    check_agent_calls({definition.id: definition}, others=known)
+    for agent_id in {call.agent for call in definition.agent_calls}:
+        registry.register(f"{AGENT_TOOL_PREFIX}{agent_id}", SubAgentTool(known[agent_id]))
+    used = {tool.operator_ref for tool in definition.tools
+            if not tool.external and not tool.operator_ref.startswith(AGENT_TOOL_PREFIX)}
     for name in made:
         if name not in used:
             named = sorted(used)
@@ -51,7 +64,7 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
                 f"{', '.join(named) or 'none'}); add `tool {name} : {name} {{ }}` or leave "
                 "the tool out")
     return replace(definition, tools=tuple(
-        tool if tool.external else _described(tool, made[tool.operator_ref])
+        _described(tool, made[tool.operator_ref]) if tool.operator_ref in made else tool
         for tool in definition.tools))
 
 

@@ -18,7 +18,7 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.errors import BlogeUsageError
 
 #: What providers accept as a tool name (OpenAI and Anthropic alike).
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The chapter's schema, for a tool that declares none: any arguments object.
 ANY_OBJECT: Mapping[str, Any] = {"type": "object"}
 
@@ -43,10 +43,6 @@ class Tool(Protocol):
     def call(self, args: str) -> str | Awaitable[str]: ...
 
 
-ToolLike: TypeAlias = Tool | Callable[..., Any]
-"""What an ``Agent`` takes as a tool: a :class:`Tool`, or a plain typed function."""
-
-
 @dataclass(frozen=True, slots=True)
 class ToolOperator:
     """One tool of an ``Agent``: what the model sees, and the operator that runs it."""
@@ -57,9 +53,17 @@ class ToolOperator:
     operator: object
 
 
+ToolLike: TypeAlias = Tool | ToolOperator | Callable[..., Any]
+"""What an ``Agent`` takes as a tool: a :class:`Tool`, a plain typed function, or another
+agent (``Agent.as_tool()``)."""
+
+
 def tool_operator(tool: ToolLike) -> ToolOperator:
     """The operator of a :class:`Tool` or of a typed function (see :mod:`.functions`);
     ``BlogeUsageError`` when ``tool`` is neither or its name is not one a provider takes."""
+    if isinstance(tool, ToolOperator):  # made already: Agent.as_tool()
+        _named(tool.name, tool)
+        return tool
     if isinstance(tool, type):
         raise BlogeUsageError(f"an Agent's tools are instances or functions: pass "
                               f"{tool.__name__}(), not the class {tool.__name__}")
@@ -96,7 +100,7 @@ def _as_json_text(arguments: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[s
 
 
 def _named(name: object, tool: object) -> str:
-    if isinstance(name, str) and _TOOL_NAME.fullmatch(name):
+    if isinstance(name, str) and TOOL_NAME.fullmatch(name):
         return name
     raise BlogeUsageError(
         f"tool {tool!r} needs a name of 1 to 64 letters, digits, '_' or '-', got {name!r}"

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.chunks import AgentStreamChunk as AgentStreamChunk
     from bloge.agent.loop.chunks import Done as Done
     from bloge.agent.loop.chunks import Partial as Partial
+    from bloge.agent.loop.chunks import SubAgentChunk as SubAgentChunk
     from bloge.agent.loop.chunks import Token as Token
     from bloge.agent.loop.chunks import ToolEnd as ToolEnd
     from bloge.agent.loop.chunks import ToolStart as ToolStart

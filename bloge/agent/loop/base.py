@@ -20,7 +20,7 @@ from bloge.agent.loop.channel import chunk_channel
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.engine import AgentEngine
-from bloge.agent.loop.observer import RunDecider, run_store_of
+from bloge.agent.loop.observer import RunAttacher, RunDecider, run_store_of
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.start import RunStart
 from bloge.agent.loop.tools import ChunkSink
@@ -138,6 +138,23 @@ class AgentOperatorBase:
         :meth:`AgentLoopOperator.aresume`)."""
         start = RunStart(None if input is None else AgentInput.of(input), checkpoint=checkpoint)
         return self._channel(lambda sink: self._engine.run(start, ctx, sink=sink))
+
+    async def arun_child(self, input: object, ctx: Context, *, run_id: str | None,
+                         sink: ChunkSink | None = None) -> AgentOutput:
+        """Run ``input`` as the run ``run_id`` that a caller's tool call names (a sub-agent's,
+        see :mod:`bloge.agent.subagent`), its chunks to ``sink`` when given. With a store,
+        the run is taken up however far it got: its recorded output when it succeeded
+        before, continued when it stopped, started (on a new thread) when it never was.
+        Without a store, or without ``run_id`` (an unrecorded caller), a run of its own."""
+        agent_input = AgentInput.of(input)
+        if self._runs is None:
+            return await self._engine.run(RunStart(agent_input), ctx, sink=sink)
+        context = _context(ctx)
+        if run_id is not None and isinstance(self._runs, RunAttacher):
+            return await self._runs.attach_run(self._engine, agent_input, context,
+                                               run_id=run_id, sink=sink)
+        return await self._runs.record_run(self._engine, agent_input, context, thread_id=None,
+                                           sink=sink, metadata=None, run_id=run_id)
 
     def _channel(
         self, produce: Callable[[ChunkSink], Awaitable[AgentOutput]]

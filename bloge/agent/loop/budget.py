@@ -9,6 +9,11 @@ its reservation). Before a tool round it reserves the round's calls: the calls t
 in the model's order; the others are not run and the model is told that the budget refused
 them; a round none of whose calls fits stops the run before anything is dispatched.
 
+A sub-agent's run (one started by a call of this run's tool round, see
+:mod:`bloge.agent.subagent`) spends against its caller's budget too: each of its model calls
+must fit what the caller's run (and the caller's caller…) has left, and what it spends counts
+as the caller's, so that a caller whose children spent its budget stops at its next step.
+
 Running out raises :class:`~bloge.agent.loop.errors.BudgetExceededError`, a run failure with
 a checkpoint, that a raised limit resumes.
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -54,6 +60,11 @@ class Spend:
             return self.input_tokens + self.output_tokens
         value: float = getattr(self, name)
         return value
+
+    def plus(self, other: Spend) -> Spend:
+        return Spend(self.input_tokens + other.input_tokens,
+                     self.output_tokens + other.output_tokens, self.usd + other.usd,
+                     self.model_calls + other.model_calls, self.tool_calls + other.tool_calls)
 
     def minus(self, other: Spend) -> Spend:
         return Spend(self.input_tokens - other.input_tokens,
@@ -139,12 +150,22 @@ class BudgetCounters(Protocol):
 _NOTHING = Spend()
 
 
+#: Runs the calls of a tool round that the budgets let run.
+Dispatch = Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]]
+
+#: The ledger of the run whose tool round runs in this task: a sub-agent's run that one of
+#: its calls starts spends against it too.
+_CALLER: ContextVar[RunLedger | None] = ContextVar("bloge_caller_ledger", default=None)
+
+
 class RunLedger:
-    """What one run spent, and the budgets it spends against (see the module docs)."""
+    """What one run spent, and the budgets it spends against (see the module docs).
+    ``caller`` is the ledger of the run whose tool call started this one (a sub-agent's);
+    ``descendants`` what the runs it started spent."""
 
     __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_prices",
-                 "_started", "_usage", "agent_id", "answer_cap", "budget", "cost_usd", "model",
-                 "price", "tool_calls")
+                 "_started", "_usage", "agent_id", "answer_cap", "budget", "caller", "cost_usd",
+                 "descendants", "model", "price", "tool_calls")
 
     def __init__(self, definition: AgentDef, policy: BudgetPolicy, *,
                  counters: BudgetCounters | None, thread_id: str | None,
@@ -177,8 +198,11 @@ class RunLedger:
         self._estimator = estimator
         self._checkpoint = checkpoint
         self._usage = usage
+        self.caller: RunLedger | None = _CALLER.get()
+        self.descendants = _NOTHING
         # Nothing to judge: a model call reserves nothing (its prompt is not even counted).
-        self._limited = self.budget.limited or bool(claims)
+        self._limited: bool = (self.budget.limited or bool(claims)
+                               or (self.caller is not None and self.caller.limited))
         self._started = time.monotonic()
 
     def max_tokens(self, declared: int | None) -> int | None:
@@ -199,6 +223,8 @@ class RunLedger:
         usd = 0.0 if self.price is None else self.price.cost(prompt, answer)
         need = Spend(prompt, answer, usd, 1, 0)
         refused = refusal("run", self.budget, self._used(self._usage()), need)
+        if refused is None and self.caller is not None:
+            refused = self.caller.refusal_for_descendant(need)
         if refused is None and self._counters is not None and self._claims:
             refused = await self._counters.reserve(self._claims, need)
         if refused is not None:
@@ -221,9 +247,30 @@ class RunLedger:
         else:
             spent = reserved
         self.cost_usd += spent.usd
+        caller = self.caller
+        while caller is not None:
+            caller.descendants = caller.descendants.plus(spent)
+            caller = caller.caller
         if self._counters is not None:
             await self._counters.settle(self._claims, reserved, CallUsage(
                 turn, model, spent, cache_read, cache_write, response.usage_reported))
+
+    @property
+    def limited(self) -> bool:
+        """Whether a step of this run (or of a run it started) has a budget to fit."""
+        return self._limited
+
+    def refusal_for_descendant(self, need: Spend) -> Refusal | None:
+        """Whether a model call of a run this run started (a sub-agent's) fits this run's
+        budget and its callers': the refusal of the first that it does not fit."""
+        ledger: RunLedger | None = self
+        while ledger is not None:
+            if ledger.budget.limited:
+                refused = refusal("caller", ledger.budget, ledger._used(ledger._usage()), need)  # noqa: SLF001 -- a ledger of the same class
+                if refused is not None:
+                    return refused
+            ledger = ledger.caller
+        return None
 
     async def release_model_call(self, reserved: Spend) -> None:
         """Give back the reservation of a call that raised (a provider that refused it, a
@@ -235,7 +282,7 @@ class RunLedger:
 
     async def tool_round(
         self, turn: int, calls: Sequence[ToolCall], recorded: Mapping[str, object] | None,
-        dispatch: Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]],
+        dispatch: Dispatch,
         observer: RunObserver | None,
     ) -> list[ToolOutcome]:
         """Run the calls of the round that fit the budgets (see the module docs)."""
@@ -245,7 +292,7 @@ class RunLedger:
         self._check_time()
         if not limited or not fresh:
             self.tool_calls += len(fresh)
-            return await dispatch(calls)
+            return await self._dispatch(dispatch, calls)
         usage = self._usage()
         fit = calls_that_fit(self.budget, self._used(usage), len(fresh))
         if fit and self._counters is not None and self._claims:
@@ -265,9 +312,17 @@ class RunLedger:
         if refused is not None and not fit:
             raise self._exceeded(refused, "tool round")
         self.tool_calls += fit
-        ran = await dispatch([call for call in calls if call.id not in outcomes])
+        ran = await self._dispatch(dispatch, [call for call in calls if call.id not in outcomes])
         outcomes.update((outcome.call.id, outcome) for outcome in ran)
         return [outcomes[call.id] for call in calls]
+
+    async def _dispatch(self, dispatch: Dispatch, calls: Sequence[ToolCall]) -> list[ToolOutcome]:
+        """``dispatch(calls)``, with this ledger the caller of the runs the calls start."""
+        token = _CALLER.set(self)
+        try:
+            return await dispatch(calls)
+        finally:
+            _CALLER.reset(token)
 
     def _tool_refusal(self, usage: AgentUsage, wanted: int) -> Refusal:
         used = self._used(usage)
@@ -281,8 +336,13 @@ class RunLedger:
     # -- the run's own limits
 
     def _used(self, usage: AgentUsage) -> Spend:
-        return Spend(usage.prompt_tokens, usage.completion_tokens, self.cost_usd,
-                     usage.llm_calls, self.tool_calls)
+        """This run's spend and its descendants' (their model calls; their tool calls have
+        their own ceiling, see :mod:`bloge.agent.subagent`)."""
+        children = self.descendants
+        return Spend(usage.prompt_tokens + children.input_tokens,
+                     usage.completion_tokens + children.output_tokens,
+                     self.cost_usd + children.usd, usage.llm_calls + children.model_calls,
+                     self.tool_calls)
 
     def _check_time(self) -> None:
         limit = self.budget.time

@@ -53,4 +53,17 @@ class Done:
     final_output: AgentOutput
 
 
-AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Partial | Done
+@dataclass(frozen=True, slots=True)
+class SubAgentChunk:
+    """A chunk of a sub-agent's run (see :mod:`bloge.agent.subagent`), relayed under the
+    caller's tool call ``tool_call_id`` of tool ``tool_name``; ``run_id`` is the sub-agent's
+    recorded run (``None`` when it is not recorded). A sub-agent's own sub-agents nest
+    further."""
+
+    tool_name: str
+    tool_call_id: str
+    run_id: str | None
+    chunk: Token | ToolStart | ToolEnd | Partial | SubAgentChunk
+
+
+AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Partial | SubAgentChunk | Done

@@ -72,7 +72,8 @@ class GuardrailTrippedError(AgentRunError):
                 **self.verdict.to_dict()}
 class BudgetExceededError(AgentRunError):
     """The run's next step did not fit a budget: limit ``limit_name`` (``"usd"``,
-    ``"tokens"``, ``"tool_calls"`` …) of the ``scope``'s budget (``"run"``, ``"thread"`` or
+    ``"tokens"``, ``"tool_calls"`` …) of the ``scope``'s budget (``"run"``, ``"caller"`` — the run
+    that started a sub-agent's —, ``"thread"`` or
     ``"key"``, an API key's for the period) is ``limit``; ``used`` was spent already and the
     ``step`` (``"model call"``, ``"tool round"``) needed ``needed`` (its worst case). Nothing
     of that step was spent.
@@ -88,7 +89,8 @@ class BudgetExceededError(AgentRunError):
         self.used = used
         self.needed = needed
         self.step = step
-        owner = {"run": "the run's", "thread": "the thread's", "key": "the API key's"}
+        owner = {"run": "the run's", "thread": "the thread's", "key": "the API key's",
+                 "caller": "the calling agent's run's"}
         needs = (f"{step} needed {_amount(limit_name, needed)} more" if needed
                  else f"{step} found the limit reached")
         super().__init__(

@@ -127,6 +127,18 @@ class RunStore(Protocol):
 
 
 @runtime_checkable
+class RunAttacher(Protocol):
+    """A run store that takes up a run by its id however far it got (``bloge.store.RecordedRuns``):
+    what a sub-agent's call, run again after its caller's crash, needs."""
+
+    async def attach_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
+                         *, run_id: str, sink: ChunkSink | None) -> AgentOutput:
+        """Run ``run_id`` to its end: its recorded output when it succeeded, continued from
+        its last step when it stopped, started on a new thread when it never was."""
+        ...
+
+
+@runtime_checkable
 class RunDecider(Protocol):
     """A run store that takes decisions on, and results of, a paused run's calls
     (``bloge.store.RecordedRuns``)."""

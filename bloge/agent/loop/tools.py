@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,44 @@ if TYPE_CHECKING:
 SUMMARY_LENGTH = 200
 #: ``await sink(chunk)``: receives a run's stream chunks as they happen.
 ChunkSink = Callable[[AgentStreamChunk], Awaitable[None]]
+
+
+class DescendantCalls:
+    """The tool calls a run's sub-agents (and theirs, all the way down) have made, against
+    the lowest ceiling a sub-agent tool on the way set (``None``: no ceiling yet)."""
+
+    __slots__ = ("ceiling", "made")
+
+    def __init__(self) -> None:
+        self.ceiling: int | None = None
+        self.made = 0
+
+    def lower(self, ceiling: int | None) -> None:
+        """Keep ``ceiling`` when it is below the one kept."""
+        if ceiling is not None and (self.ceiling is None or ceiling < self.ceiling):
+            self.ceiling = ceiling
+
+    def take(self) -> bool:
+        """Count one more call; ``False`` (not counted) once the ceiling is reached."""
+        if self.ceiling is not None and self.made >= self.ceiling:
+            return False
+        self.made += 1
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallScope:
+    """The tool call an operator runs in: its id, where the run's chunks go (``None``: the
+    run does not stream) and the calls of the run tree's sub-agents."""
+
+    call_id: str
+    tool_name: str
+    sink: ChunkSink | None
+    descendants: DescendantCalls
+
+
+#: The tool call being run in this task: what a sub-agent started by it reads.
+TOOL_CALL: ContextVar[ToolCallScope | None] = ContextVar("bloge_tool_call", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +126,8 @@ class ToolScope(Mapping[str, Any]):
 class ToolDispatcher:
     """Runs tool calls for one agent run; built once per run."""
 
-    __slots__ = ("_cap", "_codec", "_context", "_ctx", "_listeners", "_observer", "_registry",
-                 "_running", "_sink", "_timeout", "_tools")
+    __slots__ = ("_cap", "_codec", "_context", "_ctx", "_descendants", "_listeners",
+                 "_nested", "_observer", "_registry", "_running", "_sink", "_timeout", "_tools")
 
     def __init__(
         self,
@@ -115,6 +154,9 @@ class ToolDispatcher:
         self._sink = sink
         self._observer = observer
         self._running = 0
+        caller = TOOL_CALL.get()  # set when this run is a sub-agent's, run by a tool call
+        self._nested = caller is not None
+        self._descendants = caller.descendants if caller is not None else DescendantCalls()
 
     async def run(self, turn: int, calls: Sequence[ToolCall], *,
                   recorded: Mapping[str, RecordedResult] | None = None) -> list[ToolOutcome]:
@@ -155,10 +197,15 @@ class ToolDispatcher:
                        recorded: Mapping[str, RecordedResult] | None = None) -> ToolOutcome:
         enter_tool_call(call.id)  # what the tool calls carries its span, when traced
         started = time.perf_counter()
-        if recorded is None:
-            success, content, result, arguments = await self._attempt(call, turn)
-        else:
-            success, content, result, arguments = await self._continue(call, turn, recorded)
+        scope = TOOL_CALL.set(ToolCallScope(call.id, call.name, self._sink, self._descendants))
+        try:
+            if recorded is None:
+                success, content, result, arguments = await self._attempt(call, turn)
+            else:
+                success, content, result, arguments = await self._continue(call, turn,
+                                                                           recorded)
+        finally:
+            TOOL_CALL.reset(scope)
         latency = (time.perf_counter() - started) * 1000.0
         if "on_agent_tool_completed" in self._listeners.wanted:
             self._listeners.notify("on_agent_tool_completed", self._context, ToolCompletedPayload(
@@ -201,10 +248,15 @@ class ToolDispatcher:
             check_arguments(tool.tool_definition.parameters, arguments)
         except ArgumentsError as exc:
             return _failure(f"invalid arguments for tool {call.name!r}: {exc}")
+        if self._nested and not self._descendants.take():
+            return _failure(f"tool {call.name!r} was not run: the sub-agents of this run made "
+                            f"{self._descendants.made} tool calls, their ceiling "
+                            "(max_descendant_tool_calls); answer with what you have", arguments)
         timeout = tool.timeout if tool.timeout is not None else self._timeout
         ctx = self._ctx
         if self._observer is not None:
-            ctx = ctx.child(idempotency_key=f"{self._observer.run_id}:{turn}:{call.id}")
+            ctx = ctx.child(idempotency_key=f"{self._observer.run_id}:{turn}:{call.id}",
+                            run_id=self._observer.run_id)
         scope = ToolScope(arguments, ctx)
         try:
             if timeout is None:

@@ -106,6 +106,14 @@ def list_runs(*, thread_id: str | None, status: RunStatus | None, limit: int,
     return [run_of(row, now, gone) for row in result.rows]
 
 
+def child_runs(parent_run_id: str, *, now: float,
+               gone: Sequence[str] = ()) -> Script[list[Run]]:
+    """The runs ``parent_run_id``'s tool calls started, oldest first."""
+    result = yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs WHERE parent_run_id = ? "
+                         "ORDER BY created_at, id", (parent_run_id,))
+    return [run_of(row, now, gone) for row in result.rows]
+
+
 def _run_filter(thread_id: str | None, status: RunStatus | None, now: float,
                 gone: Sequence[str]) -> tuple[str, tuple[object, ...]]:
     clauses: list[str] = []

@@ -219,6 +219,9 @@ def _apply(op: ops.Op) -> Script[None]:
         case ops.TraceRun(run_id, trace_parent):
             yield Query("UPDATE bloge_runs SET trace_parent = ? WHERE id = ?",
                         (trace_parent, run_id))
+        case ops.ParentRun(run_id, parent_run_id):
+            yield Query("UPDATE bloge_runs SET parent_run_id = ? WHERE id = ?",
+                        (parent_run_id, run_id))
         case _:
             assert_never(op)
 

@@ -19,3 +19,7 @@ class AgentsSettings(BaseModel):
         default=None, ge=1, description="Messages a sliding_window(n) memory drops at once "
         "when full (at most n), so that the prompt prefix providers cache stays for that "
         "many messages; null: one at a time. sliding_window(n, block) in a DSL wins")
+    max_descendant_tool_calls: int | None = Field(
+        default=200, ge=0, description="Tool calls the sub-agents of one run may make, all "
+        "the way down (tool research : agent researcher { … }); past it their calls are "
+        "answered with an error instead of running; null: no ceiling")

@@ -17,6 +17,7 @@ from bloge import (
     Done,
     LlmCalledPayload,
     Partial,
+    SubAgentChunk,
     Token,
     ToolCompletedPayload,
     ToolDispatchedPayload,
@@ -112,8 +113,24 @@ class StreamPrinter:
                 self._line(f"→ {name} ({call_id})")
             case ToolEnd(tool_name=name, success=success):
                 self._line(f"{'✓' if success else '✗'} {name}{'' if success else ' failed'}")
+            case SubAgentChunk():  # a sub-agent's steps, on the activity lines only
+                self._sub_agent(chunk)
             case Done():
                 self.finish()
+
+    def _sub_agent(self, chunk: SubAgentChunk) -> None:
+        """One line per tool call of a sub-agent, under its caller's call (``↳`` per level);
+        its answer's tokens are the call's result, not the run's answer."""
+        depth, inner = 1, chunk.chunk
+        while isinstance(inner, SubAgentChunk):
+            depth, inner = depth + 1, inner.chunk
+        indent = "  " * depth + "↳ "
+        match inner:
+            case ToolStart(tool_name=name, tool_call_id=call_id):
+                self._line(f"{indent}{chunk.tool_name}: → {name} ({call_id})")
+            case ToolEnd(tool_name=name, success=success):
+                self._line(f"{indent}{chunk.tool_name}: {'✓' if success else '✗'} {name}"
+                           f"{'' if success else ' failed'}")
 
     def retrying(self, notice: RetryNotice) -> None:
         """A model call waits to be retried: a line on ``activity`` (none with ``as_json``)."""
@@ -143,6 +160,9 @@ def _chunk_json(chunk: AgentStreamChunk) -> dict[str, Any]:
                     "turn": turn}
         case Partial(value=value, turn_number=turn):
             return {"type": "partial", "value": value, "turn": turn}
+        case SubAgentChunk(tool_name=name, tool_call_id=call_id, run_id=run_id, chunk=inner):
+            return {"type": "subagent", "tool": name, "call_id": call_id, "run_id": run_id,
+                    "chunk": _chunk_json(inner)}
         case Done(final_output=output):
             done = {"type": "done", "run_id": output.run_id, "thread_id": output.thread_id,
                     "content": output.content,

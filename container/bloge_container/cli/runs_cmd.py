@@ -73,18 +73,24 @@ def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None
         from bloge.journal import render_timeline
         from bloge.store import run_timeline
 
-        async def read(store: Store) -> tuple[Run, list[RunEvent]]:
+        async def read(store: Store) -> tuple[Run, list[RunEvent], list[Run]]:
             run = await store.find_run(run_id)
-            return run, await store.run_events(run.id)
+            return run, await store.run_events(run.id), await store.child_runs(run.id)
 
-        run, events = with_store(opened_store(open_container(config, profile)), read)
+        run, events, children = with_store(opened_store(open_container(config, profile)), read)
         if as_json:
-            document = {**run.to_dict(), "events": [
-                {"seq": e.seq, "type": e.type, "at": e.at, **e.body} for e in events]}
+            document = {**run.to_dict(), "children": [child.summary() for child in children],
+                        "events": [{"seq": e.seq, "type": e.type, "at": e.at, **e.body}
+                                   for e in events]}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
         for line in _summary(run):
             out.print(line, markup=False)
+        for child in children:  # the runs its sub-agents' calls started
+            out.print(f"  child run {child.id} · agent {child.agent_id} · "
+                      f"{child.status.value}"
+                      + (f", exit {child.exit_reason}" if child.exit_reason else ""),
+                      markup=False)
         timeline = run_timeline(run.id, events) if events else []
         for line in render_timeline(timeline):
             out.print(line, markup=False)
@@ -162,7 +168,8 @@ def _tokens(usage: AgentUsage) -> str:
 
 
 def _summary(run: Run) -> list[str]:
-    lines = [f"run {run.id} · agent {run.agent_id} · thread {run.thread_id}",
+    lines = [f"run {run.id} · agent {run.agent_id} · thread {run.thread_id}"
+             + (f" · child of run {run.parent_run_id}" if run.parent_run_id else ""),
              f"  status {run.status.value}"
              + (f", exit {run.exit_reason}" if run.exit_reason else "")
              + f" · {_count(run.turns, 'turn')} · {run.usage.llm_calls} model calls, "

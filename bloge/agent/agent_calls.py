@@ -1,0 +1,85 @@
+"""Tools that run other agents, as the DSL declares them: ``tool research : agent researcher
+{ … }``. Each is an :class:`AgentCall` of its agent's definition; :func:`check_agent_calls`
+checks them against the agents a loader knows — a name no agent has, agents that call each
+other in a cycle — as compile errors at the name in the tool block. What runs them is
+:mod:`bloge.agent.subagent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bloge.core.errors import CompileError
+from bloge.core.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from bloge.agent.definition import AgentDef
+
+#: The operator refs of tools that run another agent: ``agent:<agent id>``.
+AGENT_TOOL_PREFIX = "agent:"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCall:
+    """A tool block that runs another agent (``tool research : agent researcher { … }``):
+    the tool, the agent it names, and where the name is written, for the errors about it."""
+
+    tool: str
+    agent: str
+    filename: str
+    line: int
+    column: int
+    source_line: str | None = None
+
+    def error(self, message: str) -> CompileError:
+        """A :class:`~bloge.CompileError` at the agent's name in the tool block."""
+        return CompileError(message, filename=self.filename, line=self.line,
+                            column=self.column, source_line=self.source_line,
+                            width=len(self.agent))
+
+
+#: The arguments of a tool that runs an agent, when its DSL block has no ``input`` block.
+QUESTION_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"input": {"type": "string",
+                             "description": "What to ask the agent, in full"}},
+    "required": ["input"],
+}
+
+
+def check_agent_calls(definitions: Mapping[str, AgentDef], *,
+                      others: Collection[str] = ()) -> None:
+    """Check the agent calls of ``definitions`` (by agent id): each names one of them, or one
+    of ``others`` (agents known without a definition here), and no agent reaches itself
+    through them (``a → b → a``). The first problem is a located :class:`CompileError`."""
+    for definition in definitions.values():
+        for call in definition.agent_calls:
+            if call.agent not in definitions and call.agent not in others:
+                known = sorted({*definitions, *others})
+                close = did_you_mean(call.agent, known)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise call.error(f"tool {call.tool!r} runs agent {call.agent!r}, which is not "
+                                 f"declared{hint} (agents: {', '.join(known) or 'none'})")
+    done: set[str] = set()
+    for agent_id in definitions:
+        _visit(agent_id, definitions, (), done)
+
+
+def _visit(agent_id: str, definitions: Mapping[str, AgentDef], path: tuple[str, ...],
+           done: set[str]) -> None:
+    """Depth first from ``agent_id``, reached by ``path``: a call back into ``path`` is a
+    cycle, reported at the call that closes it."""
+    if agent_id in done:
+        return
+    definition = definitions.get(agent_id)
+    if definition is not None:
+        for call in definition.agent_calls:
+            if call.agent in path or call.agent == agent_id:
+                loop = path[path.index(call.agent):] if call.agent in path else ()
+                cycle = [*loop, agent_id, call.agent]
+                raise call.error(f"agents call each other in a cycle: {' → '.join(cycle)}; "
+                                 "a sub-agent cannot ask an agent that is waiting for it")
+            _visit(call.agent, definitions, (*path, agent_id), done)
+    done.add(agent_id)
