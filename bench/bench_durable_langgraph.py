@@ -84,16 +84,16 @@ async def measure(app: Any, rounds: int) -> dict[str, float]:
 
 async def main(backend: str, target: str, rounds: int) -> None:
     if backend == "sqlite":
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: PLC0415
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: PLC0415 -- its backend only
 
         async with AsyncSqliteSaver.from_conn_string(target) as saver:
             await saver.setup()
             figures = await measure(graph(saver), rounds)
     else:
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: PLC0415
-        from psycopg import AsyncConnection  # noqa: PLC0415
-        from psycopg.rows import dict_row  # noqa: PLC0415
-        from psycopg_pool import AsyncConnectionPool  # noqa: PLC0415
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: PLC0415 -- its backend only
+        from psycopg import AsyncConnection  # noqa: PLC0415 -- its backend only
+        from psycopg.rows import dict_row  # noqa: PLC0415 -- its backend only
+        from psycopg_pool import AsyncConnectionPool  # noqa: PLC0415 -- its backend only
 
         schema = f"lg_bench_{uuid.uuid4().hex[:8]}"
         async with await AsyncConnection.connect(target, autocommit=True) as admin:

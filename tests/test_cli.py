@@ -261,9 +261,9 @@ def test_bloge_no_cache_turns_the_cache_off_and_every_command_still_works(app: P
 
 
 def test_the_help_lists_each_command_with_its_own_short_help() -> None:
-    group = typer.main.get_command(cli_app)
+    group = typer.main.get_group(cli_app)
     for name, command in COMMANDS.items():
-        loaded = group.get_command(None, name)  # type: ignore[attr-defined]
+        loaded = group.get_command(typer.Context(group), name)
         assert loaded is not None
         assert loaded.name == name
         assert loaded.get_short_help_str(1000) == command.help, name
