@@ -11,6 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
+
+from bloge_container.cli import app as cli_app
+from bloge_container.cli.app import COMMANDS
 
 REPO = Path(__file__).resolve().parents[1]
 BLOGE = Path(sys.executable).with_name("bloge")
@@ -254,3 +258,31 @@ def test_bloge_no_cache_turns_the_cache_off_and_every_command_still_works(app: P
                    env={"BLOGE_NO_CACHE": "1"})
     assert result.returncode == 0, result.stderr
     assert "KB-RESET-001" in result.stdout
+
+
+def test_the_help_lists_each_command_with_its_own_short_help() -> None:
+    group = typer.main.get_group(cli_app)
+    for name, command in COMMANDS.items():
+        loaded = group.get_command(typer.Context(group), name)
+        assert loaded is not None
+        assert loaded.name == name
+        assert loaded.get_short_help_str(1000) == command.help, name
+    listing = bloge("--help", cwd=REPO).stdout
+    assert all(f"  {name} " in listing for name in COMMANDS)
+
+
+def test_bloge_help_loads_no_command_and_bloge_run_only_its_own() -> None:
+    def loaded(*args: str) -> set[str]:
+        script = ("import sys\nfrom bloge_container.cli import main\n"
+                  f"sys.argv = ['bloge', *{list(args)!r}]\n"
+                  "try:\n    main()\nexcept SystemExit:\n    pass\n"
+                  "print('modules:', *sorted(sys.modules), file=sys.stderr)")
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              cwd=REPO, check=True, timeout=60)
+        return set(done.stderr.rpartition("modules:")[2].split())
+
+    commands = {f"bloge_container.cli.{command.module}" for command in COMMANDS.values()}
+    after_help = loaded("--help")
+    assert not commands & after_help
+    assert not {"rich", "asyncio", "bloge", "bloge_config"} & after_help
+    assert commands & loaded("run", "--help") == {"bloge_container.cli.run"}

@@ -37,14 +37,13 @@ class StoreCounters:
 
     async def reserve(self, claims: Sequence[Claim], need: Spend) -> Refusal | None:
         store = self.recorder.store
-        return await store.run_script(
-            scripts.reserve(claims, need, dialect=store.dialect, now=time.time()), write=True)
+        return await store.run_script(scripts.reserve(claims, need, now=time.time()),
+                                      write=True)
 
     async def reserve_tool_calls(self, claims: Sequence[Claim], wanted: int) -> int:
         store = self.recorder.store
-        return await store.run_script(
-            scripts.reserve_tool_calls(claims, wanted, dialect=store.dialect, now=time.time()),
-            write=True)
+        return await store.run_script(scripts.reserve_tool_calls(claims, wanted, now=time.time()),
+                                      write=True)
 
     async def settle(self, claims: Sequence[Claim], reserved: Spend, call: CallUsage) -> None:
         recorder = self.recorder

@@ -86,7 +86,8 @@ class RecordedRuns:
                 run_id=run, thread_id=thread, agent_id=engine.definition.id,
                 input=input.messages, metadata=metadata, worker=this_worker(),
                 owner=principal.name if principal else None,
-                own_thread_only=principal is not None and not principal.admin)
+                own_thread_only=principal is not None and not principal.admin,
+                new_thread=thread_id is None)
             recorder = Recorder(store, self.writer, run_id=run, thread_id=thread,
                                 next_seq=claim.next_seq)
             if tools:  # written with the first batch, before any model call

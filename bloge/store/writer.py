@@ -28,10 +28,11 @@ class RunWriter(Protocol):
     async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
                         input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
                         worker: str, owner: str | None = None,
-                        own_thread_only: bool = False) -> Claim:
+                        own_thread_only: bool = False, new_thread: bool = False) -> Claim:
         """Start run ``run_id`` on ``thread_id`` (created when new), both ``owner``'s; with
         ``own_thread_only``, a thread of another principal's (or of nobody's) is not found;
-        :class:`ThreadBusyError` while another run holds the thread."""
+        :class:`ThreadBusyError` while another run holds the thread. ``new_thread`` says
+        ``thread_id`` is an id the caller has just made: no thread has it."""
         ...
 
     async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
@@ -63,9 +64,14 @@ class StoreWriter:
     async def start_run(self, *, run_id: str, thread_id: str, agent_id: str,
                         input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
                         worker: str, owner: str | None = None,
-                        own_thread_only: bool = False) -> Claim:
+                        own_thread_only: bool = False, new_thread: bool = False) -> Claim:
         store = self.store
         now = store.clock()
+        if new_thread:  # nothing to read: one round trip
+            return await store.run_script(writes.start_run_on_new_thread(
+                run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+                metadata=metadata, worker=worker, lease_until=now + store.lease, now=now,
+                owner=owner), write=True, blind=True)
         claim = await store.run_script(writes.start_run(
             run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
             metadata=metadata, worker=worker, lease_until=now + store.lease, now=now,

@@ -103,6 +103,9 @@ WORKER_SHUTDOWN = "WorkerShutdown"
 #: The patch that reports a tool activity that did not complete (workflows begun before it
 #: replay without that activity).
 REPORT_FAILED_TOOLS = "bloge.report-failed-tools"
+#: The patch after which a run that has no one to tell its end (no store, no listeners) ends
+#: without the finish activity (workflows begun before it replay with that activity).
+QUIET_ENDS = "bloge.quiet-ends"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -414,7 +417,11 @@ class ActivityEffects:
     async def finish(self, checkpoint: AgentCheckpoint, exit_reason: str, started: float,
                      error: BaseException | None, output: AgentOutput | None = None) -> None:
         """The end of the run, reported from an activity (``on_agent_loop_exited``, and the
-        run's end in the store)."""
+        run's end in the store); a run with no one to tell (no store, no listeners) needs
+        no activity: its end is the workflow's."""
+        agent = self._agent
+        if not (agent.recorded or agent.listeners) and workflow.patched(QUIET_ENDS):
+            return
         usage: AgentUsage = checkpoint.usage
         recorded = None
         log = self._log

@@ -45,10 +45,10 @@ def clock(store: Store) -> Clock:
 
 
 async def start(store: Store, run_id: str = "run-1", thread_id: str = "thread-1",
-                worker: str = "worker-a") -> Claim:
+                worker: str = "worker-a", *, new_thread: bool = False) -> Claim:
     return await StoreWriter(store).start_run(run_id=run_id, thread_id=thread_id, agent_id="support",
                                  input=[LlmMessage.user("hi")], metadata={"user": "ada"},
-                                 worker=worker)
+                                 worker=worker, new_thread=new_thread)
 
 
 def stored(thread: str, seq: int, text: str, run: str = "run-1") -> StoredMessage:
@@ -61,18 +61,24 @@ def finish(run_id: str = "run-1", thread_id: str = "thread-1", *, at: float = 1_
                      None, view, at)
 
 
-async def test_a_first_run_creates_its_thread_and_holds_it(store: Store, clock: Clock) -> None:
-    claim = await start(store)
+@pytest.mark.parametrize("new_thread", [False, True], ids=["thread-id-given", "new-thread"])
+async def test_a_first_run_creates_its_thread_and_holds_it(store: Store, clock: Clock,
+                                                           new_thread: bool) -> None:
+    # new_thread: the caller made the thread's id (one blind script writes both rows).
+    claim = await start(store, new_thread=new_thread)
     thread = await store.get_thread("thread-1")
     assert (claim.next_seq, claim.view) == (1, None)
     assert thread.active_run_id == "run-1"
     assert thread.metadata == {"user": "ada"}
-    assert (await store.get_run("run-1")).status is RunStatus.RUNNING
+    run = await store.get_run("run-1")
+    assert run.status is RunStatus.RUNNING
+    assert (run.worker, run.lease_until) == ("worker-a", 1_000.0 + store.lease)
 
 
+@pytest.mark.parametrize("new_thread", [False, True], ids=["thread-id-given", "new-thread"])
 async def test_a_second_run_on_a_busy_thread_is_refused_naming_the_running_run(
-        store: Store, clock: Clock) -> None:
-    await start(store)
+        store: Store, clock: Clock, new_thread: bool) -> None:
+    await start(store, new_thread=new_thread)
     with pytest.raises(ThreadBusyError) as refused:
         await start(store, run_id="run-2")
     assert refused.value.run_id == "run-1"

@@ -10,17 +10,24 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from bloge import AgentDef, MaxTurnsExceededError, OperatorRegistry
 from bloge.core.errors import RunError
 from bloge.temporal import (
+    AgentWorkflow,
     RunCancelledError,
     TemporalOptions,
     TemporalRunner,
     agent_worker,
+    catalogue,
     served_agents,
 )
 from bloge.temporal.activities import AgentActivities
+from bloge.temporal.worker import PASSED_THROUGH
+from bloge.temporal.workflow import FINISH_ACTIVITY
 from tests.runtime.helpers import Recorder
 from tests.temporal import agents
 
@@ -84,6 +91,48 @@ async def test_a_run_is_a_workflow_whose_calls_are_activities(serving: Serving,
     local = runner.local_model_calls
     assert kinds.count(EventType.EVENT_TYPE_MARKER_RECORDED) == (3 if local else 1)
     assert kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == (3 if local else 5)
+
+
+async def test_a_run_with_no_one_to_tell_its_end_ends_without_the_finish_activity(
+        serving: Serving) -> None:
+    recorder = Recorder()
+    async with serving(listeners=(recorder,)) as (runner, _):
+        await runner.run("counter", "hello", run_id="run-told")
+        told = await runner.client.get_workflow_handle("run-told").fetch_history()
+    async with serving() as (runner, _):
+        output = await runner.run("counter", "hello", run_id="run-quiet")
+        quiet = await runner.client.get_workflow_handle("run-quiet").fetch_history()
+        # A run begun before the patch (its history has the finish activity) replays.
+        await _replayed(told, runner.client, task_queue_of(told), "counter")
+    assert output.content == "answer: counted hello | opened hello"
+
+    def activities(history: WorkflowHistory) -> list[str]:
+        return [event.activity_task_scheduled_event_attributes.activity_type.name
+                for event in history.events
+                if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+
+    assert activities(told)[-1] == FINISH_ACTIVITY
+    assert activities(quiet) == activities(told)[:-1]
+
+
+def task_queue_of(history: WorkflowHistory) -> str:
+    return str(history.events[0].workflow_execution_started_event_attributes.task_queue.name)
+
+
+async def _replayed(history: WorkflowHistory, client: Any, task_queue: str,
+                    agent_id: str) -> None:
+    """Replay ``history`` with the agent this process serves on ``task_queue`` now; a
+    nondeterminism error fails the test."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    replayer = Replayer(workflows=[AgentWorkflow], build_id="bloge-test",
+                        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions))
+    agent = catalogue.find(task_queue, agent_id)
+    assert agent is not None
+    catalogue.file("replay-bloge-test", {agent_id: agent})  # the replayer's task queue
+    try:
+        await replayer.replay_workflow(history)
+    finally:
+        catalogue.withdraw("replay-bloge-test", [agent_id])
 
 
 async def test_max_turns_fails_the_workflow_with_the_checkpoint(serving: Serving) -> None:

@@ -1,9 +1,11 @@
 """Scripts of the shared budgets: atomic reservations, settlements and usage records.
 
-A reservation locks the rows of its claims — ``SELECT … FOR UPDATE`` on PostgreSQL, the
-write transaction's ``BEGIN IMMEDIATE`` on SQLite — in one order (scope, key, period), so
-that two workers reserving on one thread wait for each other rather than deadlock; it judges
-the step against what the rows hold and adds the step to every row, or to none. A model
+A reservation locks the rows of its claims — an upsert each (``INSERT … ON CONFLICT DO
+UPDATE … RETURNING``, which makes a new row and reads it, and takes its lock on PostgreSQL;
+on SQLite the write transaction's ``BEGIN IMMEDIATE`` holds it) — in one order (scope, key,
+period), so that two workers reserving on one thread wait for each other rather than
+deadlock; it judges the step against what the rows hold and adds the step to every row, or
+to none. A model
 call's settlement, which can only lower what its reservation counted, is written with the
 run's next batch (:class:`~bloge.store.ops.SettleSpend`), with its usage row: no transaction
 of its own.
@@ -27,17 +29,16 @@ def _ordered(claims: Sequence[Claim]) -> list[Claim]:
     return sorted(claims, key=lambda c: (c.scope, c.key, c.period))
 
 
-def _locked(claims: Sequence[Claim], dialect: str, now: float) -> Script[list[Spend]]:
-    """What each claim's row holds, the rows locked until the transaction ends."""
-    lock = " FOR UPDATE" if dialect == "postgresql" else ""
+def _locked(claims: Sequence[Claim], now: float) -> Script[list[Spend]]:
+    """What each claim's row holds (made when new), the rows locked until the transaction
+    ends: one statement a row, an upsert whose update changes nothing but takes the lock."""
     held: list[Spend] = []
     for claim in claims:
-        yield Query("INSERT INTO bloge_budget_spend (scope, key, period, updated_at) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (claim.scope, claim.key, claim.period, now))
-        row = one((yield Query(f"SELECT {_COLUMNS} FROM bloge_budget_spend "
-                               f"WHERE scope = ? AND key = ? AND period = ?{lock}",
-                               (claim.scope, claim.key, claim.period))))
+        row = one((yield Query(
+            "INSERT INTO bloge_budget_spend (scope, key, period, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (scope, key, period) DO UPDATE SET "
+            f"updated_at = bloge_budget_spend.updated_at RETURNING {_COLUMNS}",
+            (claim.scope, claim.key, claim.period, now))))
         assert row is not None
         held.append(Spend(int(row[0]), int(row[1]), float(row[2]), int(row[3]), int(row[4])))
     return held
@@ -52,11 +53,10 @@ def _add(claim: Claim, spend: Spend, now: float) -> Query:
                   spend.tool_calls, now, claim.scope, claim.key, claim.period))
 
 
-def reserve(claims: Sequence[Claim], need: Spend, *, dialect: str,
-            now: float) -> Script[Refusal | None]:
+def reserve(claims: Sequence[Claim], need: Spend, *, now: float) -> Script[Refusal | None]:
     """Reserve ``need`` under every claim, or under none and say which refused."""
     ordered = _ordered(claims)
-    held = yield from _locked(ordered, dialect, now)
+    held = yield from _locked(ordered, now)
     for claim, used in zip(ordered, held, strict=True):
         refused = refusal(claim.scope, claim.budget, used, need)
         if refused is not None:
@@ -66,11 +66,10 @@ def reserve(claims: Sequence[Claim], need: Spend, *, dialect: str,
     return None
 
 
-def reserve_tool_calls(claims: Sequence[Claim], wanted: int, *, dialect: str,
-                       now: float) -> Script[int]:
+def reserve_tool_calls(claims: Sequence[Claim], wanted: int, *, now: float) -> Script[int]:
     """Reserve as many of ``wanted`` tool calls as every claim allows; return how many."""
     ordered = _ordered(claims)
-    held = yield from _locked(ordered, dialect, now)
+    held = yield from _locked(ordered, now)
     fit = min((calls_that_fit(claim.budget, used, wanted)
                for claim, used in zip(ordered, held, strict=True)), default=wanted)
     if fit:

@@ -65,13 +65,37 @@ def start_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[Llm
     claim = yield from _claim(thread_id, run_id, lease_until, now, takeover)
     if isinstance(claim, Busy):
         return claim
+    yield _insert_run(run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+                      worker=worker, lease_until=lease_until, now=now, owner=owner)
+    return claim
+
+
+def start_run_on_new_thread(*, run_id: str, thread_id: str, agent_id: str,
+                            input: Sequence[LlmMessage], metadata: Mapping[str, Any] | None,
+                            worker: str, lease_until: float, now: float,
+                            owner: str | None = None) -> Script[Claim]:
+    """:func:`start_run` on a thread the run creates (``thread_id`` new, made by the caller):
+    the thread is inserted already held by the run, and nothing needs reading — a driver may
+    send the script blind (one round trip on PostgreSQL instead of six)."""
     yield Query(
+        "INSERT INTO bloge_threads (id, agent_id, created_at, updated_at, metadata, owner, "
+        "active_run_id, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (thread_id, agent_id, now, now, dumps(dict(metadata or {})), owner, run_id,
+         lease_until),
+    )
+    yield _insert_run(run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+                      worker=worker, lease_until=lease_until, now=now, owner=owner)
+    return Claim(thread_id, 1, None)
+
+
+def _insert_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[LlmMessage],
+                worker: str, lease_until: float, now: float, owner: str | None) -> Query:
+    return Query(
         "INSERT INTO bloge_runs (id, thread_id, agent_id, status, input, usage, created_at, "
         "updated_at, worker, lease_until, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (run_id, thread_id, agent_id, RunStatus.RUNNING.value,
          dumps([m.to_dict() for m in input]), "{}", now, now, worker, lease_until, owner),
     )
-    return claim
 
 
 def resume_run(*, run_id: str, thread_id: str, worker: str, lease_until: float,

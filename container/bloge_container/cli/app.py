@@ -1,35 +1,103 @@
 """The ``bloge`` command: a typer application whose commands live in sibling modules.
 
-Commands import bloge lazily, so ``bloge --help`` stays fast.
+A command's module is imported when that command runs (or its own ``--help`` is shown), not
+before: ``bloge --help`` lists the commands from :data:`COMMANDS` alone, and ``bloge run``
+loads neither the server's, the RPC's nor the store's commands. Commands import bloge lazily
+too.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+import textwrap
+from typing import Annotated, Any, NamedTuple
 
 import typer
+from typer.core import TyperGroup
 
-from bloge_container.cli import (
-    agents_cmd,
-    approvals_cmd,
-    autopilot_cmd,
-    check,
-    config_cmd,
-    console,
-    eval_cmd,
-    journal_cmd,
-    mcp_cmd,
-    rpc_cmd,
-    run,
-    runs_cmd,
-    serve_cmd,
-    store_cmd,
-    threads_cmd,
-    usage_cmd,
-    worker_cmd,
-)
+
+class Command(NamedTuple):
+    """Where a command is (a function or a :class:`typer.Typer` of subcommands, ``attribute``
+    of ``module``), and its line in ``bloge --help`` — the command's own short help, which
+    tests/test_cli.py compares with it."""
+
+    module: str
+    attribute: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "run": Command("run", "run", "Run an agent and print its answer."),
+    "check": Command("check", "check", (
+        "Compile DSL files with every installed extension against the operators the settings "
+        "register (so a misspelled operator is reported); report each error with its "
+        "location.")),
+    "agents": Command("agents_cmd", "agents", (
+        "List the agents of bloge.agents.dsl-locations: id, kind, model, memory, tools, "
+        "file.")),
+    "config": Command("config_cmd", "config", (
+        "Show the effective settings and which components were wired, and why.")),
+    "serve": Command("serve_cmd", "serve", (
+        "Serve the agents of bloge.agents.dsl-locations over HTTP until Ctrl-C or SIGTERM "
+        "(runs still going then get bloge.server.shutdown-grace to finish, then are "
+        "cancelled with their checkpoint).")),
+    "worker": Command("worker_cmd", "worker", (
+        "Serve the agents of bloge.agents.dsl-locations as a Temporal worker: their runs' "
+        "workflows and their model and tool calls (bloge.temporal.address, namespace, "
+        "task-queue), until Ctrl-C or SIGTERM.")),
+    "usage": Command("usage_cmd", "usage", (
+        "Model calls, tokens and cost (US dollars at bloge.budgets.prices) of the runs the "
+        "run store recorded, the costliest group first.")),
+    "journal": Command("journal_cmd", "journal", "Read the event journal."),
+    "runs": Command("runs_cmd", "runs", "The runs the run store recorded."),
+    "threads": Command("threads_cmd", "threads", "The conversations the run store keeps."),
+    "store": Command("store_cmd", "store", (
+        "Keep the run store: its schema, its size, its threads whole.")),
+    "autopilot": Command("autopilot_cmd", "autopilot", (
+        "Knob changes agents proposed: approve or reject them; the audit.")),
+    "approvals": Command("approvals_cmd", "approvals", (
+        "Tool calls waiting for a decision: list, approve or deny them; the audit.")),
+    "rpc": Command("rpc_cmd", "rpc", (
+        "RPC services: how each is bound, one call, answering over NATS.")),
+    "mcp": Command("mcp_cmd", "mcp", "The Model Context Protocol: the agents as MCP tools."),
+    "eval": Command("eval_cmd", "evals", (
+        "Regression tests for agents: datasets, recorded runs, results.")),
+}
+
+
+class _LazyCommands(TyperGroup):
+    """The root group: each of :data:`COMMANDS` loaded on first use."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        loaded = self.commands.get(cmd_name)
+        if loaded is None and cmd_name in COMMANDS:
+            loaded = self.commands[cmd_name] = _load(cmd_name, COMMANDS[cmd_name])
+        return loaded
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        width = formatter.width - 6 - max(map(len, COMMANDS))
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, textwrap.shorten(command.help, width, placeholder="..."))
+                                for name, command in COMMANDS.items()])
+
+
+def _load(name: str, command: Command) -> Any:
+    found = getattr(importlib.import_module(f"bloge_container.cli.{command.module}"),
+                    command.attribute)
+    if isinstance(found, typer.Typer):
+        group = typer.main.get_group(found)
+        group.name = name
+        return group
+    single = typer.Typer(rich_markup_mode=None)
+    single.command(name)(found)
+    return typer.main.get_command(single)
+
 
 app = typer.Typer(
+    cls=_LazyCommands,
     name="bloge",
     help="Declarative LLM agents: compile, check and run bloge DSL files.",
     no_args_is_help=True,
@@ -37,22 +105,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-app.command("run")(run.run)
-app.command("check")(check.check)
-app.command("agents")(agents_cmd.agents)
-app.command("config")(config_cmd.config)
-app.command("serve")(serve_cmd.serve)
-app.command("worker")(worker_cmd.worker)
-app.command("usage")(usage_cmd.usage)
-app.add_typer(journal_cmd.journal, name="journal")
-app.add_typer(runs_cmd.runs, name="runs")
-app.add_typer(threads_cmd.threads, name="threads")
-app.add_typer(store_cmd.store, name="store")
-app.add_typer(autopilot_cmd.autopilot, name="autopilot")
-app.add_typer(approvals_cmd.approvals, name="approvals")
-app.add_typer(rpc_cmd.rpc, name="rpc")
-app.add_typer(mcp_cmd.mcp, name="mcp")
-app.add_typer(eval_cmd.evals, name="eval")
 
 
 def _print_version(asked: bool) -> None:
@@ -74,5 +126,7 @@ def _root(
 
 def main() -> None:
     """Console-script entry point."""
-    console.log_to_stderr()
+    from bloge_container.cli.logs import log_to_stderr
+
+    log_to_stderr()
     app()

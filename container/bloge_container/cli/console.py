@@ -5,8 +5,6 @@ decisions on its tool calls; 130 and 143 a run stopped by Ctrl-C or SIGTERM."""
 from __future__ import annotations
 
 import contextlib
-import logging
-import sys
 from collections.abc import Iterator
 
 import typer
@@ -22,34 +20,6 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process it ended
 # Models, users and settings write the text printed here: no ":name:" emoji codes replaced.
 out = Console(highlight=False, soft_wrap=True, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-
-
-class _Warnings(logging.Formatter):
-    """bloge's log lines on a terminal: a warning is one line, ``warning: …``, ending with the
-    error that caused it (its type and message, not its traceback); errors keep their
-    traceback, for they are bugs to report."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        if record.levelno >= logging.ERROR:
-            return super().format(record)
-        line = f"{record.levelname.lower()}: {record.getMessage()}"
-        if record.exc_info and record.exc_info[1] is not None:
-            error = record.exc_info[1]
-            line += f": {type(error).__name__}: {error}"
-        return line
-
-
-def log_to_stderr() -> None:
-    """Send bloge's warnings and errors to stderr (without it, Python prints a warning's whole
-    traceback). ``bloge serve`` adds uvicorn's logging beside it."""
-    logger = logging.getLogger("bloge")
-    if logger.handlers:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Warnings("%(levelname)s %(name)s: %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
-    logger.propagate = False
 
 
 def failure(message: str, code: int = EXIT_USAGE) -> typer.Exit:
