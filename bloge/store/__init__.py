@@ -19,7 +19,8 @@ nothing of the store: a recorder plugs into it from above. The :class:`Store` re
 through a :class:`RunWriter`. A run whose tool round waits (for approval, or for results
 posted from outside) is stored paused; :func:`decide_call` and :func:`post_tool_results`
 answer its calls, :func:`pending_approvals` lists them (:func:`round_calls`: every call of
-its round, decided or not), :func:`find_paused_run` finds the run by its calls.
+its round, decided or not; :func:`posted_results`: the results posted for them),
+:func:`find_paused_run` finds the run by its calls.
 """
 
 from bloge.store.approvals import (
@@ -30,6 +31,7 @@ from bloge.store.approvals import (
     find_paused_run,
     pending_approvals,
     post_tool_results,
+    posted_results,
     round_calls,
     waiting_counts,
 )
@@ -102,6 +104,7 @@ __all__ = [
     "parse_store_url",
     "pending_approvals",
     "post_tool_results",
+    "posted_results",
     "round_calls",
     "run_timeline",
     "usage_report",

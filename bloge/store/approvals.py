@@ -92,6 +92,15 @@ async def post_tool_results(store: Store, run_id: str, results: Mapping[str, Any
     return await _run(store, script())
 
 
+async def posted_results(store: Store, run_id: str) -> dict[str, tuple[str, bool]]:
+    """The results posted for the external calls the paused run ``run_id`` waits on in its
+    round: call id → (the tool message, whether it is text rather than JSON)."""
+    run = await store.get_run(run_id)
+    if not run.status.paused:
+        return {}
+    return await store.run_script(pending.posted_results(run_id, run.turns))
+
+
 async def pending_approvals(store: Store, *, run_id: str | None = None,
                             owner: str | None = None,
                             limit: int = 100) -> list[PendingApproval]:

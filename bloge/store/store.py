@@ -111,6 +111,9 @@ class Store:
         #: Seconds an approval request waits before it counts as denied (``None``: no
         #: expiry); the ``bloge.approvals.expiry`` setting, where the app sets it.
         self.approval_expiry: float | None = None
+        #: Seconds an external call waits for its posted result before the run goes on with
+        #: an error result for it (``None``: no expiry); ``bloge.approvals.tool-results-expiry``.
+        self.tool_results_expiry: float | None = None
 
     @property
     def url(self) -> str:

@@ -45,6 +45,7 @@ def opened(settings: BlogeSettings, project: ProjectDir) -> Any:
                        redact_keys=settings.event_journal.redact_keys,
                        secrets=secret_values(settings))
     store.approval_expiry = settings.approvals.expiry
+    store.tool_results_expiry = settings.approvals.tool_results_expiry
     return store
 
 

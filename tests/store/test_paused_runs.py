@@ -135,6 +135,22 @@ async def test_an_expired_request_counts_as_denied(store: Store) -> None:
     assert sent == []
 
 
+async def test_an_external_call_that_expires_unanswered_tells_the_model_no_result_came(
+        store: Store) -> None:
+    store.tool_results_expiry = 0.0
+    made, pause = await paused(store, calls(("ask_user", {"q": "which?"}, "e")), "done")
+    [waiting] = (await store.get_run(pause.run_id or "")).pending_approvals
+    assert waiting.expires_at == waiting.requested_at
+    with pytest.raises(ApprovalConflictError, match="expired waiting for its result"):
+        await post_tool_results(store, pause.run_id or "", {"e": "late"})
+    output = await made.aresume(pause.run_id or "")
+    assert output.content == "done"
+    [told] = [m.content for m in output.messages if m.role == "tool"]
+    assert told.startswith("Error: no result came for the call of tool 'ask_user'")
+    events = [event.type for event in await store.run_events(pause.run_id or "")]
+    assert events.index("tool_results_required") < events.index("tool_results_expired")
+
+
 async def test_an_approved_call_is_sent_once_even_when_resumed_again(store: Store) -> None:
     made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
                                             ("ask_user", {}, "e")), "done")

@@ -72,6 +72,15 @@ def pending_calls(run_id: str, turn: int | None = None) -> Script[list[PendingAp
     return [pending_of(row) for row in result.rows]
 
 
+def posted_results(run_id: str, turn: int) -> Script[dict[str, tuple[str, bool]]]:
+    """The results posted for the external calls of ``run_id``'s round ``turn``: call id →
+    (the tool message, whether it is text rather than JSON)."""
+    result = yield Query("SELECT call_id, result, text_result FROM bloge_pending_calls "
+                         "WHERE run_id = ? AND turn = ? AND state = 'answered' "
+                         "AND result IS NOT NULL", (run_id, turn))
+    return {str(call_id): (str(content), bool(text)) for call_id, content, text in result.rows}
+
+
 def waiting(*, run_id: str | None, owner: str | None,
             limit: int) -> Script[list[PendingApproval]]:
     """Calls that wait now (runs paused), oldest first; of ``run_id``'s run; with ``owner``,
@@ -200,10 +209,15 @@ def post_results(*, run_id: str, results: Sequence[tuple[str, str, bool]],
         if call.state != "waiting":
             raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} has its result "
                                       "already")
+        if call.expired(now):
+            raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} expired "
+                                      "waiting for its result; the run goes on without it "
+                                      "(the model is told no result came)")
         calls.append(call)
         yield Query("UPDATE bloge_pending_calls SET state = 'answered', decided_by = ?, "
-                    "decided_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
-                    (principal, now, run_id, turn, call_id))
+                    "decided_at = ?, result = ?, text_result = ? "
+                    "WHERE run_id = ? AND turn = ? AND call_id = ?",
+                    (principal, now, content, int(text), run_id, turn, call_id))
         yield Query("UPDATE bloge_tool_calls SET status = 'completed', success = 1, "
                     "content = ?, text_result = ?, completed_at = ? "
                     "WHERE run_id = ? AND turn = ? AND call_id = ?",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 7
+VERSION = 8
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -204,8 +204,13 @@ _V6 = (
 # Version 7: the trace context a run was started in, which its resumed spans continue.
 _V7 = ("ALTER TABLE bloge_runs ADD COLUMN trace_parent TEXT",)
 
+# Version 8: the result posted for an external call, with the call it answers (a Temporal
+# run, which keeps no tool ledger, is sent it from there).
+_V8 = ("ALTER TABLE bloge_pending_calls ADD COLUMN result TEXT",
+       "ALTER TABLE bloge_pending_calls ADD COLUMN text_result BIGINT")
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 assert len(MIGRATIONS) == VERSION
 
 
