@@ -123,6 +123,13 @@ async def find_paused_run(store: Store, call_ids: Sequence[str], *,
     return await store.run_script(pending.paused_with(list(call_ids), owner=owner))
 
 
+async def expired_runs(store: Store, *, limit: int = 100) -> list[tuple[str, str | None]]:
+    """Paused runs that can go on now only because a call of theirs expired unanswered (an
+    approval: denied; an external call: no result came), oldest first: (run id, the
+    principal who started it)."""
+    return await store.run_script(pending.expired_rounds(store.clock(), limit))
+
+
 async def waiting_counts(store: Store) -> dict[str, tuple[int, float]]:
     """Calls waiting now, by kind (``approval``, ``external``): how many, and when the
     oldest was requested (``/metrics``)."""
