@@ -24,9 +24,11 @@ its round, decided or not; :func:`posted_results`: the results posted for them),
 """
 
 from bloge.store.approvals import (
+    AnswerWaits,
     ApprovalConflictError,
     ApprovalForbiddenError,
     Decided,
+    answer_waits,
     decide_call,
     expired_runs,
     find_paused_run,
@@ -71,6 +73,7 @@ __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_URL",
     "USAGE_GROUPS",
+    "AnswerWaits",
     "ApprovalConflictError",
     "ApprovalForbiddenError",
     "DanglingView",
@@ -95,6 +98,7 @@ __all__ = [
     "ToolCallRecord",
     "TurnCheckpoint",
     "UsageLine",
+    "answer_waits",
     "budget_spent",
     "decide_call",
     "event_chunk",

@@ -130,6 +130,26 @@ async def expired_runs(store: Store, *, limit: int = 100) -> list[tuple[str, str
     return await store.run_script(pending.expired_rounds(store.clock(), limit))
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerWaits:
+    """How long the answered calls of one kind waited: ``within[i]`` of them at most
+    ``bounds[i]`` seconds; ``count`` in all, ``total`` seconds together."""
+
+    bounds: tuple[float, ...]
+    within: tuple[int, ...]
+    count: int
+    total: float
+
+
+async def answer_waits(store: Store, bounds: Sequence[float]) -> dict[str, AnswerWaits]:
+    """How long the calls paused runs waited on took to be answered — decided (an approval)
+    or given a result (an external call), over HTTP, from the CLI, from Python or by a
+    ``/v1`` client — by kind, over the calls the store keeps (``/metrics``)."""
+    found = await store.run_script(pending.answer_waits(bounds))
+    return {kind: AnswerWaits(tuple(bounds), tuple(within), count, total)
+            for kind, (within, count, total) in found.items()}
+
+
 async def waiting_counts(store: Store) -> dict[str, tuple[int, float]]:
     """Calls waiting now, by kind (``approval``, ``external``): how many, and when the
     oldest was requested (``/metrics``)."""

@@ -11,6 +11,7 @@ import pytest
 from bloge import Agent
 from bloge.agent import Decision, RunPaused
 from bloge.llm import ScriptedProvider, ToolDefinition
+from bloge.server import Metrics
 from bloge.store import (
     ApprovalConflictError,
     ApprovalForbiddenError,
@@ -18,6 +19,7 @@ from bloge.store import (
     Store,
     StoreNotFoundError,
     ThreadBusyError,
+    answer_waits,
     decide_call,
     find_paused_run,
     open_store,
@@ -217,3 +219,20 @@ def _tamper(thread_id: str) -> Any:
 
     yield Query("UPDATE bloge_messages SET body = REPLACE(body, ?, ?) "
                 "WHERE thread_id = ? AND body LIKE ?", ("500", "50000", thread_id, "%tool_calls%"))
+
+
+async def test_every_answer_counts_in_how_long_calls_waited(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                            ("transfer", {"amount": 700}, "b"),
+                                            ("ask_user", {}, "e")), "done")
+    run_id = pause.run_id or ""
+    assert await answer_waits(store, [60.0]) == {}
+    await decide_call(store, run_id, "a", approve=True, principal="user:ann")  # as the CLI
+    await post_tool_results(store, run_id, {"e": "blue"})  # as HTTP or a /v1 client
+    await made.aresume(run_id, decisions={"b": False})  # from Python
+    waits = await answer_waits(store, [60.0])
+    assert (waits["approval"].count, waits["approval"].within) == (2, (2,))
+    assert (waits["external"].count, waits["external"].within) == (1, (1,))
+    scraped = Metrics().render_with({}, store.clock(), waits).decode()
+    assert 'bloge_approval_wait_seconds_count{kind="approval"} 2.0' in scraped
+    assert 'bloge_approval_wait_seconds_bucket{kind="external",le="60.0"} 1.0' in scraped

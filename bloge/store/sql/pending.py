@@ -126,6 +126,20 @@ def expired_rounds(now: float, limit: int) -> Script[list[tuple[str, str | None]
     return [(str(run_id), owner) for run_id, owner in result.rows]
 
 
+def answer_waits(bounds: Sequence[float]) -> Script[dict[str, tuple[list[int], int, float]]]:
+    """Kind → (how many answered calls waited at most each of ``bounds`` seconds, how many
+    were answered, how long they waited in all): calls decided or whose result was posted,
+    by whatever path."""
+    sums = "".join(", SUM(CASE WHEN decided_at - requested_at <= ? THEN 1 ELSE 0 END)"
+                   for _ in bounds)
+    result = yield Query(
+        f"SELECT kind, COUNT(*), SUM(decided_at - requested_at){sums} "
+        "FROM bloge_pending_calls WHERE state IN ('approved', 'denied', 'sent', 'answered') "
+        "AND decided_at IS NOT NULL GROUP BY kind", tuple(bounds))
+    return {str(kind): ([int(n or 0) for n in counts], int(count), float(total or 0.0))
+            for kind, count, total, *counts in result.rows}
+
+
 def paused_with(call_ids: Sequence[str], *, owner: str | None) -> Script[str | None]:
     """The paused run whose waiting calls include all of ``call_ids`` (``owner``'s when
     given), or ``None``."""
