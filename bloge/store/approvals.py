@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.store import ops
+from bloge.store.call_journal import told
 from bloge.store.errors import StoreError, StoreNotFoundError
 from bloge.store.records import PendingApproval, RunEvent
 from bloge.store.sql import pending, writes
@@ -57,18 +58,20 @@ async def decide_call(store: Store, run_id: str, call_id: str, *, approve: bool,
     ``audit(call)``: a script written in the same transaction (the server's audit entry)."""
     now = store.clock()
 
-    def script() -> Script[tuple[PendingApproval, int]]:
+    def script() -> Script[tuple[PendingApproval, int, ops.AppendRunEvents]]:
         call, remaining = yield from pending.decide(
             run_id=run_id, call_id=call_id, approve=approve, reason=reason,
             principal=principal, hash=hash, owner=owner, four_eyes=four_eyes, now=now)
-        yield from writes.apply([_event(run_id, "approval_decided", now, {
+        event = _event(run_id, "approval_decided", now, {
             "call_id": call_id, "tool": call.tool, "hash": call.hash, "approved": approve,
-            "reason": reason, "principal": principal, "remaining": remaining})])
+            "reason": reason, "principal": principal, "remaining": remaining})
+        yield from writes.apply([event])
         if audit is not None:
             yield from audit(call)
-        return call, remaining
+        return call, remaining, event
 
-    call, remaining = await _run(store, script())
+    call, remaining, event = await _run(store, script())
+    told(store.call_journal, event.events)
     return Decided(call, approve, remaining)
 
 
@@ -81,15 +84,18 @@ async def post_tool_results(store: Store, run_id: str, results: Mapping[str, Any
                else (call_id, DEFAULT_CODEC.encode(value), False)
                for call_id, value in results.items()]
 
-    def script() -> Script[int]:
+    def script() -> Script[tuple[int, ops.AppendRunEvents]]:
         calls, remaining = yield from pending.post_results(
             run_id=run_id, results=encoded, principal=principal, owner=owner, now=now)
-        yield from writes.apply([_event(run_id, "tool_results_posted", now, {
+        event = _event(run_id, "tool_results_posted", now, {
             "call_ids": [call.call_id for call in calls], "principal": principal,
-            "remaining": remaining})])
-        return remaining
+            "remaining": remaining})
+        yield from writes.apply([event])
+        return remaining, event
 
-    return await _run(store, script())
+    remaining, event = await _run(store, script())
+    told(store.call_journal, event.events)
+    return remaining
 
 
 async def posted_results(store: Store, run_id: str) -> dict[str, tuple[str, bool]]:
