@@ -10,6 +10,7 @@ import pytest
 
 from bloge import Agent
 from bloge.agent import Decision, RunPaused
+from bloge.journal import render_timeline
 from bloge.llm import ScriptedProvider, ToolDefinition
 from bloge.server import Metrics
 from bloge.store import (
@@ -25,6 +26,7 @@ from bloge.store import (
     open_store,
     pending_approvals,
     post_tool_results,
+    run_timeline,
 )
 from tests.runtime.helpers import calls
 
@@ -149,8 +151,12 @@ async def test_an_external_call_that_expires_unanswered_tells_the_model_no_resul
     assert output.content == "done"
     [told] = [m.content for m in output.messages if m.role == "tool"]
     assert told.startswith("Error: no result came for the call of tool 'ask_user'")
-    events = [event.type for event in await store.run_events(pause.run_id or "")]
+    stored = await store.run_events(pause.run_id or "")
+    events = [event.type for event in stored]
     assert events.index("tool_results_required") < events.index("tool_results_expired")
+    shown = "\n".join(render_timeline(run_timeline(pause.run_id or "", stored)))
+    assert "ask_user e waits for its result, expires " in shown  # bloge runs show
+    assert "ask_user e expired: no result came" in shown
 
 
 async def test_an_approved_call_is_sent_once_even_when_resumed_again(store: Store) -> None:
