@@ -14,6 +14,8 @@ import httpx
 import openai
 import pytest
 from temporalio.client import Client
+from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from bloge import AgentLoopOperator, RunPaused
 from bloge.agent import AgentDef
@@ -30,13 +32,16 @@ from bloge.store import (
     post_tool_results,
 )
 from bloge.temporal import (
+    AgentWorkflow,
     Connection,
     TemporalOptions,
     TemporalRunner,
     TemporalRunStore,
     agent_worker,
+    catalogue,
     served_agents,
 )
+from bloge.temporal.worker import PASSED_THROUGH
 from tests.server.live_server import LiveServer
 from tests.temporal import agents
 from tests.temporal.conftest import DevServer
@@ -98,6 +103,26 @@ async def test_an_external_call_pauses_the_workflow_until_its_result_is_posted(
         < events.index("done")
     with pytest.raises(ApprovalConflictError):  # the run has moved on
         await post_tool_results(store, "run-ask", {"e1": "again"})
+
+
+async def test_a_run_that_waited_for_a_result_replays_deterministically(
+        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store, client: Client,
+        task_queue: str, temporal_server: DevServer) -> None:
+    asker = operator(worked, "asker", store, client, task_queue, temporal_server)
+    with pytest.raises(RunPaused):
+        await asker.aexecute("ask which colour", ALICE, run_id="run-replayed")
+    await asker.aresume_run("run-replayed", ALICE, tool_results={"e1": "red"})
+    history = await client.get_workflow_handle("run-replayed").fetch_history()
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    replayer = Replayer(workflows=[AgentWorkflow], build_id="bloge-test",
+                        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions))
+    found = catalogue.find(task_queue, "asker")
+    assert found is not None
+    catalogue.file("replay-bloge-test", {"asker": found})  # the replayer's task queue
+    try:
+        await replayer.replay_workflow(history)  # a nondeterminism error fails the test
+    finally:
+        catalogue.withdraw("replay-bloge-test", ["asker"])
 
 
 async def test_a_json_result_reaches_the_model_as_json(
