@@ -10,9 +10,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bloge.server.failures import UNAVAILABLE
-from bloge.server.metrics import ANSWER_WAIT_BUCKETS, CONTENT_TYPE
+from bloge.server.metrics import CONTENT_TYPE
 from bloge.server.state import state_of
-from bloge.store import StoreError, answer_waits, waiting_counts
+from bloge.store import StoreError, waiting_counts
 
 _log = logging.getLogger("bloge.server")
 
@@ -36,11 +36,11 @@ async def metrics(request: Request) -> Response:
     state = state_of(request)
     try:
         waiting = await waiting_counts(state.store)
-        waits = await answer_waits(state.store, ANSWER_WAIT_BUCKETS)
+        await state.metrics.tally_answers(state.store)
     except StoreError as exc:  # the runs' own metrics still answer
         _log.warning("metrics: the calls paused runs wait on are not counted: %s", exc)
         return Response(state.metrics.render(), media_type=CONTENT_TYPE)
-    return Response(state.metrics.render_with(waiting, state.store.clock(), waits),
+    return Response(state.metrics.render_with(waiting, state.store.clock()),
                     media_type=CONTENT_TYPE)
 
 

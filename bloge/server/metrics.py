@@ -33,7 +33,7 @@ from bloge.agent import (
     TurnStartedPayload,
 )
 from bloge.llm.prices import DEFAULT_PRICE_TABLE, PriceTable
-from bloge.store import AnswerWaits
+from bloge.store import AnswerWaits, Store, answer_waits
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 #: The bounds (s) of ``bloge_approval_wait_seconds``' buckets.
@@ -88,6 +88,21 @@ class Metrics(AgentExecutionListener):
                                     "(run, thread, key) and limit", ["agent", "scope", "limit"],
                                     registry=self.registry)
         self._series: dict[str, _AgentSeries] = {}
+        self._answer_waits: dict[str, AnswerWaits] = {}
+        self._tallying = asyncio.Lock()
+
+    async def tally_answers(self, store: Store) -> None:
+        """Add the calls of paused runs answered since the last tally to
+        ``bloge_approval_wait_seconds``: read from the store every worker shares (the first
+        tally reads every answer it keeps), so every answer counts, whoever gave it and
+        however (HTTP, ``bloge approvals``, ``agent.resume``, a ``/v1`` client, another
+        worker), and a scrape of any worker gives the same."""
+        async with self._tallying:
+            tallied = self._answer_waits
+            since = max((waits.latest for waits in tallied.values()), default=None)
+            found = await answer_waits(store, ANSWER_WAIT_BUCKETS, since=since)
+            for kind, waits in found.items():
+                tallied[kind] = waits if kind not in tallied else tallied[kind].plus(waits)
 
     def _agent(self, agent_id: str) -> _AgentSeries:
         series = self._series.get(agent_id)
@@ -106,15 +121,13 @@ class Metrics(AgentExecutionListener):
         every.register(CacheHitRatio(collected))
         return generate_latest(every)
 
-    def render_with(self, waiting: dict[str, tuple[int, float]], now: float,
-                    waits: Mapping[str, AnswerWaits] | None = None) -> bytes:
+    def render_with(self, waiting: dict[str, tuple[int, float]], now: float) -> bytes:
         """:meth:`render`, then what the store every worker shares says (so the same from
         any worker): the calls paused runs wait on now (``waiting``: kind → count and the
         oldest request), as ``bloge_pending_approvals`` and
         ``bloge_pending_approval_oldest_seconds`` gauges by kind, and how long the answered
-        ones waited (``waits``, see :data:`ANSWER_WAIT_BUCKETS`), as the
-        ``bloge_approval_wait_seconds`` histogram by kind: every answer counts, whoever gave
-        it and however (HTTP, ``bloge approvals``, ``agent.resume``, a ``/v1`` client)."""
+        ones waited (see :meth:`tally_answers`), as the ``bloge_approval_wait_seconds``
+        histogram by kind."""
         kinds = ("approval", "external")
         counts = [f'bloge_pending_approvals{{kind="{kind}"}} {waiting.get(kind, (0, now))[0]}'
                   for kind in kinds]
@@ -127,7 +140,7 @@ class Metrics(AgentExecutionListener):
                   "call has waited, by kind"),
                  "# TYPE bloge_pending_approval_oldest_seconds gauge", *ages]
         return (self.render() + ("\n".join(lines) + "\n").encode()
-                + _answer_waits(waits or {}))
+                + _answer_waits(self._answer_waits))
 
     def run_finished(self, agent_id: str, seconds: float, error: BaseException | None) -> None:
         """One run ended after ``seconds``, with ``error`` or without (a run that paused:

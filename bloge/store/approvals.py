@@ -139,21 +139,32 @@ async def expired_runs(store: Store, *, limit: int = 100) -> list[tuple[str, str
 @dataclass(frozen=True, slots=True)
 class AnswerWaits:
     """How long the answered calls of one kind waited: ``within[i]`` of them at most
-    ``bounds[i]`` seconds; ``count`` in all, ``total`` seconds together."""
+    ``bounds[i]`` seconds; ``count`` in all, ``total`` seconds together; ``latest``: when
+    the last of them was answered."""
 
     bounds: tuple[float, ...]
     within: tuple[int, ...]
     count: int
     total: float
+    latest: float
+
+    def plus(self, more: AnswerWaits) -> AnswerWaits:
+        """These and ``more`` (of the same bounds) together."""
+        return AnswerWaits(self.bounds, tuple(a + b for a, b in zip(self.within, more.within,
+                                                                   strict=True)),
+                           self.count + more.count, self.total + more.total,
+                           max(self.latest, more.latest))
 
 
-async def answer_waits(store: Store, bounds: Sequence[float]) -> dict[str, AnswerWaits]:
+async def answer_waits(store: Store, bounds: Sequence[float], *,
+                       since: float | None = None) -> dict[str, AnswerWaits]:
     """How long the calls paused runs waited on took to be answered — decided (an approval)
     or given a result (an external call), over HTTP, from the CLI, from Python or by a
-    ``/v1`` client — by kind, over the calls the store keeps (``/metrics``)."""
-    found = await store.run_script(pending.answer_waits(bounds))
-    return {kind: AnswerWaits(tuple(bounds), tuple(within), count, total)
-            for kind, (within, count, total) in found.items()}
+    ``/v1`` client — by kind: of the calls answered after ``since`` (epoch seconds;
+    ``None``: every call the store keeps)."""
+    found = await store.run_script(pending.answer_waits(bounds, since))
+    return {kind: AnswerWaits(tuple(bounds), tuple(within), count, total, latest)
+            for kind, (within, count, total, latest) in found.items()}
 
 
 async def waiting_counts(store: Store) -> dict[str, tuple[int, float]]:

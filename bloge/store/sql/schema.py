@@ -205,9 +205,11 @@ _V6 = (
 _V7 = ("ALTER TABLE bloge_runs ADD COLUMN trace_parent TEXT",)
 
 # Version 8: the result posted for an external call, with the call it answers (a Temporal
-# run, which keeps no tool ledger, is sent it from there).
+# run, which keeps no tool ledger, is sent it from there); the calls by when they were
+# answered (/metrics reads the answers since its last scrape).
 _V8 = ("ALTER TABLE bloge_pending_calls ADD COLUMN result TEXT",
-       "ALTER TABLE bloge_pending_calls ADD COLUMN text_result BIGINT")
+       "ALTER TABLE bloge_pending_calls ADD COLUMN text_result BIGINT",
+       "CREATE INDEX bloge_pending_calls_by_decision ON bloge_pending_calls (decided_at)")
 
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
