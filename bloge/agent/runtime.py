@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.approval import call_hash as call_hash
     from bloge.agent.loop.approval import decision_of as decision_of
     from bloge.agent.loop.approval import posted_result as posted_result
+    from bloge.agent.loop.approval import unanswered as unanswered
     from bloge.agent.loop.budget import BudgetCounters as BudgetCounters
     from bloge.agent.loop.budget import CallUsage as CallUsage
     from bloge.agent.loop.budget import Claim as Claim

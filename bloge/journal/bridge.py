@@ -1,9 +1,10 @@
-"""``AgentEventJournalBridge``: every agent callback, one journal event."""
+"""``AgentEventJournalBridge``: every agent callback, one journal event; and the events of the
+calls paused runs wait on, as the run store tells them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from bloge.agent import (
     AgentCallbackContext,
@@ -89,5 +90,16 @@ class AgentEventJournalBridge(AgentExecutionListener):
     ) -> None:
         self._record("on_agent_loop_exited", context, payload)
         # The run is over: its events go out now rather than with a later run's.
+        self.journal.flush()
+
+    def record_call_event(self, kind: str, run_id: str, body: Mapping[str, Any]) -> None:
+        """An event of a call a paused run waits on (``approval_required``,
+        ``approval_decided``, ``approval_expired``, ``tool_results_required``,
+        ``tool_results_posted``, ``tool_results_expired``), as the run store tells it (see
+        :mod:`bloge.store.call_journal`): ``event`` is ``kind``, ``execution_id`` the run's
+        id, then the event's fields, redacted as a callback's are. Written out at once: a
+        decision is rare, and may be all a command does."""
+        self.journal.log(new_event(kind, (), {"execution_id": run_id, **body}),
+                         redactor=self.redactor)
         self.journal.flush()
 

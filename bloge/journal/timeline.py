@@ -242,10 +242,7 @@ def _other(e: Mapping[str, Any]) -> str:
 
 
 def _approval_required(e: Mapping[str, Any]) -> str:
-    expires = e.get("expires_at")
-    until = "" if not isinstance(expires, int | float) else \
-        f", expires {dt.datetime.fromtimestamp(expires, dt.UTC):%Y-%m-%d %H:%M:%SZ}"
-    return f"{e.get('tool')} {e.get('call_id')} waits for a decision{until}"
+    return f"{e.get('tool')} {e.get('call_id')} waits for a decision{_until(e)}"
 
 
 def _approval_decided(e: Mapping[str, Any]) -> str:
@@ -256,7 +253,13 @@ def _approval_decided(e: Mapping[str, Any]) -> str:
 
 
 def _waits_for_result(e: Mapping[str, Any]) -> str:
-    return f"{e.get('tool')} {e.get('call_id')} waits for its result"
+    return f"{e.get('tool')} {e.get('call_id')} waits for its result{_until(e)}"
+
+
+def _until(e: Mapping[str, Any]) -> str:
+    expires = e.get("expires_at")
+    return "" if not isinstance(expires, int | float) else \
+        f", expires {dt.datetime.fromtimestamp(expires, dt.UTC):%Y-%m-%d %H:%M:%SZ}"
 
 
 def _results_posted(e: Mapping[str, Any]) -> str:
@@ -270,6 +273,8 @@ _DETAILS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "approval_expired": lambda e: f"{e.get('call_id')} expired: denied",
     "tool_results_required": _waits_for_result,
     "tool_results_posted": _results_posted,
+    "tool_results_expired": lambda e: (f"{e.get('tool', '?')} {e.get('call_id')} expired: "
+                                       "no result came"),
     "on_agent_turn_started": _turn_started,
     "on_agent_llm_called": _llm_called,
     "on_agent_tool_dispatched": _tool_dispatched,

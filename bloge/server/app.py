@@ -27,6 +27,7 @@ from bloge.server import (
 )
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
+from bloge.server.expiry import CHECK_SECONDS, continuing_expired
 from bloge.server.failures import HANDLERS
 from bloge.server.guard import Guard
 from bloge.server.inputs import PrintablePaths
@@ -49,7 +50,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
                autopilot_watches: Sequence[ErrorRateWatch] = (),
                rpc: Mapping[str, Handler] | None = None, mcp: bool = False,
                mcp_off: str | None = None,
-               on_shutdown: Sequence[Callable[[], Awaitable[None]]] = ()) -> Guard:
+               on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
+               expiry_check: float = CHECK_SECONDS) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
     ``agents`` are :class:`~bloge.Agent` objects, served by their ``name`` (the first is the
@@ -69,7 +71,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
     ``/mcp`` serves every agent as an MCP tool (see :mod:`bloge.server.mcp_api`); without it,
     ``mcp_off`` says why (``pip install 'bloge[mcp]'``) to a client of ``/mcp``, in a 404.
     ``on_shutdown`` are awaited last, after the runs and the store (the application's own
-    resources: its MCP servers).
+    resources: its MCP servers). Every ``expiry_check`` seconds, paused runs whose waiting
+    calls expired are continued (see :mod:`bloge.server.expiry`).
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
@@ -88,7 +91,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
             if endpoint is not None:  # closed after the runs' grace: its calls are runs
                 await stack.enter_async_context(endpoint.running())
             async with autopilot_api.running(app, refresh_interval=autopilot_refresh,
-                                             watches=autopilot_watches):
+                                             watches=autopilot_watches), \
+                    continuing_expired(app.state.bloge, every=expiry_check):
                 yield
             await tasks.shutdown(settings.shutdown_grace)
         if close_store:

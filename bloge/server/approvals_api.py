@@ -61,7 +61,6 @@ async def decide(request: Request) -> Response:
         reason=body.reason, principal=name, hash=body.hash, owner=owner_filter(request),
         four_eyes=state.config.four_eyes,
         audit=audited(approved=body.approve, principal=name, reason=body.reason))
-    state.metrics.call_answered("approval", state.store.clock() - decided.call.requested_at)
     continued = decided.remaining == 0 and await continue_run(state, run_id,
                                                               decided.call.requested_by)
     return JSONResponse({"run_id": run_id, "call_id": decided.call.call_id,

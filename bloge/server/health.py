@@ -36,6 +36,7 @@ async def metrics(request: Request) -> Response:
     state = state_of(request)
     try:
         waiting = await waiting_counts(state.store)
+        await state.metrics.tally_answers(state.store)
     except StoreError as exc:  # the runs' own metrics still answer
         _log.warning("metrics: the calls paused runs wait on are not counted: %s", exc)
         return Response(state.metrics.render(), media_type=CONTENT_TYPE)

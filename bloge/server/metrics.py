@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
@@ -33,8 +33,11 @@ from bloge.agent import (
     TurnStartedPayload,
 )
 from bloge.llm.prices import DEFAULT_PRICE_TABLE, PriceTable
+from bloge.store import AnswerWaits, Store, answer_waits
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+#: The bounds (s) of ``bloge_approval_wait_seconds``' buckets.
+ANSWER_WAIT_BUCKETS = (1.0, 10.0, 60.0, 300.0, 1800.0, 3600.0, 14400.0, 86400.0)
 #: The variable that turns prometheus-client's multiprocess mode on (read when it is imported).
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -74,11 +77,6 @@ class Metrics(AgentExecutionListener):
                                       registry=self.registry)
         self.errors = Counter("bloge_errors", "Runs that failed, by error type",
                               ["agent", "type"], registry=self.registry)
-        self.approval_wait_seconds = Histogram(
-            "bloge_approval_wait_seconds", "How long a paused run's call waited for its "
-            "decision (approval) or its posted result (external)", ["kind"],
-            buckets=(1.0, 10.0, 60.0, 300.0, 1800.0, 3600.0, 14400.0, 86400.0),
-            registry=self.registry)
         self.guard_verdicts = Counter(
             "bloge_guard_verdicts", "Guard verdicts, by guard, kind and verdict (pass, trip, "
             "reject) and whether the guard failed", ["agent", "guard", "kind", "verdict",
@@ -90,6 +88,21 @@ class Metrics(AgentExecutionListener):
                                     "(run, thread, key) and limit", ["agent", "scope", "limit"],
                                     registry=self.registry)
         self._series: dict[str, _AgentSeries] = {}
+        self._answer_waits: dict[str, AnswerWaits] = {}
+        self._tallying = asyncio.Lock()
+
+    async def tally_answers(self, store: Store) -> None:
+        """Add the calls of paused runs answered since the last tally to
+        ``bloge_approval_wait_seconds``: read from the store every worker shares (the first
+        tally reads every answer it keeps), so every answer counts, whoever gave it and
+        however (HTTP, ``bloge approvals``, ``agent.resume``, a ``/v1`` client, another
+        worker), and a scrape of any worker gives the same."""
+        async with self._tallying:
+            tallied = self._answer_waits
+            since = max((waits.latest for waits in tallied.values()), default=None)
+            found = await answer_waits(store, ANSWER_WAIT_BUCKETS, since=since)
+            for kind, waits in found.items():
+                tallied[kind] = waits if kind not in tallied else tallied[kind].plus(waits)
 
     def _agent(self, agent_id: str) -> _AgentSeries:
         series = self._series.get(agent_id)
@@ -109,10 +122,12 @@ class Metrics(AgentExecutionListener):
         return generate_latest(every)
 
     def render_with(self, waiting: dict[str, tuple[int, float]], now: float) -> bytes:
-        """:meth:`render`, then the calls paused runs wait on now (``waiting``: kind → count
-        and the oldest request, read from the store every worker shares, so the same from
-        any worker): ``bloge_pending_approvals`` and ``bloge_pending_approval_oldest_seconds``
-        gauges by kind."""
+        """:meth:`render`, then what the store every worker shares says (so the same from
+        any worker): the calls paused runs wait on now (``waiting``: kind → count and the
+        oldest request), as ``bloge_pending_approvals`` and
+        ``bloge_pending_approval_oldest_seconds`` gauges by kind, and how long the answered
+        ones waited (see :meth:`tally_answers`), as the ``bloge_approval_wait_seconds``
+        histogram by kind."""
         kinds = ("approval", "external")
         counts = [f'bloge_pending_approvals{{kind="{kind}"}} {waiting.get(kind, (0, now))[0]}'
                   for kind in kinds]
@@ -124,11 +139,8 @@ class Metrics(AgentExecutionListener):
                  ("# HELP bloge_pending_approval_oldest_seconds How long the oldest waiting "
                   "call has waited, by kind"),
                  "# TYPE bloge_pending_approval_oldest_seconds gauge", *ages]
-        return self.render() + ("\n".join(lines) + "\n").encode()
-
-    def call_answered(self, kind: str, waited: float) -> None:
-        """A waiting call was decided (or its result posted) after ``waited`` seconds."""
-        self.approval_wait_seconds.labels(kind).observe(max(0.0, waited))
+        return (self.render() + ("\n".join(lines) + "\n").encode()
+                + _answer_waits(self._answer_waits))
 
     def run_finished(self, agent_id: str, seconds: float, error: BaseException | None) -> None:
         """One run ended after ``seconds``, with ``error`` or without (a run that paused:
@@ -189,6 +201,35 @@ class Metrics(AgentExecutionListener):
         failed = "true" if payload.error_type is not None else "false"
         self.guard_verdicts.labels(context.operator_ref, payload.guard, payload.kind,
                                    payload.verdict, failed).inc()
+
+
+def _answer_waits(waits: Mapping[str, AnswerWaits]) -> bytes:
+    family = HistogramMetricFamily(
+        "bloge_approval_wait_seconds", "How long a paused run's call waited for its decision "
+        "(approval) or its posted result (external), over the calls the store keeps",
+        labels=["kind"])
+    for kind in ("approval", "external"):
+        found = waits.get(kind)
+        if found is None:
+            family.add_metric([kind], [(str(bound), 0.0) for bound in ANSWER_WAIT_BUCKETS]
+                              + [("+Inf", 0.0)], 0.0)
+            continue
+        family.add_metric([kind], [*((str(bound), float(n)) for bound, n in
+                                     zip(found.bounds, found.within, strict=True)),
+                                   ("+Inf", float(found.count))], found.total)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(family))
+    return generate_latest(registry)
+
+
+class _Families:
+    """Metric families made at a scrape, as a collector."""
+
+    def __init__(self, *families: Metric) -> None:
+        self.families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.families
 
 
 def _age(waiting: dict[str, tuple[int, float]], kind: str, now: float) -> float:

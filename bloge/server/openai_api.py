@@ -94,7 +94,8 @@ async def _completion(state: ServerState, request: Request, chat: wire.ChatReque
             (lambda resumed: _continued(state, run, owner,
                                         lambda: operator.aresume_run(resumed, ctx)))
             if run.resumed else
-            (lambda new: operator.aexecute(chat.input, ctx, run_id=new)), run_id=run.run_id)
+            (lambda new: operator.aexecute(chat.input, ctx, run_id=new, tools=run.tools)),
+            run_id=run.run_id)
     except MaxTurnsExceededError as error:
         return JSONResponse(wire.completion(_completion_id(run.run_id), chat.agent_id,
                                             created, _own(wire.out_of_turns(error), run)))
@@ -135,7 +136,8 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.Comp
         (lambda resumed, sink: _continued(
             state, run, owner, lambda: streaming.arun_resumed(resumed, ctx, on_chunk=sink)))
         if run.resumed else
-        (lambda new, sink: streaming.arun(chat.input, ctx, on_chunk=sink, run_id=new)),
+        (lambda new, sink: streaming.arun(chat.input, ctx, on_chunk=sink, run_id=new,
+                                          tools=run.tools)),
         after=run.events)
     shown = (event async for event in events if event.type in SHOWN)
     first = asyncio.ensure_future(anext(shown, None))

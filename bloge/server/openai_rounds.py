@@ -1,13 +1,16 @@
 """A completion's run and its client's own tools.
 
-The request's tools join the agent's for its run as *external* tools (no operator here: the
-client runs them), with its ``tool_choice`` and ``parallel_tool_calls``
-(:func:`run_changes`). When the model calls one, the run pauses (``awaiting_tool_results``,
-holding no worker) and its completion ends with those calls (:func:`paused_answer`); the
-agent's own calls of the same round have run on the server, and are not shown. The client's
-next request, its messages ending with the calls' results, continues that same run
-(:func:`continue_run`): it is found by the ids of the calls, among the runs of the same
-principal only, and its results are posted (:func:`post_results`) just before it resumes.
+The request's tools join the agent's for its request as *external* tools (no operator here:
+the client runs them), with its ``tool_choice`` and ``parallel_tool_calls``
+(:func:`run_changes`); they are its run's own tools too, kept with the run in the store
+(``bloge_runs.tools``), so that the run offers them however it is continued
+(``bloge runs resume``, ``agent.resume``). When the model calls one, the run pauses
+(``awaiting_tool_results``, holding no worker) and its completion ends with those calls
+(:func:`paused_answer`); the agent's own calls of the same round have run on the server, and
+are not shown. The client's next request, its messages ending with the calls' results,
+continues that same run (:func:`continue_run`): it is found by the ids of the calls, among
+the runs of the same principal only, and its results are posted (:func:`post_results`) just
+before it resumes.
 Ids no paused run of that principal waits on, results for only some of the calls, results
 sent twice: each is a clear error naming the message at fault.
 """
@@ -20,6 +23,7 @@ from typing import Any
 
 from bloge.agent import AgentDef, AgentToolRef, AgentUsage, RunPaused
 from bloge.core.ids import new_id
+from bloge.llm import ToolDefinition
 from bloge.server import openai_wire as wire
 from bloge.server.launch import RunFailure
 from bloge.server.openai_tools import ClientTools, ToolReplies, check_own_names, tool_replies
@@ -45,9 +49,10 @@ class ToolRoundError(Exception):
 
 
 def run_changes(definition: AgentDef, tools: ClientTools) -> dict[str, Any]:
-    """The agent's fields a run with the client's ``tools`` changes: its tools (the agent's,
-    then the client's, which wait for the client), ``tool_choice`` (``"none"`` offers none of
-    the client's, and leaves the agent's own choice) and ``parallel_tool_calls``."""
+    """The agent's fields a request with the client's ``tools`` changes: its tools (the
+    agent's, then the client's, which wait for the client), ``tool_choice`` (``"none"``
+    offers none of the client's, and leaves the agent's own choice) and
+    ``parallel_tool_calls``."""
     offered = tools.offered
     if not offered:
         return {}
@@ -167,6 +172,8 @@ class CompletionRun:
     run_id: str
     changes: Mapping[str, Any]
     resumed: bool = False
+    tools: tuple[ToolDefinition, ...] = ()
+    """A new run's own tools (the client's); a continued run has its own in the store."""
     results: Mapping[str, str] = field(default_factory=dict)
     """A continued run's tool results, by call id: posted by :func:`post_results`."""
     usage: AgentUsage = field(default_factory=AgentUsage)
@@ -183,7 +190,7 @@ async def completion_run(store: Store, definition: AgentDef, chat: wire.ChatRequ
     changes = {**chat.sampling, **run_changes(definition, chat.tools)}
     replies = tool_replies(chat.input.messages)
     if replies is None:
-        return CompletionRun(new_id(), changes)
+        return CompletionRun(new_id(), changes, tools=chat.tools.offered)
     continued = await continue_run(store, definition.id, replies, chat.input.messages,
                                    principal=principal)
     return CompletionRun(continued.run_id, changes, resumed=True, results=continued.results,

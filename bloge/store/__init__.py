@@ -19,17 +19,22 @@ nothing of the store: a recorder plugs into it from above. The :class:`Store` re
 through a :class:`RunWriter`. A run whose tool round waits (for approval, or for results
 posted from outside) is stored paused; :func:`decide_call` and :func:`post_tool_results`
 answer its calls, :func:`pending_approvals` lists them (:func:`round_calls`: every call of
-its round, decided or not), :func:`find_paused_run` finds the run by its calls.
+its round, decided or not; :func:`posted_results`: the results posted for them),
+:func:`find_paused_run` finds the run by its calls.
 """
 
 from bloge.store.approvals import (
+    AnswerWaits,
     ApprovalConflictError,
     ApprovalForbiddenError,
     Decided,
+    answer_waits,
     decide_call,
+    expired_runs,
     find_paused_run,
     pending_approvals,
     post_tool_results,
+    posted_results,
     round_calls,
     waiting_counts,
 )
@@ -68,6 +73,7 @@ __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_URL",
     "USAGE_GROUPS",
+    "AnswerWaits",
     "ApprovalConflictError",
     "ApprovalForbiddenError",
     "DanglingView",
@@ -92,9 +98,11 @@ __all__ = [
     "ToolCallRecord",
     "TurnCheckpoint",
     "UsageLine",
+    "answer_waits",
     "budget_spent",
     "decide_call",
     "event_chunk",
+    "expired_runs",
     "find_paused_run",
     "follow",
     "masked",
@@ -102,6 +110,7 @@ __all__ = [
     "parse_store_url",
     "pending_approvals",
     "post_tool_results",
+    "posted_results",
     "round_calls",
     "run_timeline",
     "usage_report",

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.store import ops
+from bloge.store.call_journal import told
 from bloge.store.errors import StoreError, StoreNotFoundError
 from bloge.store.records import PendingApproval, RunEvent
 from bloge.store.sql import pending, writes
@@ -57,18 +58,20 @@ async def decide_call(store: Store, run_id: str, call_id: str, *, approve: bool,
     ``audit(call)``: a script written in the same transaction (the server's audit entry)."""
     now = store.clock()
 
-    def script() -> Script[tuple[PendingApproval, int]]:
+    def script() -> Script[tuple[PendingApproval, int, ops.AppendRunEvents]]:
         call, remaining = yield from pending.decide(
             run_id=run_id, call_id=call_id, approve=approve, reason=reason,
             principal=principal, hash=hash, owner=owner, four_eyes=four_eyes, now=now)
-        yield from writes.apply([_event(run_id, "approval_decided", now, {
+        event = _event(run_id, "approval_decided", now, {
             "call_id": call_id, "tool": call.tool, "hash": call.hash, "approved": approve,
-            "reason": reason, "principal": principal, "remaining": remaining})])
+            "reason": reason, "principal": principal, "remaining": remaining})
+        yield from writes.apply([event])
         if audit is not None:
             yield from audit(call)
-        return call, remaining
+        return call, remaining, event
 
-    call, remaining = await _run(store, script())
+    call, remaining, event = await _run(store, script())
+    told(store.call_journal, event.events)
     return Decided(call, approve, remaining)
 
 
@@ -81,15 +84,27 @@ async def post_tool_results(store: Store, run_id: str, results: Mapping[str, Any
                else (call_id, DEFAULT_CODEC.encode(value), False)
                for call_id, value in results.items()]
 
-    def script() -> Script[int]:
+    def script() -> Script[tuple[int, ops.AppendRunEvents]]:
         calls, remaining = yield from pending.post_results(
             run_id=run_id, results=encoded, principal=principal, owner=owner, now=now)
-        yield from writes.apply([_event(run_id, "tool_results_posted", now, {
+        event = _event(run_id, "tool_results_posted", now, {
             "call_ids": [call.call_id for call in calls], "principal": principal,
-            "remaining": remaining})])
-        return remaining
+            "remaining": remaining})
+        yield from writes.apply([event])
+        return remaining, event
 
-    return await _run(store, script())
+    remaining, event = await _run(store, script())
+    told(store.call_journal, event.events)
+    return remaining
+
+
+async def posted_results(store: Store, run_id: str) -> dict[str, tuple[str, bool]]:
+    """The results posted for the external calls the paused run ``run_id`` waits on in its
+    round: call id → (the tool message, whether it is text rather than JSON)."""
+    run = await store.get_run(run_id)
+    if not run.status.paused:
+        return {}
+    return await store.run_script(pending.posted_results(run_id, run.turns))
 
 
 async def pending_approvals(store: Store, *, run_id: str | None = None,
@@ -112,6 +127,44 @@ async def find_paused_run(store: Store, call_ids: Sequence[str], *,
                           owner: str | None) -> str | None:
     """The paused run (``owner``'s) waiting on every one of ``call_ids``, or ``None``."""
     return await store.run_script(pending.paused_with(list(call_ids), owner=owner))
+
+
+async def expired_runs(store: Store, *, limit: int = 100) -> list[tuple[str, str | None]]:
+    """Paused runs that can go on now only because a call of theirs expired unanswered (an
+    approval: denied; an external call: no result came), oldest first: (run id, the
+    principal who started it)."""
+    return await store.run_script(pending.expired_rounds(store.clock(), limit))
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerWaits:
+    """How long the answered calls of one kind waited: ``within[i]`` of them at most
+    ``bounds[i]`` seconds; ``count`` in all, ``total`` seconds together; ``latest``: when
+    the last of them was answered."""
+
+    bounds: tuple[float, ...]
+    within: tuple[int, ...]
+    count: int
+    total: float
+    latest: float
+
+    def plus(self, more: AnswerWaits) -> AnswerWaits:
+        """These and ``more`` (of the same bounds) together."""
+        return AnswerWaits(self.bounds, tuple(a + b for a, b in zip(self.within, more.within,
+                                                                   strict=True)),
+                           self.count + more.count, self.total + more.total,
+                           max(self.latest, more.latest))
+
+
+async def answer_waits(store: Store, bounds: Sequence[float], *,
+                       since: float | None = None) -> dict[str, AnswerWaits]:
+    """How long the calls paused runs waited on took to be answered — decided (an approval)
+    or given a result (an external call), over HTTP, from the CLI, from Python or by a
+    ``/v1`` client — by kind: of the calls answered after ``since`` (epoch seconds;
+    ``None``: every call the store keeps)."""
+    found = await store.run_script(pending.answer_waits(bounds, since))
+    return {kind: AnswerWaits(tuple(bounds), tuple(within), count, total, latest)
+            for kind, (within, count, total, latest) in found.items()}
 
 
 async def waiting_counts(store: Store) -> dict[str, tuple[int, float]]:

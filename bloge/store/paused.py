@@ -8,7 +8,9 @@ no worker and no lease: it holds nothing but those rows and its thread. Decision
 results change the rows (:mod:`bloge.store.approvals`); a resume (:func:`resumed_round`) reads
 them into the engine's :class:`~bloge.agent.runtime.PendingRound` and marks approved calls
 ``sent`` before any runs, so that an approved call whose run crashes mid-flight follows the
-ledger's rule: it is never sent again unless its operator is idempotent.
+ledger's rule: it is never sent again unless its operator is idempotent. A call that expires
+unanswered counts as denied (an approval) or gets an error result saying no result came (an
+external call), and the run goes on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bloge.agent.runtime import Decision, PendingCall, PendingRound, RunPaused, call_hash
+from bloge.agent.runtime import (
+    Decision,
+    PendingCall,
+    PendingRound,
+    RecordedResult,
+    RunPaused,
+    call_hash,
+    unanswered,
+)
 from bloge.llm import ToolDefinition
 from bloge.store import ops
 from bloge.store.records import PendingApproval, RunStatus
@@ -35,13 +45,22 @@ CHANGED = "the call is not the one approved: its tool or arguments changed since
 
 def await_calls(store: Store, run_id: str, turn: int,
                 calls: Sequence[PendingCall]) -> ops.AwaitCalls:
-    """The write of ``calls`` waiting: an approval expires after ``store.approval_expiry``."""
-    expiry = store.approval_expiry
-    stamped = tuple(
-        replace(call, expires_at=call.requested_at + expiry)
-        if call.kind == "approval" and expiry is not None and call.expires_at is None else call
-        for call in calls)
-    return ops.AwaitCalls(run_id, turn, stamped)
+    """The write of ``calls`` waiting: an approval expires after ``store.approval_expiry``,
+    an external call after ``store.tool_results_expiry``."""
+    return ops.AwaitCalls(run_id, turn, tuple(stamped(store, call) for call in calls))
+
+
+def stamped(store: Store, call: PendingCall) -> PendingCall:
+    """``call`` with the time it expires, by the store's expiry of its kind."""
+    expiry = store.approval_expiry if call.kind == "approval" else store.tool_results_expiry
+    if expiry is None or call.expires_at is not None:
+        return call
+    return replace(call, expires_at=call.requested_at + expiry)
+
+
+def expired_kind(kind: str) -> str:
+    """The event a waiting call of ``kind`` that expired writes."""
+    return "approval_expired" if kind == "approval" else "tool_results_expired"
 
 
 def pause_ops(recorder: Recorder, paused: RunPaused, turns: int, usage: Any,
@@ -49,13 +68,9 @@ def pause_ops(recorder: Recorder, paused: RunPaused, turns: int, usage: Any,
     """The end of a run that paused: an event per waiting call (``approval_required`` or
     ``tool_results_required``), then its status. A resumed round that pauses again announces
     its calls again (their rows keep the first request's times)."""
-    expiry = recorder.store.approval_expiry
     for call in paused.pending:
         kind = "approval_required" if call.kind == "approval" else "tool_results_required"
-        expires = call.expires_at if call.expires_at is not None else (
-            call.requested_at + expiry if call.kind == "approval" and expiry is not None
-            else None)
-        recorder.event(kind, {**call.to_dict(), "expires_at": expires, "turn": turns,
+        recorder.event(kind, {**stamped(recorder.store, call).to_dict(), "turn": turns,
                               "run_id": recorder.run_id})
     return [ops.PauseRun(recorder.run_id, RunStatus(paused.status), turns, usage, now)]
 
@@ -75,7 +90,8 @@ async def resumed_round(store: Store, recorder: Recorder,
     decisions: dict[str, Decision] = {}
     waiting: set[str] = set()
     sent: list[str] = []
-    expired: list[str] = []
+    expired: list[PendingApproval] = []
+    unanswered_calls: dict[str, RecordedResult] = {}
     for row in rows:
         if row.call_id in ledger_round.results:
             continue
@@ -87,9 +103,14 @@ async def resumed_round(store: Store, recorder: Recorder,
                                                   reason=row.reason, principal=row.decided_by)
                 if row.state == "approved":
                     sent.append(row.call_id)
+            case "waiting" | "expired" if row.kind == "external" and (
+                    row.state == "expired" or row.expired(now)):
+                unanswered_calls[row.call_id] = unanswered(row.tool)
+                if row.state == "waiting":
+                    expired.append(row)
             case "waiting" if row.expired(now):
                 decisions[row.call_id] = Decision(approved=False, reason=EXPIRED)
-                expired.append(row.call_id)
+                expired.append(row)
             case "waiting":
                 waiting.add(row.call_id)
             case "expired":
@@ -97,12 +118,14 @@ async def resumed_round(store: Store, recorder: Recorder,
             case _:
                 pass  # sent: the ledger's rule; answered: its result is in the ledger
     if sent or expired:
-        for call_id in expired:
-            recorder.event("approval_expired", {"call_id": call_id, "turn": ledger_round.turn})
-        recorder.keep(ops.HandOver(recorder.run_id, ledger_round.turn, tuple(sent), tuple(expired),
-                                   now))
+        for row in expired:
+            recorder.event(expired_kind(row.kind), {"call_id": row.call_id, "tool": row.tool,
+                                                    "turn": ledger_round.turn})
+        recorder.keep(ops.HandOver(recorder.run_id, ledger_round.turn, tuple(sent),
+                                   tuple(row.call_id for row in expired), now))
         await recorder.flush()
-    return replace(ledger_round, decisions=decisions, waiting=frozenset(waiting))
+    return replace(ledger_round, decisions=decisions, waiting=frozenset(waiting),
+                   results={**ledger_round.results, **unanswered_calls})
 
 
 def tool_json(tool: ToolDefinition) -> dict[str, Any]:

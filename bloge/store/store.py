@@ -20,6 +20,7 @@ from bloge.core.sync import run_sync
 from bloge.journal.redaction import JSON_FIELDS, TEXT_FIELDS, Redactor
 from bloge.llm import LlmMessage
 from bloge.store import owner as process_owner
+from bloge.store.call_journal import CallJournal
 from bloge.store.cancels import CHANNEL, POLL_SECONDS, CancelSignals
 from bloge.store.errors import StoreError, StoreNotFoundError
 from bloge.store.live import LiveRuns
@@ -111,6 +112,12 @@ class Store:
         #: Seconds an approval request waits before it counts as denied (``None``: no
         #: expiry); the ``bloge.approvals.expiry`` setting, where the app sets it.
         self.approval_expiry: float | None = None
+        #: Seconds an external call waits for its posted result before the run goes on with
+        #: an error result for it (``None``: no expiry); ``bloge.approvals.tool-results-expiry``.
+        self.tool_results_expiry: float | None = None
+        #: Told of the events of the calls paused runs wait on as they are written (see
+        #: :mod:`bloge.store.call_journal`); ``None``: no one.
+        self.call_journal: CallJournal | None = None
 
     @property
     def url(self) -> str:

@@ -8,22 +8,24 @@ from collections.abc import Iterable
 from typing import Any
 
 from bloge.journal import TimelineEntry, execution_timeline
+from bloge.store.call_journal import CALL_EVENTS
 from bloge.store.records import RunEvent
 
-#: A paused run's events, shown in its timeline beside the callbacks.
-PAUSE_EVENTS = frozenset({"approval_required", "approval_decided", "approval_expired",
-                          "tool_results_required", "tool_results_posted"})
+#: The events shown in a run's timeline beside the callbacks (whose on_agent_loop_exited
+#: tells each end of the run, a paused or failed one too): the calls it waited on.
+TIMELINE_EVENTS = CALL_EVENTS
 
 
 def journal_events(events: Iterable[RunEvent]) -> list[dict[str, Any]]:
-    """The listener callbacks among ``events``, and the events of a paused run's decisions
-    (:data:`PAUSE_EVENTS`), in the journal's event form (``event``, ``timestamp``, ``seq``,
-    ``execution_id``, then the payload's fields). Stream chunks are left out: the journal
-    records callbacks."""
+    """The listener callbacks among ``events``, and the events of the calls a paused run
+    waited on (:data:`TIMELINE_EVENTS`), in the journal's event form
+    (``event``, ``timestamp``, ``seq``, ``execution_id``, then the payload's fields). Stream
+    chunks are left out: the journal records callbacks."""
     return [
         {"event": event.type, "timestamp": _iso(event.at), "seq": event.seq,
          "execution_id": event.run_id, **event.body}
-        for event in events if event.type.startswith("on_agent_") or event.type in PAUSE_EVENTS
+        for event in events
+        if event.type.startswith("on_agent_") or event.type in TIMELINE_EVENTS
     ]
 
 

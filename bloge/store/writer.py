@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from bloge.llm import LlmMessage
 from bloge.store import ops
+from bloge.store.call_journal import told
 from bloge.store.errors import StoreNotFoundError, ThreadBusyError
 from bloge.store.records import Run, RunStatus
 from bloge.store.sql import writes
@@ -113,6 +114,9 @@ class StoreWriter:
             # Events the store numbers are numbered from what it reads: not blind then.
             blind = not any(isinstance(op, ops.AppendRunEvents) for op in batch)
             await self.store.run_script(writes.apply(batch), write=True, blind=blind)
+            told(self.store.call_journal, (
+                event for op in batch if isinstance(op, ops.AppendEvents | ops.AppendRunEvents)
+                for event in op.events))
 
     async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
         store = self.store

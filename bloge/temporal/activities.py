@@ -154,7 +154,7 @@ class AgentActivities:
                     input=wire.messages_from_json(payload["input"]),
                     metadata=payload.get("metadata") or {},
                     principal=_principal(payload.get("principal")),
-                    trace_parent=payload.get("trace_parent"))
+                    trace_parent=payload.get("trace_parent"), tools=payload.get("tools") or ())
             except ThreadBusyError as error:
                 raise ApplicationError(str(error), type="ThreadBusyError",
                                        non_retryable=True) from None
@@ -229,9 +229,11 @@ class AgentActivities:
         definition = agent.definition
         summary = bool(payload.get("summary"))
         messages = await self._messages(payload)
+        # The agent's tools, then the run's own (a /v1 client's).
         request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
-                             tools=() if summary else
-                             tuple(tool.tool_definition for tool in definition.tools))
+                             tools=() if summary else (
+                                 *(tool.tool_definition for tool in definition.tools),
+                                 *map(wire.tool_from_json, payload.get("tools") or ())))
         if not summary:
             request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
                               tool_choice=definition.tool_choice, seed=definition.seed,
@@ -341,7 +343,7 @@ class AgentActivities:
 
     @activity.defn(name=PAUSE_ACTIVITY)
     async def pause(self, payload: Json) -> Json:
-        """Store the run as paused on its waiting calls: when each one's approval expires."""
+        """Store the run as paused on its waiting calls: when each one expires."""
         self._agent(payload)
         calls = tuple(PendingCall(
             str(data["call_id"]), str(data["tool"]), str(data["arguments"]), data["kind"],
@@ -360,7 +362,8 @@ class AgentActivities:
         async with _heartbeating():
             await self._recorded().go_on(
                 run_id=str(payload["run_id"]), turn=int(payload["turn"]),
-                sent=list(payload["sent"]), expired=list(payload["expired"]))
+                sent=list(payload["sent"]), expired=list(payload["expired"]),
+                unanswered=list(payload.get("unanswered") or ()))
 
     @activity.defn(name=FINISH_ACTIVITY)
     async def finish(self, payload: Json) -> None:

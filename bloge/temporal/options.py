@@ -126,8 +126,9 @@ def plan_for(definition: AgentDef, registry: OperatorRegistry,
             non_retryable_error_types=[FINAL_PROVIDER_ERROR, "BlogeUsageError"],
         ),
     }
+    # An external tool runs nowhere: its calls wait for their results.
     tools = {tool.name: _tool_plan(tool, definition, registry, options) for tool in
-             definition.tools}
+             definition.tools if not tool.external}
     # The run's start and end in the store (and the end's listener callback): short, and
     # safe to repeat.
     finish = {"start_to_close_timeout": timedelta(seconds=options.activity_timeout),

@@ -67,12 +67,14 @@ class StoreRecording:
     async def begin(self, *, run_id: str, thread_id: str, agent_id: str,
                     input: Sequence[LlmMessage], metadata: Mapping[str, Any],
                     principal: Principal | None = None,
-                    trace_parent: str | None = None) -> dict[str, Any]:
+                    trace_parent: str | None = None,
+                    tools: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
         """Start the run on its thread (again, when this is a retry of the same start):
         where the thread's log goes on (``next_seq``) and the history the run starts after,
         as ``[seq, message]`` pairs (``seq`` ``None`` for a summary the log does not hold).
         The run and a new thread are ``principal``'s, as a local recorded run's are;
-        ``trace_parent`` is the trace context it was started in, kept with it."""
+        ``trace_parent`` is the trace context it was started in, and ``tools`` its own
+        tools (as :func:`bloge.store.paused.tool_json` gives them), kept with it."""
         try:
             run = await self.store.get_run(run_id)
         except StoreNotFoundError:
@@ -84,8 +86,13 @@ class StoreRecording:
                                                 and not principal.admin)
         else:  # a retried start: the thread is this run's already
             claim = await self.writer.reclaim_run(run, worker=self.worker)
+        kept: list[ops.Op] = []
         if trace_parent and TraceParent.from_stored(trace_parent) is not None:
-            await self.writer.write([ops.TraceRun(run_id, trace_parent)])
+            kept.append(ops.TraceRun(run_id, trace_parent))
+        if tools:
+            kept.append(ops.KeepRunTools(run_id, tuple(tools)))
+        if kept:
+            await self.writer.write(kept)
         return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}
 
     async def read(self, thread_id: str, view: View, max_bytes: int) -> dict[str, Any]:
@@ -159,20 +166,24 @@ class StoreRecording:
         return {call.call_id: call.expires_at for call in waiting.calls}
 
     async def go_on(self, *, run_id: str, turn: int, sent: Sequence[str],
-                    expired: Sequence[str]) -> None:
+                    expired: Sequence[str], unanswered: Sequence[str] = ()) -> None:
         """Take the paused run back to continue its round: its ``sent`` (approved) calls
-        are handed over (never sent twice unless idempotent), its ``expired`` ones recorded
-        so, each with an ``approval_expired`` event. A retry once it runs does nothing."""
+        are handed over (never sent twice unless idempotent), its ``expired`` approvals and
+        ``unanswered`` external calls recorded as expired, each with an ``approval_expired``
+        or ``tool_results_expired`` event. A retry once it runs does nothing."""
         run = await self.store.get_run(run_id)
         if run.status is RunStatus.RUNNING:
             return
         await self.writer.reclaim_run(run, worker=self.worker)
         now = self.store.clock()
-        events = tuple(RunEvent(run_id, 0, "approval_expired", now,
-                                {"call_id": call_id, "turn": turn}) for call_id in expired)
+        tools = {row.call_id: row.tool for row in run.pending_approvals}
+        events = tuple(RunEvent(run_id, 0, kind, now, {
+            "call_id": call_id, "tool": tools.get(call_id), "turn": turn})
+            for kind, ids in (("approval_expired", expired),
+                              ("tool_results_expired", unanswered)) for call_id in ids)
         await self.writer.write([
             *([ops.AppendRunEvents(run_id, events, now)] if events else []),
-            ops.HandOver(run_id, turn, tuple(sent), tuple(expired), now)])
+            ops.HandOver(run_id, turn, tuple(sent), (*expired, *unanswered), now)])
 
     def events(self, run_id: str) -> RunEvents:
         return RunEvents(self.store, self.writer, run_id)

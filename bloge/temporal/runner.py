@@ -39,6 +39,7 @@ from bloge.core.context import Principal
 from bloge.core.errors import BlogeUsageError, RunError
 from bloge.core.ids import new_id
 from bloge.llm.messages import LlmMessage
+from bloge.llm.types import ToolDefinition
 from bloge.store import Store
 from bloge.temporal import wire
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -79,16 +80,18 @@ class TemporalRunner:
                     thread_id: str | None = None, history: Sequence[LlmMessage] | None = None,
                     checkpoint: AgentCheckpoint | None = None, max_turns: int | None = None,
                     context: Mapping[str, Any] | None = None,
-                    principal: Principal | None = None) -> WorkflowHandle[Any, Any]:
+                    principal: Principal | None = None,
+                    tools: Sequence[ToolDefinition] = ()) -> WorkflowHandle[Any, Any]:
         """Start a run of ``agent_id`` (``input`` as ``AgentInput.of`` takes it); its
         workflow id is ``run_id`` (a new id when ``None``). A recorded run and its new
-        thread belong to ``principal`` (see :class:`~bloge.core.context.Principal`)."""
+        thread belong to ``principal`` (see :class:`~bloge.core.context.Principal`);
+        ``tools``: the run's own external tools (see ``RunStart.tools``)."""
         payload = start_payload(agent_id,
                                 input=None if input is None else AgentInput.of(input),
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
                                 local_model_calls=self.local_model_calls, principal=principal,
-                                trace_parent=_caller())
+                                trace_parent=_caller(), tools=tools)
         run_id = run_id or new_id()
         size = wire.size(payload)
         if size > self.max_payload_bytes:
@@ -137,13 +140,18 @@ class TemporalRunner:
         found = await self.store.resolve_view(thread_id, wire.view_from_json(view))
         return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
 
-    async def answer(self, run_id: str, decisions: Mapping[str, Decision]) -> None:
-        """Send run ``run_id``, which waits for approval, ``decisions`` by call id (taken in
-        the store first: see :mod:`bloge.temporal.waiting`)."""
-        await self.client.get_workflow_handle(run_id).signal(ANSWER_SIGNAL, {
+    async def answer(self, run_id: str, decisions: Mapping[str, Decision],
+                     results: Mapping[str, tuple[str, bool]] | None = None) -> None:
+        """Send run ``run_id``, which waits, ``decisions`` and the ``results`` of external
+        calls (the tool message, whether it is text) by call id (taken in the store first:
+        see :mod:`bloge.temporal.waiting`)."""
+        answers: dict[str, Any] = {
             call_id: {"approved": decision.approved, "reason": decision.reason,
                       "principal": decision.principal}
-            for call_id, decision in decisions.items()})
+            for call_id, decision in decisions.items()}
+        answers.update((call_id, {"result": content, "text": text})
+                       for call_id, (content, text) in (results or {}).items())
+        await self.client.get_workflow_handle(run_id).signal(ANSWER_SIGNAL, answers)
 
     async def cancel(self, run_id: str) -> None:
         """Ask run ``run_id`` to stop: its workflow and its running activities are cancelled."""

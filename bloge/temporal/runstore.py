@@ -8,10 +8,12 @@ to the operator's chunk sink, and to this process's watchers of the run (``store
 which is how a server streams them. Its ``listeners`` are told of the run's listener events
 as they are relayed (``bloge serve``'s metrics: the workers notify their own listeners, so
 give here only those that must see the runs this process starts, such as counters).
-A run whose call waits for approval raises :class:`~bloge.agent.RunPaused` here while its
-workflow waits (see :mod:`bloge.temporal.waiting`); decisions are taken in the store and sent
-to the workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (and so
-``bloge serve`` and ``bloge approvals``) continue any paused run.
+A run whose call waits for approval, or for a result posted from outside (an external tool,
+a tool of the run's own such as a ``/v1`` client's: ``record_run(tools=…)``), raises
+:class:`~bloge.agent.RunPaused` here while its workflow waits (see
+:mod:`bloge.temporal.waiting`); decisions and results are taken in the store and sent to the
+workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (and so
+``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run.
 """
 
 from __future__ import annotations
@@ -53,7 +55,16 @@ from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.llm import LlmResponse, ToolCall, ToolDefinition
-from bloge.store import RunEvent, RunStatus, Store, decide_call, event_chunk, round_calls
+from bloge.store import (
+    RunEvent,
+    RunStatus,
+    Store,
+    decide_call,
+    event_chunk,
+    post_tool_results,
+    posted_results,
+    round_calls,
+)
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
@@ -108,39 +119,37 @@ class TemporalRunStore:
                          metadata: Mapping[str, Any] | None,
                          run_id: str | None = None,
                          tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
-        if tools:
-            raise BlogeUsageError("a run's own external tools (and paused runs) are not "
-                                  "supported on Temporal yet; run it with bloge.runner: local")
         run = run_id or new_id()
         thread = thread_id or new_id()
         runner = await self.runner()
         self.store.live.started(run)
         try:
             await runner.start(engine.definition.id, input, run_id=run, thread_id=thread,
-                               max_turns=engine.definition.max_turns, principal=ctx.principal)
+                               max_turns=engine.definition.max_turns, principal=ctx.principal,
+                               tools=tools)
             return await self._follow(runner, run, thread, sink)
         finally:
             self.store.live.ended(run)
 
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:
-        """Record ``decisions`` on the waiting calls of the paused run ``run_id`` in the
-        store, as a local run's are (:func:`bloge.store.decide_call`); the workflow is told
-        by :meth:`resume_recorded_run`."""
-        if tool_results:
-            raise BlogeUsageError(f"run {run_id!r}: external tools are not supported on "
-                                  "Temporal yet; run the agent with bloge.runner: local")
+        """Record ``decisions`` on, and ``tool_results`` of, the waiting calls of the paused
+        run ``run_id`` in the store, as a local run's are (:func:`bloge.store.decide_call`,
+        :func:`bloge.store.post_tool_results`); the workflow is told by
+        :meth:`resume_recorded_run`."""
         for call_id, decision in decisions.items():
             await decide_call(self.store, run_id, call_id, approve=decision.approved,
                               reason=decision.reason, principal=principal or decision.principal)
+        if tool_results:
+            await post_tool_results(self.store, run_id, tool_results, principal=principal)
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
                                   *, sink: ChunkSink | None) -> AgentOutput:
-        """Continue run ``run_id``, which waits for approval: its workflow is sent the
-        decisions taken in the store (see :mod:`bloge.temporal.waiting`), and followed until
+        """Continue run ``run_id``, which waits: its workflow is sent the decisions and
+        results taken in the store (see :mod:`bloge.temporal.waiting`), and followed until
         it ends, or waits again (:class:`~bloge.agent.RunPaused`)."""
         stored = await self.store.get_run(run_id)
-        if stored.status is not RunStatus.AWAITING_APPROVAL:
+        if not stored.status.paused:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
         now = self.store.clock()
@@ -148,9 +157,10 @@ class TemporalRunStore:
         decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
                                          principal=row.decided_by)
                    for row in calls if row.state in ("approved", "denied")}
+        results = await posted_results(self.store, run_id)
         runner = await self.runner()
-        if decided:
-            await runner.answer(run_id, decided)
+        if decided or results:
+            await runner.answer(run_id, decided, results)
         if any(row.state == "waiting" and not row.expired(now) for row in calls):
             raise await self._paused(run_id)  # it goes on once the others are decided
         seen = await self.store.run_events(run_id)

@@ -1,28 +1,29 @@
-"""A Temporal run whose tool round waits for approval: paused in the store, held by no worker.
+"""A Temporal run whose tool round waits — for approval, or for results posted from
+outside — paused in the store, held by no worker.
 
 When the engine stops a recorded run's round with :class:`~bloge.agent.RunPaused` on calls
-that wait for approval, the workflow stores the run as ``awaiting_approval`` with its pending
-calls (:data:`PAUSE_ACTIVITY`, which writes what a local run that pauses writes, see
-:mod:`bloge.store.paused`), then waits with :func:`temporalio.workflow.wait_condition`: no
-worker holds it, and it survives restarts as any workflow does. A decision is taken in the
-store first (:func:`bloge.store.decide_call`: the audit, the 409s), then sent to the
-workflow as the :data:`ANSWER_SIGNAL` signal (``TemporalRunStore.resume_recorded_run``). A
-call whose approval expires before anyone decides it counts as denied: its expiry is a
-workflow timer. Once every waiting call is answered, :data:`GO_ON_ACTIVITY` takes the run
-back in the store and the engine continues the round (``RunPaused.resumed(decisions=…)``).
-
-Calls answered from outside (``external`` tools) are not supported on Temporal: such a run
-fails plainly, as before.
+that wait, the workflow stores the run as ``awaiting_approval`` (or
+``awaiting_tool_results``) with its pending calls (:data:`PAUSE_ACTIVITY`, which writes what
+a local run that pauses writes, see :mod:`bloge.store.paused`), then waits with
+:func:`temporalio.workflow.wait_condition`: no worker holds it, and it survives restarts as
+any workflow does. A decision or a result is taken in the store first
+(:func:`bloge.store.decide_call`, :func:`bloge.store.post_tool_results`: the audit, the
+409s), then sent to the workflow as the :data:`ANSWER_SIGNAL` signal
+(``TemporalRunStore.resume_recorded_run``). A call that expires unanswered counts as denied
+(an approval) or gets an error result saying no result came (an external call): its expiry
+is a workflow timer. Once every waiting call is answered, :data:`GO_ON_ACTIVITY` takes the
+run back in the store and the engine continues the round.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from temporalio import workflow
 
 from bloge.agent import Decision, RunPaused
-from bloge.agent.runtime import PendingRound, RecordedResult, ToolOutcome
+from bloge.agent.runtime import PendingRound, RecordedResult, ToolOutcome, unanswered
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import ToolCall
 from bloge.temporal.catalogue import ServedAgent
@@ -30,31 +31,43 @@ from bloge.temporal.wire import Json
 
 PAUSE_ACTIVITY = "bloge.pause"
 GO_ON_ACTIVITY = "bloge.go_on"
-#: The signal that carries decisions: ``{call_id: {"approved", "reason", "principal"}}``.
+#: The signal that carries answers by call id: a decision ``{"approved", "reason",
+#: "principal"}``, or an external call's posted result ``{"result", "text"}``.
 ANSWER_SIGNAL = "bloge.answer"
 #: The patch after which a run's approvals pause its workflow (before it, they failed it).
 PAUSES = "bloge.pauses"
+#: The patch after which a run's external calls pause its workflow (before it, they failed
+#: it).
+TOOL_RESULTS = "bloge.tool-results"
 #: The reason an expired request gives the model (as :data:`bloge.store.paused.EXPIRED`).
 EXPIRED = "the approval request expired before anyone decided it"
 
 
 def waits_here(agent: ServedAgent, paused: RunPaused) -> bool:
-    """Whether the workflow can wait on ``paused``'s calls: a recorded run's approvals."""
-    return (agent.recorded and all(call.kind == "approval" for call in paused.pending)
-            and workflow.patched(PAUSES))
+    """Whether the workflow can wait on ``paused``'s calls: a recorded run's."""
+    if not (agent.recorded and workflow.patched(PAUSES)):
+        return False
+    return (all(call.kind == "approval" for call in paused.pending)
+            or workflow.patched(TOOL_RESULTS))
 
 
 class Answers:
-    """The decisions a run's workflow received, by call id (the first one of each counts)."""
+    """The answers a run's workflow received, by call id (the first one of each counts): a
+    decision, or an external call's result."""
 
     __slots__ = ("got",)
 
     def __init__(self) -> None:
-        self.got: dict[str, Decision] = {}
+        self.got: dict[str, Decision | RecordedResult] = {}
 
     def take(self, data: Json) -> None:
         for call_id, body in data.items():
-            if isinstance(body, dict) and call_id not in self.got:
+            if not isinstance(body, dict) or call_id in self.got:
+                continue
+            if "result" in body:
+                self.got[call_id] = RecordedResult(success=True, content=str(body["result"]),
+                                                   text_result=body.get("text") is True)
+            else:
                 self.got[call_id] = Decision(approved=body.get("approved") is True,
                                              reason=_text(body.get("reason")),
                                              principal=_text(body.get("principal")))
@@ -70,6 +83,7 @@ class Answers:
             "turns": turn, "usage": checkpoint.usage.to_dict(),
         }, **agent.plan.finish)
         ids = [call.call_id for call in paused.pending]
+        tools = {call.call_id: (call.tool, call.kind) for call in paused.pending}
         expired: list[str] = []
         while missing := [call_id for call_id in ids if call_id not in self.got]:
             deadlines = [float(expiries[c]) for c in missing if expiries.get(c) is not None]
@@ -85,16 +99,22 @@ class Answers:
             for call_id in missing:
                 due = expiries.get(call_id)
                 if due is not None and float(due) <= now and call_id not in self.got:
-                    self.got[call_id] = Decision(approved=False, reason=EXPIRED)
+                    tool, kind = tools[call_id]
+                    self.got[call_id] = (Decision(approved=False, reason=EXPIRED)
+                                         if kind == "approval" else unanswered(tool))
                     expired.append(call_id)
-        decisions = {call_id: self.got[call_id] for call_id in ids}
+        answers = {call_id: self.got.pop(call_id) for call_id in ids}
+        decisions = {c: a for c, a in answers.items() if isinstance(a, Decision)}
+        results = {c: a for c, a in answers.items() if isinstance(a, RecordedResult)}
         await workflow.execute_activity(GO_ON_ACTIVITY, {
             "agent": agent.definition.id, "run_id": run_id, "turn": turn,
-            "sent": [c for c in ids if decisions[c].approved], "expired": expired,
+            "sent": [c for c in ids if c in decisions and decisions[c].approved],
+            "expired": [c for c in expired if c in decisions],
+            "unanswered": [c for c in expired if c in results],
         }, **agent.plan.finish)
-        for call_id in ids:
-            self.got.pop(call_id, None)
-        return paused.resumed(decisions=decisions)
+        resumed = paused.resumed(decisions=decisions)
+        return replace(resumed, results={**resumed.results, **results},
+                       waiting=frozenset())
 
 
 def recorded_outcome(call: ToolCall, found: RecordedResult) -> ToolOutcome:
@@ -123,5 +143,6 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-__all__ = ["ANSWER_SIGNAL", "GO_ON_ACTIVITY", "PAUSES", "PAUSE_ACTIVITY", "Answers",
+__all__ = ["ANSWER_SIGNAL", "GO_ON_ACTIVITY", "PAUSES", "PAUSE_ACTIVITY", "TOOL_RESULTS",
+           "Answers",
            "recorded_outcome", "unknown_outcome", "waits_here"]

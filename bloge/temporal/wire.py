@@ -11,7 +11,7 @@ from bloge.agent import AgentCheckpoint, AgentOutput, AgentUsage
 from bloge.agent.runtime import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import LlmMessage, ToolCall
-from bloge.llm.types import LlmResponse
+from bloge.llm.types import LlmResponse, ToolDefinition
 
 Json = dict[str, Any]
 
@@ -31,6 +31,17 @@ def call_to_json(call: ToolCall) -> Json:
 
 def call_from_json(data: Mapping[str, Any]) -> ToolCall:
     return ToolCall(str(data["id"]), str(data["name"]), str(data.get("arguments", "{}")))
+
+
+def tool_to_json(tool: ToolDefinition) -> Json:
+    """A run's own tool (as the run store keeps it too)."""
+    return {"name": tool.name, "description": tool.description,
+            "parameters": dict(tool.parameters)}
+
+
+def tool_from_json(data: Mapping[str, Any]) -> ToolDefinition:
+    return ToolDefinition(str(data["name"]), str(data.get("description", "")),
+                          data.get("parameters") or {"type": "object"})
 
 
 def response_to_json(response: LlmResponse) -> Json:

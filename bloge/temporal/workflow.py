@@ -28,8 +28,10 @@ recorded run's model calls carry the view by reference, and a run that would pas
 anyway fails with an ``ApplicationError`` of type ``PayloadTooLarge`` naming the run, before
 Temporal refuses it.
 
-A recorded run whose tool call waits for approval pauses: it is stored as waiting and its
-workflow waits for the decisions, holding no worker (:mod:`bloge.temporal.waiting`).
+A recorded run whose tool call waits for approval, or for a result posted from outside (an
+external tool, or a tool of the run's own such as a ``/v1`` client's), pauses: it is stored
+as waiting and its workflow waits for the answers, holding no worker
+(:mod:`bloge.temporal.waiting`).
 
 A run that runs out of turns fails with an ``ApplicationError`` of type
 ``MaxTurnsExceededError`` whose details are the agent id, ``max_turns`` and the checkpoint's
@@ -65,7 +67,7 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.masking import mask_credentials
 from bloge.llm.messages import LlmMessage, ToolCall
-from bloge.llm.types import LlmRequest, LlmResponse
+from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition
 from bloge.temporal import catalogue, wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.histories import (
@@ -149,16 +151,18 @@ class AgentWorkflow:
         # A checkpoint given by value: the messages of it the thread's log holds are found
         # by equality.
         turns.by_value = carried is None and checkpoint is not None
+        own_tools = list(start.get("tools") or ())
         effects = ActivityEffects(agent, run_id, values, thread_id, log,
                                   local_model_calls=bool(start.get("local_model_calls")),
-                                  turns=turns, principal=start.get("principal"))
+                                  turns=turns, principal=start.get("principal"),
+                                  tools=own_tools)
         ctx = OperatorContext.root(values, execution_id=run_id)
         engine = agent.engine(start.get("max_turns"))
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
             AgentInput(wire.messages_from_json(messages)) if messages else None,
             history=(begun.history or ()) if checkpoint is None else (),
-            checkpoint=checkpoint,
+            checkpoint=checkpoint, tools=[wire.tool_from_json(tool) for tool in own_tools],
         )
         try:
             while True:
@@ -170,7 +174,8 @@ class AgentWorkflow:
                         raise
                     # Paused in the store; the round goes on once its calls are decided.
                     run_start = RunStart(checkpoint=paused.checkpoint,
-                                         pending=await self._answers.wait(agent, run_id, paused))
+                                         pending=await self._answers.wait(agent, run_id, paused),
+                                         tools=run_start.tools)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
             raise ApplicationError(str(error), error.agent_id, error.max_turns,
@@ -187,16 +192,15 @@ class AgentWorkflow:
                                    *turns.checkpoint_details(error.checkpoint),
                                    type=RUN_ERROR, non_retryable=True) from None
         except RunPaused as paused:
-            # Calls answered from outside, or a run without a store to pause in: the run
-            # fails, plainly, with the checkpoint before the round (a resume asks the model
-            # again).
+            # A run without a store to pause in (or a workflow begun before runs paused):
+            # the run fails, plainly, with the checkpoint before the round (a resume asks
+            # the model again).
             before = replace(paused.checkpoint,
                              conversation=paused.checkpoint.conversation[:-1])
             message = (f"run {run_id!r} reached tool calls that wait ({paused.status}: "
-                       f"{', '.join(call.tool for call in paused.pending)}); waiting for approval "
-                       "on Temporal needs a recorded run (a worker with a store), and "
-                       "external tools are not supported on Temporal yet: run the agent "
-                       "with bloge.runner: local")
+                       f"{', '.join(call.tool for call in paused.pending)}); a run waits on "
+                       "Temporal only when it is recorded: give the workers a run store "
+                       "(bloge.store)")
             await effects.finish(before, "error", started, paused)
             raise ApplicationError(message, agent_id, "error",
                                    *turns.checkpoint_details(before), type=RUN_ERROR,
@@ -254,6 +258,7 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
         "input": start.get("input") or [],
         "metadata": {"workflow_id": run_id, "task_queue": task_queue},
         "principal": start.get("principal"), "trace_parent": start.get("trace_parent"),
+        **({"tools": start["tools"]} if start.get("tools") else {}),
     }, **agent.plan.finish)
     pairs = (begun["history"] if "history" in begun  # begun by an earlier worker
              else await read_view(agent, run_id, thread_id, begun["view"]))
@@ -267,11 +272,14 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
                   checkpoint: AgentCheckpoint | None = None, max_turns: int | None = None,
                   context: Mapping[str, Any] | None = None,
                   thread_id: str | None = None, local_model_calls: bool = False,
-                  principal: Principal | None = None, trace_parent: str | None = None) -> Json:
+                  principal: Principal | None = None, trace_parent: str | None = None,
+                  tools: Sequence[ToolDefinition] = ()) -> Json:
     """What :class:`AgentWorkflow` starts from: JSON data only (``context`` too);
     ``trace_parent``: the trace context of its caller, kept with the run (see
-    :class:`~bloge.core.tracecontext.TraceParent`)."""
+    :class:`~bloge.core.tracecontext.TraceParent`); ``tools``: the run's own external tools
+    (a ``/v1`` client's)."""
     return {
+        **({"tools": [wire.tool_to_json(tool) for tool in tools]} if tools else {}),
         "trace_parent": trace_parent,
         "principal": None if principal is None else {"name": principal.name,
                                                       "admin": principal.admin},
@@ -297,14 +305,15 @@ class ActivityEffects:
     carries the view by reference to the thread's log (and the turn's new messages, which
     the activity writes there first); another run's carries the view itself."""
 
-    __slots__ = ("_agent", "_local", "_log", "_principal", "_run_id", "_thread_id", "_turns",
-                 "_values")
+    __slots__ = ("_agent", "_local", "_log", "_principal", "_run_id", "_thread_id", "_tools",
+                 "_turns", "_values")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
                  local_model_calls: bool = False, turns: Turns,
-                 principal: Json | None = None) -> None:
+                 principal: Json | None = None, tools: Sequence[Json] = ()) -> None:
         self._agent = agent
+        self._tools = list(tools)  # the run's own, which its model calls offer too
         self._principal = principal  # whom the run is for: its tools act on their behalf
         self._run_id = run_id
         self._values = values
@@ -325,6 +334,8 @@ class ActivityEffects:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "model": request.model,
                    "temperature": request.temperature, "context": self._values}
+        if self._tools:
+            payload["tools"] = self._tools
         log, view = self._log, self._turns.view
         written = 0
         if log is not None and view is not None:

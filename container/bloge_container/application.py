@@ -62,8 +62,14 @@ class ApplicationContainer(containers.DeclarativeContainer):
     # on-property: the run store, unless bloge.store.enabled is false.
     # on-property: tracing, when bloge.tracing.enabled; the store traces the runs it records.
     run_tracing = providers.Singleton(tracing.run_tracing, settings, report, closables)
+    # on-property + on-class: the journal exists only when enabled and importable.
+    event_journal = providers.Singleton(
+        journal.event_journal, settings, project, report, closables
+    )
+    journal_bridge = providers.Singleton(journal.journal_bridge, event_journal, settings)
+    # The store tells a journal of its own (a file, stdout) the events of waiting calls.
     run_store = providers.Singleton(store.run_store, settings, project, report, closables,
-                                    run_tracing)
+                                    run_tracing, journal_bridge)
     # on-property: fallback models' breakers, shared through the run store when it is on.
     circuit_breaker = providers.Singleton(components.circuit_breaker, settings, run_store,
                                           report)
@@ -73,12 +79,6 @@ class ApplicationContainer(containers.DeclarativeContainer):
                             report, rpc_services, mcp_servers, circuit_breaker),
         settings, autopilot_tools, report,
     )
-
-    # on-property + on-class: the journal exists only when enabled and importable.
-    event_journal = providers.Singleton(
-        journal.event_journal, settings, project, report, closables
-    )
-    journal_bridge = providers.Singleton(journal.journal_bridge, event_journal, settings)
 
     # collect-all: every configured listener plus the bridge reaches every agent.
     # on-property: the error rates the autopilot's watches read, counted by a listener.

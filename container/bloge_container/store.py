@@ -15,9 +15,10 @@ COMPONENT = "RunStore"
 
 
 def run_store(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
-              closables: list[Any], tracing: Any = None) -> Any:
+              closables: list[Any], tracing: Any = None, call_journal: Any = None) -> Any:
     """The store the settings ask for, or ``None`` (with the reason in the report); it
-    traces its runs with ``tracing`` when given."""
+    traces its runs with ``tracing`` when given, and tells ``call_journal`` (a journal of
+    its own, not the store) the events of the calls paused runs wait on."""
     section = settings.store
     if not section.enabled:
         report.record(COMPONENT, registered=False, kind="on-property",
@@ -25,6 +26,7 @@ def run_store(settings: BlogeSettings, project: ProjectDir, report: ConditionsRe
         return None
     store = opened(settings, project)
     store.tracing = tracing
+    store.call_journal = call_journal
     closables.append(store)
     report.record(COMPONENT, registered=True, kind="on-property",
                   reason=f"bloge.store.url is {store.url}; every run is recorded there")
@@ -45,6 +47,7 @@ def opened(settings: BlogeSettings, project: ProjectDir) -> Any:
                        redact_keys=settings.event_journal.redact_keys,
                        secrets=secret_values(settings))
     store.approval_expiry = settings.approvals.expiry
+    store.tool_results_expiry = settings.approvals.tool_results_expiry
     return store
 
 

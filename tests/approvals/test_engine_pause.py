@@ -9,6 +9,7 @@ import pytest
 from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry
 from bloge.agent import AgentInput, Decision, RunPaused
 from bloge.agent.runtime import AgentEngine, RunStart, call_hash
+from bloge.core.errors import BlogeUsageError
 from bloge.llm import ScriptedProvider, ToolDefinition
 from tests.runtime.helpers import calls
 
@@ -107,6 +108,21 @@ async def test_a_run_s_own_tools_are_external_and_seen_by_the_model() -> None:
         await engine.run(RunStart(_input("go"), tools=[ToolDefinition("client_fn")]), None)
     assert paused.value.pending[0].tool == "client_fn"
     assert "client_fn" in [t.name for t in provider.requests[0].tools]
+
+
+async def test_a_run_s_own_tool_named_like_an_external_tool_of_the_agent_s_is_that_tool(
+        ) -> None:
+    provider = ScriptedProvider(calls(("ask_user", {}, "k")), "ok")
+    engine = engine_with(provider)
+    with pytest.raises(RunPaused):
+        await engine.run(RunStart(_input("go"), tools=[ToolDefinition("ask_user")]), None)
+    assert [t.name for t in provider.requests[0].tools].count("ask_user") == 1
+
+
+async def test_a_run_s_own_tool_may_not_take_the_name_of_an_agent_s_operator_tool() -> None:
+    engine = engine_with(ScriptedProvider("ok"))
+    with pytest.raises(BlogeUsageError, match="'look' has the name of another tool"):
+        await engine.run(RunStart(_input("go"), tools=[ToolDefinition("look")]), None)
 
 
 def test_the_hash_binds_tool_arguments_and_call() -> None:

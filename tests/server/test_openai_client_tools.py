@@ -254,3 +254,21 @@ def test_the_round_trip_works_on_postgresql_too(request: pytest.FixtureRequest) 
         assert "Sunny" in (second.choices[0].message.content or "")
     finally:
         asyncio.run(store.aclose())
+
+
+def test_a_run_continued_outside_v1_still_offers_the_clients_tools(serve: Serve) -> None:
+    def weather(call_id: str) -> LlmResponse:
+        return LlmResponse(finish_reason="tool_calls", tool_calls=(
+            ToolCall(call_id, "get_weather", '{"city": "Paris"}'),))
+
+    served = serve(ScriptedProvider(weather("w1"), weather("w2")))
+    first = client(served).chat.completions.create(model="helper", messages=ASK,
+                                                   tools=[WEATHER])
+    run_id = run_of(first.id)
+    posted = httpx.post(served.url(f"/runs/{run_id}/tool-results"), json={"w1": "Sunny"})
+    assert posted.json()["continued"] is True
+    with httpx.stream("GET", served.url(f"/runs/{run_id}/stream"), timeout=30) as stream:
+        "".join(stream.iter_text())  # to the run's end: it waits again
+    assert run_record(served, run_id)["status"] == "awaiting_tool_results"
+    requests = served.provider.requests  # type: ignore[attr-defined]  # a ScriptedProvider
+    assert "get_weather" in [tool.name for tool in requests[1].tools]

@@ -10,7 +10,9 @@ import pytest
 
 from bloge import Agent
 from bloge.agent import Decision, RunPaused
+from bloge.journal import render_timeline
 from bloge.llm import ScriptedProvider, ToolDefinition
+from bloge.server import Metrics
 from bloge.store import (
     ApprovalConflictError,
     ApprovalForbiddenError,
@@ -18,11 +20,13 @@ from bloge.store import (
     Store,
     StoreNotFoundError,
     ThreadBusyError,
+    answer_waits,
     decide_call,
     find_paused_run,
     open_store,
     pending_approvals,
     post_tool_results,
+    run_timeline,
 )
 from tests.runtime.helpers import calls
 
@@ -135,6 +139,26 @@ async def test_an_expired_request_counts_as_denied(store: Store) -> None:
     assert sent == []
 
 
+async def test_an_external_call_that_expires_unanswered_tells_the_model_no_result_came(
+        store: Store) -> None:
+    store.tool_results_expiry = 0.0
+    made, pause = await paused(store, calls(("ask_user", {"q": "which?"}, "e")), "done")
+    [waiting] = (await store.get_run(pause.run_id or "")).pending_approvals
+    assert waiting.expires_at == waiting.requested_at
+    with pytest.raises(ApprovalConflictError, match="expired waiting for its result"):
+        await post_tool_results(store, pause.run_id or "", {"e": "late"})
+    output = await made.aresume(pause.run_id or "")
+    assert output.content == "done"
+    [told] = [m.content for m in output.messages if m.role == "tool"]
+    assert told.startswith("Error: no result came for the call of tool 'ask_user'")
+    stored = await store.run_events(pause.run_id or "")
+    events = [event.type for event in stored]
+    assert events.index("tool_results_required") < events.index("tool_results_expired")
+    shown = "\n".join(render_timeline(run_timeline(pause.run_id or "", stored)))
+    assert "ask_user e waits for its result, expires " in shown  # bloge runs show
+    assert "ask_user e expired: no result came" in shown
+
+
 async def test_an_approved_call_is_sent_once_even_when_resumed_again(store: Store) -> None:
     made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
                                             ("ask_user", {}, "e")), "done")
@@ -201,3 +225,24 @@ def _tamper(thread_id: str) -> Any:
 
     yield Query("UPDATE bloge_messages SET body = REPLACE(body, ?, ?) "
                 "WHERE thread_id = ? AND body LIKE ?", ("500", "50000", thread_id, "%tool_calls%"))
+
+
+async def test_every_answer_counts_in_how_long_calls_waited(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                            ("transfer", {"amount": 700}, "b"),
+                                            ("ask_user", {}, "e")), "done")
+    run_id = pause.run_id or ""
+    metrics = Metrics()
+    await metrics.tally_answers(store)
+    assert await answer_waits(store, [60.0]) == {}
+    await decide_call(store, run_id, "a", approve=True, principal="user:ann")  # as the CLI
+    await metrics.tally_answers(store)
+    await post_tool_results(store, run_id, {"e": "blue"})  # as HTTP or a /v1 client
+    await made.aresume(run_id, decisions={"b": False})  # from Python
+    waits = await answer_waits(store, [60.0])
+    assert (waits["approval"].count, waits["approval"].within) == (2, (2,))
+    assert (waits["external"].count, waits["external"].within) == (1, (1,))
+    await metrics.tally_answers(store)  # each answer once, over the tallies
+    scraped = metrics.render_with({}, store.clock()).decode()
+    assert 'bloge_approval_wait_seconds_count{kind="approval"} 2.0' in scraped
+    assert 'bloge_approval_wait_seconds_count{kind="external"} 1.0' in scraped

@@ -2,7 +2,9 @@
 start (``worker_child.py``).
 
 ``slow`` and the streaming ``slowStream`` call a ``gate`` that outlasts their tool timeout;
-``held`` calls ``hold`` (not idempotent), which holds until released.
+``held`` calls ``hold`` (not idempotent), which holds until released. A message that starts
+with ``ask`` makes turn 1 call ``asker``'s external ``ask_user``, one that starts with
+``client`` the run's own tool ``client_fn``.
 ``counter`` counts: its turn 1 asks for ``count`` (non-idempotent, one line per call in
 ``COUNT_LOG``) and ``gate`` (idempotent; it blocks for ever where ``hang_gate`` is set, the
 worker a test kills) at once; turn 2 answers with what the tools returned. A message that
@@ -74,6 +76,15 @@ agent guarded {
   tool count : Count { input { key = tool_args.key }  requires_approval = true }
 }
 
+agent asker {
+  model = "test-model"
+  max_turns = 2
+  tool ask_user : external {
+    description = "Ask the user"
+    parameters { q = "string" }
+  }
+}
+
 stream agent slowStream {
   model = "test-model"
   max_turns = 2
@@ -108,6 +119,11 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     user = next(m.content for m in request.messages if m.role == "user")
     if user.startswith("stall"):
         return _stall()
+    if user.startswith(("ask", "client")) and answered == 0:
+        # ask: the agent's external tool; client: the run's own tool (a /v1 client's).
+        name = "ask_user" if user.startswith("ask") else "client_fn"
+        return LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall("e1", name, json.dumps({"q": user})),))
     if user.startswith("loop"):
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall(f"c{answered}", "count", json.dumps({"key": user})),))

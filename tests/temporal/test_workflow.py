@@ -249,10 +249,10 @@ async def test_an_unknown_agent_fails_at_once(serving: Serving) -> None:
             await runner.run("nobody", "hi")
 
 
-async def test_a_call_awaiting_approval_fails_the_run_plainly_on_temporal(
+async def test_a_call_awaiting_approval_fails_an_unrecorded_run_plainly_on_temporal(
         serving: Serving) -> None:
     async with serving() as (runner, _):
-        with pytest.raises(RunError, match="not supported on Temporal yet") as caught:
+        with pytest.raises(RunError, match="give the workers a run store") as caught:
             await runner.run("guarded", "hello", run_id="run-guarded")
     checkpoint = getattr(caught.value, "checkpoint", None)
     assert checkpoint is not None

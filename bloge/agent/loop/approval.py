@@ -53,7 +53,7 @@ class PendingCall:
     for its result (``"external"``). ``arguments`` is the call's JSON text with credentials
     masked; ``hash`` binds a decision to this tool, these arguments and this call
     (:func:`call_hash`); ``expires_at`` (epoch seconds) is when an unanswered approval counts
-    as denied (``None``: never, and always for an external call)."""
+    as denied, or an unanswered external call gets an error result (``None``: never)."""
 
     call_id: str
     tool: str
@@ -122,6 +122,17 @@ def denial(call: ToolCall, decision: Decision) -> RecordedResult:
     return RecordedResult(success=False, text_result=True,
                           content=f"Error: the call of tool {call.name!r} was denied{why}; "
                           "it did not run")
+
+
+def unanswered(tool: str) -> RecordedResult:
+    """The tool message an external call gives the model when no result was posted for it
+    before it expired."""
+    from bloge.agent.loop.observer import RecordedResult  # noqa: PLC0415 -- a cycle at import
+
+    return RecordedResult(success=False, text_result=True,
+                          content=f"Error: no result came for the call of tool {tool!r} before "
+                          "it expired; whoever was to run it did not answer, so it may not "
+                          "have run")
 
 
 @dataclass(frozen=True, slots=True)

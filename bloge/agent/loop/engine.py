@@ -149,12 +149,11 @@ class AgentEngine:
             if not tool.external and tool.operator_ref not in registry:
                 registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
         begun = opening(start, self.definition)
-        if start.tools:
-            _check_own_tools(start.tools, self.definition)
+        tools = _own_tools(start.tools, self.definition) if start.tools else ()
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
         return Execution(self, context, begun, chat, sink, observer, effects,
-                         tuple(start.tools), counters).execute(start.pending)
+                         tools, counters).execute(start.pending)
 
     def _chat_operator(self, *, streamed: bool) -> BoundOperator:
         name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
@@ -162,11 +161,19 @@ class AgentEngine:
         return self.registry.bound(name, purpose=purpose)
 
 
-def _check_own_tools(tools: Sequence[ToolDefinition], definition: AgentDef) -> None:
-    """A run's own tools may not take the name of one of the agent's, nor repeat one."""
-    taken = {tool.name for tool in definition.tools}
+def _own_tools(tools: Sequence[ToolDefinition],
+               definition: AgentDef) -> tuple[ToolDefinition, ...]:
+    """The run's own tools the agent does not offer itself. One named like an external tool
+    of the agent's is that tool (a run continued by a client that offers its tools again:
+    ``/v1``); one named like any other tool of the agent's, or repeated, raises."""
+    external = {tool.name for tool in definition.tools if tool.external}
+    taken = {tool.name for tool in definition.tools} - external
+    own: list[ToolDefinition] = []
     for tool in tools:
         if tool.name in taken:
             raise BlogeUsageError(f"the run's tool {tool.name!r} has the name of another tool "
                                   f"of agent {definition.id!r}")
         taken.add(tool.name)
+        if tool.name not in external:
+            own.append(tool)
+    return tuple(own)

@@ -116,8 +116,8 @@ class RunStore(Protocol):
                          run_id: str | None = None,
                          tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
         """Run ``input`` as run ``run_id`` (a new id when ``None``) on thread ``thread_id`` (a
-        new thread when ``None``); ``tools``: the run's own external tools (a store that
-        cannot keep them raises ``BlogeUsageError`` when given some)."""
+        new thread when ``None``); ``tools``: the run's own external tools, kept with the
+        run so that its resume offers them too."""
         ...
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
@@ -141,7 +141,7 @@ class RunAttacher(Protocol):
 @runtime_checkable
 class RunDecider(Protocol):
     """A run store that takes decisions on, and results of, a paused run's calls
-    (``bloge.store.RecordedRuns``)."""
+    (``bloge.store.RecordedRuns``, ``bloge.temporal.TemporalRunStore``)."""
 
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:

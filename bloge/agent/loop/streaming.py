@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bloge.agent.loop.base import AgentOperatorBase, Context
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentInput, AgentOutput
 from bloge.agent.loop.tools import ChunkSink
 from bloge.core.sync import run_sync
+from bloge.llm.types import ToolDefinition
 
 
 class StreamingAgentLoopOperator(AgentOperatorBase):
@@ -22,14 +25,15 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
     streaming = True
 
     async def arun(self, input: object, ctx: Context = None, *, on_chunk: ChunkSink,
-                   thread_id: str | None = None, run_id: str | None = None) -> AgentOutput:
+                   thread_id: str | None = None, run_id: str | None = None,
+                   tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
         """Run the agent streaming, awaiting ``on_chunk(chunk)`` for each ``Token``,
         ``ToolStart`` and ``ToolEnd`` as it happens, in the run's own task (no channel between
         them), and return its output. For callers that watch the run another way: a server
-        follows a recorded run's events in ``store.live``. ``thread_id`` and ``run_id`` as for
-        :meth:`stream`."""
+        follows a recorded run's events in ``store.live``. ``thread_id``, ``run_id`` and
+        ``tools`` as for :meth:`stream`."""
         return await self._start(AgentInput.of(input), ctx, thread_id=thread_id, run_id=run_id,
-                                 sink=on_chunk)
+                                 sink=on_chunk, tools=tools)
 
     async def arun_resumed(self, run_id: str, ctx: Context = None, *,
                            on_chunk: ChunkSink) -> AgentOutput:

@@ -72,6 +72,15 @@ def pending_calls(run_id: str, turn: int | None = None) -> Script[list[PendingAp
     return [pending_of(row) for row in result.rows]
 
 
+def posted_results(run_id: str, turn: int) -> Script[dict[str, tuple[str, bool]]]:
+    """The results posted for the external calls of ``run_id``'s round ``turn``: call id →
+    (the tool message, whether it is text rather than JSON)."""
+    result = yield Query("SELECT call_id, result, text_result FROM bloge_pending_calls "
+                         "WHERE run_id = ? AND turn = ? AND state = 'answered' "
+                         "AND result IS NOT NULL", (run_id, turn))
+    return {str(call_id): (str(content), bool(text)) for call_id, content, text in result.rows}
+
+
 def waiting(*, run_id: str | None, owner: str | None,
             limit: int) -> Script[list[PendingApproval]]:
     """Calls that wait now (runs paused), oldest first; of ``run_id``'s run; with ``owner``,
@@ -100,6 +109,40 @@ def waiting_counts() -> Script[dict[str, tuple[int, float]]]:
         "GROUP BY p.kind",
         (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value))
     return {str(kind): (int(count), float(oldest)) for kind, count, oldest in result.rows}
+
+
+def expired_rounds(now: float, limit: int) -> Script[list[tuple[str, str | None]]]:
+    """(run id, owner) of paused runs none of whose calls waits any more (each one decided,
+    answered or expired), one of them expired; oldest first."""
+    live = ("SELECT 1 FROM bloge_pending_calls w WHERE w.run_id = r.id AND w.turn = r.turns "
+            "AND w.state = 'waiting'")
+    result = yield Query(
+        f"SELECT r.id, r.owner FROM bloge_runs r WHERE r.status IN (?, ?) "
+        f"AND EXISTS ({live} AND w.expires_at <= ?) "
+        f"AND NOT EXISTS ({live} AND (w.expires_at IS NULL OR w.expires_at > ?)) "
+        "ORDER BY r.updated_at LIMIT ?",
+        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value, now, now,
+         limit))
+    return [(str(run_id), owner) for run_id, owner in result.rows]
+
+
+def answer_waits(bounds: Sequence[float], since: float | None,
+                 ) -> Script[dict[str, tuple[list[int], int, float, float]]]:
+    """Kind → (how many calls answered after ``since`` (``None``: ever) waited at most each
+    of ``bounds`` seconds, how many were answered, how long they waited in all, when the
+    last was answered): calls decided or whose result was posted, by whatever path."""
+    sums = "".join(", SUM(CASE WHEN decided_at - requested_at <= ? THEN 1 ELSE 0 END)"
+                   for _ in bounds)
+    # Every state but waiting (no decided_at) and expired (not answered) was answered; a
+    # condition on decided_at alone lets the planner take its index.
+    after = "decided_at IS NOT NULL" if since is None else "decided_at > ?"
+    result = yield Query(
+        f"SELECT kind, COUNT(*), SUM(decided_at - requested_at), MAX(decided_at){sums} "
+        f"FROM bloge_pending_calls WHERE {after} AND state <> 'expired' GROUP BY kind",
+        (*bounds, *(() if since is None else (since,))))
+    return {str(kind): ([int(n or 0) for n in counts], int(count), float(total or 0.0),
+                        float(latest))
+            for kind, count, total, latest, *counts in result.rows}
 
 
 def paused_with(call_ids: Sequence[str], *, owner: str | None) -> Script[str | None]:
@@ -200,10 +243,15 @@ def post_results(*, run_id: str, results: Sequence[tuple[str, str, bool]],
         if call.state != "waiting":
             raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} has its result "
                                       "already")
+        if call.expired(now):
+            raise RefusedError("conflict", f"call {call_id!r} of run {run_id!r} expired "
+                                      "waiting for its result; the run goes on without it "
+                                      "(the model is told no result came)")
         calls.append(call)
         yield Query("UPDATE bloge_pending_calls SET state = 'answered', decided_by = ?, "
-                    "decided_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
-                    (principal, now, run_id, turn, call_id))
+                    "decided_at = ?, result = ?, text_result = ? "
+                    "WHERE run_id = ? AND turn = ? AND call_id = ?",
+                    (principal, now, content, int(text), run_id, turn, call_id))
         yield Query("UPDATE bloge_tool_calls SET status = 'completed', success = 1, "
                     "content = ?, text_result = ?, completed_at = ? "
                     "WHERE run_id = ? AND turn = ? AND call_id = ?",

@@ -5,9 +5,8 @@ each thread and run (the principal whose API key created it; none for what was r
 before, or without keys); version 4 the calls paused runs wait on; version 5 the budgets
 shared by runs (a thread's, an API key's per period) and the usage of every model call;
 version 6 the circuit breakers of fallback models, shared by every worker; version 7 the
-trace context a run was started in; version 8 the run a sub-agent's run was started by (its
-parent). A database holds
-its version in ``bloge_schema``; a database newer than this code is refused (an older bloge
+trace context a run was started in; version 8 the results posted for external calls;
+version 9 the run a sub-agent's run was started by (its parent). A database holds its version in ``bloge_schema``; a database newer than this code is refused (an older bloge
 must not write a layout it does not know). Every statement is valid for SQLite and for
 PostgreSQL alike.
 """
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 8
+VERSION = 9
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -205,13 +204,21 @@ _V6 = (
 # Version 7: the trace context a run was started in, which its resumed spans continue.
 _V7 = ("ALTER TABLE bloge_runs ADD COLUMN trace_parent TEXT",)
 
-_V8 = (
+# Version 8: the result posted for an external call, with the call it answers (a Temporal
+# run, which keeps no tool ledger, is sent it from there); the calls by when they were
+# answered (/metrics reads the answers since its last scrape).
+_V8 = ("ALTER TABLE bloge_pending_calls ADD COLUMN result TEXT",
+       "ALTER TABLE bloge_pending_calls ADD COLUMN text_result BIGINT",
+       "CREATE INDEX bloge_pending_calls_by_decision ON bloge_pending_calls (decided_at)")
+
+# Version 9: the run that called a sub-agent's run, and a run's children in their order.
+_V9 = (
     "ALTER TABLE bloge_runs ADD COLUMN parent_run_id TEXT",
     "CREATE INDEX bloge_runs_by_parent ON bloge_runs (parent_run_id, created_at)",
 )
 
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
 assert len(MIGRATIONS) == VERSION
 
 

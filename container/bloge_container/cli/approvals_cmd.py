@@ -70,7 +70,8 @@ def print_call(call: PendingApproval) -> None:
     what = "result" if call.kind == "external" else "approval"
     expires = "" if call.expires_at is None else f"  expires {utc_time(call.expires_at)}"
     if call.expired(time.time()):
-        expires += " (expired: denied when the run resumes)"
+        expires += (" (expired: denied when the run resumes)" if call.kind == "approval" else
+                    " (expired: the model is told no result came when the run resumes)")
     by = f"  started by {call.requested_by}" if call.requested_by else ""
     out.print(f"{call.run_id}  {call.call_id}  {call.tool}({call.arguments})  waits for "
               f"{what}{expires}{by}", markup=False)
