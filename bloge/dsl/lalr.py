@@ -159,7 +159,7 @@ class _ToSyntax(Transformer[Token, Any]):
 
     def block(self, meta: Any, children: list[Any]) -> s.Block:
         header, *body = children
-        words, ref, ref_span = header
+        words, ref, ref_span, ref_kind = header
         keywords = tuple(str(w) for w in (words[:-1] if len(words) > 1 else words))
         name_token = words[-1] if len(words) > 1 else None
         return s.Block(
@@ -170,13 +170,25 @@ class _ToSyntax(Transformer[Token, Any]):
             span=_span(meta),
             name_span=_token_span(name_token) if name_token is not None else None,
             ref_span=ref_span,
+            ref_kind=ref_kind,
         )
 
-    def header(self, meta: Any, children: list[Any]) -> tuple[list[Token], str | None, Any]:
+    def header(self, meta: Any, children: list[Any]
+               ) -> tuple[list[Token], str | None, Any, str | None]:
         if children and isinstance(children[-1], tuple):
             ref, ref_span = children[-1]
-            return children[:-1], ref, ref_span
-        return children, None, None
+            return children[:-1], ref, ref_span, None
+        return children, None, None, None
+
+    def remote_header(self, meta: Any, children: list[Any]
+                      ) -> tuple[list[Token], str | None, Any, str | None]:
+        """``words : kind "<address>"``: ``ref`` is the address, a plain string."""
+        *words, kind, address = children
+        node = _string_node(address)
+        if not isinstance(node, s.Literal):
+            raise _LiteralError(f"the address of a {kind} tool is a plain string, without "
+                                "${…}", node.span)
+        return words, str(node.value), node.span, str(kind)
 
     def qualified_name(self, meta: Any, children: list[Token]) -> tuple[str, s.Span]:
         return ".".join(str(c) for c in children), _span(meta)

@@ -157,6 +157,9 @@ class Block:
     span: Span
     name_span: Span | None
     ref_span: Span | None
+    ref_kind: str | None = None
+    """What ``ref`` names when a word comes before it: ``"a2a"`` for ``tool quote : a2a
+    "<url>" { … }`` (a remote agent, ``ref`` its URL), ``None`` for an operator."""
 
     @property
     def kind(self) -> str:

@@ -1,0 +1,137 @@
+"""bloge serve's agents as A2A agents, asked with the protocol's own SDK client (1.0 and 0.3)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+pytest.importorskip("a2a", reason="A2A needs the extra: pip install 'bloge[a2a]'")
+
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.card_resolver import A2ACardResolver
+from a2a.client.errors import A2AClientError
+from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import TaskNotFoundError
+
+from bloge.a2a.parts import answer_of, message
+from bloge.llm import ScriptedProvider
+from bloge.llm.testing import tool_call_response
+from tests.server.conftest import Serve, Served
+
+KEY = "sk-a2a-test"
+OTHER_KEY = "sk-a2a-other"
+
+
+async def _answers(served: Served, text: str, *, key: str | None = None, streaming: bool = False,
+                   legacy: bool = False, context_id: str = "") -> list[pb.StreamResponse]:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+        card = await A2ACardResolver(http, served.url("/agents/helper")).get_agent_card()
+        if legacy:  # a 0.3 client: the card's 0.3 interface only
+            kept = [i for i in card.supported_interfaces if i.protocol_version == "0.3"]
+            del card.supported_interfaces[:]
+            card.supported_interfaces.extend(kept)
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming)).create(card)
+        request = pb.SendMessageRequest(message=message(text, context_id=context_id))
+        return [answer async for answer in client.send_message(request)]
+
+
+async def _client(served: Served, http: httpx.AsyncClient) -> AsyncIterator[object]:
+    card = await A2ACardResolver(http, served.url("/agents/helper")).get_agent_card()
+    yield ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
+
+
+async def test_the_agent_card_names_the_agent_its_tools_and_its_endpoint(serve: Serve) -> None:
+    served = serve(ScriptedProvider("hi"), a2a=True)
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, served.url("/agents/helper")).get_agent_card()
+        default = await A2ACardResolver(http, served.url()).get_agent_card()
+    assert card.name == "helper" == default.name
+    assert [skill.id for skill in card.skills] == ["lookup"]
+    assert {(i.url, i.protocol_version) for i in card.supported_interfaces} == {
+        (served.url("/agents/helper"), "1.0"), (served.url("/agents/helper"), "0.3")}
+    assert card.capabilities.streaming
+
+
+async def test_a_message_is_a_run_whose_id_is_the_task_id(serve: Serve) -> None:
+    served = serve(ScriptedProvider(tool_call_response("lookup", '{"q": "jam"}'), "JAM it is."),
+                   a2a=True)
+    [answer] = await _answers(served, "look up jam")
+    task = answer.task
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+    assert answer_of(task) == "JAM it is."
+    run = await served.store.get_run(task.id)
+    assert run.thread_id == task.context_id
+    assert run.output is not None
+    assert run.output["content"] == "JAM it is."
+
+
+async def test_a_0_3_client_is_answered_too(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hello from 0.3."), a2a=True)
+    [answer] = await _answers(served, "hi", legacy=True)
+    assert answer.task.status.state == pb.TASK_STATE_COMPLETED
+    assert answer_of(answer.task) == "Hello from 0.3."
+
+
+async def test_a_streamed_task_shows_its_tokens_then_completes(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Streamed answer."), a2a=True)
+    answers = await _answers(served, "hi", streaming=True)
+    assert answers[0].task.status.state == pb.TASK_STATE_SUBMITTED
+    tokens = [a.artifact_update.artifact.parts[0].text for a in answers
+              if a.HasField("artifact_update")]
+    assert "".join(tokens) == "Streamed answer."
+    last = answers[-1].status_update
+    assert last.status.state == pb.TASK_STATE_COMPLETED
+    assert (await served.store.get_run(last.task_id)).status.value == "succeeded"
+
+
+async def test_the_context_id_continues_the_thread(serve: Serve) -> None:
+    provider = ScriptedProvider("first", "second")
+    served = serve(provider, a2a=True)
+    [first] = await _answers(served, "one")
+    [second] = await _answers(served, "two", context_id=first.task.context_id)
+    assert second.task.context_id == first.task.context_id
+    assert [m.content for m in provider.requests[1].messages if m.role == "user"] == [
+        "one", "two"]
+
+
+async def test_a_failed_run_is_a_failed_task_naming_the_run(serve: Serve) -> None:
+    served = serve(ScriptedProvider(), a2a=True)  # no answer: the model call fails
+    [answer] = await _answers(served, "hi")
+    task = answer.task
+    assert task.status.state == pb.TASK_STATE_FAILED
+    assert f"run {task.id} failed" in task.status.message.parts[0].text
+
+
+async def test_with_keys_a_task_is_its_keys_own(serve: Serve) -> None:
+    served = serve(ScriptedProvider("mine"), a2a=True, api_keys=(KEY, OTHER_KEY))
+    with pytest.raises(A2AClientError, match="401"):
+        await _answers(served, "hi")
+    [answer] = await _answers(served, "hi", key=KEY)
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {OTHER_KEY}"}) as http:
+        async for client in _client(served, http):
+            with pytest.raises(TaskNotFoundError):
+                await client.get_task(pb.GetTaskRequest(id=answer.task.id))  # type: ignore[attr-defined]
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}) as http:
+        async for client in _client(served, http):
+            task = await client.get_task(pb.GetTaskRequest(id=answer.task.id))  # type: ignore[attr-defined]
+    assert task.status.state == pb.TASK_STATE_COMPLETED
+
+
+async def test_an_ended_task_cannot_be_cancelled(serve: Serve) -> None:
+    served = serve(ScriptedProvider("done"), a2a=True)
+    [answer] = await _answers(served, "hi")
+    async with httpx.AsyncClient() as http:
+        async for client in _client(served, http):
+            with pytest.raises(Exception, match="ended"):
+                await client.cancel_task(pb.CancelTaskRequest(id=answer.task.id))  # type: ignore[attr-defined]
+
+
+async def test_an_unknown_agent_is_a_404_naming_the_agents(serve: Serve) -> None:
+    served = serve(ScriptedProvider("x"), a2a=True)
+    async with httpx.AsyncClient() as http:
+        response = await http.get(served.url("/agents/helpr/.well-known/agent-card.json"))
+    assert response.status_code == 404
+    assert "helper" in response.text
