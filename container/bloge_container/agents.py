@@ -21,6 +21,7 @@ from bloge import (
 from bloge.agent import LlmSummarizer
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
+from bloge_container.a2a import register_remote_tools
 from bloge_container.budgets import budget_policy
 from bloge_container.components import ProjectDir
 from bloge_container.errors import ConfigurationError
@@ -108,6 +109,7 @@ def load_agents(
                     f"agent {definition.id!r} is declared twice: in {agents[definition.id].source} "
                     f"and in {path}; agent ids must be unique across bloge.agents.dsl-locations"
                 )
+            register_remote_tools(definition, registry, settings, report, path)
             agents[definition.id] = LoadedAgent(
                 definition, materialize(definition, registry, listeners, report, store,
                                         budgets=budgets), path
