@@ -43,9 +43,9 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
         if declared.remote is not None:
             raise BlogeUsageError(
                 f"{filename}: tool {declared.name!r} of agent {definition.id!r} asks the A2A "
-                f"agent at {declared.remote.url}, which Agent.from_dsl does not wire: run the agent "
-                "through the application (bloge run, bloge serve: extra [a2a]), which makes "
-                "its operator with the key of its bloge.a2a.remotes entry")
+                f"agent at {declared.remote.url}, which Agent.from_dsl does not wire: run the "
+                "agent through the application (bloge run, bloge serve: extra [a2a]), which "
+                "makes its operator with the key of its bloge.a2a.remotes entry")
     used = {tool.operator_ref for tool in definition.tools if not tool.external}
     for name in made:
         if name not in used:
