@@ -59,8 +59,11 @@ def register_remote_tools(definition: AgentDef, registry: OperatorRegistry,
                                               for key, value in entry.headers.items()},
             max_attempts=3 if entry is None else entry.max_attempts)
         registry.register(tool.operator_ref, operator, replace=True)
-        how = (f"key and headers from bloge.a2a.remotes.{name}" if entry is not None
-               else "no bloge.a2a.remotes entry matches it: asked without a key")
+        if entry is None:
+            how = "no bloge.a2a.remotes entry matches it: asked without a key"
+        else:
+            key = "its key" if entry.api_key and entry.api_key.get_secret_value() else "no key"
+            how = f"{key} and {len(entry.headers)} headers from bloge.a2a.remotes.{name}"
         tries = (f"idempotent: up to {operator.max_attempts} tries" if remote.idempotent
                  else "not idempotent: asked once")
         report.record(f"RemoteAgent[{definition.id}.{tool.name}]", registered=True,

@@ -133,3 +133,14 @@ async def test_an_unknown_agent_is_a_404_naming_the_agents(serve: Serve) -> None
         response = await http.get(served.url("/agents/helpr/.well-known/agent-card.json"))
     assert response.status_code == 404
     assert "helper" in response.text
+
+
+async def test_without_a2a_its_paths_say_why(serve: Serve) -> None:
+    why = "the A2A SDK is not installed: pip install 'bloge[a2a]'"
+    served = serve(ScriptedProvider("x"), a2a_off=why)
+    async with httpx.AsyncClient() as http:
+        card = await http.get(served.url("/agents/helper/.well-known/agent-card.json"))
+        task = await http.post(served.url("/agents/helper"), json={"jsonrpc": "2.0"})
+    assert card.status_code == task.status_code == 404
+    assert why in card.json()["error"]["message"]
+    assert why in task.json()["error"]["message"]
