@@ -42,7 +42,7 @@ def test_its_parameters_are_its_own_when_declared() -> None:
     ('tool quote : a2a "http://u:secret@x/y" { }', "a.bloge:3:20", "holds credentials"),
     ('tool quote : a2a "http://x/${y}" { }', "a.bloge:3:20", "a plain string"),
     (f'tool quote : a2a "{URL}" {{ idempotent = "yes" }}', "a.bloge:3:74", "true or false"),
-    ('tool quote : Op { idempotent = true }', "a.bloge:3:21", "unknown keyword 'idempotent'"),
+    ("tool quote : Op { idempotent = true }", "a.bloge:3:21", "unknown keyword 'idempotent'"),
 ])
 def test_a_bad_remote_tool_is_an_error_where_it_is(tool: str, where: str, problem: str) -> None:
     told = error(tool)
