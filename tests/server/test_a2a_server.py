@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import httpx
 import pytest
 
@@ -14,7 +17,7 @@ from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
 from bloge.a2a.parts import answer_of, message
-from bloge.llm import ScriptedProvider
+from bloge.llm import FunctionProvider, LlmRequest, ScriptedProvider
 from bloge.llm.testing import tool_call_response
 from tests.server.conftest import Serve, Served
 
@@ -144,3 +147,25 @@ async def test_without_a2a_its_paths_say_why(serve: Serve) -> None:
     assert card.status_code == task.status_code == 404
     assert why in card.json()["error"]["message"]
     assert why in task.json()["error"]["message"]
+
+
+async def test_a_running_task_is_cancelled_and_its_run_with_it(serve: Serve) -> None:
+    started = threading.Event()
+
+    async def never(request: LlmRequest) -> str:
+        started.set()
+        await asyncio.Event().wait()  # until the run is cancelled
+        raise AssertionError("unreachable")
+
+    served = serve(FunctionProvider(never), a2a=True)
+    async with httpx.AsyncClient(timeout=30) as http:
+        card = await A2ACardResolver(http, served.url("/agents/helper")).get_agent_card()
+        config = ClientConfig(httpx_client=http, streaming=False, polling=True)
+        client = ClientFactory(config).create(card)
+        [answer] = [a async for a in client.send_message(
+            pb.SendMessageRequest(message=message("hi")))]
+        assert answer.task.status.state == pb.TASK_STATE_SUBMITTED
+        assert await asyncio.to_thread(started.wait, 30)
+        cancelled = await client.cancel_task(pb.CancelTaskRequest(id=answer.task.id))
+    assert cancelled.status.state == pb.TASK_STATE_CANCELED
+    assert (await served.store.get_run(answer.task.id)).status.value == "cancelled"
