@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
@@ -48,14 +49,16 @@ from bloge.a2a.parts import message, text_of
 from bloge.agent import AgentOutput, AgentRunError, RunPaused
 from bloge.core.ids import new_id
 from bloge.server.agents import UnknownAgentError
+from bloge.server.failures import UNAVAILABLE
 from bloge.server.launch import reported, start_streamed
 from bloge.server.principals import owner_filter, run_context
 from bloge.server.problems import problem
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, TooManyRunsError
-from bloge.store import Run, RunEvent, RunStatus, StoreNotFoundError, follow
+from bloge.store import Run, RunEvent, RunStatus, StoreError, StoreNotFoundError, follow
 
 CARD_PATH = "/.well-known/agent-card.json"
+_log = logging.getLogger("bloge.server")
 #: The artifact a task's answer is in.
 ANSWER = "answer"
 #: How long a cancel waits for its run to stop before it answers, and how often it looks.
@@ -146,6 +149,7 @@ class _RunsHandler(RequestHandler):
     async def on_message_send(self, params: pb.SendMessageRequest,
                               context: ServerCallContext) -> pb.Task | pb.Message:
         agent_id, text, thread_id = _asked(params, context)
+        await self._check_conversation(params.message.context_id, context)
         run_id = new_id()
         operator = self.state.agents.whole(agent_id)
         ctx = context.state["run_context"]
@@ -162,12 +166,31 @@ class _RunsHandler(RequestHandler):
                 raise
         except (AgentRunError, RunCancelledError, RunPaused, TimeoutError):
             pass  # the run's record says how it ended
+        except StoreError as error:
+            raise _unavailable(run_id, error) from None
         return await self._task(run_id, params.configuration.history_length or None)
+
+    async def _check_conversation(self, context_id: str, context: ServerCallContext) -> None:
+        """A ``contextId`` names a conversation of the caller's, or a new one: another
+        key's is refused (as the runs API refuses its thread)."""
+        owner = context.state["owner"]
+        if not context_id or owner is None:
+            return
+        try:
+            await self.state.store.get_thread(context_id, owner=owner)
+        except StoreNotFoundError:
+            try:
+                await self.state.store.get_thread(context_id)
+            except StoreNotFoundError:
+                return  # a conversation the caller starts with an id of its own
+            raise InvalidParamsError(f"no context {context_id!r} of this key's; send one of "
+                                     "yours, or none to start a conversation") from None
 
     async def on_message_send_stream(self, params: pb.SendMessageRequest,
                                      context: ServerCallContext
                                      ) -> AsyncGenerator[Any, None]:
         agent_id, text, thread_id = _asked(params, context)
+        await self._check_conversation(params.message.context_id, context)
         run_id = new_id()
         streaming = self.state.agents.streaming(agent_id)
         ctx = context.state["run_context"]
@@ -263,12 +286,23 @@ class _RunsHandler(RequestHandler):
             run = await self.state.store.get_run(run_id, owner=context.state["owner"])
         except StoreNotFoundError:
             raise TaskNotFoundError(f"no task {run_id!r}") from None
+        except StoreError as error:
+            raise _unavailable(run_id, error) from None
         if run.agent_id != context.state["agent_id"]:
             raise TaskNotFoundError(f"no task {run_id!r}")
         return run
 
     async def _task(self, run_id: str, history: int | None = None) -> pb.Task:
-        return _task_of(await self.state.store.get_run(run_id), history)
+        try:
+            return _task_of(await self.state.store.get_run(run_id), history)
+        except StoreError as error:
+            raise _unavailable(run_id, error) from None
+
+
+def _unavailable(run_id: str, error: StoreError) -> InternalError:
+    """The client's error when the store failed: where the store is, is for the log alone."""
+    _log.warning("A2A task %s: %s", run_id, error)
+    return InternalError(f"task {run_id}: {UNAVAILABLE}")
 
 
 def _asked(params: pb.SendMessageRequest,

@@ -14,7 +14,7 @@ from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
 from a2a.client.errors import A2AClientError
 from a2a.types import a2a_pb2 as pb
-from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError
 
 from bloge.a2a.parts import answer_of, message
 from bloge.llm import FunctionProvider, LlmRequest, ScriptedProvider
@@ -169,3 +169,13 @@ async def test_a_running_task_is_cancelled_and_its_run_with_it(serve: Serve) -> 
         cancelled = await client.cancel_task(pb.CancelTaskRequest(id=answer.task.id))
     assert cancelled.status.state == pb.TASK_STATE_CANCELED
     assert (await served.store.get_run(answer.task.id)).status.value == "cancelled"
+
+
+async def test_another_keys_context_is_not_continued(serve: Serve) -> None:
+    served = serve(ScriptedProvider("mine", "theirs"), a2a=True, api_keys=(KEY, OTHER_KEY))
+    [mine] = await _answers(served, "hi", key=KEY)
+    with pytest.raises(InvalidParamsError, match="no context") as caught:
+        await _answers(served, "hi", key=OTHER_KEY, context_id=mine.task.context_id)
+    assert "bloge-0.db" not in str(caught.value)
+    [again] = await _answers(served, "again", key=KEY, context_id=mine.task.context_id)
+    assert again.task.context_id == mine.task.context_id
