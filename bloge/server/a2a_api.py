@@ -20,9 +20,8 @@ through the runs API. Push notifications and task lists are not offered.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -39,15 +38,15 @@ from a2a.utils.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from google.protobuf.json_format import ParseDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from bloge.a2a import agent_card
-from bloge.a2a.parts import message, text_of
+from bloge.a2a.parts import text_of
 from bloge.agent import AgentOutput, AgentRunError, RunPaused
 from bloge.core.ids import new_id
+from bloge.server.a2a_tasks import ENDED, STATES, submitted, task_of, updates
 from bloge.server.agents import UnknownAgentError
 from bloge.server.failures import UNAVAILABLE
 from bloge.server.launch import reported, start_streamed
@@ -55,30 +54,13 @@ from bloge.server.principals import owner_filter, run_context
 from bloge.server.problems import problem
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, TooManyRunsError
-from bloge.store import Run, RunEvent, RunStatus, StoreError, StoreNotFoundError, follow
+from bloge.store import Run, RunStatus, StoreError, StoreNotFoundError, follow
 
 CARD_PATH = "/.well-known/agent-card.json"
 _log = logging.getLogger("bloge.server")
-#: The artifact a task's answer is in.
-ANSWER = "answer"
 #: How long a cancel waits for its run to stop before it answers, and how often it looks.
 CANCEL_SETTLE_SECONDS = 3.0
 _SETTLE_POLL_SECONDS = 0.05
-
-_STATES = {
-    RunStatus.QUEUED: pb.TASK_STATE_SUBMITTED,
-    RunStatus.RUNNING: pb.TASK_STATE_WORKING,
-    RunStatus.SUCCEEDED: pb.TASK_STATE_COMPLETED,
-    RunStatus.FAILED: pb.TASK_STATE_FAILED,
-    RunStatus.CANCELLED: pb.TASK_STATE_CANCELED,
-    # A run whose worker stopped: it ended for its client, and the runs API resumes it.
-    RunStatus.INTERRUPTED: pb.TASK_STATE_FAILED,
-    RunStatus.AWAITING_APPROVAL: pb.TASK_STATE_INPUT_REQUIRED,
-    RunStatus.AWAITING_TOOL_RESULTS: pb.TASK_STATE_INPUT_REQUIRED,
-}
-_ENDED = frozenset({pb.TASK_STATE_COMPLETED, pb.TASK_STATE_FAILED, pb.TASK_STATE_CANCELED,
-                    pb.TASK_STATE_REJECTED})
-
 
 class A2aEndpoint:
     """The agents of ``state`` as A2A agents; :attr:`routes` go into the application."""
@@ -156,7 +138,7 @@ class _RunsHandler(RequestHandler):
         task = self._start(run_id, agent_id, lambda: operator.aexecute(
             text, ctx, thread_id=thread_id, run_id=run_id))
         if params.configuration.return_immediately:
-            return _submitted(run_id, thread_id, text)
+            return submitted(run_id, thread_id, text)
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -201,9 +183,9 @@ class _RunsHandler(RequestHandler):
                                                     thread_id=thread_id, run_id=run_id))
         except TooManyRunsError:
             raise self._busy() from None
-        yield _submitted(run_id, thread_id, text)
+        yield submitted(run_id, thread_id, text)
         try:
-            async for update in _updates(run_id, thread_id, events):
+            async for update in updates(run_id, thread_id, events):
                 yield update
         finally:
             if not task.done():  # the client left the stream
@@ -212,12 +194,12 @@ class _RunsHandler(RequestHandler):
     async def on_get_task(self, params: pb.GetTaskRequest,
                           context: ServerCallContext) -> pb.Task | None:
         run = await self._run(params.id, context)
-        return _task_of(run, params.history_length or None)
+        return task_of(run, params.history_length or None)
 
     async def on_cancel_task(self, params: pb.CancelTaskRequest,
                              context: ServerCallContext) -> pb.Task | None:
         run = await self._run(params.id, context)
-        if _STATES[run.status] in _ENDED:
+        if STATES[run.status] in ENDED:
             raise TaskNotCancelableError(f"task {run.id} has ended ({run.status.value})")
         await self.state.store.cancel_run(run.id)
         self.state.tasks.cancel(run.id)
@@ -226,15 +208,15 @@ class _RunsHandler(RequestHandler):
         while run.status in (RunStatus.RUNNING, RunStatus.QUEUED) and loop.time() < give_up:
             await asyncio.sleep(_SETTLE_POLL_SECONDS)
             run = await self.state.store.get_run(run.id)
-        return _task_of(run)
+        return task_of(run)
 
     async def on_subscribe_to_task(self, params: pb.SubscribeToTaskRequest,
                                    context: ServerCallContext) -> AsyncGenerator[Any, None]:
         run = await self._run(params.id, context)
-        yield _task_of(run)
-        if _STATES[run.status] in _ENDED:
+        yield task_of(run)
+        if STATES[run.status] in ENDED:
             return
-        async for update in _updates(run.id, run.thread_id,
+        async for update in updates(run.id, run.thread_id,
                                      follow(self.state.store, run.id, after=run.event_count)):
             yield update
 
@@ -294,7 +276,7 @@ class _RunsHandler(RequestHandler):
 
     async def _task(self, run_id: str, history: int | None = None) -> pb.Task:
         try:
-            return _task_of(await self.state.store.get_run(run_id), history)
+            return task_of(await self.state.store.get_run(run_id), history)
         except StoreError as error:
             raise _unavailable(run_id, error) from None
 
@@ -318,105 +300,3 @@ def _asked(params: pb.SendMessageRequest,
     if not text.strip():
         raise InvalidParamsError("the message has no text or data part")
     return context.state["agent_id"], text, sent.context_id or new_id()
-
-
-def _submitted(run_id: str, thread_id: str, text: str) -> pb.Task:
-    return pb.Task(id=run_id, context_id=thread_id,
-                   status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED),
-                   history=[message(text, context_id=thread_id, task_id=run_id)])
-
-
-async def _updates(run_id: str, thread_id: str,
-                   events: Any) -> AsyncGenerator[Any, None]:
-    """The run's events as A2A stream events, the last one final."""
-    streamed = False
-    async for event in events:
-        match event.type:
-            case "token":
-                yield pb.TaskArtifactUpdateEvent(
-                    task_id=run_id, context_id=thread_id, append=streamed,
-                    artifact=pb.Artifact(artifact_id=ANSWER, name=ANSWER,
-                                         parts=[pb.Part(text=event.body["text"])]))
-                streamed = True
-            case "tool_start" | "tool_end":
-                yield pb.TaskStatusUpdateEvent(
-                    task_id=run_id, context_id=thread_id,
-                    status=pb.TaskStatus(state=pb.TASK_STATE_WORKING),
-                    metadata=_struct({"bloge_event": event.type, **event.body}))
-            case "done" | "error" | "approval_required" | "tool_results_required":
-                for update in _last(run_id, thread_id, event, streamed=streamed):
-                    yield update
-                return
-
-
-def _last(run_id: str, thread_id: str, event: RunEvent, *,
-          streamed: bool) -> list[pb.TaskArtifactUpdateEvent | pb.TaskStatusUpdateEvent]:
-    """How a stream ends: the answer (whole, unless its tokens were streamed) and the final
-    status."""
-    body = event.body
-    updates: list[pb.TaskArtifactUpdateEvent | pb.TaskStatusUpdateEvent] = []
-    if event.type == "done":
-        content = body.get("content") or ""
-        if not streamed:
-            updates.append(pb.TaskArtifactUpdateEvent(
-                task_id=run_id, context_id=thread_id, last_chunk=True,
-                artifact=pb.Artifact(artifact_id=ANSWER, name=ANSWER,
-                                     parts=[pb.Part(text=content)])))
-        state, said = pb.TASK_STATE_COMPLETED, content
-    elif event.type == "error":
-        state = (pb.TASK_STATE_CANCELED if body.get("exit_reason") == "cancelled"
-                 else pb.TASK_STATE_FAILED)
-        said = f"run {run_id} failed: {body.get('error_message') or body.get('exit_reason')}"
-    else:
-        state, said = pb.TASK_STATE_INPUT_REQUIRED, _waits(run_id)
-    updates.append(pb.TaskStatusUpdateEvent(
-        task_id=run_id, context_id=thread_id,
-        status=pb.TaskStatus(state=state, message=message(
-            said, role=pb.ROLE_AGENT, context_id=thread_id, task_id=run_id))))
-    return updates
-
-
-def _task_of(run: Run, history: int | None = None) -> pb.Task:
-    """Run ``run`` as an A2A task: its state, its answer (an artifact, and the status
-    message) or why it has none, the messages it was asked."""
-    state = _STATES[run.status]
-    output: Mapping[str, Any] = run.output or {}
-    content = str(output.get("content") or "")
-    if run.status is RunStatus.SUCCEEDED:
-        said = content
-    elif state == pb.TASK_STATE_INPUT_REQUIRED:
-        said = _waits(run.id)
-    elif run.error is not None:
-        said = f"run {run.id} failed: {run.error.message}"
-    elif run.status is RunStatus.INTERRUPTED:
-        said = (f"run {run.id} was interrupted (its worker stopped); POST /runs/{run.id}/resume "
-                "continues it")
-    else:
-        said = f"run {run.id} is {run.status.value}"
-    answer = pb.Message(message_id=f"{run.id}-answer", role=pb.ROLE_AGENT,
-                        context_id=run.thread_id, task_id=run.id, parts=[pb.Part(text=said)])
-    task = pb.Task(id=run.id, context_id=run.thread_id,
-                   status=pb.TaskStatus(state=state, message=answer))
-    task.status.timestamp.FromMilliseconds(int(run.updated_at * 1000))
-    if run.status is RunStatus.SUCCEEDED:
-        parts = [pb.Part(text=content)]
-        if output.get("output") is not None:  # a typed answer: its data too
-            parts.append(pb.Part(data=ParseDict(output["output"], pb.Part().data)))
-        task.artifacts.append(pb.Artifact(artifact_id=ANSWER, name=ANSWER, parts=parts))
-    asked = [message(m.content, context_id=run.thread_id, task_id=run.id)
-             for m in run.input if isinstance(m.content, str)]
-    kept = [*asked, answer] if state in _ENDED else asked
-    task.history.extend(kept if history is None else kept[-history:])
-    return task
-
-
-def _waits(run_id: str) -> str:
-    return (f"run {run_id} waits for a person's approval or for tool results: see GET "
-            f"/runs/{run_id} (its pending_approvals) and decide them with POST /runs/{run_id}"
-            "/approvals/{call_id} or POST /runs/{run_id}/tool-results")
-
-
-def _struct(values: Mapping[str, Any]) -> Any:
-    found = pb.TaskStatusUpdateEvent().metadata
-    found.update(json.loads(json.dumps(values, default=str)))
-    return found
