@@ -179,3 +179,12 @@ async def test_another_keys_context_is_not_continued(serve: Serve) -> None:
     assert "bloge-0.db" not in str(caught.value)
     [again] = await _answers(served, "again", key=KEY, context_id=mine.task.context_id)
     assert again.task.context_id == mine.task.context_id
+
+
+async def test_a_0_3_client_streams_too(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Streamed to 0.3."), a2a=True)
+    answers = await _answers(served, "hi", streaming=True, legacy=True)
+    tokens = [a.artifact_update.artifact.parts[0].text for a in answers
+              if a.HasField("artifact_update")]
+    assert "".join(tokens) == "Streamed to 0.3."
+    assert answers[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
