@@ -188,3 +188,31 @@ async def test_a_0_3_client_streams_too(serve: Serve) -> None:
               if a.HasField("artifact_update")]
     assert "".join(tokens) == "Streamed to 0.3."
     assert answers[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+
+
+async def test_a_subscriber_follows_a_running_task_to_its_end(serve: Serve) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    async def slow(request: LlmRequest) -> str:
+        started.set()
+        assert await asyncio.to_thread(release.wait, 30)
+        return "At last."
+
+    served = serve(FunctionProvider(slow), a2a=True)
+    async with httpx.AsyncClient(timeout=30) as http:
+        card = await A2ACardResolver(http, served.url("/agents/helper")).get_agent_card()
+        sender = ClientFactory(ClientConfig(httpx_client=http, streaming=False,
+                                            polling=True)).create(card)
+        [answer] = [a async for a in sender.send_message(
+            pb.SendMessageRequest(message=message("hi")))]
+        assert await asyncio.to_thread(started.wait, 30)
+        client = ClientFactory(ClientConfig(httpx_client=http)).create(card)
+        followed = []
+        async for update in client.subscribe(pb.SubscribeToTaskRequest(id=answer.task.id)):
+            followed.append(update)
+            if len(followed) == 1:
+                assert update.task.status.state == pb.TASK_STATE_WORKING
+                release.set()
+    assert followed[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    assert "At last." in [u.artifact_update.artifact.parts[0].text for u in followed
+                          if u.HasField("artifact_update")]
