@@ -32,11 +32,12 @@ ALLOWED = {
     "bloge.rpc": {"bloge.core"},
     "bloge.tracing": {"bloge.core"},
     "bloge.mcp": {"bloge.core", "bloge.llm", "bloge.agent"},
+    "bloge.a2a": {"bloge.core", "bloge.llm", "bloge.agent"},
     "bloge.temporal": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal",
                        "bloge.store"},
     "bloge.eval": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal", "bloge.store"},
     "bloge.server": {"bloge.core", "bloge.llm", "bloge.agent", "bloge.journal", "bloge.store",
-                     "bloge.autopilot", "bloge.mcp", "bloge.rpc"},
+                     "bloge.autopilot", "bloge.mcp", "bloge.a2a", "bloge.rpc"},
 }
 #: package → the modules of it that code outside it may import: the package (its public
 #: names) and the surface that the packages plugging into it build on

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from bloge.agent.agent_calls import AgentCall
 from bloge.agent.budget import Budget
@@ -32,6 +33,28 @@ from bloge.llm.types import ToolDefinition
 
 
 @dataclass(frozen=True, slots=True)
+class RemoteAgent:
+    """The agent of another service a tool asks (``tool quote : a2a "<url>" { … }``): its
+    ``protocol`` (``"a2a"``), its ``url``, and whether asking it twice does no harm
+    (``idempotent``: a failed call is then tried again, and a call whose outcome a crash left
+    unknown is made again when the run resumes), within ``timeout``."""
+
+    protocol: str
+    url: str
+    idempotent: bool = False
+    timeout: float | None = None
+    """Seconds a call may take, its attempts together (``None``: the operator's default)."""
+
+
+#: What a remote agent's tool takes when its block declares no ``parameters`` or ``input``.
+MESSAGE_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"message": {"type": "string", "description": "What to ask the agent"}},
+    "required": ["message"],
+}
+
+
+@dataclass(frozen=True, slots=True)
 class AgentToolRef:
     """One tool of an agent: what the model sees and the subgraph that runs it."""
 
@@ -49,6 +72,9 @@ class AgentToolRef:
     external: bool = False
     """No operator runs the tool: its result is posted from outside (the run pauses as
     ``awaiting_tool_results`` until it is)."""
+    remote: RemoteAgent | None = None
+    """The remote agent the tool asks; its operator, registered under ``operator_ref`` by
+    whoever runs the agent (see :func:`remote_operator_ref`), makes the call."""
 
     @classmethod
     def of(
@@ -103,6 +129,31 @@ class AgentToolRef:
                             result_node_id=node.id,
                             tool_definition=ToolDefinition(name, description, schema),
                             external=True)
+
+
+def remote_operator_ref(agent_id: str, tool: str) -> str:
+    """The name the operator of agent ``agent_id``'s remote tool ``tool`` is registered under
+    (one per tool: two tools may ask one agent with different settings)."""
+    return f"a2a:{agent_id}.{tool}"
+
+
+def remote_url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as a remote agent's address (``None``: nothing): an
+    ``http``/``https`` URL with a host, and no credentials in it (they belong in the
+    settings, which keep them out of logs)."""
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        return ("the remote agent's address holds credentials; put its API key in "
+                "bloge.a2a.remotes.<name>.api-key instead")
+    try:
+        parts.port  # noqa: B018 -- read for its check: a port that is no number raises
+    except ValueError:
+        return f"the remote agent's address has a bad port: {url!r}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"the remote agent's address must be an http:// or https:// URL, got {url!r}"
+    if parts.query or parts.fragment:
+        return f"the remote agent's address takes no query or fragment, got {url!r}"
+    return None
 
 
 def approval_rule(name: str, rule: object) -> bool | Expression:

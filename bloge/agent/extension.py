@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget_block import budget_field, compile_budget
-from bloge.agent.definition import AgentDef, AgentToolRef, build_tool
+from bloge.agent.definition import (
+    MESSAGE_PARAMETERS,
+    AgentDef,
+    AgentToolRef,
+    RemoteAgent,
+    build_tool,
+    remote_operator_ref,
+    remote_url_problem,
+)
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.compile import GUARD_FORM, BlockTools, compile_guard
 from bloge.agent.guards.model import GuardDef
@@ -21,6 +29,8 @@ from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     KEYWORDS,
     PARAMETER_TYPES,
+    REMOTE_PROTOCOLS,
+    REMOTE_TOOL_BODY_WORDS,
     TOOL_ARGS_SCOPE,
     TOOL_BODY_WORDS,
     TOOL_TIMEOUT,
@@ -378,14 +388,15 @@ class _AgentBlock:
     # -- tools
 
     def _tool(self, block: s.Block) -> None:
-        if block.name is None or block.ref is None:
-            self._error("a tool needs a name and an operator: tool <name> : <Operator> { … }",
-                        block.span)
+        if not self._tool_declared(block):
             return
-        if not self._first(f"tool {block.name}", block.name_span or block.span):
-            return
+        assert block.name is not None
+        assert block.ref is not None
         self.tool_names.append(block.name)
+        remote = block.ref_kind in REMOTE_PROTOCOLS
+        words = REMOTE_TOOL_BODY_WORDS if remote else TOOL_BODY_WORDS
         seen: dict[str, s.Span] = {}
+        idempotent = False
         description = ""
         timeout: float | None = None
         bindings: dict[str, Expression] | None = None
@@ -413,10 +424,13 @@ class _AgentBlock:
                         if statement.ref is None:
                     if self._first("parameters", span, seen):
                         parameters = self._parameters(statement)
+                case s.Binding("idempotent", value, _, key_span) if remote:
+                    if self._first("idempotent", key_span, seen):
+                        idempotent = self._flag("idempotent", value)
                 case s.Binding(key, _, _, key_span):
-                    self._unknown(key, key_span, TOOL_BODY_WORDS, f"tool {block.name!r}")
+                    self._unknown(key, key_span, words, f"tool {block.name!r}")
                 case s.Block(span=span):
-                    self._unknown(" ".join(statement.keywords), span, TOOL_BODY_WORDS,
+                    self._unknown(" ".join(statement.keywords), span, words,
                                   f"tool {block.name!r}", block=True)
                 case s.Edge(span=span):
                     self._error("edges (a -> b) belong in a graph, not in a tool", span)
@@ -426,7 +440,21 @@ class _AgentBlock:
         if block.ref_kind == "agent":
             self._agent_tool(block, description=description, timeout=timeout,
                              bindings=bindings, approval=approval, parameters=parameters)
-            return
+        elif remote:
+            self._remote_tool(block, RemoteAgent(block.ref_kind or "", block.ref, idempotent,
+                                                 timeout),
+                              description=description, bindings=bindings,
+                              parameters=parameters, approval=approval)
+        else:
+            self._operator_tool(block, description=description, bindings=bindings,
+                                timeout=timeout, parameters=parameters, approval=approval)
+
+    def _operator_tool(self, block: s.Block, *, description: str,
+                       bindings: dict[str, Expression] | None, timeout: float | None,
+                       parameters: dict[str, Any] | None, approval: bool | Expression) -> None:
+        """A tool an operator runs (or, ``: external``, none does: its results are posted)."""
+        assert block.name is not None
+        assert block.ref is not None
         if block.ref == "external":
             self.tools.append(AgentToolRef.external_tool(block.name, description=description,
                                                          parameters=parameters))
@@ -460,6 +488,45 @@ class _AgentBlock:
             block.name, f"{AGENT_TOOL_PREFIX}{block.ref}",
             description=description or f"Ask agent {block.ref!r}", bindings=bindings,
             timeout=timeout, parameters=parameters, requires_approval=approval))
+
+    def _tool_declared(self, block: s.Block) -> bool:
+        """Whether the tool's header is whole: a name, an operator (or a remote agent's
+        protocol and URL), and a name no other tool of the agent has (errors if not)."""
+        if block.name is None or block.ref is None:
+            self._error("a tool needs a name and an operator: tool <name> : <Operator> { … }",
+                        block.span)
+            return False
+        if block.ref_kind in (None, "agent", *REMOTE_PROTOCOLS):
+            return self._first(f"tool {block.name}", block.name_span or block.span)
+        self._error(f"tool {block.name!r}: {block.ref_kind!r} is no protocol a remote agent is "
+                    f'asked with; write tool {block.name} : a2a "<url>" {{ … }}', block.span)
+        return False
+
+    def _remote_tool(self, block: s.Block, remote: RemoteAgent, *, description: str,
+                     bindings: dict[str, Expression] | None,
+                     parameters: dict[str, Any] | None, approval: bool | Expression) -> None:
+        """A tool that asks the agent at ``remote.url``: its operator is registered by whoever
+        runs the agent (the application does, from ``bloge.a2a``)."""
+        assert block.name is not None
+        problem = remote_url_problem(remote.url)
+        if problem:
+            self._error(f"tool {block.name!r}: {problem}", block.ref_span or block.span)
+            return
+        if parameters is None and bindings is None:
+            parameters = dict(MESSAGE_PARAMETERS)
+        ref = remote_operator_ref(self.block.name or "", block.name)
+        # The call's own timeout (remote.timeout) bounds it, so that its error names the URL.
+        tool = build_tool(block.name, ref, description=description, bindings=bindings,
+                          parameters=parameters, requires_approval=approval)
+        self.tools.append(replace(tool, remote=remote))
+
+    def _flag(self, key: str, node: s.Expr) -> bool:
+        value = self._constant(key, node)
+        if isinstance(value, bool):
+            return value
+        if value is not _INVALID:
+            self._error(f"{key} must be true or false", node.span)
+        return False
 
     def _approval(self, node: s.Expr) -> bool | Expression:
         """``requires_approval``: ``true``, ``false``, or an expression over ``tool_args``."""

@@ -184,6 +184,15 @@ class _ToSyntax(Transformer[Token, Any]):
                      ) -> tuple[list[Token], str | None, Any, str | None]:
         words, ref, ref_span, _ = self.header(meta, children)
         return words, ref, ref_span, "agent"
+    def remote_header(self, meta: Any, children: list[Any]
+                      ) -> tuple[list[Token], str | None, Any, str | None]:
+        """``words : kind "<address>"``: ``ref`` is the address, a plain string."""
+        *words, kind, address = children
+        node = _string_node(address)
+        if not isinstance(node, s.Literal):
+            raise _LiteralError(f"the address of a {kind} tool is a plain string, without "
+                                "${…}", node.span)
+        return words, str(node.value), node.span, str(kind)
 
     def qualified_name(self, meta: Any, children: list[Token]) -> tuple[str, s.Span]:
         return ".".join(str(c) for c in children), _span(meta)

@@ -159,7 +159,8 @@ class Block:
     ref_span: Span | None
     ref_kind: str | None = None
     """What ``ref`` names when a word comes before it: ``"agent"`` for ``tool research :
-    agent researcher { … }`` (another agent), ``None`` for an operator."""
+    agent researcher { … }`` (another agent), ``"a2a"`` for ``tool quote : a2a "<url>" { … }``
+    (a remote agent, ``ref`` its URL), ``None`` for an operator."""
 
     @property
     def kind(self) -> str:

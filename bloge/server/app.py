@@ -49,7 +49,7 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
                autopilot: Autopilot | None = None, autopilot_refresh: float = 5.0,
                autopilot_watches: Sequence[ErrorRateWatch] = (),
                rpc: Mapping[str, Handler] | None = None, mcp: bool = False,
-               mcp_off: str | None = None,
+               mcp_off: str | None = None, a2a: bool = False, a2a_off: str | None = None,
                on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
                expiry_check: float = CHECK_SECONDS) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
@@ -70,6 +70,10 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
     ``POST /rpc/{service}/{method}``, behind the same guard. With ``mcp`` (extra ``[mcp]``),
     ``/mcp`` serves every agent as an MCP tool (see :mod:`bloge.server.mcp_api`); without it,
     ``mcp_off`` says why (``pip install 'bloge[mcp]'``) to a client of ``/mcp``, in a 404.
+    With ``a2a`` (extra ``[a2a]``), every agent is an A2A agent too: its card at
+    ``/agents/{id}/.well-known/agent-card.json``, its tasks (runs) at ``POST /agents/{id}``
+    (see :mod:`bloge.server.a2a_api`); without it, ``a2a_off`` says why to a client of those
+    paths, in a 404.
     ``on_shutdown`` are awaited last, after the runs and the store (the application's own
     resources: its MCP servers). Every ``expiry_check`` seconds, paused runs whose waiting
     calls expired are continued (see :mod:`bloge.server.expiry`).
@@ -100,18 +104,20 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
         for shutdown in on_shutdown:
             await shutdown()
 
+    state = ServerState(agents, store, settings, tasks, counted)
     # Starlette tries the routes in order: the busiest first.
     app = Starlette(routes=[*openai_api.ROUTES, *console_api.ROUTES, *runs_api.ROUTES,
                             *approvals_api.ROUTES, *chat_api.ROUTES,
                             *page.ROUTES, *health.ROUTES, *autopilot_api.ROUTES,
                             *rpc_routes(rpc or {}, max_body_bytes=settings.max_body_bytes),
                             *(endpoint.routes if endpoint is not None
-                              else _mcp_off_routes(mcp_off))],
+                              else _mcp_off_routes(mcp_off)),
+                            *(_a2a_routes(state) if a2a else _a2a_off_routes(a2a_off))],
                     exception_handlers=HANDLERS, lifespan=lifespan,
                     middleware=[Middleware(PrintablePaths),
                                 *([Middleware(TraceContext)] if store.tracing is not None
                                   else [])])
-    app.state.bloge = ServerState(agents, store, settings, tasks, counted)
+    app.state.bloge = state
     app.state.autopilot = autopilot
     return Guard(app, settings)
 
@@ -125,3 +131,25 @@ def _mcp_off_routes(reason: str | None) -> list[BaseRoute]:
         return problem(f"{request.url.path} is off: {reason}", status=404, code="mcp_unavailable")
 
     return [Route("/mcp", endpoint=off, methods=["GET", "POST", "DELETE"])]
+
+
+def _a2a_routes(state: ServerState) -> list[BaseRoute]:
+    from importlib.metadata import version  # noqa: PLC0415 -- read once, at start-up
+
+    from bloge.server.a2a_api import A2aEndpoint  # noqa: PLC0415 -- the extra [a2a] is optional
+
+    return A2aEndpoint(state, version=version("bloge")).routes
+
+
+def _a2a_off_routes(reason: str | None) -> list[BaseRoute]:
+    """The A2A paths when A2A is off for ``reason``: a 404 that says why."""
+    if reason is None:
+        return []
+
+    async def off(request: Request) -> Response:
+        return problem(f"A2A is off: {reason}", status=404, code="a2a_unavailable")
+
+    return [Route("/.well-known/agent-card.json", endpoint=off, methods=["GET"]),
+            Route("/agents/{agent_id}/.well-known/agent-card.json", endpoint=off,
+                  methods=["GET"]),
+            Route("/agents/{agent_id}", endpoint=off, methods=["POST"])]

@@ -40,7 +40,7 @@ _CORS_METHODS = "GET, POST, DELETE, OPTIONS"
 #: Where the services of bloge.rpc are answered: their refusals have the RPC wire's body.
 _RPC_PREFIX = "/rpc/"
 _CORS_HEADERS = ("Authorization, Content-Type, Last-Event-ID, Mcp-Protocol-Version, "
-                 "Mcp-Session-Id")
+                 "Mcp-Session-Id, A2A-Version, A2A-Extensions")
 #: Headers a credential may travel in: each may come once.
 _CREDENTIAL_HEADERS = (b"authorization", b"x-api-key")
 class BodyTooLargeError(Exception):

@@ -21,6 +21,8 @@ from bloge import (
 from bloge.agent import AGENT_TOOL_PREFIX, LlmSummarizer, SubAgentTool, check_agent_calls
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
+from bloge_config.loading import DEFAULT_SETTINGS_FILE
+from bloge_container.a2a import register_remote_tools
 from bloge_container.budgets import budget_policy
 from bloge_container.components import ProjectDir
 from bloge_container.errors import ConfigurationError
@@ -52,13 +54,31 @@ def dsl_files(patterns: Sequence[str], project_dir: Path, report: ConditionsRepo
             matches = sorted(Path(pattern).parent.glob(Path(pattern).name))
         else:
             matches = sorted(project_dir.glob(pattern))
-        files = [m for m in matches if m.is_file()]
-        if not files:
+        files = [m for m in matches if m.is_file() and not _nested(m, project_dir, report)]
+        if not files and not any(_nested(m, project_dir, report) for m in matches):
             report.record(f"DslLocation[{pattern}]", registered=False, kind="always",
                           reason=f"bloge.agents.dsl-locations pattern {pattern!r} matches no file "
                                  f"under {project_dir}")
         found.update(dict.fromkeys(files))
     return list(found)
+
+
+def _nested(path: Path, project_dir: Path, report: ConditionsReport) -> bool:
+    """Whether ``path`` belongs to another project: a folder below this one, on its way,
+    has a ``settings.yaml`` of its own (``examples/a2a/research``: a service of its own)."""
+    try:
+        inside = path.parent.resolve().relative_to(project_dir.resolve())
+    except ValueError:  # an absolute pattern elsewhere: named on purpose
+        return False
+    folder = project_dir
+    for part in inside.parts:
+        folder = folder / part
+        if (folder / DEFAULT_SETTINGS_FILE).is_file():
+            report.record(f"DslLocation[{display(folder, project_dir)}]", registered=False,
+                          kind="always", reason="a project of its own (its settings.yaml): "
+                          "its agents are not this application's")
+            return True
+    return False
 
 
 def output_types(settings: BlogeSettings, project: ProjectDir) -> dict[str, Any]:
@@ -108,6 +128,7 @@ def load_agents(
                     f"agent {definition.id!r} is declared twice: in {agents[definition.id].source} "
                     f"and in {path}; agent ids must be unique across bloge.agents.dsl-locations"
                 )
+            register_remote_tools(definition, registry, settings, report, path)
             agents[definition.id] = LoadedAgent(
                 definition, materialize(definition, registry, listeners, report, store,
                                         budgets=budgets), path

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from bloge_config import BlogeSettings
+from bloge_container.a2a import a2a_endpoint
 from bloge_container.application import ApplicationContainer, create_container
 from bloge_container.autopilot import watches
 from bloge_container.budgets import budget_policy
@@ -67,8 +68,9 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     agents = ServedAgents(definitions, build, default=config.default_agent)
     wiring = container.autopilot()
     mcp_off = mcp_endpoint(report)
+    a2a_off = a2a_endpoint(container.settings(), report)
     app = create_app(agents, store=store, config=config, metrics=metrics, close_store=True,
-                     mcp=mcp_off is None, mcp_off=mcp_off,
+                     mcp=mcp_off is None, mcp_off=mcp_off, a2a=a2a_off is None, a2a_off=a2a_off,
                      on_shutdown=_stopping(container),
                      autopilot=None if wiring is None else wiring.autopilot,
                      autopilot_refresh=container.settings().autopilot.refresh_interval,

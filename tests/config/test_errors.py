@@ -147,7 +147,7 @@ def test_an_unknown_section_gets_a_did_you_mean(write: Write, tmp_path: Path) ->
     assert str(error(tmp_path)) == (
         f"{path}:2:3: unknown setting bloge.event-jurnal; did you mean 'event-journal'? (known "
         "keys: llm, agents, operators, listeners, event-journal, store, guards, server, "
-        "budgets, autopilot, approvals, rpc, mcp, temporal, tracing, runner, output)")
+        "budgets, autopilot, approvals, rpc, mcp, a2a, temporal, tracing, runner, output)")
 
 
 def test_an_unknown_variable_names_the_variable(tmp_path: Path) -> None:

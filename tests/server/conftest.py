@@ -63,7 +63,7 @@ class Served:
 def served_app(provider: LlmProvider, store: Store, config: ServerConfig,
                metrics: Metrics | None = None,
                listeners: list[AgentExecutionListener] | None = None, *,
-               mcp: bool = False) -> Guard:
+               mcp: bool = False, a2a: bool = False, a2a_off: str | None = None) -> Guard:
     registry = (OperatorRegistry.builder().register("Lookup", lookup)
                 .register("llmChat", LlmChatOperator(provider))
                 .register("llmStreamingChat", LlmStreamingChatOperator(provider)).build())
@@ -75,13 +75,13 @@ def served_app(provider: LlmProvider, store: Store, config: ServerConfig,
         return agent_operator(definition.id, definition, registry, listeners=every, store=store)
 
     return create_app(ServedAgents(definitions, build, default="helper"), store=store,
-                      config=config, metrics=counted, mcp=mcp)
+                      config=config, metrics=counted, mcp=mcp, a2a=a2a, a2a_off=a2a_off)
 
 
 Serve = Callable[..., Served]
 """``serve(provider, **config)``: a :class:`Served` application on a real server
 (``uvicorn_grace``: how long uvicorn waits for open requests when it stops; ``mcp``: serve
-``/mcp`` too)."""
+``/mcp`` too; ``a2a``: serve the agents over A2A too, else ``a2a_off`` says why not)."""
 
 
 @pytest.fixture
@@ -91,12 +91,14 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
 
     def start(provider: LlmProvider, *, listeners: list[AgentExecutionListener] | None = None,
               uvicorn_grace: float = 5.0, lease: float | None = None, mcp: bool = False,
+              a2a: bool = False, a2a_off: str | None = None,
               **config: object) -> Served:
         url = f"sqlite:///{tmp_path / f'bloge-{len(started)}.db'}"
         store = open_store(url) if lease is None else open_store(url, lease=lease)
         metrics = Metrics()
         settings = ServerConfig(**config)  # type: ignore[arg-type]  # test keywords
-        asgi = served_app(provider, store, settings, metrics, listeners, mcp=mcp)
+        asgi = served_app(provider, store, settings, metrics, listeners, mcp=mcp, a2a=a2a,
+                          a2a_off=a2a_off)
         # As bloge serve runs it: its connection deadlines and cap.
         server = LiveServer(asgi, timeout_graceful_shutdown=uvicorn_grace,
                             **uvicorn_options(settings)).__enter__()

@@ -47,6 +47,13 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
     else:
         filename = os.fspath(source)
         definition = compiler.compile_file(Path(source))
+    for declared in definition.tools:
+        if declared.remote is not None:
+            raise BlogeUsageError(
+                f"{filename}: tool {declared.name!r} of agent {definition.id!r} asks the A2A "
+                f"agent at {declared.remote.url}, which Agent.from_dsl does not wire: run the "
+                "agent through the application (bloge run, bloge serve: extra [a2a]), which "
+                "makes its operator with the key of its bloge.a2a.remotes entry")
     known = agents or {}
     check_agent_calls({definition.id: definition}, others=known)
     for agent_id in {call.agent for call in definition.agent_calls}:

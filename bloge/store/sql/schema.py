@@ -1,14 +1,14 @@
 """The store's schema, versioned, and the script that brings a database up to date.
 
 Version 1 is the first schema; version 2 adds the autopilot's tables; version 3 the owner of
-each thread and run (the principal whose API key created it; none for what was recorded
-before, or without keys); version 4 the calls paused runs wait on; version 5 the budgets
-shared by runs (a thread's, an API key's per period) and the usage of every model call;
-version 6 the circuit breakers of fallback models, shared by every worker; version 7 the
-trace context a run was started in; version 8 the results posted for external calls;
-version 9 the run a sub-agent's run was started by (its parent). A database holds its version in ``bloge_schema``; a database newer than this code is refused (an older bloge
-must not write a layout it does not know). Every statement is valid for SQLite and for
-PostgreSQL alike.
+each thread and run (the principal whose API key created it; none for what was recorded before,
+or without keys); version 4 the calls paused runs wait on; version 5 the budgets shared by runs
+(a thread's, an API key's per period) and the usage of every model call; version 6 the circuit
+breakers of fallback models, shared by every worker; version 7 the trace context a run was
+started in; version 8 the results posted for external calls; version 9 the run a sub-agent's run
+was started by (its parent). A database holds its version in ``bloge_schema``; a database newer
+than this code is refused (an older bloge must not write a layout it does not know). Every
+statement is valid for SQLite and for PostgreSQL alike.
 """
 
 from __future__ import annotations

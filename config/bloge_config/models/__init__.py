@@ -9,6 +9,7 @@ dicts inside them as read-only. Their reprs, like their JSON, never show a secre
 are ``SecretStr`` and URLs have the credentials of their user-info masked.
 """
 
+from bloge_config.models.a2a import A2aRemoteSettings, A2aSettings
 from bloge_config.models.agents import AgentsSettings
 from bloge_config.models.approvals import ApprovalsSettings
 from bloge_config.models.autopilot import (
@@ -40,6 +41,8 @@ from bloge_config.models.store import StoreSettings
 from bloge_config.models.temporal import TemporalSettings
 
 __all__ = [
+    "A2aRemoteSettings",
+    "A2aSettings",
     "AgentsSettings",
     "AnthropicSettings",
     "ApprovalsSettings",

@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bloge_config.fields import ImportPath, OperatorReference
+from bloge_config.models.a2a import A2aSettings
 from bloge_config.models.agents import AgentsSettings
 from bloge_config.models.approvals import ApprovalsSettings
 from bloge_config.models.autopilot import AutopilotSettings
@@ -62,6 +63,8 @@ class BlogeSettings(BaseSettings):
                                          description="Tool calls that wait for a decision")
     rpc: RpcSettings = Field(default_factory=RpcSettings, description="Remote services")
     mcp: McpSettings = Field(default_factory=McpSettings, description="MCP servers")
+    a2a: A2aSettings = Field(default_factory=A2aSettings,
+                             description="A2A: agents served to and asked of other services")
     temporal: TemporalSettings = Field(default_factory=TemporalSettings,
                                        description="The Temporal service")
     tracing: TracingSettings = Field(default_factory=TracingSettings,

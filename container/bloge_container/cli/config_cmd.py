@@ -37,9 +37,11 @@ def config(
         # built (a provider without its key, say): they are shown all the same, with the
         # conditions decided so far, and the problem after them.
         problem = _wiring_problem(container)
+        from bloge_container.a2a import a2a_endpoint
         from bloge_container.mcp import mcp_endpoint
 
         mcp_endpoint(container.report())  # what bloge serve would make of /mcp
+        a2a_endpoint(container.settings(), container.report())  # …and of A2A
         live = {} if problem else _decided_by_autopilot(container)
         added = _overlay(values, sources, live)
         conditions = container.report().conditions
