@@ -144,6 +144,15 @@ class _LiteralError(Exception):
         self.span = span
 
 
+class _AgentRef:
+    """A header's ``: agent <id>`` on its way into its :class:`~bloge.dsl.syntax.Block`."""
+
+    __slots__ = ("agent",)
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+
+
 @v_args(meta=True)
 class _ToSyntax(Transformer[Token, Any]):
     """Builds bloge.dsl.syntax nodes bottom-up from lark's tree."""
@@ -160,6 +169,9 @@ class _ToSyntax(Transformer[Token, Any]):
     def block(self, meta: Any, children: list[Any]) -> s.Block:
         header, *body = children
         words, ref, ref_span = header
+        agent = None
+        if isinstance(ref, _AgentRef):
+            agent, ref = ref.agent, None
         keywords = tuple(str(w) for w in (words[:-1] if len(words) > 1 else words))
         name_token = words[-1] if len(words) > 1 else None
         return s.Block(
@@ -170,6 +182,7 @@ class _ToSyntax(Transformer[Token, Any]):
             span=_span(meta),
             name_span=_token_span(name_token) if name_token is not None else None,
             ref_span=ref_span,
+            agent=agent,
         )
 
     def header(self, meta: Any, children: list[Any]) -> tuple[list[Token], str | None, Any]:
@@ -177,6 +190,10 @@ class _ToSyntax(Transformer[Token, Any]):
             ref, ref_span = children[-1]
             return children[:-1], ref, ref_span
         return children, None, None
+
+    def agent_ref(self, meta: Any, children: list[Token]) -> tuple[_AgentRef, s.Span]:
+        name = children[-1]
+        return _AgentRef(str(name)), _token_span(name)
 
     def qualified_name(self, meta: Any, children: list[Token]) -> tuple[str, s.Span]:
         return ".".join(str(c) for c in children), _span(meta)

@@ -143,7 +143,7 @@ class Binding:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """``keywords… [name] [: ref] { body }``.
+    """``keywords… [name] [: ref | : agent <id>] { body }``.
 
     With two or more header words the last one is the block's ``name`` and the others are its
     ``keywords`` (``stream agent dataAnalyst`` → keywords ``("stream", "agent")``, name
@@ -157,6 +157,9 @@ class Block:
     span: Span
     name_span: Span | None
     ref_span: Span | None
+    agent: str | None = None
+    """The agent a ``: agent <id>`` header names (``ref`` is then ``None``; ``ref_span`` is
+    the id's)."""
 
     @property
     def kind(self) -> str:

@@ -13,6 +13,7 @@ from bloge.agent import (
     AgentExecutionListener,
     AgentStreamChunk,
     BudgetExceededError,
+    Handoff,
     Token,
     ToolEnd,
     ToolStart,
@@ -35,6 +36,9 @@ def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
         case ToolEnd(name, call_id, success, turn):
             return "tool_end", {"tool": name, "call_id": call_id, "success": success,
                                 "turn": turn}
+        case Handoff(from_agent, to_agent, reason, turn):
+            return "handoff", {"from_agent": from_agent, "to_agent": to_agent,
+                               "reason": reason, "turn": turn}
     return None
 
 
@@ -66,6 +70,8 @@ def event_chunk(event: RunEvent) -> AgentStreamChunk | None:
             return ToolStart(body["tool"], body["call_id"], body["turn"])
         case "tool_end":
             return ToolEnd(body["tool"], body["call_id"], body["success"], body["turn"])
+        case "handoff":
+            return Handoff(body["from_agent"], body["to_agent"], body["reason"], body["turn"])
     return None
 
 

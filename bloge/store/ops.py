@@ -172,6 +172,15 @@ class TraceRun:
     trace_parent: str
 
 
+@dataclass(frozen=True, slots=True)
+class HandOffRun:
+    """The run goes on with agent ``agent_id`` (a handoff): its resume does too."""
+
+    run_id: str
+    agent_id: str
+    at: float
+
+
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
     CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools | \
-    SettleSpend | TraceRun
+    SettleSpend | TraceRun | HandOffRun

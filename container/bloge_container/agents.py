@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from bloge import (
     agent_operator,
 )
 from bloge.agent import LlmSummarizer
+from bloge.agent.handoffs import check_targets
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.budgets import budget_policy
@@ -115,7 +116,18 @@ def load_agents(
             kind = "streaming agent" if definition.streaming else "agent"
             report.record(f"Agent[{definition.id}]", registered=True, kind="always",
                           reason=f"{kind} compiled from {display(path, project.path)}")
+    link_handoffs(agents)
     return agents
+
+
+def link_handoffs(agents: Mapping[str, LoadedAgent]) -> None:
+    """Give every agent's handoffs the agents they go to; a handoff to an agent no DSL file
+    declares is a :class:`~bloge.CompileError` at its ``file:line:column``."""
+    check_targets((loaded.definition for loaded in agents.values()), agents)
+    engines = {agent_id: loaded.operator.engine for agent_id, loaded in agents.items()}
+    for loaded in agents.values():
+        if loaded.definition.handoffs:
+            loaded.operator.engine.link(engines)
 
 
 def block_windowed(definition: AgentDef, block: int | None) -> AgentDef:

@@ -47,10 +47,21 @@ class Partial:
 
 
 @dataclass(frozen=True, slots=True)
+class Handoff:
+    """The run goes on with another agent: the model of ``from_agent`` handed the
+    conversation to ``to_agent`` in turn ``turn_number``, for ``reason`` (may be empty)."""
+
+    from_agent: str
+    to_agent: str
+    reason: str
+    turn_number: int
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The last chunk: the loop has exited with ``final_output``."""
 
     final_output: AgentOutput
 
 
-AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Partial | Done
+AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Partial | Handoff | Done

@@ -5,7 +5,8 @@ each thread and run (the principal whose API key created it; none for what was r
 before, or without keys); version 4 the calls paused runs wait on; version 5 the budgets
 shared by runs (a thread's, an API key's per period) and the usage of every model call;
 version 6 the circuit breakers of fallback models, shared by every worker; version 7 the
-trace context a run was started in. A database holds
+trace context a run was started in; version 8 the agent a run goes on with after a
+handoff. A database holds
 its version in ``bloge_schema``; a database newer than this code is refused (an older bloge
 must not write a layout it does not know). Every statement is valid for SQLite and for
 PostgreSQL alike.
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 7
+VERSION = 8
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -204,8 +205,11 @@ _V6 = (
 # Version 7: the trace context a run was started in, which its resumed spans continue.
 _V7 = ("ALTER TABLE bloge_runs ADD COLUMN trace_parent TEXT",)
 
+# Version 8: the agent a run goes on with since it handed over (NULL: its own, ``agent_id``).
+_V8 = ("ALTER TABLE bloge_runs ADD COLUMN current_agent_id TEXT",)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 assert len(MIGRATIONS) == VERSION
 
 

@@ -16,6 +16,7 @@ from bloge import (
     AgentStreamChunk,
     Done,
     LlmCalledPayload,
+    Handoff,
     Partial,
     Token,
     ToolCompletedPayload,
@@ -112,6 +113,8 @@ class StreamPrinter:
                 self._line(f"→ {name} ({call_id})")
             case ToolEnd(tool_name=name, success=success):
                 self._line(f"{'✓' if success else '✗'} {name}{'' if success else ' failed'}")
+            case Handoff(from_agent=handing, to_agent=taking):
+                self._line(f"⇢ {handing} hands over to {taking}")
             case Done():
                 self.finish()
 
@@ -143,6 +146,9 @@ def _chunk_json(chunk: AgentStreamChunk) -> dict[str, Any]:
                     "turn": turn}
         case Partial(value=value, turn_number=turn):
             return {"type": "partial", "value": value, "turn": turn}
+        case Handoff(from_agent=handing, to_agent=taking, reason=reason, turn_number=turn):
+            return {"type": "handoff", "from_agent": handing, "to_agent": taking,
+                    "reason": reason, "turn": turn}
         case Done(final_output=output):
             done = {"type": "done", "run_id": output.run_id, "thread_id": output.thread_id,
                     "content": output.content,
