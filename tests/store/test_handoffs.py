@@ -3,10 +3,19 @@ goes on with, and a resume continues with that agent."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 from bloge import Agent, AgentRunError, ProviderError
 from bloge.llm import FunctionProvider, tool_call_response
-from bloge.store import Store
+from bloge.store import RunStatus, Store
 from tests.handoffs.agents import billing, refund, triage
+from tests.store.conftest import ROOT
+from tests.store.handoff_child import agents
 
 
 async def test_a_recorded_handoff_is_an_event_and_names_the_current_agent(store: Store) -> None:
@@ -55,3 +64,31 @@ async def test_a_run_that_failed_after_its_handoff_resumes_with_the_other_agent(
     assert output.content == "Refunded A1."
     assert len(triage_model.requests) == 1  # triage is not asked again
     assert (await store.get_run(run_id)).agent == "billing"
+
+
+HANDOFF_CHILD = Path(__file__).with_name("handoff_child.py")
+
+
+async def test_a_run_killed_after_its_handoff_resumes_with_the_other_agent(
+        durable_store_url: str, tmp_path: Path) -> None:
+    with subprocess.Popen(
+            [sys.executable, str(HANDOFF_CHILD), durable_store_url, str(tmp_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
+        assert child.stdout is not None
+        assert child.stderr is not None
+        line = child.stdout.readline()  # blocks until billing's refund runs, or the child exits
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert line == "ready\n", child.stderr.read()
+    agent, store, asked = agents(durable_store_url, tmp_path, hang=False)
+    store.clock = lambda: time.time() + 3600  # long after the dead worker's lease
+    (run,) = await store.list_runs()
+    assert run.status is RunStatus.INTERRUPTED
+    assert run.agent == "billing"
+    output = await agent.aresume(run.id)
+    assert not asked  # triage's model is not asked again: the run goes on with billing
+    assert output.content.startswith("Billing here: ")
+    assert "outcome of tool 'refund' is unknown" in output.content
+    assert (tmp_path / "refund.log").read_text() == "A1\n"  # not sent twice
+    await store.aclose()
