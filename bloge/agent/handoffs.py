@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from bloge.core.errors import CompileError, DslError
 from bloge.core.suggest import did_you_mean_hint
-from bloge.llm.types import ToolDefinition
+from bloge.llm.types import HANDOFF_TOOL_PREFIX, ToolDefinition
 
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentDef
 
 #: The prefix of a handoff's tool name.
-TOOL_PREFIX = "transfer_to_"
+TOOL_PREFIX = HANDOFF_TOOL_PREFIX
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -130,6 +130,15 @@ def link_handoffs(agents: Mapping[str, LoadedAgent]) -> None:
             loaded.operator.engine.link(engines)
 
 
+def linked(operator: Any, definitions: Mapping[str, AgentDef],
+           build: Callable[[AgentDef], Any]) -> Any:
+    """``operator`` (an agent's, made of its definition for one purpose: a run, a server),
+    its handoffs linked to operators ``build`` makes of the ``definitions`` they reach."""
+    if operator.agent_def.handoffs:
+        operator.engine.link_all(definitions, lambda definition: build(definition).engine)
+    return operator
+
+
 def block_windowed(definition: AgentDef, block: int | None) -> AgentDef:
     """``definition`` with its ``sliding_window(n)`` moving ``block`` messages at a time
     (``bloge.agents.window-block``, at most ``n``), unless its DSL gave a block."""

@@ -126,6 +126,26 @@ class AgentEngine:
         self.linked.update({agent_id: engine for agent_id, engine in engines.items()
                             if agent_id in wanted})
 
+    def link_all(self, definitions: Mapping[str, AgentDef],
+                 build: Callable[[AgentDef], AgentEngine]) -> None:
+        """Link this engine's handoffs, and those of the agents they reach at any distance,
+        to engines ``build`` makes of ``definitions`` (by agent id; each agent once, this one
+        being itself). A handoff already linked keeps its engine; one to an agent
+        ``definitions`` lacks stays unlinked (a run raises, naming it)."""
+        engines: dict[str, AgentEngine] = {self.definition.id: self}
+        queue = [self]
+        while queue:
+            engine = queue.pop()
+            for handoff in engine.definition.handoffs:
+                target = engines.get(handoff.agent_id) or engine.linked.get(handoff.agent_id)
+                definition = definitions.get(handoff.agent_id)
+                if target is None and definition is not None:
+                    target = build(definition)
+                if target is not None and handoff.agent_id not in engines:
+                    engines[handoff.agent_id] = target
+                    queue.append(target)
+            engine.link({k: v for k, v in engines.items() if k not in engine.linked})
+
     def find(self, agent_id: str) -> AgentEngine | None:
         """The engine of ``agent_id`` among this one and those its handoffs reach, at any
         distance: the agent a run handed over to, which its resume continues with."""
