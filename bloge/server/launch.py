@@ -37,8 +37,8 @@ GUARDRAIL_STATUS = 400
 #: guard and its verdict).
 GUARDRAIL_RUN_STATUS = 422
 #: The events a run's stream shows; the listener callbacks are the journal's.
-STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error", "approval_required",
-                      "tool_results_required"})
+STREAMED = frozenset({"token", "tool_start", "tool_end", "handoff", "done", "error",
+                      "approval_required", "tool_results_required"})
 
 Work = Callable[[str], Awaitable[AgentOutput]]
 """Given the run id, the run (whole)."""
@@ -160,7 +160,8 @@ def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent
 
 
 async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
-    """``event: token|tool_start|tool_end|done|error``, ``id:`` the run's event number.
+    """``event: token|tool_start|tool_end|handoff|done|error`` (and a paused run's
+    ``approval_required``, ``tool_results_required``), ``id:`` the run's event number.
 
     The number is the one the store gives the event, which the run's listener records
     (``on_agent_turn_started``, ``on_agent_llm_called``, …) share but the stream does not
