@@ -4,9 +4,9 @@ Order per turn: ``on_agent_turn_started`` → ``on_agent_llm_called`` → one
 ``on_agent_tool_dispatched`` per call (in the model's order) → one ``on_agent_tool_completed``
 per call (as they finish) → the next turn, or ``on_agent_loop_exited``; our addition
 ``on_agent_guard_checked`` comes where a guard gives its verdict, and ``on_agent_handoff``
-after the tool round in which the model handed the conversation to another agent. A listener that raises
-is logged and skipped; it never breaks the run. A listener may be any object: it is called
-for the callbacks it has and not for the others.
+after the tool round in which the model handed the conversation to another agent. A listener
+that raises is logged and skipped; it never breaks the run. A listener may be any object: it
+is called for the callbacks it has and not for the others.
 """
 
 from __future__ import annotations

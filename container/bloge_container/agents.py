@@ -130,8 +130,10 @@ def link_handoffs(agents: Mapping[str, LoadedAgent]) -> None:
             loaded.operator.engine.link(engines)
 
 
-def linked(operator: Any, definitions: Mapping[str, AgentDef],
-           build: Callable[[AgentDef], Any]) -> Any:
+def linked(operator: AgentLoopOperator | StreamingAgentLoopOperator,
+           definitions: Mapping[str, AgentDef],
+           build: Callable[[AgentDef], AgentLoopOperator | StreamingAgentLoopOperator],
+           ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """``operator`` (an agent's, made of its definition for one purpose: a run, a server),
     its handoffs linked to operators ``build`` makes of the ``definitions`` they reach."""
     if operator.agent_def.handoffs:

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bloge import Agent, AgentRunError, ProviderError
 from bloge.llm import FunctionProvider, tool_call_response
 from bloge.store import RunStatus, Store
@@ -69,8 +71,10 @@ async def test_a_run_that_failed_after_its_handoff_resumes_with_the_other_agent(
 HANDOFF_CHILD = Path(__file__).with_name("handoff_child.py")
 
 
-async def test_a_run_killed_after_its_handoff_resumes_with_the_other_agent(
-        durable_store_url: str, tmp_path: Path) -> None:
+@pytest.fixture
+def killed_after_handoff(durable_store_url: str, tmp_path: Path) -> Path:
+    """The child (``handoff_child.py``) ran until billing's refund hung, and was killed there
+    with SIGKILL."""
     with subprocess.Popen(
             [sys.executable, str(HANDOFF_CHILD), durable_store_url, str(tmp_path)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -81,6 +85,12 @@ async def test_a_run_killed_after_its_handoff_resumes_with_the_other_agent(
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
         assert line == "ready\n", child.stderr.read()
+    return tmp_path
+
+
+async def test_a_run_killed_after_its_handoff_resumes_with_the_other_agent(
+        durable_store_url: str, killed_after_handoff: Path) -> None:
+    tmp_path = killed_after_handoff
     agent, store, asked = agents(durable_store_url, tmp_path, hang=False)
     store.clock = lambda: time.time() + 3600  # long after the dead worker's lease
     (run,) = await store.list_runs()

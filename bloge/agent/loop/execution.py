@@ -34,8 +34,8 @@ from bloge.agent.loop.errors import (
     MaxTurnsExceededError,
 )
 from bloge.agent.loop.guarded_round import GuardedRound
-from bloge.agent.loop.handoff_round import HandoffRound
 from bloge.agent.loop.guards import WITHHELD, GuardTripped, RunGuards
+from bloge.agent.loop.handoff_round import HandoffRound
 from bloge.agent.loop.observer import PendingRound, RunObserver
 from bloge.agent.loop.pause import RunPaused
 from bloge.agent.loop.records import AgentOutput, AgentUsage
@@ -154,8 +154,8 @@ class Execution:
         """The run begun at ``started``, gone on with ``execution`` (another agent's), to
         its end."""
         while True:
-            with execution._pool_wait:  # noqa: SLF001 -- an Execution of the same run
-                result = await execution._execute(None, started)  # noqa: SLF001 -- as above
+            with execution._pool_wait:
+                result = await execution._execute(None, started)
             if isinstance(result, AgentOutput):
                 return result
             execution = result

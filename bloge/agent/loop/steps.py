@@ -1,8 +1,8 @@
 """The loop's steps and the pure decisions between them.
 
 ``CallModel`` → (``RunTools`` | ``Finish``); ``RunTools`` → (``Finish`` | ``CallModel`` |
-``OutOfTurns`` | ``HandOff``); ``HandOff`` continues the run with another agent's steps. The engine performs the I/O of each step; what comes next is decided here,
-from values only.
+``OutOfTurns`` | ``HandOff``); ``HandOff`` continues the run with another agent's steps.
+The engine performs the I/O of each step; what comes next is decided here, from values only.
 """
 
 from __future__ import annotations

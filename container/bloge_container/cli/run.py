@@ -276,9 +276,8 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
     listeners = (*container.listeners(), tracker)
-    from bloge_container.budgets import budget_policy
-
     from bloge_container.agents import linked
+    from bloge_container.budgets import budget_policy
 
     budgets = budget_policy(container.settings())
     registry, report = container.operator_registry(), container.report()
