@@ -32,8 +32,8 @@ from bloge.agent import (
     AgentStreamChunk,
     AgentUsage,
     GuardrailTrippedError,
+    HandoffPayload,
 )
-from bloge.agent.listeners import HandoffPayload
 from bloge.agent.runtime import PendingCall, RunPaused, ToolOutcome
 from bloge.core.errors import ProviderError
 from bloge.llm import LlmMessage, LlmResponse

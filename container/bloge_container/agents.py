@@ -19,7 +19,7 @@ from bloge import (
     agent_operator,
 )
 from bloge.agent import LlmSummarizer
-from bloge.agent.handoffs import check_targets
+from bloge.agent.runtime import check_targets
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_container.budgets import budget_policy

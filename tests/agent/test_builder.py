@@ -20,6 +20,7 @@ from bloge import (
     UnknownOperatorError,
 )
 from bloge.agent import Budget, MaxLengthGuard, OutputSchema, output_guard
+from bloge.agent.handoffs import HandoffDef
 from tests.runtime.scenarios import support_builder
 
 #: A value for every field of AgentDef, none of them the default.
@@ -48,6 +49,7 @@ EVERY_FIELD: dict[str, Any] = {
     "budget": Budget(tokens=50_000, usd=0.5, tool_calls=40, model_calls=10, time=30.0),
     "thread_budget": Budget(usd=5.0),
     "fallback": ("claude-sonnet-4-5",),
+    "handoffs": (HandoffDef("billing", "billingAgent", "Billing questions."),),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -58,6 +60,8 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     "stop": lambda builder, sequences: builder.stop(*sequences),
     "guards": lambda builder, guards: builder.guard(*guards),
     "fallback": lambda builder, models: builder.fallback(*models),
+    "handoffs": lambda builder, handoffs: [
+        builder.handoff(h.name, h.agent_id, description=h.description) for h in handoffs][-1],
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",

@@ -149,4 +149,4 @@ def test_an_agent_cannot_hand_over_to_itself_or_to_two_agents_of_one_name() -> N
     with pytest.raises(BlogeUsageError, match="'billing' is taken"):
         Agent(ScriptedProvider(), name="billing", handoffs=[one])
     with pytest.raises(BlogeUsageError, match="handoffs are a list"):
-        Agent(ScriptedProvider(), name="triage", handoffs=one)  # type: ignore[arg-type]
+        Agent(ScriptedProvider(), name="triage", handoffs=one)  # type: ignore[arg-type]  # the mistake under test

@@ -64,7 +64,7 @@ def _check_handoffs(compiled: list[Any], declared: dict[tuple[str, str | None], 
     """Print each handoff of the agents checked that goes to an agent none of the files
     declares; the number of them."""
     from bloge import AgentDef, DslError
-    from bloge.agent.handoffs import check_targets
+    from bloge.agent.runtime import check_targets
 
     agents = [block.definition for block in compiled if isinstance(block.definition, AgentDef)]
     known = {name for kind, name in declared if kind == "agent" and name is not None}
