@@ -56,3 +56,18 @@ def test_a_streamed_handoff_is_shown_live(app: Path) -> None:
     assert (handoff["from_agent"], handoff["to_agent"], handoff["turn"]) == (
         "triage", "billingAgent", 1)
     assert chunks[-1]["type"] == "done"
+
+
+def test_bloge_check_locates_a_handoff_to_an_agent_no_file_declares(app: Path) -> None:
+    dsl = app / "examples" / "triage" / "triage.bloge"
+    dsl.write_text(dsl.read_text().replace("agent billingAgent {\n    description",
+                                           "agent billingAgnt {\n    description"))
+    checked = bloge("check", cwd=app)
+    assert checked.returncode == 2
+    expected = ("triage.bloge:12:27: handoff 'billing' of agent 'triage' goes to agent "
+                "'billingAgnt', which no DSL file declares; did you mean 'billingAgent'?")
+    assert expected in checked.stderr
+    assert "triage.bloge: ok" not in checked.stdout
+    ran = bloge("run", "triage", "hello", cwd=app)
+    assert ran.returncode != 0
+    assert "billingAgnt" in ran.stderr
