@@ -19,9 +19,11 @@ from bloge import (
     Token,
     ToolStart,
 )
-from bloge.agent import AgentCallbackContext, HandoffPayload
+from bloge.agent import AgentCallbackContext, AgentCheckpoint, HandoffPayload
+from bloge.agent.runtime import PendingRound, RecordedResult, RunStart
 from bloge.llm import (
     FunctionProvider,
+    LlmMessage,
     LlmResponse,
     ScriptedProvider,
     ToolCall,
@@ -150,3 +152,22 @@ def test_an_agent_cannot_hand_over_to_itself_or_to_two_agents_of_one_name() -> N
         Agent(ScriptedProvider(), name="billing", handoffs=[one])
     with pytest.raises(BlogeUsageError, match="handoffs are a list"):
         Agent(ScriptedProvider(), name="triage", handoffs=one)  # type: ignore[arg-type]  # the mistake under test
+
+
+async def test_a_run_resumed_inside_its_handing_over_round_hands_over_again() -> None:
+    billing_agent, billing_model = billing()
+    agent, triage_model = triage(handoffs=[billing_agent])
+    asked = LlmResponse("", "tool_calls", tool_calls=(
+        ToolCall("h1", "transfer_to_billing", '{"reason": "a refund"}'),))
+    conversation = (LlmMessage.system("You triage."), LlmMessage.user("Refund A1"))
+    checkpoint = AgentCheckpoint(conversation, 0, {}, "triage")
+    recorded = {"h1": RecordedResult(success=True, content='{"assistant": "billing"}',
+                                     text_result=True)}
+    for results in ({}, recorded):  # the handoff's answer lost with the crash, or kept
+        pending = PendingRound(1, asked, results)
+        output = await agent.operator.engine.run(
+            RunStart(checkpoint=checkpoint, pending=pending), None)
+        assert output.content == "Refunded A1."
+        billing_model.add(tool_call_response("refund", '{"order_id": "A1"}', call_id="r1"),
+                          "Refunded A1.")
+    assert not triage_model.requests
