@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from bloge.agent import Agent as Agent
     from bloge.agent import AgentStreamChunk as AgentStreamChunk
     from bloge.agent import Done as Done
+    from bloge.agent import Handoff as Handoff
     from bloge.agent import OutputValidationError as OutputValidationError
     from bloge.agent import Partial as Partial
     from bloge.agent import SubAgentChunk as SubAgentChunk

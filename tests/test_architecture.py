@@ -203,7 +203,7 @@ def test_the_public_surface_is_pinned() -> None:
         "AgentOutput", "AgentRunError", "AgentStreamChunk", "AgentToolRef", "AgentUsage",
         "BlogeError", "BlogeUsageError", "BudgetExceededError", "CompileError", "ConversationMemory", "Done",
         "DslCompiler", "DslError", "DslExtensionProvider", "DslSyntaxError", "Expression",
-        "ExpressionError", "Graph", "GuardrailTrippedError", "JsonCodec", "LlmCalledPayload", "LlmChatOperator",
+        "ExpressionError", "Graph", "GuardrailTrippedError", "Handoff", "JsonCodec", "LlmCalledPayload", "LlmChatOperator",
         "LlmMessage", "LlmProvider", "LlmStreamingChatOperator", "LoopExitedPayload",
         "MaxTurnsExceededError", "Node", "Operator", "OperatorContext", "OperatorInputError",
         "OperatorMetadata", "OperatorRegistry", "OutputValidationError", "Partial",

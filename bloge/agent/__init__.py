@@ -34,9 +34,11 @@ if TYPE_CHECKING:
     from bloge.agent.guards import input_guard as input_guard
     from bloge.agent.guards import output_guard as output_guard
     from bloge.agent.guards import tool_call_guard as tool_call_guard
+    from bloge.agent.handoffs import HandoffDef as HandoffDef
     from bloge.agent.listeners import AgentCallbackContext as AgentCallbackContext
     from bloge.agent.listeners import AgentExecutionListener as AgentExecutionListener
     from bloge.agent.listeners import GuardCheckedPayload as GuardCheckedPayload
+    from bloge.agent.listeners import HandoffPayload as HandoffPayload
     from bloge.agent.listeners import LlmCalledPayload as LlmCalledPayload
     from bloge.agent.listeners import LoopExitedPayload as LoopExitedPayload
     from bloge.agent.listeners import ToolCompletedPayload as ToolCompletedPayload
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import Decision as Decision
     from bloge.agent.loop import Done as Done
     from bloge.agent.loop import GuardrailTrippedError as GuardrailTrippedError
+    from bloge.agent.loop import Handoff as Handoff
     from bloge.agent.loop import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent.loop import Partial as Partial
     from bloge.agent.loop import PendingCall as PendingCall

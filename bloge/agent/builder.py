@@ -11,6 +11,7 @@ from bloge.agent.budget import Budget
 from bloge.agent.definition import AgentDef, AgentToolRef, guards_problems, memory_problem
 from bloge.agent.functions import agent_functions
 from bloge.agent.guards.model import GuardDef
+from bloge.agent.handoffs import HandoffDef, handoff_problems
 from bloge.agent.keywords import KEYWORDS, exit_condition_variable_problem
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.base import AgentOperatorBase
@@ -222,6 +223,18 @@ class AgentBuilder:
         """Record tools that ask other agents, as the DSL declares them (what
         :func:`~bloge.agent.check_agent_calls` checks); :meth:`sub_agent` records its own."""
         self._values["agent_calls"] = (*self._values.get("agent_calls", ()), *calls)
+        return self
+
+    def handoff(self, name: str, agent_id: str, *, description: str = "") -> Self:
+        """Add a handoff (our addition): the model may hand the conversation to agent
+        ``agent_id`` by calling ``transfer_to_<name>`` (see :mod:`bloge.agent.handoffs`); the
+        operator's engine is then linked to that agent's (``AgentEngine.link``)."""
+        handoffs = (*self._values.get("handoffs", ()), HandoffDef(name, agent_id, description))
+        problems = handoff_problems(self._values["id"], handoffs,
+                                    [tool.name for tool in self._tools])
+        if problems:
+            raise BlogeUsageError("; ".join(problems))
+        self._values["handoffs"] = handoffs
         return self
 
     def guard(self, *guards: GuardDef) -> Self:

@@ -11,6 +11,7 @@ from bloge.agent.agent_calls import AgentCall
 from bloge.agent.budget import Budget
 from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.model import GuardDef
+from bloge.agent.handoffs import HandoffDef, handoff_problems
 from bloge.agent.keywords import (
     DEFAULT_MAX_TURNS,
     DEFAULT_STREAMING_BUFFER_CAPACITY,
@@ -260,6 +261,9 @@ class AgentDef:
     agent_calls: tuple[AgentCall, ...] = ()
     """The tools that run another agent, and where the DSL names it (our addition; see
     :mod:`bloge.agent.subagent`): what the loader checks against the agents it knows."""
+    handoffs: tuple[HandoffDef, ...] = ()
+    """Agents this one may hand the conversation to (our addition; see
+    :mod:`bloge.agent.handoffs`)."""
 
     def __post_init__(self) -> None:
         problems = definition_problems(self)
@@ -297,6 +301,7 @@ def definition_problems(agent: AgentDef) -> list[str]:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         problems.append(f"tool names must be unique, repeated: {', '.join(repeated)}")
+    problems.extend(handoff_problems(agent.id, agent.handoffs, names))
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
     if problem:
         problems.append(problem)

@@ -25,6 +25,7 @@ from bloge.agent.definition import (
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.compile import GUARD_FORM, BlockTools, compile_guard
 from bloge.agent.guards.model import GuardDef
+from bloge.agent.handoffs import HandoffDef, Where
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     KEYWORDS,
@@ -58,6 +59,7 @@ _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
                 "input": "input { <name> = <expression> … }",
                 "output": "output { <field>: <type> … } or output = <RegisteredType>",
                 "guard": GUARD_FORM,
+                "handoff": 'handoff <name> : agent <agentId> { description = "…" }',
                 "budget": "budget { tokens = …, usd = …, tool_calls = … }"}
 
 
@@ -96,6 +98,7 @@ class _AgentBlock:
     seen: dict[str, s.Span] = field(default_factory=dict)
     tools: list[AgentToolRef] = field(default_factory=list)
     guards: list[GuardDef] = field(default_factory=list)
+    handoffs: list[HandoffDef] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     """Every tool declared, the ones with errors too (``tool_call`` is checked against them)."""
     agent_calls: list[AgentCall] = field(default_factory=list)
@@ -126,6 +129,7 @@ class _AgentBlock:
             tools=tuple(self.tools),
             guards=tuple(self.guards),
             agent_calls=tuple(self.agent_calls),
+            handoffs=tuple(self.handoffs),
             **{**self.values, **({"streaming": True} if streaming_prefix else {})},
         )
 
@@ -162,6 +166,8 @@ class _AgentBlock:
                     self._unknown(key, key_span, AGENT_BODY_WORDS, self._where)
             case s.Block(keywords=("tool",)):
                 self._tool(statement)
+            case s.Block(keywords=("handoff",)):
+                self._handoff(statement)
             case s.Block(keywords=("output",), name=None, ref=None, span=span):
                 if self._first("output", span):
                     self._output(output_block(statement, self.block.name or "output",
@@ -176,7 +182,8 @@ class _AgentBlock:
                 self._budget(statement)
             case s.Block(span=span):
                 label = " ".join(statement.keywords)
-                self._unknown(label, span, ("tool", "output", "guard", "budget"), self._where,
+                self._unknown(label, span, ("tool", "handoff", "output", "guard", "budget"),
+                              self._where,
                               block=True)
             case s.Edge(span=span):
                 self._error("edges (a -> b) belong in a graph, not in an agent", span)
@@ -527,6 +534,43 @@ class _AgentBlock:
         if value is not _INVALID:
             self._error(f"{key} must be true or false", node.span)
         return False
+
+    def _handoff(self, block: s.Block) -> None:
+        """``handoff <name> : agent <agentId> { description = "…" }``; whether the agent
+        exists is checked once every agent of the project is compiled
+        (:func:`~bloge.agent.handoffs.check_targets`)."""
+        form = _BLOCK_FORMS["handoff"]
+        if block.name is None or block.agent is None or block.ref_span is None:
+            self._error(f"a handoff needs a name and an agent: {form}",
+                        block.ref_span or block.span)
+            return
+        if not self._first(f"handoff {block.name}", block.name_span or block.span):
+            return
+        if block.agent == self.block.name:
+            self._error(f"handoff {block.name!r} goes to agent {block.agent!r} itself; a "
+                        "handoff names another agent", block.ref_span, width=len(block.agent))
+            return
+        seen: dict[str, s.Span] = {}
+        description = ""
+        for statement in block.body:
+            match statement:
+                case s.Binding("description", value, _, key_span):
+                    if self._first("description", key_span, seen):
+                        text = self._constant("description", value)
+                        if text is not _INVALID and not isinstance(text, str):
+                            self._error("description must be a string", value.span)
+                        elif isinstance(text, str):
+                            description = text
+                case s.Binding(key, _, _, key_span):
+                    self._unknown(key, key_span, ("description",), f"handoff {block.name!r}")
+                case _:
+                    self._error(f"a handoff holds only its description: {form}",
+                                statement.span)
+        span = block.ref_span
+        self.handoffs.append(HandoffDef(
+            block.name, block.agent, description,
+            Where(self.source.filename, span.line, span.column, self.source.line(span.line),
+                  len(block.agent))))
 
     def _approval(self, node: s.Expr) -> bool | Expression:
         """``requires_approval``: ``true``, ``false``, or an expression over ``tool_args``."""

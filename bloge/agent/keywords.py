@@ -181,7 +181,8 @@ def tool_choice_problem(choice: Any, tool_names: tuple[str, ...]) -> str | None:
 
 
 #: Every keyword of an agent body, for "did you mean" suggestions.
-AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool", "output", "guard")
+AGENT_BODY_WORDS = (*KEYWORDS, "memory", "exit_condition", "tool", "handoff", "output",
+                    "guard")
 TOOL_BODY_WORDS = ("description", "input", "timeout", "requires_approval", "parameters")
 #: …and of a tool that asks a remote agent (``tool quote : a2a "<url>" { … }``).
 REMOTE_TOOL_BODY_WORDS = (*TOOL_BODY_WORDS, "idempotent")

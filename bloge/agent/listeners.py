@@ -3,9 +3,10 @@
 Order per turn: ``on_agent_turn_started`` → ``on_agent_llm_called`` → one
 ``on_agent_tool_dispatched`` per call (in the model's order) → one ``on_agent_tool_completed``
 per call (as they finish) → the next turn, or ``on_agent_loop_exited``; our addition
-``on_agent_guard_checked`` comes where a guard gives its verdict. A listener that raises
-is logged and skipped; it never breaks the run. A listener may be any object: it is called
-for the callbacks it has and not for the others.
+``on_agent_guard_checked`` comes where a guard gives its verdict, and ``on_agent_handoff``
+after the tool round in which the model handed the conversation to another agent. A listener
+that raises is logged and skipped; it never breaks the run. A listener may be any object: it
+is called for the callbacks it has and not for the others.
 """
 
 from __future__ import annotations
@@ -137,6 +138,20 @@ class GuardCheckedPayload:
     findings: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class HandoffPayload:
+    """The conversation went to another agent (our addition): in turn ``turn_number`` the
+    model of ``from_agent`` called the handoff ``handoff`` (call ``tool_call_id``), giving
+    ``reason`` (empty when it gave none); ``to_agent`` answers from the next turn on."""
+
+    turn_number: int
+    handoff: str
+    from_agent: str
+    to_agent: str
+    tool_call_id: str
+    reason: str = ""
+
+
 class AgentExecutionListener:
     """Subclass and override the callbacks you care about; the others do nothing."""
 
@@ -168,6 +183,10 @@ class AgentExecutionListener:
     ) -> None:
         """A guard gave its verdict (our addition)."""
 
+    def on_agent_handoff(self, context: AgentCallbackContext, payload: HandoffPayload) -> None:
+        """The run went on with another agent (our addition; see
+        :mod:`bloge.agent.handoffs`)."""
+
 
 Callback = Literal[
     "on_agent_turn_started",
@@ -176,6 +195,7 @@ Callback = Literal[
     "on_agent_tool_completed",
     "on_agent_loop_exited",
     "on_agent_guard_checked",
+    "on_agent_handoff",
 ]
 CALLBACKS: tuple[Callback, ...] = get_args(Callback)
 

@@ -28,6 +28,8 @@ package to that):
   :class:`Refusal`, and records each model call's :class:`CallUsage`.
 - A :data:`ChunkSink` receives a run's stream chunks as they happen.
 - :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
+- :func:`check_targets` checks that the handoffs of a project's agents go to its agents
+  (before their engines are linked, :meth:`AgentEngine.link`).
 
 The records these carry (``AgentInput``, ``AgentOutput``, ``AgentCheckpoint``, the stream
 chunks, the listener payloads) are the public names of :mod:`bloge.agent`.
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from bloge.agent.handoffs import check_targets as check_targets
     from bloge.agent.listeners import CALLBACKS as CALLBACKS
     from bloge.agent.listeners import Callback as Callback
     from bloge.agent.listeners import ListenerChain as ListenerChain

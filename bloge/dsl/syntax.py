@@ -163,6 +163,11 @@ class Block:
     (a remote agent, ``ref`` its URL), ``None`` for an operator."""
 
     @property
+    def agent(self) -> str | None:
+        """The agent a ``: agent <id>`` header names (``ref_span`` is the id's), else ``None``."""
+        return self.ref if self.ref_kind == "agent" else None
+
+    @property
     def kind(self) -> str:
         return " ".join(self.keywords)
 

@@ -10,6 +10,7 @@ from bloge.agent import (
     AgentCallbackContext,
     AgentExecutionListener,
     GuardCheckedPayload,
+    HandoffPayload,
     LlmCalledPayload,
     LoopExitedPayload,
     ToolCompletedPayload,
@@ -84,6 +85,9 @@ class AgentEventJournalBridge(AgentExecutionListener):
         self, context: AgentCallbackContext, payload: GuardCheckedPayload
     ) -> None:
         self._record("on_agent_guard_checked", context, payload)
+
+    def on_agent_handoff(self, context: AgentCallbackContext, payload: HandoffPayload) -> None:
+        self._record("on_agent_handoff", context, payload)
 
     def on_agent_loop_exited(
         self, context: AgentCallbackContext, payload: LoopExitedPayload

@@ -233,6 +233,12 @@ def _guard_checked(e: Mapping[str, Any]) -> str:
     return line + (f": {e.get('reason')}" if e.get("reason") else "")
 
 
+def _handoff(e: Mapping[str, Any]) -> str:
+    why = f": {e.get('reason')}" if e.get("reason") else ""
+    return (f"{e.get('from_agent')} → {e.get('to_agent')} (handoff {e.get('handoff')}, "
+            f"{e.get('tool_call_id')}){why}")
+
+
 _CONTEXT_KEYS = frozenset({"event", "timestamp", "seq", "execution_id", "graph_name",
                            "node_id", "operator_ref", "turn_number"})
 
@@ -281,6 +287,7 @@ _DETAILS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "on_agent_tool_completed": _tool_completed,
     "on_agent_loop_exited": _loop_exited,
     "on_agent_guard_checked": _guard_checked,
+    "on_agent_handoff": _handoff,
 }
 
 

@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from bloge.llm.structured import OutputRequest
 
 
+#: How the tools an agent's handoffs are offered as begin (``transfer_to_billing``; see
+#: :mod:`bloge.agent.handoffs`).
+HANDOFF_TOOL_PREFIX = "transfer_to_"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
     """What a model sees of a tool: its name, description and JSON-schema ``parameters``."""

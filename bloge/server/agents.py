@@ -77,9 +77,11 @@ class ServedAgents:
 
         def build(definition: AgentDef) -> AgentOperator:
             served = made[definition.id].operator
-            return agent_operator(definition.id, definition, served.registry,
-                                  listeners=(*served.listeners, *listeners), store=store,
-                                  budgets=served.budgets)
+            operator = agent_operator(definition.id, definition, served.registry,
+                                      listeners=(*served.listeners, *listeners), store=store,
+                                      budgets=served.budgets)
+            operator.engine.link(served.engine.linked)  # the agents it hands over to
+            return operator
 
         return cls({name: agent.operator.agent_def for name, agent in made.items()}, build,
                    default=next(iter(made)))
@@ -146,9 +148,19 @@ class ServedAgents:
         if sampling or (max_turns is not None and max_turns != definition.max_turns):
             if max_turns is not None:
                 definition = AgentBuilder.from_def(definition).max_turns(max_turns).build()
-            return self._build(replace(definition, streaming=streaming))
+            return self._linked(self._build(replace(definition, streaming=streaming)),
+                                streaming=streaming)
         key = (agent_id, streaming)
         made = self._made.get(key)
         if made is None:
-            made = self._made[key] = self._build(replace(definition, streaming=streaming))
+            made = self._made[key] = self._linked(
+                self._build(replace(definition, streaming=streaming)), streaming=streaming)
         return made
+
+    def _linked(self, operator: AgentOperator, *, streaming: bool) -> AgentOperator:
+        """``operator``, its handoffs linked to the served agents they go to (the run goes
+        on with them, recorded as the served agent's run)."""
+        if operator.agent_def.handoffs:
+            operator.engine.link_all(self.definitions, lambda definition: self._build(
+                replace(definition, streaming=streaming)).engine)
+        return operator

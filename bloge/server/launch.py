@@ -37,8 +37,8 @@ GUARDRAIL_STATUS = 400
 #: guard and its verdict).
 GUARDRAIL_RUN_STATUS = 422
 #: The events a run's stream shows; the listener callbacks are the journal's.
-STREAMED = frozenset({"token", "tool_start", "tool_end", "done", "error", "approval_required",
-                      "tool_results_required", "subagent"})
+STREAMED = frozenset({"token", "tool_start", "tool_end", "handoff", "done", "error",
+                      "approval_required", "tool_results_required", "subagent"})
 
 Work = Callable[[str], Awaitable[AgentOutput]]
 """Given the run id, the run (whole)."""
@@ -160,9 +160,10 @@ def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent
 
 
 async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
-    """``event: token|tool_start|tool_end|done|error|subagent``, ``id:`` the run's event
-    number (``subagent``: a sub-agent's ``token``, ``tool_start`` or ``tool_end`` as
-    ``event`` and ``body``, under the caller's ``call_id``, with the child's ``run_id``).
+    """``event: token|tool_start|tool_end|handoff|done|error|subagent`` (and a paused run's
+    ``approval_required``, ``tool_results_required``), ``id:`` the run's event number
+    (``subagent``: a sub-agent's ``token``, ``tool_start`` or ``tool_end`` as ``event`` and
+    ``body``, under the caller's ``call_id``, with the child's ``run_id``).
 
     The number is the one the store gives the event, which the run's listener records
     (``on_agent_turn_started``, ``on_agent_llm_called``, …) share but the stream does not

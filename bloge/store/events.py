@@ -13,6 +13,7 @@ from bloge.agent import (
     AgentExecutionListener,
     AgentStreamChunk,
     BudgetExceededError,
+    Handoff,
     SubAgentChunk,
     Token,
     ToolEnd,
@@ -43,6 +44,9 @@ def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
             kind, body = nested
             return "subagent", {"tool": name, "call_id": call_id, "run_id": run_id,
                                 "event": kind, "body": body}
+        case Handoff(from_agent, to_agent, reason, turn):
+            return "handoff", {"from_agent": from_agent, "to_agent": to_agent,
+                               "reason": reason, "turn": turn}
     return None
 
 
@@ -74,6 +78,8 @@ def event_chunk(event: RunEvent) -> AgentStreamChunk | None:
             return ToolStart(body["tool"], body["call_id"], body["turn"])
         case "tool_end":
             return ToolEnd(body["tool"], body["call_id"], body["success"], body["turn"])
+        case "handoff":
+            return Handoff(body["from_agent"], body["to_agent"], body["reason"], body["turn"])
     return None
 
 

@@ -180,6 +180,15 @@ class ParentRun:
     parent_run_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class HandOffRun:
+    """The run goes on with agent ``agent_id`` (a handoff): its resume does too."""
+
+    run_id: str
+    agent_id: str
+    at: float
+
+
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
     CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools | \
-    SettleSpend | TraceRun | ParentRun
+    SettleSpend | TraceRun | ParentRun | HandOffRun

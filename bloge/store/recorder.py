@@ -32,6 +32,7 @@ from bloge.agent import (
     AgentStreamChunk,
     AgentUsage,
     GuardrailTrippedError,
+    HandoffPayload,
 )
 from bloge.agent.runtime import PendingCall, RunPaused, ToolOutcome
 from bloge.core.errors import ProviderError
@@ -181,6 +182,12 @@ class Recorder:
             isinstance(outcome.result, str), time.time()))
         if running:  # the last one is written with the turn, at once
             await self.flush()
+
+    async def handed_off(self, handoff: HandoffPayload) -> None:
+        """Written with the next turn's checkpoint, the first of the agent taking over: a
+        resume from it continues with that agent, one from before with the round that
+        hands over again."""
+        self._ops.append(ops.HandOffRun(self.run_id, handoff.to_agent, time.time()))
 
     async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
                        view: Sequence[LlmMessage] | None, usage: AgentUsage, turns: int,

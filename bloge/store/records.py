@@ -140,11 +140,21 @@ class Run:
     trace_parent: str | None = None
     #: The run whose tool call started this one (a sub-agent's run), else ``None``.
     parent_run_id: str | None = None
+    current_agent_id: str | None = None
+    """The agent the run goes on with: ``agent_id``'s own, or the one it last handed the
+    conversation to (see :mod:`bloge.agent.handoffs`); ``None`` only in a record made by
+    hand."""
+
+    @property
+    def agent(self) -> str:
+        """The agent the run goes on with (``current_agent_id``, else ``agent_id``)."""
+        return self.current_agent_id or self.agent_id
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (what ``bloge runs show --json`` and ``GET /runs/{id}`` give)."""
         return {
             "id": self.id, "thread_id": self.thread_id, "agent_id": self.agent_id,
+            "current_agent_id": self.agent,
             "status": self.status.value, "exit_reason": self.exit_reason, "turns": self.turns,
             "usage": self.usage.to_dict(), "created_at": self.created_at,
             "updated_at": self.updated_at, "finished_at": self.finished_at,

@@ -116,6 +116,7 @@ class RecordedRuns:
         try:
             run = await store.get_run(run_id)
             _check_resumable(run, engine)
+            engine = _current(run, engine)
             claim = await self.writer.reclaim_run(run, worker=this_worker())
             recorder = Recorder(store, self.writer, run_id=run.id, thread_id=run.thread_id,
                                 next_seq=claim.next_seq, events_stored=run.event_count)
@@ -225,6 +226,18 @@ def _check_resumable(run: Run, engine: AgentEngine) -> None:
     if run.status is RunStatus.SUCCEEDED:
         raise BlogeUsageError(f"run {run.id!r} already succeeded; continue its thread "
                               f"{run.thread_id!r} with a new run instead")
+
+
+def _current(run: Run, engine: AgentEngine) -> AgentEngine:
+    """The engine of the agent ``run`` goes on with: ``engine``'s (the run's own agent's), or
+    that of the agent it handed over to, which ``engine``'s handoffs reach."""
+    if run.agent == engine.definition.id:
+        return engine
+    found = engine.find(run.agent)
+    if found is None:
+        raise BlogeUsageError(f"run {run.id!r} was handed over to agent {run.agent!r}, which "
+                              f"agent {engine.definition.id!r} no longer hands over to")
+    return found
 
 
 async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,

@@ -166,6 +166,9 @@ class Turns:
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
         pass
 
+    async def handed_off(self, handoff: Any) -> None:
+        """Never called: the engine refuses handoffs in runs whose steps run elsewhere."""
+
     async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
                        view: Sequence[LlmMessage], usage: AgentUsage, turns: int,
                        output: AgentOutput | None, error: BaseException | None) -> None:

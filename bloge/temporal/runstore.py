@@ -35,6 +35,7 @@ from bloge.agent import (
     AgentOutput,
     Decision,
     GuardCheckedPayload,
+    HandoffPayload,
     LlmCalledPayload,
     LoopExitedPayload,
     PendingCall,
@@ -79,7 +80,7 @@ _PAUSES = frozenset({"approval_required", "tool_results_required"})
 _PAYLOADS: dict[str, tuple[Callback, type[Any]]] = {
     callback: (callback, kind) for callback, kind in zip(CALLBACKS, (
         TurnStartedPayload, LlmCalledPayload, ToolDispatchedPayload, ToolCompletedPayload,
-        LoopExitedPayload, GuardCheckedPayload), strict=True)}
+        LoopExitedPayload, GuardCheckedPayload, HandoffPayload), strict=True)}
 _log = logging.getLogger("bloge.temporal")
 
 

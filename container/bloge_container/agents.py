@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from bloge import (
     agent_operator,
 )
 from bloge.agent import AGENT_TOOL_PREFIX, LlmSummarizer, SubAgentTool, check_agent_calls
+from bloge.agent.runtime import check_targets
 from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_config.loading import DEFAULT_SETTINGS_FILE
@@ -138,6 +139,7 @@ def load_agents(
                           reason=f"{kind} compiled from {display(path, project.path)}")
     check_agent_calls({agent_id: loaded.definition for agent_id, loaded in agents.items()})
     register_sub_agents(agents, registry, settings, report)
+    link_handoffs(agents)
     return agents
 
 
@@ -153,6 +155,27 @@ def register_sub_agents(agents: dict[str, LoadedAgent], registry: OperatorRegist
         report.record(f"SubAgent[{agent_id}]", registered=True, kind="on-property",
                       reason=f"a tool runs agent {agent_id!r}; its runs are children of the "
                              "caller's")
+
+
+def link_handoffs(agents: Mapping[str, LoadedAgent]) -> None:
+    """Give every agent's handoffs the agents they go to; a handoff to an agent no DSL file
+    declares is a :class:`~bloge.CompileError` at its ``file:line:column``."""
+    check_targets((loaded.definition for loaded in agents.values()), agents)
+    engines = {agent_id: loaded.operator.engine for agent_id, loaded in agents.items()}
+    for loaded in agents.values():
+        if loaded.definition.handoffs:
+            loaded.operator.engine.link(engines)
+
+
+def linked(operator: AgentLoopOperator | StreamingAgentLoopOperator,
+           definitions: Mapping[str, AgentDef],
+           build: Callable[[AgentDef], AgentLoopOperator | StreamingAgentLoopOperator],
+           ) -> AgentLoopOperator | StreamingAgentLoopOperator:
+    """``operator`` (an agent's, made of its definition for one purpose: a run, a server),
+    its handoffs linked to operators ``build`` makes of the ``definitions`` they reach."""
+    if operator.agent_def.handoffs:
+        operator.engine.link_all(definitions, lambda definition: build(definition).engine)
+    return operator
 
 
 def block_windowed(definition: AgentDef, block: int | None) -> AgentDef:

@@ -20,6 +20,7 @@ from bloge import (
     UnknownOperatorError,
 )
 from bloge.agent import AgentCall, Budget, MaxLengthGuard, OutputSchema, output_guard
+from bloge.agent.handoffs import HandoffDef
 from tests.runtime.scenarios import support_builder
 
 #: A value for every field of AgentDef, none of them the default.
@@ -49,6 +50,7 @@ EVERY_FIELD: dict[str, Any] = {
     "thread_budget": Budget(usd=5.0),
     "fallback": ("claude-sonnet-4-5",),
     "agent_calls": (AgentCall("research", "researcher", "team.bloge", 3, 19),),
+    "handoffs": (HandoffDef("billing", "billingAgent", "Billing questions."),),
 }
 
 #: How the builder sets each field of AgentDef.
@@ -60,6 +62,8 @@ SETTERS: dict[str, Callable[[AgentBuilder, Any], AgentBuilder]] = {
     "guards": lambda builder, guards: builder.guard(*guards),
     "fallback": lambda builder, models: builder.fallback(*models),
     "agent_calls": lambda builder, calls: builder.agent_calls(*calls),
+    "handoffs": lambda builder, handoffs: [
+        builder.handoff(h.name, h.agent_id, description=h.description) for h in handoffs][-1],
     **{name: lambda builder, value, name=name: getattr(builder, name)(value) for name in (
         "model", "system_prompt", "max_turns", "max_tool_concurrency", "temperature",
         "exit_condition", "streaming", "streaming_buffer_capacity", "tool_timeout",

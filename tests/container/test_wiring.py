@@ -25,7 +25,8 @@ def container_for(project: Path, environ: dict[str, str] | None = None,
 
 def test_the_example_agents_are_compiled_and_materialized(project: Path) -> None:
     agents = container_for(project).agents()
-    assert set(agents) == {"customerSupport", "dataAnalyst", "opsAgent"}
+    assert set(agents) == {"customerSupport", "dataAnalyst", "opsAgent", "triage", "billingAgent",
+                           "researcher"}
     assert isinstance(agents["customerSupport"].operator, AgentLoopOperator)
     assert isinstance(agents["dataAnalyst"].operator, StreamingAgentLoopOperator)
     assert agents["customerSupport"].source.name == "agent-customer-support.bloge"
@@ -180,3 +181,9 @@ def test_a_long_running_process_moves_what_start_up_made_out_of_the_collectors_w
         assert gc.get_freeze_count() > 0  # the modules, classes and functions loaded so far
     finally:
         gc.unfreeze()
+
+
+def test_the_project_agents_handoffs_are_linked_to_the_agents_they_go_to(project: Path) -> None:
+    agents = container_for(project).agents()
+    engine = agents["triage"].operator.engine
+    assert engine.linked == {"billingAgent": agents["billingAgent"].operator.engine}

@@ -15,6 +15,7 @@ from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
 from bloge.agent.facade.sync_stream import iterate_sync
 from bloge.agent.facade.tools import TOOL_NAME, Tool, ToolLike, ToolOperator, tool_operator
 from bloge.agent.guards.model import GuardDef
+from bloge.agent.handoffs import tool_name_of
 from bloge.agent.listeners import AgentExecutionListener
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import AgentStreamChunk
@@ -81,7 +82,7 @@ class Agent:
     :meth:`from_dsl` makes an ``Agent`` of an ``agent { … }`` definition.
     """
 
-    __slots__ = ("_operator",)
+    __slots__ = ("_operator", "handoff_description")
 
     def __init__(
         self,
@@ -100,6 +101,8 @@ class Agent:
         guards: Sequence[GuardDef] = (),
         budget: Budget | Mapping[str, Any] | None = None,
         budgets: BudgetPolicy | None = None,
+        handoffs: Sequence[Agent] = (),
+        handoff_description: str = "",
     ) -> None:
         if isinstance(tools, Tool) or callable(tools):
             raise BlogeUsageError(f"an Agent's tools are a list: Agent(llm, [{tools!r}])")
@@ -118,6 +121,11 @@ class Agent:
                    .guard(*guards))
         if budget is not None:
             builder.budget(budget)
+        #: What the model of an agent handing over to this one is told of it.
+        self.handoff_description = handoff_description
+        for other in _agents(handoffs, name):
+            builder.handoff(tool_name_of(other.name), other.name,
+                            description=other.handoff_description)
         for tool in tools:
             if isinstance(tool, ToolDefinition):  # answered from outside
                 builder.tool(AgentToolRef.external_tool(
@@ -134,6 +142,7 @@ class Agent:
                                                                    False)))
         self._operator = AgentLoopOperator(name, builder.build(), registry,
                                            listeners=listeners, store=store, budgets=budgets)
+        self._operator.engine.link({other.name: other.operator.engine for other in handoffs})
 
     @classmethod
     def from_dsl(
@@ -179,7 +188,13 @@ class Agent:
         agent = cls.__new__(cls)
         agent._operator = AgentLoopOperator(  # noqa: SLF001 -- the class builds its own
             definition.id, definition, registry, listeners=listeners, store=store)
+        agent.handoff_description = ""
         return agent
+
+    @property
+    def name(self) -> str:
+        """The agent's id (``name=``): what its runs, callbacks and handoffs name it."""
+        return self._operator.agent_def.id
 
     @property
     def operator(self) -> AgentLoopOperator:
@@ -322,6 +337,22 @@ class Agent:
         definition = self._operator.agent_def
         return (f"Agent({definition.id!r}, model={definition.model!r}, "
                 f"tools={[tool.name for tool in definition.tools]!r})")
+
+
+def _agents(handoffs: Sequence[Agent], name: str) -> Sequence[Agent]:
+    """``handoffs``, checked: agents, each once, none named ``name`` (the agent's own)."""
+    if isinstance(handoffs, Agent):
+        raise BlogeUsageError(f"an Agent's handoffs are a list: Agent(…, handoffs=[{handoffs!r}])")
+    names: set[str] = set()
+    for other in handoffs:
+        if not isinstance(other, Agent):
+            raise BlogeUsageError(f"agent {name!r}: handoffs= takes Agent objects, got "
+                                  f"{type(other).__name__}")
+        if other.name == name or other.name in names:
+            raise BlogeUsageError(f"agent {name!r}: its handoffs need agents of names of their "
+                                  f"own (Agent(…, name=…)); {other.name!r} is taken")
+        names.add(other.name)
+    return handoffs
 
 
 def _with_chat(registry: OperatorRegistry,

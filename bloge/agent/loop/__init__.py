@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.checkpoint import AgentCheckpoint as AgentCheckpoint
     from bloge.agent.loop.chunks import AgentStreamChunk as AgentStreamChunk
     from bloge.agent.loop.chunks import Done as Done
+    from bloge.agent.loop.chunks import Handoff as Handoff
     from bloge.agent.loop.chunks import Partial as Partial
     from bloge.agent.loop.chunks import SubAgentChunk as SubAgentChunk
     from bloge.agent.loop.chunks import Token as Token

@@ -80,6 +80,12 @@ class AgentOperatorBase:
         return self._engine.ref
 
     @property
+    def engine(self) -> AgentEngine:
+        """The engine its runs go through (what a run store drives, and what handoffs link,
+        see :meth:`AgentEngine.link`)."""
+        return self._engine
+
+    @property
     def agent_def(self) -> AgentDef:
         return self._engine.definition
 

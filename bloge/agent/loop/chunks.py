@@ -47,6 +47,17 @@ class Partial:
 
 
 @dataclass(frozen=True, slots=True)
+class Handoff:
+    """The run goes on with another agent: the model of ``from_agent`` handed the
+    conversation to ``to_agent`` in turn ``turn_number``, for ``reason`` (may be empty)."""
+
+    from_agent: str
+    to_agent: str
+    reason: str
+    turn_number: int
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The last chunk: the loop has exited with ``final_output``."""
 
@@ -63,7 +74,8 @@ class SubAgentChunk:
     tool_name: str
     tool_call_id: str
     run_id: str | None
-    chunk: Token | ToolStart | ToolEnd | Partial | SubAgentChunk
+    chunk: Token | ToolStart | ToolEnd | Partial | Handoff | SubAgentChunk
 
 
-AgentStreamChunk: TypeAlias = Token | ToolStart | ToolEnd | Partial | SubAgentChunk | Done
+AgentStreamChunk: TypeAlias = (Token | ToolStart | ToolEnd | Partial | Handoff | SubAgentChunk
+                                 | Done)

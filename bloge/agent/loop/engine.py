@@ -28,7 +28,7 @@ from bloge.agent.loop.execution import Execution
 from bloge.agent.loop.guards import AgentGuards
 from bloge.agent.loop.observer import RecordedResult, RunObserver
 from bloge.agent.loop.records import AgentOutput
-from bloge.agent.loop.start import RunStart, opening
+from bloge.agent.loop.start import Opening, RunStart, opening
 from bloge.agent.loop.tools import ChunkSink, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
@@ -36,7 +36,7 @@ from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.operator import BoundOperator
 from bloge.core.registry import OperatorRegistry
-from bloge.llm.messages import ToolCall
+from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.tokens import DEFAULT_TOKEN_ESTIMATOR, TokenEstimator
 from bloge.llm.types import LlmRequest, ToolDefinition
@@ -75,9 +75,9 @@ class AgentEngine:
     """Everything a run of one agent needs that does not change from run to run."""
 
     __slots__ = ("budgets", "codec", "definition",
-                 "exit_needs_messages", "guards", "listeners", "may_wait", "output_request",
-                 "ref", "registry", "streaming", "summarizer", "token_estimator",
-                 "tool_definitions", "tools_by_name")
+                 "exit_needs_messages", "guards", "handoffs", "linked", "listeners", "may_wait",
+                 "output_request", "ref", "registry", "streaming", "summarizer",
+                 "token_estimator", "tool_definitions", "tools_by_name")
 
     def __init__(
         self,
@@ -105,7 +105,12 @@ class AgentEngine:
         self.token_estimator = token_estimator or DEFAULT_TOKEN_ESTIMATOR
         self.streaming = streaming
         self.budgets = budgets or DEFAULT_POLICY
-        self.tool_definitions = tuple(tool.tool_definition for tool in definition.tools)
+        self.tool_definitions = (*(tool.tool_definition for tool in definition.tools),
+                                 *(handoff.tool_definition for handoff in definition.handoffs))
+        #: The handoffs by the name of their tool.
+        self.handoffs = {handoff.tool_name: handoff for handoff in definition.handoffs}
+        #: The engines of the agents the handoffs go to, by agent id (see :meth:`link`).
+        self.linked: dict[str, AgentEngine] = {}
         self.tools_by_name = {tool.name: tool for tool in definition.tools}
         #: Whether a call of a round may wait (for approval, or for an external result).
         self.may_wait = any(tool.requires_approval is not False or tool.external
@@ -114,6 +119,59 @@ class AgentEngine:
         self.exit_needs_messages = condition is not None and "messages" in condition.variables
         self.output_request = None if definition.output is None else definition.output.request()
         self.guards = AgentGuards.of(definition.guards, registry)
+
+    def link(self, engines: Mapping[str, AgentEngine]) -> None:
+        """Give the handoffs their agents: the engines of the agents they go to, by agent id
+        (more may be given; the ones no handoff names are left out). A run of an agent whose
+        handoff has no engine raises :class:`~bloge.core.errors.BlogeUsageError`."""
+        wanted = {handoff.agent_id for handoff in self.definition.handoffs}
+        self.linked.update({agent_id: engine for agent_id, engine in engines.items()
+                            if agent_id in wanted})
+
+    def link_all(self, definitions: Mapping[str, AgentDef],
+                 build: Callable[[AgentDef], AgentEngine]) -> None:
+        """Link this engine's handoffs, and those of the agents they reach at any distance,
+        to engines ``build`` makes of ``definitions`` (by agent id; each agent once, this one
+        being itself). A handoff already linked keeps its engine; one to an agent
+        ``definitions`` lacks stays unlinked (a run raises, naming it)."""
+        engines: dict[str, AgentEngine] = {self.definition.id: self}
+        queue = [self]
+        while queue:
+            engine = queue.pop()
+            for handoff in engine.definition.handoffs:
+                target = engines.get(handoff.agent_id) or engine.linked.get(handoff.agent_id)
+                definition = definitions.get(handoff.agent_id)
+                if target is None and definition is not None:
+                    target = build(definition)
+                if target is not None and handoff.agent_id not in engines:
+                    engines[handoff.agent_id] = target
+                    queue.append(target)
+            engine.link({k: v for k, v in engines.items() if k not in engine.linked})
+
+    def find(self, agent_id: str) -> AgentEngine | None:
+        """The engine of ``agent_id`` among this one and those its handoffs reach, at any
+        distance: the agent a run handed over to, which its resume continues with."""
+        seen: dict[str, AgentEngine] = {self.definition.id: self}
+        queue = [self]
+        while queue:
+            engine = queue.pop()
+            if engine.definition.id == agent_id:
+                return engine
+            for other in engine.linked.values():
+                if other.definition.id not in seen:
+                    seen[other.definition.id] = other
+                    queue.append(other)
+        return None
+
+    def handed_to(self, agent_id: str) -> AgentEngine:
+        """The engine a handoff of this agent to ``agent_id`` continues with."""
+        engine = self.linked.get(agent_id)
+        if engine is None:
+            raise BlogeUsageError(
+                f"agent {self.definition.id!r} hands over to agent {agent_id!r}, which it "
+                "was not linked to: build it with Agent(…, handoffs=[…]), or load both from "
+                "bloge.agents.dsl-locations")
+        return engine
 
     def run(
         self,
@@ -141,6 +199,29 @@ class AgentEngine:
         # Python call.
         context = (OperatorContext.root() if ctx is None
                    else ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx))
+        if (self.definition.handoffs or self.linked) and effects is not None:
+            raise BlogeUsageError(
+                f"agent {self.definition.id!r} has handoffs, which runs whose steps run "
+                "elsewhere (bloge.runner: temporal) do not take yet; run it locally")
+        engine = self
+        checkpoint = start.checkpoint
+        if checkpoint is not None and checkpoint.agent_id not in (None, self.definition.id):
+            # A run that handed over resumes with the agent it handed over to.
+            engine = self.find(checkpoint.agent_id) or self
+        begun = opening(start, engine.definition)
+        # The run's own coroutine, without one of ours around it: every concurrent run keeps
+        # each frame of its chain while it waits.
+        return engine.execution(context, begun, sink=sink, observer=observer, effects=effects,
+                              tools=tuple(start.tools),
+                              counters=counters).execute(start.pending)
+
+    def execution(self, ctx: OperatorContext, begun: Opening, *, sink: ChunkSink | None,
+                  observer: RunObserver | None, effects: RunEffects | None,
+                  tools: tuple[ToolDefinition, ...], counters: BudgetCounters | None,
+                  transcript: list[LlmMessage] | None = None) -> Execution:
+        """A run of this agent from ``begun`` (see :meth:`run`); ``transcript``: the list the
+        run appends to, when it goes on from another agent's (a handoff). A missing operator
+        raises here."""
         # A run with a sink streams the model's answer to it, whichever the engine's default.
         chat = self._chat_operator(streamed=self.streaming or sink is not None)
         registry = self.registry
@@ -148,12 +229,11 @@ class AgentEngine:
             # The error's wording is built only then.
             if not tool.external and tool.operator_ref not in registry:
                 registry.bound(tool.operator_ref, purpose=f"operator for tool {tool.name!r}")
-        begun = opening(start, self.definition)
-        tools = _own_tools(start.tools, self.definition) if start.tools else ()
-        # The run's own coroutine, without one of ours around it: every concurrent run keeps
-        # each frame of its chain while it waits.
-        return Execution(self, context, begun, chat, sink, observer, effects,
-                         tools, counters).execute(start.pending)
+        for handoff in self.definition.handoffs:
+            self.handed_to(handoff.agent_id)
+        own = _own_tools(tools, self.definition) if tools else ()
+        return Execution(self, ctx, begun, chat, sink, observer, effects, own, counters,
+                         transcript=transcript)
 
     def _chat_operator(self, *, streamed: bool) -> BoundOperator:
         name = LLM_STREAMING_CHAT if streamed else LLM_CHAT
@@ -165,9 +245,11 @@ def _own_tools(tools: Sequence[ToolDefinition],
                definition: AgentDef) -> tuple[ToolDefinition, ...]:
     """The run's own tools the agent does not offer itself. One named like an external tool
     of the agent's is that tool (a run continued by a client that offers its tools again:
-    ``/v1``); one named like any other tool of the agent's, or repeated, raises."""
+    ``/v1``); one named like any other tool of the agent's (or a handoff's), or repeated,
+    raises."""
     external = {tool.name for tool in definition.tools if tool.external}
-    taken = {tool.name for tool in definition.tools} - external
+    taken = ({tool.name for tool in definition.tools} - external) | {
+        handoff.tool_name for handoff in definition.handoffs}
     own: list[ToolDefinition] = []
     for tool in tools:
         if tool.name in taken:

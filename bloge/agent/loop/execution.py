@@ -13,8 +13,10 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, assert_never
 
+from bloge.agent.handoffs import HandoffDef, reason_of
 from bloge.agent.listeners import (
     AgentCallbackContext,
+    HandoffPayload,
     ListenerChain,
     LlmCalledPayload,
     LoopExitedPayload,
@@ -24,6 +26,7 @@ from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
 from bloge.agent.loop.budget import BudgetCounters, BudgetedRound, RunLedger
 from bloge.agent.loop.checkpoint import AgentCheckpoint
+from bloge.agent.loop.chunks import Handoff
 from bloge.agent.loop.errors import (
     AgentRunError,
     BudgetExceededError,
@@ -32,10 +35,11 @@ from bloge.agent.loop.errors import (
 )
 from bloge.agent.loop.guarded_round import GuardedRound
 from bloge.agent.loop.guards import WITHHELD, GuardTripped, RunGuards
+from bloge.agent.loop.handoff_round import HandoffRound
 from bloge.agent.loop.observer import PendingRound, RunObserver
 from bloge.agent.loop.pause import RunPaused
 from bloge.agent.loop.records import AgentOutput, AgentUsage
-from bloge.agent.loop.start import Opening
+from bloge.agent.loop.start import Opening, handed_over
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.agent.memory.factory import create_memory
@@ -44,7 +48,7 @@ from bloge.agent.output.problems import OUTPUT_INVALID, OutputValidationError, r
 from bloge.core.context import OperatorContext
 from bloge.core.masking import mask_credentials
 from bloge.core.operator import BoundOperator
-from bloge.llm.messages import LlmMessage
+from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.pool_wait import PoolWait
 from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition
 
@@ -59,10 +63,11 @@ class Execution:
     """One run of an :class:`~bloge.agent.loop.engine.AgentEngine`: the state machine and its
     bookkeeping."""
 
-    __slots__ = ("_budget", "_cache_key", "_call_model", "_chat", "_context", "_ctx",
-                 "_dispatcher", "_engine", "_external", "_guards", "_listeners", "_may_wait",
-                 "_memory", "_observer", "_plan", "_pool_wait", "_prepare", "_sink",
-                 "_tool_definitions", "_typed", "_value", "base_usage", "cache_read",
+    __slots__ = ("_budget", "_cache_key", "_call_model", "_chat", "_context", "_counters",
+                 "_ctx", "_dispatcher", "_engine", "_external", "_external_tools", "_guards",
+                 "_listeners", "_may_wait", "_memory", "_observer", "_plan", "_pool_wait",
+                 "_prepare", "_sink", "_stream", "_tool_definitions", "_typed", "_value",
+                 "base_usage", "cache_read",
                  "cache_written", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
 
@@ -71,7 +76,8 @@ class Execution:
                  observer: RunObserver | None = None,
                  effects: RunEffects | None = None,
                  external: tuple[ToolDefinition, ...] = (),
-                 counters: BudgetCounters | None = None) -> None:
+                 counters: BudgetCounters | None = None, *,
+                 transcript: list[LlmMessage] | None = None) -> None:
         definition = engine.definition
         self._engine = engine
         self._ctx = ctx
@@ -81,7 +87,8 @@ class Execution:
                                      token_estimator=engine.token_estimator,
                                      summarizer=engine.summarizer)
         self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
-        self.transcript = list(start.messages)
+        # A run handed over goes on with the same transcript: its observer's, appended to.
+        self.transcript = list(start.messages) if transcript is None else transcript
         self.turn = start.turns_done
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
@@ -98,6 +105,8 @@ class Execution:
         # A typed answer streams as Partial chunks too.
         self._typed = None if definition.output is None else TypedAnswers(definition.output)
         self._value: Any = None
+        # What an agent this run hands over to is given, as this one was.
+        self._stream, self._counters, self._external_tools = sink, counters, external
         if sink is not None and definition.output is not None:
             sink = PartialSink(sink)
         self._sink = sink
@@ -127,15 +136,33 @@ class Execution:
                                  base=start.base_usage, estimator=engine.token_estimator,
                                  checkpoint=self.checkpoint, usage=lambda: self.usage)
         self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
+        if engine.handoffs:
+            self._dispatcher = HandoffRound(self._dispatcher, engine.handoffs, observer)
 
     async def execute(self, pending: PendingRound | None = None) -> AgentOutput:
         # One pool-wait tally for the whole run, opened once (not per model call, which costs
         # a turn some 5%): each model call reports what it added to it.
-        with self._pool_wait:
-            return await self._execute(pending)
-
-    async def _execute(self, pending: PendingRound | None) -> AgentOutput:
         started = time.perf_counter()
+        with self._pool_wait:
+            result = await self._execute(pending, started)
+        if isinstance(result, AgentOutput):
+            return result
+        return await self._handed_over(result, started)
+
+    @staticmethod
+    async def _handed_over(execution: Execution, started: float) -> AgentOutput:
+        """The run begun at ``started``, gone on with ``execution`` (another agent's), to
+        its end."""
+        while True:
+            with execution._pool_wait:
+                result = await execution._execute(None, started)
+            if isinstance(result, AgentOutput):
+                return result
+            execution = result
+
+    async def _execute(self, pending: PendingRound | None,
+                       started: float) -> AgentOutput | Execution:
+        """The run's output, or the execution it goes on with (another agent's)."""
         max_turns = self._engine.definition.max_turns
         step: steps.Step = steps.next_turn(self.turn, max_turns)
         if pending is not None:
@@ -155,6 +182,8 @@ class Execution:
                         self._exited(exit_reason, started, usage=output.usage)
                         await self._observe_end(exit_reason, output=output)
                         return output
+                    case steps.HandOff(turn, call, handoff):
+                        return await self._hand_off(turn, call, handoff)
                     case steps.OutOfTurns():
                         self._exited(steps.MAX_TURNS, started)
                         error = MaxTurnsExceededError(agent_id=self._engine.definition.id,
@@ -217,7 +246,31 @@ class Execution:
             await self._observe_end(steps.PAUSED, error=paused)
             raise paused
         met = self._record_tools(turn, response, outcomes)
+        taken = steps.handoff_of(response.tool_calls, self._engine.handoffs)
+        if taken is not None:  # the other agent's exit condition applies from now on
+            return steps.HandOff(turn, *taken)
         return steps.after_tools(turn, max_turns, response, exit_condition_met=met)
+
+    async def _hand_off(self, turn: int, call: ToolCall, handoff: HandoffDef) -> Execution:
+        """The run's execution with the agent ``handoff`` goes to, after telling the
+        listeners, the stream and the observer."""
+        target = self._engine.handed_to(handoff.agent_id)
+        payload = HandoffPayload(turn, handoff.name, self._engine.definition.id,
+                                 target.definition.id, call.id, reason_of(call.arguments))
+        listeners = self._listeners
+        if "on_agent_handoff" in listeners.wanted:
+            listeners.notify("on_agent_handoff", self._context, payload)
+        if self._stream is not None:
+            await self._stream(Handoff(payload.from_agent, payload.to_agent, payload.reason,
+                                       turn))
+        if self._observer is not None:
+            await self._observer.handed_off(payload)
+        begun = handed_over(self._memory.messages(), self._engine.definition,
+                            target.definition, self.turn,
+                            self.usage, dict(self.tool_results))
+        return target.execution(self._ctx, begun, sink=self._stream, observer=self._observer,
+                                effects=None, tools=self._external_tools,
+                                counters=self._counters, transcript=self.transcript)
 
     async def _observe_end(self, exit_reason: str, *, output: AgentOutput | None = None,
                            error: BaseException | None = None, failing: bool = False) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from bloge.agent.listeners import AgentExecutionListener
+from bloge.agent.listeners import AgentExecutionListener, HandoffPayload
 from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.records import AgentUsage
 from bloge.core.errors import BlogeUsageError
@@ -95,6 +95,10 @@ class RunObserver(Protocol):
 
     async def tool_completed(self, turn: int, outcome: ToolOutcome, *, running: int) -> None:
         """One tool call of ``turn`` completed; ``running`` calls of the round still run."""
+
+    async def handed_off(self, handoff: HandoffPayload) -> None:
+        """The run goes on with agent ``handoff.to_agent`` from the next turn on (its tool
+        round is complete): a resume continues with that agent."""
 
     async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
                        view: Sequence[LlmMessage], usage: AgentUsage, turns: int,

@@ -97,6 +97,18 @@ def opening(start: RunStart, definition: AgentDef) -> Opening:
                    dict(checkpoint.tool_results))
 
 
+def handed_over(view: Sequence[LlmMessage], handing: AgentDef, definition: AgentDef,
+                turns_done: int, usage: AgentUsage, tool_results: dict[str, Any]) -> Opening:
+    """What the run opens with for ``definition`` when agent ``handing`` hands it over, with
+    that agent's memory ``view``: the view led by this agent's prompt instead of the other's
+    (a summary the memory wrote stays), the turns, usage and tool results so far."""
+    skip = int(bool(view) and view[0].role == "system"
+               and view[0].content == handing.system_prompt)
+    prompt = definition.system_prompt
+    system = (LlmMessage.system(prompt),) if prompt else ()
+    return Opening((*system, *islice(view, skip, None)), turns_done, usage, tool_results)
+
+
 def _led_by(prompt: str, history: Sequence[LlmMessage]) -> Sequence[LlmMessage]:
     """``history`` of a thread led by ``prompt`` alone: the system messages it starts with
     are the prompts of the agents that ran on the thread so far (another agent's, when the

@@ -1,15 +1,18 @@
 """The loop's steps and the pure decisions between them.
 
 ``CallModel`` → (``RunTools`` | ``Finish``); ``RunTools`` → (``Finish`` | ``CallModel`` |
-``OutOfTurns``). The engine performs the I/O of each step; what comes next is decided here,
-from values only.
+``OutOfTurns`` | ``HandOff``); ``HandOff`` continues the run with another agent's steps.
+The engine performs the I/O of each step; what comes next is decided here, from values only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from bloge.agent.handoffs import HandoffDef
+from bloge.llm.messages import ToolCall
 from bloge.llm.types import LlmResponse
 
 STOP = "stop"
@@ -55,7 +58,17 @@ class OutOfTurns:
     turns: int
 
 
-Step: TypeAlias = CallModel | RunTools | Finish | OutOfTurns
+@dataclass(frozen=True, slots=True)
+class HandOff:
+    """The tool round of turn ``turn`` handed the conversation over with ``call`` of
+    ``handoff``: the run goes on with its agent."""
+
+    turn: int
+    call: ToolCall
+    handoff: HandoffDef
+
+
+Step: TypeAlias = CallModel | RunTools | Finish | OutOfTurns | HandOff
 
 
 def next_turn(turns_done: int, max_turns: int) -> CallModel | OutOfTurns:
@@ -75,3 +88,14 @@ def after_tools(
     if exit_condition_met:
         return Finish(EXIT_CONDITION, response)
     return next_turn(turn, max_turns)
+
+
+def handoff_of(calls: Sequence[ToolCall],
+               handoffs: dict[str, HandoffDef]) -> tuple[ToolCall, HandoffDef] | None:
+    """The handoff a round's ``calls`` take: the first call of a handoff's tool, if any."""
+    if handoffs:
+        for call in calls:
+            handoff = handoffs.get(call.name)
+            if handoff is not None:
+                return call, handoff
+    return None

@@ -2,7 +2,9 @@
 
 The turn answers the latest user message. When the conversation after it already holds a tool
 round, the reply composes an answer from those results; otherwise it picks a tool and calls
-it, or answers directly when no tool fits. One tool round per user message, never more: the
+it, or answers directly when no tool fits. A round that handed the conversation over
+(``transfer_to_…``) is the previous agent's: the agent taking over starts on the question
+afresh. One tool round per user message, never more: the
 loop always ends. The application's hooks (:class:`~bloge.llm.offline.hooks.AppHooks`) word
 the results and refine the arguments.
 """
@@ -22,7 +24,7 @@ from bloge.llm.offline.arguments import fill_arguments
 from bloge.llm.offline.choice import choose_tool
 from bloge.llm.offline.hooks import AppHooks, ToolResult
 from bloge.llm.offline.words import is_small_talk
-from bloge.llm.types import LlmRequest, ToolDefinition
+from bloge.llm.types import HANDOFF_TOOL_PREFIX, LlmRequest, ToolDefinition
 
 CALL_ID_PREFIX = "offline_"
 #: The name of an output tool (:func:`output_tool`).
@@ -57,7 +59,7 @@ def reply_to(request: LlmRequest, hooks: AppHooks) -> Reply:
     if asked is None:
         return Reply(direct.no_question())
     question = messages[asked].content
-    later = messages[asked + 1:]
+    later = messages[_after_handoffs(messages, asked + 1):]
     output = None if request.tool_choice == "none" else output_tool(request.tools)
     if any(m.role == "tool" or m.tool_calls for m in later):
         answer = compose_answer(_results(later, messages), tools=request.tools,
@@ -109,6 +111,19 @@ def _pick(question: str, tools: Sequence[ToolDefinition], tool_choice: str | Non
     if is_small_talk(question):
         return None
     return choose_tool(question, tools, fallback=fallback)
+
+
+def _after_handoffs(messages: Sequence[LlmMessage], start: int) -> int:
+    """Where the conversation from ``start`` goes on past its last handoff round (an
+    assistant message calling ``transfer_to_…``, and the tool messages answering it)."""
+    after = start
+    for index in range(start, len(messages)):
+        calls = messages[index].tool_calls
+        if calls and any(c.name.startswith(HANDOFF_TOOL_PREFIX) for c in calls):
+            after = index + 1
+            while after < len(messages) and messages[after].role == "tool":
+                after += 1
+    return after
 
 
 def _latest_user_index(messages: Sequence[LlmMessage]) -> int | None:

@@ -29,7 +29,7 @@ THREAD_COLUMNS = (f"id, agent_id, created_at, updated_at, metadata, {MESSAGE_COU
                   "active_run_id, lease_until, last_run_id")
 RUN_COLUMNS = ("id, thread_id, agent_id, status, input, output, exit_reason, usage, error, turns, "
                "created_at, updated_at, finished_at, worker, lease_until, cancel_requested, "
-               f"{EVENT_COUNT}, trace_parent, parent_run_id")
+               f"{EVENT_COUNT}, trace_parent, parent_run_id, current_agent_id")
 TOOL_CALL_COLUMNS = ("run_id, turn, call_id, message_seq, name, arguments, status, success, "
                      "content, text_result")
 
@@ -72,7 +72,8 @@ def run_of(row: Sequence[Any], now: float, gone: Container[str] = ()) -> Run:
     """The run of ``row``; one whose lease ended, or whose worker is among ``gone`` (processes
     of this host that no longer exist), is no longer running."""
     (id_, thread_id, agent_id, status, input_, output, exit_reason, usage, error, turns,
-     created, updated, finished, worker, lease, cancel, events, trace_parent, parent_run_id) = row
+     created, updated, finished, worker, lease, cancel, events, trace_parent, parent_run_id,
+     current) = row
     state = RunStatus(status)
     if state is RunStatus.RUNNING and (lease is None or lease < now or worker in gone):
         # Its worker is gone; one asked to stop first did stop, as asked.
@@ -88,6 +89,7 @@ def run_of(row: Sequence[Any], now: float, gone: Container[str] = ()) -> Run:
         if failure else None, usage=usage_of(loads(usage)), turns=int(turns), worker=worker,
         lease_until=lease, cancel_requested=bool(cancel), event_count=int(events),
         trace_parent=trace_parent, parent_run_id=parent_run_id,
+        current_agent_id=current or agent_id,
     )
 
 

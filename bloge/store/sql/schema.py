@@ -6,9 +6,10 @@ or without keys); version 4 the calls paused runs wait on; version 5 the budgets
 (a thread's, an API key's per period) and the usage of every model call; version 6 the circuit
 breakers of fallback models, shared by every worker; version 7 the trace context a run was
 started in; version 8 the results posted for external calls; version 9 the run a sub-agent's run
-was started by (its parent). A database holds its version in ``bloge_schema``; a database newer
-than this code is refused (an older bloge must not write a layout it does not know). Every
-statement is valid for SQLite and for PostgreSQL alike.
+was started by (its parent); version 10 the agent a run goes on with after a handoff. A database
+holds its version in ``bloge_schema``; a database newer than this code is refused (an older
+bloge must not write a layout it does not know). Every statement is valid for SQLite and for
+PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from bloge.store.sql.script import Query, Script, one
 
 #: The schema this code reads and writes.
-VERSION = 9
+VERSION = 10
 
 _V1 = (
     """CREATE TABLE bloge_threads (
@@ -217,8 +218,12 @@ _V9 = (
     "CREATE INDEX bloge_runs_by_parent ON bloge_runs (parent_run_id, created_at)",
 )
 
+# Version 10: the agent a run goes on with since it handed over (NULL: its own, ``agent_id``).
+_V10 = ("ALTER TABLE bloge_runs ADD COLUMN current_agent_id TEXT",)
+
 #: Statements that take a database from version ``n - 1`` to ``n``, for n = 1, 2, …
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9,
+                                                _V10)
 assert len(MIGRATIONS) == VERSION
 
 

@@ -240,6 +240,9 @@ def _apply(op: ops.Op) -> Script[None]:
             yield from pending.apply(op)
         case ops.SettleSpend():
             yield from budgets.settled(op)
+        case ops.HandOffRun(run_id, agent_id, at):
+            yield Query("UPDATE bloge_runs SET current_agent_id = ?, updated_at = ? WHERE id = ?",
+                        (agent_id, at, run_id))
         case ops.TraceRun(run_id, trace_parent):
             yield Query("UPDATE bloge_runs SET trace_parent = ? WHERE id = ?",
                         (trace_parent, run_id))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -32,8 +32,16 @@ def check(
         compiler = _compiler(container)
         paths = list(files) if files else _configured_files(container, config)
     declared: dict[tuple[str, str | None], str] = {}
-    found = [_check_file(compiler, path, declared) for path in paths]
-    problems, bad = sum(found), sum(1 for count in found if count)
+    compiled: list[Any] = []
+    oks: dict[str, str] = {}
+    found = [_check_file(compiler, path, declared, compiled, oks) for path in paths]
+    # A handoff may go to an agent of any file: checked once all are compiled.
+    handed = _check_handoffs(compiled, declared)
+    for path, line in oks.items():
+        if path not in handed:
+            out.print(line, markup=False)
+    problems = sum(found) + sum(handed.values())
+    bad = sum(1 for count in found if count) + len(handed)
     if problems:
         of = f" of {len(paths)}" if bad != len(paths) else ""
         err.print(f"{problems} error{'s' if problems != 1 else ''} in {bad}{of} "
@@ -58,9 +66,31 @@ def _compiler(container: ApplicationContainer) -> DslCompiler:
                                               types=types))
 
 
+def _check_handoffs(compiled: list[Any],
+                    declared: dict[tuple[str, str | None], str]) -> dict[str, int]:
+    """Print each handoff of the agents checked that goes to an agent none of the files
+    declares; how many each file has."""
+    from bloge import AgentDef, DslError
+    from bloge.agent.runtime import check_targets
+
+    agents = [block.definition for block in compiled if isinstance(block.definition, AgentDef)]
+    known = {name for kind, name in declared if kind == "agent" and name is not None}
+    try:
+        check_targets(agents, known)
+    except DslError as exc:
+        counts: dict[str, int] = {}
+        for error in exc.errors:
+            err.print(error.rendered, markup=False)
+            counts[error.filename] = counts.get(error.filename, 0) + 1
+        return counts
+    return {}
+
+
 def _check_file(compiler: DslCompiler, path: Path,
-                declared: dict[tuple[str, str | None], str]) -> int:
-    """Compile one file, print its result; the number of problems found. ``declared`` holds
+                declared: dict[tuple[str, str | None], str], compiled: list[Any],
+                oks: dict[str, str]) -> int:
+    """Compile one file, print its problems (its ``ok`` line goes to ``oks``, printed once
+    the handoffs of every file are checked); the number of problems found. ``declared`` holds
     where each definition of the files checked before was (``file:line:column``): the
     application loads them all, so a name may be declared once across them."""
     from bloge import BlogeError, CompileError, DslError
@@ -93,8 +123,9 @@ def _check_file(compiler: DslCompiler, path: Path,
             twice += 1
     if twice:
         return twice
+    compiled.extend(blocks)
     names = ", ".join(f"{b.kind} {b.name}" for b in blocks) or "no definitions"
-    out.print(f"{path}: ok ({names})", markup=False)
+    oks[str(path)] = f"{path}: ok ({names})"
     return 0
 
 

@@ -79,10 +79,12 @@ def _whole(container: ApplicationContainer, loaded: LoadedAgent) -> Any:
     from bloge_container.agents import materialize
     from bloge_container.budgets import budget_policy
 
-    return materialize(replace(loaded.definition, streaming=False),
-                       container.operator_registry(), container.listeners(),
-                       container.report(), container.run_store(),
-                       budgets=budget_policy(container.settings()))
+    operator = materialize(replace(loaded.definition, streaming=False),
+                           container.operator_registry(), container.listeners(),
+                           container.report(), container.run_store(),
+                           budgets=budget_policy(container.settings()))
+    operator.engine.link(loaded.operator.engine.linked)  # the agents it hands over to
+    return operator
 
 
 def _answer(operator: Any, redactor: Redactor) -> Any:

@@ -15,6 +15,7 @@ from bloge import (
     AgentExecutionListener,
     AgentStreamChunk,
     Done,
+    Handoff,
     LlmCalledPayload,
     Partial,
     SubAgentChunk,
@@ -115,6 +116,8 @@ class StreamPrinter:
                 self._line(f"{'✓' if success else '✗'} {name}{'' if success else ' failed'}")
             case SubAgentChunk():  # a sub-agent's steps, on the activity lines only
                 self._sub_agent(chunk)
+            case Handoff(from_agent=handing, to_agent=taking):
+                self._line(f"⇢ {handing} hands over to {taking}")
             case Done():
                 self.finish()
 
@@ -163,6 +166,9 @@ def _chunk_json(chunk: AgentStreamChunk) -> dict[str, Any]:
         case SubAgentChunk(tool_name=name, tool_call_id=call_id, run_id=run_id, chunk=inner):
             return {"type": "subagent", "tool": name, "call_id": call_id, "run_id": run_id,
                     "chunk": _chunk_json(inner)}
+        case Handoff(from_agent=handing, to_agent=taking, reason=reason, turn_number=turn):
+            return {"type": "handoff", "from_agent": handing, "to_agent": taking,
+                    "reason": reason, "turn": turn}
         case Done(final_output=output):
             done = {"type": "done", "run_id": output.run_id, "thread_id": output.thread_id,
                     "content": output.content,

@@ -276,10 +276,16 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
     listeners = (*container.listeners(), tracker)
+    from bloge_container.agents import linked
     from bloge_container.budgets import budget_policy
 
-    return materialize(definition, container.operator_registry(), listeners, container.report(),
-                       container.run_store(), budgets=budget_policy(container.settings()))
+    budgets = budget_policy(container.settings())
+    registry, report = container.operator_registry(), container.report()
+    # The agents it hands over to run inside its run, recorded in its store.
+    definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
+    return linked(materialize(definition, registry, listeners, report, container.run_store(),
+                              budgets=budgets), definitions,
+                  lambda other: materialize(other, registry, listeners, report, budgets=budgets))
 
 
 def _execute(container: ApplicationContainer,

@@ -58,7 +58,8 @@ def list_runs(
                       markup=False)
             return
         for run in found:
-            out.print(f"{run.id}  {run.status.value:<11} {run.agent_id:<16} thread {run.thread_id}"
+            agent = run.agent_id if run.agent == run.agent_id else f"{run.agent_id}→{run.agent}"
+            out.print(f"{run.id}  {run.status.value:<11} {agent:<16} thread {run.thread_id}"
                       f"  {_count(run.turns, 'turn'):<8} {when(run.created_at)}"
                       f"  {run.exit_reason or ''}".rstrip(), markup=False)
         if not found:
@@ -84,7 +85,7 @@ def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None
                                    for e in events]}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
-        for line in _summary(run):
+        for line in _summary(run, agents_of(run, events)):
             out.print(line, markup=False)
         for child in children:  # the runs its sub-agents' calls started
             out.print(f"  child run {child.id} · agent {child.agent_id} · "
@@ -167,8 +168,16 @@ def _tokens(usage: AgentUsage) -> str:
             f"({usage.unreported_calls} of the model calls reported no usage)")
 
 
-def _summary(run: Run) -> list[str]:
-    lines = [f"run {run.id} · agent {run.agent_id} · thread {run.thread_id}"
+def agents_of(run: Run, events: list[RunEvent]) -> list[str]:
+    """The agents that had the run, in order: its own, then each one it was handed to."""
+    chain = [run.agent_id]
+    chain.extend(str(event.body.get("to_agent")) for event in events
+                 if event.type == "on_agent_handoff")
+    return chain
+
+
+def _summary(run: Run, chain: list[str]) -> list[str]:
+    lines = [f"run {run.id} · agent {' → '.join(chain)} · thread {run.thread_id}"
              + (f" · child of run {run.parent_run_id}" if run.parent_run_id else ""),
              f"  status {run.status.value}"
              + (f", exit {run.exit_reason}" if run.exit_reason else "")
