@@ -64,10 +64,25 @@ def test_bloge_check_locates_a_handoff_to_an_agent_no_file_declares(app: Path) -
                                            "agent billingAgnt {\n    description"))
     checked = bloge("check", cwd=app)
     assert checked.returncode == 2
-    expected = ("triage.bloge:12:27: handoff 'billing' of agent 'triage' goes to agent "
+    expected = ("triage.bloge:17:27: handoff 'billing' of agent 'triage' goes to agent "
                 "'billingAgnt', which no DSL file declares; did you mean 'billingAgent'?")
     assert expected in checked.stderr
     assert "triage.bloge: ok" not in checked.stdout
     ran = bloge("run", "triage", "hello", cwd=app)
     assert ran.returncode != 0
     assert "billingAgnt" in ran.stderr
+
+
+def test_triage_asks_the_researcher_as_a_sub_agent_whose_run_is_its_child(app: Path) -> None:
+    question = "Please study in depth what several articles report about data export"
+    ran = bloge("run", "triage", question, "--json", cwd=app)
+    assert ran.returncode == 0, ran.stderr
+    output = json.loads(ran.stdout)
+    calls = [call["name"] for message in output["messages"]
+             for call in message.get("tool_calls", [])]
+    assert calls == ["research"]
+    record = json.loads(bloge("runs", "show", output["run_id"], "--json", cwd=app).stdout)
+    (child,) = record["children"]
+    assert (child["agent_id"], child["status"]) == ("researcher", "succeeded")
+    child_record = json.loads(bloge("runs", "show", child["id"], "--json", cwd=app).stdout)
+    assert child_record["parent_run_id"] == output["run_id"]
