@@ -2,6 +2,7 @@
 fake upstream model over real HTTP, against a bare Starlette + httpx relay of the same stream.
 
     nice .venv/bin/python bench/bench_streams.py [--n 100,200,1000,2000] [--rounds 1]
+        [--only "memory  runs"] [--before CHECKOUT]
 
 The upstream (a process of its own, raw asyncio) answers a streamed chat completion after
 300 ms with 200 tokens at 50 tokens/s, as an OpenAI-compatible server does. Each figure starts
@@ -36,14 +37,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
 
 HERE = Path(__file__).parent
 BLOGE = Path(sys.executable).parent / "bloge"
 TOKENS = 200
 TOKEN_SECONDS = 1 / 50
 FIRST_TOKEN_SECONDS = 0.3
+ANSWER_SECONDS = 0.05  # a whole (unstreamed) answer's wait, for bench_served_turn.py
 RAMP_SECONDS = 1.0
 WARM_STREAMS = 20
 MARK = "zq"  # every token's text, and nowhere else in an upstream event
@@ -97,9 +107,20 @@ TAIL = (_event(_chunk({}, "stop"))
         + b"%x\r\n%s\r\n" % (len(DONE), DONE) + b"0\r\n\r\n")
 
 
+_ANSWER = json.dumps({
+    "id": "chatcmpl-bench", "object": "chat.completion", "created": 1741570283,
+    "model": "gpt-4o-2024-08-06",
+    "choices": [{"index": 0, "finish_reason": "stop",
+                 "message": {"role": "assistant", "content": "The answer is forty-two."}}],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18}}).encode()
+WHOLE = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+         % (len(_ANSWER), _ANSWER))
+
+
 class Upstream(asyncio.Protocol):
-    """One connection: each POST is answered with the stream (keep-alive between them); a
-    request whose body says ``warm`` gets its tokens at once."""
+    """One connection: each POST is answered with the stream (keep-alive between them), or
+    whole after :data:`ANSWER_SECONDS` when it does not ask for a stream; a request whose
+    body says ``warm`` is answered at once."""
 
     def __init__(self) -> None:
         self.buffer = b""
@@ -130,7 +151,10 @@ class Upstream(asyncio.Protocol):
                 return
             body = self.buffer[end + 4:end + 4 + length]
             self.buffer = self.buffer[end + 4 + length:]
-            self.answer(warm=b"warm" in body)
+            if b'"stream": true' in body or b'"stream":true' in body:
+                self.answer(warm=b"warm" in body)
+            else:
+                self.loop.call_later(0 if b"warm" in body else ANSWER_SECONDS, self.send_whole)
 
     def answer(self, *, warm: bool) -> None:
         assert self.transport is not None
@@ -139,6 +163,10 @@ class Upstream(asyncio.Protocol):
             return
         self.transport.write(HEAD)
         self.tick(self.loop.time() + FIRST_TOKEN_SECONDS, 0)
+
+    def send_whole(self) -> None:
+        if self.transport is not None:
+            self.transport.write(WHOLE)
 
     def tick(self, at: float, sent: int) -> None:
         """Send token ``sent`` at ``at`` (the role with the first; the end after the last)."""
@@ -164,12 +192,6 @@ async def upstream(port: int) -> None:
 # --- the floor: a bare Starlette + httpx relay ---------------------------------------------
 
 def floor_app(upstream_port: int) -> object:
-    import httpx
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import StreamingResponse
-    from starlette.routing import Route
-
     client = httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{upstream_port}/v1", timeout=60,
         limits=httpx.Limits(max_connections=10_000, max_keepalive_connections=10_000))
@@ -181,7 +203,7 @@ def floor_app(upstream_port: int) -> object:
             headers={"Authorization": "Bearer sk-bench"})
         reply = await client.send(upstream_request, stream=True)
 
-        async def relayed() -> object:
+        async def relayed() -> AsyncIterator[bytes]:
             try:
                 async for piece in reply.aiter_bytes():
                     yield piece
@@ -223,6 +245,7 @@ class Config:
     store: str  # memory | sqlite | ""
     path: str
     stream_done: bytes
+    root: str = ""  # the checkout whose bloge it runs (its PYTHONPATH); "": this one
 
     def body(self, text: str) -> bytes:
         if self.path.startswith("/agents"):
@@ -243,7 +266,7 @@ CONFIGS = (
 class Server:
     def __init__(self, config: Config, upstream_port: int, workdir: Path) -> None:
         self.port = free_port()
-        env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+        env = {**os.environ, "PYTHONPATH": config.root or str(HERE.parent)}
         if config.kind == "floor":
             command = [sys.executable, __file__, "floor", str(self.port), str(upstream_port)]
             cwd = None
@@ -280,15 +303,28 @@ class Server:
 
 # --- the load client -------------------------------------------------------------------------
 
+class Countdown:
+    """Sets its event once ``count`` streams have their first token."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.event = asyncio.Event()
+
+    def first_token(self) -> None:
+        self.left -= 1
+        if not self.left:
+            self.event.set()
+
+
 class Stream(asyncio.Protocol):
     """One streamed request over its own connection (HTTP/1.0: the body ends with it)."""
 
     def __init__(self, request: bytes, done_mark: bytes, started: float,
-                 first: asyncio.Event | None) -> None:
+                 opened: Countdown | None) -> None:
         self.request = request
         self.done_mark = done_mark
         self.started = started
-        self.first_seen = first
+        self.opened = opened
         self.loop = asyncio.get_running_loop()
         self.buffer = b""
         self.status_ok: bool | None = None
@@ -310,8 +346,8 @@ class Stream(asyncio.Protocol):
                 self.tokens += 1
                 if self.first_token is None:
                     self.first_token = self.loop.time() - self.started
-                    if self.first_seen is not None:
-                        self.first_seen.set()
+                    if self.opened is not None:
+                        self.opened.first_token()
             elif self.done_mark in piece:
                 self.done = True
 
@@ -321,14 +357,14 @@ class Stream(asyncio.Protocol):
 
 
 async def one_stream(port: int, config: Config, text: str, delay: float,
-                     first: asyncio.Event | None) -> Stream:
+                     opened: Countdown | None) -> Stream:
     await asyncio.sleep(delay)
     loop = asyncio.get_running_loop()
     body = config.body(text)
     request = (f"POST {config.path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n"
                f"Content-Type: application/json\r\nAccept: text/event-stream\r\n"
                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-    stream = Stream(request, config.stream_done, loop.time(), first)
+    stream = Stream(request, config.stream_done, loop.time(), opened)
     try:
         await loop.create_connection(lambda: stream, "127.0.0.1", port)
     except OSError:
@@ -358,17 +394,18 @@ async def load(server: Server, config: Config, count: int) -> Figures:
     rss_before = server.rss_kib()
     cpu_before = server.cpu_seconds()
     started = time.perf_counter()
-    firsts = [asyncio.Event() for _ in range(count)]
+    opened = Countdown(count)
     tasks = [asyncio.create_task(one_stream(server.port, config, "Tell me a story.",
-                                            RAMP_SECONDS * n / count, firsts[n]))
+                                            RAMP_SECONDS * n / count, opened))
              for n in range(count)]
-    # Memory once every stream that will have a first token has it (or the last one ended).
-    all_first = asyncio.gather(*(event.wait() for event in firsts))
-    await asyncio.wait([all_first, asyncio.gather(*tasks)],  # type: ignore[list-item]
+    # Memory once every stream has its first token (or, with streams failing, all ended).
+    everyone = asyncio.gather(*tasks)
+    all_open = asyncio.create_task(opened.event.wait())
+    await asyncio.wait([all_open, everyone],  # type: ignore[type-var]  # a task and a gather
                        return_when=asyncio.FIRST_COMPLETED)
     rss_open = server.rss_kib()
-    streams = await asyncio.gather(*tasks)
-    all_first.cancel()
+    streams = await everyone
+    all_open.cancel()
     wall = time.perf_counter() - started
     cpu = server.cpu_seconds() - cpu_before
     tokens = sum(s.tokens for s in streams)
@@ -394,9 +431,15 @@ def main() -> None:
     parser.add_argument("--n", default="100,200,1000,2000")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--only", default="", help="configurations whose name has this")
+    parser.add_argument("--before", metavar="CHECKOUT",
+                        help="also run each bloge configuration on this checkout's bloge "
+                        "(git worktree add --detach DIR main), interleaved: before and after")
     args = parser.parse_args()
     counts = [int(n) for n in args.n.split(",")]
     configs = [c for c in CONFIGS if c.kind == "floor" or args.only in c.name]
+    if args.before:
+        configs += [replace(c, name=c.name.replace("bloge", "before"), root=args.before)
+                    for c in configs if c.kind == "bloge"]
     upstream_port = free_port()
     model = subprocess.Popen([sys.executable, __file__, "upstream", str(upstream_port)])
     wait_for(upstream_port, model)
@@ -449,8 +492,6 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "upstream":
         asyncio.run(upstream(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "floor":
-        import uvicorn
-
         uvicorn.run(floor_app(int(sys.argv[3])), host="127.0.0.1",  # type: ignore[arg-type]
                     port=int(sys.argv[2]), log_level="warning", access_log=False,
                     backlog=4096)
