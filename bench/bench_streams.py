@@ -410,12 +410,15 @@ async def load(server: Server, config: Config, count: int) -> Figures:
     cpu = server.cpu_seconds() - cpu_before
     tokens = sum(s.tokens for s in streams)
     ttfts = sorted(s.first_token for s in streams if s.first_token is not None)
-    dropped = sum(1 for s in streams if not (s.status_ok and s.done and s.tokens == TOKENS))
+    dropped = [s for s in streams if not (s.status_ok and s.done and s.tokens == TOKENS)]
+    for stream in dropped[:3]:
+        print(f"   dropped ({config.name}): status ok {stream.status_ok}, done {stream.done}, "
+              f"{stream.tokens} tokens, last bytes {stream.buffer[-300:]!r}", flush=True)
     return Figures(tokens, cpu, (rss_open - rss_before) / count,
                    statistics.median(ttfts) * 1e3 if ttfts else float("nan"),
                    ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))] * 1e3
                    if ttfts else float("nan"),
-                   dropped, wall)
+                   len(dropped), wall)
 
 
 def measure(config: Config, count: int, upstream_port: int, workdir: Path) -> Figures:
