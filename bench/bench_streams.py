@@ -191,7 +191,7 @@ async def upstream(port: int) -> None:
 
 # --- the floor: a bare Starlette + httpx relay ---------------------------------------------
 
-def floor_app(upstream_port: int) -> object:
+def floor_app(upstream_port: int) -> Starlette:
     client = httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{upstream_port}/v1", timeout=60,
         limits=httpx.Limits(max_connections=10_000, max_keepalive_connections=10_000))
@@ -495,7 +495,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "upstream":
         asyncio.run(upstream(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "floor":
-        uvicorn.run(floor_app(int(sys.argv[3])), host="127.0.0.1",  # type: ignore[arg-type]
+        uvicorn.run(floor_app(int(sys.argv[3])), host="127.0.0.1",
                     port=int(sys.argv[2]), log_level="warning", access_log=False,
                     backlog=4096)
     else:
