@@ -20,7 +20,6 @@ from starlette.responses import Response
 from bloge.server.guard import Receive, Scope, Send
 
 PING = b": ping\n\n"
-_END: Any = object()
 
 HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"),
            (b"cache-control", b"no-cache, no-store"),
@@ -54,28 +53,29 @@ class EventStream(Response):
         self.status = status
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=64)
-        clock = _SendClock()
-        producer = asyncio.create_task(self._produce(queue))
-        sender = asyncio.create_task(self._send_all(queue, send, clock))
+        clock = _SendClock(send)
+        # Two tasks besides this one, whatever the number of frames: the sender takes each
+        # frame from the iterator and sends it; the watcher waits for the client's disconnect.
+        sender = asyncio.create_task(self._send_all(clock))
         watcher = asyncio.create_task(_disconnected(receive))
         try:
-            if await self._watch(queue, clock, sender, watcher):
+            if await self._watch(clock, sender, watcher):
                 sender.result()
             else:
                 sender.cancel()
                 await self._disconnected()
         except asyncio.CancelledError:  # the server ended the response (at its shutdown)
             await self._disconnected()
-            await self._close_at_shutdown(sender, clock, send)
+            await self._close_at_shutdown(sender, clock)
         finally:
-            for task in (producer, sender, watcher):
+            clock.stop_pinging()
+            for task in (sender, watcher):
                 task.cancel()
-            await asyncio.gather(producer, sender, watcher, return_exceptions=True)
+            await asyncio.gather(sender, watcher, return_exceptions=True)
             await _close(self.frames)
 
-    async def _watch(self, queue: asyncio.Queue[Any], clock: _SendClock,
-                     sender: asyncio.Task[None], watcher: asyncio.Task[None]) -> bool:
+    async def _watch(self, clock: _SendClock, sender: asyncio.Task[None],
+                     watcher: asyncio.Task[None]) -> bool:
         """Wait for the stream to end (``True``) or the client to be gone (``False``): it
         disconnected, or a send has waited ``send_timeout``. Meanwhile, a ping whenever
         nothing was sent for ``keepalive``. The deadlines are checked when they come, not
@@ -97,12 +97,10 @@ class EventStream(Response):
             if clock.sending_since is not None:
                 if now - clock.sending_since >= self.send_timeout:
                     return False  # a client that stopped reading
-            elif now - clock.last_sent >= self.keepalive and queue.empty():
-                clock.last_sent = now
-                queue.put_nowait(PING)
+            elif now - clock.last_sent >= self.keepalive:
+                clock.ping()
 
-    async def _close_at_shutdown(self, sender: asyncio.Task[None], clock: _SendClock,
-                                 send: Send) -> None:
+    async def _close_at_shutdown(self, sender: asyncio.Task[None], clock: _SendClock) -> None:
         """End the body with ``closing`` instead of letting the cancellation escape: uvicorn
         would log it as an "Exception in ASGI application" traceback and cut the body off
         mid-stream. The cancellation is taken back (``uncancel``) because it is answered."""
@@ -110,46 +108,26 @@ class EventStream(Response):
         if task is not None:
             task.uncancel()
         sender.cancel()
+        clock.stop_pinging()
         await asyncio.gather(sender, return_exceptions=True)
         if not clock.started:
-            await send({"type": "http.response.start", "status": self.status,
-                        "headers": self.raw_headers})
-        await send({"type": "http.response.body", "body": self.closing, "more_body": False})
+            await clock.send({"type": "http.response.start", "status": self.status,
+                              "headers": self.raw_headers})
+        await clock.send({"type": "http.response.body", "body": self.closing,
+                          "more_body": False})
 
-    async def _produce(self, queue: asyncio.Queue[Any]) -> None:
-        try:
-            async for item in self.frames:
-                await queue.put(item)
-        except asyncio.CancelledError:
-            raise  # the response is over already: nobody reads the queue
-        except BaseException:
-            await queue.put(_END)  # the frames failed: the stream ends
-            raise
-        await queue.put(_END)
-
-    async def _send_all(self, queue: asyncio.Queue[Any], send: Send, clock: _SendClock) -> None:
-        """Send the frames as they come; those queued meanwhile go together, in one body."""
-        await clock.timed(send({"type": "http.response.start", "status": self.status,
-                                "headers": self.raw_headers}))
+    async def _send_all(self, clock: _SendClock) -> None:
+        """Send the frames as they come, then the end of the body; frames that fail end the
+        body too (what failed is the run's to tell, in its events)."""
+        await clock.timed({"type": "http.response.start", "status": self.status,
+                           "headers": self.raw_headers})
         clock.started = True
-        ended = False
-        while not ended:
-            item = await queue.get()
-            if item is _END:
-                break
-            if not queue.empty():
-                parts = [item]
-                while not queue.empty():
-                    item = queue.get_nowait()
-                    if item is _END:
-                        ended = True
-                        break
-                    parts.append(item)
-                item = b"".join(parts)
-            await clock.timed(send({"type": "http.response.body", "body": item,
-                                    "more_body": True}))
-        await clock.timed(send({"type": "http.response.body", "body": b"",
-                                "more_body": False}))
+        with contextlib.suppress(Exception):
+            async for item in self.frames:
+                await clock.timed({"type": "http.response.body", "body": item,
+                                   "more_body": True})
+        clock.stop_pinging()
+        await clock.timed({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _disconnected(self) -> None:
         if self.on_disconnect is not None:
@@ -159,21 +137,53 @@ class EventStream(Response):
 
 
 class _SendClock:
-    """When the stream last sent, and since when a send has been waiting (``None``: none)."""
+    """Sends one response's messages, one at a time; keeps when it last sent and since when a
+    send has been waiting (``None``: none)."""
 
-    __slots__ = ("_loop", "last_sent", "sending_since", "started")
+    __slots__ = ("_lock", "_loop", "_ping", "_waiting", "last_sent", "pinging", "send",
+                 "sending_since", "started")
 
-    def __init__(self) -> None:
+    def __init__(self, send: Send) -> None:
+        self.send = send
         self._loop = asyncio.get_running_loop()
+        # A ping goes out while the sender waits for its next frame, which may come meanwhile.
+        self._lock = asyncio.Lock()
+        self._ping: asyncio.Task[None] | None = None
+        self._waiting = 0
         self.started = False  # whether the response's start was sent
+        self.pinging = True  # False once the body ends
         self.last_sent = self._loop.time()
         self.sending_since: float | None = None
 
-    async def timed(self, sending: Awaitable[None]) -> None:
-        self.sending_since = self._loop.time()
-        await sending
+    async def timed(self, message: dict[str, Any]) -> None:
+        if not self._waiting:
+            self.sending_since = self._loop.time()
+        self._waiting += 1
+        try:
+            async with self._lock:
+                await self.send(message)
+            self.last_sent = self._loop.time()
+        finally:
+            self._waiting -= 1
+            if not self._waiting:
+                self.sending_since = None
+
+    def ping(self) -> None:
+        """Send a keep-alive comment, beside the sender (which waits for its next frame)."""
         self.last_sent = self._loop.time()
-        self.sending_since = None
+        if self.started and self.pinging and self._ping is None:
+            self._ping = asyncio.create_task(self._pinged())
+
+    async def _pinged(self) -> None:
+        await self.timed({"type": "http.response.body", "body": PING, "more_body": True})
+        self._ping = None
+
+    def stop_pinging(self) -> None:
+        """No ping from now on: the body ends."""
+        self.pinging = False
+        if self._ping is not None:
+            self._ping.cancel()
+            self._ping = None
 
 
 async def _disconnected(receive: Receive) -> None:

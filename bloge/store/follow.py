@@ -22,17 +22,25 @@ async def follow(store: Store, run_id: str, *, after: int = 0,
     ``poll`` seconds; one that is over (or interrupted) is read once. A run that ended
     without its ``done`` or ``error`` event — its worker died — ends with an ``error`` event
     saying so and how to resume it, numbered 0: it is no stored event."""
-    if store.live.is_live_here(run_id):
-        first = store.live.first_seq(run_id)
-        if first is None or first > after + 1:  # a resumed run: its earlier events are stored
+    live = store.live
+    if live.is_live_here(run_id):
+        first = live.first_seq(run_id)
+        while first is None or first > after + 1:
+            # Its earlier events are in the store: a resumed run's, or those let go of here
+            # (which more may join while this reads, until it reads none more).
             for event in await store.run_events(run_id, after=after):
                 if first is not None and event.seq >= first:
                     break
                 after = event.seq
                 yield event
-        async for event in store.live.watch(run_id, after=after):
-            yield event
-        return
+            now = live.first_seq(run_id)
+            if now == first or not live.is_live_here(run_id):
+                break
+            first = now
+        if live.is_live_here(run_id):  # nothing between this look and the watch's start
+            async for event in live.watch(run_id, after=after):
+                yield event
+            return
     last = ""
     while True:
         run = await store.get_run(run_id)

@@ -5,6 +5,10 @@ server streaming it, a client re-joining it — gets each event the moment it is
 from here, with the run's earlier events first, so that nothing is missed between joining and
 the next batch. A run that is not live here (it ended, or another process runs it) is read
 from the store instead (see :func:`bloge.store.events.follow`).
+
+A run that tells which of its events are stored (:meth:`LiveRuns.stored`) keeps in memory only
+those some watcher has yet to see or the store does not hold yet: a long stream's memory stays
+that of its last moments, and who joins later reads the stored part from the store.
 """
 
 from __future__ import annotations
@@ -16,13 +20,25 @@ from bloge.store.records import RunEvent
 
 
 class _LiveRun:
-    __slots__ = ("changed", "ended", "events", "loop")
+    __slots__ = ("changed", "dropped", "ended", "events", "loop", "watchers")
 
     def __init__(self) -> None:
         self.events: list[RunEvent] = []
+        # Events let go of from the front of `events`: their count, and the last one's number.
+        self.dropped = (0, 0)
         self.ended = False
         self.changed = asyncio.Event()
         self.loop = asyncio.get_running_loop()
+        self.watchers: set[_Watcher] = set()
+
+
+class _Watcher:
+    """Where one watcher is: the index of the next event it reads, counting dropped ones."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: int) -> None:
+        self.position = position
 
 
 class LiveRuns:
@@ -47,6 +63,24 @@ class LiveRuns:
         live.events.append(event)
         live.changed.set()
 
+    def stored(self, run_id: str, seq: int) -> None:
+        """The store holds the run's events up to number ``seq``: those every watcher has
+        seen are let go of."""
+        live = self._runs.get(run_id)
+        if live is None:
+            return
+        count, last = live.dropped
+        seen = min((w.position for w in live.watchers), default=count + len(live.events))
+        drop = 0
+        for event in live.events[: seen - count]:
+            if event.seq > seq:
+                break
+            last = event.seq
+            drop += 1
+        if drop:
+            del live.events[:drop]
+            live.dropped = (count + drop, last)
+
     def ended(self, run_id: str) -> None:
         """The run is over: its watchers get what is left, and no one new watches it here."""
         live = self._runs.pop(run_id, None)
@@ -60,23 +94,34 @@ class LiveRuns:
         return live is not None and live.loop is asyncio.get_running_loop()
 
     def first_seq(self, run_id: str) -> int | None:
-        """The number of the first event kept for a live run (``None``: none yet)."""
+        """The number of the first event kept for a live run, above those let go of
+        (``None``: none yet)."""
         live = self._runs.get(run_id)
-        return live.events[0].seq if live is not None and live.events else None
+        if live is None:
+            return None
+        if live.events:
+            return live.events[0].seq
+        count, last = live.dropped
+        return last + 1 if count else None
 
     async def watch(self, run_id: str, *, after: int = 0) -> AsyncIterator[RunEvent]:
-        """The run's events numbered above ``after``, then each new one until it ends."""
+        """The run's events kept here numbered above ``after``, then each new one until it
+        ends (those let go of already are the store's to give: see :meth:`first_seq`)."""
         live = self._runs.get(run_id)
         if live is None:
             return
-        position = 0
-        while True:
-            while position < len(live.events):
-                event = live.events[position]
-                position += 1
-                if event.seq > after:
-                    yield event
-            if live.ended:
-                return
-            live.changed.clear()
-            await live.changed.wait()
+        watcher = _Watcher(live.dropped[0])
+        live.watchers.add(watcher)
+        try:
+            while True:
+                while watcher.position - live.dropped[0] < len(live.events):
+                    event = live.events[watcher.position - live.dropped[0]]
+                    watcher.position += 1
+                    if event.seq > after:
+                        yield event
+                if live.ended:
+                    return
+                live.changed.clear()
+                await live.changed.wait()
+        finally:
+            live.watchers.discard(watcher)

@@ -276,6 +276,7 @@ class Recorder:
         for op in batch:
             if isinstance(op, ops.AppendEvents) and op.events:
                 self._stored_event = max(self._stored_event, op.events[-1].seq)
+        self.store.live.stored(self.run_id, self._stored_event)
         limit = self._stored_event + SHOWN_AHEAD
         shown = 0
         for event in self._held:

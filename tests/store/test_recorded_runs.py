@@ -416,6 +416,40 @@ async def test_a_live_run_is_followed_event_by_event_then_ends(store: Store) -> 
     assert [e.seq for e in seen] == [e.seq for e in await store.run_events(run_id)]
 
 
+async def test_a_live_run_lets_go_of_what_is_stored_and_seen_and_a_late_watcher_reads_it_back(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recorder, "EVENT_FLUSH_SECONDS", 0.0)  # each token is written at once
+    halfway = asyncio.Event()
+    release = asyncio.Event()
+
+    class Pausing(FunctionProvider):
+        async def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+            for word in ("one ", "two ", "three "):
+                yield LlmChunk(word)
+            halfway.set()
+            await release.wait()
+            yield LlmChunk("four")
+            yield LlmChunk(done=True, finish_reason="stop")
+
+    run = asyncio.create_task(agent(store, Pausing(lambda _: LlmResponse("")), Tools(),
+                                    streaming=True).aexecute("Hi"))
+    await halfway.wait()
+    (running,) = await store.list_runs()
+    kept_from = store.live.first_seq(running.id)
+    assert kept_from is not None
+    assert kept_from > 1  # no one watched: the stored ones are gone
+    seen = []
+    async for event in follow(store, running.id):
+        seen.append(event)
+        if event.type == "token" and event.body["text"] == "three ":
+            release.set()
+    await run
+    assert [e.seq for e in seen] == [e.seq for e in await store.run_events(running.id)]
+    assert [e.body["text"] for e in seen if e.type == "token"] == ["one ", "two ", "three ",
+                                                                   "four"]
+    assert seen[-1].type == "done"
+
+
 async def test_a_run_in_another_event_loop_is_followed_from_the_store(store: Store) -> None:
     """An asyncio event cannot wake another loop: a run that another thread's loop runs (a
     server in a thread, bloge's sync facade) is followed through the store instead."""

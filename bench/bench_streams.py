@@ -1,0 +1,502 @@
+"""Live streams (issue 36): N concurrent streamed runs through ``bloge serve``, each relaying a
+fake upstream model over real HTTP, against a bare Starlette + httpx relay of the same stream.
+
+    nice .venv/bin/python bench/bench_streams.py [--n 100,200,1000,2000] [--rounds 1]
+        [--only "memory  runs"] [--before CHECKOUT]
+
+The upstream (a process of its own, raw asyncio) answers a streamed chat completion after
+300 ms with 200 tokens at 50 tokens/s, as an OpenAI-compatible server does. Each figure starts
+a fresh server process (one worker) and, after a warm-up, opens N streams over one second:
+``bloge serve`` with the memory store, then SQLite, on ``POST /agents/relay/runs`` and on
+``POST /v1/chat/completions``; the floor is a bare Starlette application that relays the
+upstream's bytes through httpx. The configurations are interleaved within each N (the machine
+is shared: the floor is measured in the same minute as bloge). Printed per configuration:
+
+* CPU per relayed token: the server process's CPU time (user + system, from /proc) over the
+  tokens its clients read — CPU, not wall time, which a loaded machine blurs;
+* memory per open stream: the server's RSS once every stream has its first token, less its
+  RSS after the warm-up, over N;
+* time to the first token, p50 and p99 (the upstream's own 300 ms included), and what bloge
+  adds to the floor's p99;
+* dropped streams: those that did not end with their ``done`` (or ``[DONE]``) and 200 tokens.
+
+The load client (this process) reads the streams with raw asyncio sockets, so that what it
+costs is not the servers'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+HERE = Path(__file__).parent
+BLOGE = Path(sys.executable).parent / "bloge"
+TOKENS = 200
+TOKEN_SECONDS = 1 / 50
+FIRST_TOKEN_SECONDS = 0.3
+ANSWER_SECONDS = 0.05  # a whole (unstreamed) answer's wait, for bench_served_turn.py
+RAMP_SECONDS = 1.0
+WARM_STREAMS = 20
+MARK = "zq"  # every token's text, and nowhere else in an upstream event
+
+AGENT = 'agent relay {\n  model = "gpt-4o"\n}\n'
+SETTINGS = """\
+bloge:
+  llm:
+    provider: openai
+    openai:
+      base-url: http://127.0.0.1:{upstream}/v1
+      api-key: sk-bench
+      timeout: 60s
+      max-connections: 10000
+    retry:
+      max-attempts: 1
+  agents:
+    dsl-locations: ["*.bloge"]
+  store:
+    url: {store}
+  server:
+    max-concurrent-runs: 10000
+    max-connections: 10000
+    request-timeout: 600s
+    send-timeout: 120s
+"""
+
+
+# --- the upstream model -------------------------------------------------------------------
+
+def _event(payload: dict[str, object]) -> bytes:
+    body = b"data: " + json.dumps(payload).encode() + b"\n\n"
+    return b"%x\r\n%s\r\n" % (len(body), body)
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
+    return {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1741570283,
+            "model": "gpt-4o-2024-08-06",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+HEAD = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        b"transfer-encoding: chunked\r\n\r\n")
+ROLE = _event(_chunk({"role": "assistant", "content": ""}))
+TOKEN = _event(_chunk({"content": f" {MARK}"}))
+DONE = b"data: [DONE]\n\n"
+TAIL = (_event(_chunk({}, "stop"))
+        + _event({**_chunk({}), "choices": [],
+                  "usage": {"prompt_tokens": 12, "completion_tokens": TOKENS,
+                            "total_tokens": TOKENS + 12}})
+        + b"%x\r\n%s\r\n" % (len(DONE), DONE) + b"0\r\n\r\n")
+
+
+_ANSWER = json.dumps({
+    "id": "chatcmpl-bench", "object": "chat.completion", "created": 1741570283,
+    "model": "gpt-4o-2024-08-06",
+    "choices": [{"index": 0, "finish_reason": "stop",
+                 "message": {"role": "assistant", "content": "The answer is forty-two."}}],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18}}).encode()
+WHOLE = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+         % (len(_ANSWER), _ANSWER))
+
+
+class Upstream(asyncio.Protocol):
+    """One connection: each POST is answered with the stream (keep-alive between them), or
+    whole after :data:`ANSWER_SECONDS` when it does not ask for a stream; a request whose
+    body says ``warm`` is answered at once."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # a socket's transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            length = 0
+            for line in self.buffer[:end].split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            if len(self.buffer) < end + 4 + length:
+                return
+            body = self.buffer[end + 4:end + 4 + length]
+            self.buffer = self.buffer[end + 4 + length:]
+            if b'"stream": true' in body or b'"stream":true' in body:
+                self.answer(warm=b"warm" in body)
+            else:
+                self.loop.call_later(0 if b"warm" in body else ANSWER_SECONDS, self.send_whole)
+
+    def answer(self, *, warm: bool) -> None:
+        assert self.transport is not None
+        if warm:
+            self.transport.write(HEAD + ROLE + TOKEN * TOKENS + TAIL)
+            return
+        self.transport.write(HEAD)
+        self.tick(self.loop.time() + FIRST_TOKEN_SECONDS, 0)
+
+    def send_whole(self) -> None:
+        if self.transport is not None:
+            self.transport.write(WHOLE)
+
+    def tick(self, at: float, sent: int) -> None:
+        """Send token ``sent`` at ``at`` (the role with the first; the end after the last)."""
+        self.timer = self.loop.call_at(at, self.send, at, sent)
+
+    def send(self, at: float, sent: int) -> None:
+        if self.transport is None:
+            return
+        self.transport.write(ROLE + TOKEN if sent == 0 else TOKEN)
+        if sent + 1 < TOKENS:
+            self.tick(at + TOKEN_SECONDS, sent + 1)
+        else:
+            self.transport.write(TAIL)
+
+
+async def upstream(port: int) -> None:
+    server = await asyncio.get_running_loop().create_server(
+        Upstream, "127.0.0.1", port, backlog=4096)
+    async with server:
+        await server.serve_forever()
+
+
+# --- the floor: a bare Starlette + httpx relay ---------------------------------------------
+
+def floor_app(upstream_port: int) -> Starlette:
+    client = httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{upstream_port}/v1", timeout=60,
+        limits=httpx.Limits(max_connections=10_000, max_keepalive_connections=10_000))
+
+    async def relay(request: Request) -> StreamingResponse:
+        body = await request.json()
+        upstream_request = client.build_request(
+            "POST", "/chat/completions", json={**body, "model": "gpt-4o"},
+            headers={"Authorization": "Bearer sk-bench"})
+        reply = await client.send(upstream_request, stream=True)
+
+        async def relayed() -> AsyncIterator[bytes]:
+            try:
+                async for piece in reply.aiter_bytes():
+                    yield piece
+            finally:
+                await reply.aclose()
+
+        return StreamingResponse(relayed(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/chat/completions", relay, methods=["POST"])])
+
+
+# --- the servers ----------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        except OSError:
+            time.sleep(0.05)
+        else:
+            return
+    raise RuntimeError("the server did not start")
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    kind: str  # floor | bloge
+    store: str  # memory | sqlite | ""
+    path: str
+    stream_done: bytes
+    root: str = ""  # the checkout whose bloge it runs (its PYTHONPATH); "": this one
+
+    def body(self, text: str) -> bytes:
+        if self.path.startswith("/agents"):
+            return json.dumps({"input": text, "stream": True}).encode()
+        return json.dumps({"model": "relay", "stream": True,
+                           "messages": [{"role": "user", "content": text}]}).encode()
+
+
+CONFIGS = (
+    Config("floor", "floor", "", "/v1/chat/completions", b"data: [DONE]"),
+    Config("bloge memory  runs", "bloge", "memory", "/agents/relay/runs", b"event: done"),
+    Config("bloge memory  /v1", "bloge", "memory", "/v1/chat/completions", b"data: [DONE]"),
+    Config("bloge sqlite  runs", "bloge", "sqlite", "/agents/relay/runs", b"event: done"),
+    Config("bloge sqlite  /v1", "bloge", "sqlite", "/v1/chat/completions", b"data: [DONE]"),
+)
+
+
+class Server:
+    def __init__(self, config: Config, upstream_port: int, workdir: Path) -> None:
+        self.port = free_port()
+        env = {**os.environ, "PYTHONPATH": config.root or str(HERE.parent)}
+        if config.kind == "floor":
+            command = [sys.executable, __file__, "floor", str(self.port), str(upstream_port)]
+            cwd = None
+        else:
+            project = Path(tempfile.mkdtemp(dir=workdir))
+            (project / "relay.bloge").write_text(AGENT)
+            store = "memory://" if config.store == "memory" else "sqlite:///var/bloge.db"
+            (project / "settings.yaml").write_text(
+                SETTINGS.format(upstream=upstream_port, store=store))
+            command = [str(BLOGE), "serve", "--port", str(self.port)]
+            cwd = project
+        self.process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        wait_for(self.port, self.process)
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_kib(self) -> int:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# --- the load client -------------------------------------------------------------------------
+
+class Countdown:
+    """Sets its event once ``count`` streams have their first token."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.event = asyncio.Event()
+
+    def first_token(self) -> None:
+        self.left -= 1
+        if not self.left:
+            self.event.set()
+
+
+class Stream(asyncio.Protocol):
+    """One streamed request over its own connection (HTTP/1.0: the body ends with it)."""
+
+    def __init__(self, request: bytes, done_mark: bytes, started: float,
+                 opened: Countdown | None) -> None:
+        self.request = request
+        self.done_mark = done_mark
+        self.started = started
+        self.opened = opened
+        self.loop = asyncio.get_running_loop()
+        self.buffer = b""
+        self.status_ok: bool | None = None
+        self.tokens = 0
+        self.done = False
+        self.first_token: float | None = None
+        self.closed = self.loop.create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.write(self.request)  # type: ignore[attr-defined]  # a socket's transport
+
+    def data_received(self, data: bytes) -> None:
+        if self.status_ok is None:
+            self.status_ok = data.startswith((b"HTTP/1.1 200", b"HTTP/1.0 200"))
+        frames = (self.buffer + data).split(b"\n\n")
+        self.buffer = frames.pop()
+        for piece in frames:
+            if MARK.encode() in piece and b"event: done" not in piece:
+                self.tokens += 1
+                if self.first_token is None:
+                    self.first_token = self.loop.time() - self.started
+                    if self.opened is not None:
+                        self.opened.first_token()
+            elif self.done_mark in piece:
+                self.done = True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def one_stream(port: int, config: Config, text: str, delay: float,
+                     opened: Countdown | None) -> Stream:
+    await asyncio.sleep(delay)
+    loop = asyncio.get_running_loop()
+    body = config.body(text)
+    request = (f"POST {config.path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n"
+               f"Content-Type: application/json\r\nAccept: text/event-stream\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    stream = Stream(request, config.stream_done, loop.time(), opened)
+    try:
+        await loop.create_connection(lambda: stream, "127.0.0.1", port)
+    except OSError:
+        stream.status_ok = False
+        return stream
+    await stream.closed
+    return stream
+
+
+@dataclass(frozen=True)
+class Figures:
+    tokens: int
+    cpu: float
+    kib_per_stream: float
+    ttft_p50: float
+    ttft_p99: float
+    dropped: int
+    wall: float
+
+
+async def load(server: Server, config: Config, count: int) -> Figures:
+    warm = await asyncio.gather(*(one_stream(server.port, config, "warm", 0, None)
+                                  for _ in range(WARM_STREAMS)))
+    if any(not s.done for s in warm):
+        raise RuntimeError(f"{config.name}: the warm-up streams failed")
+    await asyncio.sleep(0.5)
+    rss_before = server.rss_kib()
+    cpu_before = server.cpu_seconds()
+    started = time.perf_counter()
+    opened = Countdown(count)
+    tasks = [asyncio.create_task(one_stream(server.port, config, "Tell me a story.",
+                                            RAMP_SECONDS * n / count, opened))
+             for n in range(count)]
+    # Memory once every stream has its first token (or, with streams failing, all ended).
+    everyone = asyncio.gather(*tasks)
+    all_open = asyncio.create_task(opened.event.wait())
+    await asyncio.wait([all_open, everyone],  # type: ignore[type-var]  # a task and a gather
+                       return_when=asyncio.FIRST_COMPLETED)
+    rss_open = server.rss_kib()
+    streams = await everyone
+    all_open.cancel()
+    wall = time.perf_counter() - started
+    cpu = server.cpu_seconds() - cpu_before
+    tokens = sum(s.tokens for s in streams)
+    ttfts = sorted(s.first_token for s in streams if s.first_token is not None)
+    dropped = [s for s in streams if not (s.status_ok and s.done and s.tokens == TOKENS)]
+    for stream in dropped[:3]:
+        print(f"   dropped ({config.name}): status ok {stream.status_ok}, done {stream.done}, "
+              f"{stream.tokens} tokens, last bytes {stream.buffer[-300:]!r}", flush=True)
+    return Figures(tokens, cpu, (rss_open - rss_before) / count,
+                   statistics.median(ttfts) * 1e3 if ttfts else float("nan"),
+                   ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))] * 1e3
+                   if ttfts else float("nan"),
+                   len(dropped), wall)
+
+
+def measure(config: Config, count: int, upstream_port: int, workdir: Path) -> Figures:
+    server = Server(config, upstream_port, workdir)
+    try:
+        return asyncio.run(load(server, config, count))
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", default="100,200,1000,2000")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--only", default="", help="configurations whose name has this")
+    parser.add_argument("--before", metavar="CHECKOUT",
+                        help="also run each bloge configuration on this checkout's bloge "
+                        "(git worktree add --detach DIR main), interleaved: before and after")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.n.split(",")]
+    configs = [c for c in CONFIGS if c.kind == "floor" or args.only in c.name]
+    if args.before:
+        configs += [replace(c, name=c.name.replace("bloge", "before"), root=args.before)
+                    for c in configs if c.kind == "bloge"]
+    upstream_port = free_port()
+    model = subprocess.Popen([sys.executable, __file__, "upstream", str(upstream_port)])
+    wait_for(upstream_port, model)
+    print(f"bench_streams: {TOKENS} tokens at {1 / TOKEN_SECONDS:g}/s after "
+          f"{FIRST_TOKEN_SECONDS * 1e3:g} ms; streams opened over {RAMP_SECONDS:g} s; "
+          f"{args.rounds} round(s)", flush=True)
+    try:
+        with tempfile.TemporaryDirectory() as workdir:
+            for count in counts:
+                results: dict[str, list[Figures]] = {c.name: [] for c in configs}
+                for round_ in range(args.rounds):
+                    # Rotate the order each round: none is always first on a fresh minute.
+                    order = configs[round_ % len(configs):] + configs[:round_ % len(configs)]
+                    for config in order:
+                        results[config.name].append(
+                            measure(config, count, upstream_port, Path(workdir)))
+                report(count, results)
+    finally:
+        model.terminate()
+        model.wait()
+
+
+def report(count: int, results: dict[str, list[Figures]]) -> None:
+    def cpu_per_token(figures: list[Figures]) -> float:
+        return statistics.median(f.cpu / max(f.tokens, 1) for f in figures) * 1e6
+
+    def kib(figures: list[Figures]) -> float:
+        return statistics.median(f.kib_per_stream for f in figures)
+
+    def p99(figures: list[Figures]) -> float:
+        return statistics.median(f.ttft_p99 for f in figures)
+
+    floor = results["floor"]
+    print(f"N = {count}")
+    for name, figures in results.items():
+        p50 = statistics.median(f.ttft_p50 for f in figures)
+        dropped = sum(f.dropped for f in figures)
+        wall = statistics.median(f.wall for f in figures)
+        line = (f"   {name:<19} CPU {cpu_per_token(figures):6.1f} µs/token  "
+                f"mem {kib(figures):6.1f} KiB/stream  TTFT p50 {p50:6.1f} p99 "
+                f"{p99(figures):7.1f} ms  dropped {dropped}  wall {wall:5.1f} s")
+        if name != "floor":
+            line += (f"  | x{cpu_per_token(figures) / cpu_per_token(floor):.2f} CPU  "
+                     f"x{kib(figures) / max(kib(floor), 0.1):.2f} mem  "
+                     f"TTFT p99 {p99(figures) - p99(floor):+.1f} ms")
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "upstream":
+        asyncio.run(upstream(int(sys.argv[2])))
+    elif len(sys.argv) > 1 and sys.argv[1] == "floor":
+        uvicorn.run(floor_app(int(sys.argv[3])), host="127.0.0.1",
+                    port=int(sys.argv[2]), log_level="warning", access_log=False,
+                    backlog=4096)
+    else:
+        main()
