@@ -235,10 +235,11 @@ class AgentActivities:
         definition = agent.definition
         summary = bool(payload.get("summary"))
         messages = await self._messages(payload)
-        # The agent's tools, then the run's own (a /v1 client's).
+        # The agent's tools and handoffs (as its engine offers them), then the run's own (a
+        # /v1 client's).
         request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
                              tools=() if summary else (
-                                 *(tool.tool_definition for tool in definition.tools),
+                                 *agent.engine().tool_definitions,
                                  *map(wire.tool_from_json, payload.get("tools") or ())))
         if not summary:
             request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,

@@ -197,6 +197,8 @@ def _composed(request: LlmRequest, user: str, answered: int) -> LlmResponse:
         return LlmResponse("found: " + results[-1])
     offered = sorted(tool.name for tool in request.tools)
     if answered == 0:
+        if "transfer_to_billing" not in offered:
+            return LlmResponse("no handoff offered: " + ",".join(offered))
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall("t1", "transfer_to_billing", json.dumps({"reason": "a bill"})),))
     if answered == 1:  # biller's turn: its tools, not triage's
@@ -303,9 +305,15 @@ def registry(count_log: Path, *, hang_gate: bool = False, gate_log: Path | None 
 
 
 def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
-    """The agents, ``research``'s sub-agent operator registered (once) in ``registry``."""
+    """The agents, ``research``'s sub-agent operator registered (once) in ``registry``: its
+    agent's operator has a registry of its own (of ``registry``'s operators it uses), so that
+    ``registry`` is in no reference cycle, and is freed as the tests before these were."""
     compiled = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
     if "agent:researcher" not in registry:
+        own = (OperatorRegistry.builder()
+               .register("Count", registry.get("Count"))
+               .register("llmChat", registry.get("llmChat"))
+               .build())
         registry.register("agent:researcher", SubAgentTool(
-            AgentLoopOperator("researcher", compiled["researcher"], registry)))
+            AgentLoopOperator("researcher", compiled["researcher"], own)))
     return compiled
