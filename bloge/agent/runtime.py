@@ -26,6 +26,9 @@ package to that):
   key's) where every worker sees them: a store reserves a :class:`Claim`'s :class:`Spend`
   atomically (judging it with :func:`refusal` and :func:`calls_that_fit`), or answers a
   :class:`Refusal`, and records each model call's :class:`CallUsage`.
+- A runner that runs sub-agents' child runs itself sets :data:`CHILDREN_ELSEWHERE` while a
+  :class:`SubAgentTool`'s call runs: the call raises :class:`ChildRunRequested` with its
+  question instead; :func:`child_run_id` is the child's run id for a call.
 - A :data:`ChunkSink` receives a run's stream chunks as they happen.
 - :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
 - :func:`check_targets` checks that the handoffs of a project's agents go to its agents
@@ -76,6 +79,10 @@ if TYPE_CHECKING:
     from bloge.agent.loop.tools import ChunkSink as ChunkSink
     from bloge.agent.loop.tools import ToolDispatcher as ToolDispatcher
     from bloge.agent.loop.tools import ToolOutcome as ToolOutcome
+    from bloge.agent.subagent import CHILDREN_ELSEWHERE as CHILDREN_ELSEWHERE
+    from bloge.agent.subagent import ChildRunRequested as ChildRunRequested
+    from bloge.agent.subagent import SubAgentTool as SubAgentTool
+    from bloge.agent.subagent import child_run_id as child_run_id
 else:
     # Lazily, as a package exports its names: a module that needs the chunk sink's type does
     # not load the engine.

@@ -19,12 +19,18 @@ count against one ceiling per run tree, ``max_descendant_tool_calls``: past it, 
 tool call is answered with an error instead of running, so that one question cannot fan out
 into hundreds of calls. Several sub-agent calls in one round run concurrently, under the
 caller's ``max_tool_concurrency``, as any tool calls do.
+
+A durable runner that runs children itself (Temporal, as child workflows) sets
+:data:`CHILDREN_ELSEWHERE` while it runs a sub-agent tool's call: the call then stops where its
+question is known, raising :class:`ChildRunRequested` with it, and the runner starts the
+child's run and makes its answer the call's result.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.agent_calls import QUESTION_PARAMETERS
@@ -43,6 +49,20 @@ if TYPE_CHECKING:
 #: tool (or ``bloge.agents.max-descendant-tool-calls``) sets another.
 DEFAULT_MAX_DESCENDANT_TOOL_CALLS = 200
 
+#: Set (``True``) by a durable runner that runs a sub-agent tool's child run itself: the call
+#: raises :class:`ChildRunRequested` instead of running it.
+CHILDREN_ELSEWHERE: ContextVar[bool] = ContextVar("bloge_children_elsewhere", default=False)
+
+
+class ChildRunRequested(BaseException):
+    """A sub-agent call's child run, to be run by the durable runner that set
+    :data:`CHILDREN_ELSEWHERE`: ``agent_id`` asked ``question``. A ``BaseException``, so that
+    the tool round does not take it for the tool's failure."""
+
+    def __init__(self, agent_id: str, question: str) -> None:
+        super().__init__(f"sub-agent {agent_id!r} is to be run by the runner")
+        self.agent_id = agent_id
+        self.question = question
 
 
 class SubAgentError(BlogeError):
@@ -87,6 +107,8 @@ class SubAgentTool:
         scope = TOOL_CALL.get()
         if scope is not None:
             scope.descendants.lower(self.max_descendant_tool_calls)
+        if CHILDREN_ELSEWHERE.get():
+            raise ChildRunRequested(agent_id, question_of(input))
         run_id = child_run_id(ctx.idempotency_key)
         sink = None if scope is None or scope.sink is None else _relay(scope, run_id)
         try:

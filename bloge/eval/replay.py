@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bloge.agent import HandoffPayload
 from bloge.agent.runtime import ModelCall, RecordedResult, RunObserver, ToolOutcome, ToolRound
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.eval.dataset import Fixture
@@ -32,6 +33,11 @@ class ReplayEffects:
     @property
     def tools(self) -> ToolRound:
         return self._tools
+
+    async def handed_to(self, handoff: HandoffPayload) -> ReplayEffects:
+        """The agent taking over replays its tools from the same fixtures (they are the
+        run's, whichever agent called them)."""
+        return self
 
 
 class ReplayRound:

@@ -9,6 +9,7 @@ reports with each model call what that call added (``LlmCalledPayload.pool_wait_
 
 from __future__ import annotations
 
+import contextlib
 from contextvars import ContextVar, Token
 from typing import Self
 
@@ -33,7 +34,10 @@ class PoolWait:
 
     def __exit__(self, *exc_info: object) -> None:
         assert self._token is not None
-        _current.reset(self._token)
+        # A run's coroutine closed by the garbage collector (a Temporal workflow its worker
+        # dropped mid-run) ends in another context, where there is nothing to undo.
+        with contextlib.suppress(ValueError):
+            _current.reset(self._token)
 
 
 _current: ContextVar[PoolWait | None] = ContextVar("bloge_pool_wait", default=None)

@@ -48,6 +48,8 @@ from bloge.agent import (
     AgentCallbackContext,
     AgentStreamChunk,
     AgentUsage,
+    Handoff,
+    HandoffPayload,
     LlmCalledPayload,
     LoopExitedPayload,
     PendingCall,
@@ -56,7 +58,9 @@ from bloge.agent import (
     TurnStartedPayload,
 )
 from bloge.agent.runtime import (
+    CHILDREN_ELSEWHERE,
     SUMMARY_LENGTH,
+    ChildRunRequested,
     ListenerChain,
     ToolDispatcher,
     not_an_answer,
@@ -78,6 +82,7 @@ from bloge.temporal.wire import Json
 from bloge.temporal.workflow import (
     BEGIN_ACTIVITY,
     FINISH_ACTIVITY,
+    HANDOFF_ACTIVITY,
     MODEL_ACTIVITY,
     TOOL_ACTIVITY,
     TOOL_FAILED_ACTIVITY,
@@ -108,7 +113,7 @@ class AgentActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.begin, self.read, self.append, self.model, self.tool, self.tool_failed,
-                self.finish, self.pause, self.go_on]
+                self.handoff, self.finish, self.pause, self.go_on]
 
     def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
         if self._recording is None:
@@ -154,7 +159,8 @@ class AgentActivities:
                     input=wire.messages_from_json(payload["input"]),
                     metadata=payload.get("metadata") or {},
                     principal=_principal(payload.get("principal")),
-                    trace_parent=payload.get("trace_parent"), tools=payload.get("tools") or ())
+                    trace_parent=payload.get("trace_parent"), tools=payload.get("tools") or (),
+                    parent_run_id=payload.get("parent_run_id"))
             except ThreadBusyError as error:
                 raise ApplicationError(str(error), type="ThreadBusyError",
                                        non_retryable=True) from None
@@ -229,10 +235,11 @@ class AgentActivities:
         definition = agent.definition
         summary = bool(payload.get("summary"))
         messages = await self._messages(payload)
-        # The agent's tools, then the run's own (a /v1 client's).
+        # The agent's tools and handoffs (as its engine offers them), then the run's own (a
+        # /v1 client's).
         request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
                              tools=() if summary else (
-                                 *(tool.tool_definition for tool in definition.tools),
+                                 *agent.engine().tool_definitions,
                                  *map(wire.tool_from_json, payload.get("tools") or ())))
         if not summary:
             request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
@@ -299,6 +306,8 @@ class AgentActivities:
                                     max_concurrency=None, default_timeout=None,
                                     sink=None if events is None or not definition.streaming
                                     else events.chunk)
+        # A sub-agent call whose child the workflow runs stops at its question.
+        elsewhere = CHILDREN_ELSEWHERE.set(True) if payload.get("child") else None
         try:
             # Stopped at the deadline Temporal enforces, as a local run stops a tool at its
             # timeout: a sync tool's thread is let go, and a call that ends later tells no
@@ -306,6 +315,10 @@ class AgentActivities:
             async with _heartbeating(self._watcher(events, payload)), \
                     asyncio.timeout(_seconds_left(activity.info())):
                 (outcome,) = await dispatcher.run(turn, [call])
+        except ChildRunRequested as requested:
+            # Its end is told once the child answers (see tool_failed).
+            await self._written(events, payload)
+            return {"child": {"agent": requested.agent_id, "question": requested.question}}
         except BaseException as stopped:
             # Cut short (timed out, cancelled): its dispatch stays in the run's events.
             await _flushed(events, call)
@@ -315,6 +328,9 @@ class AgentActivities:
                                        type=TOOL_TIMED_OUT, non_retryable=True,
                                        category=ApplicationErrorCategory.BENIGN) from None
             raise
+        finally:
+            if elsewhere is not None:
+                CHILDREN_ELSEWHERE.reset(elsewhere)
         await self._written(events, payload)
         return wire.outcome_to_json(outcome)
 
@@ -322,11 +338,13 @@ class AgentActivities:
     async def tool_failed(self, payload: Json) -> None:
         """The end of a tool activity that did not complete (it timed out, or its worker
         died), told as a local run tells a failed call: ``payload["content"]`` is the tool
-        message the model gets."""
+        message the model gets. A sub-agent call whose child ran as a child workflow tells
+        its end here too, failed or (``payload["success"]``) not."""
         agent = self._agent(payload)
         call = wire.call_from_json(payload["call"])
         turn = int(payload["turn"])
         content = str(payload["content"])
+        success = bool(payload.get("success", False))
         events = self._events(payload)
         if events is not None:
             await events.trace(agent.definition.model)
@@ -334,12 +352,39 @@ class AgentActivities:
         if listeners:
             ctx = OperatorContext.root(execution_id=str(payload["run_id"]))
             listeners.notify("on_agent_tool_completed", _callback_context(agent, ctx),
-                             ToolCompletedPayload(turn, call.id, call.name, success=False,
+                             ToolCompletedPayload(turn, call.id, call.name, success=success,
                                                   latency_ms=float(payload["latency_ms"]),
                                                   result_summary=content[:SUMMARY_LENGTH]))
         if events is not None and agent.definition.streaming:
-            await events.chunk(ToolEnd(call.name, call.id, success=False, turn_number=turn))
+            await events.chunk(ToolEnd(call.name, call.id, success=success, turn_number=turn))
         await self._written(events, payload)
+
+    @activity.defn(name=HANDOFF_ACTIVITY)
+    async def handoff(self, payload: Json) -> None:
+        """The run hands over from ``payload["agent"]`` to another agent, told as a local run
+        tells it: ``on_agent_handoff``, the stream's ``Handoff``, the run's events, and the
+        agent the run goes on with in the store."""
+        agent = self._agent(payload)
+        run_id = str(payload["run_id"])
+        told = payload["handoff"]
+        handoff = HandoffPayload(int(told["turn_number"]), str(told["handoff"]),
+                                 str(told["from_agent"]), str(told["to_agent"]),
+                                 str(told["tool_call_id"]), str(told.get("reason") or ""))
+        events = self._events(payload)
+        if events is not None:
+            await events.trace(agent.definition.model)
+        listeners = _with(agent.listeners, events)
+        if listeners:
+            ctx = OperatorContext.root(execution_id=run_id)
+            listeners.notify("on_agent_handoff", _callback_context(agent, ctx), handoff)
+        if events is not None and agent.definition.streaming:
+            await events.chunk(Handoff(handoff.from_agent, handoff.to_agent, handoff.reason,
+                                       handoff.turn_number))
+        if events is None or self._recording is None:
+            return
+        async with _heartbeating():
+            await events.flush()
+            await self._recording.handed_off(run_id=run_id, agent_id=handoff.to_agent)
 
     @activity.defn(name=PAUSE_ACTIVITY)
     async def pause(self, payload: Json) -> Json:

@@ -167,7 +167,8 @@ class Turns:
         pass
 
     async def handed_off(self, handoff: Any) -> None:
-        """Never called: the engine refuses handoffs in runs whose steps run elsewhere."""
+        """Nothing to do here: the workflow's effects tell the handoff from an activity
+        (see ``ActivityEffects.handed_to``)."""
 
     async def finished(self, exit_reason: str, *, transcript: Sequence[LlmMessage],
                        view: Sequence[LlmMessage], usage: AgentUsage, turns: int,
@@ -240,6 +241,7 @@ async def continue_as_new(start: Json, turns: Turns, checkpoint: AgentCheckpoint
     carried: Json = {
         "started": started, "thread_id": turns.thread_id or None, "turn_count": turns_done,
         "usage": checkpoint.usage.to_dict(), "continued": turns.continued + 1,
+        "agent_id": checkpoint.agent_id,  # the agent it goes on with (it may have handed over)
         "tool_results": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(
             dict(checkpoint.tool_results))),
     }

@@ -31,7 +31,7 @@ from typing import Any
 
 from temporalio.common import RetryPolicy as ActivityRetryPolicy
 
-from bloge.agent import AgentDef, AgentToolRef
+from bloge.agent import AgentDef, AgentToolRef, SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.operator import operator_metadata
 from bloge.core.registry import OperatorRegistry
@@ -91,11 +91,13 @@ class RunLimits:
 @dataclass(frozen=True, slots=True)
 class ToolPlan:
     """One tool's activity: its timeout (``None``: only ``activity_timeout`` bounds it),
-    whether it may run again, and the keyword arguments of ``execute_activity``."""
+    whether it may run again, and the keyword arguments of ``execute_activity``; ``child``:
+    the agent a sub-agent tool asks (its calls' runs are child workflows)."""
 
     timeout: float | None
     idempotent: bool
     activity: dict[str, Any]
+    child: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +146,8 @@ def plan_for(definition: AgentDef, registry: OperatorRegistry,
 def _tool_plan(tool: AgentToolRef, definition: AgentDef, registry: OperatorRegistry,
                options: TemporalOptions) -> ToolPlan:
     timeout = tool.timeout if tool.timeout is not None else definition.tool_timeout
-    idempotent = operator_metadata(registry.get(tool.operator_ref)).idempotent
+    operator = registry.get(tool.operator_ref)
+    idempotent = operator_metadata(operator).idempotent
     bound = timeout if timeout is not None else options.activity_timeout
     activity: dict[str, Any] = {
         "start_to_close_timeout": timedelta(seconds=bound),
@@ -156,4 +159,5 @@ def _tool_plan(tool: AgentToolRef, definition: AgentDef, registry: OperatorRegis
         # The tool's timeout bounds the call whichever workers try it: a call that timed
         # out is not tried again, one whose worker died is, within what is left of it.
         activity["schedule_to_close_timeout"] = timedelta(seconds=timeout)
-    return ToolPlan(timeout, idempotent, activity)
+    child = operator.agent.agent_def.id if isinstance(operator, SubAgentTool) else None
+    return ToolPlan(timeout, idempotent, activity, child)

@@ -68,13 +68,15 @@ class StoreRecording:
                     input: Sequence[LlmMessage], metadata: Mapping[str, Any],
                     principal: Principal | None = None,
                     trace_parent: str | None = None,
-                    tools: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+                    tools: Sequence[Mapping[str, Any]] = (),
+                    parent_run_id: str | None = None) -> dict[str, Any]:
         """Start the run on its thread (again, when this is a retry of the same start):
         where the thread's log goes on (``next_seq``) and the history the run starts after,
         as ``[seq, message]`` pairs (``seq`` ``None`` for a summary the log does not hold).
         The run and a new thread are ``principal``'s, as a local recorded run's are;
         ``trace_parent`` is the trace context it was started in, and ``tools`` its own
-        tools (as :func:`bloge.store.paused.tool_json` gives them), kept with it."""
+        tools (as :func:`bloge.store.paused.tool_json` gives them), kept with it;
+        ``parent_run_id`` the run whose sub-agent call started it (a child workflow)."""
         try:
             run = await self.store.get_run(run_id)
         except StoreNotFoundError:
@@ -91,6 +93,8 @@ class StoreRecording:
             kept.append(ops.TraceRun(run_id, trace_parent))
         if tools:
             kept.append(ops.KeepRunTools(run_id, tuple(tools)))
+        if parent_run_id is not None:
+            kept.append(ops.ParentRun(run_id, parent_run_id))
         if kept:
             await self.writer.write(kept)
         return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}
@@ -184,6 +188,10 @@ class StoreRecording:
         await self.writer.write([
             *([ops.AppendRunEvents(run_id, events, now)] if events else []),
             ops.HandOver(run_id, turn, tuple(sent), (*expired, *unanswered), now)])
+
+    async def handed_off(self, *, run_id: str, agent_id: str) -> None:
+        """The run goes on with agent ``agent_id`` (a handoff): a look at the run shows it."""
+        await self.writer.write([ops.HandOffRun(run_id, agent_id, time.time())])
 
     def events(self, run_id: str) -> RunEvents:
         return RunEvents(self.store, self.writer, run_id)

@@ -33,6 +33,22 @@ external tool, or a tool of the run's own such as a ``/v1`` client's), pauses: i
 as waiting and its workflow waits for the answers, holding no worker
 (:mod:`bloge.temporal.waiting`).
 
+A sub-agent call (``tool research : agent researcher``, ``Agent.as_tool()``) of an agent the
+task queue serves runs its child as a child workflow: the call's tool activity only works out
+the question (its arguments checked, its ``input { … }`` evaluated), then the workflow starts
+the child's run, whose workflow id (and run id) derives from the caller's run, turn and call
+id, and waits for it holding no activity slot. The child is recorded with the caller's run as
+its ``parent_run_id``; its answer is the call's result, its failure the call's error. A
+replayed caller finds its children's starts and ends in its history: a finished child is not
+run again, a running one is waited for.
+
+A handoff (``handoff billing : agent billingAgent``) goes on with the other agent's engine,
+linked from the agents the task queue serves (the same on every replay, as the agent itself
+is found): its model and tool calls are that agent's activities from then on, and the handoff
+activity tells the handoff (``on_agent_handoff``, the stream, the run's events and its
+current agent in the store). A handoff to an agent the task queue does not serve fails the
+run at its start, naming it.
+
 A run that runs out of turns fails with an ``ApplicationError`` of type
 ``MaxTurnsExceededError`` whose details are the agent id, ``max_turns`` and the checkpoint's
 JSON (its view left out when it would pass half the payload limit; a recorded run's then
@@ -46,10 +62,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    TimeoutType,
+)
 from temporalio.exceptions import CancelledError as ActivityCancelledError
 from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
@@ -59,10 +81,19 @@ from bloge.agent import (
     AgentOutput,
     AgentRunError,
     AgentUsage,
+    HandoffPayload,
     MaxTurnsExceededError,
     RunPaused,
 )
-from bloge.agent.runtime import ModelCall, RecordedResult, RunStart, ToolOutcome, ToolRound
+from bloge.agent.runtime import (
+    AgentEngine,
+    ModelCall,
+    RecordedResult,
+    RunStart,
+    ToolOutcome,
+    ToolRound,
+    child_run_id,
+)
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.masking import mask_credentials
@@ -80,7 +111,7 @@ from bloge.temporal.histories import (
     numbered_pairs,
     read_view,
 )
-from bloge.temporal.options import MAX_PAYLOAD_BYTES
+from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
 from bloge.temporal.waiting import (
     ANSWER_SIGNAL,
     Answers,
@@ -96,6 +127,7 @@ TOOL_ACTIVITY = "bloge.tool"
 FINISH_ACTIVITY = "bloge.finish"
 BEGIN_ACTIVITY = "bloge.begin"
 TOOL_FAILED_ACTIVITY = "bloge.tool_failed"
+HANDOFF_ACTIVITY = "bloge.handoff"
 #: The patch after which runs continue as new (workflows begun before replay without it).
 LONG_RUNS = "bloge.continue-as-new"
 #: The error type of a tool activity that stopped its call at its deadline.
@@ -108,6 +140,9 @@ REPORT_FAILED_TOOLS = "bloge.report-failed-tools"
 #: The patch after which a run that has no one to tell its end (no store, no listeners) ends
 #: without the finish activity (workflows begun before it replay with that activity).
 QUIET_ENDS = "bloge.quiet-ends"
+#: The patch after which a sub-agent call's child run is a child workflow (workflows begun
+#: before it replay with the child run inside the call's tool activity).
+CHILD_WORKFLOWS = "bloge.child-workflows"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -130,21 +165,19 @@ class AgentWorkflow:
     async def run(self, start: Json) -> Json:
         info = workflow.info()
         agent_id = str(start["agent"])
-        agent = catalogue.find(info.task_queue, agent_id)
-        if agent is None:
-            raise ApplicationError(
-                f"no agent {agent_id!r} on task queue {info.task_queue!r} (it serves: "
-                f"{', '.join(catalogue.known(info.task_queue)) or 'none'})",
-                type="UnknownAgent", non_retryable=True)
+        agent = _served(info.task_queue, agent_id)
         # Workflows begun before runs continued as new replay without it.
         may_continue = workflow.patched(LONG_RUNS)
         run_id = info.workflow_id
         values = dict(start.get("context") or {})
         carried: Json | None = start.get("carried")
         messages = start.get("input")
+        # Linked before the run begins: a handoff that cannot be taken fails it there.
+        engine = _linked(agent.engine(start.get("max_turns")), info.task_queue)
         begun = await _begin(agent, start, run_id, info.task_queue)
         thread_id, started, checkpoint, log = (begun.thread_id, begun.started,
                                                begun.checkpoint, begun.log)
+        current = _current(agent, checkpoint, info.task_queue)
         turns_done = checkpoint.turn_count if checkpoint is not None else 0
         turns = Turns(run_id, thread_id, turns_done + 1,
                        agent.plan.limits if may_continue else None, log, carried)
@@ -152,12 +185,11 @@ class AgentWorkflow:
         # by equality.
         turns.by_value = carried is None and checkpoint is not None
         own_tools = list(start.get("tools") or ())
-        effects = ActivityEffects(agent, run_id, values, thread_id, log,
+        effects = ActivityEffects(current, run_id, values, thread_id, log,
                                   local_model_calls=bool(start.get("local_model_calls")),
                                   turns=turns, principal=start.get("principal"),
-                                  tools=own_tools)
+                                  tools=own_tools, task_queue=info.task_queue)
         ctx = OperatorContext.root(values, execution_id=run_id)
-        engine = agent.engine(start.get("max_turns"))
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
             AgentInput(wire.messages_from_json(messages)) if messages else None,
@@ -244,7 +276,8 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
             conversation = wire.messages_from_json(carried["view"])
         return _Begun(thread_id, float(carried["started"]), AgentCheckpoint(
             conversation, int(carried["turn_count"]), dict(carried.get("tool_results") or {}),
-            agent_id, AgentUsage.from_dict(carried["usage"])), None, log)
+            carried.get("agent_id") or agent_id,  # the agent it handed over to, if it did
+            AgentUsage.from_dict(carried["usage"])), None, log)
     thread_id = start.get("thread_id")
     checkpoint = (None if start.get("checkpoint") is None
                   else AgentCheckpoint.from_json(DEFAULT_CODEC.encode(start["checkpoint"])))
@@ -259,6 +292,7 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
         "metadata": {"workflow_id": run_id, "task_queue": task_queue},
         "principal": start.get("principal"), "trace_parent": start.get("trace_parent"),
         **({"tools": start["tools"]} if start.get("tools") else {}),
+        **({"parent_run_id": start["parent_run_id"]} if start.get("parent_run_id") else {}),
     }, **agent.plan.finish)
     pairs = (begun["history"] if "history" in begun  # begun by an earlier worker
              else await read_view(agent, run_id, thread_id, begun["view"]))
@@ -294,6 +328,56 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
     }
 
 
+def _current(agent: ServedAgent, checkpoint: AgentCheckpoint | None,
+             task_queue: str) -> ServedAgent:
+    """The agent the run goes on with: the one it handed over to, when its checkpoint is that
+    agent's (the engine finds it among those its handoffs reach)."""
+    if checkpoint is None or checkpoint.agent_id in (None, agent.definition.id):
+        return agent
+    return catalogue.find(task_queue, str(checkpoint.agent_id)) or agent
+
+
+def _served(task_queue: str, agent_id: str) -> ServedAgent:
+    """The agent ``task_queue`` serves as ``agent_id``; the run fails when it serves none."""
+    agent = catalogue.find(task_queue, agent_id)
+    if agent is None:
+        raise ApplicationError(
+            f"no agent {agent_id!r} on task queue {task_queue!r} (it serves: "
+            f"{', '.join(catalogue.known(task_queue)) or 'none'})",
+            type="UnknownAgent", non_retryable=True)
+    return agent
+
+
+def _linked(engine: AgentEngine, task_queue: str) -> AgentEngine:
+    """``engine``, its handoffs (and theirs, at any distance) linked to the engines of the
+    agents ``task_queue`` serves: the same ones on every replay, since a worker's agents do not
+    change while it runs. A handoff to an agent the queue does not serve fails the run,
+    naming it."""
+    if not engine.definition.handoffs:
+        return engine
+    agents = {agent_id: found for agent_id in catalogue.known(task_queue)
+              if (found := catalogue.find(task_queue, agent_id)) is not None}
+    engine.link_all({agent_id: agent.definition for agent_id, agent in agents.items()},
+                    lambda definition: agents[definition.id].engine())
+    seen: set[str] = set()
+    queue = [engine]
+    while queue:
+        linked = queue.pop()
+        if linked.definition.id in seen:
+            continue
+        seen.add(linked.definition.id)
+        for handoff in linked.definition.handoffs:
+            target = linked.linked.get(handoff.agent_id)
+            if target is None:
+                raise ApplicationError(
+                    f"agent {linked.definition.id!r} hands over to agent {handoff.agent_id!r}, "
+                    f"which task queue {task_queue!r} does not serve (it serves: "
+                    f"{', '.join(sorted(agents)) or 'none'})",
+                    type="UnknownAgent", non_retryable=True)
+            queue.append(target)
+    return engine
+
+
 def _named(output: AgentOutput, run_id: str, thread_id: str | None) -> AgentOutput:
     return replace(output, run_id=run_id, thread_id=thread_id)
 
@@ -305,14 +389,16 @@ class ActivityEffects:
     carries the view by reference to the thread's log (and the turn's new messages, which
     the activity writes there first); another run's carries the view itself."""
 
-    __slots__ = ("_agent", "_local", "_log", "_principal", "_run_id", "_thread_id", "_tools",
-                 "_turns", "_values")
+    __slots__ = ("_agent", "_local", "_log", "_principal", "_queue", "_run_id", "_thread_id",
+                 "_tools", "_turns", "_values")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
                  local_model_calls: bool = False, turns: Turns,
-                 principal: Json | None = None, tools: Sequence[Json] = ()) -> None:
-        self._agent = agent
+                 principal: Json | None = None, tools: Sequence[Json] = (),
+                 task_queue: str = "") -> None:
+        self._agent = agent  # the agent the run goes on with (another, once it handed over)
+        self._queue = task_queue
         self._tools = list(tools)  # the run's own, which its model calls offer too
         self._principal = principal  # whom the run is for: its tools act on their behalf
         self._run_id = run_id
@@ -328,6 +414,21 @@ class ActivityEffects:
 
     @property
     def tools(self) -> ToolRound:
+        return self
+
+    async def handed_to(self, handoff: HandoffPayload) -> ActivityEffects:
+        """Tell the handoff from an activity (when anyone is told: a store, listeners), then
+        make the other agent's calls: it is served here (see :func:`_link`)."""
+        agent = self._agent
+        if agent.recorded or agent.listeners:
+            await workflow.execute_activity(HANDOFF_ACTIVITY, {
+                "agent": agent.definition.id, "run_id": self._run_id,
+                "thread_id": self._thread_id,
+                "handoff": {"turn_number": handoff.turn_number, "handoff": handoff.handoff,
+                            "from_agent": handoff.from_agent, "to_agent": handoff.to_agent,
+                            "tool_call_id": handoff.tool_call_id, "reason": handoff.reason},
+            }, **agent.plan.finish)
+        self._agent = _served(self._queue, handoff.to_agent)  # linked before the run began
         return self
 
     async def _call_model(self, request: LlmRequest, turn: int) -> LlmResponse:
@@ -386,6 +487,9 @@ class ActivityEffects:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "call": wire.call_to_json(call),
                    "context": self._values, "principal": self._principal}
+        if plan is not None and plan.child is not None and catalogue.find(
+                self._queue, plan.child) is not None and workflow.patched(CHILD_WORKFLOWS):
+            payload["child"] = True  # the activity stops at the question
         started = workflow.time()
         try:
             result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
@@ -396,7 +500,39 @@ class ActivityEffects:
             if workflow.patched(REPORT_FAILED_TOOLS):
                 await self._report_failed(payload, outcome, started)
             return outcome
+        if "child" in result:
+            assert plan is not None
+            return await self._run_child(turn, call, plan, payload, result["child"], started)
         return wire.outcome_from_json(call, result)
+
+    async def _run_child(self, turn: int, call: ToolCall, plan: ToolPlan, payload: Json,
+                         asked: Json, started: float) -> ToolOutcome:
+        """A sub-agent call's child run, as a child workflow of this one (bounded by the
+        tool's timeout); the call's end told as the tool activity would have."""
+        agent_id = str(asked["agent"])
+        child_id = child_run_id(f"{self._run_id}:{turn}:{call.id}")
+        assert child_id is not None
+        start = {**start_payload(agent_id, input=AgentInput.of(str(asked["question"])),
+                                 context=self._values, local_model_calls=self._local),
+                 "principal": self._principal, "parent_run_id": self._run_id}
+        options: dict[str, Any] = {"id": child_id, "task_queue": self._queue}
+        if plan.timeout is not None:
+            options["execution_timeout"] = timedelta(seconds=plan.timeout)
+        try:
+            data = await workflow.execute_child_workflow(WORKFLOW, start, **options)
+        except ChildWorkflowError as error:
+            outcome = _child_failed(call, agent_id, child_id, error, plan.timeout)
+        else:
+            output = wire.output_from_json(data)
+            answer = data.get("output")
+            result = output.content if answer is None else answer
+            content = result if isinstance(result, str) else DEFAULT_CODEC.encode_lenient(result)
+            outcome = ToolOutcome(call, success=True, content=content, result=result,
+                                  arguments=_arguments(call),
+                                  latency_ms=(workflow.time() - started) * 1000.0)
+        if self._agent.recorded or self._agent.listeners:
+            await self._report_failed(payload, outcome, started)
+        return outcome
 
     async def _report_failed(self, payload: Json, outcome: ToolOutcome, started: float) -> None:
         """Tell the end of a tool activity that could not (it timed out, its worker died), as
@@ -405,6 +541,7 @@ class ActivityEffects:
         try:
             await workflow.execute_activity(TOOL_FAILED_ACTIVITY, {
                 **payload, "content": outcome.content,
+                **({"success": True} if outcome.success else {}),
                 "latency_ms": (workflow.time() - started) * 1000.0,
             }, **self._agent.plan.finish)
         except ActivityError as error:
@@ -467,6 +604,32 @@ def _raise_if_cancelled(error: ActivityError) -> None:
     not failed by that call."""
     if isinstance(error.cause, ActivityCancelledError):
         raise asyncio.CancelledError(str(error.cause)) from error
+
+
+def _child_failed(call: ToolCall, agent_id: str, child_id: str, error: ChildWorkflowError,
+                  timeout: float | None) -> ToolOutcome:
+    """A child workflow that did not answer, as the tool message a local run would give."""
+    cause = error.cause
+    if isinstance(cause, ActivityCancelledError):
+        problem = (f"tool {call.name!r} failed: sub-agent {agent_id!r} (run {child_id}) was "
+                   "cancelled")
+    elif isinstance(cause, ActivityTimeoutError):
+        bound = "" if timeout is None else f" after {timeout:g} s"
+        problem = f"tool {call.name!r} timed out{bound}"
+    else:
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+        problem = (f"tool {call.name!r} failed: SubAgentError: sub-agent {agent_id!r} (run "
+                   f"{child_id}) failed: {mask_credentials(message)}")
+    return ToolOutcome(call, success=False, content=f"Error: {problem}",
+                       arguments=_arguments(call))
+
+
+def _arguments(call: ToolCall) -> Any:
+    """A call's arguments, parsed (``None`` when they are no JSON)."""
+    try:
+        return DEFAULT_CODEC.decode(call.arguments)
+    except Exception:  # noqa: BLE001 -- the model's text; its call ran nonetheless
+        return None
 
 
 def _failed(call: ToolCall, error: ActivityError, timeout: float | None, *,

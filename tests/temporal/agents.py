@@ -10,6 +10,10 @@ with ``ask`` makes turn 1 call ``asker``'s external ``ask_user``, one that start
 worker a test kills) at once; turn 2 answers with what the tools returned. A message that
 starts with ``stall`` makes the model call wait until it is cancelled (``STALLED`` is set
 once it waits).
+``delegator`` asks its sub-agent ``researcher`` (a tool, ``research``) in turn 1, calls
+``gate`` in turn 2 and answers in turn 3; ``researcher`` counts (``count``) and answers with
+what it counted (``research loop``: it counts until it runs out of turns). ``triage`` hands
+``bill …`` over to ``biller``, which counts and answers.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from typing import Any
 from bloge import (
     AgentDef,
     AgentDslCompiler,
+    AgentLoopOperator,
     LlmChatOperator,
     LlmStreamingChatOperator,
     OperatorRegistry,
 )
+from bloge.agent import SubAgentTool
 from bloge.core.context import OperatorContext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 
@@ -85,6 +91,31 @@ agent asker {
   }
 }
 
+agent delegator {
+  model = "test-model"
+  max_turns = 3
+  tool research : agent researcher { description = "Ask the researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent researcher {
+  model = "test-model"
+  max_turns = 2
+  tool count : Count { input { key = tool_args.key } }
+}
+
+agent triage {
+  model = "test-model"
+  max_turns = 3
+  handoff billing : agent biller { description = "Billing questions" }
+}
+
+agent biller {
+  model = "test-model"
+  max_turns = 3
+  tool count : Count { input { key = tool_args.key } }
+}
+
 stream agent slowStream {
   model = "test-model"
   max_turns = 2
@@ -117,6 +148,8 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
         return LlmResponse(f"read {shown} bytes in {len(request.messages)} messages",
                            prompt_tokens=1, completion_tokens=1)
     user = next(m.content for m in request.messages if m.role == "user")
+    if user.startswith(("delegate", "research", "bill")):
+        return _composed(request, user, answered)
     if user.startswith("stall"):
         return _stall()
     if user.startswith(("ask", "client")) and answered == 0:
@@ -144,6 +177,34 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
             ToolCall("c2", "gate", json.dumps({"name": user}))))
     results = [m.content for m in request.messages if m.role == "tool"]
     return LlmResponse("answer: " + " | ".join(results), prompt_tokens=7, completion_tokens=3)
+
+
+def _composed(request: LlmRequest, user: str, answered: int) -> LlmResponse:
+    """delegator, researcher, triage and biller (see the module's docs)."""
+    results = [m.content for m in request.messages if m.role == "tool"]
+    if user.startswith("delegate"):
+        if answered == 0:
+            return LlmResponse("", "tool_calls", tool_calls=(ToolCall(
+                "r1", "research", json.dumps({"input": "research " + user.split(" ", 1)[1]})),))
+        if answered == 1:
+            return LlmResponse("", "tool_calls", tool_calls=(
+                ToolCall("g1", "gate", json.dumps({"name": user})),))
+        return LlmResponse("delegated: " + " | ".join(results))
+    if user.startswith("research"):
+        if answered == 0 or user == "research loop":
+            return LlmResponse("", "tool_calls", tool_calls=(
+                ToolCall(f"n{answered}", "count", json.dumps({"key": user})),))
+        return LlmResponse("found: " + results[-1])
+    offered = sorted(tool.name for tool in request.tools)
+    if answered == 0:
+        if "transfer_to_billing" not in offered:
+            return LlmResponse("no handoff offered: " + ",".join(offered))
+        return LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall("t1", "transfer_to_billing", json.dumps({"reason": "a bill"})),))
+    if answered == 1:  # biller's turn: its tools, not triage's
+        return LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall("b1", "count", json.dumps({"key": ",".join(offered)})),))
+    return LlmResponse("billed: " + results[-1])
 
 
 def _marathon(request: LlmRequest, turns: int) -> LlmResponse:
@@ -244,4 +305,15 @@ def registry(count_log: Path, *, hang_gate: bool = False, gate_log: Path | None 
 
 
 def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
-    return {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
+    """The agents, ``research``'s sub-agent operator registered (once) in ``registry``: its
+    agent's operator has a registry of its own (of ``registry``'s operators it uses), so that
+    ``registry`` is in no reference cycle, and is freed as the tests before these were."""
+    compiled = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
+    if "agent:researcher" not in registry:
+        own = (OperatorRegistry.builder()
+               .register("Count", registry.get("Count"))
+               .register("llmChat", registry.get("llmChat"))
+               .build())
+        registry.register("agent:researcher", SubAgentTool(
+            AgentLoopOperator("researcher", compiled["researcher"], own)))
+    return compiled

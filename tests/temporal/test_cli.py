@@ -64,6 +64,26 @@ def test_the_support_agent_runs_on_a_worker(app: Path, on_temporal: dict[str, st
     assert _callbacks(shown.stdout) == _callbacks(compared.stdout)
 
 
+def test_the_triage_example_hands_over_on_a_worker(app: Path, on_temporal: dict[str, str],  # noqa: F811 -- app: the fixture
+                                                   worker: subprocess.Popen[str]) -> None:
+    question = "I was charged twice for order 1234, please refund me"
+    local = bloge("run", "triage", question, "--json", cwd=app)
+    assert local.returncode == 0, local.stderr
+    remote = bloge("run", "triage", question, "--json", cwd=app, env=on_temporal)
+    assert remote.returncode == 0, remote.stderr
+    here, there = json.loads(local.stdout), json.loads(remote.stdout)
+    assert there["content"] == here["content"]
+    calls = [[call["name"] for message in output["messages"]
+              for call in message.get("tool_calls", [])] for output in (here, there)]
+    assert calls[1] == calls[0] == ["transfer_to_billing", "issueRefund"]
+    shown = bloge("runs", "show", there["run_id"], cwd=app)
+    assert shown.returncode == 0, shown.stderr
+    assert "agent triage → billingAgent" in shown.stdout
+    assert "handoff          triage → billingAgent (handoff billing" in shown.stdout
+    compared = bloge("runs", "show", here["run_id"], cwd=app)
+    assert _callbacks(shown.stdout) == _callbacks(compared.stdout)
+
+
 def test_a_file_agent_is_refused_on_temporal(app: Path, on_temporal: dict[str, str]) -> None:  # noqa: F811 -- app: the fixture
     source = app / "other.bloge"
     source.write_text('agent other { model = "m" }\n')

@@ -20,6 +20,7 @@ a checkpoint, that a raised limit resumes.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -322,7 +323,10 @@ class RunLedger:
         try:
             return await dispatch(calls)
         finally:
-            _CALLER.reset(token)
+            # A run's coroutine closed by the garbage collector (a Temporal workflow its
+            # worker dropped in a tool round) ends in another context: nothing to undo there.
+            with contextlib.suppress(ValueError):
+                _CALLER.reset(token)
 
     def _tool_refusal(self, usage: AgentUsage, wanted: int) -> Refusal:
         used = self._used(usage)

@@ -21,6 +21,7 @@ from bloge.agent.budget import DEFAULT_POLICY, BudgetPolicy
 from bloge.agent.definition import AgentDef
 from bloge.agent.listeners import (
     AgentExecutionListener,
+    HandoffPayload,
     ListenerChain,
 )
 from bloge.agent.loop.budget import BudgetCounters
@@ -68,6 +69,11 @@ class RunEffects(Protocol):
     @property
     def tools(self) -> ToolRound:
         """Runs the tool rounds."""
+        ...
+
+    async def handed_to(self, handoff: HandoffPayload) -> RunEffects:
+        """The effects the run goes on with once it hands over to ``handoff.to_agent`` (the
+        handoff told where the run's I/O happens, when that is where it is recorded)."""
         ...
 
 
@@ -199,10 +205,6 @@ class AgentEngine:
         # Python call.
         context = (OperatorContext.root() if ctx is None
                    else ctx if isinstance(ctx, OperatorContext) else OperatorContext.root(ctx))
-        if (self.definition.handoffs or self.linked) and effects is not None:
-            raise BlogeUsageError(
-                f"agent {self.definition.id!r} has handoffs, which runs whose steps run "
-                "elsewhere (bloge.runner: temporal) do not take yet; run it locally")
         engine = self
         checkpoint = start.checkpoint
         if checkpoint is not None and checkpoint.agent_id not in (None, self.definition.id):

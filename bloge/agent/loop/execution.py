@@ -64,7 +64,8 @@ class Execution:
     bookkeeping."""
 
     __slots__ = ("_budget", "_cache_key", "_call_model", "_chat", "_context", "_counters",
-                 "_ctx", "_dispatcher", "_engine", "_external", "_external_tools", "_guards",
+                 "_ctx", "_dispatcher", "_effects", "_engine", "_external", "_external_tools",
+                 "_guards",
                  "_listeners", "_may_wait", "_memory", "_observer", "_plan", "_pool_wait",
                  "_prepare", "_sink", "_stream", "_tool_definitions", "_typed", "_value",
                  "base_usage", "cache_read",
@@ -117,6 +118,7 @@ class Execution:
         #: How the round the model just asked for goes (set with its answer).
         self._plan: RoundPlan | None = None
         # None: the chat operator is called as it is, and answers whole or streamed.
+        self._effects = effects
         self._call_model: ModelCall | None = None if effects is None else effects.call_model
         self._dispatcher: ToolRound = ToolDispatcher(
             definition.tools, engine.registry, ctx=ctx, codec=engine.codec,
@@ -265,11 +267,13 @@ class Execution:
                                        turn))
         if self._observer is not None:
             await self._observer.handed_off(payload)
+        # A durable runner's effects go on with the other agent's I/O.
+        effects = None if self._effects is None else await self._effects.handed_to(payload)
         begun = handed_over(self._memory.messages(), self._engine.definition,
                             target.definition, self.turn,
                             self.usage, dict(self.tool_results))
         return target.execution(self._ctx, begun, sink=self._stream, observer=self._observer,
-                                effects=None, tools=self._external_tools,
+                                effects=effects, tools=self._external_tools,
                                 counters=self._counters, transcript=self.transcript)
 
     async def _observe_end(self, exit_reason: str, *, output: AgentOutput | None = None,

@@ -31,9 +31,6 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start) -
         raise failure(f"bloge.runner is temporal, and the workers run the agents of "
                       f"bloge.agents.dsl-locations: {definition.id!r} is not one of them "
                       f"({', '.join(sorted(agents)) or 'none'})")
-    if definition.handoffs:
-        raise failure(f"agent {definition.id!r} hands over to other agents, which runs on "
-                      "Temporal workers do not do yet; run it with bloge.runner: local")
     if start.run_id is not None:
         raise failure("a Temporal run continues by itself after a crash; there is no stored "
                       "run to resume (bloge.runner is temporal)")
