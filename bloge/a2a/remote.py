@@ -30,7 +30,7 @@ from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import A2AError
 
 from bloge.a2a.parts import answer_of, message, text_of
-from bloge.core.codec import DEFAULT_CODEC
+from bloge.agent.runtime import question_of
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeError, BlogeUsageError
 from bloge.core.operator import OperatorMetadata
@@ -91,7 +91,7 @@ class A2aAgentTool:
 
     async def execute(self, input: Any, ctx: OperatorContext) -> str:
         """The agent's answer to ``input`` (see the module docs)."""
-        text = _message_text(input)
+        text = question_of(input)
         try:
             async with asyncio.timeout(self.timeout):
                 return await self._attempts(text)
@@ -189,17 +189,6 @@ def _cause(error: BaseException) -> tuple[int | None, bool]:
             return None, True
         seen = seen.__cause__
     return None, False
-
-
-def _message_text(input: Any) -> str:
-    """What a call asks: its text, its one string argument, else its arguments as JSON."""
-    if isinstance(input, str):
-        return input
-    if isinstance(input, Mapping) and len(input) == 1:
-        (value,) = input.values()
-        if isinstance(value, str):
-            return value
-    return DEFAULT_CODEC.encode_lenient(input)
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

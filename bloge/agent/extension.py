@@ -413,11 +413,7 @@ class _AgentBlock:
             match statement:
                 case s.Binding("description", value, _, key_span):
                     if self._first("description", key_span, seen):
-                        text = self._constant("description", value)
-                        if text is not _INVALID and not isinstance(text, str):
-                            self._error("description must be a string", value.span)
-                        elif isinstance(text, str):
-                            description = text
+                        description = self._description(value)
                 case s.Binding("timeout", value, _, key_span):
                     if self._first("timeout", key_span, seen):
                         timeout = self._tool_timeout(value)
@@ -527,6 +523,15 @@ class _AgentBlock:
                           parameters=parameters, requires_approval=approval)
         self.tools.append(replace(tool, remote=remote))
 
+    def _description(self, node: s.Expr) -> str:
+        """A tool's or a handoff's ``description``: a string (an error, and ``""``, if not)."""
+        text = self._constant("description", node)
+        if isinstance(text, str):
+            return text
+        if text is not _INVALID:
+            self._error("description must be a string", node.span)
+        return ""
+
     def _flag(self, key: str, node: s.Expr) -> bool:
         value = self._constant(key, node)
         if isinstance(value, bool):
@@ -556,11 +561,7 @@ class _AgentBlock:
             match statement:
                 case s.Binding("description", value, _, key_span):
                     if self._first("description", key_span, seen):
-                        text = self._constant("description", value)
-                        if text is not _INVALID and not isinstance(text, str):
-                            self._error("description must be a string", value.span)
-                        elif isinstance(text, str):
-                            description = text
+                        description = self._description(value)
                 case s.Binding(key, _, _, key_span):
                     self._unknown(key, key_span, ("description",), f"handoff {block.name!r}")
                 case _:

@@ -28,7 +28,8 @@ package to that):
   :class:`Refusal`, and records each model call's :class:`CallUsage`.
 - A runner that runs sub-agents' child runs itself sets :data:`CHILDREN_ELSEWHERE` while a
   :class:`SubAgentTool`'s call runs: the call raises :class:`ChildRunRequested` with its
-  question instead; :func:`child_run_id` is the child's run id for a call.
+  question instead; :func:`child_run_id` is the child's run id for a call, :func:`question_of`
+  the text a call to another agent (a sub-agent, a remote one) asks it.
 - A :data:`ChunkSink` receives a run's stream chunks as they happen.
 - :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
 - :func:`check_targets` checks that the handoffs of a project's agents go to its agents
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from bloge.agent.subagent import ChildRunRequested as ChildRunRequested
     from bloge.agent.subagent import SubAgentTool as SubAgentTool
     from bloge.agent.subagent import child_run_id as child_run_id
+    from bloge.agent.subagent import question_of as question_of
 else:
     # Lazily, as a package exports its names: a module that needs the chunk sink's type does
     # not load the engine.
