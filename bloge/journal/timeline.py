@@ -253,8 +253,8 @@ def _approval_required(e: Mapping[str, Any]) -> str:
 
 def _in(e: Mapping[str, Any]) -> str:
     """Where a call a run waits on waits, when it is a sub-agent's run's."""
-    run_id = e.get("run_id")
-    return "" if run_id in (None, e.get("execution_id")) else f" of sub-agent run {run_id}"
+    run_id = e.get("subagent_run_id")
+    return "" if run_id is None else f" of sub-agent run {run_id}"
 
 
 def _subagent_paused(e: Mapping[str, Any]) -> str:

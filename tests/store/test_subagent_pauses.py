@@ -101,7 +101,8 @@ async def test_the_callers_record_says_what_it_waits_on(store: Store) -> None:
     assert waiting == {"call_id": "c0", "tool": "billing", "run_id": child_run,
                        "status": "awaiting_approval", "turn": 1}
     (required,) = [e.body for e in events if e.type == "approval_required"]
-    assert (required["call_id"], required["run_id"]) == ("r1", child_run)
+    assert (required["call_id"], required["run_id"], required["subagent_run_id"]) == (
+        "r1", paused.run_id, child_run)
     shown = "\n".join(render_timeline(run_timeline(paused.run_id or "", events)))
     assert f"billing c0 waits on sub-agent run {child_run}, awaiting approval" in shown
     assert f"refund r1 of sub-agent run {child_run} waits for a decision" in shown
