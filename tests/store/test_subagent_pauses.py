@@ -197,6 +197,9 @@ async def test_a_child_that_spends_its_callers_budget_stops_the_caller(store: St
                   name="triage", store=store, budget={"tokens": 400}, max_tokens=50)
     with pytest.raises(BudgetExceededError) as stopped:
         await agent.arun_output("go")
+    (child,) = await store.child_runs(stopped.value.run_id or "")
+    assert stopped.value.sub_agents == {f"researcher (run {child.id})": 600}
     run = await store.get_run(stopped.value.run_id or "")
-    assert run.status is RunStatus.FAILED
-    assert run.exit_reason == "budget"
+    assert (run.status, run.exit_reason) == (RunStatus.FAILED, "budget")
+    assert run.error is not None
+    assert f"its sub-agents spent 600 in researcher (run {child.id})" in run.error.message

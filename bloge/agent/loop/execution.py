@@ -134,7 +134,8 @@ class Execution:
                                  thread_id=None if observer is None else observer.thread_id,
                                  principal=None if principal is None else principal.name,
                                  base=start.base_usage, estimator=engine.token_estimator,
-                                 checkpoint=self.checkpoint, usage=lambda: self.usage)
+                                 checkpoint=self.checkpoint, usage=lambda: self.usage,
+                                 run_id=None if observer is None else observer.run_id)
         self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
         if engine.handoffs:
             self._dispatcher = HandoffRound(self._dispatcher, engine.handoffs, observer)
