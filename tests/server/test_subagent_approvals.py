@@ -14,10 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from bloge import Agent, open_store
+from bloge import Agent, RunPaused, open_store
 from bloge.llm import ScriptedProvider
 from bloge.server import create_app
-from bloge.store import Store
+from bloge.server.expiry import continue_expired
+from bloge.store import RunStatus, Store
 from tests.runtime.helpers import calls
 from tests.server.live_server import LiveServer
 from tests.server.test_approvals_api import streamed
@@ -116,3 +117,21 @@ def test_deciding_by_the_sub_agents_run_continues_its_caller(served: Served) -> 
     assert events[-1][0] == "done"
     assert httpx.get(served.url(f"/runs/{paused['id']}")).json()["status"] == "succeeded"
     assert ran == ["lookup kb"]  # denied: the refund never ran
+
+
+async def test_a_sub_agents_expired_call_continues_its_caller(tmp_path: Path) -> None:
+    ran.clear()
+    store = open_store(f"sqlite:///{tmp_path / 'expired.db'}")
+    store.approval_expiry = 0.0
+    state = create_app(agents=[team(store)], store=store).app.state.bloge  # type: ignore[attr-defined]  # a Starlette app
+    try:
+        with pytest.raises(RunPaused) as paused:
+            await state.agents.whole("triage").aexecute("refund me")
+        caller = paused.value.run_id
+        assert await continue_expired(state) == [caller]  # the caller, not the sub-agent
+        await state.tasks.shutdown(30.0)  # the continued run's task, to its end
+        run = await store.get_run(caller or "")
+        assert run.status is RunStatus.SUCCEEDED
+        assert ran == ["lookup kb"]  # expired: denied, the refund never ran
+    finally:
+        await store.aclose()
