@@ -135,9 +135,12 @@ def test_a_sub_agents_call_is_decided_by_its_callers_run_which_then_finishes(
     caller, call_id = found[1], found[2]
     listed = json.loads(bloge("approvals", "list", "--json", cwd=app).stdout)
     assert [(p["call_id"], p["tool"]) for p in listed] == [(call_id, "searchKnowledgeBase")]
+    shown = bloge("runs", "show", caller, cwd=app).stdout
+    assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown
+    assert f"in sub-agent run {listed[0]['run_id']}" in shown
     approved = bloge("approvals", "approve", caller, call_id, cwd=app)
     assert approved.returncode == 0, approved.stderr
     assert "KB-RESET-001" in approved.stdout
-    shown = json.loads(bloge("runs", "show", caller, "--json", cwd=app).stdout)
-    assert shown["status"] == "succeeded"
-    assert [child["status"] for child in shown["children"]] == ["succeeded"]
+    ended = json.loads(bloge("runs", "show", caller, "--json", cwd=app).stdout)
+    assert ended["status"] == "succeeded"
+    assert [child["status"] for child in ended["children"]] == ["succeeded"]
