@@ -203,3 +203,16 @@ async def test_a_child_that_spends_its_callers_budget_stops_the_caller(store: St
     assert (run.status, run.exit_reason) == (RunStatus.FAILED, "budget")
     assert run.error is not None
     assert f"its sub-agents spent 600 in researcher (run {child.id})" in run.error.message
+
+
+async def test_an_unrecorded_callers_sub_agent_that_pauses_fails_the_call() -> None:
+    child = Agent(ScriptedProvider(calls(("refund", {"amount": 10}, "r1")), "never"), [refund],
+                  name="billing")
+    caller = Agent(ScriptedProvider(calls(("billing", {"input": "refund"}, "c0")), "Sorry."),
+                   [child.as_tool()], name="triage")
+    output = await caller.arun_output("help")
+    (message,) = [m for m in output.messages if m.role == "tool"]
+    assert message.is_error
+    assert "sub-agent 'billing' did not answer" in message.content
+    assert "give both agents a store" in message.content
+    assert output.content == "Sorry."
