@@ -216,3 +216,22 @@ async def test_an_unrecorded_callers_sub_agent_that_pauses_fails_the_call() -> N
     assert "sub-agent 'billing' did not answer" in message.content
     assert "give both agents a store" in message.content
     assert output.content == "Sorry."
+
+
+async def test_a_caller_with_calls_of_its_own_waiting_pauses_until_both_are_decided(
+        store: Store) -> None:
+    child = billing(store)
+    answers = iter([calls(("billing", {"input": "refund 10"}, "c0"),
+                          ("refund", {"amount": 99}, "own")), LlmResponse("Both done.")])
+    caller = Agent(FunctionProvider(lambda request: next(answers)), [child.as_tool(), refund],
+                   name="triage", store=store)
+    paused = await paused_parent(caller)
+    assert [(c.call_id, c.run_id) for c in paused.pending] == [
+        ("own", None), ("r1", paused.children[0].run_id)]
+    with pytest.raises(RunPaused) as again:
+        await caller.aresume(paused.run_id or "", decisions={"own": True})
+    assert [c.call_id for c in again.value.pending] == ["r1"]
+    assert ran == ["refund 99"]
+    output = await caller.aresume(paused.run_id or "", decisions={"r1": True})
+    assert output.content == "Both done."
+    assert ran == ["refund 99", "refund 10"]
