@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop import AgentStreamChunk as AgentStreamChunk
     from bloge.agent.loop import AgentUsage as AgentUsage
     from bloge.agent.loop import BudgetExceededError as BudgetExceededError
+    from bloge.agent.loop import ChildWait as ChildWait
     from bloge.agent.loop import Decision as Decision
     from bloge.agent.loop import Done as Done
     from bloge.agent.loop import GuardrailTrippedError as GuardrailTrippedError

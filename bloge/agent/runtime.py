@@ -21,7 +21,10 @@ package to that):
 - A paused run (a tool round whose calls wait for approval or for results posted from
   outside) raises :class:`RunPaused` with its :class:`PendingCall` values; it resumes with a
   :class:`PendingRound` holding each call's :class:`Decision` (:func:`decision_of`) or posted
-  result (:func:`posted_result`); :func:`call_hash` binds a decision to its call.
+  result (:func:`posted_result`); :func:`call_hash` binds a decision to its call. A call
+  whose sub-agent's run paused has an outcome that waits on it (:attr:`ToolOutcome.waits_on`,
+  a :class:`ChildWait`): the run pauses after the round, and its ``RunPaused.children`` say
+  on which runs.
 - :class:`BudgetCounters` keep the budgets shared beyond one run (a thread's, an API
   key's) where every worker sees them: a store reserves a :class:`Claim`'s :class:`Spend`
   atomically (judging it with :func:`refusal` and :func:`calls_that_fit`), or answers a
@@ -74,6 +77,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.observer import run_store_of as run_store_of
     from bloge.agent.loop.pause import AWAITING_APPROVAL as AWAITING_APPROVAL
     from bloge.agent.loop.pause import AWAITING_TOOL_RESULTS as AWAITING_TOOL_RESULTS
+    from bloge.agent.loop.pause import ChildWait as ChildWait
     from bloge.agent.loop.pause import RunPaused as RunPaused
     from bloge.agent.loop.start import RunStart as RunStart
     from bloge.agent.loop.tools import SUMMARY_LENGTH as SUMMARY_LENGTH

@@ -5,6 +5,10 @@ research : agent researcher { … }``). Each call runs the agent on the call's i
 string argument, else the arguments as JSON) with its own turn cap and budget, and its answer
 is the call's result — its typed output's JSON data when it has an output type. A failure
 (a provider's, a budget's, the turn cap) is the call's error, which the caller's model sees.
+A child that pauses — a call of its own waits for approval or for a posted result — pauses
+its caller too (:class:`~bloge.agent.loop.pause.SubAgentPaused`): the caller's record lists
+the child's waiting calls, a decision given on either run decides them, and the caller
+resumed takes the child up, whose answer is then the call's result.
 
 Recorded — the sub-agent's operator has a store and the caller's run is recorded — the child is
 a run of its own whose ``parent_run_id`` is the caller's, and whose id derives from the call's
@@ -31,11 +35,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.agent_calls import QUESTION_PARAMETERS
 from bloge.agent.loop.chunks import AgentStreamChunk, Done, SubAgentChunk
-from bloge.agent.loop.pause import RunPaused
+from bloge.agent.loop.pause import ChildWait, RunPaused, SubAgentPaused
 from bloge.agent.loop.tools import TOOL_CALL, ChunkSink, ToolCallScope
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
@@ -115,14 +120,26 @@ class SubAgentTool:
             output = await self.agent.arun_child(question_of(input), ctx, run_id=run_id,
                                                  sink=sink)
         except RunPaused as paused:
-            raise SubAgentError(f"sub-agent {agent_id!r} did not answer: {paused}; its run "
-                                "goes on by itself once decided, without answering this call",
-                                agent_id=agent_id, run_id=paused.run_id) from paused
+            if paused.run_id is None or run_id is None or scope is None:
+                raise SubAgentError(f"sub-agent {agent_id!r} did not answer: {paused}; a "
+                                    "sub-agent's call can wait only when both runs are "
+                                    "recorded (give both agents a store)",
+                                    agent_id=agent_id, run_id=paused.run_id) from paused
+            raise SubAgentPaused(_waiting(scope, paused)) from None
         except BlogeError as error:
             where = f" (run {run_id})" if run_id is not None and self.agent.store else ""
             raise SubAgentError(f"sub-agent {agent_id!r}{where} failed: {error}",
                                 agent_id=agent_id, run_id=run_id) from error
         return output.output_data if output.output_data is not None else output.content
+
+
+def _waiting(scope: ToolCallScope, paused: RunPaused) -> ChildWait:
+    """What the call of ``scope`` waits on: the child's paused run, and the calls it (and
+    the runs it started) waits on, each naming its run."""
+    assert paused.run_id is not None
+    pending = tuple(call if call.run_id else replace(call, run_id=paused.run_id)
+                    for call in paused.pending)
+    return ChildWait(scope.call_id, scope.tool_name, paused.run_id, paused.status, pending)
 
 
 def child_run_id(idempotency_key: str | None) -> str | None:

@@ -248,7 +248,19 @@ def _other(e: Mapping[str, Any]) -> str:
 
 
 def _approval_required(e: Mapping[str, Any]) -> str:
-    return f"{e.get('tool')} {e.get('call_id')} waits for a decision{_until(e)}"
+    return f"{e.get('tool')} {e.get('call_id')}{_in(e)} waits for a decision{_until(e)}"
+
+
+def _in(e: Mapping[str, Any]) -> str:
+    """Where a call a run waits on waits, when it is a sub-agent's run's."""
+    run_id = e.get("subagent_run_id")
+    return "" if run_id is None else f" of sub-agent run {run_id}"
+
+
+def _subagent_paused(e: Mapping[str, Any]) -> str:
+    status = str(e.get("status", "paused")).replace("_", " ")
+    return (f"{e.get('tool')} {e.get('call_id')} waits on sub-agent run {e.get('run_id')}, "
+            f"{status}")
 
 
 def _approval_decided(e: Mapping[str, Any]) -> str:
@@ -259,7 +271,7 @@ def _approval_decided(e: Mapping[str, Any]) -> str:
 
 
 def _waits_for_result(e: Mapping[str, Any]) -> str:
-    return f"{e.get('tool')} {e.get('call_id')} waits for its result{_until(e)}"
+    return f"{e.get('tool')} {e.get('call_id')}{_in(e)} waits for its result{_until(e)}"
 
 
 def _until(e: Mapping[str, Any]) -> str:
@@ -278,6 +290,7 @@ _DETAILS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "approval_decided": _approval_decided,
     "approval_expired": lambda e: f"{e.get('call_id')} expired: denied",
     "tool_results_required": _waits_for_result,
+    "subagent_paused": _subagent_paused,
     "tool_results_posted": _results_posted,
     "tool_results_expired": lambda e: (f"{e.get('tool', '?')} {e.get('call_id')} expired: "
                                        "no result came"),

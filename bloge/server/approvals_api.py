@@ -29,7 +29,7 @@ from bloge.server.inputs import STRICT_BODY, BadRequestError, json_body
 from bloge.server.launch import reported
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.state import ServerState, state_of
-from bloge.store import decide_call, post_tool_results
+from bloge.store import decide_call, post_tool_results, run_to_continue
 
 _log = logging.getLogger("bloge.server")
 
@@ -50,7 +50,10 @@ class DecisionBody(BaseModel):
 
 async def decide(request: Request) -> Response:
     """``POST /runs/{run_id}/approvals/{call_id}``: ``{"approve": bool, "reason"?, "hash"?}``;
-    the decision, how many calls still wait, and whether the run continues now."""
+    the decision (``run_id``: the run whose call it is — a sub-agent's, when the call waits
+    in a run ``run_id`` started), how many calls still wait, and whether the run continues
+    now (``stream``: where it goes on — its outermost caller that waited, for a sub-agent's
+    run)."""
     state = state_of(request)
     body = await json_body(request, DecisionBody)
     who = principal_of(request)
@@ -61,12 +64,13 @@ async def decide(request: Request) -> Response:
         reason=body.reason, principal=name, hash=body.hash, owner=owner_filter(request),
         four_eyes=state.config.four_eyes,
         audit=audited(approved=body.approve, principal=name, reason=body.reason))
-    continued = decided.remaining == 0 and await continue_run(state, run_id,
-                                                              decided.call.requested_by)
-    return JSONResponse({"run_id": run_id, "call_id": decided.call.call_id,
+    continued = None
+    if decided.remaining == 0:
+        continued = await continue_run(state, decided.call.run_id, decided.call.requested_by)
+    return JSONResponse({"run_id": decided.call.run_id, "call_id": decided.call.call_id,
                          "approved": body.approve, "remaining": decided.remaining,
-                         "continued": continued,
-                         "stream": f"/runs/{run_id}/stream" if continued else None})
+                         "continued": continued is not None,
+                         "stream": f"/runs/{continued}/stream" if continued else None})
 
 
 async def tool_results(request: Request) -> Response:
@@ -82,9 +86,10 @@ async def tool_results(request: Request) -> Response:
                                         principal=None if who is None else who.name,
                                         owner=owner_filter(request))
     owner = run.pending_approvals[0].requested_by if run.pending_approvals else None
-    continued = remaining == 0 and await continue_run(state, run_id, owner)
-    return JSONResponse({"run_id": run_id, "remaining": remaining, "continued": continued,
-                         "stream": f"/runs/{run_id}/stream" if continued else None})
+    continued = await continue_run(state, run_id, owner) if remaining == 0 else None
+    return JSONResponse({"run_id": run_id, "remaining": remaining,
+                         "continued": continued is not None,
+                         "stream": f"/runs/{continued}/stream" if continued else None})
 
 
 class ToolResultsBody(RootModel[dict[str, Any]]):
@@ -101,9 +106,12 @@ async def paused_response(state: ServerState, paused: RunPaused) -> JSONResponse
                         headers={"Bloge-Run-Id": paused.run_id})
 
 
-async def continue_run(state: ServerState, run_id: str, owner: str | None) -> bool:
-    """Resume the paused run ``run_id`` in a task of this server, as its owner; whether it
-    was started (one that runs here already goes on as it is)."""
+async def continue_run(state: ServerState, paused_id: str, owner: str | None) -> str | None:
+    """Resume the paused run ``paused_id`` in a task of this server, as its owner — or the
+    outermost paused run that called it (a sub-agent's run goes on inside its caller's:
+    :func:`~bloge.store.run_to_continue`); the id of the run started (``None``: not
+    started; one that runs here already goes on as it is)."""
+    run_id = await run_to_continue(state.store, paused_id)
     run = await state.store.get_run(run_id)
     operator = state.agents.whole(run.agent_id)
     ctx = None if owner is None else OperatorContext.root(principal=Principal(owner))
@@ -118,10 +126,10 @@ async def continue_run(state: ServerState, run_id: str, owner: str | None) -> bo
     except Exception:  # noqa: BLE001 -- refused a task (at the limit, running): logged, left paused
         _log.warning("run %s could not continue here; POST /runs/%s/resume continues it",
                      run_id, run_id, exc_info=True)
-        return False
+        return None
     task.add_done_callback(lambda done: done.cancelled() or done.exception())
     await _taken_back(state, run_id, task)
-    return True
+    return run_id
 
 
 async def _taken_back(state: ServerState, run_id: str, task: asyncio.Task[Any]) -> None:

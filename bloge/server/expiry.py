@@ -32,8 +32,9 @@ async def continue_expired(state: ServerState) -> list[str]:
     ids of those continued here."""
     continued = []
     for run_id, owner in await expired_runs(state.store):
-        if await continue_run(state, run_id, owner):
-            continued.append(run_id)
+        started = await continue_run(state, run_id, owner)  # or the caller it goes on in
+        if started is not None:
+            continued.append(started)
     return continued
 
 

@@ -38,7 +38,8 @@ GUARDRAIL_STATUS = 400
 GUARDRAIL_RUN_STATUS = 422
 #: The events a run's stream shows; the listener callbacks are the journal's.
 STREAMED = frozenset({"token", "tool_start", "tool_end", "handoff", "done", "error",
-                      "approval_required", "tool_results_required", "subagent"})
+                      "approval_required", "tool_results_required", "subagent",
+                      "subagent_paused"})
 
 Work = Callable[[str], Awaitable[AgentOutput]]
 """Given the run id, the run (whole)."""
@@ -161,7 +162,9 @@ def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent
 
 async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
     """``event: token|tool_start|tool_end|handoff|done|error|subagent`` (and a paused run's
-    ``approval_required``, ``tool_results_required``), ``id:`` the run's event number
+    ``approval_required``, ``tool_results_required``, ``subagent_paused`` — a call waiting on
+    a sub-agent's paused run, whose calls follow it with their ``subagent_run_id``), ``id:``
+    the run's event number
     (``subagent``: a sub-agent's ``token``, ``tool_start`` or ``tool_end`` as ``event`` and
     ``body``, under the caller's ``call_id``, with the child's ``run_id``).
 

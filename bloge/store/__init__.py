@@ -20,7 +20,8 @@ through a :class:`RunWriter`. A run whose tool round waits (for approval, or for
 posted from outside) is stored paused; :func:`decide_call` and :func:`post_tool_results`
 answer its calls, :func:`pending_approvals` lists them (:func:`round_calls`: every call of
 its round, decided or not; :func:`posted_results`: the results posted for them),
-:func:`find_paused_run` finds the run by its calls.
+:func:`find_paused_run` finds the run by its calls; :func:`run_to_continue` names the run to
+resume once they are answered (a sub-agent's paused run goes on inside its caller's).
 """
 
 from bloge.store.approvals import (
@@ -36,6 +37,7 @@ from bloge.store.approvals import (
     post_tool_results,
     posted_results,
     round_calls,
+    run_to_continue,
     waiting_counts,
 )
 from bloge.store.breakers import StoreBreakerStates
@@ -113,6 +115,7 @@ __all__ = [
     "posted_results",
     "round_calls",
     "run_timeline",
+    "run_to_continue",
     "usage_report",
     "waiting_counts",
 ]

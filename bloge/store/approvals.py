@@ -6,6 +6,12 @@ decided twice, the run moved on: HTTP 409), :class:`ApprovalForbiddenError` (fou
 or :class:`~bloge.store.StoreNotFoundError` (no such run or call, or another principal's:
 404). Once no call of the round waits (the return values say how many still do), the run can
 be resumed by any worker (``resume_run``), which continues it from the store.
+
+A run whose sub-agent's run paused waits on that run's calls (see
+:mod:`bloge.agent.subagent`): they are its calls here too — listed with it, and decided or
+answered by its id as well as by their own run's — and :func:`run_to_continue` names the run
+to resume once they are answered: the outermost caller that waits, which takes its
+sub-agents' runs up.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from bloge.core.codec import DEFAULT_CODEC
 from bloge.store import ops
 from bloge.store.call_journal import told
 from bloge.store.errors import StoreError, StoreNotFoundError
-from bloge.store.records import PendingApproval, RunEvent
+from bloge.store.records import PendingApproval, RunEvent, RunStatus
 from bloge.store.sql import pending, writes
 from bloge.store.sql.script import Script
 from bloge.store.store import Store
@@ -57,6 +63,7 @@ async def decide_call(store: Store, run_id: str, call_id: str, *, approve: bool,
     that hash names; ``four_eyes``: ``principal`` must not be who started the run;
     ``audit(call)``: a script written in the same transaction (the server's audit entry)."""
     now = store.clock()
+    run_id = await _holder(store, run_id, [call_id], owner=owner)
 
     def script() -> Script[tuple[PendingApproval, int, ops.AppendRunEvents]]:
         call, remaining = yield from pending.decide(
@@ -80,6 +87,7 @@ async def post_tool_results(store: Store, run_id: str, results: Mapping[str, Any
     """Post the results of waiting external calls (by call id; text as it is, anything else
     as JSON); how many calls of the round still wait."""
     now = store.clock()
+    run_id = await _holder(store, run_id, list(results), owner=owner)
     encoded = [(call_id, value, True) if isinstance(value, str)
                else (call_id, DEFAULT_CODEC.encode(value), False)
                for call_id, value in results.items()]
@@ -98,6 +106,36 @@ async def post_tool_results(store: Store, run_id: str, results: Mapping[str, Any
     return remaining
 
 
+async def run_to_continue(store: Store, run_id: str) -> str:
+    """The run to resume so that the paused run ``run_id`` goes on: the outermost of the
+    paused runs that called it, one inside the other (a caller waits on its sub-agent's
+    run, and takes it up when resumed); ``run_id`` itself when its caller does not wait."""
+    outermost = run_id
+    for caller, status in await store.run_script(pending.paused_callers(run_id)):
+        if not RunStatus(status).paused:
+            break
+        outermost = caller
+    return outermost
+
+
+async def _holder(store: Store, run_id: str, call_ids: Sequence[str], *,
+                  owner: str | None) -> str:
+    """The run that holds ``call_ids``: ``run_id``, or the one paused run it started (at any
+    depth) that waits on them; several is a conflict naming them. None: ``run_id``, whose
+    script then says what is wrong."""
+    if not call_ids:
+        return run_id
+    found = await store.run_script(pending.holding(run_id, call_ids, owner=owner))
+    if run_id in found or not found:
+        return run_id
+    if len(found) > 1:
+        raise ApprovalConflictError(
+            f"calls {', '.join(call_ids)} wait in several runs of run {run_id!r}'s sub-agents "
+            f"({', '.join(sorted(found))}); answer them by the run that holds them "
+            "(POST /runs/<that run>/approvals/<call_id>)", store=store.url)
+    return found[0]
+
+
 async def posted_results(store: Store, run_id: str) -> dict[str, tuple[str, bool]]:
     """The results posted for the external calls the paused run ``run_id`` waits on in its
     round: call id → (the tool message, whether it is text rather than JSON)."""
@@ -110,7 +148,8 @@ async def posted_results(store: Store, run_id: str) -> dict[str, tuple[str, bool
 async def pending_approvals(store: Store, *, run_id: str | None = None,
                             owner: str | None = None,
                             limit: int = 100) -> list[PendingApproval]:
-    """Calls that wait now, oldest first: of ``run_id``'s run, of ``owner``'s runs."""
+    """Calls that wait now, oldest first: of ``run_id``'s run and the runs it started (its
+    sub-agents', at any depth), of ``owner``'s runs."""
     return await store.run_script(pending.waiting(run_id=run_id, owner=owner, limit=limit))
 
 

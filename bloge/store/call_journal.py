@@ -2,7 +2,8 @@
 
 A call that waits is requested, decided, given its result or expires in the run store's
 events (``approval_required``, ``approval_decided``, ``approval_expired``,
-``tool_results_required``, ``tool_results_posted``, ``tool_results_expired``), written by
+``tool_results_required``, ``tool_results_posted``, ``tool_results_expired``, and
+``subagent_paused`` for a call waiting on a sub-agent's paused run), written by
 whoever takes that step: the run's recorder (a local run's, a Temporal worker's) or the
 decider (HTTP, ``bloge approvals``, ``agent.resume``, a ``/v1`` client). Each write tells the
 store's :attr:`~bloge.store.Store.call_journal`, if it has one, of those events once they are
@@ -22,7 +23,7 @@ from bloge.store.records import RunEvent
 #: The run events of the calls paused runs wait on.
 CALL_EVENTS = frozenset({"approval_required", "approval_decided", "approval_expired",
                          "tool_results_required", "tool_results_posted",
-                         "tool_results_expired"})
+                         "tool_results_expired", "subagent_paused"})
 _log = logging.getLogger("bloge.store")
 
 

@@ -65,13 +65,22 @@ def expired_kind(kind: str) -> str:
 
 def pause_ops(recorder: Recorder, paused: RunPaused, turns: int, usage: Any,
               now: float) -> list[ops.Op]:
-    """The end of a run that paused: an event per waiting call (``approval_required`` or
-    ``tool_results_required``), then its status. A resumed round that pauses again announces
-    its calls again (their rows keep the first request's times)."""
+    """The end of a run that paused: a ``subagent_paused`` event per call waiting on a
+    sub-agent's run, an event per waiting call (``approval_required`` or
+    ``tool_results_required``; a sub-agent's names its run, ``subagent_run_id``, and has no
+    turn of this run's),
+    then its status. A resumed round that pauses again announces its calls again (their rows
+    keep the first request's times)."""
+    for child in paused.children:
+        recorder.event("subagent_paused", {**child.to_dict(), "turn": turns})
     for call in paused.pending:
         kind = "approval_required" if call.kind == "approval" else "tool_results_required"
-        recorder.event(kind, {**stamped(recorder.store, call).to_dict(), "turn": turns,
-                              "run_id": recorder.run_id})
+        body = {**stamped(recorder.store, call).to_dict(), "run_id": recorder.run_id}
+        if call.run_id:  # a sub-agent's call: its turn is not this run's
+            body["subagent_run_id"] = call.run_id
+        else:
+            body["turn"] = turns
+        recorder.event(kind, body)
     return [ops.PauseRun(recorder.run_id, RunStatus(paused.status), turns, usage, now)]
 
 

@@ -134,7 +134,8 @@ class Run:
     cancel_requested: bool = False
     event_count: int = 0
     pending_approvals: tuple[PendingApproval, ...] = ()
-    """The calls a paused run waits on (filled by ``Store.get_run``; empty otherwise)."""
+    """The calls a paused run waits on, its own then those of the paused runs it started
+    (each names its run; filled by ``Store.get_run``; empty otherwise)."""
     #: The W3C trace context the run was started in (``traceparent``, a space, then
     #: ``tracestate``), when it was started by a traced caller and traced.
     trace_parent: str | None = None

@@ -255,7 +255,8 @@ class Store:
         """The run; :class:`StoreNotFoundError` when there is none, or, with ``owner``, when
         it is not that principal's (the same error). A run whose worker was a process of this
         host that no longer exists is ``interrupted`` at once, as one whose lease ended (see
-        :mod:`bloge.store.owner`)."""
+        :mod:`bloge.store.owner`). A paused run's ``pending_approvals`` are the calls it waits
+        on: its own, then those of the paused runs it started (its sub-agents')."""
         now = self.clock()
         found = await self.run_script(reads.get_run(run_id, now=now, owner=owner))
         if found is None:
@@ -266,8 +267,9 @@ class Store:
             return found if again is None else again
         if found.status.paused:
             waited = await self.run_script(pending.pending_calls(run_id, found.turns))
-            return replace(found, pending_approvals=tuple(
-                call for call in waited if call.state == "waiting"))
+            below = await self.run_script(pending.waiting_below(run_id))
+            return replace(found, pending_approvals=(
+                *(call for call in waited if call.state == "waiting"), *below))
         return found
 
     async def find_run(self, prefix: str) -> Run:

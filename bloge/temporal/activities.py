@@ -61,8 +61,10 @@ from bloge.agent.runtime import (
     CHILDREN_ELSEWHERE,
     SUMMARY_LENGTH,
     ChildRunRequested,
+    ChildWait,
     ListenerChain,
     ToolDispatcher,
+    ToolOutcome,
     not_an_answer,
     response_of,
 )
@@ -315,6 +317,8 @@ class AgentActivities:
             async with _heartbeating(self._watcher(events, payload)), \
                     asyncio.timeout(_seconds_left(activity.info())):
                 (outcome,) = await dispatcher.run(turn, [call])
+            if outcome.waits_on is not None:
+                outcome = _not_waited_on(outcome, outcome.waits_on)
         except ChildRunRequested as requested:
             # Its end is told once the child answers (see tool_failed).
             await self._written(events, payload)
@@ -533,3 +537,12 @@ async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+def _not_waited_on(outcome: ToolOutcome, wait: ChildWait) -> ToolOutcome:
+    """The outcome of a call whose sub-agent's run paused: a workflow does not wait on its
+    sub-agents' runs yet, so the model is told, and the sub-agent's run waits by itself."""
+    return replace(outcome, waits_on=None, content=(
+        f"Error: sub-agent run {wait.run_id} ({wait.tool}) did not answer: it is "
+        f"{wait.status.replace('_', ' ')}; a run on Temporal does not wait on it, and it goes "
+        "on by itself once its calls are answered, without answering this call"))

@@ -111,3 +111,36 @@ def test_bloge_run_json_prints_the_waiting_calls_as_json(guarded: Path) -> None:
     paused = json.loads(run.stdout)
     assert paused["status"] == "awaiting_approval"
     assert [call["tool"] for call in paused["pending"]] == ["searchKnowledgeBase"]
+
+
+TEAM = GUARDED + """
+agent frontDesk {
+  model = "gpt-4o"
+  max_turns = 4
+  tool askSupport : agent guardedSupport {
+    description = "Ask the support agent how to reset a password"
+  }
+}
+"""
+
+
+def test_a_sub_agents_call_is_decided_by_its_callers_run_which_then_finishes(
+        app: Path) -> None:
+    (app / "examples" / "support" / "guarded.bloge").write_text(TEAM)
+    run = bloge("run", "frontDesk", QUESTION, cwd=app)
+    assert run.returncode == 3, run.stderr
+    assert "in sub-agent run" in run.stderr
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
+    assert found is not None, run.stderr
+    caller, call_id = found[1], found[2]
+    listed = json.loads(bloge("approvals", "list", "--json", cwd=app).stdout)
+    assert [(p["call_id"], p["tool"]) for p in listed] == [(call_id, "searchKnowledgeBase")]
+    shown = bloge("runs", "show", caller, cwd=app).stdout
+    assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown
+    assert f"in sub-agent run {listed[0]['run_id']}" in shown
+    approved = bloge("approvals", "approve", caller, call_id, cwd=app)
+    assert approved.returncode == 0, approved.stderr
+    assert "KB-RESET-001" in approved.stdout
+    ended = json.loads(bloge("runs", "show", caller, "--json", cwd=app).stdout)
+    assert ended["status"] == "succeeded"
+    assert [child["status"] for child in ended["children"]] == ["succeeded"]

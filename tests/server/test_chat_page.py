@@ -238,3 +238,33 @@ def test_a_call_awaiting_approval_shows_approve_and_deny_and_continues(tmp_path:
     closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
     closing.start()
     closing.join()
+
+
+def test_a_sub_agents_call_awaiting_approval_is_decided_in_the_callers_answer(
+        tmp_path: Path, page: Page) -> None:
+    def refund(amount: int) -> str:
+        """Refund an amount."""
+        return f"refunded {amount}"
+
+    refund.requires_approval = True  # type: ignore[attr-defined]  # the facade reads it
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    billing = Agent(ScriptedProvider(LlmResponse("", "tool_calls", tool_calls=(
+        ToolCall("r1", "refund", '{"amount": 10}'),)), "Refunded 10."), [refund],
+        name="billing", store=store)
+    triage = Agent(ScriptedProvider(LlmResponse("", "tool_calls", tool_calls=(
+        ToolCall("c1", "billing", '{"input": "refund 10"}'),)), "Your refund is on its way."),
+        [billing.as_tool()], name="triage", store=store)
+    with LiveServer(create_app([triage], store=store, config=ServerConfig())) as server:
+        page.goto(server.url("/"))
+        expect(page.locator("#send")).to_be_enabled()
+        say(page, "Refund me")
+        answer = last_answer(page)
+        waiting = answer.locator('.approval[data-call-id="r1"]')
+        expect(waiting.locator(".tool-name")).to_have_text("refund")
+        expect(answer).to_have_attribute("data-state", "awaiting")
+        waiting.locator("button.approve").click()
+        expect(answer.locator(".text")).to_have_text("Your refund is on its way.")
+        expect(answer).to_have_attribute("data-state", "done")
+    closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
+    closing.start()
+    closing.join()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.errors import GuardrailTrippedError as GuardrailTrippedError
     from bloge.agent.loop.errors import MaxTurnsExceededError as MaxTurnsExceededError
     from bloge.agent.loop.operator import AgentLoopOperator as AgentLoopOperator
+    from bloge.agent.loop.pause import ChildWait as ChildWait
     from bloge.agent.loop.pause import RunPaused as RunPaused
     from bloge.agent.loop.records import AgentInput as AgentInput
     from bloge.agent.loop.records import AgentOutput as AgentOutput

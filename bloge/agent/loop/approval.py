@@ -53,7 +53,9 @@ class PendingCall:
     for its result (``"external"``). ``arguments`` is the call's JSON text with credentials
     masked; ``hash`` binds a decision to this tool, these arguments and this call
     (:func:`call_hash`); ``expires_at`` (epoch seconds) is when an unanswered approval counts
-    as denied, or an unanswered external call gets an error result (``None``: never)."""
+    as denied, or an unanswered external call gets an error result (``None``: never).
+    ``run_id`` names the run the call waits in when it is not the paused run's own: a
+    sub-agent's that the run waits on (``None``: the run's own call)."""
 
     call_id: str
     tool: str
@@ -62,12 +64,13 @@ class PendingCall:
     hash: str
     requested_at: float
     expires_at: float | None = None
+    run_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"call_id": self.call_id, "tool": self.tool, "arguments": self.arguments,
                 "kind": self.kind, "hash": self.hash, "requested_at": self.requested_at,
-                "expires_at": self.expires_at}
+                "expires_at": self.expires_at, "run_id": self.run_id}
 
 
 def decision_of(value: Decision | bool) -> Decision:  # noqa: FBT001 -- True/False is a decision
@@ -232,20 +235,25 @@ async def run_round(dispatcher: ToolRound, turn: int, plan: RoundPlan,
     return [found[call.id] for call in calls if call.id in found]
 
 
-def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: RoundPlan,
+def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: RoundPlan | None,
                outcomes: Sequence[ToolOutcome], pending: PendingRound | None,
                checkpoint: AgentCheckpoint) -> RunPaused:
-    """The :class:`RunPaused` of a round whose calls wait: the calls that ran (now, or before
-    a resume) are in its round's results."""
+    """The :class:`RunPaused` of a round whose calls wait (``plan``'s, or calls whose
+    sub-agent run paused: their outcomes wait on it): the calls that ran (now, or before a
+    resume) are in its round's results; a call waiting on a sub-agent has none, so that a
+    resume runs it again (it takes the sub-agent's run up)."""
     from bloge.agent.loop.observer import PendingRound, RecordedResult  # noqa: PLC0415 -- a cycle at import
 
     results = dict(pending.results) if pending is not None else {}
     results.update((o.call.id, RecordedResult(
         success=o.success, content=o.content, text_result=isinstance(o.result, str)))
-        for o in outcomes)
+        for o in outcomes if o.waits_on is None)
+    own = plan.waiting if plan is not None else ()
+    children = tuple(o.waits_on for o in outcomes if o.waits_on is not None)
     tool_round = PendingRound(turn, response, results,
-                              waiting=frozenset(call.call_id for call in plan.waiting))
-    status = AWAITING_APPROVAL if any(call.kind == "approval" for call in plan.waiting) \
+                              waiting=frozenset(call.call_id for call in own))
+    waiting = (*own, *(call for child in children for call in child.pending))
+    status = AWAITING_APPROVAL if any(call.kind == "approval" for call in waiting) \
         else AWAITING_TOOL_RESULTS
-    return RunPaused(run_id=run_id, status=status, pending=plan.waiting, checkpoint=checkpoint,
-                     tool_round=tool_round)
+    return RunPaused(run_id=run_id, status=status, pending=waiting, checkpoint=checkpoint,
+                     tool_round=tool_round, children=children)

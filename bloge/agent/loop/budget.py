@@ -12,7 +12,9 @@ them; a round none of whose calls fits stops the run before anything is dispatch
 A sub-agent's run (one started by a call of this run's tool round, see
 :mod:`bloge.agent.subagent`) spends against its caller's budget too: each of its model calls
 must fit what the caller's run (and the caller's caller…) has left, and what it spends counts
-as the caller's, so that a caller whose children spent its budget stops at its next step.
+as the caller's, so that a caller whose children spent its budget stops at its next step —
+its :class:`~bloge.agent.loop.errors.BudgetExceededError` names the sub-agent runs that spent
+it, and how much each.
 
 Running out raises :class:`~bloge.agent.loop.errors.BudgetExceededError`, a run failure with
 a checkpoint, that a raised limit resumes.
@@ -166,14 +168,15 @@ class RunLedger:
 
     __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_prices",
                  "_started", "_usage", "agent_id", "answer_cap", "budget", "caller", "cost_usd",
-                 "descendants", "model", "price", "tool_calls")
+                 "descendants", "model", "price", "run_id", "spent_below", "tool_calls")
 
     def __init__(self, definition: AgentDef, policy: BudgetPolicy, *,
                  counters: BudgetCounters | None, thread_id: str | None,
                  principal: str | None, base: AgentUsage, estimator: TokenEstimator,
                  checkpoint: Callable[[], AgentCheckpoint],
-                 usage: Callable[[], AgentUsage]) -> None:
+                 usage: Callable[[], AgentUsage], run_id: str | None = None) -> None:
         self.agent_id = definition.id
+        self.run_id = run_id
         self.model = definition.model
         self.budget = (definition.budget or Budget()).over(policy.run)
         claims: list[Claim] = []
@@ -201,6 +204,9 @@ class RunLedger:
         self._usage = usage
         self.caller: RunLedger | None = _CALLER.get()
         self.descendants = _NOTHING
+        #: What each run below this one spent (``descendants``, run by run), by its name in
+        #: a budget stop (:attr:`BudgetExceededError.sub_agents`).
+        self.spent_below: dict[str, Spend] = {}
         # Nothing to judge: a model call reserves nothing (its prompt is not even counted).
         self._limited: bool = (self.budget.limited or bool(claims)
                                or (self.caller is not None and self.caller.limited))
@@ -248,13 +254,20 @@ class RunLedger:
         else:
             spent = reserved
         self.cost_usd += spent.usd
-        caller = self.caller
-        while caller is not None:
-            caller.descendants = caller.descendants.plus(spent)
-            caller = caller.caller
+        if self.caller is not None:
+            self._charge_callers(spent)
         if self._counters is not None:
             await self._counters.settle(self._claims, reserved, CallUsage(
                 turn, model, spent, cache_read, cache_write, response.usage_reported))
+
+    def _charge_callers(self, spent: Spend) -> None:
+        """Count ``spent`` as the callers' too (a sub-agent's run spends theirs), by run."""
+        name = self.agent_id if self.run_id is None else f"{self.agent_id} (run {self.run_id})"
+        caller = self.caller
+        while caller is not None:
+            caller.descendants = caller.descendants.plus(spent)
+            caller.spent_below[name] = caller.spent_below.get(name, _NOTHING).plus(spent)
+            caller = caller.caller
 
     @property
     def limited(self) -> bool:
@@ -357,10 +370,16 @@ class RunLedger:
             raise self._exceeded(Refusal("run", "time", limit, round(elapsed, 3), 0.0), "step")
 
     def _exceeded(self, refused: Refusal, step: str) -> BudgetExceededError:
+        below = {}
+        # Their tool calls count apart (a ceiling of their own), and their time is the run's.
+        if refused.scope == "run" and refused.measure not in ("tool_calls", "time"):
+            below = {name: spent.measure(refused.measure)
+                     for name, spent in self.spent_below.items()
+                     if spent.measure(refused.measure)}
         return BudgetExceededError(agent_id=self.agent_id, scope=refused.scope,
                                    limit_name=refused.measure, limit=refused.limit,
                                    used=refused.used, needed=refused.needed, step=step,
-                                   checkpoint=self._checkpoint())
+                                   checkpoint=self._checkpoint(), sub_agents=below)
 
 
 def _refused_text(refused: Refusal, ran: int) -> str:

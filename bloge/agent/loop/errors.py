@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.loop.checkpoint import AgentCheckpoint
@@ -79,31 +80,47 @@ class BudgetExceededError(AgentRunError):
     of that step was spent.
 
     Resume from ``checkpoint`` (or the recorded run) with a higher limit to continue.
+
+    ``sub_agents``: how much of ``used`` the run's sub-agents spent, by sub-agent run
+    (``"researcher (run 3f…)"``; the agent alone when the run is not recorded), when they
+    spent any of it: the runs the message names.
     """
 
     def __init__(self, *, agent_id: str, scope: str, limit_name: str, limit: float,
-                 used: float, needed: float, step: str, checkpoint: AgentCheckpoint) -> None:
+                 used: float, needed: float, step: str, checkpoint: AgentCheckpoint,
+                 sub_agents: Mapping[str, float] | None = None) -> None:
         self.scope = scope
         self.limit_name = limit_name
         self.limit = limit
         self.used = used
         self.needed = needed
         self.step = step
+        self.sub_agents = dict(sub_agents or {})
         owner = {"run": "the run's", "thread": "the thread's", "key": "the API key's",
                  "caller": "the calling agent's run's"}
         needs = (f"{step} needed {_amount(limit_name, needed)} more" if needed
                  else f"{step} found the limit reached")
+        spent = ""
+        if self.sub_agents:
+            spent = "; its sub-agents spent " + ", ".join(
+                f"{_amount(limit_name, amount)} in {who}"
+                for who, amount in self.sub_agents.items())
         super().__init__(
             f"agent {agent_id!r} stopped: {owner.get(scope, scope)} {limit_name} budget of "
             f"{_amount(limit_name, limit)} would be exceeded (used "
-            f"{_amount(limit_name, used)}; the next {needs}); resume with a higher limit",
+            f"{_amount(limit_name, used)}{spent}; the next {needs}); resume with a higher "
+            "limit",
             agent_id=agent_id, checkpoint=checkpoint, exit_reason="budget",
         )
 
     def to_dict(self) -> dict[str, object]:
         """The stop as JSON (what ``/v1`` and the run's record say)."""
-        return {"scope": self.scope, "limit_name": self.limit_name, "limit": self.limit,
-                "used": self.used, "needed": self.needed, "step": self.step}
+        stop: dict[str, object] = {"scope": self.scope, "limit_name": self.limit_name,
+                                   "limit": self.limit, "used": self.used,
+                                   "needed": self.needed, "step": self.step}
+        if self.sub_agents:
+            stop["sub_agents"] = dict(self.sub_agents)
+        return stop
 
 
 def _amount(measure: str, value: float) -> str:

@@ -136,7 +136,8 @@ class Execution:
                                  thread_id=None if observer is None else observer.thread_id,
                                  principal=None if principal is None else principal.name,
                                  base=start.base_usage, estimator=engine.token_estimator,
-                                 checkpoint=self.checkpoint, usage=lambda: self.usage)
+                                 checkpoint=self.checkpoint, usage=lambda: self.usage,
+                                 run_id=None if observer is None else observer.run_id)
         self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
         if engine.handoffs:
             self._dispatcher = HandoffRound(self._dispatcher, engine.handoffs, observer)
@@ -242,7 +243,7 @@ class Execution:
         resumed run continues); the step after it. Raises :class:`RunPaused` when some of
         its calls wait."""
         outcomes, plan = await self._tool_round(turn, response, pending)
-        if plan is not None and plan.waiting:
+        if (plan is not None and plan.waiting) or any(o.waits_on for o in outcomes):
             paused = self._paused(turn, response, plan, outcomes, pending)
             self._exited(steps.PAUSED, started)
             await self._observe_end(steps.PAUSED, error=paused)
@@ -411,10 +412,11 @@ class Execution:
                               self._ctx, pending)
         return plan
 
-    def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan,
+    def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan | None,
                 outcomes: list[ToolOutcome], pending: PendingRound | None) -> RunPaused:
-        """The signal of a run whose round waits; its checkpoint ends with the round's
-        assistant message, the calls that ran are in its round."""
+        """The signal of a run whose round waits (on approvals, results, or paused sub-agent
+        runs); its checkpoint ends with the round's assistant message, the calls that ran
+        are in its round."""
         checkpoint = AgentCheckpoint(tuple(self._memory.messages()), turn - 1,
                                      dict(self.tool_results), self._engine.definition.id,
                                      self.usage)

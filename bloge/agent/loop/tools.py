@@ -24,6 +24,7 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop.arguments import ArgumentsError, check_arguments, parse_arguments
 from bloge.agent.loop.chunks import AgentStreamChunk, ToolEnd, ToolStart
+from bloge.agent.loop.pause import ChildWait, SubAgentPaused
 from bloge.core.codec import JsonCodec
 from bloge.core.context import OperatorContext
 from bloge.core.errors import ExpressionError, OperatorInputError
@@ -81,7 +82,9 @@ TOOL_CALL: ContextVar[ToolCallScope | None] = ContextVar("bloge_tool_call", defa
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    """What one tool call came to. ``content`` is the tool message the model receives."""
+    """What one tool call came to. ``content`` is the tool message the model receives.
+    ``waits_on``: the call has not come to anything yet — the sub-agent run it started
+    paused (see :mod:`bloge.agent.loop.pause`), and the run pauses after the round."""
 
     call: ToolCall
     success: bool
@@ -89,6 +92,7 @@ class ToolOutcome:
     result: Any = None
     arguments: Any = None
     latency_ms: float = 0.0
+    waits_on: ChildWait | None = None
 
 
 class ToolScope(Mapping[str, Any]):
@@ -204,6 +208,10 @@ class ToolDispatcher:
             else:
                 success, content, result, arguments = await self._continue(call, turn,
                                                                            recorded)
+        except SubAgentPaused as paused:
+            # Not completed: no listener, stream or ledger hears of an end.
+            self._running -= 1
+            return ToolOutcome(call, success=False, content=str(paused), waits_on=paused.wait)
         finally:
             TOOL_CALL.reset(scope)
         latency = (time.perf_counter() - started) * 1000.0
@@ -268,6 +276,8 @@ class ToolDispatcher:
             return _failure(f"tool {call.name!r} timed out after {timeout:g} s", arguments)
         except (ExpressionError, OperatorInputError) as exc:
             return _failure(f"invalid arguments for tool {call.name!r}: {exc}", arguments)
+        except SubAgentPaused:
+            raise
         except Exception as exc:  # noqa: BLE001 -- an operator's failure is fed back to the model
             return _failure(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}", arguments)
         result = outputs[tool.result_node_id]

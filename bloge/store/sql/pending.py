@@ -81,14 +81,21 @@ def posted_results(run_id: str, turn: int) -> Script[dict[str, tuple[str, bool]]
     return {str(call_id): (str(content), bool(text)) for call_id, content, text in result.rows}
 
 
+#: The ids of a run and of the runs it started, at any depth (its sub-agents'): one parameter,
+#: the run's id.
+TREE = ("WITH RECURSIVE tree(id) AS (SELECT CAST(? AS TEXT) UNION ALL SELECT c.id FROM "
+        "bloge_runs c JOIN tree t ON c.parent_run_id = t.id) SELECT id FROM tree")
+
+
 def waiting(*, run_id: str | None, owner: str | None,
             limit: int) -> Script[list[PendingApproval]]:
-    """Calls that wait now (runs paused), oldest first; of ``run_id``'s run; with ``owner``,
-    only of that principal's runs."""
+    """Calls that wait now (runs paused), oldest first; of ``run_id``'s run and of the runs
+    it started (its sub-agents', at any depth); with ``owner``, only of that principal's
+    runs."""
     clauses = ["p.state = 'waiting'", "r.status IN (?, ?)"]
     params: list[Any] = [RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value]
     if run_id is not None:
-        clauses.append("p.run_id = ?")
+        clauses.append(f"p.run_id IN ({TREE})")
         params.append(run_id)
     if owner is not None:
         clauses.append("r.owner = ?")
@@ -99,6 +106,44 @@ def waiting(*, run_id: str | None, owner: str | None,
         f"WHERE {' AND '.join(clauses)} ORDER BY p.requested_at, p.call_id LIMIT ?",
         (*params, limit))
     return [pending_of(row) for row in result.rows]
+
+
+def waiting_below(run_id: str) -> Script[list[PendingApproval]]:
+    """Calls that wait now in paused runs ``run_id`` started (its sub-agents', at any
+    depth), oldest first."""
+    columns = ", ".join(f"p.{c.strip()}" for c in PENDING_COLUMNS.split(","))
+    result = yield Query(
+        f"SELECT {columns} FROM bloge_pending_calls p JOIN bloge_runs r ON r.id = p.run_id "
+        f"WHERE p.state = 'waiting' AND r.status IN (?, ?) AND p.run_id IN ({TREE}) "
+        "AND p.run_id <> ? ORDER BY p.requested_at, p.call_id",
+        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value, run_id,
+         run_id))
+    return [pending_of(row) for row in result.rows]
+
+
+def holding(run_id: str, call_ids: Sequence[str], *, owner: str | None) -> Script[list[str]]:
+    """The paused runs of ``run_id``'s tree (it and the runs it started, at any depth) whose
+    rows hold any of ``call_ids``; ``owner``'s only, when given."""
+    marks = ", ".join("?" for _ in call_ids)
+    owned = "" if owner is None else " AND r.owner = ?"
+    result = yield Query(
+        "SELECT DISTINCT p.run_id FROM bloge_pending_calls p JOIN bloge_runs r "
+        f"ON r.id = p.run_id WHERE p.call_id IN ({marks}) AND r.status IN (?, ?){owned} "
+        f"AND p.turn = r.turns AND p.run_id IN ({TREE})",
+        (*call_ids, RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value,
+         *(() if owner is None else (owner,)), run_id))
+    return [str(row[0]) for row in result.rows]
+
+
+def paused_callers(run_id: str) -> Script[list[tuple[str, str]]]:
+    """(id, status) of the runs above ``run_id`` (its caller's, its caller's caller's…),
+    nearest first."""
+    result = yield Query(
+        "WITH RECURSIVE up(id, parent, status, depth) AS (SELECT id, parent_run_id, status, 0 "
+        "FROM bloge_runs WHERE id = ? UNION ALL SELECT r.id, r.parent_run_id, r.status, "
+        "u.depth + 1 FROM bloge_runs r JOIN up u ON r.id = u.parent) "
+        "SELECT id, status FROM up WHERE depth > 0 ORDER BY depth", (run_id,))
+    return [(str(found), str(status)) for found, status in result.rows]
 
 
 def waiting_counts() -> Script[dict[str, tuple[int, float]]]:

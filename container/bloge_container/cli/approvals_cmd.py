@@ -106,21 +106,23 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
 
     with reported_errors():
         from bloge.autopilot.calls import audited
-        from bloge.store import decide_call
+        from bloge.store import decide_call, run_to_continue
 
         container = open_container(config, profile)
         store = opened_store(container)
         who = principal()
         four_eyes = container.settings().approvals.four_eyes
 
-        async def decided(store: Store) -> Decided:
+        async def decided(store: Store) -> tuple[Decided, str]:
             run = await store.find_run(run_id)
-            return await decide_call(store, run.id, call_id, approve=approve, reason=reason,
-                                     principal=who, four_eyes=four_eyes,
-                                     audit=audited(approved=approve, principal=who,
-                                                   reason=reason))
+            decision = await decide_call(store, run.id, call_id, approve=approve,
+                                         reason=reason, principal=who, four_eyes=four_eyes,
+                                         audit=audited(approved=approve, principal=who,
+                                                       reason=reason))
+            # A sub-agent's run goes on inside the caller that waits on it.
+            return decision, await run_to_continue(store, decision.call.run_id)
 
-        decision = with_store(store, decided)
+        decision, to_continue = with_store(store, decided)
         if as_json:
             print_json({"run_id": decision.call.run_id, "call_id": call_id,
                          "approved": approve, "remaining": decision.remaining})
@@ -130,7 +132,7 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
                     if decision.remaining else "")
             out.print(f"{verb} {call_id} of run {decision.call.run_id}{left}", markup=False)
         if decision.remaining == 0 and not no_continue:
-            _continue(decision.call.run_id, as_json=as_json, config=config, profile=profile)
+            _continue(to_continue, as_json=as_json, config=config, profile=profile)
 
 
 def _continue(run_id: str, *, as_json: bool, config: ConfigOption,

@@ -39,7 +39,8 @@ def report_paused(paused: RunPaused, *, as_json: bool, wait: bool) -> None:
     else:
         err.print(f"run {run_id} is {paused.status.replace('_', ' ')}:", markup=False)
         for call in paused.pending:
-            err.print(f"  {call.call_id}  {call.tool}({call.arguments})", markup=False)
+            where = f"  in sub-agent run {call.run_id}" if call.run_id else ""
+            err.print(f"  {call.call_id}  {call.tool}({call.arguments}){where}", markup=False)
         for call in paused.pending:
             if call.kind == "approval":
                 err.print(f"  bloge approvals approve {run_id} {call.call_id} [--reason "

@@ -194,7 +194,8 @@ def _summary(run: Run, chain: list[str]) -> list[str]:
         lines.append(f"  answer {run.output.get('content', '')}")
     for call in run.pending_approvals:  # a paused run: what it waits on
         what = "its result" if call.kind == "external" else "a decision"
-        lines.append(f"  waits for {what}: {call.call_id} {call.tool}({call.arguments})")
+        where = "" if call.run_id == run.id else f" in sub-agent run {call.run_id}"
+        lines.append(f"  waits for {what}: {call.call_id} {call.tool}({call.arguments}){where}")
     return lines
 
 
