@@ -112,7 +112,10 @@ def render_timeline(entries: Sequence[TimelineEntry]) -> list[str]:
     if not entries:
         return []
     first = entries[0].event
-    agents = ", ".join(dict.fromkeys(str(e.event.get("operator_ref", "?")) for e in entries))
+    # The agents in the order they had the run; the store's own events (a decision, a posted
+    # result) are no agent's.
+    agents = ", ".join(dict.fromkeys(str(e.event["operator_ref"]) for e in entries
+                                     if e.event.get("operator_ref")) or ["?"])
     span = max((e.offset_ms for e in entries if e.offset_ms is not None), default=0.0)
     heading = (f"execution {first.get('execution_id')} · {agents} · {len(entries)} events "
                f"· {span:.1f} ms")

@@ -70,6 +70,13 @@ def test_a_model_call_that_waited_for_a_connection_says_how_long() -> None:
                          "finish stop")
 
 
+def test_the_heading_names_the_agents_not_the_store_s_own_events() -> None:
+    decided = {"event": "approval_decided", "timestamp": "2025-05-01T10:00:01.000000Z",
+               "execution_id": RUN, "seq": 7}
+    (heading, *_) = render_timeline(execution_timeline([*ONE_RUN, decided], RUN))
+    assert heading.startswith(f"execution {RUN} · support · 7 events")
+
+
 def test_entries_keep_the_whole_event_for_richer_renderings() -> None:
     entries = execution_timeline(ONE_RUN, RUN)
     assert [(e.seq, e.turn, e.label) for e in entries][:2] == [
