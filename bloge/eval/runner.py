@@ -88,6 +88,7 @@ async def arun_dataset(
         definition = replace(definition, model=model)
     engine = AgentEngine(f"eval:{operator.ref}", definition, operator.registry,
                          listeners=operator.listeners, budgets=operator.budgets)
+    engine.link(operator.engine.linked)  # the agents its handoffs go to, as the operator's
     known = dict(evaluators or {})
     _check_ready(dataset, judge, known, operator.registry.names())
     own = store if store is not None else \

@@ -13,6 +13,7 @@ from bloge.eval.dataset import Dataset
 from bloge.llm import LlmChatOperator, LlmRequest, LlmResponse, ToolCall
 from bloge.llm.testing import FunctionProvider
 from bloge.store import Store, open_store
+from tests.handoffs.agents import billing, triage
 
 AGENT = """
 agent helper {
@@ -162,3 +163,21 @@ async def test_a_case_starts_after_a_stored_thread_without_changing_it(tmp_path:
         assert [m.content for m in first_of_eval if m.role == "user"] == [
             "where is order 42", "where is order 42"]
         assert (await store.get_thread(earlier.thread_id)).message_count == 4
+
+
+async def test_a_case_of_an_agent_that_hands_over_runs_on_with_the_agent_it_hands_to(
+        tmp_path: Path) -> None:
+    async with open_store("memory://") as store:
+        billing_agent, _ = billing(store=store)
+        triage_agent, _ = triage(handoffs=[billing_agent], store=store)
+        results = await arun_dataset(dataset(tmp_path, """
+agent: triage
+cases:
+  - name: refund
+    input: refund order A1
+    expect:
+      - contains: Refunded A1
+      - tools: [transfer_to_billing, refund]
+"""), triage_agent, tools="real")
+    (case,) = results.cases
+    assert case.passed, case.failures

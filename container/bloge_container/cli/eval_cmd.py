@@ -155,19 +155,16 @@ def _run(container: ApplicationContainer, dataset: Dataset, *, agent: str | None
     import asyncio
 
     from bloge.eval import Judge, arun_dataset
-    from bloge_container.agents import materialize
     from bloge_container.application import close_container
-    from bloge_container.budgets import budget_policy
     from bloge_container.cli.eval_table import progress_bar
-    from bloge_container.cli.run import _definition
+    from bloge_container.cli.run import _definition, recorded_operator
 
     target = agent or dataset.agent
     if target is None:
         raise failure(f"{dataset.source} names no agent: give one with --agent")
     definition = _definition(container, target, None, None)
     registry = container.operator_registry()
-    operator = materialize(definition, registry, container.listeners(), container.report(),
-                           container.run_store(), budgets=budget_policy(container.settings()))
+    operator = recorded_operator(container, definition, container.listeners())
     judge = Judge.of_registry(registry, model=judge_model or dataset.judge_model
                               or model or definition.model)
 

@@ -21,6 +21,8 @@ from bloge_container.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from bloge import (
         AgentCheckpoint,
         AgentDef,
@@ -271,17 +273,21 @@ def _operator(container: ApplicationContainer, definition: AgentDef, *, streamin
               tracker: AgentExecutionListener) -> AgentLoopOperator | StreamingAgentLoopOperator:
     from dataclasses import replace
 
-    from bloge_container.agents import materialize
-
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
-    listeners = (*container.listeners(), tracker)
-    from bloge_container.agents import linked
+    return recorded_operator(container, definition, (*container.listeners(), tracker))
+
+
+def recorded_operator(container: ApplicationContainer, definition: AgentDef,
+                      listeners: Sequence[AgentExecutionListener],
+                      ) -> AgentLoopOperator | StreamingAgentLoopOperator:
+    """The operator of ``definition`` recording its runs in the application's run store, with
+    the agents it hands over to linked (they run inside its run, recorded in its store)."""
+    from bloge_container.agents import linked, materialize
     from bloge_container.budgets import budget_policy
 
     budgets = budget_policy(container.settings())
     registry, report = container.operator_registry(), container.report()
-    # The agents it hands over to run inside its run, recorded in its store.
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     return linked(materialize(definition, registry, listeners, report, container.run_store(),
                               budgets=budgets), definitions,
