@@ -190,8 +190,12 @@ class _Runner:
                                seconds=time.perf_counter() - started, exit_reason="error",
                                run_id=error.run_id)
         except RunPaused as paused:
+            # Nobody is to decide an eval's call: answered later, it would run the real tool.
+            if paused.run_id is not None:
+                await self._runs.store.cancel_run(paused.run_id)
             return Observation(None, error="the run paused, waiting for approval or tool "
-                               "results", seconds=time.perf_counter() - started,
+                               "results (an eval's run does not wait: it was cancelled)",
+                               seconds=time.perf_counter() - started,
                                exit_reason="paused", run_id=paused.run_id)
         # A new thread: the transcript is the agent's prompt, then the input, then the run's.
         opened = len(messages) + (1 if self._engine.definition.system_prompt else 0)

@@ -180,4 +180,31 @@ cases:
       - tools: [transfer_to_billing, refund]
 """), triage_agent, tools="real")
     (case,) = results.cases
-    assert case.passed, case.failures
+    assert case.passed, case.runs
+
+
+async def test_a_case_whose_call_waits_for_approval_fails_and_its_run_waits_for_nobody(
+        tmp_path: Path) -> None:
+    async with open_store("memory://") as store:
+        lookup = Lookup()
+        operator, _ = helper(lookup, store)
+        definition = AgentDslCompiler(operator.registry).compile(
+            AGENT.replace('description = "Look an order up"',
+                          'description = "Look an order up"\n    requires_approval = true'))
+        approving = AgentLoopOperator("helper", definition, operator.registry, store=store)
+        results = await arun_dataset(dataset(tmp_path, """
+agent: helper
+cases:
+  - name: status
+    input: where is order 7
+    expect:
+      - contains: shipped
+"""), approving, tools="real")
+        (case,) = results.cases
+        assert not case.passed
+        (run_of_case,) = case.runs
+        assert "an eval's run does not wait: it was cancelled" in str(run_of_case.error)
+        assert run_of_case.run_id is not None
+        run = await store.get_run(run_of_case.run_id)
+        assert run.status.value == "cancelled"
+        assert lookup.calls == []
