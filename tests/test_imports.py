@@ -123,8 +123,9 @@ BLOGE_RUN = ("import contextlib, io, os, sys\n"
 
 def test_bloge_run_loads_what_a_run_needs_only() -> None:
     """``bloge run`` (the quick start's offline run) loads neither the journal's renderers
-    (structlog), rich's spinner nor the store's approvals and reports."""
-    assert loaded_after(BLOGE_RUN, "structlog", "rich.status",
+    (structlog), the retries of HTTP and remote calls (tenacity), rich's spinner nor the
+    store's approvals and reports."""
+    assert loaded_after(BLOGE_RUN, "structlog", "tenacity", "rich.status",
                         "rich.table", "bloge.store.approvals", "bloge.store.timeline") == []
 
 
