@@ -2,8 +2,8 @@
 
 The grammar is ``bloge.lark`` beside this module, parsed by :mod:`bloge.dsl.lalr`. That module
 (and lark) is imported on the first parse, not with ``bloge``: running an agent that is already
-built parses nothing, and a document an earlier process parsed is read back from the user's
-cache (:mod:`bloge.dsl.parsed`).
+built parses nothing, and a file an earlier process parsed is read back from the user's cache
+(:mod:`bloge.dsl.parsed`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from bloge.dsl.source import SourceText
 
 def parse_document(text: str, *, filename: str = "<string>") -> s.Document:
     """Parse a whole DSL document."""
-    statements = cached_statements(text)
+    statements = cached_statements(text, filename)
     if statements is None:
         from bloge.dsl import lalr
 
         statements = tuple(lalr.parse(SourceText(text, filename), "document"))
-        keep_statements(text, statements)
+        keep_statements(text, filename, statements)
     return s.Document(statements, filename)
 
 

@@ -11,17 +11,22 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
-PARSE = ("import sys\n"
+PARSE = ("import pathlib, sys\n"
          "from bloge.dsl.parser import parse_document\n"
-         "print(repr(parse_document(sys.argv[1], filename='a.bloge')))\n"
+         "text = pathlib.Path(sys.argv[1]).read_text() if sys.argv[2] == 'file' else sys.argv[1]\n"
+         "print(repr(parse_document(text, filename=sys.argv[1])))\n"
          "print('lark' in sys.modules)")
 TEXT = 'agent a {\n  model = "m"\n}\n'
 
 
 def parse_in_a_new_process(cache_home: Path, text: str = TEXT, **env: str) -> tuple[str, bool]:
-    """The document's repr, and whether lark was loaded to parse it."""
-    done = subprocess.run([sys.executable, "-c", PARSE, text], capture_output=True, text=True,
-                          env={**os.environ, "XDG_CACHE_HOME": str(cache_home), **env},
+    """The document's repr, and whether lark was loaded to parse it: ``text`` parsed as the
+    file ``a.bloge`` holds it."""
+    file = cache_home.with_name(f"{cache_home.name}-project") / "a.bloge"
+    file.parent.mkdir(exist_ok=True)
+    file.write_text(text, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", PARSE, str(file), "file"], capture_output=True,
+                          text=True, env={**os.environ, "XDG_CACHE_HOME": str(cache_home), **env},
                           check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
@@ -63,12 +68,13 @@ def test_a_document_parsed_once_is_read_back_without_the_parser(tmp_path: Path) 
     assert (again, parsed) == (first, False)
 
 
-def test_an_edited_document_is_parsed_again(tmp_path: Path) -> None:
+def test_an_edited_file_is_parsed_again_in_place_of_its_old_text(tmp_path: Path) -> None:
     parse_in_a_new_process(tmp_path)
     edited, parsed = parse_in_a_new_process(tmp_path, TEXT.replace('"m"', '"n"'))
     assert parsed
     assert "'n'" in edited
-    assert len(documents(tmp_path)) == 2
+    assert len(documents(tmp_path)) == 1
+    assert parse_in_a_new_process(tmp_path, TEXT.replace('"m"', '"n"')) == (edited, False)
 
 
 def test_a_damaged_document_is_parsed_again_and_kept_anew(tmp_path: Path) -> None:
@@ -80,11 +86,22 @@ def test_a_damaged_document_is_parsed_again_and_kept_anew(tmp_path: Path) -> Non
     assert parse_in_a_new_process(tmp_path) == (first, False)
 
 
+def run_parse(cache_home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", PARSE, *argv], capture_output=True, text=True,
+                          env={**os.environ, "XDG_CACHE_HOME": str(cache_home)}, check=False,
+                          timeout=60)
+
+
 def test_a_text_that_does_not_parse_is_not_kept(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", PARSE, "agent {"], capture_output=True,
-                          text=True, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
-                          check=False, timeout=60)
-    assert "DslSyntaxError" in done.stderr
+    broken = tmp_path / "broken.bloge"
+    broken.write_text("agent {", encoding="utf-8")
+    assert "DslSyntaxError" in run_parse(tmp_path / "cache", str(broken), "file").stderr
+    assert documents(tmp_path / "cache") == []
+
+
+def test_a_text_no_file_holds_is_not_kept(tmp_path: Path) -> None:
+    # Texts a program makes (a user's, a request's) would fill the folder: files only.
+    assert run_parse(tmp_path, TEXT, "text").returncode == 0
     assert documents(tmp_path) == []
 
 
