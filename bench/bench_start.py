@@ -5,8 +5,9 @@ start: offline model, the support example), each a fresh process with its byteco
 (one warm-up run first), against the floor measured in the same run, interleaved round by
 round: ``python -c "import pydantic, yaml"`` plus the run's own work (the second ``bloge
 run``'s ``run_agent`` inside one process: the store, the agent, its model and tool calls,
-the printing). Each figure is the process's CPU time (user + system), steadier than its
-wall time on a loaded machine; unloaded the two are within a few ms. Medians; targets: run
+the printing); beside it, what declaring one pydantic model costs. Each figure is the
+process's CPU time (user + system), steadier than its wall time on a loaded machine;
+unloaded the two are within a few ms. Medians; targets: run
 <= 250 ms, help <= 100 ms. ``--imports`` adds the slowest imports of one run (``python -X
 importtime``), for where the rest goes.
 
@@ -31,6 +32,10 @@ HELP = [BLOGE, "--help"]
 # Bytecode cached: written on the warm-up run even where the shell says not to.
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 FLOOR_IMPORTS = [sys.executable, "-c", "import pydantic, yaml"]
+# Not the floor, beside it: `import pydantic` loads almost nothing until a model is declared;
+# one model loads pydantic's schema builder, pydantic-core's schemas and its plugin scan.
+ONE_MODEL = [sys.executable, "-c", ("import yaml, pydantic\n"
+                                   "class Settings(pydantic.BaseModel):\n    name: str = 'bloge'")]
 # The second run's run_agent (store, agent, model, tool, printing), in one process.
 OWN_WORK = [sys.executable, "-c", f"""
 import contextlib, io, time
@@ -81,11 +86,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--imports", action="store_true")
     args = parser.parse_args()
-    for command in (RUN, HELP, FLOOR_IMPORTS):
+    for command in (RUN, HELP, FLOOR_IMPORTS, ONE_MODEL):
         cpu(command)  # bytecode written, files in the page cache
-    times: dict[str, list[float]] = {"run": [], "help": [], "imports": [], "own": []}
+    times: dict[str, list[float]] = {"run": [], "help": [], "imports": [], "own": [],
+                                     "model": []}
     for _ in range(args.rounds):
         times["imports"].append(cpu(FLOOR_IMPORTS))
+        times["model"].append(cpu(ONE_MODEL))
         times["run"].append(cpu(RUN))
         times["help"].append(cpu(HELP))
         times["own"].append(own_work())
@@ -95,6 +102,7 @@ def main() -> None:
     print(f"  import pydantic, yaml   {median['imports']:7.1f}")
     print(f"  the run's own work      {median['own']:7.1f}")
     print(f"  floor                   {floor:7.1f}")
+    print(f"  (one pydantic model     {median['model']:7.1f}: what using pydantic costs)")
     print(f"  bloge run …             {median['run']:7.1f}   {median['run'] / floor:.2f}x floor"
           "   (target <= 250 ms)")
     print(f"  bloge --help            {median['help']:7.1f}   "

@@ -93,6 +93,46 @@ def test_the_run_store_loads_no_structlog() -> None:
     assert loaded_after("import bloge.store", "structlog", "bloge.journal.journal") == []
 
 
+def test_the_journal_chain_and_its_test_sink_load_no_structlog() -> None:
+    # A recorded run's events pass the journal's chain: stamping and dropping them needs no
+    # structlog; its file and stream sinks load it when used.
+    code = ("from bloge.journal.journal import EventJournal\n"
+            "journal = EventJournal.in_memory()\n"
+            "journal.emit('hello', answer=42)\n"
+            "assert journal.sink.events[0]['timestamp'].endswith('Z')")
+    assert loaded_after(code, "structlog") == []
+
+
+def test_the_settings_load_no_pydantic_settings() -> None:
+    # bloge_config owns the sources: its settings are a plain pydantic model.
+    assert loaded_after("import bloge_config; bloge_config.load_settings(environ={})",
+                        "pydantic_settings", "dotenv") == []
+
+
+BLOGE_RUN = ("import contextlib, io, os, sys\n"
+             "sys.argv = ['bloge', 'run', 'customerSupport', 'How do I reset my password?']\n"
+             "os.environ['BLOGE_STORE__URL'] = 'memory://'\n"
+             "from bloge_container.cli.app import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as answer:\n"
+             "    try:\n"
+             "        main()\n"
+             "    except SystemExit as exc:\n"
+             "        assert exc.code == 0, exc.code\n"
+             "assert 'KB-RESET-001' in answer.getvalue(), answer.getvalue()\n")
+
+
+def test_bloge_run_loads_what_a_run_needs_only(tmp_path: Path) -> None:
+    """``bloge run`` (the quick start's offline run) loads neither the journal's renderers
+    (structlog), the retries of HTTP and remote calls (tenacity), rich's spinner nor the
+    store's approvals and reports; nor the parser (lark) once its DSL files were parsed by an
+    earlier command."""
+    run = (f"import os\nos.environ['XDG_CACHE_HOME'] = {str(tmp_path)!r}\n"
+           "os.environ.pop('BLOGE_NO_CACHE', None)\n" + BLOGE_RUN)
+    assert loaded_after(run, "lark")  # the first parses them, and keeps what they parse to
+    assert loaded_after(run, "lark", "structlog", "tenacity", "rich.status",
+                        "rich.table", "bloge.store.approvals", "bloge.store.timeline") == []
+
+
 @pytest.mark.parametrize("package", LAZY_MODULES)
 def test_every_exported_name_resolves_in_a_fresh_interpreter(package: str) -> None:
     # A fresh interpreter: in this one, other tests have long imported every module.

@@ -9,22 +9,22 @@ renderer.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import datetime as dt
+from typing import TYPE_CHECKING, Any
 
-from structlog.processors import TimeStamper
-from structlog.typing import EventDict, WrappedLogger
+if TYPE_CHECKING:  # type names only: stamping and dropping events needs no structlog
+    from structlog.typing import EventDict, WrappedLogger
 
 #: The journal's timestamps: ISO-8601 UTC, always with microseconds, and a ``Z``.
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-_stamp = TimeStamper(fmt=TIMESTAMP_FORMAT, utc=True)
 
 
 def new_event(event: str, records: tuple[object, ...], fields: dict[str, Any]) -> EventDict:
     """The event dict of ``event``: its name, the time now, the fields of each record (a
     dataclass instance) in declaration order, then ``fields``. ``TypeError`` when a record is
     not a dataclass instance."""
-    stamped = _stamp(None, "", {"event": event})
+    stamped: EventDict = {"event": event,
+                          "timestamp": dt.datetime.now(dt.UTC).strftime(TIMESTAMP_FORMAT)}
     for record in records:
         for name in field_names(type(record)):
             stamped[name] = getattr(record, name)

@@ -29,22 +29,31 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import threading
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self, TextIO
-
-from structlog import DropEvent
-from structlog.typing import EventDict
+from typing import TYPE_CHECKING, Any, Literal, Self, TextIO
 
 from bloge.core.errors import BlogeUsageError
 from bloge.journal.chain import SequenceNumbers, new_event
 from bloge.journal.redaction import Redactor
-from bloge.journal.sinks import FileSink, Sink, StreamSink
 from bloge.journal.testing import InMemorySink
 
+if TYPE_CHECKING:
+    from structlog.typing import EventDict
+
+    from bloge.journal.sinks import Sink
+
 _log = logging.getLogger("bloge.journal")
+
+
+def _dropped(exc: Exception) -> bool:
+    """Whether a processor dropped the event (structlog's ``DropEvent``): one that raises it
+    has loaded structlog, so a journal that nothing else made load it need not."""
+    structlog = sys.modules.get("structlog")
+    return structlog is not None and isinstance(exc, structlog.DropEvent)
 
 #: How long files and streams let rendered events gather before writing them, in seconds.
 WRITE_INTERVAL = 0.01
@@ -86,6 +95,8 @@ class EventJournal:
         """JSON lines appended to the UTF-8 file ``path`` (its folders are created, and the
         file is opened again if it is deleted or rotated). Never raises: a path that cannot
         be opened is reported when the first events are written."""
+        from bloge.journal.sinks import FileSink  # noqa: PLC0415 -- structlog, for file sinks only
+
         return cls(FileSink(path), redactor=redactor, max_batch=max_batch,
                    flush_interval=flush_interval)
 
@@ -97,6 +108,8 @@ class EventJournal:
     ) -> EventJournal:
         """Events on ``stream`` (standard output by default): readable console lines when it
         is a terminal, JSON lines otherwise; ``console`` forces one or the other."""
+        from bloge.journal.sinks import StreamSink  # noqa: PLC0415 -- structlog, for streams only
+
         return cls(StreamSink(stream, console=console), redactor=redactor, max_batch=max_batch,
                    flush_interval=flush_interval)
 
@@ -181,9 +194,9 @@ class EventJournal:
             event_dict = self._sequence(None, "msg", event_dict)
             event_dict = redactor(None, "msg", event_dict)
             message = self.sink.renderer(None, "msg", event_dict)
-        except DropEvent:
-            return
         except Exception as exc:  # noqa: BLE001 -- a processor or value we do not control
+            if _dropped(exc):
+                return
             self._report("render", f"event {event_dict.get('event')!r} could not be rendered; "
                                    "dropped", exc)
             return

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from structlog.typing import EventDict, Processor, WrappedLogger
+if TYPE_CHECKING:  # type names only: the test sink needs no structlog
+    from structlog.typing import EventDict, Processor, WrappedLogger
 
 
 def keep_event_dict(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:

@@ -15,13 +15,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-)
-
 from bloge.rpc.calls import IDEMPOTENCY_KEY, Metadata, checked_deadline
 from bloge.rpc.errors import RemoteError
 from bloge.rpc.interface import MethodSpec, methods_of
@@ -89,6 +82,14 @@ async def call(transport: Transport, service: str, spec: MethodSpec | None, meth
     if not safe or retry.max_attempts <= 1:
         return await transport.send(service, method, payload, deadline=deadline,
                                     metadata=metadata)
+    # tenacity loads with the first call that may be retried.
+    from tenacity import (  # noqa: PLC0415 -- see above
+        AsyncRetrying,
+        retry_if_exception,
+        stop_after_attempt,
+        wait_exponential,
+    )
+
     retrying = AsyncRetrying(
         stop=stop_after_attempt(retry.max_attempts),
         wait=wait_exponential(multiplier=retry.initial_backoff, exp_base=retry.multiplier,

@@ -24,98 +24,62 @@ its round, decided or not; :func:`posted_results`: the results posted for them),
 resume once they are answered (a sub-agent's paused run goes on inside its caller's).
 """
 
-from bloge.store.approvals import (
-    AnswerWaits,
-    ApprovalConflictError,
-    ApprovalForbiddenError,
-    Decided,
-    answer_waits,
-    decide_call,
-    expired_runs,
-    find_paused_run,
-    pending_approvals,
-    post_tool_results,
-    posted_results,
-    round_calls,
-    run_to_continue,
-    waiting_counts,
-)
-from bloge.store.breakers import StoreBreakerStates
-from bloge.store.budgets import (
-    USAGE_GROUPS,
-    StoreCounters,
-    UsageLine,
-    budget_spent,
-    usage_report,
-)
-from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
-from bloge.store.events import event_chunk
-from bloge.store.follow import follow
-from bloge.store.records import (
-    PendingApproval,
-    Run,
-    RunError,
-    RunEvent,
-    RunStatus,
-    StoredMessage,
-    Thread,
-    ToolCallRecord,
-    TurnCheckpoint,
-)
+from typing import TYPE_CHECKING
+
+from bloge.core.exports import lazy_exports
+
+# ``follow`` is also the name of its module, which the import system binds in this package
+# when the module loads: the function is bound here, eagerly, so that it wins.
+from bloge.store.follow import follow as follow
 
 # Importing it registers how an operator given store=Store records its runs: keep it eager.
-from bloge.store.runs import RecordedRuns
-from bloge.store.sql.check import DanglingView
-from bloge.store.store import DEFAULT_LEASE, Pruned, Store, open_store
-from bloge.store.timeline import run_timeline
-from bloge.store.urls import DEFAULT_URL, masked, parse_store_url
-from bloge.store.writer import RunWriter, StoreWriter
+from bloge.store.runs import RecordedRuns as RecordedRuns
 
-__all__ = [
-    "DEFAULT_LEASE",
-    "DEFAULT_URL",
-    "USAGE_GROUPS",
-    "AnswerWaits",
-    "ApprovalConflictError",
-    "ApprovalForbiddenError",
-    "DanglingView",
-    "Decided",
-    "PendingApproval",
-    "Pruned",
-    "RecordedRuns",
-    "Run",
-    "RunError",
-    "RunEvent",
-    "RunStatus",
-    "RunWriter",
-    "Store",
-    "StoreBreakerStates",
-    "StoreCounters",
-    "StoreError",
-    "StoreNotFoundError",
-    "StoreWriter",
-    "StoredMessage",
-    "Thread",
-    "ThreadBusyError",
-    "ToolCallRecord",
-    "TurnCheckpoint",
-    "UsageLine",
-    "answer_waits",
-    "budget_spent",
-    "decide_call",
-    "event_chunk",
-    "expired_runs",
-    "find_paused_run",
-    "follow",
-    "masked",
-    "open_store",
-    "parse_store_url",
-    "pending_approvals",
-    "post_tool_results",
-    "posted_results",
-    "round_calls",
-    "run_timeline",
-    "run_to_continue",
-    "usage_report",
-    "waiting_counts",
-]
+# The rest loads on first use: a recorded run needs neither approvals nor usage reports.
+if TYPE_CHECKING:
+    from bloge.store.approvals import AnswerWaits as AnswerWaits
+    from bloge.store.approvals import ApprovalConflictError as ApprovalConflictError
+    from bloge.store.approvals import ApprovalForbiddenError as ApprovalForbiddenError
+    from bloge.store.approvals import Decided as Decided
+    from bloge.store.approvals import answer_waits as answer_waits
+    from bloge.store.approvals import decide_call as decide_call
+    from bloge.store.approvals import expired_runs as expired_runs
+    from bloge.store.approvals import find_paused_run as find_paused_run
+    from bloge.store.approvals import pending_approvals as pending_approvals
+    from bloge.store.approvals import post_tool_results as post_tool_results
+    from bloge.store.approvals import posted_results as posted_results
+    from bloge.store.approvals import round_calls as round_calls
+    from bloge.store.approvals import run_to_continue as run_to_continue
+    from bloge.store.approvals import waiting_counts as waiting_counts
+    from bloge.store.breakers import StoreBreakerStates as StoreBreakerStates
+    from bloge.store.budgets import USAGE_GROUPS as USAGE_GROUPS
+    from bloge.store.budgets import StoreCounters as StoreCounters
+    from bloge.store.budgets import UsageLine as UsageLine
+    from bloge.store.budgets import budget_spent as budget_spent
+    from bloge.store.budgets import usage_report as usage_report
+    from bloge.store.errors import StoreError as StoreError
+    from bloge.store.errors import StoreNotFoundError as StoreNotFoundError
+    from bloge.store.errors import ThreadBusyError as ThreadBusyError
+    from bloge.store.events import event_chunk as event_chunk
+    from bloge.store.records import PendingApproval as PendingApproval
+    from bloge.store.records import Run as Run
+    from bloge.store.records import RunError as RunError
+    from bloge.store.records import RunEvent as RunEvent
+    from bloge.store.records import RunStatus as RunStatus
+    from bloge.store.records import StoredMessage as StoredMessage
+    from bloge.store.records import Thread as Thread
+    from bloge.store.records import ToolCallRecord as ToolCallRecord
+    from bloge.store.records import TurnCheckpoint as TurnCheckpoint
+    from bloge.store.sql.check import DanglingView as DanglingView
+    from bloge.store.store import DEFAULT_LEASE as DEFAULT_LEASE
+    from bloge.store.store import Pruned as Pruned
+    from bloge.store.store import Store as Store
+    from bloge.store.store import open_store as open_store
+    from bloge.store.timeline import run_timeline as run_timeline
+    from bloge.store.urls import DEFAULT_URL as DEFAULT_URL
+    from bloge.store.urls import masked as masked
+    from bloge.store.urls import parse_store_url as parse_store_url
+    from bloge.store.writer import RunWriter as RunWriter
+    from bloge.store.writer import StoreWriter as StoreWriter
+else:
+    __getattr__, __dir__, __all__ = lazy_exports(__name__)

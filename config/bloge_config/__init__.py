@@ -14,8 +14,7 @@ loaded.sources["bloge.llm.provider"]            # "environment variable BLOGE_LL
 Every setting, with its type, default, variable and meaning, is listed by
 :func:`bloge_config.reference.settings_reference` (``bloge config --reference``,
 ``docs/settings.md``). Every problem in any source is a :class:`SettingsError` with a
-one-paragraph message. This package imports only pydantic, pydantic-settings, PyYAML and the
-standard library.
+one-paragraph message. This package imports only pydantic, PyYAML and the standard library.
 """
 
 from bloge_config.errors import SettingsError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import sysconfig
@@ -52,7 +53,7 @@ def _check_not_shadowed(module_name: str, root: Path, *, key: str) -> None:
     loaded = sys.modules[top]
     origin = getattr(loaded, "__file__", None)
     locations = [origin] if origin else list(getattr(loaded, "__path__", ()))
-    if locations and not any(_inside(Path(location), Path(installed))
+    if locations and not any(Path(location).resolve().is_relative_to(installed)
                              for location in locations for installed in _installed_roots()):
         return  # the project's module, or another folder's a caller put on sys.path
     where = origin or ", ".join(locations) or "a built-in module"
@@ -62,17 +63,11 @@ def _check_not_shadowed(module_name: str, root: Path, *, key: str) -> None:
     )
 
 
-def _installed_roots() -> set[str]:
+@functools.cache  # resolved once: each operator, hook and service of the settings asks
+def _installed_roots() -> frozenset[Path]:
     paths = sysconfig.get_paths()
-    return {paths[name] for name in ("purelib", "platlib", "stdlib", "platstdlib")}
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
+    return frozenset(Path(paths[name]).resolve()
+                     for name in ("purelib", "platlib", "stdlib", "platstdlib"))
 
 
 def instantiate(target: Any, *, key: str) -> Any:

@@ -19,12 +19,13 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TypeAlias, TypeVar
-
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm.attempts import attempt_cap
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 Sleep: TypeAlias = Callable[[float], Awaitable[None]]
 """How a provider waits between attempts; ``asyncio.sleep`` unless a test injects another."""
@@ -217,6 +218,9 @@ async def call_with_retries(
     :class:`ProviderError` naming ``provider``, the HTTP status and the server's message,
     chained to the transport error.
     """
+    # tenacity loads with the first HTTP call: an offline run never makes one.
+    from tenacity import AsyncRetrying, retry_if_exception  # noqa: PLC0415 -- see above
+
     attempts = 0
     cap = attempt_cap()
     most = policy.max_attempts if cap is None else max(1, min(cap, policy.max_attempts))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bloge_config.fields import ImportPath, OperatorReference
 from bloge_config.models.a2a import A2aSettings
@@ -19,25 +18,27 @@ from bloge_config.models.llm import LlmSettings
 from bloge_config.models.mcp import McpSettings
 from bloge_config.models.output import OutputSettings
 from bloge_config.models.rpc import RpcSettings
-from bloge_config.models.section import kebab
+from bloge_config.models.section import SECTION
 from bloge_config.models.server import ServerSettings
 from bloge_config.models.store import StoreSettings
 from bloge_config.models.temporal import TemporalSettings
 from bloge_config.models.tracing import TracingSettings
 
 
-class BlogeSettings(BaseSettings):
+class BlogeSettings(BaseModel):
     """The ``bloge:`` section: every setting of a bloge application.
 
     Build it with :func:`bloge_config.load_settings`, which reads the files, the environment and the
     overrides (:func:`bloge_config.load_settings_with_sources` also says where each value came
     from). Constructing it directly validates the given values and fills in defaults, and reads
     nothing else. Settings are equal when their values are, wherever they came from.
+
+    A plain pydantic model: :func:`bloge_config.load_settings` owns the sources (the files,
+    the environment as a mapping, the overrides), each value's source kept for our error
+    messages and ``bloge config``, which pydantic-settings would merge away.
     """
 
-    model_config = SettingsConfigDict(
-        frozen=True, extra="forbid", populate_by_name=True, alias_generator=kebab
-    )
+    model_config = ConfigDict(**SECTION, validate_default=True)
 
     llm: LlmSettings = Field(default_factory=LlmSettings, description="Model providers")
     agents: AgentsSettings = Field(default_factory=AgentsSettings,
@@ -74,20 +75,3 @@ class BlogeSettings(BaseSettings):
         "a Temporal workflow served by bloge worker")
     output: OutputSettings = Field(default_factory=OutputSettings,
                                    description="Typed results of agents")
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only the constructor's arguments: :func:`bloge_config.load_settings` owns the sources.
-
-        pydantic-settings would merge its sources into one dict before validating, losing which
-        source gave each value — which our error messages and ``bloge config`` report — and its
-        environment source reads ``os.environ`` only, where ours takes a mapping for tests.
-        """
-        return (init_settings,)

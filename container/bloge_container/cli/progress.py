@@ -5,10 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Any
-
-from rich.console import Console
-from rich.status import Status
+from typing import TYPE_CHECKING, Any
 
 from bloge import (
     AgentCallbackContext,
@@ -27,6 +24,10 @@ from bloge import (
     TurnStartedPayload,
 )
 from bloge.llm.providers.retry import RetryNotice, observing_retries
+
+if TYPE_CHECKING:  # rich's spinner (and its tables) loads when a terminal shows it
+    from rich.console import Console
+    from rich.status import Status
 
 
 class ProgressListener(AgentExecutionListener):
