@@ -402,7 +402,8 @@ class AgentActivities:
             return await self._recorded().pause(
                 run_id=str(payload["run_id"]), turn=int(payload["turn"]),
                 status=str(payload["status"]), calls=calls, turns=int(payload["turns"]),
-                usage=AgentUsage.from_dict(payload["usage"]))
+                usage=AgentUsage.from_dict(payload["usage"]),
+                callers=payload.get("callers") or ())
 
     @activity.defn(name=GO_ON_ACTIVITY)
     async def go_on(self, payload: Json) -> None:
@@ -412,7 +413,8 @@ class AgentActivities:
             await self._recorded().go_on(
                 run_id=str(payload["run_id"]), turn=int(payload["turn"]),
                 sent=list(payload["sent"]), expired=list(payload["expired"]),
-                unanswered=list(payload.get("unanswered") or ()))
+                unanswered=list(payload.get("unanswered") or ()),
+                callers=payload.get("callers") or ())
 
     @activity.defn(name=FINISH_ACTIVITY)
     async def finish(self, payload: Json) -> None:

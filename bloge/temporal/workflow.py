@@ -41,6 +41,10 @@ id, and waits for it holding no activity slot. The child is recorded with the ca
 its ``parent_run_id``; its answer is the call's result, its failure the call's error. A
 replayed caller finds its children's starts and ends in its history: a finished child is not
 run again, a running one is waited for.
+A child that pauses (a call of its own waits for approval or a posted result, see
+:mod:`bloge.temporal.waiting`) waits for its decisions, and its callers — its start names them,
+nearest first — are paused in the store with it, showing its waiting calls, and taken back
+when it goes on; their workflows only wait on their children, as they did.
 
 A handoff (``handoff billing : agent billingAgent``) goes on with the other agent's engine,
 linked from the agents the task queue serves (the same on every replay, as the agent itself
@@ -185,10 +189,13 @@ class AgentWorkflow:
         # by equality.
         turns.by_value = carried is None and checkpoint is not None
         own_tools = list(start.get("tools") or ())
+        # A child workflow's callers, nearest first: its pause pauses them too.
+        callers: list[Json] = list(start.get("callers") or ())
         effects = ActivityEffects(current, run_id, values, thread_id, log,
                                   local_model_calls=bool(start.get("local_model_calls")),
                                   turns=turns, principal=start.get("principal"),
-                                  tools=own_tools, task_queue=info.task_queue)
+                                  tools=own_tools, task_queue=info.task_queue,
+                                  callers=callers)
         ctx = OperatorContext.root(values, execution_id=run_id)
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
@@ -206,7 +213,8 @@ class AgentWorkflow:
                         raise
                     # Paused in the store; the round goes on once its calls are decided.
                     run_start = RunStart(checkpoint=paused.checkpoint,
-                                         pending=await self._answers.wait(agent, run_id, paused),
+                                         pending=await self._answers.wait(
+                                             agent, run_id, paused, callers=callers),
                                          tools=run_start.tools)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
@@ -389,16 +397,17 @@ class ActivityEffects:
     carries the view by reference to the thread's log (and the turn's new messages, which
     the activity writes there first); another run's carries the view itself."""
 
-    __slots__ = ("_agent", "_local", "_log", "_principal", "_queue", "_run_id", "_thread_id",
-                 "_tools", "_turns", "_values")
+    __slots__ = ("_agent", "_callers", "_local", "_log", "_principal", "_queue", "_run_id",
+                 "_thread_id", "_tools", "_turns", "_values")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
                  local_model_calls: bool = False, turns: Turns,
                  principal: Json | None = None, tools: Sequence[Json] = (),
-                 task_queue: str = "") -> None:
+                 task_queue: str = "", callers: Sequence[Json] = ()) -> None:
         self._agent = agent  # the agent the run goes on with (another, once it handed over)
         self._queue = task_queue
+        self._callers = list(callers)  # a child workflow's: the runs waiting on it
         self._tools = list(tools)  # the run's own, which its model calls offer too
         self._principal = principal  # whom the run is for: its tools act on their behalf
         self._run_id = run_id
@@ -514,7 +523,10 @@ class ActivityEffects:
         assert child_id is not None
         start = {**start_payload(agent_id, input=AgentInput.of(str(asked["question"])),
                                  context=self._values, local_model_calls=self._local),
-                 "principal": self._principal, "parent_run_id": self._run_id}
+                 "principal": self._principal, "parent_run_id": self._run_id,
+                 # Who waits on the child, nearest first: its pause pauses them too.
+                 "callers": [{"run_id": self._run_id, "call_id": call.id, "tool": call.name},
+                             *self._callers]}
         options: dict[str, Any] = {"id": child_id, "task_queue": self._queue}
         if plan.timeout is not None:
             options["execution_timeout"] = timedelta(seconds=plan.timeout)

@@ -12,7 +12,8 @@ starts with ``stall`` makes the model call wait until it is cancelled (``STALLED
 once it waits).
 ``delegator`` asks its sub-agent ``researcher`` (a tool, ``research``) in turn 1, calls
 ``gate`` in turn 2 and answers in turn 3; ``researcher`` counts (``count``) and answers with
-what it counted (``research loop``: it counts until it runs out of turns). ``triage`` hands
+what it counted (``research loop``: it counts until it runs out of turns). ``overseer`` is
+``delegator`` asking ``vetted``, a ``researcher`` whose ``count`` needs approval. ``triage`` hands
 ``bill …`` over to ``biller``, which counts and answers.
 """
 
@@ -102,6 +103,19 @@ agent researcher {
   model = "test-model"
   max_turns = 2
   tool count : Count { input { key = tool_args.key } }
+}
+
+agent overseer {
+  model = "test-model"
+  max_turns = 3
+  tool research : agent vetted { description = "Ask the vetted researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent vetted {
+  model = "test-model"
+  max_turns = 2
+  tool count : Count { input { key = tool_args.key }  requires_approval = true }
 }
 
 agent triage {
@@ -309,11 +323,12 @@ def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
     agent's operator has a registry of its own (of ``registry``'s operators it uses), so that
     ``registry`` is in no reference cycle, and is freed as the tests before these were."""
     compiled = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
-    if "agent:researcher" not in registry:
-        own = (OperatorRegistry.builder()
-               .register("Count", registry.get("Count"))
-               .register("llmChat", registry.get("llmChat"))
-               .build())
-        registry.register("agent:researcher", SubAgentTool(
-            AgentLoopOperator("researcher", compiled["researcher"], own)))
+    for agent_id in ("researcher", "vetted"):
+        if f"agent:{agent_id}" not in registry:
+            own = (OperatorRegistry.builder()
+                   .register("Count", registry.get("Count"))
+                   .register("llmChat", registry.get("llmChat"))
+                   .build())
+            registry.register(f"agent:{agent_id}", SubAgentTool(
+                AgentLoopOperator(agent_id, compiled[agent_id], own)))
     return compiled
