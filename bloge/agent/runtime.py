@@ -60,12 +60,16 @@ if TYPE_CHECKING:
     from bloge.agent.loop.approval import posted_result as posted_result
     from bloge.agent.loop.approval import unanswered as unanswered
     from bloge.agent.loop.budget import BudgetCounters as BudgetCounters
+    from bloge.agent.loop.budget import CallerAllowance as CallerAllowance
     from bloge.agent.loop.budget import CallUsage as CallUsage
     from bloge.agent.loop.budget import Claim as Claim
     from bloge.agent.loop.budget import Refusal as Refusal
+    from bloge.agent.loop.budget import RunLedger as RunLedger
     from bloge.agent.loop.budget import Spend as Spend
+    from bloge.agent.loop.budget import caller_ledger as caller_ledger
     from bloge.agent.loop.budget import calls_that_fit as calls_that_fit
     from bloge.agent.loop.budget import refusal as refusal
+    from bloge.agent.loop.budget import spending_under as spending_under
     from bloge.agent.loop.engine import AgentEngine as AgentEngine
     from bloge.agent.loop.engine import ModelCall as ModelCall
     from bloge.agent.loop.engine import RunEffects as RunEffects

@@ -64,6 +64,7 @@ checkpoint likewise.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -91,12 +92,17 @@ from bloge.agent import (
 )
 from bloge.agent.runtime import (
     AgentEngine,
+    CallerAllowance,
     ModelCall,
     RecordedResult,
+    RunLedger,
     RunStart,
+    Spend,
     ToolOutcome,
     ToolRound,
+    caller_ledger,
     child_run_id,
+    spending_under,
 )
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext, Principal
@@ -147,6 +153,10 @@ QUIET_ENDS = "bloge.quiet-ends"
 #: The patch after which a sub-agent call's child run is a child workflow (workflows begun
 #: before it replay with the child run inside the call's tool activity).
 CHILD_WORKFLOWS = "bloge.child-workflows"
+#: The patch after which a child workflow spends against its callers' budgets: it is given
+#: what they have left, and its caller charges what it spent (workflows begun before it
+#: replay with their children's budgets apart).
+CALLER_BUDGETS = "bloge.caller-budgets"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -197,6 +207,7 @@ class AgentWorkflow:
                                   tools=own_tools, task_queue=info.task_queue,
                                   callers=callers)
         ctx = OperatorContext.root(values, execution_id=run_id)
+        allowance = wire.allowance_from_json(start)  # a child's, of its callers' budgets
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
             AgentInput(wire.messages_from_json(messages)) if messages else None,
@@ -204,32 +215,25 @@ class AgentWorkflow:
             checkpoint=checkpoint, tools=[wire.tool_from_json(tool) for tool in own_tools],
         )
         try:
-            while True:
-                try:
-                    output = await engine.run(run_start, ctx, effects=effects, observer=turns)
-                    break
-                except RunPaused as paused:
-                    if not waits_here(agent, paused):
-                        raise
-                    # Paused in the store; the round goes on once its calls are decided.
-                    run_start = RunStart(checkpoint=paused.checkpoint,
-                                         pending=await self._answers.wait(
-                                             agent, run_id, paused, callers=callers),
-                                         tools=run_start.tools)
+            output = await self._ran(agent, engine, run_start, ctx, effects, turns,
+                                     callers=callers, allowance=allowance)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
             raise ApplicationError(str(error), error.agent_id, error.max_turns,
                                    *turns.checkpoint_details(error.checkpoint),
+                                   *wire.spent_details(allowance),
                                    type=MAX_TURNS_ERROR, non_retryable=True) from None
         except AgentRunError as error:
             if isinstance(error.__cause__, ContinueAsNewDue):
-                await continue_as_new(start, turns, error.checkpoint, effects.keep, started,
+                await continue_as_new({**start, **wire.allowance_to_json(allowance)}, turns,
+                                      error.checkpoint, effects.keep, started,
                                       error.__cause__.turn - 1)
             await effects.finish(error.checkpoint, error.exit_reason, started,
                                  error.__cause__ or error)
             raise ApplicationError(mask_credentials(str(error)), error.agent_id,
                                    error.exit_reason,
                                    *turns.checkpoint_details(error.checkpoint),
+                                   *wire.spent_details(allowance),
                                    type=RUN_ERROR, non_retryable=True) from None
         except RunPaused as paused:
             # A run without a store to pause in (or a workflow begun before runs paused):
@@ -243,7 +247,8 @@ class AgentWorkflow:
                        "(bloge.store)")
             await effects.finish(before, "error", started, paused)
             raise ApplicationError(message, agent_id, "error",
-                                   *turns.checkpoint_details(before), type=RUN_ERROR,
+                                   *turns.checkpoint_details(before),
+                                   *wire.spent_details(allowance), type=RUN_ERROR,
                                    non_retryable=True) from None
         except asyncio.CancelledError as cancelled:
             cause = cancelled.__cause__
@@ -252,7 +257,29 @@ class AgentWorkflow:
             raise
         named = _named(output, run_id, thread_id)
         await effects.finish(output.checkpoint, output.exit_reason, started, None, named)
-        return turns.result(named)
+        return {**turns.result(named), **wire.spent_json(allowance)}
+
+
+    async def _ran(self, agent: ServedAgent, engine: AgentEngine, run_start: RunStart,
+                   ctx: OperatorContext, effects: ActivityEffects, turns: Turns, *,
+                   callers: Sequence[Json], allowance: CallerAllowance | None) -> AgentOutput:
+        """The engine's run to its end: a recorded run waits where its calls wait (paused
+        in the store, see :mod:`bloge.temporal.waiting`); a child workflow's spends what its
+        callers left it (``allowance``)."""
+        run_id = workflow.info().workflow_id
+        while True:
+            try:
+                with (contextlib.nullcontext() if allowance is None
+                      else spending_under(allowance)):
+                    return await engine.run(run_start, ctx, effects=effects, observer=turns)
+            except RunPaused as paused:
+                if not waits_here(agent, paused):
+                    raise
+                # Paused in the store; the round goes on once its calls are decided.
+                run_start = RunStart(checkpoint=paused.checkpoint,
+                                     pending=await self._answers.wait(
+                                         agent, run_id, paused, callers=callers),
+                                     tools=run_start.tools)
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,14 +554,22 @@ class ActivityEffects:
                  # Who waits on the child, nearest first: its pause pauses them too.
                  "callers": [{"run_id": self._run_id, "call_id": call.id, "tool": call.name},
                              *self._callers]}
+        # What the caller's budgets (and its callers') leave the child, which spends it.
+        ledger = caller_ledger() if workflow.patched(CALLER_BUDGETS) else None
+        allowed = None if ledger is None or not ledger.limited else ledger.allowance()
+        start.update(wire.allowance_to_json(allowed))
         options: dict[str, Any] = {"id": child_id, "task_queue": self._queue}
         if plan.timeout is not None:
             options["execution_timeout"] = timedelta(seconds=plan.timeout)
         try:
             data = await workflow.execute_child_workflow(WORKFLOW, start, **options)
         except ChildWorkflowError as error:
+            if allowed is not None and ledger is not None:
+                _charged(ledger, wire.spent_from_details(error.cause))
             outcome = _child_failed(call, agent_id, child_id, error, plan.timeout)
         else:
+            if allowed is not None and ledger is not None:
+                _charged(ledger, wire.spent_from_json(data))
             output = wire.output_from_json(data)
             answer = data.get("output")
             result = output.content if answer is None else answer
@@ -609,6 +644,13 @@ class ActivityEffects:
         await workflow.execute_activity(FINISH_ACTIVITY, payload, **self._agent.plan.finish)
         if log is not None:
             log.written(len(log.unwritten))
+
+
+def _charged(ledger: RunLedger | CallerAllowance, spent: Mapping[str, Spend]) -> None:
+    """Charge what a child workflow (and the runs it started) spent, by run, to the caller's
+    ledger and its callers'."""
+    for name, amount in spent.items():
+        ledger.charge(name, amount)
 
 
 def _raise_if_cancelled(error: ActivityError) -> None:

@@ -13,7 +13,8 @@ once it waits).
 ``delegator`` asks its sub-agent ``researcher`` (a tool, ``research``) in turn 1, calls
 ``gate`` in turn 2 and answers in turn 3; ``researcher`` counts (``count``) and answers with
 what it counted (``research loop``: it counts until it runs out of turns). ``overseer`` is
-``delegator`` asking ``vetted``, a ``researcher`` whose ``count`` needs approval. ``triage`` hands
+``delegator`` asking ``vetted``, a ``researcher`` whose ``count`` needs approval; ``thrifty``
+is ``delegator`` allowed two model calls in all, ``frugal`` three. ``triage`` hands
 ``bill …`` over to ``biller``, which counts and answers.
 """
 
@@ -103,6 +104,22 @@ agent researcher {
   model = "test-model"
   max_turns = 2
   tool count : Count { input { key = tool_args.key } }
+}
+
+agent thrifty {
+  model = "test-model"
+  max_turns = 3
+  budget { model_calls = 2 }
+  tool research : agent researcher { description = "Ask the researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent frugal {
+  model = "test-model"
+  max_turns = 3
+  budget { model_calls = 3 }
+  tool research : agent researcher { description = "Ask the researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
 }
 
 agent overseer {
