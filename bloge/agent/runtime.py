@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.start import RunStart as RunStart
     from bloge.agent.loop.tools import SUMMARY_LENGTH as SUMMARY_LENGTH
     from bloge.agent.loop.tools import ChunkSink as ChunkSink
+    from bloge.agent.loop.tools import DescendantCalls as DescendantCalls
     from bloge.agent.loop.tools import ToolDispatcher as ToolDispatcher
     from bloge.agent.loop.tools import ToolOutcome as ToolOutcome
     from bloge.agent.subagent import CHILDREN_ELSEWHERE as CHILDREN_ELSEWHERE

@@ -322,7 +322,8 @@ class AgentActivities:
         except ChildRunRequested as requested:
             # Its end is told once the child answers (see tool_failed).
             await self._written(events, payload)
-            return {"child": {"agent": requested.agent_id, "question": requested.question}}
+            return {"child": {"agent": requested.agent_id, "question": requested.question,
+                              "ceiling": requested.max_descendant_tool_calls}}
         except BaseException as stopped:
             # Cut short (timed out, cancelled): its dispatch stays in the run's events.
             await _flushed(events, call)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bloge.agent import AgentCheckpoint, AgentOutput, AgentUsage
-from bloge.agent.runtime import CallerAllowance, Spend, ToolOutcome
+from bloge.agent.runtime import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.types import LlmResponse, ToolDefinition
@@ -119,66 +119,3 @@ def size(data: Any) -> int:
     """The bytes of ``data``'s JSON form, about what Temporal's payload of it holds."""
     return len(DEFAULT_CODEC.encode_lenient(data).encode())
 
-
-#: The key of a child workflow's start that holds what its callers' budgets leave it, and
-#: of its result (or its failure's last detail) that holds what it spent of that, by run.
-CALLER_BUDGET = "caller_budget"
-CALLER_SPENT = "caller_spent"
-
-
-def allowance_from_json(start: Mapping[str, Any]) -> CallerAllowance | None:
-    """What a child workflow's callers left it (``None``: its own budget only), with what a
-    history of it before this one spent of it."""
-    caps = start.get(CALLER_BUDGET)
-    if caps is None:
-        return None
-    return CallerAllowance({str(measure): (float(limit), float(used))
-                            for measure, (limit, used) in caps.items()},
-                           spends_from_json(start.get(CALLER_SPENT) or {}))
-
-
-def allowance_to_json(allowance: CallerAllowance | None) -> Json:
-    """What a child workflow starts with, and carries to its next history: its allowance
-    (by measure, ``[limit, used]``) and what it spent of it."""
-    if allowance is None:
-        return {}
-    return {CALLER_BUDGET: {measure: [limit, used]
-                            for measure, (limit, used) in allowance.caps.items()},
-            **spent_json(allowance)}
-
-
-def spent_json(allowance: CallerAllowance | None) -> Json:
-    """What a child workflow spent of its allowance, by run, for its result."""
-    if allowance is None:
-        return {}
-    return {CALLER_SPENT: {name: _spend_to_json(spent)
-                           for name, spent in allowance.spent_below.items()}}
-
-
-def spent_details(allowance: CallerAllowance | None) -> tuple[Json, ...]:
-    """The same, as the last detail of a child workflow's failure."""
-    found = spent_json(allowance)
-    return (found,) if found else ()
-
-
-def spent_from_json(data: Mapping[str, Any]) -> dict[str, Spend]:
-    return spends_from_json(data.get(CALLER_SPENT) or {})
-
-
-def spent_from_details(cause: BaseException | None) -> dict[str, Spend]:
-    """What a failed child workflow spent of its allowance (its failure's last detail)."""
-    details = getattr(cause, "details", None) or ()
-    last = details[-1] if details else None
-    return spent_from_json(last) if isinstance(last, dict) and CALLER_SPENT in last else {}
-
-
-def spends_from_json(data: Mapping[str, Any]) -> dict[str, Spend]:
-    return {str(name): Spend(int(spent.get("input_tokens", 0)),
-                             int(spent.get("output_tokens", 0)), float(spent.get("usd", 0.0)),
-                             int(spent.get("model_calls", 0)), int(spent.get("tool_calls", 0)))
-            for name, spent in data.items()}
-
-
-def _spend_to_json(spent: Spend) -> Json:
-    return {"input_tokens": spent.input_tokens, "output_tokens": spent.output_tokens,
-            "usd": spent.usd, "model_calls": spent.model_calls, "tool_calls": spent.tool_calls}

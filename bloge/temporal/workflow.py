@@ -95,9 +95,7 @@ from bloge.agent.runtime import (
     CallerAllowance,
     ModelCall,
     RecordedResult,
-    RunLedger,
     RunStart,
-    Spend,
     ToolOutcome,
     ToolRound,
     caller_ledger,
@@ -122,6 +120,7 @@ from bloge.temporal.histories import (
     read_view,
 )
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
+from bloge.temporal.shares import Shares
 from bloge.temporal.waiting import (
     ANSWER_SIGNAL,
     Answers,
@@ -153,10 +152,10 @@ QUIET_ENDS = "bloge.quiet-ends"
 #: The patch after which a sub-agent call's child run is a child workflow (workflows begun
 #: before it replay with the child run inside the call's tool activity).
 CHILD_WORKFLOWS = "bloge.child-workflows"
-#: The patch after which a child workflow spends against its callers' budgets: it is given
-#: what they have left, and its caller charges what it spent (workflows begun before it
-#: replay with their children's budgets apart).
-CALLER_BUDGETS = "bloge.caller-budgets"
+#: The patch after which a child workflow shares its callers' budgets and the run tree's
+#: tool-call ceiling (see :mod:`bloge.temporal.shares`; workflows begun before it replay
+#: with their children's budgets and calls apart).
+CHILD_SHARES = "bloge.child-shares"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -205,9 +204,8 @@ class AgentWorkflow:
                                   local_model_calls=bool(start.get("local_model_calls")),
                                   turns=turns, principal=start.get("principal"),
                                   tools=own_tools, task_queue=info.task_queue,
-                                  callers=callers)
+                                  callers=callers, shares=Shares(start))
         ctx = OperatorContext.root(values, execution_id=run_id)
-        allowance = wire.allowance_from_json(start)  # a child's, of its callers' budgets
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
             AgentInput(wire.messages_from_json(messages)) if messages else None,
@@ -216,16 +214,16 @@ class AgentWorkflow:
         )
         try:
             output = await self._ran(agent, engine, run_start, ctx, effects, turns,
-                                     callers=callers, allowance=allowance)
+                                     callers=callers, allowance=effects.shares.allowance)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
             raise ApplicationError(str(error), error.agent_id, error.max_turns,
                                    *turns.checkpoint_details(error.checkpoint),
-                                   *wire.spent_details(allowance),
+                                   *effects.shares.details(),
                                    type=MAX_TURNS_ERROR, non_retryable=True) from None
         except AgentRunError as error:
             if isinstance(error.__cause__, ContinueAsNewDue):
-                await continue_as_new({**start, **wire.allowance_to_json(allowance)}, turns,
+                await continue_as_new({**start, **effects.shares.carried()}, turns,
                                       error.checkpoint, effects.keep, started,
                                       error.__cause__.turn - 1)
             await effects.finish(error.checkpoint, error.exit_reason, started,
@@ -233,7 +231,7 @@ class AgentWorkflow:
             raise ApplicationError(mask_credentials(str(error)), error.agent_id,
                                    error.exit_reason,
                                    *turns.checkpoint_details(error.checkpoint),
-                                   *wire.spent_details(allowance),
+                                   *effects.shares.details(),
                                    type=RUN_ERROR, non_retryable=True) from None
         except RunPaused as paused:
             # A run without a store to pause in (or a workflow begun before runs paused):
@@ -248,7 +246,7 @@ class AgentWorkflow:
             await effects.finish(before, "error", started, paused)
             raise ApplicationError(message, agent_id, "error",
                                    *turns.checkpoint_details(before),
-                                   *wire.spent_details(allowance), type=RUN_ERROR,
+                                   *effects.shares.details(), type=RUN_ERROR,
                                    non_retryable=True) from None
         except asyncio.CancelledError as cancelled:
             cause = cancelled.__cause__
@@ -257,7 +255,7 @@ class AgentWorkflow:
             raise
         named = _named(output, run_id, thread_id)
         await effects.finish(output.checkpoint, output.exit_reason, started, None, named)
-        return {**turns.result(named), **wire.spent_json(allowance)}
+        return {**turns.result(named), **effects.shares.report()}
 
 
     async def _ran(self, agent: ServedAgent, engine: AgentEngine, run_start: RunStart,
@@ -425,16 +423,18 @@ class ActivityEffects:
     the activity writes there first); another run's carries the view itself."""
 
     __slots__ = ("_agent", "_callers", "_local", "_log", "_principal", "_queue", "_run_id",
-                 "_thread_id", "_tools", "_turns", "_values")
+                 "_thread_id", "_tools", "_turns", "_values", "shares")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
                  local_model_calls: bool = False, turns: Turns,
                  principal: Json | None = None, tools: Sequence[Json] = (),
-                 task_queue: str = "", callers: Sequence[Json] = ()) -> None:
+                 task_queue: str = "", callers: Sequence[Json] = (),
+                 shares: Shares | None = None) -> None:
         self._agent = agent  # the agent the run goes on with (another, once it handed over)
         self._queue = task_queue
         self._callers = list(callers)  # a child workflow's: the runs waiting on it
+        self.shares = shares or Shares({})  # what it shares with its callers and children
         self._tools = list(tools)  # the run's own, which its model calls offer too
         self._principal = principal  # whom the run is for: its tools act on their behalf
         self._run_id = run_id
@@ -527,6 +527,15 @@ class ActivityEffects:
                 self._queue, plan.child) is not None and workflow.patched(CHILD_WORKFLOWS):
             payload["child"] = True  # the activity stops at the question
         started = workflow.time()
+        if plan is not None and self.shares.nested and not self.shares.below.take():
+            # A sub-agent's run past the run tree's ceiling: the call does not run.
+            outcome = ToolOutcome(call, success=False, arguments=_arguments(call), content=(
+                f"Error: tool {call.name!r} was not run: the sub-agents of this run made "
+                f"{self.shares.below.made} tool calls, their ceiling "
+                "(max_descendant_tool_calls); answer with what you have"))
+            if self._agent.recorded or self._agent.listeners:
+                await self._report_failed(payload, outcome, started)
+            return outcome
         try:
             result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
         except ActivityError as error:
@@ -554,22 +563,24 @@ class ActivityEffects:
                  # Who waits on the child, nearest first: its pause pauses them too.
                  "callers": [{"run_id": self._run_id, "call_id": call.id, "tool": call.name},
                              *self._callers]}
-        # What the caller's budgets (and its callers') leave the child, which spends it.
-        ledger = caller_ledger() if workflow.patched(CALLER_BUDGETS) else None
-        allowed = None if ledger is None or not ledger.limited else ledger.allowance()
-        start.update(wire.allowance_to_json(allowed))
+        # What the caller's budgets (and its callers') allow the child, and the tree's
+        # tool-call ceiling.
+        shared = workflow.patched(CHILD_SHARES)
+        ledger = caller_ledger()
+        if shared:
+            start.update(self.shares.for_child(ledger, asked.get("ceiling")))
         options: dict[str, Any] = {"id": child_id, "task_queue": self._queue}
         if plan.timeout is not None:
             options["execution_timeout"] = timedelta(seconds=plan.timeout)
         try:
             data = await workflow.execute_child_workflow(WORKFLOW, start, **options)
         except ChildWorkflowError as error:
-            if allowed is not None and ledger is not None:
-                _charged(ledger, wire.spent_from_details(error.cause))
+            if shared:
+                self.shares.settle(ledger, getattr(error.cause, "details", None))
             outcome = _child_failed(call, agent_id, child_id, error, plan.timeout)
         else:
-            if allowed is not None and ledger is not None:
-                _charged(ledger, wire.spent_from_json(data))
+            if shared:
+                self.shares.settle(ledger, data)
             output = wire.output_from_json(data)
             answer = data.get("output")
             result = output.content if answer is None else answer
@@ -644,13 +655,6 @@ class ActivityEffects:
         await workflow.execute_activity(FINISH_ACTIVITY, payload, **self._agent.plan.finish)
         if log is not None:
             log.written(len(log.unwritten))
-
-
-def _charged(ledger: RunLedger | CallerAllowance, spent: Mapping[str, Spend]) -> None:
-    """Charge what a child workflow (and the runs it started) spent, by run, to the caller's
-    ledger and its callers'."""
-    for name, amount in spent.items():
-        ledger.charge(name, amount)
 
 
 def _raise_if_cancelled(error: ActivityError) -> None:

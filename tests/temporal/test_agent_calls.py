@@ -215,3 +215,21 @@ async def test_a_child_that_answers_counts_its_spend_as_its_callers(
             await TemporalRunner(client, task_queue).run("frugal", "delegate pay",
                                                          run_id="frugal-1")
     assert (tmp_path / "count.log").read_text().count("\n") == 1  # the child's call ran
+
+
+async def test_a_childs_tool_calls_past_the_trees_ceiling_do_not_run(
+        client: Client, task_queue: str, tmp_path: Path) -> None:
+    # digger's tool lets bounded's sub-agents make one tool call: of digger's two counts,
+    # the second is answered with an error instead of running.
+    registry = agents.registry(tmp_path / "count.log")
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(agents.definitions(registry), registry, options)
+    async with agent_worker(client, served, options):
+        output = await TemporalRunner(client, task_queue).run("bounded", "delegate both",
+                                                              run_id="bounded-1")
+        await _replays(client, child_run_id("bounded-1:1:r1") or "", task_queue)
+    assert output.content == (
+        "delegated: found: counted research both | Error: tool 'count' was not run: the "
+        "sub-agents of this run made 1 tool calls, their ceiling (max_descendant_tool_calls); "
+        "answer with what you have | opened delegate both")
+    assert (tmp_path / "count.log").read_text().count("\n") == 1
