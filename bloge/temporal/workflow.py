@@ -45,6 +45,8 @@ A child that pauses (a call of its own waits for approval or a posted result, se
 :mod:`bloge.temporal.waiting`) waits for its decisions, and its callers — its start names them,
 nearest first — are paused in the store with it, showing its waiting calls, and taken back
 when it goes on; their workflows only wait on their children, as they did.
+A child shares its callers' budgets and the run tree's tool-call ceiling
+(:mod:`bloge.temporal.shares`): its start says what they allow it, its end what it spent.
 
 A handoff (``handoff billing : agent billingAgent``) goes on with the other agent's engine,
 linked from the agents the task queue serves (the same on every replay, as the agent itself
