@@ -259,7 +259,6 @@ class AgentWorkflow:
         await effects.finish(output.checkpoint, output.exit_reason, started, None, named)
         return {**turns.result(named), **effects.shares.report()}
 
-
     async def _ran(self, agent: ServedAgent, engine: AgentEngine, run_start: RunStart,
                    ctx: OperatorContext, effects: ActivityEffects, turns: Turns, *,
                    callers: Sequence[Json], allowance: CallerAllowance | None) -> AgentOutput:
