@@ -263,8 +263,11 @@ class StoreRecording:
         """End the run: its last new ``messages`` in the thread's log (numbered by the run;
         those a retry wrote already left out), its end, the thread's ``view`` (``None``: the
         thread's view stays as it was); ``spans``, the run's, end with it."""
-        if (await self.store.get_run(run_id)).status is not RunStatus.RUNNING:
-            return  # a retried finish that was written already
+        if (await self.store.get_run(run_id)).status.finished:
+            # A retried finish that was written already. (A caller its child workflow's
+            # pause paused in the store, or whose lease ran out while it waited on a child,
+            # is ended all the same.)
+            return
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
         now = time.time()
         segments = view

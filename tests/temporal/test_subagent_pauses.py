@@ -17,11 +17,13 @@ from bloge import AgentLoopOperator, RunPaused
 from bloge.agent.materialize import agent_operator
 from bloge.agent.runtime import child_run_id
 from bloge.core.context import OperatorContext, Principal
+from bloge.core.errors import RunError
 from bloge.server import ServedAgents, create_app
 from bloge.store import RunStatus, Store, open_store, pending_approvals
 from bloge.temporal import (
     Connection,
     TemporalOptions,
+    TemporalRunner,
     TemporalRunStore,
     agent_worker,
     served_agents,
@@ -150,3 +152,13 @@ async def test_a_decision_over_http_continues_the_caller(
                 ended = (await http.get(server.url(f"/runs/{caller}"))).json()
     assert ended["status"] == "succeeded"
     assert ended["output"]["content"] == ANSWER
+
+
+async def test_a_caller_cancelled_while_its_child_waits_is_recorded_cancelled(
+        overseer: AgentLoopOperator, store: Store, client: Client, task_queue: str) -> None:
+    await _paused(overseer, "over-5")
+    runner = TemporalRunner(client, task_queue)
+    await runner.cancel("over-5")
+    with pytest.raises(RunError):
+        await runner.result("over-5")
+    assert (await store.get_run("over-5")).status is RunStatus.CANCELLED
