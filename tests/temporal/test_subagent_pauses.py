@@ -107,9 +107,12 @@ async def test_a_denial_reaches_the_childs_model(overseer: AgentLoopOperator,
 
 
 async def test_an_expired_approval_in_the_child_lets_its_caller_go_on(
-        overseer: AgentLoopOperator, store: Store, tmp_path: Path) -> None:
-    store.approval_expiry = 0.0  # the child's timer denies it: nobody resumes anything
-    output = await overseer.aexecute("delegate pay", ALICE, run_id="over-4")
+        overseer: AgentLoopOperator, store: Store, client: Client, task_queue: str) -> None:
+    # Expired as soon as it is requested: the child's timer denies it, and both runs go on
+    # by themselves (nobody resumes anything).
+    store.approval_expiry = 0.0
+    output = await TemporalRunner(client, task_queue, store=store).run(
+        "overseer", "delegate pay", run_id="over-4")
     assert "expired" in output.content
     assert (await store.get_run("over-4")).status is RunStatus.SUCCEEDED
 
