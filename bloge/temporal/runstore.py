@@ -154,9 +154,9 @@ class TemporalRunStore:
         if not stored.status.paused:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
-        runner = await self.runner()
-        if await self._answered(runner, run_id):
+        if await self.send_answers(run_id):
             raise await self._paused(run_id)  # it goes on once the others are decided
+        runner = await self.runner()
         seen = await self.store.run_events(run_id)
         self.store.live.started(run_id)
         try:
@@ -165,10 +165,13 @@ class TemporalRunStore:
         finally:
             self.store.live.ended(run_id)
 
-    async def _answered(self, runner: TemporalRunner, run_id: str) -> bool:
+    async def send_answers(self, run_id: str) -> bool:
         """Send the paused run ``run_id``'s workflow, and those of the paused runs it
-        started (at any depth), their calls' decisions and posted results: whether a call
-        of theirs still waits."""
+        started (at any depth: its child workflows'), the decisions and results taken in the
+        store for their waiting calls: whether a call of theirs still waits. Their workflows
+        go on by themselves once none does (:meth:`resume_recorded_run` follows the run
+        too)."""
+        runner = await self.runner()
         now = self.store.clock()
         calls = await round_calls(self.store, run_id)
         decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
@@ -180,7 +183,7 @@ class TemporalRunStore:
         waits = any(row.state == "waiting" and not row.expired(now) for row in calls)
         for child in await self.store.child_runs(run_id):
             if child.status.paused:
-                waits = await self._answered(runner, child.id) or waits
+                waits = await self.send_answers(child.id) or waits
         return waits
 
     async def _follow(self, runner: TemporalRunner, run: str, thread: str | None,
