@@ -118,4 +118,3 @@ def view_from_json(data: Sequence[Any]) -> View:
 def size(data: Any) -> int:
     """The bytes of ``data``'s JSON form, about what Temporal's payload of it holds."""
     return len(DEFAULT_CODEC.encode_lenient(data).encode())
-
