@@ -60,12 +60,16 @@ if TYPE_CHECKING:
     from bloge.agent.loop.approval import posted_result as posted_result
     from bloge.agent.loop.approval import unanswered as unanswered
     from bloge.agent.loop.budget import BudgetCounters as BudgetCounters
+    from bloge.agent.loop.budget import CallerAllowance as CallerAllowance
     from bloge.agent.loop.budget import CallUsage as CallUsage
     from bloge.agent.loop.budget import Claim as Claim
     from bloge.agent.loop.budget import Refusal as Refusal
+    from bloge.agent.loop.budget import RunLedger as RunLedger
     from bloge.agent.loop.budget import Spend as Spend
+    from bloge.agent.loop.budget import caller_ledger as caller_ledger
     from bloge.agent.loop.budget import calls_that_fit as calls_that_fit
     from bloge.agent.loop.budget import refusal as refusal
+    from bloge.agent.loop.budget import spending_under as spending_under
     from bloge.agent.loop.engine import AgentEngine as AgentEngine
     from bloge.agent.loop.engine import ModelCall as ModelCall
     from bloge.agent.loop.engine import RunEffects as RunEffects
@@ -82,6 +86,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.start import RunStart as RunStart
     from bloge.agent.loop.tools import SUMMARY_LENGTH as SUMMARY_LENGTH
     from bloge.agent.loop.tools import ChunkSink as ChunkSink
+    from bloge.agent.loop.tools import DescendantCalls as DescendantCalls
     from bloge.agent.loop.tools import ToolDispatcher as ToolDispatcher
     from bloge.agent.loop.tools import ToolOutcome as ToolOutcome
     from bloge.agent.subagent import CHILDREN_ELSEWHERE as CHILDREN_ELSEWHERE

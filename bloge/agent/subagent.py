@@ -61,13 +61,16 @@ CHILDREN_ELSEWHERE: ContextVar[bool] = ContextVar("bloge_children_elsewhere", de
 
 class ChildRunRequested(BaseException):
     """A sub-agent call's child run, to be run by the durable runner that set
-    :data:`CHILDREN_ELSEWHERE`: ``agent_id`` asked ``question``. A ``BaseException``, so that
-    the tool round does not take it for the tool's failure."""
+    :data:`CHILDREN_ELSEWHERE`: ``agent_id`` asked ``question``; ``max_descendant_tool_calls``
+    is the tool's ceiling on the run tree's sub-agents' tool calls. A ``BaseException``, so
+    that the tool round does not take it for the tool's failure."""
 
-    def __init__(self, agent_id: str, question: str) -> None:
+    def __init__(self, agent_id: str, question: str, *,
+                 max_descendant_tool_calls: int | None = None) -> None:
         super().__init__(f"sub-agent {agent_id!r} is to be run by the runner")
         self.agent_id = agent_id
         self.question = question
+        self.max_descendant_tool_calls = max_descendant_tool_calls
 
 
 class SubAgentError(BlogeError):
@@ -113,7 +116,8 @@ class SubAgentTool:
         if scope is not None:
             scope.descendants.lower(self.max_descendant_tool_calls)
         if CHILDREN_ELSEWHERE.get():
-            raise ChildRunRequested(agent_id, question_of(input))
+            raise ChildRunRequested(agent_id, question_of(input),
+                                    max_descendant_tool_calls=self.max_descendant_tool_calls)
         run_id = child_run_id(ctx.idempotency_key)
         sink = None if scope is None or scope.sink is None else _relay(scope, run_id)
         try:

@@ -322,7 +322,8 @@ class AgentActivities:
         except ChildRunRequested as requested:
             # Its end is told once the child answers (see tool_failed).
             await self._written(events, payload)
-            return {"child": {"agent": requested.agent_id, "question": requested.question}}
+            return {"child": {"agent": requested.agent_id, "question": requested.question,
+                              "ceiling": requested.max_descendant_tool_calls}}
         except BaseException as stopped:
             # Cut short (timed out, cancelled): its dispatch stays in the run's events.
             await _flushed(events, call)
@@ -402,7 +403,8 @@ class AgentActivities:
             return await self._recorded().pause(
                 run_id=str(payload["run_id"]), turn=int(payload["turn"]),
                 status=str(payload["status"]), calls=calls, turns=int(payload["turns"]),
-                usage=AgentUsage.from_dict(payload["usage"]))
+                usage=AgentUsage.from_dict(payload["usage"]),
+                callers=payload.get("callers") or ())
 
     @activity.defn(name=GO_ON_ACTIVITY)
     async def go_on(self, payload: Json) -> None:
@@ -412,7 +414,8 @@ class AgentActivities:
             await self._recorded().go_on(
                 run_id=str(payload["run_id"]), turn=int(payload["turn"]),
                 sent=list(payload["sent"]), expired=list(payload["expired"]),
-                unanswered=list(payload.get("unanswered") or ()))
+                unanswered=list(payload.get("unanswered") or ()),
+                callers=payload.get("callers") or ())
 
     @activity.defn(name=FINISH_ACTIVITY)
     async def finish(self, payload: Json) -> None:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from bloge.agent import AgentStreamChunk, AgentUsage, PendingCall
+from bloge.agent import AgentStreamChunk, AgentUsage, ChildWait, PendingCall
 from bloge.core.context import Principal
 from bloge.core.tracecontext import TraceParent
 from bloge.llm import LlmResponse
@@ -50,6 +51,9 @@ from bloge.temporal.wire import View, view_to_json
 
 #: How many messages of a thread's log one read of :meth:`StoreRecording.read` asks for.
 READ_BATCH = 64
+#: What a run that no one stopped is (a caller waiting on its child workflow holds no lease
+#: its activities renew: it may look interrupted).
+_GOING = frozenset({RunStatus.RUNNING, RunStatus.INTERRUPTED})
 
 
 class StoreRecording:
@@ -149,12 +153,15 @@ class StoreRecording:
             await self.writer.write(batch)
 
     async def pause(self, *, run_id: str, turn: int, status: str,
-                    calls: Sequence[PendingCall], turns: int,
-                    usage: AgentUsage) -> dict[str, float | None]:
+                    calls: Sequence[PendingCall], turns: int, usage: AgentUsage,
+                    callers: Sequence[Mapping[str, Any]] = ()) -> dict[str, float | None]:
         """Store the run as paused (``status``) on ``calls`` of ``turn``, as a local run that
         pauses is (see :mod:`bloge.store.paused`): a row a call, an ``approval_required``
         event each, and its status, in one transaction; when each call's approval expires
-        (``None``: never). A retry of a pause written already reads them back."""
+        (``None``: never). A retry of a pause written already reads them back.
+        ``callers``: a child workflow's, the runs that wait on it (``run_id``, and the
+        ``call_id`` and ``tool`` of the call that waits), nearest first: each is paused
+        too, in the same transaction, as a local caller whose sub-agent paused is."""
         run = await self.store.get_run(run_id)
         if run.status is not RunStatus.RUNNING:
             return {row.call_id: row.expires_at for row in run.pending_approvals}
@@ -166,17 +173,56 @@ class StoreRecording:
                        for call in waiting.calls)
         await self.writer.write([
             waiting, ops.AppendRunEvents(run_id, events, now),
-            ops.PauseRun(run_id, RunStatus(status), turns, usage.to_dict(), now)])
+            ops.PauseRun(run_id, RunStatus(status), turns, usage.to_dict(), now),
+            *await self._callers_paused(run_id, status, waiting.calls, callers, now)])
         return {call.call_id: call.expires_at for call in waiting.calls}
 
+    async def _callers_paused(self, run_id: str, status: str, calls: Sequence[PendingCall],
+                              callers: Sequence[Mapping[str, Any]], now: float) -> list[ops.Op]:
+        """The writes that pause the callers of run ``run_id`` that waits on ``calls``, as
+        :func:`bloge.store.paused.pause_ops` pauses a local caller: a ``subagent_paused``
+        event for the call that waits, an event per waiting call naming the run that holds
+        it, and its status (a caller paused on another sub-agent already stays as it is).
+        Stops at a caller that ended (it no longer waits on anyone)."""
+        batch: list[ops.Op] = []
+        below = run_id
+        held = tuple(replace(call, run_id=run_id) for call in calls)
+        for caller in callers:
+            caller_id = str(caller["run_id"])
+            try:
+                run = await self.store.get_run(caller_id)
+            except StoreNotFoundError:
+                break
+            if not (run.status.paused or run.status in _GOING):
+                break
+            wait = ChildWait(str(caller["call_id"]), str(caller["tool"]), below,
+                             "awaiting_tool_results" if status == "awaiting_tool_results"
+                             else "awaiting_approval", held)
+            events = [RunEvent(caller_id, 0, "subagent_paused", now,
+                               {**wait.to_dict(), "turn": run.turns})]
+            events.extend(RunEvent(caller_id, 0, "approval_required" if call.kind == "approval"
+                                   else "tool_results_required", now,
+                                   {**call.to_dict(), "run_id": caller_id,
+                                    "subagent_run_id": run_id}) for call in held)
+            batch.append(ops.AppendRunEvents(caller_id, tuple(events), now))
+            if not run.status.paused:
+                batch.append(ops.PauseRun(caller_id, RunStatus(status), run.turns,
+                                          run.usage.to_dict(), now))
+            below = caller_id
+        return batch
+
     async def go_on(self, *, run_id: str, turn: int, sent: Sequence[str],
-                    expired: Sequence[str], unanswered: Sequence[str] = ()) -> None:
+                    expired: Sequence[str], unanswered: Sequence[str] = (),
+                    callers: Sequence[Mapping[str, Any]] = ()) -> None:
         """Take the paused run back to continue its round: its ``sent`` (approved) calls
         are handed over (never sent twice unless idempotent), its ``expired`` approvals and
         ``unanswered`` external calls recorded as expired, each with an ``approval_expired``
-        or ``tool_results_expired`` event. A retry once it runs does nothing."""
+        or ``tool_results_expired`` event. A retry once it runs does nothing. ``callers``
+        (a child workflow's, see :meth:`pause`) that wait on nothing else are taken back
+        too, nearest first: they run again, waiting on the run."""
         run = await self.store.get_run(run_id)
         if run.status is RunStatus.RUNNING:
+            await self._callers_back(callers)  # a retry: the callers too, if not yet
             return
         await self.writer.reclaim_run(run, worker=self.worker)
         now = self.store.clock()
@@ -188,6 +234,19 @@ class StoreRecording:
         await self.writer.write([
             *([ops.AppendRunEvents(run_id, events, now)] if events else []),
             ops.HandOver(run_id, turn, tuple(sent), (*expired, *unanswered), now)])
+        await self._callers_back(callers)
+
+    async def _callers_back(self, callers: Sequence[Mapping[str, Any]]) -> None:
+        """Take back the paused callers that wait on no call now (their sub-agents' runs
+        that waited go on), nearest first; stops at one that still waits, or runs."""
+        for caller in callers:
+            try:
+                run = await self.store.get_run(str(caller["run_id"]))
+            except StoreNotFoundError:
+                return
+            if not run.status.paused or run.pending_approvals:
+                return
+            await self.writer.reclaim_run(run, worker=self.worker)
 
     async def handed_off(self, *, run_id: str, agent_id: str) -> None:
         """The run goes on with agent ``agent_id`` (a handoff): a look at the run shows it."""
@@ -204,8 +263,11 @@ class StoreRecording:
         """End the run: its last new ``messages`` in the thread's log (numbered by the run;
         those a retry wrote already left out), its end, the thread's ``view`` (``None``: the
         thread's view stays as it was); ``spans``, the run's, end with it."""
-        if (await self.store.get_run(run_id)).status is not RunStatus.RUNNING:
-            return  # a retried finish that was written already
+        if (await self.store.get_run(run_id)).status.finished:
+            # A retried finish that was written already. (A caller its child workflow's
+            # pause paused in the store, or whose lease ran out while it waited on a child,
+            # is ended all the same.)
+            return
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
         now = time.time()
         segments = view

@@ -146,24 +146,17 @@ class TemporalRunStore:
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str, ctx: OperatorContext,
                                   *, sink: ChunkSink | None) -> AgentOutput:
-        """Continue run ``run_id``, which waits: its workflow is sent the decisions and
-        results taken in the store (see :mod:`bloge.temporal.waiting`), and followed until
-        it ends, or waits again (:class:`~bloge.agent.RunPaused`)."""
+        """Continue run ``run_id``, which waits: its workflow — and those of the paused
+        runs it waits on, its child workflows' — are sent the decisions and results taken
+        in the store (see :mod:`bloge.temporal.waiting`), and it is followed until it ends,
+        or waits again (:class:`~bloge.agent.RunPaused`)."""
         stored = await self.store.get_run(run_id)
         if not stored.status.paused:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
-        now = self.store.clock()
-        calls = await round_calls(self.store, run_id)
-        decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
-                                         principal=row.decided_by)
-                   for row in calls if row.state in ("approved", "denied")}
-        results = await posted_results(self.store, run_id)
-        runner = await self.runner()
-        if decided or results:
-            await runner.answer(run_id, decided, results)
-        if any(row.state == "waiting" and not row.expired(now) for row in calls):
+        if await self.send_answers(run_id):
             raise await self._paused(run_id)  # it goes on once the others are decided
+        runner = await self.runner()
         seen = await self.store.run_events(run_id)
         self.store.live.started(run_id)
         try:
@@ -171,6 +164,27 @@ class TemporalRunStore:
                                       after=seen[-1].seq if seen else 0)
         finally:
             self.store.live.ended(run_id)
+
+    async def send_answers(self, run_id: str) -> bool:
+        """Send the paused run ``run_id``'s workflow, and those of the paused runs it
+        started (at any depth: its child workflows'), the decisions and results taken in the
+        store for their waiting calls: whether a call of theirs still waits. Their workflows
+        go on by themselves once none does (:meth:`resume_recorded_run` follows the run
+        too)."""
+        runner = await self.runner()
+        now = self.store.clock()
+        calls = await round_calls(self.store, run_id)
+        decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
+                                         principal=row.decided_by)
+                   for row in calls if row.state in ("approved", "denied")}
+        results = await posted_results(self.store, run_id)
+        if decided or results:
+            await runner.answer(run_id, decided, results)
+        waits = any(row.state == "waiting" and not row.expired(now) for row in calls)
+        for child in await self.store.child_runs(run_id):
+            if child.status.paused:
+                waits = await self.send_answers(child.id) or waits
+        return waits
 
     async def _follow(self, runner: TemporalRunner, run: str, thread: str | None,
                       sink: ChunkSink | None, *, after: int = 0) -> AgentOutput:
@@ -207,14 +221,17 @@ class TemporalRunStore:
         raise await self._paused(run)
 
     async def _paused(self, run_id: str) -> RunPaused:
-        """The pause of run ``run_id`` as its record in the store says: its waiting calls.
-        Its checkpoint stays with its workflow (the one given holds its turns and usage,
-        not its conversation): a Temporal run is resumed by its id."""
+        """The pause of run ``run_id`` as its record in the store says: its waiting calls,
+        its child workflows' too (each naming its run). Its checkpoint stays with its
+        workflow (the one given holds its turns and usage, not its conversation): a Temporal
+        run is resumed by its id."""
         stored = await self.store.get_run(run_id)
         rows = stored.pending_approvals
         calls = tuple(PendingCall(row.call_id, row.tool, row.arguments,
                                   "approval" if row.kind == "approval" else "external",
-                                  row.hash, row.requested_at, row.expires_at) for row in rows)
+                                  row.hash, row.requested_at, row.expires_at,
+                                  run_id=None if row.run_id == run_id else row.run_id)
+                      for row in rows)
         response = LlmResponse(finish_reason="tool_calls", tool_calls=tuple(
             ToolCall(row.call_id, row.tool, row.arguments) for row in rows))
         return RunPaused(run_id=run_id, status=(

@@ -13,10 +13,20 @@ any workflow does. A decision or a result is taken in the store first
 (an approval) or gets an error result saying no result came (an external call): its expiry
 is a workflow timer. Once every waiting call is answered, :data:`GO_ON_ACTIVITY` takes the
 run back in the store and the engine continues the round.
+
+A child workflow (a sub-agent call's run) that pauses pauses its callers in the store too,
+in the same transaction, as a local caller whose sub-agent paused is: each is stored as
+waiting, its events tell the call that waits (``subagent_paused``) and the child's calls
+(each naming the run that holds them), and its record lists them; a decision by a caller's
+id decides them in the child's run (:func:`bloge.store.decide_call`), and resuming the
+caller sends the child's workflow its answers. When the child goes on, its callers that wait
+on nothing else are taken back. Their workflows never stop waiting on the child: only the
+store's record of them changes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -72,15 +82,18 @@ class Answers:
                                              reason=_text(body.get("reason")),
                                              principal=_text(body.get("principal")))
 
-    async def wait(self, agent: ServedAgent, run_id: str, paused: RunPaused) -> PendingRound:
+    async def wait(self, agent: ServedAgent, run_id: str, paused: RunPaused, *,
+                   callers: Sequence[Json] = ()) -> PendingRound:
         """Pause the run in the store, wait until each of its calls is decided (or expired),
-        take it back: the round to continue."""
+        take it back: the round to continue. ``callers``: a child workflow's, the runs that
+        wait on it (nearest first), paused and taken back with it in the store."""
+        waited_by = {"callers": list(callers)} if callers else {}
         turn = paused.tool_round.turn
         checkpoint = paused.checkpoint
         expiries: dict[str, Any] = await workflow.execute_activity(PAUSE_ACTIVITY, {
             "agent": agent.definition.id, "run_id": run_id, "turn": turn,
             "status": paused.status, "calls": [call.to_dict() for call in paused.pending],
-            "turns": turn, "usage": checkpoint.usage.to_dict(),
+            "turns": turn, "usage": checkpoint.usage.to_dict(), **waited_by,
         }, **agent.plan.finish)
         ids = [call.call_id for call in paused.pending]
         tools = {call.call_id: (call.tool, call.kind) for call in paused.pending}
@@ -110,7 +123,7 @@ class Answers:
             "agent": agent.definition.id, "run_id": run_id, "turn": turn,
             "sent": [c for c in ids if c in decisions and decisions[c].approved],
             "expired": [c for c in expired if c in decisions],
-            "unanswered": [c for c in expired if c in results],
+            "unanswered": [c for c in expired if c in results], **waited_by,
         }, **agent.plan.finish)
         resumed = paused.resumed(decisions=decisions)
         return replace(resumed, results={**resumed.results, **results},

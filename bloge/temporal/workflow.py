@@ -41,6 +41,12 @@ id, and waits for it holding no activity slot. The child is recorded with the ca
 its ``parent_run_id``; its answer is the call's result, its failure the call's error. A
 replayed caller finds its children's starts and ends in its history: a finished child is not
 run again, a running one is waited for.
+A child that pauses (a call of its own waits for approval or a posted result, see
+:mod:`bloge.temporal.waiting`) waits for its decisions, and its callers — its start names them,
+nearest first — are paused in the store with it, showing its waiting calls, and taken back
+when it goes on; their workflows only wait on their children, as they did.
+A child shares its callers' budgets and the run tree's tool-call ceiling
+(:mod:`bloge.temporal.shares`): its start says what they allow it, its end what it spent.
 
 A handoff (``handoff billing : agent billingAgent``) goes on with the other agent's engine,
 linked from the agents the task queue serves (the same on every replay, as the agent itself
@@ -60,6 +66,7 @@ checkpoint likewise.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -87,12 +94,15 @@ from bloge.agent import (
 )
 from bloge.agent.runtime import (
     AgentEngine,
+    CallerAllowance,
     ModelCall,
     RecordedResult,
     RunStart,
     ToolOutcome,
     ToolRound,
+    caller_ledger,
     child_run_id,
+    spending_under,
 )
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext, Principal
@@ -112,6 +122,7 @@ from bloge.temporal.histories import (
     read_view,
 )
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
+from bloge.temporal.shares import Shares
 from bloge.temporal.waiting import (
     ANSWER_SIGNAL,
     Answers,
@@ -143,6 +154,10 @@ QUIET_ENDS = "bloge.quiet-ends"
 #: The patch after which a sub-agent call's child run is a child workflow (workflows begun
 #: before it replay with the child run inside the call's tool activity).
 CHILD_WORKFLOWS = "bloge.child-workflows"
+#: The patch after which a child workflow shares its callers' budgets and the run tree's
+#: tool-call ceiling (see :mod:`bloge.temporal.shares`; workflows begun before it replay
+#: with their children's budgets and calls apart).
+CHILD_SHARES = "bloge.child-shares"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -185,10 +200,13 @@ class AgentWorkflow:
         # by equality.
         turns.by_value = carried is None and checkpoint is not None
         own_tools = list(start.get("tools") or ())
+        # A child workflow's callers, nearest first: its pause pauses them too.
+        callers: list[Json] = list(start.get("callers") or ())
         effects = ActivityEffects(current, run_id, values, thread_id, log,
                                   local_model_calls=bool(start.get("local_model_calls")),
                                   turns=turns, principal=start.get("principal"),
-                                  tools=own_tools, task_queue=info.task_queue)
+                                  tools=own_tools, task_queue=info.task_queue,
+                                  callers=callers, shares=Shares(start))
         ctx = OperatorContext.root(values, execution_id=run_id)
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
@@ -197,31 +215,25 @@ class AgentWorkflow:
             checkpoint=checkpoint, tools=[wire.tool_from_json(tool) for tool in own_tools],
         )
         try:
-            while True:
-                try:
-                    output = await engine.run(run_start, ctx, effects=effects, observer=turns)
-                    break
-                except RunPaused as paused:
-                    if not waits_here(agent, paused):
-                        raise
-                    # Paused in the store; the round goes on once its calls are decided.
-                    run_start = RunStart(checkpoint=paused.checkpoint,
-                                         pending=await self._answers.wait(agent, run_id, paused),
-                                         tools=run_start.tools)
+            output = await self._ran(agent, engine, run_start, ctx, effects, turns,
+                                     callers=callers, allowance=effects.shares.allowance)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
             raise ApplicationError(str(error), error.agent_id, error.max_turns,
                                    *turns.checkpoint_details(error.checkpoint),
+                                   *effects.shares.details(),
                                    type=MAX_TURNS_ERROR, non_retryable=True) from None
         except AgentRunError as error:
             if isinstance(error.__cause__, ContinueAsNewDue):
-                await continue_as_new(start, turns, error.checkpoint, effects.keep, started,
+                await continue_as_new({**start, **effects.shares.carried()}, turns,
+                                      error.checkpoint, effects.keep, started,
                                       error.__cause__.turn - 1)
             await effects.finish(error.checkpoint, error.exit_reason, started,
                                  error.__cause__ or error)
             raise ApplicationError(mask_credentials(str(error)), error.agent_id,
                                    error.exit_reason,
                                    *turns.checkpoint_details(error.checkpoint),
+                                   *effects.shares.details(),
                                    type=RUN_ERROR, non_retryable=True) from None
         except RunPaused as paused:
             # A run without a store to pause in (or a workflow begun before runs paused):
@@ -235,7 +247,8 @@ class AgentWorkflow:
                        "(bloge.store)")
             await effects.finish(before, "error", started, paused)
             raise ApplicationError(message, agent_id, "error",
-                                   *turns.checkpoint_details(before), type=RUN_ERROR,
+                                   *turns.checkpoint_details(before),
+                                   *effects.shares.details(), type=RUN_ERROR,
                                    non_retryable=True) from None
         except asyncio.CancelledError as cancelled:
             cause = cancelled.__cause__
@@ -244,7 +257,28 @@ class AgentWorkflow:
             raise
         named = _named(output, run_id, thread_id)
         await effects.finish(output.checkpoint, output.exit_reason, started, None, named)
-        return turns.result(named)
+        return {**turns.result(named), **effects.shares.report()}
+
+    async def _ran(self, agent: ServedAgent, engine: AgentEngine, run_start: RunStart,
+                   ctx: OperatorContext, effects: ActivityEffects, turns: Turns, *,
+                   callers: Sequence[Json], allowance: CallerAllowance | None) -> AgentOutput:
+        """The engine's run to its end: a recorded run waits where its calls wait (paused
+        in the store, see :mod:`bloge.temporal.waiting`); a child workflow's spends what its
+        callers left it (``allowance``)."""
+        run_id = workflow.info().workflow_id
+        while True:
+            try:
+                with (contextlib.nullcontext() if allowance is None
+                      else spending_under(allowance)):
+                    return await engine.run(run_start, ctx, effects=effects, observer=turns)
+            except RunPaused as paused:
+                if not waits_here(agent, paused):
+                    raise
+                # Paused in the store; the round goes on once its calls are decided.
+                run_start = RunStart(checkpoint=paused.checkpoint,
+                                     pending=await self._answers.wait(
+                                         agent, run_id, paused, callers=callers),
+                                     tools=run_start.tools)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,16 +423,19 @@ class ActivityEffects:
     carries the view by reference to the thread's log (and the turn's new messages, which
     the activity writes there first); another run's carries the view itself."""
 
-    __slots__ = ("_agent", "_local", "_log", "_principal", "_queue", "_run_id", "_thread_id",
-                 "_tools", "_turns", "_values")
+    __slots__ = ("_agent", "_callers", "_local", "_log", "_principal", "_queue", "_run_id",
+                 "_thread_id", "_tools", "_turns", "_values", "shares")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
                  local_model_calls: bool = False, turns: Turns,
                  principal: Json | None = None, tools: Sequence[Json] = (),
-                 task_queue: str = "") -> None:
+                 task_queue: str = "", callers: Sequence[Json] = (),
+                 shares: Shares | None = None) -> None:
         self._agent = agent  # the agent the run goes on with (another, once it handed over)
         self._queue = task_queue
+        self._callers = list(callers)  # a child workflow's: the runs waiting on it
+        self.shares = shares or Shares({})  # what it shares with its callers and children
         self._tools = list(tools)  # the run's own, which its model calls offer too
         self._principal = principal  # whom the run is for: its tools act on their behalf
         self._run_id = run_id
@@ -491,6 +528,15 @@ class ActivityEffects:
                 self._queue, plan.child) is not None and workflow.patched(CHILD_WORKFLOWS):
             payload["child"] = True  # the activity stops at the question
         started = workflow.time()
+        if plan is not None and self.shares.nested and not self.shares.below.take():
+            # A sub-agent's run past the run tree's ceiling: the call does not run.
+            outcome = ToolOutcome(call, success=False, arguments=_arguments(call), content=(
+                f"Error: tool {call.name!r} was not run: the sub-agents of this run made "
+                f"{self.shares.below.made} tool calls, their ceiling "
+                "(max_descendant_tool_calls); answer with what you have"))
+            if self._agent.recorded or self._agent.listeners:
+                await self._report_failed(payload, outcome, started)
+            return outcome
         try:
             result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
         except ActivityError as error:
@@ -514,15 +560,28 @@ class ActivityEffects:
         assert child_id is not None
         start = {**start_payload(agent_id, input=AgentInput.of(str(asked["question"])),
                                  context=self._values, local_model_calls=self._local),
-                 "principal": self._principal, "parent_run_id": self._run_id}
+                 "principal": self._principal, "parent_run_id": self._run_id,
+                 # Who waits on the child, nearest first: its pause pauses them too.
+                 "callers": [{"run_id": self._run_id, "call_id": call.id, "tool": call.name},
+                             *self._callers]}
+        # What the caller's budgets (and its callers') allow the child, and the tree's
+        # tool-call ceiling.
+        shared = workflow.patched(CHILD_SHARES)
+        ledger = caller_ledger()
+        if shared:
+            start.update(self.shares.for_child(ledger, asked.get("ceiling")))
         options: dict[str, Any] = {"id": child_id, "task_queue": self._queue}
         if plan.timeout is not None:
             options["execution_timeout"] = timedelta(seconds=plan.timeout)
         try:
             data = await workflow.execute_child_workflow(WORKFLOW, start, **options)
         except ChildWorkflowError as error:
+            if shared:
+                self.shares.settle(ledger, getattr(error.cause, "details", None))
             outcome = _child_failed(call, agent_id, child_id, error, plan.timeout)
         else:
+            if shared:
+                self.shares.settle(ledger, data)
             output = wire.output_from_json(data)
             answer = data.get("output")
             result = output.content if answer is None else answer

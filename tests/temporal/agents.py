@@ -12,7 +12,11 @@ starts with ``stall`` makes the model call wait until it is cancelled (``STALLED
 once it waits).
 ``delegator`` asks its sub-agent ``researcher`` (a tool, ``research``) in turn 1, calls
 ``gate`` in turn 2 and answers in turn 3; ``researcher`` counts (``count``) and answers with
-what it counted (``research loop``: it counts until it runs out of turns). ``triage`` hands
+what it counted (``research loop``: it counts until it runs out of turns). ``overseer`` is
+``delegator`` asking ``vetted``, a ``researcher`` whose ``count`` needs approval; ``thrifty``
+is ``delegator`` allowed two model calls in all, ``frugal`` three. ``bounded`` is ``delegator``
+asking ``digger`` (``research both``: two counts at once), whose tool caps its sub-agents'
+tool calls at one. ``triage`` hands
 ``bill …`` over to ``biller``, which counts and answers.
 """
 
@@ -104,6 +108,48 @@ agent researcher {
   tool count : Count { input { key = tool_args.key } }
 }
 
+agent thrifty {
+  model = "test-model"
+  max_turns = 3
+  budget { model_calls = 2 }
+  tool research : agent researcher { description = "Ask the researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent frugal {
+  model = "test-model"
+  max_turns = 3
+  budget { model_calls = 3 }
+  tool research : agent researcher { description = "Ask the researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent bounded {
+  model = "test-model"
+  max_turns = 3
+  tool research : agent digger { description = "Ask the digger" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent digger {
+  model = "test-model"
+  max_turns = 2
+  tool count : Count { input { key = tool_args.key } }
+}
+
+agent overseer {
+  model = "test-model"
+  max_turns = 3
+  tool research : agent vetted { description = "Ask the vetted researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent vetted {
+  model = "test-model"
+  max_turns = 2
+  tool count : Count { input { key = tool_args.key }  requires_approval = true }
+}
+
 agent triage {
   model = "test-model"
   max_turns = 3
@@ -191,6 +237,11 @@ def _composed(request: LlmRequest, user: str, answered: int) -> LlmResponse:
                 ToolCall("g1", "gate", json.dumps({"name": user})),))
         return LlmResponse("delegated: " + " | ".join(results))
     if user.startswith("research"):
+        if answered == 0 and user == "research both":
+            return LlmResponse("", "tool_calls", tool_calls=tuple(
+                ToolCall(f"n{n}", "count", json.dumps({"key": user})) for n in range(2)))
+        if user == "research both":
+            return LlmResponse("found: " + " | ".join(results))
         if answered == 0 or user == "research loop":
             return LlmResponse("", "tool_calls", tool_calls=(
                 ToolCall(f"n{answered}", "count", json.dumps({"key": user})),))
@@ -309,11 +360,13 @@ def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
     agent's operator has a registry of its own (of ``registry``'s operators it uses), so that
     ``registry`` is in no reference cycle, and is freed as the tests before these were."""
     compiled = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
-    if "agent:researcher" not in registry:
-        own = (OperatorRegistry.builder()
-               .register("Count", registry.get("Count"))
-               .register("llmChat", registry.get("llmChat"))
-               .build())
-        registry.register("agent:researcher", SubAgentTool(
-            AgentLoopOperator("researcher", compiled["researcher"], own)))
+    for agent_id, ceiling in (("researcher", 200), ("vetted", 200), ("digger", 1)):
+        if f"agent:{agent_id}" not in registry:
+            own = (OperatorRegistry.builder()
+                   .register("Count", registry.get("Count"))
+                   .register("llmChat", registry.get("llmChat"))
+                   .build())
+            registry.register(f"agent:{agent_id}", SubAgentTool(
+                AgentLoopOperator(agent_id, compiled[agent_id], own),
+                max_descendant_tool_calls=ceiling))
     return compiled

@@ -175,3 +175,61 @@ async def test_a_handoff_to_an_agent_the_queue_does_not_serve_fails_the_run(
         with pytest.raises(RunError, match=r"hands over to agent 'biller', which task queue "
                                            rf"'{task_queue}' does not serve"):
             await TemporalRunner(client, task_queue).run("triage", "bill me")
+
+
+async def test_a_child_spends_its_callers_budget_and_the_caller_names_it_when_stopped(
+        client: Client, task_queue: str, tmp_path: Path, store: Store) -> None:
+    # thrifty may make two model calls in all: its first leaves its child one, the child's
+    # second is refused, and thrifty's own second, the child's spend counted, is too.
+    registry = agents.registry(tmp_path / "count.log")
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(agents.definitions(registry), registry, options)
+    child = child_run_id("thrift-1:1:r1")
+    async with agent_worker(client, served, options, store=store):
+        with pytest.raises(RunError) as caught:
+            await TemporalRunner(client, task_queue).run("thrifty", "delegate pay",
+                                                         run_id="thrift-1")
+        await _replays(client, "thrift-1", task_queue)
+    # The child was refused by its caller's budget, as a local child is.
+    stopped = await store.get_run(child)
+    assert stopped.status is RunStatus.FAILED
+    assert stopped.error is not None
+    assert stopped.error.type == "BudgetExceededError"
+    assert "the calling agent's run's model_calls budget of 2 would be exceeded (used 2" in (
+        stopped.error.message)
+    # The caller counted the child's model call as its own, and says who spent it.
+    assert f"its sub-agents spent 1 in researcher (run {child})" in str(caught.value)
+    assert "the run's model_calls budget of 2 would be exceeded (used 2" in str(caught.value)
+    assert (await store.get_run("thrift-1")).error is not None
+
+
+async def test_a_child_that_answers_counts_its_spend_as_its_callers(
+        client: Client, task_queue: str, tmp_path: Path) -> None:
+    # frugal may make three model calls in all: its child answers with two, and frugal's
+    # own second is refused.
+    registry = agents.registry(tmp_path / "count.log")
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(agents.definitions(registry), registry, options)
+    async with agent_worker(client, served, options):
+        with pytest.raises(RunError, match=r"its sub-agents spent 2 in researcher \(run "):
+            await TemporalRunner(client, task_queue).run("frugal", "delegate pay",
+                                                         run_id="frugal-1")
+    assert (tmp_path / "count.log").read_text().count("\n") == 1  # the child's call ran
+
+
+async def test_a_childs_tool_calls_past_the_trees_ceiling_do_not_run(
+        client: Client, task_queue: str, tmp_path: Path) -> None:
+    # digger's tool lets bounded's sub-agents make one tool call: of digger's two counts,
+    # the second is answered with an error instead of running.
+    registry = agents.registry(tmp_path / "count.log")
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(agents.definitions(registry), registry, options)
+    async with agent_worker(client, served, options):
+        output = await TemporalRunner(client, task_queue).run("bounded", "delegate both",
+                                                              run_id="bounded-1")
+        await _replays(client, child_run_id("bounded-1:1:r1") or "", task_queue)
+    assert output.content == (
+        "delegated: found: counted research both | Error: tool 'count' was not run: the "
+        "sub-agents of this run made 1 tool calls, their ceiling (max_descendant_tool_calls); "
+        "answer with what you have | opened delegate both")
+    assert (tmp_path / "count.log").read_text().count("\n") == 1

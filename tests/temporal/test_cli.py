@@ -166,3 +166,41 @@ async def _worker_of(project: Path, run_id: str) -> str | None:
         return (await store.get_run(run_id)).worker
     finally:
         await store.aclose()
+
+
+STUDY = "Please study in depth what several articles report about data export"
+
+
+@pytest.fixture
+def vetted_app(app: Path) -> Path:  # noqa: F811 -- app is the fixture
+    """The application, its researcher's search needing approval (before the worker
+    starts)."""
+    dsl = app / "examples" / "triage" / "triage.bloge"
+    text = dsl.read_text(encoding="utf-8")
+    at = text.index("agent researcher")
+    dsl.write_text(text[:at] + text[at:].replace(
+        "input { query = tool_args.query }",
+        "input { query = tool_args.query }\n    requires_approval = true", 1), encoding="utf-8")
+    return app
+
+
+def test_bloge_approvals_approve_sends_the_decision_to_a_child_workflow(
+        vetted_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    with serving(vetted_app, env=on_temporal) as url:
+        started = httpx.post(f"{url}/agents/triage/runs", json={"input": STUDY}, timeout=60)
+        assert started.status_code == 202, started.text
+        paused = started.json()
+        caller = paused["id"]
+        (waiting,) = paused["pending_approvals"]
+        assert (waiting["tool"], waiting["run_id"] != caller) == ("searchKnowledgeBase", True)
+        decided = bloge("approvals", "approve", caller, waiting["call_id"], cwd=vetted_app,
+                        env=on_temporal)
+        assert decided.returncode == 0, decided.stderr
+        assert f"sent to the workflow of run {caller}" in decided.stdout
+        with httpx.stream("GET", f"{url}/runs/{caller}/stream", timeout=60,
+                          headers={"Last-Event-ID": str(paused["events"])}) as stream:
+            kinds = [line[7:] for line in stream.iter_lines() if line.startswith("event: ")]
+        record = httpx.get(f"{url}/runs/{caller}", timeout=30).json()
+    assert kinds[-1] == "done"
+    assert record["status"] == "succeeded"
+    assert "KB-" in record["output"]["content"]

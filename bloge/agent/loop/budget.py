@@ -14,7 +14,10 @@ A sub-agent's run (one started by a call of this run's tool round, see
 must fit what the caller's run (and the caller's caller…) has left, and what it spends counts
 as the caller's, so that a caller whose children spent its budget stops at its next step —
 its :class:`~bloge.agent.loop.errors.BudgetExceededError` names the sub-agent runs that spent
-it, and how much each.
+it, and how much each. A sub-agent's run that runs elsewhere (a Temporal child workflow) is
+given what its callers allow it (:meth:`RunLedger.allowance`, a :class:`CallerAllowance`)
+(:func:`spending_under`), and its caller charges what it reports it spent
+(:meth:`RunLedger.charge`) when it ends.
 
 Running out raises :class:`~bloge.agent.loop.errors.BudgetExceededError`, a run failure with
 a checkpoint, that a raised limit resumes.
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -156,9 +159,75 @@ _NOTHING = Spend()
 #: Runs the calls of a tool round that the budgets let run.
 Dispatch = Callable[[Sequence[ToolCall]], Awaitable[list[ToolOutcome]]]
 
+class CallerAllowance:
+    """What the runs above a run that runs elsewhere (a Temporal child workflow, its caller's
+    ledger in another workflow) allow it: ``caps``, by measure, the limit of the caller that
+    has the least left of it and what that caller had used when the run started. Each of
+    its model calls must fit; ``spent_below`` is what it — and the runs it starts — spent,
+    by run (``carried``: by a history of it before this one), which its caller charges when
+    it ends (:meth:`RunLedger.charge`)."""
+
+    __slots__ = ("caller", "caps", "descendants", "spent_below")
+
+    def __init__(self, caps: Mapping[str, tuple[float, float]],
+                 carried: Mapping[str, Spend] | None = None) -> None:
+        self.caps = dict(caps)
+        self.caller: RunLedger | CallerAllowance | None = None
+        self.spent_below: dict[str, Spend] = dict(carried or {})
+        self.descendants = _NOTHING
+        for spent in self.spent_below.values():
+            self.descendants = self.descendants.plus(spent)
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.caps)
+
+    def limits(self) -> dict[str, tuple[float, float]]:
+        """By measure: the limit, and what is used of it now."""
+        return {measure: (limit, used + self.descendants.measure(measure))
+                for measure, (limit, used) in self.caps.items()}
+
+    def refusal_for_descendant(self, need: Spend) -> Refusal | None:
+        for measure, (limit, used) in self.limits().items():
+            needed = need.measure(measure)
+            if needed and used + needed > limit + 1e-12:
+                return Refusal("caller", measure, limit, used, needed)
+        return None
+
+    def allowance(self) -> CallerAllowance | None:
+        """What a run this run starts elsewhere is allowed (see :meth:`RunLedger.allowance`)."""
+        return _allowance(self)
+
+    def charge(self, name: str, spent: Spend) -> None:
+        """Count ``spent`` of run ``name`` as spent of the allowance."""
+        _charge(self, name, spent)
+
+
 #: The ledger of the run whose tool round runs in this task: a sub-agent's run that one of
 #: its calls starts spends against it too.
-_CALLER: ContextVar[RunLedger | None] = ContextVar("bloge_caller_ledger", default=None)
+_CALLER: ContextVar[RunLedger | CallerAllowance | None] = ContextVar("bloge_caller_ledger",
+                                                                     default=None)
+#: The limits a run that runs elsewhere is given of its callers' (not its tool calls, which
+#: have their own ceiling, nor its time, which is its own).
+_SHARED = ("tokens", "input_tokens", "output_tokens", "usd", "model_calls")
+
+
+def caller_ledger() -> RunLedger | CallerAllowance | None:
+    """The ledger of the run whose tool round runs in this task (a sub-agent's run one of its
+    calls starts spends against it), if any."""
+    return _CALLER.get()
+
+
+@contextlib.contextmanager
+def spending_under(allowance: CallerAllowance) -> Iterator[None]:
+    """Runs started in this block are sub-agents' runs whose callers left them
+    ``allowance``."""
+    token = _CALLER.set(allowance)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):  # closed in another context (see _dispatch)
+            _CALLER.reset(token)
 
 
 class RunLedger:
@@ -202,7 +271,7 @@ class RunLedger:
         self._estimator = estimator
         self._checkpoint = checkpoint
         self._usage = usage
-        self.caller: RunLedger | None = _CALLER.get()
+        self.caller: RunLedger | CallerAllowance | None = _CALLER.get()
         self.descendants = _NOTHING
         #: What each run below this one spent (``descendants``, run by run), by its name in
         #: a budget stop (:attr:`BudgetExceededError.sub_agents`).
@@ -263,11 +332,26 @@ class RunLedger:
     def _charge_callers(self, spent: Spend) -> None:
         """Count ``spent`` as the callers' too (a sub-agent's run spends theirs), by run."""
         name = self.agent_id if self.run_id is None else f"{self.agent_id} (run {self.run_id})"
-        caller = self.caller
-        while caller is not None:
-            caller.descendants = caller.descendants.plus(spent)
-            caller.spent_below[name] = caller.spent_below.get(name, _NOTHING).plus(spent)
-            caller = caller.caller
+        _charge(self.caller, name, spent)
+
+    def charge(self, name: str, spent: Spend) -> None:
+        """Count ``spent`` — what the run ``name`` this run started elsewhere spent (a
+        Temporal child workflow's report, see :class:`CallerAllowance`) — as this run's and
+        its callers'."""
+        _charge(self, name, spent)
+
+    def limits(self) -> dict[str, tuple[float, float]]:
+        """By measure: the limit of this run's budget, and what is used of it now (by this
+        run and the runs it started)."""
+        used = self._used(self._usage())
+        return {measure: (limit, used.measure(measure))
+                for measure, limit in self.budget.limits().items()}
+
+    def allowance(self) -> CallerAllowance | None:
+        """What a run this run starts elsewhere is allowed: for each limit of this run's
+        budget and its callers' (but tool calls and time), that of the one with the least
+        left; ``None`` when none has such a limit."""
+        return _allowance(self)
 
     @property
     def limited(self) -> bool:
@@ -277,14 +361,11 @@ class RunLedger:
     def refusal_for_descendant(self, need: Spend) -> Refusal | None:
         """Whether a model call of a run this run started (a sub-agent's) fits this run's
         budget and its callers': the refusal of the first that it does not fit."""
-        ledger: RunLedger | None = self
-        while ledger is not None:
-            if ledger.budget.limited:
-                refused = refusal("caller", ledger.budget, ledger._used(ledger._usage()), need)  # noqa: SLF001 -- a ledger of the same class
-                if refused is not None:
-                    return refused
-            ledger = ledger.caller
-        return None
+        if self.budget.limited:
+            refused = refusal("caller", self.budget, self._used(self._usage()), need)
+            if refused is not None:
+                return refused
+        return None if self.caller is None else self.caller.refusal_for_descendant(need)
 
     async def release_model_call(self, reserved: Spend) -> None:
         """Give back the reservation of a call that raised (a provider that refused it, a
@@ -380,6 +461,26 @@ class RunLedger:
                                    limit_name=refused.measure, limit=refused.limit,
                                    used=refused.used, needed=refused.needed, step=step,
                                    checkpoint=self._checkpoint(), sub_agents=below)
+
+
+def _allowance(ledger: RunLedger | CallerAllowance | None) -> CallerAllowance | None:
+    """See :meth:`RunLedger.allowance`."""
+    caps: dict[str, tuple[float, float]] = {}
+    while ledger is not None:
+        for measure, (limit, used) in ledger.limits().items():
+            if measure in _SHARED and (measure not in caps
+                                       or limit - used < caps[measure][0] - caps[measure][1]):
+                caps[measure] = (limit, used)
+        ledger = ledger.caller
+    return CallerAllowance(caps) if caps else None
+
+
+def _charge(ledger: RunLedger | CallerAllowance | None, name: str, spent: Spend) -> None:
+    """Count ``spent`` of run ``name`` as ``ledger``'s and its callers'."""
+    while ledger is not None:
+        ledger.descendants = ledger.descendants.plus(spent)
+        ledger.spent_below[name] = ledger.spent_below.get(name, _NOTHING).plus(spent)
+        ledger = ledger.caller
 
 
 def _refused_text(refused: Refusal, ran: int) -> str:

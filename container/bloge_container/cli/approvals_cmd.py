@@ -112,6 +112,12 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
         store = opened_store(container)
         who = principal()
         four_eyes = container.settings().approvals.four_eyes
+        # On Temporal the run's workflow goes on once it is sent the decisions.
+        workflows = None
+        if container.settings().runner == "temporal" and not no_continue:
+            from bloge_container import temporal
+
+            workflows = temporal.runs_store(container.settings(), store)
 
         async def decided(store: Store) -> tuple[Decided, str]:
             run = await store.find_run(run_id)
@@ -120,7 +126,10 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
                                          audit=audited(approved=approve, principal=who,
                                                        reason=reason))
             # A sub-agent's run goes on inside the caller that waits on it.
-            return decision, await run_to_continue(store, decision.call.run_id)
+            to_continue = await run_to_continue(store, decision.call.run_id)
+            if workflows is not None and decision.remaining == 0:
+                await workflows.send_answers(to_continue)
+            return decision, to_continue
 
         decision, to_continue = with_store(store, decided)
         if as_json:
@@ -131,7 +140,11 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
             left = (f"; {decision.remaining} call(s) of the run still wait"
                     if decision.remaining else "")
             out.print(f"{verb} {call_id} of run {decision.call.run_id}{left}", markup=False)
-        if decision.remaining == 0 and not no_continue:
+        if decision.remaining == 0 and workflows is not None:
+            if not as_json:
+                out.print(f"sent to the workflow of run {to_continue}, which goes on on the "
+                          f"workers (bloge runs show {to_continue})", markup=False)
+        elif decision.remaining == 0 and not no_continue:
             _continue(to_continue, as_json=as_json, config=config, profile=profile)
 
 
