@@ -15,6 +15,8 @@ from bloge import (
     OperatorRegistry,
 )
 from bloge.agent.caller_context import opening_of
+from bloge.agent.subagent import CHILDREN_ELSEWHERE, SubAgentError
+from bloge.core.context import OperatorContext
 from bloge.llm import (
     LLM_CHAT,
     FunctionProvider,
@@ -176,3 +178,15 @@ def test_the_conversation_a_child_starts_from_counts_against_the_callers_budget(
     (message,) = [m for m in output.messages if m.role == "tool"]
     assert message.is_error is refused
     assert ("the calling agent's run's tokens budget" in message.content) is refused
+
+
+async def test_a_parent_context_call_run_away_from_its_callers_messages_fails_saying_so(
+        ) -> None:
+    researcher = Agent(ScriptedProvider("x"), name="researcher")
+    tool = researcher.as_tool(context="parent").operator
+    elsewhere = CHILDREN_ELSEWHERE.set(True)  # as a Temporal worker's tool activity sets it
+    try:
+        with pytest.raises(SubAgentError, match=r"caller's conversation .* the Temporal runner"):
+            await tool.execute({"input": "q"}, OperatorContext.root())
+    finally:
+        CHILDREN_ELSEWHERE.reset(elsewhere)
