@@ -17,6 +17,7 @@ A sub-agent tool's ``context`` (``bloge.agents.sub-agent-context``, the DSL's ``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import dropwhile, islice, takewhile
 from typing import Literal, get_args
 
 from bloge.core.errors import BlogeUsageError
@@ -40,25 +41,29 @@ def sub_agent_context(value: str, *, where: str) -> SubAgentContext:
 
 def opening_of(conversation: Sequence[LlmMessage], question: str) -> tuple[LlmMessage, ...]:
     """The messages a ``"parent"`` child starts from: ``conversation`` (the caller's) without
-    its leading system messages and its unanswered tool calls, then ``question``."""
-    start = 0
-    while start < len(conversation) and conversation[start].role == "system":
-        start += 1
-    kept = conversation[start:]
-    answered = {m.tool_call_id for m in kept if m.role == "tool"}
-    asked: set[str] = set()
+    its leading system messages and the tool calls no result follows, then ``question``.
+
+    A call is answered by the tool messages right after its assistant message, as providers
+    require (some models give every round's calls the same ids, so an id answered in an
+    earlier round says nothing of a later call).
+    """
+    kept = tuple(dropwhile(lambda message: message.role == "system", conversation))
     opening: list[LlmMessage] = []
-    for message in kept:
+    for index, message in enumerate(kept):
         if message.role == "tool":
-            if message.tool_call_id in asked:
-                opening.append(message)
+            continue  # taken with the call it answers
+        if not message.tool_calls:
+            opening.append(message)
             continue
-        calls = tuple(c for c in message.tool_calls if c.id in answered)
-        asked.update(c.id for c in calls)
+        results = tuple(takewhile(lambda m: m.role == "tool", islice(kept, index + 1, None)))
+        answered = {result.tool_call_id for result in results}
+        calls = tuple(call for call in message.tool_calls if call.id in answered)
         if len(calls) == len(message.tool_calls):
             opening.append(message)
         elif calls or message.content or message.parts:  # else nothing of it is left to say
             opening.append(LlmMessage(message.role, message.content, parts=message.parts,
                                       tool_calls=calls))
+        asked = {call.id for call in calls}
+        opening.extend(result for result in results if result.tool_call_id in asked)
     opening.append(LlmMessage.user(question))
     return tuple(opening)

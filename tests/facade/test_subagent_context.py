@@ -110,6 +110,16 @@ def test_the_opening_drops_calls_without_results_and_results_without_calls() -> 
     assert opening[1].tool_calls == (asked,)
 
 
+def test_a_call_id_answered_in_an_earlier_round_does_not_answer_a_later_call() -> None:
+    again = ToolCall("a", "t", "{}")  # some models number each round's calls from 0
+    conversation = [LlmMessage.user("hi"), LlmMessage.assistant("", [again]),
+                    LlmMessage.tool("a", "1"), LlmMessage.assistant("more", [again])]
+    opening = opening_of(conversation, "q")
+    assert [(m.role, m.content) for m in opening] == [
+        ("user", "hi"), ("assistant", ""), ("tool", "1"), ("assistant", "more"), ("user", "q")]
+    assert opening[3].tool_calls == ()
+
+
 def test_an_unknown_context_is_a_usage_error_naming_it() -> None:
     researcher = Agent(ScriptedProvider("x"), name="researcher")
     with pytest.raises(BlogeUsageError, match="context must be one of 'fresh', 'parent', got "
