@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bloge.agent.caller_context import SubAgentContext
 from bloge.core.errors import CompileError
 from bloge.core.suggest import did_you_mean
 
@@ -24,7 +25,9 @@ AGENT_TOOL_PREFIX = "agent:"
 @dataclass(frozen=True, slots=True)
 class AgentCall:
     """A tool block that runs another agent (``tool research : agent researcher { … }``):
-    the tool, the agent it names, and where the name is written, for the errors about it."""
+    the tool, the agent it names, and where the name is written, for the errors about it.
+    ``context`` is what the block's ``context = "…"`` says the child starts from (``None``:
+    the application's ``bloge.agents.sub-agent-context``)."""
 
     tool: str
     agent: str
@@ -32,12 +35,25 @@ class AgentCall:
     line: int
     column: int
     source_line: str | None = None
+    context: SubAgentContext | None = None
+
+    @property
+    def operator_ref(self) -> str:
+        """The ref of the operator that runs the call: see :func:`agent_tool_ref`."""
+        return agent_tool_ref(self.agent, self.context)
 
     def error(self, message: str) -> CompileError:
         """A :class:`~bloge.CompileError` at the agent's name in the tool block."""
         return CompileError(message, filename=self.filename, line=self.line,
                             column=self.column, source_line=self.source_line,
                             width=len(self.agent))
+
+
+def agent_tool_ref(agent: str, context: SubAgentContext | None = None) -> str:
+    """The operator ref of the tools that run ``agent``: ``agent:<id>``, or
+    ``agent:<id>:<context>`` for those whose block sets its context."""
+    ref = f"{AGENT_TOOL_PREFIX}{agent}"
+    return ref if context is None else f"{ref}:{context}"
 
 
 #: The arguments of a tool that runs an agent, when its DSL block has no ``input`` block.

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, Self
 
-from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, QUESTION_PARAMETERS, AgentCall
+from bloge.agent.agent_calls import QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget import Budget
+from bloge.agent.caller_context import SubAgentContext, sub_agent_context
 from bloge.agent.definition import AgentDef, AgentToolRef, guards_problems, memory_problem
 from bloge.agent.functions import agent_functions
 from bloge.agent.guards.model import GuardDef
@@ -202,22 +203,24 @@ class AgentBuilder:
     def sub_agent(self, name: str, agent: AgentOperatorBase, *, description: str = "",
                   input: Mapping[str, str | Expression] | None = None,
                   max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
-                  ) -> Self:
+                  context: SubAgentContext = "fresh") -> Self:
         """Add a tool ``name`` that asks ``agent`` (an agent operator, ``Agent.operator``):
         the builder's registry gets its :class:`~bloge.agent.subagent.SubAgentTool` under
-        ``agent:<id>``, as the DSL's ``tool <name> : agent <id> { … }`` does. Without
-        ``input`` the model passes the question as ``input``."""
+        ``agent:<id>:<context>``, as the DSL's ``tool <name> : agent <id> { context = … }``
+        does. Without ``input`` the model passes the question as ``input``. ``context`` is
+        what its runs start from (see :mod:`bloge.agent.caller_context`)."""
         if self._registry is None:
             raise BlogeUsageError(f"sub_agent({name!r}, …) registers the agent's tool: create "
                                   "the builder with AgentBuilder.create(…, registry=…)")
         agent_id = agent.agent_def.id
-        ref = f"{AGENT_TOOL_PREFIX}{agent_id}"
-        self._registry.register(ref, SubAgentTool(
-            agent, description=description,
+        call = AgentCall(name, agent_id, "<AgentBuilder>", 1, 1,
+                         context=sub_agent_context(context, where=f"sub_agent({name!r}, …)"))
+        self._registry.register(call.operator_ref, SubAgentTool(
+            agent, description=description, context=context,
             max_descendant_tool_calls=max_descendant_tool_calls), replace=True)
-        self.tool(name, ref, description=description or f"Ask agent {agent_id!r}", input=input,
-                  parameters=None if input is not None else QUESTION_PARAMETERS)
-        return self.agent_calls(AgentCall(name, agent_id, "<AgentBuilder>", 1, 1))
+        self.tool(name, call.operator_ref, description=description or f"Ask agent {agent_id!r}",
+                  input=input, parameters=None if input is not None else QUESTION_PARAMETERS)
+        return self.agent_calls(call)
 
     def agent_calls(self, *calls: AgentCall) -> Self:
         """Record tools that ask other agents, as the DSL declares them (what

@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, QUESTION_PARAMETERS, AgentCall
+from bloge.agent.agent_calls import QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget_block import budget_field, compile_budget
+from bloge.agent.caller_context import SUB_AGENT_CONTEXTS, SubAgentContext, sub_agent_context
 from bloge.agent.definition import (
     MESSAGE_PARAMETERS,
     AgentDef,
@@ -28,6 +29,7 @@ from bloge.agent.guards.model import GuardDef
 from bloge.agent.handoffs import HandoffDef, Where
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
+    AGENT_TOOL_BODY_WORDS,
     KEYWORDS,
     PARAMETER_TYPES,
     REMOTE_PROTOCOLS,
@@ -401,7 +403,7 @@ class _AgentBlock:
         assert block.ref is not None
         self.tool_names.append(block.name)
         remote = block.ref_kind in REMOTE_PROTOCOLS
-        words = REMOTE_TOOL_BODY_WORDS if remote else TOOL_BODY_WORDS
+        words = _TOOL_BODY_WORDS.get(block.ref_kind or "", TOOL_BODY_WORDS)
         seen: dict[str, s.Span] = {}
         idempotent = False
         description = ""
@@ -409,11 +411,15 @@ class _AgentBlock:
         bindings: dict[str, Expression] | None = None
         approval: bool | Expression = False
         parameters: dict[str, Any] | None = None
+        context: SubAgentContext | None = None
         for statement in block.body:
             match statement:
                 case s.Binding("description", value, _, key_span):
                     if self._first("description", key_span, seen):
                         description = self._description(value)
+                case s.Binding("context", value, _, key_span) if block.ref_kind == "agent":
+                    if self._first("context", key_span, seen):
+                        context = self._sub_agent_context(value)
                 case s.Binding("timeout", value, _, key_span):
                     if self._first("timeout", key_span, seen):
                         timeout = self._tool_timeout(value)
@@ -442,7 +448,8 @@ class _AgentBlock:
                                 span)
         if block.ref_kind == "agent":
             self._agent_tool(block, description=description, timeout=timeout,
-                             bindings=bindings, approval=approval, parameters=parameters)
+                             bindings=bindings, approval=approval, parameters=parameters,
+                             context=context)
         elif remote:
             self._remote_tool(block, RemoteAgent(block.ref_kind or "", block.ref, idempotent,
                                                  timeout),
@@ -474,21 +481,23 @@ class _AgentBlock:
 
     def _agent_tool(self, block: s.Block, *, description: str, timeout: float | None,
                     bindings: dict[str, Expression] | None, approval: bool | Expression,
-                    parameters: dict[str, Any] | None) -> None:
+                    parameters: dict[str, Any] | None, context: SubAgentContext | None) -> None:
         """``tool <name> : agent <agentId> { … }``: a call asks that agent (which the loader
-        resolves among the agents it knows, see :mod:`bloge.agent.subagent`)."""
+        resolves among the agents it knows, see :mod:`bloge.agent.subagent`), from the
+        ``context`` the block sets (``None``: the application's)."""
         assert block.name is not None
         assert block.ref is not None
         span = block.ref_span or block.span
         if "." in block.ref:
             self._error(f"tool {block.name!r}: an agent's id has no '.': {block.ref!r}", span)
             return
-        self.agent_calls.append(AgentCall(block.name, block.ref, self.source.filename,
-                                          span.line, span.column, self.source.line(span.line)))
+        call = AgentCall(block.name, block.ref, self.source.filename, span.line, span.column,
+                         self.source.line(span.line), context)
+        self.agent_calls.append(call)
         if parameters is None and bindings is None:
             parameters = dict(QUESTION_PARAMETERS)
         self.tools.append(build_tool(
-            block.name, f"{AGENT_TOOL_PREFIX}{block.ref}",
+            block.name, call.operator_ref,
             description=description or f"Ask agent {block.ref!r}", bindings=bindings,
             timeout=timeout, parameters=parameters, requires_approval=approval))
 
@@ -531,6 +540,18 @@ class _AgentBlock:
         if text is not _INVALID:
             self._error("description must be a string", node.span)
         return ""
+
+    def _sub_agent_context(self, node: s.Expr) -> SubAgentContext | None:
+        """An agent tool's ``context``: ``"fresh"`` or ``"parent"`` (an error, and ``None``,
+        if not)."""
+        value = self._constant("context", node)
+        if value in SUB_AGENT_CONTEXTS:
+            return sub_agent_context(value, where="context")
+        if value is not _INVALID:
+            self._error(f"context must be one of {', '.join(map(repr, SUB_AGENT_CONTEXTS))} "
+                        f"(what the agent's run starts from: the question alone, or the "
+                        f"caller's conversation too), got {value!r}", node.span)
+        return None
 
     def _flag(self, key: str, node: s.Expr) -> bool:
         value = self._constant(key, node)
@@ -648,3 +669,6 @@ class _AgentBlock:
 
 
 _INVALID: Any = object()
+#: The words of a tool's body by what runs it, when not an operator.
+_TOOL_BODY_WORDS = {"agent": AGENT_TOOL_BODY_WORDS,
+                    **dict.fromkeys(REMOTE_PROTOCOLS, REMOTE_TOOL_BODY_WORDS)}

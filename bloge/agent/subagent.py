@@ -24,6 +24,12 @@ tool call is answered with an error instead of running, so that one question can
 into hundreds of calls. Several sub-agent calls in one round run concurrently, under the
 caller's ``max_tool_concurrency``, as any tool calls do.
 
+A child starts from the call's question alone, on a thread of its own (``context="fresh"``,
+the default), or from its caller's conversation so far, then the question
+(``context="parent"``, see :mod:`bloge.agent.caller_context`): still on a thread of its own,
+the caller's left as it is. A child taken up again has its messages already: it is not
+given the caller's again.
+
 A durable runner that runs children itself (Temporal, as child workflows) sets
 :data:`CHILDREN_ELSEWHERE` while it runs a sub-agent tool's call: the call then stops where its
 question is known, raising :class:`ChildRunRequested` with it, and the runner starts the
@@ -39,8 +45,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.agent_calls import QUESTION_PARAMETERS
+from bloge.agent.caller_context import SubAgentContext, opening_of, sub_agent_context
 from bloge.agent.loop.chunks import AgentStreamChunk, Done, SubAgentChunk
 from bloge.agent.loop.pause import ChildWait, RunPaused, SubAgentPaused
+from bloge.agent.loop.records import AgentInput
 from bloge.agent.loop.tools import TOOL_CALL, ChunkSink, ToolCallScope
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
@@ -91,38 +99,39 @@ class SubAgentTool:
     after its caller's crash takes up the same child run instead of starting another.
     """
 
-    __slots__ = ("agent", "max_descendant_tool_calls", "metadata")
+    __slots__ = ("agent", "context", "max_descendant_tool_calls", "metadata")
     idempotent = True
 
     def __init__(self, agent: AgentOperatorBase, *, description: str = "",
-                 max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS
-                 ) -> None:
+                 max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
+                 context: SubAgentContext = "fresh") -> None:
         if max_descendant_tool_calls is not None and max_descendant_tool_calls < 0:
             raise BlogeUsageError(f"sub-agent {agent.agent_def.id!r}: "
                                   "max_descendant_tool_calls must be 0 or more, got "
                                   f"{max_descendant_tool_calls}")
         self.agent = agent
+        self.context = sub_agent_context(context, where=f"sub-agent {agent.agent_def.id!r}")
         self.max_descendant_tool_calls = max_descendant_tool_calls
         self.metadata = OperatorMetadata(
             prompt_hint=description or f"Ask agent {agent.agent_def.id!r}",
             idempotent=True, input_schema=QUESTION_PARAMETERS)
 
     def __repr__(self) -> str:
-        return f"SubAgentTool({self.agent.agent_def.id!r})"
+        return f"SubAgentTool({self.agent.agent_def.id!r}, context={self.context!r})"
 
     async def execute(self, input: Any, ctx: OperatorContext) -> Any:
         agent_id = self.agent.agent_def.id
         scope = TOOL_CALL.get()
         if scope is not None:
             scope.descendants.lower(self.max_descendant_tool_calls)
-        if CHILDREN_ELSEWHERE.get():
+        if CHILDREN_ELSEWHERE.get() and self.context == "fresh":
             raise ChildRunRequested(agent_id, question_of(input),
                                     max_descendant_tool_calls=self.max_descendant_tool_calls)
         run_id = child_run_id(ctx.idempotency_key)
         sink = None if scope is None or scope.sink is None else _relay(scope, run_id)
+        opening = self._opening(scope, question_of(input))
         try:
-            output = await self.agent.arun_child(question_of(input), ctx, run_id=run_id,
-                                                 sink=sink)
+            output = await self.agent.arun_child(opening, ctx, run_id=run_id, sink=sink)
         except RunPaused as paused:
             if paused.run_id is None or run_id is None or scope is None:
                 raise SubAgentError(f"sub-agent {agent_id!r} did not answer: {paused}; a "
@@ -135,6 +144,20 @@ class SubAgentTool:
             raise SubAgentError(f"sub-agent {agent_id!r}{where} failed: {error}",
                                 agent_id=agent_id, run_id=run_id) from error
         return output.output_data if output.output_data is not None else output.content
+
+    def _opening(self, scope: ToolCallScope | None, question: str) -> str | AgentInput:
+        """What the child's run starts from: the question, or (``context = "parent"``) the
+        caller's conversation, then the question (see :mod:`bloge.agent.caller_context`).
+        A resumed child has its own messages already: :meth:`arun_child` takes it up."""
+        if self.context == "fresh":
+            return question
+        if scope is None or scope.conversation is None or CHILDREN_ELSEWHERE.get():
+            raise SubAgentError(
+                f"sub-agent {self.agent.agent_def.id!r} starts from its caller's conversation "
+                '(context = "parent"), which this call cannot see: it runs outside the '
+                "caller's tool round (on the Temporal runner, say); use the fresh context "
+                "there", agent_id=self.agent.agent_def.id, run_id=None)
+        return AgentInput(opening_of(scope.conversation(), question))
 
 
 def _waiting(scope: ToolCallScope, paused: RunPaused) -> ChildWait:

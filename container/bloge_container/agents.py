@@ -146,15 +146,23 @@ def load_agents(
 def register_sub_agents(agents: dict[str, LoadedAgent], registry: OperatorRegistry,
                         settings: BlogeSettings, report: ConditionsReport) -> None:
     """The operators of the tools that run an agent (``tool x : agent y { … }``), one per
-    agent called, under the tool's operator ref."""
-    called = {call.agent for loaded in agents.values() for call in loaded.definition.agent_calls}
-    for agent_id in sorted(called):
-        registry.register(f"{AGENT_TOOL_PREFIX}{agent_id}", SubAgentTool(
-            agents[agent_id].operator,
+    agent called and context, under the tools' operator ref."""
+    calls = {call.operator_ref: call for loaded in agents.values()
+             for call in loaded.definition.agent_calls}
+    for ref, call in sorted(calls.items()):
+        context = call.context or settings.agents.sub_agent_context
+        registry.register(ref, SubAgentTool(
+            agents[call.agent].operator, context=context,
             max_descendant_tool_calls=settings.agents.max_descendant_tool_calls))
-        report.record(f"SubAgent[{agent_id}]", registered=True, kind="on-property",
-                      reason=f"a tool runs agent {agent_id!r}; its runs are children of the "
-                             "caller's")
+        report.record(f"SubAgent[{ref.removeprefix(AGENT_TOOL_PREFIX)}]", registered=True,
+                      kind="on-property",
+                      reason=f"a tool runs agent {call.agent!r}; its runs are children of the "
+                             f"caller's, started from {_CONTEXTS[context]}")
+
+
+_CONTEXTS = {"fresh": "the question alone",
+             "parent": "the caller's conversation (bloge.agents.sub-agent-context or the "
+                       "tool's context)"}
 
 
 def link_handoffs(agents: Mapping[str, LoadedAgent]) -> None:

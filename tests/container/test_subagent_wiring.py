@@ -36,6 +36,22 @@ def test_a_tool_asks_an_agent_of_another_file_with_the_settings_ceiling(
     assert tool.max_descendant_tool_calls == 7
 
 
+def test_the_settings_context_holds_for_tool_blocks_that_set_none(
+        project: Path, tmp_path: Path) -> None:
+    (tmp_path / "triage.bloge").write_text(
+        TRIAGE.replace("}\n}", '}\n  tool quick : agent researcher { context = "fresh" }\n}'),
+        encoding="utf-8")
+    (tmp_path / "researcher.bloge").write_text('agent researcher { model = "offline" }\n',
+                                               encoding="utf-8")
+    container = container_for(project, tmp_path, **{"sub-agent-context": "parent"})
+    container.agents()
+    registry = container.operator_registry()
+    assert registry.get("agent:researcher").context == "parent"
+    assert registry.get("agent:researcher:fresh").context == "fresh"
+    tools = {t.name: t.operator_ref for t in container.agents()["triage"].definition.tools}
+    assert tools == {"research": "agent:researcher", "quick": "agent:researcher:fresh"}
+
+
 def test_agents_asking_each_other_across_files_are_refused_at_the_name(
         project: Path, tmp_path: Path) -> None:
     (tmp_path / "triage.bloge").write_text(TRIAGE, encoding="utf-8")

@@ -56,8 +56,8 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
                 "makes its operator with the key of its bloge.a2a.remotes entry")
     known = agents or {}
     check_agent_calls({definition.id: definition}, others=known)
-    for agent_id in {call.agent for call in definition.agent_calls}:
-        registry.register(f"{AGENT_TOOL_PREFIX}{agent_id}", SubAgentTool(known[agent_id]))
+    for ref, call in {call.operator_ref: call for call in definition.agent_calls}.items():
+        registry.register(ref, SubAgentTool(known[call.agent], context=call.context or "fresh"))
     used = {tool.operator_ref for tool in definition.tools
             if not tool.external and not tool.operator_ref.startswith(AGENT_TOOL_PREFIX)}
     for name in made:

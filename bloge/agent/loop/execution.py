@@ -125,6 +125,7 @@ class Execution:
             listeners=self._listeners, context=self._context,
             max_concurrency=definition.max_tool_concurrency,
             default_timeout=definition.tool_timeout, sink=sink, observer=observer,
+            conversation=self._memory.messages,
         ) if effects is None else effects.tools
         self._guards = None if engine.guards is None else RunGuards(
             engine.guards, agent_id=definition.id, ctx=ctx, codec=engine.codec,

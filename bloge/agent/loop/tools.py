@@ -31,7 +31,7 @@ from bloge.core.errors import ExpressionError, OperatorInputError
 from bloge.core.operator import operator_metadata
 from bloge.core.registry import OperatorRegistry
 from bloge.core.tracecontext import enter_tool_call
-from bloge.llm.messages import ToolCall
+from bloge.llm.messages import LlmMessage, ToolCall
 
 if TYPE_CHECKING:
     from bloge.agent.loop.observer import RecordedResult, RunObserver
@@ -68,12 +68,16 @@ class DescendantCalls:
 @dataclass(frozen=True, slots=True)
 class ToolCallScope:
     """The tool call an operator runs in: its id, where the run's chunks go (``None``: the
-    run does not stream) and the calls of the run tree's sub-agents."""
+    run does not stream), the calls of the run tree's sub-agents, and ``conversation``: what
+    the run's model saw when it made the call (its memory's view, ending with the message
+    that asks for the call), read when a sub-agent starts from it (``None``: not known, the
+    round is run away from the run's messages)."""
 
     call_id: str
     tool_name: str
     sink: ChunkSink | None
     descendants: DescendantCalls
+    conversation: Callable[[], Sequence[LlmMessage]] | None = None
 
 
 #: The tool call being run in this task: what a sub-agent started by it reads.
@@ -130,8 +134,9 @@ class ToolScope(Mapping[str, Any]):
 class ToolDispatcher:
     """Runs tool calls for one agent run; built once per run."""
 
-    __slots__ = ("_cap", "_codec", "_context", "_ctx", "_descendants", "_listeners",
-                 "_nested", "_observer", "_registry", "_running", "_sink", "_timeout", "_tools")
+    __slots__ = ("_cap", "_codec", "_context", "_conversation", "_ctx", "_descendants",
+                 "_listeners", "_nested", "_observer", "_registry", "_running", "_sink",
+                 "_timeout", "_tools")
 
     def __init__(
         self,
@@ -146,8 +151,10 @@ class ToolDispatcher:
         default_timeout: float | None,
         sink: ChunkSink | None = None,
         observer: RunObserver | None = None,
+        conversation: Callable[[], Sequence[LlmMessage]] | None = None,
     ) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._conversation = conversation
         self._registry = registry
         self._ctx = ctx
         self._codec = codec
@@ -201,7 +208,8 @@ class ToolDispatcher:
                        recorded: Mapping[str, RecordedResult] | None = None) -> ToolOutcome:
         enter_tool_call(call.id)  # what the tool calls carries its span, when traced
         started = time.perf_counter()
-        scope = TOOL_CALL.set(ToolCallScope(call.id, call.name, self._sink, self._descendants))
+        scope = TOOL_CALL.set(ToolCallScope(call.id, call.name, self._sink, self._descendants,
+                                           self._conversation))
         try:
             if recorded is None:
                 success, content, result, arguments = await self._attempt(call, turn)

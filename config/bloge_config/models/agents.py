@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from bloge_config.models.section import SECTION
@@ -23,3 +25,9 @@ class AgentsSettings(BaseModel):
         default=200, ge=0, description="Tool calls the sub-agents of one run may make, all "
         "the way down (tool research : agent researcher { … }); past it their calls are "
         "answered with an error instead of running; null: no ceiling")
+    sub_agent_context: Literal["fresh", "parent"] = Field(
+        default="fresh", description="What a sub-agent's run starts from (tool research : "
+        "agent researcher { … }): fresh, the call's question alone; parent, the caller's "
+        "conversation so far (its own prompt and its calls still waiting left out), then the "
+        "question — on a thread of the sub-agent's own either way. A tool block's context = "
+        '"…" wins')
