@@ -88,8 +88,7 @@ def test_an_in_process_rpc_transport_loads_no_http_client() -> None:
 
 
 def test_the_run_store_loads_no_structlog() -> None:
-    # A recorded run's callbacks pass the journal's chain into the store: the journal, and
-    # structlog, load with the first recorded run, not with the store.
+    # A recorded run's callbacks are redacted as the journal's events, with no structlog.
     assert loaded_after("import bloge.store", "structlog", "bloge.journal.journal") == []
 
 

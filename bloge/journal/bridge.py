@@ -6,24 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from bloge.agent import (
-    AgentCallbackContext,
-    AgentExecutionListener,
-    GuardCheckedPayload,
-    HandoffPayload,
-    LlmCalledPayload,
-    LoopExitedPayload,
-    ToolCompletedPayload,
-    ToolDispatchedPayload,
-    TurnStartedPayload,
-)
+from bloge.agent import AgentCallbackContext
+from bloge.journal.callbacks import CallbackListener
 from bloge.journal.chain import new_event
 from bloge.journal.redaction import Redactor, callback_redactor
 
 if TYPE_CHECKING:
     from bloge.journal.journal import EventJournal
 
-class AgentEventJournalBridge(AgentExecutionListener):
+class AgentEventJournalBridge(CallbackListener):
     """An ``AgentExecutionListener`` that records every callback in ``journal``.
 
     Each event carries ``event`` (the callback's name, e.g. ``"on_agent_tool_completed"``),
@@ -60,41 +51,11 @@ class AgentEventJournalBridge(AgentExecutionListener):
     def __repr__(self) -> str:
         return f"AgentEventJournalBridge({self.journal!r})"
 
-    def _record(self, callback: str, context: AgentCallbackContext, payload: object) -> None:
+    def record(self, callback: str, context: AgentCallbackContext, payload: object) -> None:
         self.journal.log(new_event(callback, (context, payload), {}), redactor=self.redactor)
-
-    def on_agent_turn_started(
-        self, context: AgentCallbackContext, payload: TurnStartedPayload
-    ) -> None:
-        self._record("on_agent_turn_started", context, payload)
-
-    def on_agent_llm_called(self, context: AgentCallbackContext, payload: LlmCalledPayload) -> None:
-        self._record("on_agent_llm_called", context, payload)
-
-    def on_agent_tool_dispatched(
-        self, context: AgentCallbackContext, payload: ToolDispatchedPayload
-    ) -> None:
-        self._record("on_agent_tool_dispatched", context, payload)
-
-    def on_agent_tool_completed(
-        self, context: AgentCallbackContext, payload: ToolCompletedPayload
-    ) -> None:
-        self._record("on_agent_tool_completed", context, payload)
-
-    def on_agent_guard_checked(
-        self, context: AgentCallbackContext, payload: GuardCheckedPayload
-    ) -> None:
-        self._record("on_agent_guard_checked", context, payload)
-
-    def on_agent_handoff(self, context: AgentCallbackContext, payload: HandoffPayload) -> None:
-        self._record("on_agent_handoff", context, payload)
-
-    def on_agent_loop_exited(
-        self, context: AgentCallbackContext, payload: LoopExitedPayload
-    ) -> None:
-        self._record("on_agent_loop_exited", context, payload)
-        # The run is over: its events go out now rather than with a later run's.
-        self.journal.flush()
+        if callback == "on_agent_loop_exited":
+            # The run is over: its events go out now rather than with a later run's.
+            self.journal.flush()
 
     def record_call_event(self, kind: str, run_id: str, body: Mapping[str, Any]) -> None:
         """An event of a call a paused run waits on (``approval_required``,

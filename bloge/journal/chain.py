@@ -8,12 +8,13 @@ renderer.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type names only: stamping and dropping events needs no structlog
     from structlog.typing import EventDict, WrappedLogger
+
+from bloge.journal.callbacks import record_fields
 
 #: The journal's timestamps: ISO-8601 UTC, always with microseconds, and a ``Z``.
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -26,21 +27,9 @@ def new_event(event: str, records: tuple[object, ...], fields: dict[str, Any]) -
     stamped: EventDict = {"event": event,
                           "timestamp": dt.datetime.now(dt.UTC).strftime(TIMESTAMP_FORMAT)}
     for record in records:
-        for name in field_names(type(record)):
-            stamped[name] = getattr(record, name)
+        record_fields(stamped, record)
     stamped.update(fields)
     return stamped
-
-
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def field_names(cls: type) -> tuple[str, ...]:
-    """The field names of the dataclass ``cls``, in declaration order (remembered)."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(field.name for field in dataclasses.fields(cls))
-    return names
 
 
 class SequenceNumbers:

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from bloge.core.masking import (
+    NON_TEXT,
     SAFE,
     SENSITIVE,
     CredentialMasker,
@@ -94,11 +95,16 @@ class Redactor:
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
         for key, value in event_dict.items():
-            if self.hides(key, value):
+            if type(value) in NON_TEXT and type(key) is str:
+                # Most fields: a number, a flag or nothing hides a secret only by its name.
+                if (self._kinds.get(key) or self._kind(key)) == SENSITIVE:
+                    event_dict[key] = REDACTED
+            elif self.hides(key, value):
                 event_dict[key] = REDACTED
             elif type(value) is str:
                 scanned = self._scanned is None or key in self._scanned
-                event_dict[key] = self._hide_secrets(self._scan(key, value) if scanned else value)
+                text = self._scan(key, value) if scanned else value
+                event_dict[key] = self._hide_secrets(text) if self._secrets else text
             elif isinstance(value, _CONTAINERS):
                 event_dict[key] = self.redact(value)
         return event_dict

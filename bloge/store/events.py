@@ -1,15 +1,16 @@
-"""A run's events and what they stand for: listener callbacks — the journal's events, with
-the run as their sink — and stream chunks as event bodies, and the chunks back from the
+"""A run's events and what they stand for: listener callbacks — the journal's events, as
+the run keeps them — and stream chunks as event bodies, and the chunks back from the
 events (sans I/O; the recorders, the Temporal activities and the relays all go through
 here)."""
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from bloge.agent import (
+    AgentCallbackContext,
     AgentExecutionListener,
     AgentStreamChunk,
     BudgetExceededError,
@@ -19,11 +20,9 @@ from bloge.agent import (
     ToolEnd,
     ToolStart,
 )
+from bloge.journal.callbacks import CallbackListener, record_fields
 from bloge.journal.redaction import Redactor
 from bloge.store.records import RunEvent
-
-if TYPE_CHECKING:
-    from structlog.typing import EventDict, Processor, WrappedLogger
 
 
 def chunk_event(chunk: AgentStreamChunk) -> tuple[str, dict[str, Any]] | None:
@@ -83,50 +82,30 @@ def event_chunk(event: RunEvent) -> AgentStreamChunk | None:
     return None
 
 
-class RunEventSink:
-    """The journal's sink when its destination is a run's events: each rendered callback is
-    handed to ``keep`` (the run's recorder, which numbers it among the run's other events and
-    writes it with its next batch), at once and in order."""
+class RunCallbacks(CallbackListener):
+    """Records a run's callbacks as its events: each one's body holds the fields of the
+    journal's event for it (:class:`~bloge.journal.AgentEventJournalBridge`) but those the
+    run's event says by its place — the context's ``operator_ref``, then the payload's
+    fields — redacted by ``redactor`` (the store's, a journal :class:`Redactor`); ``keep``
+    (the run's recorder) numbers it among the run's other events, with the time it came,
+    and writes it with its next batch."""
 
-    __slots__ = ("keep", "renderer")
+    __slots__ = ("keep", "redactor")
 
-    def __init__(self, keep: Keep) -> None:
+    def __init__(self, redactor: Redactor, keep: Keep) -> None:
+        self.redactor = redactor
         self.keep = keep
-        self.renderer: Processor = run_event
 
-    def write(self, messages: Sequence[RunEventBody]) -> None:
-        for kind, body, at in messages:
-            self.keep(kind, body, at)
-
-    def close(self) -> None:
-        """Nothing to release: the run's recorder writes the events."""
+    def record(self, callback: str, context: AgentCallbackContext, payload: object) -> None:
+        body = record_fields({"operator_ref": context.operator_ref}, payload)
+        self.keep(callback, self.redactor(None, callback, body), time.time())
 
 
-#: A rendered callback: (callback, body, time).
-RunEventBody = tuple[str, dict[str, Any], float]
 #: Keeps one event of a run: (kind, body, time).
 Keep = Callable[[str, Mapping[str, Any], float], None]
-#: What a run's event says by its place: the run, its number, its kind and time, and the
-#: graph and node (a recorded run is the one agent of its execution).
-_THE_RUNS = frozenset({"event", "timestamp", "seq", "execution_id", "graph_name", "node_id"})
-
-
-def run_event(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> RunEventBody:
-    """The renderer of :class:`RunEventSink`: a journal event as the run keeps it — its
-    callback, its body (the context's ``operator_ref`` and the payload's fields; the run
-    numbers it) and its time."""
-    body = {key: value for key, value in event_dict.items() if key not in _THE_RUNS}
-    at = dt.datetime.fromisoformat(event_dict["timestamp"]).timestamp()
-    return event_dict["event"], body, at
 
 
 def callback_events(redactor: Redactor, keep: Keep) -> AgentExecutionListener:
-    """The listener that records a run's callbacks: the journal's bridge, its chain with
-    ``redactor`` (the store's), and ``keep`` as its sink — the run store's events are the
-    journal's events, through the one chain. The journal, and structlog, load with the
-    first recorded run."""
-    from bloge.journal.bridge import AgentEventJournalBridge  # noqa: PLC0415 -- see above
-    from bloge.journal.journal import EventJournal  # noqa: PLC0415 -- see above
-
-    journal = EventJournal(RunEventSink(keep), redactor=redactor, max_batch=1)
-    return AgentEventJournalBridge(journal, redactor=redactor)
+    """The listener that records a run's callbacks (see :class:`RunCallbacks`): the run
+    store's events are the journal's, redacted alike."""
+    return RunCallbacks(redactor, keep)

@@ -93,7 +93,7 @@ class Recorder:
         self._ops: list[ops.Op] = []
         self._events: list[RunEvent] = []
         self._flushed_at = time.monotonic()
-        #: The run's callbacks, through the journal's chain, as its events.
+        #: The run's callbacks, redacted as the journal's events, as its events.
         self.listener = callback_events(store.redactor, self.event)
         #: The run's spans, read off its events, when its store traces runs.
         self.spans: traced.Spans | None = None
@@ -117,7 +117,7 @@ class Recorder:
     def event(self, kind: str, body: Mapping[str, Any], at: float | None = None) -> None:
         """Number and keep one event (of time ``at``, else now); it is written with the next
         batch, and watchers of the live run see it at once (see the module docs for when they
-        see it later). Callbacks come redacted, through the journal's chain
+        see it later). Callbacks come redacted as the journal's events are
         (:attr:`listener`); stream chunks are kept exact (a re-joined stream shows what the
         first one showed)."""
         event = RunEvent(self.run_id, self._next_event, kind, time.time() if at is None else at,

@@ -5,8 +5,9 @@ store the way :class:`~bloge.store.recorder.Recorder` does, and through these na
 - :mod:`~bloge.store.ops`: the writes, as values, applied in one transaction per batch
   (``await store.write([...])``);
 - :func:`segments`: a memory view by reference to a thread's log, as a checkpoint keeps it;
-- :func:`callback_events` and :func:`chunk_event`: listener callbacks (through the
-  journal's chain) and stream chunks as run events, :func:`end_event` the event that ends a run;
+- :func:`callback_events` and :func:`chunk_event`: listener callbacks (redacted as the
+  journal's events) and stream chunks as run events, :func:`end_event` the event that ends a
+  run;
 - :data:`EVENT_FLUSH_SECONDS`: how long a streaming run's events may wait for their batch;
 - :mod:`~bloge.store.traced`: a run's spans, read off its events, when the store traces runs;
 - :func:`await_calls`: the write of a paused round's waiting calls (their expiry stamped).

@@ -291,8 +291,8 @@ class StoreRecording:
 
 
 class RunEvents:
-    """The events one activity of run ``run_id`` produces: listener callbacks (through the
-    journal's chain, :attr:`listener`) and stream chunks, shown to ``store``'s live watchers
+    """The events one activity of run ``run_id`` produces: listener callbacks (redacted as the
+    journal's events, :attr:`listener`) and stream chunks, shown to ``store``'s live watchers
     at once, written by ``writer`` at :meth:`flush`, and while a stream runs whenever the last
     write is older than ``EVENT_FLUSH_SECONDS``."""
 

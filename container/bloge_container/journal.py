@@ -17,8 +17,8 @@ BRIDGE = "AgentEventJournalBridge"
 def event_journal(settings: BlogeSettings, project: ProjectDir, report: ConditionsReport,
                   closables: list[Any]) -> Any:
     """The journal the settings ask for, or ``None`` (with the reason in the report): with
-    the run store as its sink, each recorded run has a journal of its own, which the store
-    opens (:func:`bloge.store.events.callback_events`)."""
+    the run store as its sink, each recorded run's callbacks are its events, redacted as the
+    journal's (:func:`bloge.store.events.callback_events`)."""
     section = settings.event_journal
     if not section.enabled:
         report.record(BRIDGE, registered=False, kind="on-property",
@@ -30,8 +30,9 @@ def event_journal(settings: BlogeSettings, project: ProjectDir, report: Conditio
                   "bloge.event-journal.sink is unset (store, while bloge.store is enabled)")
         report.record(BRIDGE, registered=True, kind="on-property",
                       reason=f"bloge.event-journal.enabled is true and {chosen}: on every "
-                             "recorded run, every callback passes the journal's chain into "
-                             "the run store's events (bloge journal show reads them there)")
+                             "recorded run, every callback is recorded, redacted as the "
+                             "journal's events, into the run store's events (bloge journal "
+                             "show reads them there)")
         return None
     missing = journal_available()
     if missing is not None:

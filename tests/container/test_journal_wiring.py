@@ -151,7 +151,7 @@ def test_with_the_store_on_the_journal_is_the_run_stores_events(project: Path) -
     container, run_id = run_support_agent(project, {"BLOGE_EVENT_JOURNAL__ENABLED": "true"})
     condition = container.report().find("AgentEventJournalBridge")
     assert condition.registered
-    assert "the journal's chain into the run store's events" in condition.reason
+    assert "redacted as the journal's events, into the run store's events" in condition.reason
     assert not (project / "var" / "journal.jsonl").exists()
     result = subprocess.run([str(Path(sys.executable).with_name("bloge")), "journal", "show",
                              run_id[:10]], capture_output=True, text=True, cwd=project,
