@@ -32,7 +32,9 @@ package to that):
 - A runner that runs sub-agents' child runs itself sets :data:`CHILDREN_ELSEWHERE` while a
   :class:`SubAgentTool`'s call runs: the call raises :class:`ChildRunRequested` with its
   question instead; :func:`child_run_id` is the child's run id for a call, :func:`question_of`
-  the text a call to another agent (a sub-agent, a remote one) asks it.
+  the text a call to another agent (a sub-agent, a remote one) asks it, :func:`opening_of`
+  what a child that starts from its caller's conversation (``context = "parent"``) starts
+  from.
 - A :data:`ChunkSink` receives a run's stream chunks as they happen.
 - :class:`ListenerChain` notifies listeners of the :data:`CALLBACKS` they implement.
 - :func:`check_targets` checks that the handoffs of a project's agents go to its agents
@@ -47,6 +49,7 @@ from typing import TYPE_CHECKING
 from bloge.core.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from bloge.agent.caller_context import opening_of as opening_of
     from bloge.agent.handoffs import check_targets as check_targets
     from bloge.agent.listeners import CALLBACKS as CALLBACKS
     from bloge.agent.listeners import Callback as Callback

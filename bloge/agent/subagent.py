@@ -32,8 +32,10 @@ given the caller's again.
 
 A durable runner that runs children itself (Temporal, as child workflows) sets
 :data:`CHILDREN_ELSEWHERE` while it runs a sub-agent tool's call: the call then stops where its
-question is known, raising :class:`ChildRunRequested` with it, and the runner starts the
-child's run and makes its answer the call's result.
+question is known, raising :class:`ChildRunRequested` with it and the tool's context, and the
+runner starts the child's run — from the caller's conversation as its model saw it, for a
+``"parent"`` context (:func:`~bloge.agent.caller_context.opening_of`) — and makes its answer
+the call's result.
 """
 
 from __future__ import annotations
@@ -70,15 +72,19 @@ CHILDREN_ELSEWHERE: ContextVar[bool] = ContextVar("bloge_children_elsewhere", de
 class ChildRunRequested(BaseException):
     """A sub-agent call's child run, to be run by the durable runner that set
     :data:`CHILDREN_ELSEWHERE`: ``agent_id`` asked ``question``; ``max_descendant_tool_calls``
-    is the tool's ceiling on the run tree's sub-agents' tool calls. A ``BaseException``, so
-    that the tool round does not take it for the tool's failure."""
+    is the tool's ceiling on the run tree's sub-agents' tool calls; ``context`` where the
+    child starts (``"parent"``: from the caller's conversation, which the runner knows, see
+    :mod:`bloge.agent.caller_context`). A ``BaseException``, so that the tool round does not
+    take it for the tool's failure."""
 
     def __init__(self, agent_id: str, question: str, *,
-                 max_descendant_tool_calls: int | None = None) -> None:
+                 max_descendant_tool_calls: int | None = None,
+                 context: SubAgentContext = "fresh") -> None:
         super().__init__(f"sub-agent {agent_id!r} is to be run by the runner")
         self.agent_id = agent_id
         self.question = question
         self.max_descendant_tool_calls = max_descendant_tool_calls
+        self.context = context
 
 
 class SubAgentError(BlogeError):
@@ -124,9 +130,10 @@ class SubAgentTool:
         scope = TOOL_CALL.get()
         if scope is not None:
             scope.descendants.lower(self.max_descendant_tool_calls)
-        if CHILDREN_ELSEWHERE.get() and self.context == "fresh":
+        if CHILDREN_ELSEWHERE.get():
             raise ChildRunRequested(agent_id, question_of(input),
-                                    max_descendant_tool_calls=self.max_descendant_tool_calls)
+                                    max_descendant_tool_calls=self.max_descendant_tool_calls,
+                                    context=self.context)
         run_id = child_run_id(ctx.idempotency_key)
         sink = None if scope is None or scope.sink is None else _relay(scope, run_id)
         opening = self._opening(scope, question_of(input))
@@ -151,12 +158,12 @@ class SubAgentTool:
         A resumed child has its own messages already: :meth:`arun_child` takes it up."""
         if self.context == "fresh":
             return question
-        if scope is None or scope.conversation is None or CHILDREN_ELSEWHERE.get():
+        if scope is None or scope.conversation is None:
             raise SubAgentError(
                 f"sub-agent {self.agent.agent_def.id!r} starts from its caller's conversation "
                 '(context = "parent"), which this call cannot see: it runs outside the '
-                "caller's tool round (on the Temporal runner, say); use the fresh context "
-                "there", agent_id=self.agent.agent_def.id, run_id=None)
+                "caller's tool round; use the fresh context there",
+                agent_id=self.agent.agent_def.id, run_id=None)
         return AgentInput(opening_of(scope.conversation(), question))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from bloge.agent import (
     AgentCallbackContext,
@@ -68,9 +68,17 @@ def end_event(exit_reason: str, output: Mapping[str, Any] | None,
 
 
 def event_chunk(event: RunEvent) -> AgentStreamChunk | None:
-    """The stream chunk ``event`` keeps, if it keeps one."""
-    body = event.body
-    match event.type:
+    """The stream chunk ``event`` keeps, if it keeps one (a ``subagent`` event's is a
+    :class:`~bloge.agent.SubAgentChunk`, nested as it was kept)."""
+    return _chunk_of(event.type, event.body)
+
+
+#: A chunk a run's events keep (a ``Done`` is its end event, a ``Partial`` is not kept).
+_Kept: TypeAlias = Token | ToolStart | ToolEnd | Handoff | SubAgentChunk
+
+
+def _chunk_of(kind: str, body: Mapping[str, Any]) -> _Kept | None:
+    match kind:
         case "token":
             return Token(body["text"], body["turn"])
         case "tool_start":
@@ -79,6 +87,11 @@ def event_chunk(event: RunEvent) -> AgentStreamChunk | None:
             return ToolEnd(body["tool"], body["call_id"], body["success"], body["turn"])
         case "handoff":
             return Handoff(body["from_agent"], body["to_agent"], body["reason"], body["turn"])
+        case "subagent":
+            inner = _chunk_of(body["event"], body["body"])
+            if inner is None:
+                return None
+            return SubAgentChunk(body["tool"], body["call_id"], body["run_id"], inner)
     return None
 
 

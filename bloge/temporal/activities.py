@@ -1,7 +1,8 @@
 """``AgentActivities``: the I/O of agent workflows, performed by a worker.
 
 A model activity calls the agent's chat operator (its streaming one for a streaming agent,
-whose tokens go to the run's chunk sink); a tool activity runs one tool call through a
+or a child workflow whose caller watches it, see :mod:`bloge.temporal.relay`: its tokens
+go to the run's chunk sink); a tool activity runs one tool call through a
 :class:`~bloge.agent.runtime.ToolDispatcher`, so it is checked, run and worded exactly as
 in a local run (a Temporal timeout replaces the dispatcher's own); the finish activity
 reports the end of the run. A recorded run's model activity gets its memory view by
@@ -120,7 +121,8 @@ class AgentActivities:
     def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
         if self._recording is None:
             return None
-        return self._recording.events(str(payload["run_id"]))
+        return self._recording.events(str(payload["run_id"]),
+                                      watchers=payload.get("watchers") or ())
 
     async def _written(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
         if events is None:
@@ -261,7 +263,7 @@ class AgentActivities:
         if listeners and activity.info().attempt == 1:
             listeners.notify("on_agent_turn_started", context,
                              TurnStartedPayload(turn, len(messages)))
-        chat = agent.registry.bound(LLM_STREAMING_CHAT if definition.streaming and not summary
+        chat = agent.registry.bound(LLM_STREAMING_CHAT if _streams(agent, payload) and not summary
                                     else LLM_CHAT)
         started = time.perf_counter()
         async with _heartbeating(self._watcher(events, payload), self._watch_every):
@@ -306,8 +308,8 @@ class AgentActivities:
                                     listeners=_with(agent.listeners, events),
                                     context=_callback_context(agent, ctx),
                                     max_concurrency=None, default_timeout=None,
-                                    sink=None if events is None or not definition.streaming
-                                    else events.chunk)
+                                    sink=events.chunk if events is not None
+                                    and _streams(agent, payload) else None)
         # A sub-agent call whose child the workflow runs stops at its question.
         elsewhere = CHILDREN_ELSEWHERE.set(True) if payload.get("child") else None
         try:
@@ -323,7 +325,8 @@ class AgentActivities:
             # Its end is told once the child answers (see tool_failed).
             await self._written(events, payload)
             return {"child": {"agent": requested.agent_id, "question": requested.question,
-                              "ceiling": requested.max_descendant_tool_calls}}
+                              "ceiling": requested.max_descendant_tool_calls,
+                              "context": requested.context}}
         except BaseException as stopped:
             # Cut short (timed out, cancelled): its dispatch stays in the run's events.
             await _flushed(events, call)
@@ -360,7 +363,7 @@ class AgentActivities:
                              ToolCompletedPayload(turn, call.id, call.name, success=success,
                                                   latency_ms=float(payload["latency_ms"]),
                                                   result_summary=content[:SUMMARY_LENGTH]))
-        if events is not None and agent.definition.streaming:
+        if events is not None and _streams(agent, payload):
             await events.chunk(ToolEnd(call.name, call.id, success=success, turn_number=turn))
         await self._written(events, payload)
 
@@ -382,7 +385,7 @@ class AgentActivities:
         if listeners:
             ctx = OperatorContext.root(execution_id=run_id)
             listeners.notify("on_agent_handoff", _callback_context(agent, ctx), handoff)
-        if events is not None and agent.definition.streaming:
+        if events is not None and _streams(agent, payload):
             await events.chunk(Handoff(handoff.from_agent, handoff.to_agent, handoff.reason,
                                        handoff.turn_number))
         if events is None or self._recording is None:
@@ -464,6 +467,12 @@ class AgentActivities:
 def _numbered(pairs: Sequence[Sequence[Any]]) -> list[tuple[int, LlmMessage]]:
     """``[seq, message]`` pairs a workflow numbered."""
     return [(int(seq), LlmMessage.from_dict(message, strict=False)) for seq, message in pairs]
+
+
+def _streams(agent: ServedAgent, payload: Mapping[str, Any]) -> bool:
+    """Whether the run's chunks are kept: it streams, or (a child workflow) a caller watches
+    it (``payload["watchers"]``, see :mod:`bloge.temporal.relay`)."""
+    return agent.definition.streaming or bool(payload.get("watchers"))
 
 
 def _principal(data: Any) -> Principal | None:

@@ -123,7 +123,8 @@ class Turns:
     """The workflow's observer of its engine: before each model call, numbers a recorded
     run's new messages and refers to the view; at the start of a turn after the history's
     first, stops the run to continue as new when its history is due (``limits``; ``None``:
-    never, a workflow begun before runs could). It notifies nobody (replayed code may not)."""
+    never, a workflow begun before runs could); keeps what the model saw and answered last
+    (:meth:`conversation`). It notifies nobody (replayed code may not)."""
 
     listener = AgentExecutionListener()
 
@@ -143,6 +144,9 @@ class Turns:
         self.skip = 0 if carried is None else len(carried["view"]) if log is None else 0
         self.earlier = (() if carried is None or log is not None
                         else wire.messages_from_json(carried["transcript"]))
+        # The turn whose model call was made last in this history, the view it was shown,
+        # and its answer (None until it answered).
+        self._asked: tuple[int, Sequence[LlmMessage], LlmMessage | None] | None = None
 
     def chunk(self, chunk: AgentStreamChunk) -> None:
         pass
@@ -150,6 +154,7 @@ class Turns:
     async def before_model_call(self, turn: int, view: Sequence[LlmMessage],
                                 transcript: Sequence[LlmMessage], usage: AgentUsage) -> None:
         self.transcript = transcript
+        self._asked = (turn, view, None)
         if self.limits is not None and turn > self.first_turn and due(self.limits):
             raise ContinueAsNewDue(turn)
         if self.log is not None:
@@ -158,7 +163,16 @@ class Turns:
 
     async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
                              response: LlmResponse, usage: AgentUsage) -> None:
-        pass
+        if self._asked is not None and self._asked[0] == turn:
+            self._asked = (turn, self._asked[1], transcript[-1])
+
+    def conversation(self, turn: int) -> tuple[LlmMessage, ...] | None:
+        """The conversation as the model saw it when it asked for turn ``turn``'s calls: the
+        view it was shown, then its answer (``None``: this history made no model call for
+        that turn). Workflow state, so the same on every replay."""
+        if self._asked is None or self._asked[0] != turn or self._asked[2] is None:
+            return None
+        return (*self._asked[1], self._asked[2])
 
     def calls_waiting(self, turn: int, calls: Sequence[Any]) -> None:
         pass

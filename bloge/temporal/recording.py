@@ -47,6 +47,7 @@ from bloge.store.recording import (
     traced,
 )
 from bloge.temporal import wire
+from bloge.temporal.relay import relayed
 from bloge.temporal.wire import View, view_to_json
 
 #: How many messages of a thread's log one read of :meth:`StoreRecording.read` asks for.
@@ -252,8 +253,10 @@ class StoreRecording:
         """The run goes on with agent ``agent_id`` (a handoff): a look at the run shows it."""
         await self.writer.write([ops.HandOffRun(run_id, agent_id, time.time())])
 
-    def events(self, run_id: str) -> RunEvents:
-        return RunEvents(self.store, self.writer, run_id)
+    def events(self, run_id: str, *,
+               watchers: Sequence[Mapping[str, Any]] = ()) -> RunEvents:
+        """The events of an activity of run ``run_id``; its chunks go to ``watchers`` too."""
+        return RunEvents(self.store, self.writer, run_id, watchers=watchers)
 
     async def finish(self, *, run_id: str, thread_id: str,
                      messages: Sequence[tuple[int, LlmMessage]], view: View | None,
@@ -294,15 +297,20 @@ class RunEvents:
     """The events one activity of run ``run_id`` produces: listener callbacks (redacted as the
     journal's events, :attr:`listener`) and stream chunks, shown to ``store``'s live watchers
     at once, written by ``writer`` at :meth:`flush`, and while a stream runs whenever the last
-    write is older than ``EVENT_FLUSH_SECONDS``."""
+    write is older than ``EVENT_FLUSH_SECONDS``. The chunks of a child workflow go to the
+    callers that ``watchers`` lists too (see :mod:`bloge.temporal.relay`)."""
 
-    __slots__ = ("_flushed_at", "_kept", "listener", "run_id", "spans", "store", "writer")
+    __slots__ = ("_flushed_at", "_kept", "_relayed", "listener", "run_id", "spans", "store",
+                 "watchers", "writer")
 
-    def __init__(self, store: Store, writer: RunWriter, run_id: str) -> None:
+    def __init__(self, store: Store, writer: RunWriter, run_id: str, *,
+                 watchers: Sequence[Mapping[str, Any]] = ()) -> None:
         self.store = store
         self.writer = writer
         self.run_id = run_id
+        self.watchers = watchers
         self._kept: list[RunEvent] = []
+        self._relayed: dict[str, list[RunEvent]] = {}
         self._flushed_at = time.monotonic()
         self.listener = callback_events(store.redactor, self.keep)
         #: The run's spans (:meth:`trace`), when the store traces runs.
@@ -347,15 +355,25 @@ class RunEvents:
         kept = chunk_event(chunk)
         if kept is not None:
             self.keep(*kept)
+        for run_id, nested in relayed(chunk, self.run_id, self.watchers):
+            event = chunk_event(nested)
+            if event is not None:
+                # Not shown live from here: whoever follows the caller shows what it reads
+                # back from the store (numbered there).
+                self._relayed.setdefault(run_id, []).append(
+                    RunEvent(run_id, 0, event[0], time.time(), event[1]))
         if time.monotonic() - self._flushed_at >= EVENT_FLUSH_SECONDS:
             await self.flush()
 
     async def flush(self) -> None:
         kept, self._kept = self._kept, []
+        relayed, self._relayed = self._relayed, {}
         self._flushed_at = time.monotonic()
-        if kept:
-            await self.writer.write([ops.AppendRunEvents(self.run_id, tuple(kept),
-                                                         time.time())])
+        now = time.time()
+        writes = [ops.AppendRunEvents(run_id, tuple(events), now)
+                  for run_id, events in ((self.run_id, kept), *relayed.items()) if events]
+        if writes:
+            await self.writer.write(writes)
 
     async def renew(self, thread_id: str, worker: str) -> bool:
         """Keep the run's lease on its thread while it runs (Temporal runs may be long);

@@ -102,6 +102,7 @@ from bloge.agent.runtime import (
     ToolRound,
     caller_ledger,
     child_run_id,
+    opening_of,
     spending_under,
 )
 from bloge.core.codec import DEFAULT_CODEC
@@ -122,6 +123,7 @@ from bloge.temporal.histories import (
     read_view,
 )
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
+from bloge.temporal.relay import watched_by_child
 from bloge.temporal.shares import Shares
 from bloge.temporal.waiting import (
     ANSWER_SIGNAL,
@@ -206,7 +208,8 @@ class AgentWorkflow:
                                   local_model_calls=bool(start.get("local_model_calls")),
                                   turns=turns, principal=start.get("principal"),
                                   tools=own_tools, task_queue=info.task_queue,
-                                  callers=callers, shares=Shares(start))
+                                  callers=callers, shares=Shares(start),
+                                  watched_by=int(start.get("watched_by") or 0))
         ctx = OperatorContext.root(values, execution_id=run_id)
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
@@ -424,17 +427,19 @@ class ActivityEffects:
     the activity writes there first); another run's carries the view itself."""
 
     __slots__ = ("_agent", "_callers", "_local", "_log", "_principal", "_queue", "_run_id",
-                 "_thread_id", "_tools", "_turns", "_values", "shares")
+                 "_thread_id", "_tools", "_turns", "_values", "_watched_by", "shares")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
                  local_model_calls: bool = False, turns: Turns,
                  principal: Json | None = None, tools: Sequence[Json] = (),
                  task_queue: str = "", callers: Sequence[Json] = (),
-                 shares: Shares | None = None) -> None:
+                 shares: Shares | None = None, watched_by: int = 0) -> None:
         self._agent = agent  # the agent the run goes on with (another, once it handed over)
         self._queue = task_queue
         self._callers = list(callers)  # a child workflow's: the runs waiting on it
+        # How many of them (nearest first) watch its chunks (see bloge.temporal.relay).
+        self._watched_by = watched_by
         self.shares = shares or Shares({})  # what it shares with its callers and children
         self._tools = list(tools)  # the run's own, which its model calls offer too
         self._principal = principal  # whom the run is for: its tools act on their behalf
@@ -460,7 +465,7 @@ class ActivityEffects:
         if agent.recorded or agent.listeners:
             await workflow.execute_activity(HANDOFF_ACTIVITY, {
                 "agent": agent.definition.id, "run_id": self._run_id,
-                "thread_id": self._thread_id,
+                "thread_id": self._thread_id, **self._watchers(),
                 "handoff": {"turn_number": handoff.turn_number, "handoff": handoff.handoff,
                             "from_agent": handoff.from_agent, "to_agent": handoff.to_agent,
                             "tool_call_id": handoff.tool_call_id, "reason": handoff.reason},
@@ -468,10 +473,18 @@ class ActivityEffects:
         self._agent = _served(self._queue, handoff.to_agent)  # linked before the run began
         return self
 
+    def _watchers(self) -> Json:
+        """An activity's payload's ``watchers``: the callers that watch the run's chunks
+        (none given when none does)."""
+        if not self._watched_by:
+            return {}
+        return {"watchers": self._callers[:self._watched_by]}
+
     async def _call_model(self, request: LlmRequest, turn: int) -> LlmResponse:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "model": request.model,
-                   "temperature": request.temperature, "context": self._values}
+                   "temperature": request.temperature, "context": self._values,
+                   **self._watchers()}
         if self._tools:
             payload["tools"] = self._tools
         log, view = self._log, self._turns.view
@@ -523,7 +536,7 @@ class ActivityEffects:
         options = self._agent.plan.finish if plan is None else plan.activity
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "call": wire.call_to_json(call),
-                   "context": self._values, "principal": self._principal}
+                   "context": self._values, "principal": self._principal, **self._watchers()}
         if plan is not None and plan.child is not None and catalogue.find(
                 self._queue, plan.child) is not None and workflow.patched(CHILD_WORKFLOWS):
             payload["child"] = True  # the activity stops at the question
@@ -558,18 +571,33 @@ class ActivityEffects:
         agent_id = str(asked["agent"])
         child_id = child_run_id(f"{self._run_id}:{turn}:{call.id}")
         assert child_id is not None
-        start = {**start_payload(agent_id, input=AgentInput.of(str(asked["question"])),
-                                 context=self._values, local_model_calls=self._local),
+        opening = self._child_input(turn, asked)
+        if opening is None:
+            return await self._not_started(call, payload, started, (
+                f"sub-agent {agent_id!r} starts from this run's conversation (context = "
+                f"\"parent\"), which is not known in its workflow's history for turn {turn}"))
+        start = {**start_payload(agent_id, input=opening, context=self._values,
+                                 local_model_calls=self._local),
                  "principal": self._principal, "parent_run_id": self._run_id,
                  # Who waits on the child, nearest first: its pause pauses them too.
                  "callers": [{"run_id": self._run_id, "call_id": call.id, "tool": call.name},
                              *self._callers]}
+        size = wire.size(start)
+        if size > self._turns.max_bytes:
+            return await self._not_started(call, payload, started, (
+                f"sub-agent {agent_id!r} was not started: its start, which carries this "
+                f"run's conversation (context = \"parent\"), would be {size:,} bytes, over the "
+                f"{self._turns.max_bytes:,} of bloge.temporal.max-payload-bytes (Temporal "
+                "refuses a payload over 2 MiB); use the fresh context for it"))
         # What the caller's budgets (and its callers') allow the child, and the tree's
         # tool-call ceiling.
         shared = workflow.patched(CHILD_SHARES)
         ledger = caller_ledger()
         if shared:
             start.update(self.shares.for_child(ledger, asked.get("ceiling")))
+        watched_by = watched_by_child(self._watched_by, streams=self._agent.definition.streaming)
+        if watched_by:
+            start["watched_by"] = watched_by
         options: dict[str, Any] = {"id": child_id, "task_queue": self._queue}
         if plan.timeout is not None:
             options["execution_timeout"] = timedelta(seconds=plan.timeout)
@@ -589,6 +617,28 @@ class ActivityEffects:
             outcome = ToolOutcome(call, success=True, content=content, result=result,
                                   arguments=_arguments(call),
                                   latency_ms=(workflow.time() - started) * 1000.0)
+        if self._agent.recorded or self._agent.listeners:
+            await self._report_failed(payload, outcome, started)
+        return outcome
+
+    def _child_input(self, turn: int, asked: Json) -> AgentInput | None:
+        """What a sub-agent call's child starts from: the question, or (``context =
+        "parent"``) this run's conversation as its model saw it when it asked for the call,
+        then the question (see :func:`~bloge.agent.runtime.opening_of`); ``None`` when that
+        conversation is not known. Workflow state, not I/O: the same on every replay, and
+        given once, as the child's start (a child taken up again is not given it again)."""
+        question = str(asked["question"])
+        if asked.get("context") != "parent":
+            return AgentInput.of(question)
+        conversation = self._turns.conversation(turn)
+        return None if conversation is None else AgentInput(opening_of(conversation, question))
+
+    async def _not_started(self, call: ToolCall, payload: Json, started: float,
+                           problem: str) -> ToolOutcome:
+        """A sub-agent call whose child could not start: the call's error, told as a failed
+        tool activity's."""
+        outcome = ToolOutcome(call, success=False, content=f"Error: tool {call.name!r} failed: "
+                              f"{problem}", arguments=_arguments(call))
         if self._agent.recorded or self._agent.listeners:
             await self._report_failed(payload, outcome, started)
         return outcome

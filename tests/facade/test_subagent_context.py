@@ -15,7 +15,7 @@ from bloge import (
     OperatorRegistry,
 )
 from bloge.agent.caller_context import opening_of
-from bloge.agent.subagent import CHILDREN_ELSEWHERE, SubAgentError
+from bloge.agent.subagent import CHILDREN_ELSEWHERE, ChildRunRequested, SubAgentError
 from bloge.core.context import OperatorContext
 from bloge.llm import (
     LLM_CHAT,
@@ -194,9 +194,18 @@ async def test_a_parent_context_call_run_away_from_its_callers_messages_fails_sa
         ) -> None:
     researcher = Agent(ScriptedProvider("x"), name="researcher")
     tool = researcher.as_tool(context="parent").operator
+    with pytest.raises(SubAgentError, match=r"caller's conversation .* outside the caller's"):
+        await tool.execute({"input": "q"}, OperatorContext.root())
+
+
+async def test_a_parent_context_call_a_durable_runner_runs_asks_it_to_start_from_the_caller(
+        ) -> None:
+    researcher = Agent(ScriptedProvider("x"), name="researcher")
+    tool = researcher.as_tool(context="parent").operator
     elsewhere = CHILDREN_ELSEWHERE.set(True)  # as a Temporal worker's tool activity sets it
     try:
-        with pytest.raises(SubAgentError, match=r"caller's conversation .* the Temporal runner"):
+        with pytest.raises(ChildRunRequested) as requested:
             await tool.execute({"input": "q"}, OperatorContext.root())
     finally:
         CHILDREN_ELSEWHERE.reset(elsewhere)
+    assert (requested.value.question, requested.value.context) == ("q", "parent")

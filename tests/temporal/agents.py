@@ -17,7 +17,11 @@ what it counted (``research loop``: it counts until it runs out of turns). ``ove
 is ``delegator`` allowed two model calls in all, ``frugal`` three. ``bounded`` is ``delegator``
 asking ``digger`` (``research both``: two counts at once), whose tool caps its sub-agents'
 tool calls at one. ``triage`` hands
-``bill …`` over to ``biller``, which counts and answers.
+``bill …`` over to ``biller``, which counts and answers. The streaming ``herald`` is
+``delegator`` asking ``middle``, which asks ``researcher``, then calls ``gate`` (``delegate
+relay pay``: two levels of child runs). ``briefer`` (``brief …``) says a word and asks ``researcher``, which
+starts from its conversation (``context = "parent"``), to ``recall …``: that answer lists
+the messages the model was shown.
 """
 
 from __future__ import annotations
@@ -162,6 +166,27 @@ agent biller {
   tool count : Count { input { key = tool_args.key } }
 }
 
+stream agent herald {
+  model = "test-model"
+  max_turns = 3
+  tool research : agent middle { description = "Ask the middle" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent middle {
+  model = "test-model"
+  max_turns = 4
+  tool research : agent researcher { description = "Ask the researcher" }
+  tool gate : Gate { input { name = tool_args.name } }
+}
+
+agent briefer {
+  model = "test-model"
+  max_turns = 3
+  system_prompt = "You brief."
+  tool research : agent researcher { description = "Ask the researcher"  context = "parent" }
+}
+
 stream agent slowStream {
   model = "test-model"
   max_turns = 2
@@ -193,6 +218,14 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
         shown = sum(len(m.content) for m in request.messages)
         return LlmResponse(f"read {shown} bytes in {len(request.messages)} messages",
                            prompt_tokens=1, completion_tokens=1)
+    if last.startswith("recall"):
+        return LlmResponse("recalled: " + " / ".join(f"{m.role}:{m.content}"
+                                                     for m in request.messages))
+    if last.startswith("brief"):  # the thread may hold earlier runs: this one's turns
+        if request.messages[-1].role == "user":
+            return LlmResponse("Asking.", "tool_calls", tool_calls=(ToolCall(
+                "r1", "research", json.dumps({"input": "recall " + last.split(" ", 1)[1]})),))
+        return LlmResponse("briefed: " + request.messages[-1].content)
     user = next(m.content for m in request.messages if m.role == "user")
     if user.startswith(("delegate", "research", "bill")):
         return _composed(request, user, answered)
@@ -236,6 +269,14 @@ def _composed(request: LlmRequest, user: str, answered: int) -> LlmResponse:
             return LlmResponse("", "tool_calls", tool_calls=(
                 ToolCall("g1", "gate", json.dumps({"name": user})),))
         return LlmResponse("delegated: " + " | ".join(results))
+    if user.startswith("research relay"):  # middle: asks researcher, then calls gate
+        if answered == 0:
+            return LlmResponse("", "tool_calls", tool_calls=(ToolCall(
+                "m1", "research", json.dumps({"input": "research " + user.split(" ", 2)[2]})),))
+        if answered == 1:
+            return LlmResponse("", "tool_calls", tool_calls=(
+                ToolCall("g1", "gate", json.dumps({"name": "relay"})),))
+        return LlmResponse("relayed: " + " | ".join(results))
     if user.startswith("research"):
         if answered == 0 and user == "research both":
             return LlmResponse("", "tool_calls", tool_calls=tuple(
@@ -360,13 +401,18 @@ def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
     agent's operator has a registry of its own (of ``registry``'s operators it uses), so that
     ``registry`` is in no reference cycle, and is freed as the tests before these were."""
     compiled = {d.id: d for d in AgentDslCompiler(registry).compile_all(AGENTS)}
-    for agent_id, ceiling in (("researcher", 200), ("vetted", 200), ("digger", 1)):
+    # middle last: it asks researcher. A run in process streams its sub-agents.
+    for agent_id, ceiling in (("researcher", 200), ("vetted", 200), ("digger", 1),
+                              ("middle", 200)):
         if f"agent:{agent_id}" not in registry:
-            own = (OperatorRegistry.builder()
-                   .register("Count", registry.get("Count"))
-                   .register("llmChat", registry.get("llmChat"))
-                   .build())
+            own = OperatorRegistry.builder()
+            for ref in ("Count", "Gate", "llmChat", "llmStreamingChat", "agent:researcher"):
+                if ref in registry:
+                    own.register(ref, registry.get(ref))
             registry.register(f"agent:{agent_id}", SubAgentTool(
-                AgentLoopOperator(agent_id, compiled[agent_id], own),
+                AgentLoopOperator(agent_id, compiled[agent_id], own.build()),
                 max_descendant_tool_calls=ceiling))
+    if "agent:researcher:parent" not in registry:
+        registry.register("agent:researcher:parent", SubAgentTool(
+            registry.get("agent:researcher").agent, context="parent"))
     return compiled
