@@ -47,6 +47,11 @@ nearest first — are paused in the store with it, showing its waiting calls, an
 when it goes on; their workflows only wait on their children, as they did.
 A child shares its callers' budgets and the run tree's tool-call ceiling
 (:mod:`bloge.temporal.shares`): its start says what they allow it, its end what it spent.
+Its start also says how many of its callers watch its chunks (``watched_by``, see
+:mod:`bloge.temporal.relay`): its activities then stream, and keep its chunks in those
+callers' events too. A ``context = "parent"`` sub-agent's child starts from the caller's
+conversation as its model saw it at the call (kept by :class:`Turns`, workflow state), then
+the question; a start that would pass the payload limit is the call's error instead.
 
 A handoff (``handoff billing : agent billingAgent``) goes on with the other agent's engine,
 linked from the agents the task queue serves (the same on every replay, as the agent itself
