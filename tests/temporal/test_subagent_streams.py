@@ -87,8 +87,10 @@ async def test_a_streamed_caller_sees_its_child_workflows_chunks_as_a_local_call
         remote = await _streamed(AgentLoopOperator("herald", definitions["herald"], registry,
                                                    store=runs),
                                  "delegate relay pay", run_id="herald-1")
+        middle = child_run_id("herald-1:1:r1")
+        assert middle is not None
         await _replays(client, "herald-1", task_queue)
-    middle = child_run_id("herald-1:1:r1")
+        await _replays(client, middle, task_queue)
     researcher = child_run_id(f"{middle}:1:m1")
     assert isinstance(remote[-1], Done)
     assert remote[-1].final_output.content == HERALDED
