@@ -204,3 +204,29 @@ def test_bloge_approvals_approve_sends_the_decision_to_a_child_workflow(
     assert kinds[-1] == "done"
     assert record["status"] == "succeeded"
     assert "KB-" in record["output"]["content"]
+
+
+@pytest.fixture
+def heralding_app(app: Path) -> Path:  # noqa: F811 -- app is the fixture
+    """The application, its triage agent streaming (before the worker starts)."""
+    dsl = app / "examples" / "triage" / "triage.bloge"
+    text = dsl.read_text(encoding="utf-8")
+    dsl.write_text(text.replace("agent triage {", "stream agent triage {", 1), encoding="utf-8")
+    return app
+
+
+def test_bloge_run_stream_shows_a_child_workflows_steps_as_a_local_run_does(
+        heralding_app: Path, on_temporal: dict[str, str],
+        worker: subprocess.Popen[str]) -> None:
+    local = bloge("run", "triage", STUDY, "--stream", cwd=heralding_app)
+    assert local.returncode == 0, local.stderr
+    remote = bloge("run", "triage", STUDY, "--stream", cwd=heralding_app, env=on_temporal)
+    assert remote.returncode == 0, remote.stderr
+
+    def steps(stderr: str) -> list[str]:
+        return [line for line in stderr.splitlines() if "↳" in line or "→" in line]
+
+    # The researcher's calls, indented under the call that asked it, as in process.
+    assert any("↳ research: → searchKnowledgeBase" in line for line in steps(remote.stderr))
+    assert steps(remote.stderr) == steps(local.stderr)
+    assert remote.stdout == local.stdout
