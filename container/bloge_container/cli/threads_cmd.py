@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -59,28 +59,33 @@ def show(
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """A thread's messages in order: number, role, text (tool calls and results too)."""
+    """A thread's messages in order: number, role, text (tool calls and results too, masked
+    as the journal masks them)."""
     with reported_errors():
+        from bloge.store import masked_message
+
         async def read(store: Store) -> tuple[Thread, list[StoredMessage]]:
             thread = await store.find_thread(thread_id)
             return thread, await store.thread_messages(thread.id)
 
-        thread, messages = with_store(opened_store(open_container(config, profile)), read)
+        store = opened_store(open_container(config, profile))
+        thread, stored = with_store(store, read)
+        messages = [masked_message(store.redactor, m) for m in stored]
         if as_json:
-            document = {**thread.to_dict(), "messages": [m.to_dict() for m in messages]}
+            document = {**thread.to_dict(), "messages": messages}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
         out.print(f"thread {thread.id} · {thread.message_count} messages", markup=False)
-        for stored in messages:
-            out.print(f"{stored.seq:>5}  {_line(stored)}", markup=False)
+        for message in messages:
+            out.print(f"{message['seq']:>5}  {_line(message)}", markup=False)
 
 
-def _line(stored: StoredMessage) -> str:
-    message = stored.message
-    text = " ".join(message.content.split())
-    if message.tool_calls:
-        calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
+def _line(message: dict[str, Any]) -> str:
+    """A message's line, from its JSON data (``masked_message``)."""
+    text = " ".join(message["content"].split())
+    if message.get("tool_calls"):
+        calls = ", ".join(f"{c['name']}({c['arguments']})" for c in message["tool_calls"])
         text = f"{text} → {calls}".strip(" →") if text else f"→ {calls}"
-    if message.role == "tool":
-        text = f"[{message.tool_call_id}{' error' if message.is_error else ''}] {text}"
-    return f"{message.role:<9} {text if len(text) <= SHOWN else text[:SHOWN - 1] + '…'}"
+    if message["role"] == "tool":
+        text = f"[{message['tool_call_id']}{' error' if message.get('is_error') else ''}] {text}"
+    return f"{message['role']:<9} {text if len(text) <= SHOWN else text[:SHOWN - 1] + '…'}"
