@@ -42,20 +42,27 @@ _END = frozenset({"done", "error"})
 
 
 async def list_threads(request: Request) -> Response:
-    """``GET /threads?q=&limit=``: the principal's threads, the most recently active first,
-    each with its first user message as its ``title``; ``q``: only those whose id or a
-    message holds that text."""
+    """``GET /threads?q=&limit=&evals=``: the principal's threads, the most recently active
+    first, each with its first user message as its ``title``; ``q``: only those whose id or
+    a message holds that text; those of evals' cases only with ``evals=true``."""
     store = state_of(request).store
     limit = _limit(request.query_params.get("limit", "50"))
     query = request.query_params.get("q", "").strip() or None
+    evals = _flag(request.query_params.get("evals", "false"), param="evals")
     threads = await store.list_threads(limit=limit, owner=owner_filter(request),
-                                       containing=query)
+                                       containing=query, evals=evals)
     listed = []
     for thread in threads:
         first = await store.thread_messages(thread.id, limit=TITLE_SEARCH)
         title = next((m.message.content for m in first if m.message.role == "user"), "")
         listed.append({**thread.to_dict(), "title": title})
     return JSONResponse({"threads": listed})
+
+
+def _flag(value: str, *, param: str) -> bool:
+    if value not in ("true", "false"):
+        raise BadRequestError(f"{param} must be true or false, got {value!r}", param=param)
+    return value == "true"
 
 
 def _limit(value: str) -> int:

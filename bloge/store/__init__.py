@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from bloge.store.masked_records import masked_event as masked_event
     from bloge.store.masked_records import masked_message as masked_message
     from bloge.store.masked_records import masked_run as masked_run
+    from bloge.store.records import EVAL_TAG as EVAL_TAG
     from bloge.store.records import PendingApproval as PendingApproval
     from bloge.store.records import Run as Run
     from bloge.store.records import RunError as RunError

@@ -27,6 +27,8 @@ runs = typer.Typer(help="The runs the run store recorded.", no_args_is_help=True
 RunId = Annotated[str, typer.Argument(help="The run's id (a unique prefix is enough).",
                                       show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+EvalsOption = Annotated[bool, typer.Option(
+    "--evals", help="Also those of evals' cases (`bloge eval run`), left out by default.")]
 
 
 @runs.command("list")
@@ -37,11 +39,14 @@ def list_runs(
         "--status", help="Only runs in this status: queued, running, succeeded, failed, "
         "cancelled, interrupted.", show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
+    evals: EvalsOption = False,
     as_json: JsonOption = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """The most recent runs first: id, status, agent, thread, turns, when, exit reason."""
+    """The most recent runs first: id, status, agent, thread, turns, when, exit reason. The
+    runs of evals' cases (`bloge eval run`) are left out, unless --evals or --thread names
+    their thread."""
     with reported_errors():
         from bloge.store import RunStatus, masked_run
 
@@ -51,8 +56,8 @@ def list_runs(
             known = ", ".join(s.value for s in RunStatus)
             raise failure(f"no run status {status!r} (statuses: {known})") from None
         store = opened_store(open_container(config, profile))
-        found = with_store(store, lambda store: store.list_runs(thread_id=thread, status=wanted,
-                                                                limit=limit))
+        found = with_store(store, lambda store: store.list_runs(
+            thread_id=thread, status=wanted, limit=limit, evals=evals or thread is not None))
         if as_json:
             out.print(json.dumps([masked_run(store.redactor, r) for r in found], indent=2,
                                  ensure_ascii=False), markup=False)

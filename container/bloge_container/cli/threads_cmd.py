@@ -15,7 +15,7 @@ from bloge_container.cli.options import (
     opened_store,
     with_store,
 )
-from bloge_container.cli.runs_cmd import when
+from bloge_container.cli.runs_cmd import EvalsOption, when
 
 if TYPE_CHECKING:
     from bloge.store import Store, StoredMessage, Thread
@@ -30,14 +30,16 @@ SHOWN = 200
 @threads.command("list")
 def list_threads(
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
+    evals: EvalsOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """The most recently active threads first: id, agent, messages, last active."""
+    """The most recently active threads first: id, agent, messages, last active. The threads
+    of evals' cases (`bloge eval run`) are left out, unless --evals."""
     with reported_errors():
         found = with_store(opened_store(open_container(config, profile)),
-                           lambda store: store.list_threads(limit=limit))
+                           lambda store: store.list_threads(limit=limit, evals=evals))
         if as_json:
             out.print(json.dumps([t.to_dict() for t in found], indent=2, ensure_ascii=False),
                       markup=False)
