@@ -18,6 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.store.conftest import REQUIRED
@@ -214,3 +215,10 @@ async def worked(stored_agents: StoredAgents) -> AsyncIterator[StoredAgents]:
     """The test agents with ``store``, while a worker serves them."""
     async with stored_agents.worker():
         yield stored_agents
+
+
+async def streamed_kinds(http: httpx.AsyncClient, url: str, *, after: int) -> list[str]:
+    """The kinds (``event:``) of a run's stream at ``url``, from after event ``after`` to
+    the run's end."""
+    async with http.stream("GET", url, headers={"Last-Event-ID": str(after)}) as stream:
+        return [line[7:] async for line in stream.aiter_lines() if line.startswith("event: ")]

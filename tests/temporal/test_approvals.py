@@ -21,7 +21,7 @@ from bloge.store import (
 )
 from bloge.temporal import TemporalRunner
 from tests.server.live_server import LiveServer
-from tests.temporal.conftest import StoredAgents
+from tests.temporal.conftest import StoredAgents, streamed_kinds
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
 
@@ -116,11 +116,8 @@ async def test_a_decision_over_http_continues_the_run_on_its_workflow(
             again = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
                                     json={"approve": False})
             assert again.status_code == 409
-            async with http.stream("GET", server.url(f"/runs/{run_id}/stream"),
-                                   headers={"Last-Event-ID": str(paused["events"])}
-                                   ) as stream:
-                kinds = [line[7:] async for line in stream.aiter_lines()
-                         if line.startswith("event: ")]
+            kinds = await streamed_kinds(http, server.url(f"/runs/{run_id}/stream"),
+                                         after=paused["events"])
             assert kinds[-1] == "done"
             ended = (await http.get(server.url(f"/runs/{run_id}"))).json()
     assert ended["status"] == "succeeded"

@@ -19,7 +19,7 @@ from bloge.core.errors import RunError
 from bloge.store import RunStatus, Store, pending_approvals
 from bloge.temporal import TemporalRunner
 from tests.server.live_server import LiveServer
-from tests.temporal.conftest import StoredAgents
+from tests.temporal.conftest import StoredAgents, streamed_kinds
 from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
@@ -108,11 +108,8 @@ async def test_a_decision_over_http_continues_the_caller(by: str,
                                       json={"approve": True})
             assert decided.status_code == 200, decided.text
             assert decided.json()["stream"] == f"/runs/{caller}/stream"
-            async with http.stream("GET", server.url(f"/runs/{caller}/stream"),
-                                   headers={"Last-Event-ID": str(paused["events"])}
-                                   ) as stream:
-                kinds = [line[7:] async for line in stream.aiter_lines()
-                         if line.startswith("event: ")]
+            kinds = await streamed_kinds(http, server.url(f"/runs/{caller}/stream"),
+                                         after=paused["events"])
             assert kinds[-1] == "done"
             ended = (await http.get(server.url(f"/runs/{caller}"))).json()
     assert ended["status"] == "succeeded"

@@ -28,7 +28,7 @@ from bloge.store import (
 from bloge.temporal import AgentWorkflow, TemporalRunner, catalogue
 from bloge.temporal.worker import PASSED_THROUGH
 from tests.server.live_server import LiveServer
-from tests.temporal.conftest import StoredAgents
+from tests.temporal.conftest import StoredAgents, streamed_kinds
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
 
@@ -125,11 +125,8 @@ async def test_results_posted_over_http_continue_the_workflow(
             posted = await http.post(server.url(f"/runs/{run_id}/tool-results"),
                                      json={"e1": "green"})
             assert posted.json()["continued"] is True
-            async with http.stream("GET", server.url(f"/runs/{run_id}/stream"),
-                                   headers={"Last-Event-ID": str(paused["events"])}
-                                   ) as stream:
-                kinds = [line[7:] async for line in stream.aiter_lines()
-                         if line.startswith("event: ")]
+            kinds = await streamed_kinds(http, server.url(f"/runs/{run_id}/stream"),
+                                         after=paused["events"])
             assert kinds[-1] == "done"
             ended = (await http.get(server.url(f"/runs/{run_id}"))).json()
     assert ended["status"] == "succeeded"
