@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.caller_context import SubAgentContext
-from bloge.core.errors import CompileError
-from bloge.core.suggest import did_you_mean
+from bloge.agent.named_agents import Where, unknown_agent
 
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentDef
@@ -25,28 +24,19 @@ AGENT_TOOL_PREFIX = "agent:"
 @dataclass(frozen=True, slots=True)
 class AgentCall:
     """A tool block that runs another agent (``tool research : agent researcher { … }``):
-    the tool, the agent it names, and where the name is written, for the errors about it.
-    ``context`` is what the block's ``context = "…"`` says the child starts from (``None``:
-    the application's ``bloge.agents.sub-agent-context``)."""
+    the tool, the agent it names, and ``where`` the name is written, for the errors about
+    it. ``context`` is what the block's ``context = "…"`` says the child starts from
+    (``None``: the application's ``bloge.agents.sub-agent-context``)."""
 
     tool: str
     agent: str
-    filename: str
-    line: int
-    column: int
-    source_line: str | None = None
+    where: Where
     context: SubAgentContext | None = None
 
     @property
     def operator_ref(self) -> str:
         """The ref of the operator that runs the call: see :func:`agent_tool_ref`."""
         return agent_tool_ref(self.agent, self.context)
-
-    def error(self, message: str) -> CompileError:
-        """A :class:`~bloge.CompileError` at the agent's name in the tool block."""
-        return CompileError(message, filename=self.filename, line=self.line,
-                            column=self.column, source_line=self.source_line,
-                            width=len(self.agent))
 
 
 def agent_tool_ref(agent: str, context: SubAgentContext | None = None) -> str:
@@ -70,14 +60,14 @@ def check_agent_calls(definitions: Mapping[str, AgentDef], *,
     """Check the agent calls of ``definitions`` (by agent id): each names one of them, or one
     of ``others`` (agents known without a definition here), and no agent reaches itself
     through them (``a → b → a``). The first problem is a located :class:`CompileError`."""
+    known = {*definitions, *others}
+    listed = ", ".join(sorted(known)) or "none"
     for definition in definitions.values():
         for call in definition.agent_calls:
-            if call.agent not in definitions and call.agent not in others:
-                known = sorted({*definitions, *others})
-                close = did_you_mean(call.agent, known)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise call.error(f"tool {call.tool!r} runs agent {call.agent!r}, which is not "
-                                 f"declared{hint} (agents: {', '.join(known) or 'none'})")
+            hint = unknown_agent(call.agent, known)
+            if hint is not None:
+                raise call.where.error(f"tool {call.tool!r} runs agent {call.agent!r}, which is "
+                                       f"not declared{hint} (agents: {listed})")
     done: set[str] = set()
     for agent_id in definitions:
         _visit(agent_id, definitions, (), done)
@@ -95,7 +85,7 @@ def _visit(agent_id: str, definitions: Mapping[str, AgentDef], path: tuple[str, 
             if call.agent in path or call.agent == agent_id:
                 loop = path[path.index(call.agent):] if call.agent in path else ()
                 cycle = [*loop, agent_id, call.agent]
-                raise call.error(f"agents call each other in a cycle: {' → '.join(cycle)}; "
+                raise call.where.error(f"agents call each other in a cycle: {' → '.join(cycle)}; "
                                  "a sub-agent cannot ask an agent that is waiting for it")
             _visit(call.agent, definitions, (*path, agent_id), done)
     done.add(agent_id)

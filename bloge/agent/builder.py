@@ -20,6 +20,7 @@ from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.streaming import StreamingAgentLoopOperator
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.agent.memory.strategy import MemoryStrategy
+from bloge.agent.named_agents import Where
 from bloge.agent.subagent import DEFAULT_MAX_DESCENDANT_TOOL_CALLS, SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
@@ -213,7 +214,7 @@ class AgentBuilder:
             raise BlogeUsageError(f"sub_agent({name!r}, …) registers the agent's tool: create "
                                   "the builder with AgentBuilder.create(…, registry=…)")
         agent_id = agent.agent_def.id
-        call = AgentCall(name, agent_id, "<AgentBuilder>", 1, 1,
+        call = AgentCall(name, agent_id, Where("<AgentBuilder>", 1, 1, None, len(agent_id)),
                          context=sub_agent_context(context, where=f"sub_agent({name!r}, …)"))
         self._registry.register(call.operator_ref, SubAgentTool(
             agent, description=description, context=context,

@@ -26,7 +26,7 @@ from bloge.agent.definition import (
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.compile import GUARD_FORM, BlockTools, compile_guard
 from bloge.agent.guards.model import GuardDef
-from bloge.agent.handoffs import HandoffDef, Where
+from bloge.agent.handoffs import HandoffDef
 from bloge.agent.keywords import (
     AGENT_BODY_WORDS,
     AGENT_TOOL_BODY_WORDS,
@@ -46,6 +46,7 @@ from bloge.agent.keywords import (
     window_block_problem,
 )
 from bloge.agent.memory.strategy import DSL_STRATEGIES, AgentMemoryStrategy, MemoryStrategy
+from bloge.agent.named_agents import Where
 from bloge.agent.output.compile import output_block, output_reference
 from bloge.agent.output.schema import OutputSchema
 from bloge.agent.schema import TOOL_ARGS
@@ -491,8 +492,7 @@ class _AgentBlock:
         if "." in block.ref:
             self._error(f"tool {block.name!r}: an agent's id has no '.': {block.ref!r}", span)
             return
-        call = AgentCall(block.name, block.ref, self.source.filename, span.line, span.column,
-                         self.source.line(span.line), context)
+        call = AgentCall(block.name, block.ref, self._place(span, len(block.ref)), context)
         self.agent_calls.append(call)
         if parameters is None and bindings is None:
             parameters = dict(QUESTION_PARAMETERS)
@@ -588,11 +588,8 @@ class _AgentBlock:
                 case _:
                     self._error(f"a handoff holds only its description: {form}",
                                 statement.span)
-        span = block.ref_span
-        self.handoffs.append(HandoffDef(
-            block.name, block.agent, description,
-            Where(self.source.filename, span.line, span.column, self.source.line(span.line),
-                  len(block.agent))))
+        self.handoffs.append(HandoffDef(block.name, block.agent, description,
+                                        self._place(block.ref_span, len(block.agent))))
 
     def _approval(self, node: s.Expr) -> bool | Expression:
         """``requires_approval``: ``true``, ``false``, or an expression over ``tool_args``."""
@@ -666,6 +663,12 @@ class _AgentBlock:
 
     def _error(self, message: str, span: s.Span, *, width: int | None = None) -> None:
         self.errors.append(self.source.error(CompileError, message, span, width=width))
+
+    def _place(self, span: s.Span, width: int) -> Where:
+        """``width`` characters at ``span``, kept for an error found once every agent is
+        compiled."""
+        return Where(self.source.filename, span.line, span.column, self.source.line(span.line),
+                     width)
 
 
 _INVALID: Any = object()

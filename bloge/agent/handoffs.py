@@ -16,8 +16,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bloge.core.errors import CompileError, DslError
-from bloge.core.suggest import did_you_mean_hint
+from bloge.agent.named_agents import Where, unknown_agent
+from bloge.core.errors import DslError
 from bloge.llm.types import HANDOFF_TOOL_PREFIX, ToolDefinition
 
 if TYPE_CHECKING:
@@ -35,21 +35,6 @@ _PARAMETERS: dict[str, Any] = {
         "description": "Why the conversation goes to this agent, in one sentence."}},
     "required": [],
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """A place in a DSL file, kept to locate an error found once every agent is known."""
-
-    filename: str
-    line: int
-    column: int
-    source_line: str | None
-    width: int = 1
-
-    def error(self, message: str) -> CompileError:
-        return CompileError(message, filename=self.filename, line=self.line,
-                            column=self.column, source_line=self.source_line, width=self.width)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +137,12 @@ def check_targets(definitions: Iterable[AgentDef], known: Collection[str]) -> No
     errors: list[DslError] = []
     for definition in definitions:
         for handoff in definition.handoffs:
-            if handoff.agent_id in known or handoff.where is None:
+            if handoff.where is None:
                 continue  # a Python handoff names its agent object: it is known
-            hint = did_you_mean_hint(handoff.agent_id, sorted(known))
-            message = (f"handoff {handoff.name!r} of agent {definition.id!r} goes to agent "
-                       f"{handoff.agent_id!r}, which no DSL file declares{hint}")
-            errors.append(handoff.where.error(message))
+            hint = unknown_agent(handoff.agent_id, known)
+            if hint is not None:
+                errors.append(handoff.where.error(
+                    f"handoff {handoff.name!r} of agent {definition.id!r} goes to agent "
+                    f"{handoff.agent_id!r}, which no DSL file declares{hint}"))
     if errors:
         raise DslError.collect(errors)

@@ -74,7 +74,8 @@ async def select_runs(store: Store, *, run_ids: Sequence[str] = (),
                       thread_id: str | None = None, since: float | None = None,
                       agent: str | None = None, limit: int = 200) -> list[Run]:
     """The succeeded runs to record: those named (by id or the start of one), a thread's, or
-    those started at or after ``since`` (a Unix time) of ``agent`` — not the runs of evals."""
+    those started at or after ``since`` (a Unix time) of ``agent`` — not the runs of evals,
+    unless named."""
     if run_ids:
         named = {}
         for prefix in run_ids:
@@ -83,19 +84,9 @@ async def select_runs(store: Store, *, run_ids: Sequence[str] = (),
         found = list(named.values())
     elif thread_id is not None:
         thread = await store.find_thread(thread_id)
-        found = await store.list_runs(thread_id=thread.id, limit=limit)
+        found = await store.list_runs(thread_id=thread.id, limit=limit, evals=False)
     else:
-        found = await store.list_runs(status=RunStatus.SUCCEEDED, limit=limit)
+        found = await store.list_runs(status=RunStatus.SUCCEEDED, limit=limit, evals=False)
         found = [r for r in found if (since is None or r.created_at >= since)
                  and (agent is None or r.agent_id == agent)]
-    kept = []
-    tagged: dict[str, bool] = {}
-    for run in found:
-        if not recordable(run):
-            continue
-        if run.thread_id not in tagged:
-            thread = await store.get_thread(run.thread_id)
-            tagged[run.thread_id] = "eval" in thread.metadata
-        if not tagged[run.thread_id] or run_ids:
-            kept.append(run)
-    return kept
+    return [run for run in found if recordable(run)]

@@ -29,7 +29,7 @@ from bloge.eval.judge import Judge
 from bloge.eval.observed import Observation
 from bloge.eval.replay import ReplayEffects
 from bloge.eval.results import CaseResult, CaseRun, EvalResults
-from bloge.store import RecordedRuns, Store, open_store
+from bloge.store import EVAL_TAG, RecordedRuns, Store, open_store
 
 AgentLike = Agent | AgentLoopOperator | StreamingAgentLoopOperator
 Progress = Callable[[Case, CaseRun], None]
@@ -172,7 +172,7 @@ class _Runner:
             def effects(observer: RunObserver) -> RunEffects:
                 return ReplayEffects(fixtures, observer)
 
-        metadata = {"eval": {"id": self._eval_id, "dataset": self._dataset.name,
+        metadata = {EVAL_TAG: {"id": self._eval_id, "dataset": self._dataset.name,
                              "case": case.name, "repetition": repetition}}
         messages = case.messages
         if case.thread is not None:

@@ -18,13 +18,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bloge.journal.redaction import Redactor
 from bloge.server.inputs import BadRequestError
 from bloge.server.launch import last_event_id
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import state_of
-from bloge.store import Run, RunEvent, StoredMessage, follow, pending_approvals, run_timeline
+from bloge.store import (
+    Run,
+    RunEvent,
+    follow,
+    masked_message,
+    pending_approvals,
+    run_timeline,
+)
 
 #: At most this many threads in one listing (``?limit=``).
 MAX_THREADS = 200
@@ -36,20 +42,27 @@ _END = frozenset({"done", "error"})
 
 
 async def list_threads(request: Request) -> Response:
-    """``GET /threads?q=&limit=``: the principal's threads, the most recently active first,
-    each with its first user message as its ``title``; ``q``: only those whose id or a
-    message holds that text."""
+    """``GET /threads?q=&limit=&evals=``: the principal's threads, the most recently active
+    first, each with its first user message as its ``title``; ``q``: only those whose id or
+    a message holds that text; those of evals' cases only with ``evals=true``."""
     store = state_of(request).store
     limit = _limit(request.query_params.get("limit", "50"))
     query = request.query_params.get("q", "").strip() or None
+    evals = _flag(request.query_params.get("evals", "false"), param="evals")
     threads = await store.list_threads(limit=limit, owner=owner_filter(request),
-                                       containing=query)
+                                       containing=query, evals=evals)
     listed = []
     for thread in threads:
         first = await store.thread_messages(thread.id, limit=TITLE_SEARCH)
         title = next((m.message.content for m in first if m.message.role == "user"), "")
         listed.append({**thread.to_dict(), "title": title})
     return JSONResponse({"threads": listed})
+
+
+def _flag(value: str, *, param: str) -> bool:
+    if value not in ("true", "false"):
+        raise BadRequestError(f"{param} must be true or false, got {value!r}", param=param)
+    return value == "true"
 
 
 def _limit(value: str) -> int:
@@ -71,23 +84,6 @@ async def thread_messages(request: Request) -> Response:
     return JSONResponse({"thread": thread.to_dict(),
                          "messages": [masked_message(store.redactor, m) for m in messages],
                          "runs": [run_summary(run) for run in runs]})
-
-
-def masked_message(redactor: Redactor, stored: StoredMessage) -> dict[str, Any]:
-    """``stored`` as JSON data, its tool calls' arguments and a tool message's result
-    masked as the journal masks a call's ``arguments_json`` and ``result_summary``."""
-    data = stored.to_dict()
-    if "tool_calls" in data:
-        data["tool_calls"] = [{**call, "arguments": _masked(redactor, "arguments_json",
-                                                             call["arguments"])}
-                              for call in data["tool_calls"]]
-    if data["role"] == "tool" and isinstance(data.get("content"), str):
-        data["content"] = _masked(redactor, "result_summary", data["content"])
-    return data
-
-
-def _masked(redactor: Redactor, field: str, text: str) -> Any:
-    return redactor(None, "", {field: text})[field]
 
 
 def run_summary(run: Run) -> dict[str, Any]:

@@ -13,11 +13,11 @@ Temporal run's workflow has its own timer, and goes on by itself.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
 
+from bloge.core.repeating import repeating
 from bloge.server.approvals_api import continue_run
 from bloge.server.state import ServerState
 from bloge.store import expired_runs
@@ -44,17 +44,10 @@ async def continuing_expired(state: ServerState, *,
     """While the body runs, :func:`continue_expired` every ``every`` seconds."""
 
     async def check() -> None:
-        while True:
-            await asyncio.sleep(every)
-            try:
-                await continue_expired(state)
-            except Exception:  # noqa: BLE001 -- the store's trouble must not stop the server
-                _log.warning("could not continue the runs whose calls expired", exc_info=True)
+        try:
+            await continue_expired(state)
+        except Exception:  # noqa: BLE001 -- the store's trouble must not stop the server
+            _log.warning("could not continue the runs whose calls expired", exc_info=True)
 
-    task = asyncio.create_task(check())
-    try:
+    async with repeating(every, check):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

@@ -1,10 +1,13 @@
 """The runs API: start a run (whole or streamed), follow it again, read, cancel and resume
 it, read a thread. With API keys, each run and thread is its creator's: another key is told
-it does not exist (see :mod:`bloge.server.principals`)."""
+it does not exist (see :mod:`bloge.server.principals`). What is read back from the store
+has its tool arguments and results masked (see :mod:`bloge.store.masked_records`); only the
+request that runs the run hears its answer whole."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -25,7 +28,16 @@ from bloge.server.launch import (
 from bloge.server.principals import owner_filter, run_context
 from bloge.server.state import state_of
 from bloge.server.tasks import RunCancelledError
-from bloge.store import Run, RunStatus, Store, follow
+from bloge.store import (
+    Run,
+    RunEvent,
+    RunStatus,
+    Store,
+    follow,
+    masked_event,
+    masked_message,
+    masked_run,
+)
 
 #: How long ``POST /runs/{id}/cancel`` waits for the run to stop before it answers 202 (its
 #: worker hears the cancel within a second: see bloge.store.cancels), and how often it looks.
@@ -93,19 +105,29 @@ async def resume_run(request: Request) -> Response:
 
 async def follow_run(request: Request) -> Response:
     """``GET /runs/{run_id}/stream``: the run's events after ``Last-Event-ID`` (or
-    ``?after=``) — only what the client missed — live until the run ends."""
+    ``?after=``) — only what the client missed — live until the run ends; read back from
+    the store, the ``done`` event's tool results masked as ``GET /runs/{id}`` masks them."""
     state = state_of(request)
     run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
-    return event_stream(state, run.id, follow(state.store, run.id, after=last_event_id(request)))
+    events = follow(state.store, run.id, after=last_event_id(request))
+    return event_stream(state, run.id, _masked_events(state.store, events))
+
+
+async def _masked_events(store: Store, events: AsyncIterator[RunEvent]
+                         ) -> AsyncIterator[RunEvent]:
+    async for event in events:
+        yield masked_event(store.redactor, event)
 
 
 async def get_run(request: Request) -> Response:
-    """``GET /runs/{run_id}``: the run's record, with the runs its sub-agents' calls started
-    (``children``: each one's id, agent, status and exit reason)."""
+    """``GET /runs/{run_id}``: the run's record (tool arguments and results masked), with the
+    runs its sub-agents' calls started (``children``: each one's id, agent, status and exit
+    reason)."""
     store = state_of(request).store
     run = await store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     children = await store.child_runs(run.id)
-    return JSONResponse({**run.to_dict(), "children": [child.summary() for child in children]})
+    return JSONResponse({**masked_run(store.redactor, run),
+                         "children": [child.summary() for child in children]})
 
 
 async def cancel_run(request: Request) -> Response:
@@ -118,8 +140,8 @@ async def cancel_run(request: Request) -> Response:
     run = await state.store.cancel_run(run_id, owner=owner_filter(request))
     state.tasks.cancel(run_id)
     run = await _settled(state.store, run)
-    return JSONResponse(run.to_dict(), status_code=202 if run.status is RunStatus.RUNNING
-                        else 200)
+    return JSONResponse(masked_run(state.store.redactor, run),
+                        status_code=202 if run.status is RunStatus.RUNNING else 200)
 
 
 async def _settled(store: Store, run: Run) -> Run:
@@ -134,13 +156,15 @@ async def _settled(store: Store, run: Run) -> Run:
 
 
 async def get_thread(request: Request) -> Response:
-    """``GET /threads/{thread_id}``: the thread and its messages."""
+    """``GET /threads/{thread_id}``: the thread and its messages (tool arguments and results
+    masked)."""
     store = state_of(request).store
     thread_id = request.path_params["thread_id"]
     owner = owner_filter(request)
     thread = await store.get_thread(thread_id, owner=owner)
     messages = await store.thread_messages(thread_id, owner=owner)
-    return JSONResponse({**thread.to_dict(), "messages": [m.to_dict() for m in messages]})
+    return JSONResponse({**thread.to_dict(), "messages": [masked_message(store.redactor, m)
+                                                      for m in messages]})
 
 
 ROUTES = [

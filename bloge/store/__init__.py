@@ -61,6 +61,10 @@ if TYPE_CHECKING:
     from bloge.store.errors import StoreNotFoundError as StoreNotFoundError
     from bloge.store.errors import ThreadBusyError as ThreadBusyError
     from bloge.store.events import event_chunk as event_chunk
+    from bloge.store.masked_records import masked_event as masked_event
+    from bloge.store.masked_records import masked_message as masked_message
+    from bloge.store.masked_records import masked_run as masked_run
+    from bloge.store.records import EVAL_TAG as EVAL_TAG
     from bloge.store.records import PendingApproval as PendingApproval
     from bloge.store.records import Run as Run
     from bloge.store.records import RunError as RunError

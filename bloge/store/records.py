@@ -51,6 +51,12 @@ class RunStatus(enum.StrEnum):
         return cls.CANCELLED if exit_reason == "cancelled" else cls.FAILED
 
 
+#: The key of a thread's ``metadata`` that tags the thread of an eval's case (``bloge eval
+#: run`` writes ``{"eval": {"id", "dataset", "case", "repetition"}}``, the only metadata bloge
+#: writes): listings leave such threads and their runs out unless asked for them.
+EVAL_TAG = "eval"
+
+
 @dataclass(frozen=True, slots=True)
 class Thread:
     """A conversation. ``message_count`` messages are in its log; ``active_run_id`` is the run

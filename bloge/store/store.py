@@ -211,12 +211,14 @@ class Store:
         return await self.get_thread(await self._id_starting("thread", prefix))
 
     async def list_threads(self, *, limit: int = 50, owner: str | None = None,
-                           containing: str | None = None) -> list[Thread]:
+                           containing: str | None = None, evals: bool = True) -> list[Thread]:
         """The most recently active threads first; with ``owner``, only that principal's;
         with ``containing``, only those whose id or one of whose messages holds that text
-        (in any case)."""
+        (in any case); with ``evals=False``, not the threads of evals' cases (see
+        :data:`~bloge.store.EVAL_TAG`)."""
         return await self.run_script(reads.list_threads(limit=limit, now=self.clock(),
-                                                        owner=owner, containing=containing))
+                                                        owner=owner, containing=containing,
+                                                        evals=evals))
 
     async def thread_messages(self, thread_id: str, *, after: int = 0, limit: int | None = None,
                               owner: str | None = None) -> list[StoredMessage]:
@@ -292,13 +294,15 @@ class Store:
                               f"(most recent first: {shown})")
 
     async def list_runs(self, *, thread_id: str | None = None, status: RunStatus | None = None,
-                        limit: int = 50) -> list[Run]:
-        """Runs, newest first, of one thread and/or in one status."""
+                        limit: int = 50, evals: bool = True) -> list[Run]:
+        """Runs, newest first, of one thread and/or in one status; with ``evals=False``, not
+        the runs of evals' cases (see :data:`~bloge.store.EVAL_TAG`)."""
         now = self.clock()
         leased = await self.run_script(reads.leased_workers(now=now))
         gone = [worker for worker in leased if process_owner.gone(worker)]
         return await self.run_script(reads.list_runs(thread_id=thread_id, status=status,
-                                                     limit=limit, now=now, gone=gone))
+                                                     limit=limit, now=now, gone=gone,
+                                                     evals=evals))
 
     async def child_runs(self, run_id: str) -> list[Run]:
         """The runs the tool calls of ``run_id`` started (its sub-agents'), oldest first."""

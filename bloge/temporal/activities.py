@@ -71,6 +71,7 @@ from bloge.agent.runtime import (
 )
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import ProviderError
+from bloge.core.repeating import repeating
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.operators import LLM_CHAT, LLM_STREAMING_CHAT
 from bloge.llm.types import LlmRequest, LlmResponse
@@ -530,25 +531,18 @@ async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
         return
 
     async def beat() -> None:
-        # The first beat after an interval, not at once: the heartbeat timeout counts from
-        # the start, and a call shorter than that (most are) costs the service no heartbeat.
-        while True:
-            await asyncio.sleep(interval)
-            if beats:
-                activity.heartbeat()
-            if watch is not None:
-                try:
-                    await watch()
-                except Exception:  # noqa: BLE001 -- the store's trouble must not fail the call
-                    _log.warning("could not renew the run's lease in the store", exc_info=True)
+        if beats:
+            activity.heartbeat()
+        if watch is not None:
+            try:
+                await watch()
+            except Exception:  # noqa: BLE001 -- the store's trouble must not fail the call
+                _log.warning("could not renew the run's lease in the store", exc_info=True)
 
-    task = asyncio.create_task(beat())
-    try:
+    # The first beat after an interval, not at once: the heartbeat timeout counts from the
+    # start, and a call shorter than that (most are) costs the service no heartbeat.
+    async with repeating(interval, beat):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def _not_waited_on(outcome: ToolOutcome, wait: ChildWait) -> ToolOutcome:

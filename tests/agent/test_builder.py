@@ -21,6 +21,7 @@ from bloge import (
 )
 from bloge.agent import AgentCall, Budget, MaxLengthGuard, OutputSchema, output_guard
 from bloge.agent.handoffs import HandoffDef
+from bloge.agent.named_agents import Where
 from tests.runtime.scenarios import support_builder
 
 #: A value for every field of AgentDef, none of them the default.
@@ -49,7 +50,7 @@ EVERY_FIELD: dict[str, Any] = {
     "budget": Budget(tokens=50_000, usd=0.5, tool_calls=40, model_calls=10, time=30.0),
     "thread_budget": Budget(usd=5.0),
     "fallback": ("claude-sonnet-4-5",),
-    "agent_calls": (AgentCall("research", "researcher", "team.bloge", 3, 19),),
+    "agent_calls": (AgentCall("research", "researcher", Where("team.bloge", 3, 19, None, 10)),),
     "handoffs": (HandoffDef("billing", "billingAgent", "Billing questions."),),
 }
 

@@ -35,8 +35,24 @@ def test_the_support_dataset_runs_with_json_and_junit_results(app: Path) -> None
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures")) == (str(len(results["cases"])), "0")
     # Each case ran as a recorded run of the project's store.
-    runs = bloge("runs", "list", "--limit", "100", cwd=app)
+    runs = bloge("runs", "list", "--limit", "100", "--evals", cwd=app)
     assert results["cases"][0]["runs"][0]["run_id"] in runs.stdout
+
+
+def test_runs_and_threads_lists_leave_the_runs_of_evals_out_unless_asked(app: Path) -> None:
+    assert bloge("run", "customerSupport", "How do I reset my password?",
+                 cwd=app).returncode == 0
+    (app / "failing.yaml").write_text(FAILING, encoding="utf-8")
+    graded = json.loads(bloge("eval", "run", "failing.yaml", "--json", cwd=app).stdout)
+    eval_runs = {run["run_id"] for case in graded["cases"] for run in case["runs"]}
+    listed = json.loads(bloge("runs", "list", "--json", cwd=app).stdout)
+    assert len(listed) == 1
+    assert listed[0]["id"] not in eval_runs
+    every = json.loads(bloge("runs", "list", "--json", "--evals", cwd=app).stdout)
+    assert {run["id"] for run in every} == {listed[0]["id"], *eval_runs}
+    threads = json.loads(bloge("threads", "list", "--json", cwd=app).stdout)
+    assert [thread["id"] for thread in threads] == [listed[0]["thread_id"]]
+    assert len(json.loads(bloge("threads", "list", "--json", "--evals", cwd=app).stdout)) == 3
 
 
 def test_a_failed_case_is_explained_and_the_command_exits_1(app: Path) -> None:

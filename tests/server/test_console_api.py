@@ -5,14 +5,16 @@ for a decision — each scoped to the key that asks."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
 
 import httpx
 
-from bloge.llm import LlmResponse, ScriptedProvider, ToolCall
+from bloge.llm import LlmMessage, LlmResponse, ScriptedProvider, ToolCall
 from bloge.server.principals import key_principal
+from bloge.store import EVAL_TAG, StoreWriter
 from tests.server.conftest import Serve
 
 ALICE, BOB, ADMIN = "k-alice", "k-bob", "k-admin"
@@ -50,6 +52,20 @@ def test_threads_are_searched_by_the_text_of_their_messages_in_any_case(serve: S
     found = httpx.get(served.url("/threads"), params={"q": "REFUND"}).json()["threads"]
     assert [t["id"] for t in found] == ["t-1"]
     assert httpx.get(served.url("/threads"), params={"q": "100%_"}).json()["threads"] == []
+
+
+def test_the_threads_of_evals_are_listed_only_when_asked(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hello."))
+    run(served, "Hi", thread="t-real")
+    asyncio.run(StoreWriter(served.store).start_run(
+        run_id="graded", thread_id="t-eval", agent_id="helper", input=[LlmMessage.user("Hi")],
+        metadata={EVAL_TAG: {"id": "e1", "case": "greet"}}, worker="eval"))
+    listed = httpx.get(served.url("/threads")).json()["threads"]
+    assert [t["id"] for t in listed] == ["t-real"]
+    every = httpx.get(served.url("/threads"), params={"evals": "true"}).json()["threads"]
+    assert [t["id"] for t in every] == ["t-eval", "t-real"]
+    refused = httpx.get(served.url("/threads"), params={"evals": "yes"})
+    assert (refused.status_code, refused.json()["error"]["param"]) == (400, "evals")
 
 
 def test_another_key_never_sees_a_key_s_threads(serve: Serve) -> None:

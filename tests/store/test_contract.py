@@ -9,6 +9,7 @@ import pytest
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
 from bloge.store import (
+    EVAL_TAG,
     RunStatus,
     Store,
     StoreError,
@@ -293,6 +294,22 @@ async def test_runs_list_by_thread_and_status(store: Store, clock: Clock) -> Non
     assert [r.id for r in await store.list_runs(thread_id="t1")] == ["r2", "r1"]
     assert {r.id for r in await store.list_runs(status=RunStatus.RUNNING)} == {"r2", "r3"}
     assert [r.id for r in await store.list_runs(status=RunStatus.SUCCEEDED)] == ["r1"]
+
+
+async def test_listings_leave_the_runs_and_threads_of_evals_out_when_asked(
+        store: Store, clock: Clock) -> None:
+    writer = StoreWriter(store)
+    for run_id, thread_id, metadata in (
+            ("real", "t-real", {"user": "ada"}),
+            ("graded", "t-eval", {EVAL_TAG: {"id": "e1", "case": "refund"}}),
+            ("quoted", "t-quoted", {"note": {EVAL_TAG: "a key inside"}})):
+        clock.now += 1
+        await writer.start_run(run_id=run_id, thread_id=thread_id, agent_id="support",
+                               input=[LlmMessage.user("hi")], metadata=metadata, worker="w")
+    assert [r.id for r in await store.list_runs(evals=False)] == ["quoted", "real"]
+    assert [t.id for t in await store.list_threads(evals=False)] == ["t-quoted", "t-real"]
+    assert [r.id for r in await store.list_runs()] == ["quoted", "graded", "real"]
+    assert await store.list_runs(thread_id="t-eval", evals=False) == []
 
 
 async def test_threads_are_listed_for_their_owner_and_searched_by_their_text(

@@ -45,155 +45,55 @@ from bloge.agent import SubAgentTool
 from bloge.core.context import OperatorContext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 
-AGENTS = """
-agent counter {
-  model = "test-model"
-  max_turns = 3
-  max_tool_concurrency = 2
-  tool count : Count { input { key = tool_args.key } }
-  tool gate : Gate { input { name = tool_args.name } }
-}
+COUNT = "tool count : Count { input { key = tool_args.key } }"
+APPROVED_COUNT = "tool count : Count { input { key = tool_args.key }  requires_approval = true }"
+GATE = "tool gate : Gate { input { name = tool_args.name } }"
 
-agent looper {
-  model = "test-model"
-  max_turns = 2
-  tool count : Count { input { key = tool_args.key } }
-}
 
-agent slow {
-  model = "test-model"
-  max_turns = 2
-  tool_timeout = 0.5
-  tool gate : Gate { input { name = tool_args.name } }
-}
+def _agent(name: str, max_turns: int, *body: str, stream: bool = False) -> str:
+    """An agent of the test model, allowed ``max_turns``, with ``body``'s lines."""
+    lines = "".join(f"  {line}\n" for line in body)
+    kind = "stream agent" if stream else "agent"
+    return f'{kind} {name} {{\n  model = "test-model"\n  max_turns = {max_turns}\n{lines}}}\n'
 
-agent held {
-  model = "test-model"
-  max_turns = 2
-  tool hold : Hold { input { name = tool_args.name } }
-}
 
-agent marathon {
-  model = "test-model"
-  max_turns = 1000
-  tool step : Step { input { n = tool_args.n } }
-}
+def _asking(name: str, sub_agent: str, *body: str, description: str | None = None) -> str:
+    """``delegator``'s shape: an agent of three turns that may ask ``sub_agent`` (its tool
+    ``research``) and call ``gate``."""
+    told = description or f"Ask the {sub_agent}"
+    return _agent(name, 3, *body,
+                  f'tool research : agent {sub_agent} {{ description = "{told}" }}', GATE)
 
-agent reader {
-  model = "test-model"
-  max_turns = 3
-}
 
-agent guarded {
-  model = "test-model"
-  max_turns = 2
-  tool count : Count { input { key = tool_args.key }  requires_approval = true }
-}
-
-agent asker {
-  model = "test-model"
-  max_turns = 2
-  tool ask_user : external {
-    description = "Ask the user"
-    parameters { q = "string" }
-  }
-}
-
-agent delegator {
-  model = "test-model"
-  max_turns = 3
-  tool research : agent researcher { description = "Ask the researcher" }
-  tool gate : Gate { input { name = tool_args.name } }
-}
-
-agent researcher {
-  model = "test-model"
-  max_turns = 2
-  tool count : Count { input { key = tool_args.key } }
-}
-
-agent thrifty {
-  model = "test-model"
-  max_turns = 3
-  budget { model_calls = 2 }
-  tool research : agent researcher { description = "Ask the researcher" }
-  tool gate : Gate { input { name = tool_args.name } }
-}
-
-agent frugal {
-  model = "test-model"
-  max_turns = 3
-  budget { model_calls = 3 }
-  tool research : agent researcher { description = "Ask the researcher" }
-  tool gate : Gate { input { name = tool_args.name } }
-}
-
-agent bounded {
-  model = "test-model"
-  max_turns = 3
-  tool research : agent digger { description = "Ask the digger" }
-  tool gate : Gate { input { name = tool_args.name } }
-}
-
-agent digger {
-  model = "test-model"
-  max_turns = 2
-  tool count : Count { input { key = tool_args.key } }
-}
-
-agent overseer {
-  model = "test-model"
-  max_turns = 3
-  tool research : agent vetted { description = "Ask the vetted researcher" }
-  tool gate : Gate { input { name = tool_args.name } }
-}
-
-agent vetted {
-  model = "test-model"
-  max_turns = 2
-  tool count : Count { input { key = tool_args.key }  requires_approval = true }
-}
-
-agent triage {
-  model = "test-model"
-  max_turns = 3
-  handoff billing : agent biller { description = "Billing questions" }
-}
-
-agent biller {
-  model = "test-model"
-  max_turns = 3
-  tool count : Count { input { key = tool_args.key } }
-}
-
-stream agent herald {
-  model = "test-model"
-  max_turns = 3
-  tool research : agent middle { description = "Ask the middle" }
-  tool gate : Gate { input { name = tool_args.name } }
-}
-
-agent middle {
-  model = "test-model"
-  max_turns = 4
-  tool research : agent researcher { description = "Ask the researcher" }
-  tool gate : Gate { input { name = tool_args.name } }
-}
-
-agent briefer {
-  model = "test-model"
-  max_turns = 3
-  system_prompt = "You brief."
-  tool research : agent researcher { description = "Ask the researcher"  context = "parent" }
-}
-
-stream agent slowStream {
-  model = "test-model"
-  max_turns = 2
-  tool_timeout = 0.5
-  tool gate : Gate { input { name = tool_args.name } }
-}
-"""
+AGENTS = "\n".join((
+    _agent("counter", 3, "max_tool_concurrency = 2", COUNT, GATE),
+    _agent("looper", 2, COUNT),
+    _agent("slow", 2, "tool_timeout = 0.5", GATE),
+    _agent("held", 2, "tool hold : Hold { input { name = tool_args.name } }"),
+    _agent("marathon", 1000, "tool step : Step { input { n = tool_args.n } }"),
+    _agent("reader", 3),
+    _agent("guarded", 2, APPROVED_COUNT),
+    _agent("asker", 2, 'tool ask_user : external { description = "Ask the user"  '
+                       'parameters { q = "string" } }'),
+    _asking("delegator", "researcher"),
+    _agent("researcher", 2, COUNT),
+    _asking("thrifty", "researcher", "budget { model_calls = 2 }"),
+    _asking("frugal", "researcher", "budget { model_calls = 3 }"),
+    _asking("bounded", "digger"),
+    _agent("digger", 2, COUNT),
+    _asking("overseer", "vetted", description="Ask the vetted researcher"),
+    _agent("vetted", 2, APPROVED_COUNT),
+    _agent("triage", 3, 'handoff billing : agent biller { description = "Billing questions" }'),
+    _agent("biller", 3, COUNT),
+    _agent("herald", 3, 'tool research : agent middle { description = "Ask the middle" }', GATE,
+           stream=True),
+    _agent("middle", 4, 'tool research : agent researcher { description = "Ask the researcher" }',
+           GATE),
+    _agent("briefer", 3, 'system_prompt = "You brief."',
+           'tool research : agent researcher { description = "Ask the researcher"  '
+           'context = "parent" }'),
+    _agent("slowStream", 2, "tool_timeout = 0.5", GATE, stream=True),
+))
 
 
 #: Set when a ``stall`` model call waits.

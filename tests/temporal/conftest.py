@@ -13,10 +13,12 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.store.conftest import REQUIRED
@@ -30,9 +32,23 @@ if importlib.util.find_spec("temporalio") is None:  # the whole folder needs the
 
 from temporalio.client import Client
 from temporalio.service import RPCError
+from temporalio.worker import Worker
 
+from bloge import AgentDef, AgentLoopOperator, OperatorRegistry
+from bloge.agent.materialize import agent_operator
 from bloge.core.errors import BlogeUsageError
-from bloge.temporal import Connection, connect
+from bloge.server import ServedAgents, create_app
+from bloge.server.guard import Guard
+from bloge.store import Store, open_store
+from bloge.temporal import (
+    Connection,
+    TemporalOptions,
+    TemporalRunStore,
+    agent_worker,
+    connect,
+    served_agents,
+)
+from tests.temporal import agents
 
 STARTUP_SECONDS = 60.0
 #: The history service reads each shard's transfer queue up to 1000 times a second instead
@@ -138,3 +154,71 @@ def task_queue() -> str:
     """A task queue of this test's own: tests never run each other's workflows."""
     return f"test-{uuid.uuid4().hex[:12]}"
 
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    """A run store of this test's own (a SQLite file)."""
+    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAgents:
+    """The test agents (tests/temporal/agents.py, ``count`` logging to ``count.log`` in the
+    test's folder), recorded in ``store``, on the test's own task queue."""
+
+    registry: OperatorRegistry
+    definitions: dict[str, AgentDef]
+    store: Store
+    client: Client
+    task_queue: str
+    address: str
+
+    def worker(self) -> AbstractAsyncContextManager[Worker]:
+        """A worker serving the agents, with the store (started on entering)."""
+        options = TemporalOptions(task_queue=self.task_queue)
+        return agent_worker(self.client, served_agents(self.definitions, self.registry,
+                                                       options), options, store=self.store)
+
+    def operator(self, agent_id: str) -> AgentLoopOperator:
+        """Agent ``agent_id``, whose runs run on the task queue's workers."""
+        runs = TemporalRunStore(self.store, Connection(self.address), self.task_queue,
+                                client=self.client)
+        return AgentLoopOperator(agent_id, self.definitions[agent_id], self.registry,
+                                 store=runs)
+
+    def app(self, agent_id: str) -> Guard:
+        """A server of agent ``agent_id`` alone, whose runs run on the task queue's workers
+        (it connects to Temporal on its own: its event loop is its thread's)."""
+        runs = TemporalRunStore(self.store, Connection(self.address), self.task_queue)
+        return create_app(ServedAgents({agent_id: self.definitions[agent_id]},
+                                       lambda definition: agent_operator(
+                                           definition.id, definition, self.registry,
+                                           store=runs)), store=self.store)
+
+
+@pytest.fixture
+def stored_agents(client: Client, task_queue: str, tmp_path: Path, store: Store,
+                  temporal_server: DevServer) -> StoredAgents:
+    """The test agents with ``store``, no worker started."""
+    registry = agents.registry(tmp_path / "count.log")
+    return StoredAgents(registry, agents.definitions(registry), store, client, task_queue,
+                        temporal_server.address)
+
+
+@pytest.fixture
+async def worked(stored_agents: StoredAgents) -> AsyncIterator[StoredAgents]:
+    """The test agents with ``store``, while a worker serves them."""
+    async with stored_agents.worker():
+        yield stored_agents
+
+
+async def streamed_kinds(http: httpx.AsyncClient, url: str, *, after: int) -> list[str]:
+    """The kinds (``event:``) of a run's stream at ``url``, from after event ``after`` to
+    the run's end."""
+    async with http.stream("GET", url, headers={"Last-Event-ID": str(after)}) as stream:
+        return [line[7:] async for line in stream.aiter_lines() if line.startswith("event: ")]

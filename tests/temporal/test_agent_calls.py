@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from bloge.agent.runtime import child_run_id
 from bloge.core.errors import RunError
-from bloge.store import RunStatus, Store, open_store
+from bloge.store import RunStatus, Store
 from bloge.temporal import TemporalOptions, TemporalRunner, agent_worker, catalogue, served_agents
 from bloge.temporal.worker import PASSED_THROUGH
 from bloge.temporal.workflow import AgentWorkflow
@@ -29,13 +28,6 @@ from tests.temporal.conftest import DevServer
 ROOT = Path(__file__).resolve().parents[2]
 #: The task queue a Replayer of build id "bloge-test" runs its workflows on.
 REPLAYED = "replay-bloge-test"
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
-    yield opened
-    await opened.aclose()
 
 
 async def _replays(client: Client, run_id: str, task_queue: str) -> None:

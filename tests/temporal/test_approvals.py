@@ -4,7 +4,6 @@ decided through the store — approved, denied, or expired."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -12,53 +11,25 @@ import pytest
 from temporalio.client import Client
 
 from bloge import AgentLoopOperator, RunPaused
-from bloge.agent.materialize import agent_operator
 from bloge.core.context import OperatorContext, Principal
-from bloge.server import ServedAgents, create_app
 from bloge.store import (
     ApprovalConflictError,
     RunStatus,
     Store,
     decide_call,
-    open_store,
     pending_approvals,
 )
-from bloge.temporal import (
-    Connection,
-    TemporalOptions,
-    TemporalRunner,
-    TemporalRunStore,
-    agent_worker,
-    served_agents,
-)
+from bloge.temporal import TemporalRunner
 from tests.server.live_server import LiveServer
-from tests.temporal import agents
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import StoredAgents, streamed_kinds
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
-
-
-@pytest.fixture
-async def guarded(client: Client, task_queue: str, tmp_path: Path, store: Store,
-                  temporal_server: DevServer) -> AsyncIterator[AgentLoopOperator]:
+def guarded(worked: StoredAgents) -> AgentLoopOperator:
     """The ``guarded`` agent (its ``count`` needs approval) run on a worker with ``store``."""
-    registry = agents.registry(tmp_path / "count.log")
-    definitions = agents.definitions(registry)
-    options = TemporalOptions(task_queue=task_queue)
-    served = served_agents(definitions, registry, options)
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue,
-                            client=client)
-    async with agent_worker(client, served, options, store=store):
-        yield AgentLoopOperator("guarded", definitions["guarded"], registry, store=runs)
+    return worked.operator("guarded")
 
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
@@ -127,63 +98,41 @@ async def test_an_expired_request_counts_as_denied(guarded: AgentLoopOperator, s
 
 
 async def test_a_decision_over_http_continues_the_run_on_its_workflow(
-        client: Client, task_queue: str, tmp_path: Path, store: Store,
-        temporal_server: DevServer) -> None:
-    registry = agents.registry(tmp_path / "count.log")
-    definitions = agents.definitions(registry)
-    options = TemporalOptions(task_queue=task_queue)
-    served = served_agents(definitions, registry, options)
-    # The server connects on its own (its event loop is its thread's).
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue)
-    app = create_app(ServedAgents({"guarded": definitions["guarded"]}, lambda definition:
-                                  agent_operator(definition.id, definition, registry,
-                                                 store=runs)), store=store)
-    async with agent_worker(client, served, options, store=store):
-        with LiveServer(app) as server:
-            async with httpx.AsyncClient(timeout=60) as http:
-                started = await http.post(server.url("/agents/guarded/runs"),
-                                          json={"input": "hello"})
-                assert started.status_code == 202, started.text
-                paused = started.json()
-                assert paused["status"] == "awaiting_approval"
-                assert [p["call_id"] for p in paused["pending_approvals"]] == ["c1"]
-                run_id = paused["id"]
-                shown = (await http.get(server.url(f"/runs/{run_id}"))).json()
-                assert [p["tool"] for p in shown["pending_approvals"]] == ["count"]
-                decided = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
-                                          json={"approve": True})
-                assert decided.json()["continued"] is True
-                again = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
-                                        json={"approve": False})
-                assert again.status_code == 409
-                async with http.stream("GET", server.url(f"/runs/{run_id}/stream"),
-                                       headers={"Last-Event-ID": str(paused["events"])}
-                                       ) as stream:
-                    kinds = [line[7:] async for line in stream.aiter_lines()
-                             if line.startswith("event: ")]
-                assert kinds[-1] == "done"
-                ended = (await http.get(server.url(f"/runs/{run_id}"))).json()
+        worked: StoredAgents) -> None:
+    with LiveServer(worked.app("guarded")) as server:
+        async with httpx.AsyncClient(timeout=60) as http:
+            started = await http.post(server.url("/agents/guarded/runs"),
+                                      json={"input": "hello"})
+            assert started.status_code == 202, started.text
+            paused = started.json()
+            assert paused["status"] == "awaiting_approval"
+            assert [p["call_id"] for p in paused["pending_approvals"]] == ["c1"]
+            run_id = paused["id"]
+            shown = (await http.get(server.url(f"/runs/{run_id}"))).json()
+            assert [p["tool"] for p in shown["pending_approvals"]] == ["count"]
+            decided = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
+                                      json={"approve": True})
+            assert decided.json()["continued"] is True
+            again = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
+                                    json={"approve": False})
+            assert again.status_code == 409
+            kinds = await streamed_kinds(http, server.url(f"/runs/{run_id}/stream"),
+                                         after=paused["events"])
+            assert kinds[-1] == "done"
+            ended = (await http.get(server.url(f"/runs/{run_id}"))).json()
     assert ended["status"] == "succeeded"
     assert ended["output"]["content"].startswith("answer: counted hello")
 
 
 async def test_a_paused_run_holds_no_worker_and_another_one_continues_it(
-        client: Client, task_queue: str, tmp_path: Path, store: Store,
-        temporal_server: DevServer) -> None:
-    registry = agents.registry(tmp_path / "count.log")
-    definitions = agents.definitions(registry)
-    options = TemporalOptions(task_queue=task_queue)
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue,
-                            client=client)
-    operator = AgentLoopOperator("guarded", definitions["guarded"], registry, store=runs)
-    async with agent_worker(client, served_agents(definitions, registry, options), options,
-                            store=store):
+        stored_agents: StoredAgents, store: Store, tmp_path: Path) -> None:
+    operator = stored_agents.operator("guarded")
+    async with stored_agents.worker():
         await _paused(operator, "run-moved")
     # No worker runs now: the decision is taken all the same, and a new worker replays the
     # waiting workflow and goes on.
     await decide_call(store, "run-moved", "c1", approve=True, principal="bob")
-    async with agent_worker(client, served_agents(definitions, registry, options), options,
-                            store=store):
+    async with stored_agents.worker():
         output = await operator.aresume_run("run-moved", ALICE)
     assert output.content.startswith("answer: counted hello | ")
     assert (tmp_path / "count.log").read_text().splitlines() == ["run-moved:1:c1"]

@@ -6,7 +6,6 @@ approval (tests/temporal/agents.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -14,23 +13,13 @@ import pytest
 from temporalio.client import Client
 
 from bloge import AgentLoopOperator, RunPaused
-from bloge.agent.materialize import agent_operator
 from bloge.agent.runtime import child_run_id
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import RunError
-from bloge.server import ServedAgents, create_app
-from bloge.store import RunStatus, Store, open_store, pending_approvals
-from bloge.temporal import (
-    Connection,
-    TemporalOptions,
-    TemporalRunner,
-    TemporalRunStore,
-    agent_worker,
-    served_agents,
-)
+from bloge.store import RunStatus, Store, pending_approvals
+from bloge.temporal import TemporalRunner
 from tests.server.live_server import LiveServer
-from tests.temporal import agents
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import StoredAgents, streamed_kinds
 from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
@@ -38,26 +27,9 @@ ANSWER = "delegated: found: counted research pay | opened delegate pay"
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
-
-
-@pytest.fixture
-async def overseer(client: Client, task_queue: str, tmp_path: Path, store: Store,
-                   temporal_server: DevServer) -> AsyncIterator[AgentLoopOperator]:
+def overseer(worked: StoredAgents) -> AgentLoopOperator:
     """``overseer`` run on a worker with ``store``."""
-    registry = agents.registry(tmp_path / "count.log")
-    definitions = agents.definitions(registry)
-    options = TemporalOptions(task_queue=task_queue)
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue,
-                            client=client)
-    async with agent_worker(client, served_agents(definitions, registry, options), options,
-                            store=store):
-        yield AgentLoopOperator("overseer", definitions["overseer"], registry, store=runs)
+    return worked.operator("overseer")
 
 
 async def _paused(operator: AgentLoopOperator, run_id: str) -> RunPaused:
@@ -118,41 +90,28 @@ async def test_an_expired_approval_in_the_child_lets_its_caller_go_on(
 
 
 @pytest.mark.parametrize("by", ["caller", "child"])
-async def test_a_decision_over_http_continues_the_caller(
-        by: str, client: Client, task_queue: str, tmp_path: Path, store: Store,
-        temporal_server: DevServer) -> None:
-    registry = agents.registry(tmp_path / "count.log")
-    definitions = agents.definitions(registry)
-    options = TemporalOptions(task_queue=task_queue)
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue)
-    app = create_app(ServedAgents({"overseer": definitions["overseer"]}, lambda definition:
-                                  agent_operator(definition.id, definition, registry,
-                                                 store=runs)), store=store)
-    async with agent_worker(client, served_agents(definitions, registry, options), options,
-                            store=store):
-        with LiveServer(app) as server:
-            async with httpx.AsyncClient(timeout=60) as http:
-                started = await http.post(server.url("/agents/overseer/runs"),
-                                          json={"input": "delegate pay"})
-                assert started.status_code == 202, started.text
-                paused = started.json()
-                caller = paused["id"]
-                child = child_run_id(f"{caller}:1:r1")
-                assert paused["status"] == "awaiting_approval"
-                assert [(p["call_id"], p["run_id"]) for p in paused["pending_approvals"]] == [
-                    ("n0", child)]
-                holder = caller if by == "caller" else child
-                decided = await http.post(server.url(f"/runs/{holder}/approvals/n0"),
-                                          json={"approve": True})
-                assert decided.status_code == 200, decided.text
-                assert decided.json()["stream"] == f"/runs/{caller}/stream"
-                async with http.stream("GET", server.url(f"/runs/{caller}/stream"),
-                                       headers={"Last-Event-ID": str(paused["events"])}
-                                       ) as stream:
-                    kinds = [line[7:] async for line in stream.aiter_lines()
-                             if line.startswith("event: ")]
-                assert kinds[-1] == "done"
-                ended = (await http.get(server.url(f"/runs/{caller}"))).json()
+async def test_a_decision_over_http_continues_the_caller(by: str,
+                                                        worked: StoredAgents) -> None:
+    with LiveServer(worked.app("overseer")) as server:
+        async with httpx.AsyncClient(timeout=60) as http:
+            started = await http.post(server.url("/agents/overseer/runs"),
+                                      json={"input": "delegate pay"})
+            assert started.status_code == 202, started.text
+            paused = started.json()
+            caller = paused["id"]
+            child = child_run_id(f"{caller}:1:r1")
+            assert paused["status"] == "awaiting_approval"
+            assert [(p["call_id"], p["run_id"]) for p in paused["pending_approvals"]] == [
+                ("n0", child)]
+            holder = caller if by == "caller" else child
+            decided = await http.post(server.url(f"/runs/{holder}/approvals/n0"),
+                                      json={"approve": True})
+            assert decided.status_code == 200, decided.text
+            assert decided.json()["stream"] == f"/runs/{caller}/stream"
+            kinds = await streamed_kinds(http, server.url(f"/runs/{caller}/stream"),
+                                         after=paused["events"])
+            assert kinds[-1] == "done"
+            ended = (await http.get(server.url(f"/runs/{caller}"))).json()
     assert ended["status"] == "succeeded"
     assert ended["output"]["content"] == ANSWER
 

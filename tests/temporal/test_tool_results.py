@@ -6,8 +6,7 @@ the store — from Python, over HTTP, through ``/v1`` — or once the call expir
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import TypeVar
 
 import httpx
@@ -17,34 +16,19 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from bloge import AgentLoopOperator, RunPaused
-from bloge.agent import AgentDef
-from bloge.agent.materialize import agent_operator
+from bloge import RunPaused
 from bloge.core.context import OperatorContext, Principal
-from bloge.core.registry import OperatorRegistry
 from bloge.llm import ToolDefinition
-from bloge.server import ServedAgents, create_app
 from bloge.store import (
     ApprovalConflictError,
     RunStatus,
     Store,
-    open_store,
     post_tool_results,
 )
-from bloge.temporal import (
-    AgentWorkflow,
-    Connection,
-    TemporalOptions,
-    TemporalRunner,
-    TemporalRunStore,
-    agent_worker,
-    catalogue,
-    served_agents,
-)
+from bloge.temporal import AgentWorkflow, TemporalRunner, catalogue
 from bloge.temporal.worker import PASSED_THROUGH
 from tests.server.live_server import LiveServer
-from tests.temporal import agents
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import StoredAgents, streamed_kinds
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
 
@@ -52,40 +36,9 @@ T = TypeVar("T")
 ALICE = OperatorContext.root(principal=Principal("alice"))
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
-
-
-@pytest.fixture
-async def worked(client: Client, task_queue: str, tmp_path: Path, store: Store,
-                 ) -> AsyncIterator[tuple[OperatorRegistry, dict[str, AgentDef]]]:
-    """A worker with ``store`` serving the test agents; their registry and definitions."""
-    registry = agents.registry(tmp_path / "count.log")
-    definitions = agents.definitions(registry)
-    options = TemporalOptions(task_queue=task_queue)
-    async with agent_worker(client, served_agents(definitions, registry, options), options,
-                            store=store):
-        yield registry, definitions
-
-
-def operator(worked: tuple[OperatorRegistry, dict[str, AgentDef]], agent_id: str,
-             store: Store, client: Client, task_queue: str,
-             temporal_server: DevServer) -> AgentLoopOperator:
-    registry, definitions = worked
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue,
-                            client=client)
-    return AgentLoopOperator(agent_id, definitions[agent_id], registry, store=runs)
-
-
 async def test_an_external_call_pauses_the_workflow_until_its_result_is_posted(
-        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store, client: Client,
-        task_queue: str, temporal_server: DevServer) -> None:
-    asker = operator(worked, "asker", store, client, task_queue, temporal_server)
+        worked: StoredAgents, store: Store) -> None:
+    asker = worked.operator("asker")
     with pytest.raises(RunPaused) as caught:
         await asker.aexecute("ask which colour", ALICE, run_id="run-ask")
     paused = caught.value
@@ -106,9 +59,8 @@ async def test_an_external_call_pauses_the_workflow_until_its_result_is_posted(
 
 
 async def test_a_run_that_waited_for_a_result_replays_deterministically(
-        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store, client: Client,
-        task_queue: str, temporal_server: DevServer) -> None:
-    asker = operator(worked, "asker", store, client, task_queue, temporal_server)
+        worked: StoredAgents, client: Client, task_queue: str) -> None:
+    asker = worked.operator("asker")
     with pytest.raises(RunPaused):
         await asker.aexecute("ask which colour", ALICE, run_id="run-replayed")
     await asker.aresume_run("run-replayed", ALICE, tool_results={"e1": "red"})
@@ -126,9 +78,8 @@ async def test_a_run_that_waited_for_a_result_replays_deterministically(
 
 
 async def test_a_json_result_reaches_the_model_as_json(
-        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store, client: Client,
-        task_queue: str, temporal_server: DevServer) -> None:
-    asker = operator(worked, "asker", store, client, task_queue, temporal_server)
+        worked: StoredAgents, store: Store) -> None:
+    asker = worked.operator("asker")
     with pytest.raises(RunPaused):
         await asker.aexecute("ask which number", ALICE, run_id="run-json")
     await post_tool_results(store, "run-json", {"e1": {"pick": 2}})
@@ -137,8 +88,7 @@ async def test_a_json_result_reaches_the_model_as_json(
 
 
 async def test_an_external_call_that_expires_tells_the_model_no_result_came(
-        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store, client: Client,
-        task_queue: str) -> None:
+        worked: StoredAgents, store: Store, client: Client, task_queue: str) -> None:
     # Expired as soon as it is requested: the workflow's timer answers it, and the run goes
     # on by itself.
     store.tool_results_expiry = 0.0
@@ -152,9 +102,8 @@ async def test_an_external_call_that_expires_tells_the_model_no_result_came(
 
 
 async def test_a_run_s_own_tools_are_offered_kept_and_answered_on_temporal(
-        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store, client: Client,
-        task_queue: str, temporal_server: DevServer) -> None:
-    reader = operator(worked, "reader", store, client, task_queue, temporal_server)
+        worked: StoredAgents) -> None:
+    reader = worked.operator("reader")
     with pytest.raises(RunPaused) as caught:
         await reader.aexecute("client asks", ALICE, run_id="run-own",
                               tools=[ToolDefinition("client_fn", "The client's")])
@@ -164,15 +113,8 @@ async def test_a_run_s_own_tools_are_offered_kept_and_answered_on_temporal(
 
 
 async def test_results_posted_over_http_continue_the_workflow(
-        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store,
-        task_queue: str, temporal_server: DevServer) -> None:
-    registry, definitions = worked
-    # The server connects on its own (its event loop is its thread's).
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue)
-    app = create_app(ServedAgents({"asker": definitions["asker"]}, lambda definition:
-                                  agent_operator(definition.id, definition, registry,
-                                                 store=runs)), store=store)
-    with LiveServer(app) as server:
+        worked: StoredAgents) -> None:
+    with LiveServer(worked.app("asker")) as server:
         async with httpx.AsyncClient(timeout=60) as http:
             started = await http.post(server.url("/agents/asker/runs"),
                                       json={"input": "ask which colour"})
@@ -183,11 +125,8 @@ async def test_results_posted_over_http_continue_the_workflow(
             posted = await http.post(server.url(f"/runs/{run_id}/tool-results"),
                                      json={"e1": "green"})
             assert posted.json()["continued"] is True
-            async with http.stream("GET", server.url(f"/runs/{run_id}/stream"),
-                                   headers={"Last-Event-ID": str(paused["events"])}
-                                   ) as stream:
-                kinds = [line[7:] async for line in stream.aiter_lines()
-                         if line.startswith("event: ")]
+            kinds = await streamed_kinds(http, server.url(f"/runs/{run_id}/stream"),
+                                         after=paused["events"])
             assert kinds[-1] == "done"
             ended = (await http.get(server.url(f"/runs/{run_id}"))).json()
     assert ended["status"] == "succeeded"
@@ -195,18 +134,12 @@ async def test_results_posted_over_http_continue_the_workflow(
 
 
 async def test_a_v1_clients_tool_round_trip_runs_on_temporal(
-        worked: tuple[OperatorRegistry, dict[str, AgentDef]], store: Store,
-        task_queue: str, temporal_server: DevServer) -> None:
-    registry, definitions = worked
-    runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue)
-    app = create_app(ServedAgents({"reader": definitions["reader"]}, lambda definition:
-                                  agent_operator(definition.id, definition, registry,
-                                                 store=runs)), store=store)
+        worked: StoredAgents) -> None:
     tool = {"type": "function", "function": {
         "name": "client_fn", "description": "The client's",
         "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
     ask = [{"role": "user", "content": "client asks"}]
-    with LiveServer(app) as server, openai.OpenAI(base_url=server.url("/v1"), api_key="none",
+    with LiveServer(worked.app("reader")) as server, openai.OpenAI(base_url=server.url("/v1"), api_key="none",
                                                   max_retries=0, timeout=60) as sdk:
         first = await _in_thread(lambda: sdk.chat.completions.create(
             model="reader", messages=ask, tools=[tool]))

@@ -8,6 +8,7 @@ from typing import Literal
 import orjson
 
 from bloge.store.records import (
+    EVAL_TAG,
     Run,
     RunEvent,
     RunStatus,
@@ -31,6 +32,10 @@ from bloge.store.sql.rows import (
 )
 from bloge.store.sql.script import Query, Script, one
 
+#: What the metadata of an eval's thread starts with, as it is stored (the JSON of
+#: ``{"eval": {…}}``): matched by ``LIKE`` alike in SQLite and PostgreSQL.
+EVAL_METADATA = '{"' + EVAL_TAG + '":%'
+
 
 def get_thread(thread_id: str, *, now: float, owner: str | None = None) -> Script[Thread | None]:
     """The thread; with ``owner``, only if it is that principal's."""
@@ -41,10 +46,14 @@ def get_thread(thread_id: str, *, now: float, owner: str | None = None) -> Scrip
 
 
 def list_threads(*, limit: int, now: float, owner: str | None = None,
-                 containing: str | None = None) -> Script[list[Thread]]:
+                 containing: str | None = None, evals: bool = True) -> Script[list[Thread]]:
     """The most recently active threads first; with ``owner``, only that principal's; with
-    ``containing``, only those whose id or a message holds that text (any case)."""
+    ``containing``, only those whose id or a message holds that text (any case); without
+    ``evals``, not those of evals (tagged :data:`EVAL_TAG`)."""
     where, params = _owned("1 = 1", (), owner)
+    if not evals:
+        where += " AND metadata NOT LIKE ?"
+        params = (*params, EVAL_METADATA)
     if containing:
         # A message's body is its JSON: the text is looked for as JSON writes it.
         pattern = "%" + _like_escaped(orjson.dumps(containing.lower()).decode()[1:-1]) + "%"
@@ -99,8 +108,10 @@ def _owned(where: str, params: tuple[object, ...],
 
 
 def list_runs(*, thread_id: str | None, status: RunStatus | None, limit: int,
-              now: float, gone: Sequence[str] = ()) -> Script[list[Run]]:
-    where, params = _run_filter(thread_id, status, now, gone)
+              now: float, gone: Sequence[str] = (), evals: bool = True) -> Script[list[Run]]:
+    """Runs, newest first, of one thread and/or in one status; without ``evals``, not those
+    on the threads of evals."""
+    where, params = _run_filter(thread_id, status, now, gone, evals=evals)
     result = yield Query(f"SELECT {RUN_COLUMNS} FROM bloge_runs {where} "
                          "ORDER BY created_at DESC, id LIMIT ?", (*params, limit))
     return [run_of(row, now, gone) for row in result.rows]
@@ -115,12 +126,16 @@ def child_runs(parent_run_id: str, *, now: float,
 
 
 def _run_filter(thread_id: str | None, status: RunStatus | None, now: float,
-                gone: Sequence[str]) -> tuple[str, tuple[object, ...]]:
+                gone: Sequence[str], *, evals: bool) -> tuple[str, tuple[object, ...]]:
     clauses: list[str] = []
     params: list[object] = []
     if thread_id is not None:
         clauses.append("thread_id = ?")
         params.append(thread_id)
+    if not evals:
+        clauses.append("NOT EXISTS (SELECT 1 FROM bloge_threads t "
+                       "WHERE t.id = bloge_runs.thread_id AND t.metadata LIKE ?)")
+        params.append(EVAL_METADATA)
     # A run whose lease ended, or whose worker is gone, no longer runs (see rows.run_of).
     dead = f" OR worker IN ({', '.join('?' * len(gone))})" if gone else ""
     ended = f"(lease_until IS NULL OR lease_until < ?{dead})"

@@ -27,6 +27,8 @@ runs = typer.Typer(help="The runs the run store recorded.", no_args_is_help=True
 RunId = Annotated[str, typer.Argument(help="The run's id (a unique prefix is enough).",
                                       show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+EvalsOption = Annotated[bool, typer.Option(
+    "--evals", help="Also those of evals' cases (`bloge eval run`), left out by default.")]
 
 
 @runs.command("list")
@@ -37,25 +39,28 @@ def list_runs(
         "--status", help="Only runs in this status: queued, running, succeeded, failed, "
         "cancelled, interrupted.", show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
+    evals: EvalsOption = False,
     as_json: JsonOption = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """The most recent runs first: id, status, agent, thread, turns, when, exit reason."""
+    """The most recent runs first: id, status, agent, thread, turns, when, exit reason. The
+    runs of evals' cases (`bloge eval run`) are left out, unless --evals or --thread names
+    their thread."""
     with reported_errors():
-        from bloge.store import RunStatus
+        from bloge.store import RunStatus, masked_run
 
         try:
             wanted = None if status is None else RunStatus(status)
         except ValueError:
             known = ", ".join(s.value for s in RunStatus)
             raise failure(f"no run status {status!r} (statuses: {known})") from None
-        found = with_store(opened_store(open_container(config, profile)),
-                           lambda store: store.list_runs(thread_id=thread, status=wanted,
-                                                         limit=limit))
+        store = opened_store(open_container(config, profile))
+        found = with_store(store, lambda store: store.list_runs(
+            thread_id=thread, status=wanted, limit=limit, evals=evals or thread is not None))
         if as_json:
-            out.print(json.dumps([r.to_dict() for r in found], indent=2, ensure_ascii=False),
-                      markup=False)
+            out.print(json.dumps([masked_run(store.redactor, r) for r in found], indent=2,
+                                 ensure_ascii=False), markup=False)
             return
         for run in found:
             agent = run.agent_id if run.agent == run.agent_id else f"{run.agent_id}→{run.agent}"
@@ -72,17 +77,20 @@ def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None
     """One run: its status, answer or error, usage, and the timeline of its callbacks."""
     with reported_errors():
         from bloge.journal import render_timeline
-        from bloge.store import run_timeline
+        from bloge.store import masked_event, masked_run, run_timeline
+
+        store = opened_store(open_container(config, profile))
 
         async def read(store: Store) -> tuple[Run, list[RunEvent], list[Run]]:
             run = await store.find_run(run_id)
             return run, await store.run_events(run.id), await store.child_runs(run.id)
 
-        run, events, children = with_store(opened_store(open_container(config, profile)), read)
+        run, events, children = with_store(store, read)
         if as_json:
-            document = {**run.to_dict(), "children": [child.summary() for child in children],
-                        "events": [{"seq": e.seq, "type": e.type, "at": e.at, **e.body}
-                                   for e in events]}
+            document = {**masked_run(store.redactor, run),
+                        "children": [child.summary() for child in children],
+                        "events": [{"seq": e.seq, "type": e.type, "at": e.at,
+                                    **masked_event(store.redactor, e).body} for e in events]}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
         for line in _summary(run, agents_of(run, events)):

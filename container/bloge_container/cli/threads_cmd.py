@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,7 +15,7 @@ from bloge_container.cli.options import (
     opened_store,
     with_store,
 )
-from bloge_container.cli.runs_cmd import when
+from bloge_container.cli.runs_cmd import EvalsOption, when
 
 if TYPE_CHECKING:
     from bloge.store import Store, StoredMessage, Thread
@@ -30,14 +30,16 @@ SHOWN = 200
 @threads.command("list")
 def list_threads(
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
+    evals: EvalsOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """The most recently active threads first: id, agent, messages, last active."""
+    """The most recently active threads first: id, agent, messages, last active. The threads
+    of evals' cases (`bloge eval run`) are left out, unless --evals."""
     with reported_errors():
         found = with_store(opened_store(open_container(config, profile)),
-                           lambda store: store.list_threads(limit=limit))
+                           lambda store: store.list_threads(limit=limit, evals=evals))
         if as_json:
             out.print(json.dumps([t.to_dict() for t in found], indent=2, ensure_ascii=False),
                       markup=False)
@@ -59,28 +61,33 @@ def show(
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """A thread's messages in order: number, role, text (tool calls and results too)."""
+    """A thread's messages in order: number, role, text (tool calls and results too, masked
+    as the journal masks them)."""
     with reported_errors():
+        from bloge.store import masked_message
+
         async def read(store: Store) -> tuple[Thread, list[StoredMessage]]:
             thread = await store.find_thread(thread_id)
             return thread, await store.thread_messages(thread.id)
 
-        thread, messages = with_store(opened_store(open_container(config, profile)), read)
+        store = opened_store(open_container(config, profile))
+        thread, stored = with_store(store, read)
+        messages = [masked_message(store.redactor, m) for m in stored]
         if as_json:
-            document = {**thread.to_dict(), "messages": [m.to_dict() for m in messages]}
+            document = {**thread.to_dict(), "messages": messages}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
         out.print(f"thread {thread.id} · {thread.message_count} messages", markup=False)
-        for stored in messages:
-            out.print(f"{stored.seq:>5}  {_line(stored)}", markup=False)
+        for message in messages:
+            out.print(f"{message['seq']:>5}  {_line(message)}", markup=False)
 
 
-def _line(stored: StoredMessage) -> str:
-    message = stored.message
-    text = " ".join(message.content.split())
-    if message.tool_calls:
-        calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
+def _line(message: dict[str, Any]) -> str:
+    """A message's line, from its JSON data (``masked_message``)."""
+    text = " ".join(message["content"].split())
+    if message.get("tool_calls"):
+        calls = ", ".join(f"{c['name']}({c['arguments']})" for c in message["tool_calls"])
         text = f"{text} → {calls}".strip(" →") if text else f"→ {calls}"
-    if message.role == "tool":
-        text = f"[{message.tool_call_id}{' error' if message.is_error else ''}] {text}"
-    return f"{message.role:<9} {text if len(text) <= SHOWN else text[:SHOWN - 1] + '…'}"
+    if message["role"] == "tool":
+        text = f"[{message['tool_call_id']}{' error' if message.get('is_error') else ''}] {text}"
+    return f"{message['role']:<9} {text if len(text) <= SHOWN else text[:SHOWN - 1] + '…'}"
