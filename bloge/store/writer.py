@@ -40,6 +40,19 @@ class RunWriter(Protocol):
         """Take ``run`` (stopped, not running) and its thread back, to continue it."""
         ...
 
+    async def join_run(self, *, run_id: str, thread_id: str, holder: str, agent_id: str,
+                       input: Sequence[LlmMessage], worker: str,
+                       owner: str | None = None) -> None:
+        """Start run ``run_id`` on ``thread_id`` under the hold of run ``holder`` (its caller,
+        or an ancestor of it), without taking the thread: a sub-agent's run on its caller's
+        thread. :class:`ThreadBusyError` when ``holder`` does not hold the thread."""
+        ...
+
+    async def rejoin_run(self, run: Run, *, holder: str, worker: str) -> None:
+        """Take ``run`` (stopped, not running, started by :meth:`join_run`) back under the
+        hold of run ``holder`` on its thread, to continue it."""
+        ...
+
     async def write(self, batch: Sequence[ops.Op]) -> None:
         """Apply ``batch`` in one transaction: all of it, or none (a
         :class:`~bloge.store.StoreError`)."""
@@ -103,6 +116,29 @@ class StoreWriter:
             run_id=run.id, thread_id=run.thread_id, worker=worker,
             lease_until=now + store.lease, now=now, previous_worker=run.worker), write=True)
         return self._claimed(run.thread_id, claim)
+
+    async def join_run(self, *, run_id: str, thread_id: str, holder: str, agent_id: str,
+                       input: Sequence[LlmMessage], worker: str,
+                       owner: str | None = None) -> None:
+        store = self.store
+        now = store.clock()
+        busy = await store.run_script(writes.join_run(
+            run_id=run_id, thread_id=thread_id, holder=holder, agent_id=agent_id, input=input,
+            worker=worker, lease_until=now + store.lease, now=now, owner=owner), write=True)
+        if busy is not None:
+            raise ThreadBusyError(thread_id, busy.run_id or holder, store=store.url)
+
+    async def rejoin_run(self, run: Run, *, holder: str, worker: str) -> None:
+        store = self.store
+        now = store.clock()
+        if run.status is RunStatus.RUNNING:
+            left = None if run.lease_until is None else run.lease_until - now
+            raise ThreadBusyError(run.thread_id, run.id, store=store.url, lease_left=left)
+        busy = await store.run_script(writes.rejoin_run(
+            run_id=run.id, thread_id=run.thread_id, holder=holder, worker=worker,
+            lease_until=now + store.lease, now=now, previous_worker=run.worker), write=True)
+        if busy is not None:
+            raise ThreadBusyError(run.thread_id, busy.run_id or holder, store=store.url)
 
     def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:
         if isinstance(claim, Busy):
