@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -59,20 +60,43 @@ def show(
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """A thread's messages in order: number, role, text (tool calls and results too)."""
+    """A thread's messages in order: number, role, text (tool calls and results too); those
+    a sub-agent's run wrote on its caller's thread name the agent and the run (``--json``:
+    each message's ``run_id``)."""
     with reported_errors():
-        async def read(store: Store) -> tuple[Thread, list[StoredMessage]]:
+        async def read(store: Store) -> tuple[Thread, list[StoredMessage], dict[str, str]]:
             thread = await store.find_thread(thread_id)
-            return thread, await store.thread_messages(thread.id)
+            messages = await store.thread_messages(thread.id)
+            return thread, messages, await sub_agent_runs(store, messages)
 
-        thread, messages = with_store(opened_store(open_container(config, profile)), read)
+        thread, messages, sub_agents = with_store(
+            opened_store(open_container(config, profile)), read)
         if as_json:
             document = {**thread.to_dict(), "messages": [m.to_dict() for m in messages]}
             out.print(json.dumps(document, indent=2, ensure_ascii=False), markup=False)
             return
         out.print(f"thread {thread.id} · {thread.message_count} messages", markup=False)
         for stored in messages:
-            out.print(f"{stored.seq:>5}  {_line(stored)}", markup=False)
+            out.print(message_line(stored, sub_agents), markup=False)
+
+
+async def sub_agent_runs(store: Store, messages: Sequence[StoredMessage]) -> dict[str, str]:
+    """The agents (by run id) of the sub-agents' runs that wrote some of ``messages`` on
+    their caller's thread (``thread = "parent"``)."""
+    agents: dict[str, str] = {}
+    for run_id in dict.fromkeys(m.run_id for m in messages if m.run_id is not None):
+        run = await store.get_run(run_id)
+        if run.parent_run_id is not None:
+            agents[run.id] = run.agent_id
+    return agents
+
+
+def message_line(stored: StoredMessage, sub_agents: Mapping[str, str]) -> str:
+    """How ``threads show`` prints ``stored``: its number, role and text, and, for a
+    message of one of ``sub_agents``' runs (agents by run id), which agent's run wrote it."""
+    line = f"{stored.seq:>5}  {_line(stored)}"
+    agent = sub_agents.get(stored.run_id or "")
+    return line if agent is None else f"{line}  [sub-agent {agent}, run {stored.run_id}]"
 
 
 def _line(stored: StoredMessage) -> str:
