@@ -100,14 +100,15 @@ class RecordedRuns:
             else:
                 log = host.log
                 await self.writer.join_run(run_id=run, thread_id=log.thread_id,
-                                           holder=log.holder, agent_id=engine.definition.id,
+                                           holder=log.holder, parent_run_id=host.run_id,
+                                           agent_id=engine.definition.id,
                                            input=input.messages, worker=this_worker(),
                                            owner=owner)
                 view = None
             recorder = Recorder(store, self.writer, run_id=run, log=log)
             if tools:  # written with the first batch, before any model call
                 recorder.keep(ops.KeepRunTools(run, tuple(tool_json(t) for t in tools)))
-            if ctx.run_id is not None:  # started by a tool call of that run: a sub-agent's
+            if ctx.run_id is not None and host is None:  # a sub-agent's; a guest has its parent
                 recorder.keep(ops.ParentRun(run, ctx.run_id))
             if store.tracing is not None:
                 _trace(recorder, engine, started_at=store.clock(), parent=traced.started_in())
@@ -124,21 +125,26 @@ class RecordedRuns:
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str,
                                   ctx: OperatorContext, *, sink: ChunkSink | None,
-                                  host: RunningRun | None = None) -> AgentOutput:
+                                  host: RunningRun | None = None,
+                                  input: AgentInput | None = None) -> AgentOutput:
         """Continue the stored run ``run_id`` from its last completed step. A run on its
         caller's thread is continued only by its caller (``host``, running on that thread):
         resumed by itself, it raises a :class:`~bloge.core.errors.BlogeUsageError` naming
-        the caller to resume instead."""
+        the caller to resume instead. Such a run that stopped before its first step starts
+        again from ``input`` (its caller's messages themselves, which the log holds: not
+        written again), else from its recorded input."""
         store = self.store
         store.live.started(run_id)
         try:
             run = await store.get_run(run_id)
             _check_resumable(run, engine)
             engine = _current(run, engine)
+            restart = None
             if host is not None and host.log.thread_id == run.thread_id:
                 log = host.log
                 await self.writer.rejoin_run(run, holder=log.holder, worker=this_worker())
                 view = None
+                restart = input
             else:
                 await self._check_not_a_guest(run)
                 claim = await self.writer.reclaim_run(run, worker=this_worker())
@@ -151,7 +157,8 @@ class RecordedRuns:
                        parent=TraceParent.from_stored(run.trace_parent),
                        history=await store.run_events(run.id))
             try:
-                return await _resume(store, engine, run, view, recorder, ctx, sink)
+                return await _resume(store, engine, run, view, recorder, ctx, sink,
+                                     restart=restart)
             except BaseException as error:
                 await _unfinished(recorder, error)
                 raise
@@ -175,7 +182,8 @@ class RecordedRuns:
                                          metadata=None, run_id=run_id, host=host)
         if run.status is RunStatus.SUCCEEDED:
             return _recorded_output(run)
-        return await self.resume_recorded_run(engine, run_id, ctx, sink=sink, host=host)
+        return await self.resume_recorded_run(engine, run_id, ctx, sink=sink, host=host,
+                                              input=input)
 
     def _caller(self, ctx: OperatorContext) -> RunningRun | None:
         """The recorded run that called, when it is ``ctx``'s and runs in this task on this
@@ -238,13 +246,13 @@ def _recorded_runs(store: Store) -> RecordedRuns:
 
 
 async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
-              recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None,
-              ) -> AgentOutput:
+              recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None, *,
+              restart: AgentInput | None = None) -> AgentOutput:
     checkpoint = await store.latest_checkpoint(run.id)
     tools = [tool_of(data) for data in await store.run_script(pending_sql.run_tools(run.id))]
     if checkpoint is None:  # it stopped before its first model call: start it again
         history = await _history(store, run.thread_id, thread_view, recorder)
-        return await _run(engine, recorder, ctx, sink, input=AgentInput(run.input),
+        return await _run(engine, recorder, ctx, sink, input=restart or AgentInput(run.input),
                           history=history, tools=tools)
     conversation = await _known(store, run.thread_id, checkpoint.view, recorder)
     done = await store.tool_calls(run.id, checkpoint.turn)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.call_journal import told
-from bloge.store.errors import StoreNotFoundError, ThreadBusyError
+from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.records import Run, RunStatus
 from bloge.store.sql import writes
 from bloge.store.sql.writes import Busy, Claim, Foreign
@@ -40,12 +40,13 @@ class RunWriter(Protocol):
         """Take ``run`` (stopped, not running) and its thread back, to continue it."""
         ...
 
-    async def join_run(self, *, run_id: str, thread_id: str, holder: str, agent_id: str,
-                       input: Sequence[LlmMessage], worker: str,
+    async def join_run(self, *, run_id: str, thread_id: str, holder: str, parent_run_id: str,
+                       agent_id: str, input: Sequence[LlmMessage], worker: str,
                        owner: str | None = None) -> None:
-        """Start run ``run_id`` on ``thread_id`` under the hold of run ``holder`` (its caller,
-        or an ancestor of it), without taking the thread: a sub-agent's run on its caller's
-        thread. :class:`ThreadBusyError` when ``holder`` does not hold the thread."""
+        """Start run ``run_id``, a child of run ``parent_run_id``, on ``thread_id`` under the
+        hold of run ``holder`` (the parent, or an ancestor of it), without taking the
+        thread: a sub-agent's run on its caller's thread. :class:`ThreadBusyError` when
+        another run holds the thread."""
         ...
 
     async def rejoin_run(self, run: Run, *, holder: str, worker: str) -> None:
@@ -117,16 +118,17 @@ class StoreWriter:
             lease_until=now + store.lease, now=now, previous_worker=run.worker), write=True)
         return self._claimed(run.thread_id, claim)
 
-    async def join_run(self, *, run_id: str, thread_id: str, holder: str, agent_id: str,
-                       input: Sequence[LlmMessage], worker: str,
+    async def join_run(self, *, run_id: str, thread_id: str, holder: str, parent_run_id: str,
+                       agent_id: str, input: Sequence[LlmMessage], worker: str,
                        owner: str | None = None) -> None:
         store = self.store
         now = store.clock()
         busy = await store.run_script(writes.join_run(
-            run_id=run_id, thread_id=thread_id, holder=holder, agent_id=agent_id, input=input,
-            worker=worker, lease_until=now + store.lease, now=now, owner=owner), write=True)
+            run_id=run_id, thread_id=thread_id, holder=holder, parent_run_id=parent_run_id,
+            agent_id=agent_id, input=input, worker=worker, lease_until=now + store.lease,
+            now=now, owner=owner), write=True)
         if busy is not None:
-            raise ThreadBusyError(thread_id, busy.run_id or holder, store=store.url)
+            raise _not_held(thread_id, holder, busy, store=store.url)
 
     async def rejoin_run(self, run: Run, *, holder: str, worker: str) -> None:
         store = self.store
@@ -137,8 +139,10 @@ class StoreWriter:
         busy = await store.run_script(writes.rejoin_run(
             run_id=run.id, thread_id=run.thread_id, holder=holder, worker=worker,
             lease_until=now + store.lease, now=now, previous_worker=run.worker), write=True)
+        if busy is not None and busy.run_id == run.id:
+            raise ThreadBusyError(run.thread_id, run.id, store=store.url)  # resumed by another
         if busy is not None:
-            raise ThreadBusyError(run.thread_id, busy.run_id or holder, store=store.url)
+            raise _not_held(run.thread_id, holder, busy, store=store.url)
 
     def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:
         if isinstance(claim, Busy):
@@ -159,3 +163,12 @@ class StoreWriter:
         return await store.run_script(writes.renew_lease(
             run_id=run_id, thread_id=thread_id, worker=worker,
             lease_until=store.clock() + store.lease), write=True)
+
+
+def _not_held(thread_id: str, holder: str, busy: Busy, *, store: str) -> StoreError:
+    """Why a run cannot go on under the hold of run ``holder`` on ``thread_id``: another run
+    holds the thread (``busy``'s), or none does."""
+    if busy.run_id:
+        return ThreadBusyError(thread_id, busy.run_id, store=store)
+    return StoreError(f"thread {thread_id!r} is no longer held by run {holder!r}, whose "
+                      "sub-agent was to run on it: resume that run", store=store)

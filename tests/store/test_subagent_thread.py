@@ -7,16 +7,20 @@ messages. On every backend."""
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from bloge import Agent
 from bloge.agent import RunPaused
+from bloge.agent.caller_context import SubAgentContext
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
-from bloge.store import RunStatus, Store, ThreadBusyError
+from bloge.store import RecordedRuns, RunStatus, Store, StoreError, ThreadBusyError, ops
 from tests.runtime.helpers import calls
+from tests.store.probes import ProbedWriter
 
 ASK = ToolCall("call_1", "researcher", '{"input": "Which capital?"}')
 
@@ -26,10 +30,10 @@ def seen(messages: Any) -> list[tuple[str, str]]:
 
 
 def triage(researcher: Agent, store: Store | None, *answers: LlmResponse | str,
-           context: str = "fresh", model: Any = None) -> Agent:
+           context: SubAgentContext = "fresh", model: Any = None) -> Agent:
     provider = model or ScriptedProvider(
         LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,)), *answers)
-    return Agent(provider, [researcher.as_tool(context=context, thread="parent")],  # type: ignore[arg-type]  # a literal
+    return Agent(provider, [researcher.as_tool(context=context, thread="parent")],
                  name="triage", system_prompt="You triage.", store=store)
 
 
@@ -284,3 +288,57 @@ async def test_a_child_on_the_callers_thread_that_waits_pauses_its_caller_until_
     assert seen(m.message for m in log if m.run_id == child.run_id) == [
         ("user", "refund 10"), ("assistant", ""), ("tool", "refunded 10"),
         ("assistant", "Refunded 10.")]
+
+
+async def test_a_grandchild_runs_on_the_thread_its_ancestor_holds(store: Store) -> None:
+    inner = Agent(ScriptedProvider("Inner."), name="inner", store=store)
+    middle = Agent(ScriptedProvider(calls(("inner", {"input": "deeper"}, "m1")), "Middle."),
+                   [inner.as_tool(thread="parent")], name="middle", store=store)
+    top = Agent(ScriptedProvider(calls(("middle", {"input": "go on"}, "t1")), "Top."),
+                [middle.as_tool(thread="parent")], name="top", store=store)
+    output = await top.arun_output("go")
+    (child,) = await store.child_runs(output.run_id or "")
+    (grandchild,) = await store.child_runs(child.id)
+    assert {child.thread_id, grandchild.thread_id} == {output.thread_id}
+    log = await store.thread_messages(output.thread_id or "")
+    assert [m.seq for m in log] == list(range(1, len(log) + 1))
+    assert [(m.run_id, m.message.content) for m in log if m.message.role == "user"] == [
+        (output.run_id, "go"), (child.id, "go on"), (grandchild.id, "deeper")]
+    assert (await store.get_thread(output.thread_id or "")).last_run_id == output.run_id
+
+
+async def test_a_parent_context_child_started_again_before_its_first_step_copies_nothing(
+        store: Store) -> None:
+    hung = asyncio.Event()
+    writer = ProbedWriter(store)
+    write = writer.write
+    writes_fail = True
+
+    async def failing(batch: Sequence[ops.Op]) -> None:
+        if writes_fail and any(isinstance(op, ops.SaveCheckpoint) for op in batch):
+            if not hung.is_set():
+                hung.set()
+                await asyncio.Event().wait()  # the child's first step, never written
+            raise StoreError("down for the test", store=store.url)  # nor its end
+        await write(batch)
+
+    writer.write = failing  # type: ignore[method-assign]  # the test's probe
+    researcher = Agent(ScriptedProvider("Paris."), name="researcher",
+                       store=RecordedRuns(store, writer=writer))
+    caller = triage(researcher, store, "It is Paris.", context="parent")
+    running = asyncio.create_task(caller.arun_output("France, please."))
+    await asyncio.wait_for(hung.wait(), 30)
+    running.cancel()
+    with pytest.raises((asyncio.CancelledError, StoreError)):
+        await running
+    writes_fail = False
+    store.clock = lambda: time.time() + 3600  # long after the child's lease
+    (parent,) = [run for run in await store.list_runs() if run.parent_run_id is None]
+    (child,) = await store.child_runs(parent.id)
+    assert await store.latest_checkpoint(child.id) is None
+    assert (await caller.aresume(parent.id)).content == "It is Paris."
+    log = await store.thread_messages(parent.thread_id)
+    assert [(m.run_id == child.id, m.message.content) for m in log] == [
+        (False, "You triage."), (False, "France, please."), (False, "Let me ask."),
+        (True, "Let me ask."), (True, "Which capital?"), (True, "Paris."),
+        (False, "Paris."), (False, "It is Paris.")]

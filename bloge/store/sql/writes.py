@@ -88,18 +88,21 @@ def start_run_on_new_thread(*, run_id: str, thread_id: str, agent_id: str,
     return Claim(thread_id, 1, None)
 
 
-def join_run(*, run_id: str, thread_id: str, holder: str, agent_id: str,
+def join_run(*, run_id: str, thread_id: str, holder: str, parent_run_id: str, agent_id: str,
              input: Sequence[LlmMessage], worker: str, lease_until: float, now: float,
              owner: str | None = None) -> Script[Busy | None]:
-    """Insert run ``run_id`` on thread ``thread_id`` under the hold of run ``holder`` (its
-    caller's, or an ancestor's: a sub-agent's run on its caller's thread), without taking
-    the thread: :class:`Busy` (naming the thread's holder, ``""`` for none) when ``holder``
-    does not hold it, and nothing is written."""
+    """Insert run ``run_id``, a child of run ``parent_run_id``, on thread ``thread_id`` under
+    the hold of run ``holder`` (the parent, or an ancestor: a sub-agent's run on its caller's
+    thread), without taking the thread: :class:`Busy` (naming the thread's holder, ``""`` for
+    none) when ``holder`` does not hold it, and nothing is written. The parent is written
+    with the run, so that the run is known for a guest from its start."""
     held = yield from _held_by(thread_id, holder)
     if held is not None:
         return held
     yield _insert_run(run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
                       worker=worker, lease_until=lease_until, now=now, owner=owner)
+    yield Query("UPDATE bloge_runs SET parent_run_id = ? WHERE id = ?",
+                (parent_run_id, run_id))
     return None
 
 
