@@ -9,11 +9,13 @@ same number, and each knows the numbers of the messages the others wrote (a chil
 from its caller's conversation refers to those messages instead of writing them again).
 
 :data:`RUNNING` is the recorded run the current task runs (its id, and its thread's log),
-what a sub-agent's call finds its caller's thread by.
+what a sub-agent's call finds its caller's thread by. :func:`guest_runs` tells, reading a
+thread's log, which of its messages such children wrote.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 from bloge.llm import LlmMessage
 
 if TYPE_CHECKING:
+    from bloge.store.records import StoredMessage
     from bloge.store.store import Store
 
 
@@ -60,3 +63,16 @@ class RunningRun:
 
 #: The recorded run the current task runs, ``None`` outside one.
 RUNNING: ContextVar[RunningRun | None] = ContextVar("bloge_running_run", default=None)
+
+
+async def guest_runs(store: Store, messages: Sequence[StoredMessage]) -> dict[str, str]:
+    """The agents, by run id, of the sub-agents' runs that wrote some of ``messages`` (of one
+    thread's log) on their caller's thread: those whose caller wrote some of them too (a
+    caller writes the message that asks its sub-agent before the sub-agent starts)."""
+    writers = {m.run_id for m in messages if m.run_id is not None}
+    guests: dict[str, str] = {}
+    for run_id in sorted(writers):
+        run = await store.get_run(run_id)
+        if run.parent_run_id in writers:
+            guests[run.id] = run.agent_id
+    return guests

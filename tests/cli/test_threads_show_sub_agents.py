@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from bloge import Agent, open_store
 from bloge.llm import ScriptedProvider, tool_call_response
-from bloge_container.cli.threads_cmd import message_line, sub_agent_runs
+from bloge.store import guest_runs
+from bloge_container.cli.threads_cmd import message_line
 
 
 async def test_threads_show_names_the_sub_agent_and_run_of_its_messages() -> None:
@@ -17,7 +18,7 @@ async def test_threads_show_names_the_sub_agent_and_run_of_its_messages() -> Non
     output = await triage.arun_output("Find kb")
     (child,) = await store.child_runs(output.run_id or "")
     messages = await store.thread_messages(output.thread_id or "")
-    sub_agents = await sub_agent_runs(store, messages)
+    sub_agents = await guest_runs(store, messages)
     await store.aclose()
     assert sub_agents == {child.id: "researcher"}
     lines = [message_line(m, sub_agents) for m in messages]

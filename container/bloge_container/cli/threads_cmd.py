@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -65,9 +65,11 @@ def show(
     each message's ``run_id``)."""
     with reported_errors():
         async def read(store: Store) -> tuple[Thread, list[StoredMessage], dict[str, str]]:
+            from bloge.store import guest_runs
+
             thread = await store.find_thread(thread_id)
             messages = await store.thread_messages(thread.id)
-            return thread, messages, await sub_agent_runs(store, messages)
+            return thread, messages, await guest_runs(store, messages)
 
         thread, messages, sub_agents = with_store(
             opened_store(open_container(config, profile)), read)
@@ -78,17 +80,6 @@ def show(
         out.print(f"thread {thread.id} · {thread.message_count} messages", markup=False)
         for stored in messages:
             out.print(message_line(stored, sub_agents), markup=False)
-
-
-async def sub_agent_runs(store: Store, messages: Sequence[StoredMessage]) -> dict[str, str]:
-    """The agents (by run id) of the sub-agents' runs that wrote some of ``messages`` on
-    their caller's thread (``thread = "parent"``)."""
-    agents: dict[str, str] = {}
-    for run_id in dict.fromkeys(m.run_id for m in messages if m.run_id is not None):
-        run = await store.get_run(run_id)
-        if run.parent_run_id is not None:
-            agents[run.id] = run.agent_id
-    return agents
 
 
 def message_line(stored: StoredMessage, sub_agents: Mapping[str, str]) -> str:
