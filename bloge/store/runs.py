@@ -6,6 +6,11 @@ view the thread's last run left — so a run on a long thread reads what its mem
 not the whole log — and records itself as it goes. A resumed run rebuilds its memory from
 its last checkpoint; a tool round it was in is continued from the ledger: calls with a
 recorded result are not run again.
+
+A sub-agent's run on its caller's thread (``thread = "parent"``, see
+:mod:`bloge.agent.caller_thread`) is a guest there: it joins the thread under its caller's
+hold instead of taking it, numbers its messages from the caller's
+:class:`~bloge.store.thread_log.ThreadLog`, and is continued only by its caller.
 """
 
 from __future__ import annotations
