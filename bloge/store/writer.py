@@ -2,7 +2,8 @@
 :class:`~bloge.store.store.Store`.
 
 Both recorders go through it — a local run's (:mod:`bloge.store.recorder`) and a Temporal
-run's (:mod:`bloge.temporal.recording`): a run takes its thread (or takes it back), writes
+run's (:mod:`bloge.temporal.recording`): a run takes its thread (or takes it back, or joins
+its caller's under the caller's hold: a sub-agent's on its caller's thread), writes
 batches of :mod:`bloge.store.ops` as it goes, each in one transaction, and renews its lease
 on the thread while it runs.
 """
