@@ -18,7 +18,15 @@ from bloge.agent import RunPaused
 from bloge.agent.caller_context import SubAgentContext
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
-from bloge.store import RecordedRuns, RunStatus, Store, StoreError, ThreadBusyError, ops
+from bloge.store import (
+    RecordedRuns,
+    RunStatus,
+    Store,
+    StoreError,
+    ThreadBusyError,
+    open_store,
+    ops,
+)
 from tests.runtime.helpers import calls
 from tests.store.probes import ProbedWriter
 
@@ -342,3 +350,24 @@ async def test_a_parent_context_child_started_again_before_its_first_step_copies
         (False, "You triage."), (False, "France, please."), (False, "Let me ask."),
         (True, "Let me ask."), (True, "Which capital?"), (True, "Paris."),
         (False, "Paris."), (False, "It is Paris.")]
+
+
+async def test_a_child_recording_in_another_store_than_its_callers_is_the_calls_error(
+        store: Store) -> None:
+    requests: list[LlmRequest] = []
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        requests.append(request)
+        if len(requests) == 1:
+            return LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,))
+        return LlmResponse("Could not ask.")
+
+    async with open_store("memory://") as elsewhere:
+        researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=elsewhere)
+        output = await triage(researcher, store, model=FunctionProvider(answer)).arun_output(
+            "France.")
+        assert await elsewhere.list_runs() == []
+    (result,) = [m for m in requests[1].messages if m.role == "tool"]
+    assert result.is_error
+    assert "give both agents one store" in result.content
+    assert output.content == "Could not ask."
