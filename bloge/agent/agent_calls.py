@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.caller_context import SubAgentContext
+from bloge.agent.caller_thread import SubAgentThread
 from bloge.agent.named_agents import Where, unknown_agent
 
 if TYPE_CHECKING:
@@ -26,24 +27,31 @@ class AgentCall:
     """A tool block that runs another agent (``tool research : agent researcher { … }``):
     the tool, the agent it names, and ``where`` the name is written, for the errors about
     it. ``context`` is what the block's ``context = "…"`` says the child starts from
-    (``None``: the application's ``bloge.agents.sub-agent-context``)."""
+    (``None``: the application's ``bloge.agents.sub-agent-context``), ``thread`` which thread
+    its ``thread = "…"`` says the child is recorded on (``None``: the application's
+    ``bloge.agents.sub-agent-thread``)."""
 
     tool: str
     agent: str
     where: Where
     context: SubAgentContext | None = None
+    thread: SubAgentThread | None = None
 
     @property
     def operator_ref(self) -> str:
         """The ref of the operator that runs the call: see :func:`agent_tool_ref`."""
-        return agent_tool_ref(self.agent, self.context)
+        return agent_tool_ref(self.agent, self.context, self.thread)
 
 
-def agent_tool_ref(agent: str, context: SubAgentContext | None = None) -> str:
-    """The operator ref of the tools that run ``agent``: ``agent:<id>``, or
-    ``agent:<id>:<context>`` for those whose block sets its context."""
+def agent_tool_ref(agent: str, context: SubAgentContext | None = None,
+                   thread: SubAgentThread | None = None) -> str:
+    """The operator ref of the tools that run ``agent``: ``agent:<id>``, then ``:<context>``
+    for those whose block sets its context, then ``:thread-<thread>`` for those whose block
+    sets its thread."""
     ref = f"{AGENT_TOOL_PREFIX}{agent}"
-    return ref if context is None else f"{ref}:{context}"
+    if context is not None:
+        ref = f"{ref}:{context}"
+    return ref if thread is None else f"{ref}:thread-{thread}"
 
 
 #: The arguments of a tool that runs an agent, when its DSL block has no ``input`` block.

@@ -9,6 +9,7 @@ from typing import Any, Self
 from bloge.agent.agent_calls import QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget import Budget
 from bloge.agent.caller_context import SubAgentContext, sub_agent_context
+from bloge.agent.caller_thread import SubAgentThread, sub_agent_thread
 from bloge.agent.definition import AgentDef, AgentToolRef, guards_problems, memory_problem
 from bloge.agent.functions import agent_functions
 from bloge.agent.guards.model import GuardDef
@@ -204,20 +205,25 @@ class AgentBuilder:
     def sub_agent(self, name: str, agent: AgentOperatorBase, *, description: str = "",
                   input: Mapping[str, str | Expression] | None = None,
                   max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
-                  context: SubAgentContext = "fresh") -> Self:
+                  context: SubAgentContext = "fresh",
+                  thread: SubAgentThread = "fresh") -> Self:
         """Add a tool ``name`` that asks ``agent`` (an agent operator, ``Agent.operator``):
         the builder's registry gets its :class:`~bloge.agent.subagent.SubAgentTool` under
-        ``agent:<id>:<context>``, as the DSL's ``tool <name> : agent <id> { context = … }``
-        does. Without ``input`` the model passes the question as ``input``. ``context`` is
-        what its runs start from (see :mod:`bloge.agent.caller_context`)."""
+        its operator ref (:func:`~bloge.agent.agent_calls.agent_tool_ref`), as the DSL's
+        ``tool <name> : agent <id> { context = … thread = … }`` does. Without ``input`` the
+        model passes the question as ``input``. ``context`` is what its runs start from (see
+        :mod:`bloge.agent.caller_context`), ``thread`` which thread they are recorded on (see
+        :mod:`bloge.agent.caller_thread`)."""
         if self._registry is None:
             raise BlogeUsageError(f"sub_agent({name!r}, …) registers the agent's tool: create "
                                   "the builder with AgentBuilder.create(…, registry=…)")
         agent_id = agent.agent_def.id
+        on = sub_agent_thread(thread, where=f"sub_agent({name!r}, …)")
         call = AgentCall(name, agent_id, Where("<AgentBuilder>", 1, 1, None, len(agent_id)),
-                         context=sub_agent_context(context, where=f"sub_agent({name!r}, …)"))
+                         context=sub_agent_context(context, where=f"sub_agent({name!r}, …)"),
+                         thread=None if on == "fresh" else on)  # the ref it had before threads
         self._registry.register(call.operator_ref, SubAgentTool(
-            agent, description=description, context=context,
+            agent, description=description, context=context, thread=thread,
             max_descendant_tool_calls=max_descendant_tool_calls), replace=True)
         self.tool(name, call.operator_ref, description=description or f"Ask agent {agent_id!r}",
                   input=input, parameters=None if input is not None else QUESTION_PARAMETERS)

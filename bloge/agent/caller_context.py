@@ -3,13 +3,14 @@
 A sub-agent tool's ``context`` (``bloge.agents.sub-agent-context``, the DSL's ``context =
 "parent"`` in a ``tool x : agent y { … }`` block, ``Agent.as_tool(context=…)``) says which:
 
-- ``"fresh"`` (the default): the child's run starts from the call's question, on a new thread;
-  it knows of the caller's conversation only what the question says.
-- ``"parent"``: the child's run starts, on a new thread of its own, from the caller's
-  conversation as the caller's model saw it when it made the call — the memory's view, the
-  caller's own system prompt left out — then the question. The caller's tool calls still
-  waiting for their results (the call that asks the child among them) are left out, so that
-  no provider is sent a call without its result; nothing is written to the caller's thread.
+- ``"fresh"`` (the default): the child's run starts from the call's question; it knows of the
+  caller's conversation only what the question says.
+- ``"parent"``: the child's run starts from the caller's conversation as the caller's model
+  saw it when it made the call — the memory's view, the caller's own system prompt left out —
+  then the question. The caller's tool calls still waiting for their results (the call that
+  asks the child among them) are left out, so that no provider is sent a call without its
+  result. On a thread of the child's own, that conversation opens the thread; on its caller's
+  (see :mod:`bloge.agent.caller_thread`) the child refers to the caller's messages there.
 
 :func:`opening_of` makes that opening; :mod:`bloge.agent.subagent` runs it.
 """

@@ -14,6 +14,7 @@ from typing import Any
 from bloge.agent.agent_calls import QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget_block import budget_field, compile_budget
 from bloge.agent.caller_context import SUB_AGENT_CONTEXTS, SubAgentContext, sub_agent_context
+from bloge.agent.caller_thread import SUB_AGENT_THREADS, SubAgentThread, sub_agent_thread
 from bloge.agent.definition import (
     MESSAGE_PARAMETERS,
     AgentDef,
@@ -412,15 +413,16 @@ class _AgentBlock:
         bindings: dict[str, Expression] | None = None
         approval: bool | Expression = False
         parameters: dict[str, Any] | None = None
-        context: SubAgentContext | None = None
+        runs_on: dict[str, s.Expr] = {}  # an agent tool's context and thread
         for statement in block.body:
             match statement:
                 case s.Binding("description", value, _, key_span):
                     if self._first("description", key_span, seen):
                         description = self._description(value)
-                case s.Binding("context", value, _, key_span) if block.ref_kind == "agent":
-                    if self._first("context", key_span, seen):
-                        context = self._sub_agent_context(value)
+                case s.Binding("context" | "thread" as key, value, _, key_span) \
+                        if block.ref_kind == "agent":
+                    if self._first(key, key_span, seen):
+                        runs_on[key] = value
                 case s.Binding("timeout", value, _, key_span):
                     if self._first("timeout", key_span, seen):
                         timeout = self._tool_timeout(value)
@@ -450,7 +452,8 @@ class _AgentBlock:
         if block.ref_kind == "agent":
             self._agent_tool(block, description=description, timeout=timeout,
                              bindings=bindings, approval=approval, parameters=parameters,
-                             context=context)
+                             context=self._sub_agent_context(runs_on.get("context")),
+                             thread=self._sub_agent_thread(runs_on.get("thread")))
         elif remote:
             self._remote_tool(block, RemoteAgent(block.ref_kind or "", block.ref, idempotent,
                                                  timeout),
@@ -482,17 +485,20 @@ class _AgentBlock:
 
     def _agent_tool(self, block: s.Block, *, description: str, timeout: float | None,
                     bindings: dict[str, Expression] | None, approval: bool | Expression,
-                    parameters: dict[str, Any] | None, context: SubAgentContext | None) -> None:
+                    parameters: dict[str, Any] | None, context: SubAgentContext | None,
+                    thread: SubAgentThread | None) -> None:
         """``tool <name> : agent <agentId> { … }``: a call asks that agent (which the loader
         resolves among the agents it knows, see :mod:`bloge.agent.subagent`), from the
-        ``context`` the block sets (``None``: the application's)."""
+        ``context`` the block sets, on the ``thread`` it sets (``None``: the
+        application's)."""
         assert block.name is not None
         assert block.ref is not None
         span = block.ref_span or block.span
         if "." in block.ref:
             self._error(f"tool {block.name!r}: an agent's id has no '.': {block.ref!r}", span)
             return
-        call = AgentCall(block.name, block.ref, self._place(span, len(block.ref)), context)
+        call = AgentCall(block.name, block.ref, self._place(span, len(block.ref)), context,
+                         thread)
         self.agent_calls.append(call)
         if parameters is None and bindings is None:
             parameters = dict(QUESTION_PARAMETERS)
@@ -541,9 +547,11 @@ class _AgentBlock:
             self._error("description must be a string", node.span)
         return ""
 
-    def _sub_agent_context(self, node: s.Expr) -> SubAgentContext | None:
+    def _sub_agent_context(self, node: s.Expr | None) -> SubAgentContext | None:
         """An agent tool's ``context``: ``"fresh"`` or ``"parent"`` (an error, and ``None``,
-        if not)."""
+        if not; ``None`` when the block has none)."""
+        if node is None:
+            return None
         value = self._constant("context", node)
         if value in SUB_AGENT_CONTEXTS:
             return sub_agent_context(value, where="context")
@@ -551,6 +559,20 @@ class _AgentBlock:
             self._error(f"context must be one of {', '.join(map(repr, SUB_AGENT_CONTEXTS))} "
                         f"(what the agent's run starts from: the question alone, or the "
                         f"caller's conversation too), got {value!r}", node.span)
+        return None
+
+    def _sub_agent_thread(self, node: s.Expr | None) -> SubAgentThread | None:
+        """An agent tool's ``thread``: ``"fresh"`` or ``"parent"`` (an error, and ``None``,
+        if not; ``None`` when the block has none)."""
+        if node is None:
+            return None
+        value = self._constant("thread", node)
+        if value in SUB_AGENT_THREADS:
+            return sub_agent_thread(value, where="thread")
+        if value is not _INVALID:
+            self._error(f"thread must be one of {', '.join(map(repr, SUB_AGENT_THREADS))} "
+                        f"(which thread the agent's run is recorded on: one of its own, or "
+                        f"its caller's), got {value!r}", node.span)
         return None
 
     def _flag(self, key: str, node: s.Expr) -> bool:

@@ -187,7 +187,7 @@ TOOL_BODY_WORDS = ("description", "input", "timeout", "requires_approval", "para
 #: …and of a tool that asks a remote agent (``tool quote : a2a "<url>" { … }``).
 REMOTE_TOOL_BODY_WORDS = (*TOOL_BODY_WORDS, "idempotent")
 #: …and of a tool that asks another agent (``tool research : agent researcher { … }``).
-AGENT_TOOL_BODY_WORDS = (*TOOL_BODY_WORDS, "context")
+AGENT_TOOL_BODY_WORDS = (*TOOL_BODY_WORDS, "context", "thread")
 #: The protocols a remote agent's tool may speak (``tool <name> : <protocol> "<url>"``).
 REMOTE_PROTOCOLS = ("a2a",)
 #: JSON-schema types an external tool's ``parameters { name = "type" }`` may name (a

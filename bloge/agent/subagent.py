@@ -24,11 +24,12 @@ tool call is answered with an error instead of running, so that one question can
 into hundreds of calls. Several sub-agent calls in one round run concurrently, under the
 caller's ``max_tool_concurrency``, as any tool calls do.
 
-A child starts from the call's question alone, on a thread of its own (``context="fresh"``,
-the default), or from its caller's conversation so far, then the question
-(``context="parent"``, see :mod:`bloge.agent.caller_context`): still on a thread of its own,
-the caller's left as it is. A child taken up again has its messages already: it is not
-given the caller's again.
+A child starts from the call's question alone (``context="fresh"``, the default), or from
+its caller's conversation so far, then the question (``context="parent"``, see
+:mod:`bloge.agent.caller_context`). A child taken up again has its messages already: it is
+not given the caller's again. Its run is recorded on a thread of its own (``thread="fresh"``,
+the default) or on its caller's, the caller's memory left as it is either way
+(``thread="parent"``, see :mod:`bloge.agent.caller_thread`).
 
 A durable runner that runs children itself (Temporal, as child workflows) sets
 :data:`CHILDREN_ELSEWHERE` while it runs a sub-agent tool's call: the call then stops where its
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from bloge.agent.agent_calls import QUESTION_PARAMETERS
 from bloge.agent.caller_context import SubAgentContext, opening_of, sub_agent_context
+from bloge.agent.caller_thread import SubAgentThread, sub_agent_thread
 from bloge.agent.loop.chunks import AgentStreamChunk, Done, SubAgentChunk
 from bloge.agent.loop.pause import ChildWait, RunPaused, SubAgentPaused
 from bloge.agent.loop.records import AgentInput
@@ -101,35 +103,45 @@ class SubAgentTool:
     """The operator of a tool that asks ``agent`` (an agent operator): see the module docs.
 
     ``max_descendant_tool_calls`` lowers the run tree's ceiling on its sub-agents' tool calls
-    (the lowest ceiling on the way down holds). Its calls are idempotent: a call run again
+    (the lowest ceiling on the way down holds); ``context`` is what a call's run starts
+    from, ``thread`` which thread it is recorded on. Its calls are idempotent: a call run again
     after its caller's crash takes up the same child run instead of starting another.
     """
 
-    __slots__ = ("agent", "context", "max_descendant_tool_calls", "metadata")
+    __slots__ = ("agent", "context", "max_descendant_tool_calls", "metadata", "thread")
     idempotent = True
 
     def __init__(self, agent: AgentOperatorBase, *, description: str = "",
                  max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
-                 context: SubAgentContext = "fresh") -> None:
+                 context: SubAgentContext = "fresh",
+                 thread: SubAgentThread = "fresh") -> None:
         if max_descendant_tool_calls is not None and max_descendant_tool_calls < 0:
             raise BlogeUsageError(f"sub-agent {agent.agent_def.id!r}: "
                                   "max_descendant_tool_calls must be 0 or more, got "
                                   f"{max_descendant_tool_calls}")
         self.agent = agent
         self.context = sub_agent_context(context, where=f"sub-agent {agent.agent_def.id!r}")
+        self.thread = sub_agent_thread(thread, where=f"sub-agent {agent.agent_def.id!r}")
         self.max_descendant_tool_calls = max_descendant_tool_calls
         self.metadata = OperatorMetadata(
             prompt_hint=description or f"Ask agent {agent.agent_def.id!r}",
             idempotent=True, input_schema=QUESTION_PARAMETERS)
 
     def __repr__(self) -> str:
-        return f"SubAgentTool({self.agent.agent_def.id!r}, context={self.context!r})"
+        return (f"SubAgentTool({self.agent.agent_def.id!r}, context={self.context!r}, "
+                f"thread={self.thread!r})")
 
     async def execute(self, input: Any, ctx: OperatorContext) -> Any:
         agent_id = self.agent.agent_def.id
         scope = TOOL_CALL.get()
         if scope is not None:
             scope.descendants.lower(self.max_descendant_tool_calls)
+        if CHILDREN_ELSEWHERE.get() and self.thread == "parent":
+            raise SubAgentError(
+                f"sub-agent {agent_id!r} runs on its caller's thread (thread = \"parent\"), "
+                "which the Temporal runner does not support: a child workflow is recorded on "
+                'a thread of its own; use thread = "fresh" there',
+                agent_id=agent_id, run_id=None)
         if CHILDREN_ELSEWHERE.get():
             raise ChildRunRequested(agent_id, question_of(input),
                                     max_descendant_tool_calls=self.max_descendant_tool_calls,
@@ -138,7 +150,8 @@ class SubAgentTool:
         sink = None if scope is None or scope.sink is None else _relay(scope, run_id)
         opening = self._opening(scope, question_of(input))
         try:
-            output = await self.agent.arun_child(opening, ctx, run_id=run_id, sink=sink)
+            output = await self.agent.arun_child(opening, ctx, run_id=run_id, sink=sink,
+                                                 on_caller_thread=self.thread == "parent")
         except RunPaused as paused:
             if paused.run_id is None or run_id is None or scope is None:
                 raise SubAgentError(f"sub-agent {agent_id!r} did not answer: {paused}; a "

@@ -29,7 +29,7 @@ from bloge.eval.judge import Judge
 from bloge.eval.observed import Observation
 from bloge.eval.replay import ReplayEffects
 from bloge.eval.results import CaseResult, CaseRun, EvalResults
-from bloge.store import EVAL_TAG, RecordedRuns, Store, open_store
+from bloge.store import EVAL_TAG, RecordedRuns, Store, guest_runs, open_store
 
 AgentLike = Agent | AgentLoopOperator | StreamingAgentLoopOperator
 Progress = Callable[[Case, CaseRun], None]
@@ -177,8 +177,11 @@ class _Runner:
         messages = case.messages
         if case.thread is not None:
             stored = await self._runs.store.thread_messages(case.thread)
-            # The agent's prompt leads the new thread: the stored thread's is not copied.
-            messages = (*(m.message for m in stored if m.message.role != "system"),
+            # The agent's prompt leads the new thread: the stored thread's is not copied, nor
+            # what sub-agents wrote on it (their callers' conversation has their results).
+            guests = await guest_runs(self._runs.store, stored)
+            messages = (*(m.message for m in stored
+                          if m.message.role != "system" and m.run_id not in guests),
                         *messages)
         started = time.perf_counter()
         try:

@@ -88,9 +88,11 @@ async def thread_messages(request: Request) -> Response:
 
 def run_summary(run: Run) -> dict[str, Any]:
     """What the page shows of a run beside its messages: how it ended and its typed output
-    (the whole output, tool results included, stays at ``GET /runs/{id}``)."""
+    (the whole output, tool results included, stays at ``GET /runs/{id}``), and its caller's
+    run (a sub-agent's, whose messages on its caller's thread the page leaves out)."""
     output = run.output or {}
-    return {"id": run.id, "agent_id": run.agent_id, "status": run.status.value,
+    return {"id": run.id, "agent_id": run.agent_id, "parent_run_id": run.parent_run_id,
+            "status": run.status.value,
             "exit_reason": run.exit_reason,
             "error": None if run.error is None else run.error.to_dict(),
             "output": output.get("output"), "usage": run.usage.to_dict(), "turns": run.turns,

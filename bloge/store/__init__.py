@@ -22,6 +22,7 @@ answer its calls, :func:`pending_approvals` lists them (:func:`round_calls`: eve
 its round, decided or not; :func:`posted_results`: the results posted for them),
 :func:`find_paused_run` finds the run by its calls; :func:`run_to_continue` names the run to
 resume once they are answered (a sub-agent's paused run goes on inside its caller's).
+:func:`guest_runs` names the sub-agents' runs that wrote on their caller's thread.
 """
 
 from typing import TYPE_CHECKING
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from bloge.store.store import Pruned as Pruned
     from bloge.store.store import Store as Store
     from bloge.store.store import open_store as open_store
+    from bloge.store.thread_log import guest_runs as guest_runs
     from bloge.store.timeline import run_timeline as run_timeline
     from bloge.store.urls import DEFAULT_URL as DEFAULT_URL
     from bloge.store.urls import masked as masked

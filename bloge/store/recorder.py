@@ -44,6 +44,7 @@ from bloge.store.owner import this_worker
 from bloge.store.paused import await_calls, pause_ops
 from bloge.store.records import RunEvent, RunStatus, Segment, StoredMessage, segments
 from bloge.store.store import Store
+from bloge.store.thread_log import ThreadLog
 from bloge.store.writer import RunWriter
 
 #: How old the events kept for the next batch may grow while a run streams, in seconds.
@@ -63,30 +64,31 @@ class Recorder:
     by ``writer``; its events are redacted by the store's redactor and shown to the store's
     live watchers.
 
-    ``next_seq`` numbers the next message of the thread's log; :meth:`know` tells it the
-    messages of the log the run starts from. ``events_stored`` is the number of the last event
-    the store holds of a run being resumed (``None``: a new run, numbered from 1); the resumed
-    run's events are numbered from :data:`SHOWN_AHEAD` above it, and shown only once the
-    first of them is stored.
+    ``log`` is the thread's log the run writes to, which numbers its messages (shared with
+    the sub-agents' runs on the same thread, see :mod:`bloge.store.thread_log`); :meth:`know`
+    tells it the messages of the log the run starts from. A run that does not hold its
+    thread (a sub-agent's on its caller's) never moves the thread's memory view.
+    ``events_stored`` is the number of the last event the store holds of a run being resumed
+    (``None``: a new run, numbered from 1); the resumed run's events are numbered from
+    :data:`SHOWN_AHEAD` above it, and shown only once the first of them is stored.
     """
 
-    __slots__ = ("_events", "_flushed_at", "_held", "_next_event", "_next_seq", "_ops",
-                 "_persisted", "_seq_of", "_stored_event", "_unanswered",
-                 "cancel_requested", "ended", "finished_writing", "listener", "lost", "run_id",
-                 "spans", "store", "thread_id", "writer")
+    __slots__ = ("_events", "_flushed_at", "_held", "_next_event", "_ops", "_persisted",
+                 "_stored_event", "_unanswered", "cancel_requested", "ended",
+                 "finished_writing", "listener", "log", "lost", "run_id", "spans", "store",
+                 "thread_id", "writer")
 
-    def __init__(self, store: Store, writer: RunWriter, *, run_id: str, thread_id: str,
-                 next_seq: int, events_stored: int | None = None) -> None:
+    def __init__(self, store: Store, writer: RunWriter, *, run_id: str, log: ThreadLog,
+                 events_stored: int | None = None) -> None:
         self.store = store
         self.writer = writer
         self.run_id = run_id
-        self.thread_id = thread_id
-        self._next_seq = next_seq
+        self.log = log
+        self.thread_id = log.thread_id
         # The last event stored (0: none, of a new run), and what is numbered next.
         self._stored_event = events_stored or 0
         self._next_event = 1 if events_stored is None else events_stored + SHOWN_AHEAD + 1
         self._held: list[RunEvent] = []  # numbered, not to be shown before more are stored
-        self._seq_of: dict[int, tuple[LlmMessage, int]] = {}
         self._persisted = 0
         #: Calls of the last tool round without a recorded outcome yet.
         self._unanswered = 0
@@ -110,7 +112,7 @@ class Recorder:
     def know(self, messages: Any) -> None:
         """Messages of the thread's log the run works with: referred to, never rewritten."""
         for stored in messages:
-            self._seq_of[id(stored.message)] = (stored.message, stored.seq)
+            self.log.seq_of[id(stored.message)] = (stored.message, stored.seq)
 
     # -- events
 
@@ -157,7 +159,7 @@ class Recorder:
             return  # the run finishes next, and writes then
         now = time.time()
         self._append_new(transcript, now)
-        _, message_seq = self._seq_of[id(transcript[-1])]
+        _, message_seq = self.log.seq_of[id(transcript[-1])]
         calls = tuple((c.id, c.name, c.arguments) for c in response.tool_calls)
         self.round_started(len(calls))
         self._ops.append(ops.DispatchToolCalls(self.run_id, turn, message_seq, calls, now))
@@ -227,8 +229,10 @@ class Recorder:
             # continues the round from the ledger instead of taking it for done.
             self._ops.append(ops.SaveCheckpoint(self.run_id, turns, segments, usage.to_dict(),
                                                 now))
+        # A run on another's hold leaves the thread's view to the holder.
+        thread_view = segments if self.log.holder == self.run_id else None
         self._ops.append(ops.FinishRun(self.run_id, self.thread_id, status, exit_reason, turns,
-                                       usage.to_dict(), document, failure, segments, now))
+                                       usage.to_dict(), document, failure, thread_view, now))
 
     async def _write_end(self) -> None:
         for pause in END_WRITE_PAUSES:
@@ -297,12 +301,12 @@ class Recorder:
 
     def _append_new(self, transcript: Sequence[LlmMessage], at: float) -> None:
         fresh: list[StoredMessage] = []
+        seq_of = self.log.seq_of
         for message in transcript[self._persisted:]:
-            if id(message) in self._seq_of:
+            if id(message) in seq_of:
                 continue
-            seq = self._next_seq
-            self._next_seq += 1
-            self._seq_of[id(message)] = (message, seq)
+            seq = self.log.take()
+            seq_of[id(message)] = (message, seq)
             fresh.append(StoredMessage(self.thread_id, seq, message, self.run_id))
         self._persisted = len(transcript)
         if fresh:
@@ -314,7 +318,7 @@ class Recorder:
         return segments(self._number(message) for message in view)
 
     def _number(self, message: LlmMessage) -> int | LlmMessage:
-        known = self._seq_of.get(id(message))
+        known = self.log.seq_of.get(id(message))
         return message if known is None else known[1]
 
     # -- the lease

@@ -6,6 +6,11 @@ view the thread's last run left — so a run on a long thread reads what its mem
 not the whole log — and records itself as it goes. A resumed run rebuilds its memory from
 its last checkpoint; a tool round it was in is continued from the ledger: calls with a
 recorded result are not run again.
+
+A sub-agent's run on its caller's thread (``thread = "parent"``, see
+:mod:`bloge.agent.caller_thread`) is a guest there: it joins the thread under its caller's
+hold instead of taking it, numbers its messages from the caller's
+:class:`~bloge.store.thread_log.ThreadLog`, and is continued only by its caller.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
 from bloge.store.sql import pending as pending_sql
 from bloge.store.store import Store
+from bloge.store.thread_log import RUNNING, RunningRun, ThreadLog
 from bloge.store.writer import RunWriter, StoreWriter
 
 
@@ -65,6 +71,7 @@ class RecordedRuns:
                          run_id: str | None = None,
                          tools: Sequence[ToolDefinition] = (),
                          effects: Callable[[RunObserver], RunEffects] | None = None,
+                         host: RunningRun | None = None,
                          ) -> AgentOutput:
         """Run ``input`` as a new recorded run ``run_id`` (a new id when ``None``) on
         ``thread_id`` (a new thread when ``None``), both owned by ``ctx.principal`` (a thread
@@ -75,29 +82,43 @@ class RecordedRuns:
         ``effects``, given the run's observer, performs its tool rounds (and model calls)
         instead of the engine (see :class:`~bloge.agent.runtime.RunEffects`): a tool round of
         its own reports each completed call to the observer, as the engine's does, so that
-        the run's ledger holds it."""
+        the run's ledger holds it.
+
+        ``host``, the caller's run (a sub-agent's call), puts the run on the caller's thread
+        under the caller's hold (``thread_id`` is then ignored): it starts from its input
+        alone, and numbers its messages from the caller's :class:`ThreadLog`."""
         store = self.store
         run = run_id if run_id is not None else new_id()
         thread = thread_id if thread_id is not None else new_id()
         store.live.started(run)
         try:
             principal = ctx.principal
-            claim = await self.writer.start_run(
-                run_id=run, thread_id=thread, agent_id=engine.definition.id,
-                input=input.messages, metadata=metadata, worker=this_worker(),
-                owner=principal.name if principal else None,
-                own_thread_only=principal is not None and not principal.admin,
-                new_thread=thread_id is None)
-            recorder = Recorder(store, self.writer, run_id=run, thread_id=thread,
-                                next_seq=claim.next_seq)
+            owner = principal.name if principal else None
+            if host is None:
+                claim = await self.writer.start_run(
+                    run_id=run, thread_id=thread, agent_id=engine.definition.id,
+                    input=input.messages, metadata=metadata, worker=this_worker(),
+                    owner=owner, own_thread_only=principal is not None and not principal.admin,
+                    new_thread=thread_id is None)
+                log = ThreadLog(store, thread, holder=run, next_seq=claim.next_seq)
+                view = claim.view
+            else:
+                log = host.log
+                await self.writer.join_run(run_id=run, thread_id=log.thread_id,
+                                           holder=log.holder, parent_run_id=host.run_id,
+                                           agent_id=engine.definition.id,
+                                           input=input.messages, worker=this_worker(),
+                                           owner=owner)
+                view = None
+            recorder = Recorder(store, self.writer, run_id=run, log=log)
             if tools:  # written with the first batch, before any model call
                 recorder.keep(ops.KeepRunTools(run, tuple(tool_json(t) for t in tools)))
-            if ctx.run_id is not None:  # started by a tool call of that run: a sub-agent's
+            if ctx.run_id is not None and host is None:  # a sub-agent's; a guest has its parent
                 recorder.keep(ops.ParentRun(run, ctx.run_id))
             if store.tracing is not None:
                 _trace(recorder, engine, started_at=store.clock(), parent=traced.started_in())
             try:
-                history = await _history(store, thread, claim.view, recorder)
+                history = await _history(store, log.thread_id, view, recorder)
                 return await _run(engine, recorder, ctx, sink, input=input, history=history,
                                   tools=tools,
                                   effects=None if effects is None else effects(recorder))
@@ -108,24 +129,41 @@ class RecordedRuns:
             store.live.ended(run)
 
     async def resume_recorded_run(self, engine: AgentEngine, run_id: str,
-                                  ctx: OperatorContext, *,
-                                  sink: ChunkSink | None) -> AgentOutput:
-        """Continue the stored run ``run_id`` from its last completed step."""
+                                  ctx: OperatorContext, *, sink: ChunkSink | None,
+                                  host: RunningRun | None = None,
+                                  input: AgentInput | None = None) -> AgentOutput:
+        """Continue the stored run ``run_id`` from its last completed step. A run on its
+        caller's thread is continued only by its caller (``host``, running on that thread):
+        resumed by itself, it raises a :class:`~bloge.core.errors.BlogeUsageError` naming
+        the caller to resume instead. Such a run that stopped before its first step starts
+        again from ``input`` (its caller's messages themselves, which the log holds: not
+        written again), else from its recorded input."""
         store = self.store
         store.live.started(run_id)
         try:
             run = await store.get_run(run_id)
             _check_resumable(run, engine)
             engine = _current(run, engine)
-            claim = await self.writer.reclaim_run(run, worker=this_worker())
-            recorder = Recorder(store, self.writer, run_id=run.id, thread_id=run.thread_id,
-                                next_seq=claim.next_seq, events_stored=run.event_count)
+            restart = None
+            if host is not None and host.log.thread_id == run.thread_id:
+                log = host.log
+                await self.writer.rejoin_run(run, holder=log.holder, worker=this_worker())
+                view = None
+                restart = input
+            else:
+                await self._check_not_a_guest(run)
+                claim = await self.writer.reclaim_run(run, worker=this_worker())
+                log = ThreadLog(store, run.thread_id, holder=run.id, next_seq=claim.next_seq)
+                view = claim.view
+            recorder = Recorder(store, self.writer, run_id=run.id, log=log,
+                                events_stored=run.event_count)
             if store.tracing is not None:  # its events say where its spans go on
                 _trace(recorder, engine, started_at=run.created_at,
                        parent=TraceParent.from_stored(run.trace_parent),
                        history=await store.run_events(run.id))
             try:
-                return await _resume(store, engine, run, claim.view, recorder, ctx, sink)
+                return await _resume(store, engine, run, view, recorder, ctx, sink,
+                                     restart=restart)
             except BaseException as error:
                 await _unfinished(recorder, error)
                 raise
@@ -134,18 +172,50 @@ class RecordedRuns:
 
 
     async def attach_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
-                         *, run_id: str, sink: ChunkSink | None) -> AgentOutput:
+                         *, run_id: str, sink: ChunkSink | None,
+                         on_caller_thread: bool = False) -> AgentOutput:
         """Run ``run_id`` to its end however far it got: its recorded output when it
         succeeded, continued from its last step when it stopped (a crash, a failure), started
-        on a new thread when it never was (see :mod:`bloge.agent.subagent`)."""
+        when it never was (see :mod:`bloge.agent.subagent`): on a new thread, or with
+        ``on_caller_thread`` on the thread of ``ctx``'s run (the caller's), when that run
+        is one this store runs in this task (else, an unrecorded caller, on a new thread)."""
+        host = self._caller(ctx) if on_caller_thread else None
         try:
             run = await self.store.get_run(run_id)
         except StoreNotFoundError:
             return await self.record_run(engine, input, ctx, thread_id=None, sink=sink,
-                                         metadata=None, run_id=run_id)
+                                         metadata=None, run_id=run_id, host=host)
         if run.status is RunStatus.SUCCEEDED:
             return _recorded_output(run)
-        return await self.resume_recorded_run(engine, run_id, ctx, sink=sink)
+        return await self.resume_recorded_run(engine, run_id, ctx, sink=sink, host=host,
+                                              input=input)
+
+    def _caller(self, ctx: OperatorContext) -> RunningRun | None:
+        """The recorded run that called, when it is ``ctx``'s and runs in this task on this
+        store; ``None`` for an unrecorded caller. A caller recorded in another store has no
+        thread here: a :class:`~bloge.core.errors.BlogeUsageError`."""
+        caller = RUNNING.get()
+        if caller is None or ctx.run_id is None or caller.run_id != ctx.run_id:
+            return None
+        if caller.log.store is not self.store:
+            raise BlogeUsageError(f"run {ctx.run_id!r} asks a sub-agent to run on its thread "
+                                  '(thread = "parent"), but the sub-agent records its runs in '
+                                  f"{self.store.url}, not in its caller's store "
+                                  f"{caller.log.store.url}: give both agents one store")
+        return caller
+
+    async def _check_not_a_guest(self, run: Run) -> None:
+        """Refuse to resume by itself a run on its caller's thread: it would take the thread
+        from its caller, and move its memory view."""
+        if run.parent_run_id is None:
+            return
+        try:
+            parent = await self.store.get_run(run.parent_run_id)
+        except StoreNotFoundError:
+            return
+        if parent.thread_id == run.thread_id:
+            raise BlogeUsageError(f"run {run.id!r} runs on the thread of its caller, run "
+                                  f"{parent.id!r}: resume the caller, which takes it up")
 
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:
@@ -181,13 +251,13 @@ def _recorded_runs(store: Store) -> RecordedRuns:
 
 
 async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
-              recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None,
-              ) -> AgentOutput:
+              recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None, *,
+              restart: AgentInput | None = None) -> AgentOutput:
     checkpoint = await store.latest_checkpoint(run.id)
     tools = [tool_of(data) for data in await store.run_script(pending_sql.run_tools(run.id))]
     if checkpoint is None:  # it stopped before its first model call: start it again
         history = await _history(store, run.thread_id, thread_view, recorder)
-        return await _run(engine, recorder, ctx, sink, input=AgentInput(run.input),
+        return await _run(engine, recorder, ctx, sink, input=restart or AgentInput(run.input),
                           history=history, tools=tools)
     conversation = await _known(store, run.thread_id, checkpoint.view, recorder)
     done = await store.tool_calls(run.id, checkpoint.turn)
@@ -250,6 +320,7 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
     # A recorded run's execution id is its run id: the journal and the store agree.
     context = OperatorContext(parent=ctx, execution_id=recorder.run_id)
     observed = _observed(sink, recorder)
+    running = RUNNING.set(RunningRun(recorder.run_id, recorder.log))
     try:
         async with recorder.leased():
             start = RunStart(input, history=history or (), checkpoint=checkpoint,
@@ -266,6 +337,8 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
         if isinstance(cancelled.__cause__, AgentRunError):
             _name_run(cancelled.__cause__, recorder)
         raise
+    finally:
+        RUNNING.reset(running)
 
 
 def _name_run(error: AgentRunError, recorder: Recorder) -> None:

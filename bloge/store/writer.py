@@ -2,7 +2,8 @@
 :class:`~bloge.store.store.Store`.
 
 Both recorders go through it — a local run's (:mod:`bloge.store.recorder`) and a Temporal
-run's (:mod:`bloge.temporal.recording`): a run takes its thread (or takes it back), writes
+run's (:mod:`bloge.temporal.recording`): a run takes its thread (or takes it back, or joins
+its caller's under the caller's hold: a sub-agent's on its caller's thread), writes
 batches of :mod:`bloge.store.ops` as it goes, each in one transaction, and renews its lease
 on the thread while it runs.
 """
@@ -15,7 +16,7 @@ from typing import Any, Protocol
 from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.call_journal import told
-from bloge.store.errors import StoreNotFoundError, ThreadBusyError
+from bloge.store.errors import StoreError, StoreNotFoundError, ThreadBusyError
 from bloge.store.records import Run, RunStatus
 from bloge.store.sql import writes
 from bloge.store.sql.writes import Busy, Claim, Foreign
@@ -38,6 +39,20 @@ class RunWriter(Protocol):
 
     async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
         """Take ``run`` (stopped, not running) and its thread back, to continue it."""
+        ...
+
+    async def join_run(self, *, run_id: str, thread_id: str, holder: str, parent_run_id: str,
+                       agent_id: str, input: Sequence[LlmMessage], worker: str,
+                       owner: str | None = None) -> None:
+        """Start run ``run_id``, a child of run ``parent_run_id``, on ``thread_id`` under the
+        hold of run ``holder`` (the parent, or an ancestor of it), without taking the
+        thread: a sub-agent's run on its caller's thread. :class:`ThreadBusyError` when
+        another run holds the thread."""
+        ...
+
+    async def rejoin_run(self, run: Run, *, holder: str, worker: str) -> None:
+        """Take ``run`` (stopped, not running, started by :meth:`join_run`) back under the
+        hold of run ``holder`` on its thread, to continue it."""
         ...
 
     async def write(self, batch: Sequence[ops.Op]) -> None:
@@ -104,6 +119,32 @@ class StoreWriter:
             lease_until=now + store.lease, now=now, previous_worker=run.worker), write=True)
         return self._claimed(run.thread_id, claim)
 
+    async def join_run(self, *, run_id: str, thread_id: str, holder: str, parent_run_id: str,
+                       agent_id: str, input: Sequence[LlmMessage], worker: str,
+                       owner: str | None = None) -> None:
+        store = self.store
+        now = store.clock()
+        busy = await store.run_script(writes.join_run(
+            run_id=run_id, thread_id=thread_id, holder=holder, parent_run_id=parent_run_id,
+            agent_id=agent_id, input=input, worker=worker, lease_until=now + store.lease,
+            now=now, owner=owner), write=True)
+        if busy is not None:
+            raise _not_held(thread_id, holder, busy, store=store.url)
+
+    async def rejoin_run(self, run: Run, *, holder: str, worker: str) -> None:
+        store = self.store
+        now = store.clock()
+        if run.status is RunStatus.RUNNING:
+            left = None if run.lease_until is None else run.lease_until - now
+            raise ThreadBusyError(run.thread_id, run.id, store=store.url, lease_left=left)
+        busy = await store.run_script(writes.rejoin_run(
+            run_id=run.id, thread_id=run.thread_id, holder=holder, worker=worker,
+            lease_until=now + store.lease, now=now, previous_worker=run.worker), write=True)
+        if busy is not None and busy.run_id == run.id:
+            raise ThreadBusyError(run.thread_id, run.id, store=store.url)  # resumed by another
+        if busy is not None:
+            raise _not_held(run.thread_id, holder, busy, store=store.url)
+
     def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:
         if isinstance(claim, Busy):
             raise ThreadBusyError(thread_id, claim.run_id, store=self.store.url)
@@ -123,3 +164,12 @@ class StoreWriter:
         return await store.run_script(writes.renew_lease(
             run_id=run_id, thread_id=thread_id, worker=worker,
             lease_until=store.clock() + store.lease), write=True)
+
+
+def _not_held(thread_id: str, holder: str, busy: Busy, *, store: str) -> StoreError:
+    """Why a run cannot go on under the hold of run ``holder`` on ``thread_id``: another run
+    holds the thread (``busy``'s), or none does."""
+    if busy.run_id:
+        return ThreadBusyError(thread_id, busy.run_id, store=store)
+    return StoreError(f"thread {thread_id!r} is no longer held by run {holder!r}, whose "
+                      "sub-agent was to run on it: resume that run", store=store)

@@ -146,23 +146,28 @@ def load_agents(
 def register_sub_agents(agents: dict[str, LoadedAgent], registry: OperatorRegistry,
                         settings: BlogeSettings, report: ConditionsReport) -> None:
     """The operators of the tools that run an agent (``tool x : agent y { … }``), one per
-    agent called and context, under the tools' operator ref."""
+    agent called, context and thread, under the tools' operator ref."""
     calls = {call.operator_ref: call for loaded in agents.values()
              for call in loaded.definition.agent_calls}
     for ref, call in sorted(calls.items()):
         context = call.context or settings.agents.sub_agent_context
+        thread = call.thread or settings.agents.sub_agent_thread
         registry.register(ref, SubAgentTool(
-            agents[call.agent].operator, context=context,
+            agents[call.agent].operator, context=context, thread=thread,
             max_descendant_tool_calls=settings.agents.max_descendant_tool_calls))
         report.record(f"SubAgent[{ref.removeprefix(AGENT_TOOL_PREFIX)}]", registered=True,
                       kind="on-property",
                       reason=f"a tool runs agent {call.agent!r}; its runs are children of the "
-                             f"caller's, started from {_CONTEXTS[context]}")
+                             f"caller's, started from {_CONTEXTS[context]}, "
+                             f"{_THREADS[thread]}")
 
 
 _CONTEXTS = {"fresh": "the question alone",
              "parent": "the caller's conversation (bloge.agents.sub-agent-context or the "
                        "tool's context)"}
+_THREADS = {"fresh": "on threads of their own",
+            "parent": "on the caller's thread (bloge.agents.sub-agent-thread or the tool's "
+                      "thread)"}
 
 
 def link_handoffs(agents: Mapping[str, LoadedAgent]) -> None:

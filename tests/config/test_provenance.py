@@ -92,8 +92,9 @@ def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
     # openai max-tokens 1, server.admin-keys 1, approvals 3, output 3, guards.fail-open 1,
     # budgets 25 (run, thread and per-key limits 7 each, keys, period, answer-cap, prices),
     # llm routes 1, fallback 4, prompt caching 2, agents.window-block 1, tracing 2,
-    # agents.max-descendant-tool-calls 1, a2a 2 (serve, remotes)
-    assert len(sources) == 134
+    # agents.max-descendant-tool-calls 1, a2a 2 (serve, remotes), agents.sub-agent-context and
+    # sub-agent-thread 2
+    assert len(sources) == 135
     assert set(sources.values()) == {"default"}
     assert {"bloge.llm.model-aliases", "bloge.operators", "bloge.listeners",
             "bloge.llm.retry.on-http-codes"} <= set(sources)

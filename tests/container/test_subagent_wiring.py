@@ -52,6 +52,22 @@ def test_the_settings_context_holds_for_tool_blocks_that_set_none(
     assert tools == {"research": "agent:researcher", "quick": "agent:researcher:fresh"}
 
 
+def test_the_settings_thread_holds_for_tool_blocks_that_set_none(
+        project: Path, tmp_path: Path) -> None:
+    (tmp_path / "triage.bloge").write_text(
+        TRIAGE.replace("}\n}", '}\n  tool quick : agent researcher { thread = "fresh" }\n}'),
+        encoding="utf-8")
+    (tmp_path / "researcher.bloge").write_text('agent researcher { model = "offline" }\n',
+                                               encoding="utf-8")
+    container = container_for(project, tmp_path, **{"sub-agent-thread": "parent"})
+    container.agents()
+    registry = container.operator_registry()
+    assert registry.get("agent:researcher").thread == "parent"
+    assert registry.get("agent:researcher:thread-fresh").thread == "fresh"
+    tools = {t.name: t.operator_ref for t in container.agents()["triage"].definition.tools}
+    assert tools == {"research": "agent:researcher", "quick": "agent:researcher:thread-fresh"}
+
+
 def test_agents_asking_each_other_across_files_are_refused_at_the_name(
         project: Path, tmp_path: Path) -> None:
     (tmp_path / "triage.bloge").write_text(TRIAGE, encoding="utf-8")

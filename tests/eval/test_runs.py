@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bloge import AgentDslCompiler, AgentLoopOperator, OperatorRegistry
+from bloge import Agent, AgentDslCompiler, AgentLoopOperator, OperatorRegistry
 from bloge.eval import arun_dataset, dump_dataset, load_dataset, record_runs, select_runs
 from bloge.eval.dataset import Dataset
-from bloge.llm import LlmChatOperator, LlmRequest, LlmResponse, ToolCall
+from bloge.llm import LlmChatOperator, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
 from bloge.llm.testing import FunctionProvider
 from bloge.store import Store, open_store
 from tests.handoffs.agents import billing, triage
@@ -163,6 +163,26 @@ async def test_a_case_starts_after_a_stored_thread_without_changing_it(tmp_path:
         assert [m.content for m in first_of_eval if m.role == "user"] == [
             "where is order 42", "where is order 42"]
         assert (await store.get_thread(earlier.thread_id)).message_count == 4
+
+
+async def test_a_case_after_a_stored_thread_leaves_out_what_sub_agents_wrote_on_it(
+        tmp_path: Path) -> None:
+    async with open_store("memory://") as store:
+        researcher = Agent(ScriptedProvider("Order 42 is late."), name="researcher",
+                           store=store)
+        caller = Agent(ScriptedProvider(LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall("r1", "researcher", '{"input": "why is 42 late?"}'),)), "It is late."),
+            [researcher.as_tool(thread="parent")], name="triage", store=store)
+        earlier = await caller.arun_output("where is order 42")
+        agent, provider = helper(Lookup(), store)
+        text = REPLAYED.replace("input: where is order 42",
+                                f"thread: {earlier.thread_id}\n    input: where is order 42")
+        results = await arun_dataset(dataset(tmp_path, text), agent)
+    assert results.pass_rate == 1.0
+    first_of_eval = provider.requests[0].messages
+    assert [(m.role, m.content) for m in first_of_eval if m.role != "system"] == [
+        ("user", "where is order 42"), ("assistant", ""), ("tool", "Order 42 is late."),
+        ("assistant", "It is late."), ("user", "where is order 42")]
 
 
 async def test_a_case_of_an_agent_that_hands_over_runs_on_with_the_agent_it_hands_to(

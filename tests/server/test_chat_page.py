@@ -268,3 +268,24 @@ def test_a_sub_agents_call_awaiting_approval_is_decided_in_the_callers_answer(
     closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
     closing.start()
     closing.join()
+
+
+def test_a_reopened_thread_leaves_out_what_a_sub_agent_wrote_on_it(tmp_path: Path,
+                                                                     page: Page) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    researcher = Agent(ScriptedProvider("KB found."), name="researcher", store=store)
+    triage = Agent(ScriptedProvider(LlmResponse("", "tool_calls", tool_calls=(
+        ToolCall("c1", "researcher", '{"input": "find kb"}'),)), "Here it is."),
+        [researcher.as_tool(thread="parent")], name="triage", store=store)
+    with LiveServer(create_app([triage], store=store, config=ServerConfig())) as server:
+        page.goto(server.url("/"))
+        expect(page.locator("#send")).to_be_enabled()
+        say(page, "Find kb")
+        expect(last_answer(page)).to_have_attribute("data-state", "done")
+        page.reload()
+        expect(last_answer(page)).to_have_attribute("data-state", "done")
+        expect(page.locator(".turn .text")).to_have_text(["Find kb", "Here it is."])
+        expect(page.locator(".turn.assistant")).to_have_count(1)
+    closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
+    closing.start()
+    closing.join()

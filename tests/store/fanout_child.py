@@ -1,6 +1,7 @@
 """The program the sub-agent crash test kills: a parent that asks three sub-agents at once.
 
-Run as ``python fanout_child.py STORE_URL LOG_DIR``. The parent's first round asks the
+Run as ``python fanout_child.py STORE_URL LOG_DIR [THREAD]`` (``THREAD``: the sub-agent
+tool's ``thread``, ``fresh`` by default). The parent's first round asks the
 researcher about a, b and c concurrently; a and b answer at once, c calls a tool that never
 returns. It prints ``ready`` once c's tool runs and the parent's ledger holds the answers of a
 and b, then waits to be killed.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from bloge import AgentDslCompiler, AgentLoopOperator, LlmChatOperator, OperatorRegistry
 from bloge.agent import SubAgentTool
+from bloge.agent.caller_thread import SubAgentThread, sub_agent_thread
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RecordedRuns, Store, open_store, ops
 from tests.store.probes import ProbedWriter
@@ -87,9 +89,10 @@ class Slow:
         return self.researcher.slow()
 
 
-def triage(store_url: str, logs: Path, *, hang: bool,
-           lease: float = 30.0) -> tuple[AgentLoopOperator, Store]:
-    """The parent operator (its runs recorded in ``store_url``) and its store."""
+def triage(store_url: str, logs: Path, *, hang: bool, lease: float = 30.0,
+           thread: SubAgentThread = "fresh") -> tuple[AgentLoopOperator, Store]:
+    """The parent operator (its runs recorded in ``store_url``, its sub-agent's on the
+    ``thread`` it says) and its store."""
     store = open_store(store_url, lease=lease)
     researcher = Researcher(logs, hang=hang)
     child_registry = (OperatorRegistry.builder().register("Slow", Slow(researcher))
@@ -98,7 +101,7 @@ def triage(store_url: str, logs: Path, *, hang: bool,
     child = AgentLoopOperator("researcher", AgentDslCompiler(child_registry).compile(RESEARCHER),
                               child_registry, store=store)
     registry = (OperatorRegistry.builder()
-                .register("agent:researcher", SubAgentTool(child))
+                .register("agent:researcher", SubAgentTool(child, thread=thread))
                 .register("llmChat", LlmChatOperator(FunctionProvider(parent_model))).build())
     writer = ProbedWriter(store)
     write = writer.write
@@ -118,5 +121,7 @@ def triage(store_url: str, logs: Path, *, hang: bool,
 
 
 if __name__ == "__main__":
-    agent, _ = triage(sys.argv[1], Path(sys.argv[2]), hang=True)
+    agent, _ = triage(sys.argv[1], Path(sys.argv[2]), hang=True,
+                      thread=sub_agent_thread(sys.argv[3] if len(sys.argv) > 3 else "fresh",
+                                              where="fanout_child.py THREAD"))
     asyncio.run(agent.aexecute("Tell me about a, b and c"))

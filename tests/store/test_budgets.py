@@ -24,6 +24,7 @@ from bloge.store import (
     usage_report,
 )
 from bloge.store.recorder import Recorder
+from bloge.store.thread_log import ThreadLog
 
 
 def text(content: str = "done") -> LlmResponse:
@@ -110,7 +111,8 @@ async def test_two_workers_reserving_on_one_thread_budget_never_overshoot(
         thread = f"thread-{os.getpid()}-{id(first)}"
         claims = [Claim("thread", thread, "", Budget(tool_calls=25, model_calls=7))]
         workers = [StoreCounters(Recorder(store, StoreWriter(store), run_id=f"run-{n}",
-                                          thread_id=thread, next_seq=1),
+                                          log=ThreadLog(store, thread, holder=f"run-{n}",
+                                                        next_seq=1)),
                                  agent_id="a", principal=None)
                    for n, store in enumerate((first, second))]
 

@@ -10,6 +10,7 @@ from bloge.agent.agent_calls import QUESTION_PARAMETERS
 from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.builder import AgentBuilder
 from bloge.agent.caller_context import SubAgentContext
+from bloge.agent.caller_thread import SubAgentThread
 from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.handler import DEFAULT_MAX_BODY_BYTES, AgentHandler
 from bloge.agent.facade.model import ChatFunction, ChatModel, as_provider
@@ -302,7 +303,8 @@ class Agent:
 
     def as_tool(self, name: str | None = None, *, description: str = "",
                 max_descendant_tool_calls: int | None = DEFAULT_MAX_DESCENDANT_TOOL_CALLS,
-                context: SubAgentContext = "fresh") -> ToolOperator:
+                context: SubAgentContext = "fresh",
+                thread: SubAgentThread = "fresh") -> ToolOperator:
         """This agent as a tool of another: ``Agent(llm, [researcher.as_tool()])``.
 
         A call asks this agent its ``input`` argument and answers with its answer (its typed
@@ -315,13 +317,17 @@ class Agent:
         caller's sub-agents, all the way down (see :mod:`bloge.agent.subagent`).
         ``context`` is what each call's run starts from: ``"fresh"``, the question alone;
         ``"parent"``, the caller's conversation so far, then the question (see
-        :mod:`bloge.agent.caller_context`) — on a thread of its own either way.
+        :mod:`bloge.agent.caller_context`). ``thread`` is where each call's run is recorded:
+        ``"fresh"``, on a thread of its own; ``"parent"``, on its recorded caller's thread,
+        its messages tagged with its run id, the caller's memory left as it is (see
+        :mod:`bloge.agent.caller_thread`).
         """
         agent_id = self._operator.agent_def.id
         if name is None and not TOOL_NAME.fullmatch(agent_id):
             raise BlogeUsageError(f"agent {agent_id!r} is no tool name (1 to 64 letters, "
                                   "digits, '_' or '-'): give one, as_tool('research')")
         operator = SubAgentTool(self._operator, description=description, context=context,
+                                thread=thread,
                                 max_descendant_tool_calls=max_descendant_tool_calls)
         return ToolOperator(name or agent_id,
                             description or f"Ask agent {self._operator.agent_def.id!r}",

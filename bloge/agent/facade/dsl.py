@@ -57,7 +57,8 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
     known = agents or {}
     check_agent_calls({definition.id: definition}, others=known)
     for ref, call in {call.operator_ref: call for call in definition.agent_calls}.items():
-        registry.register(ref, SubAgentTool(known[call.agent], context=call.context or "fresh"))
+        registry.register(ref, SubAgentTool(known[call.agent], context=call.context or "fresh",
+                                            thread=call.thread or "fresh"))
     used = {tool.operator_ref for tool in definition.tools
             if not tool.external and not tool.operator_ref.startswith(AGENT_TOOL_PREFIX)}
     for name in made:

@@ -146,19 +146,23 @@ class AgentOperatorBase:
         return self._channel(lambda sink: self._engine.run(start, ctx, sink=sink))
 
     async def arun_child(self, input: object, ctx: Context, *, run_id: str | None,
-                         sink: ChunkSink | None = None) -> AgentOutput:
+                         sink: ChunkSink | None = None,
+                         on_caller_thread: bool = False) -> AgentOutput:
         """Run ``input`` as the run ``run_id`` that a caller's tool call names (a sub-agent's,
         see :mod:`bloge.agent.subagent`), its chunks to ``sink`` when given. With a store,
         the run is taken up however far it got: its recorded output when it succeeded
-        before, continued when it stopped, started (on a new thread) when it never was.
-        Without a store, or without ``run_id`` (an unrecorded caller), a run of its own."""
+        before, continued when it stopped, started when it never was — on a new thread, or
+        with ``on_caller_thread`` on the recorded caller's (see
+        :mod:`bloge.agent.caller_thread`). Without a store, or without ``run_id`` (an
+        unrecorded caller), a run of its own."""
         agent_input = AgentInput.of(input)
         if self._runs is None:
             return await self._engine.run(RunStart(agent_input), ctx, sink=sink)
         context = _context(ctx)
         if run_id is not None and isinstance(self._runs, RunAttacher):
             return await self._runs.attach_run(self._engine, agent_input, context,
-                                               run_id=run_id, sink=sink)
+                                               run_id=run_id, sink=sink,
+                                               on_caller_thread=on_caller_thread)
         return await self._runs.record_run(self._engine, agent_input, context, thread_id=None,
                                            sink=sink, metadata=None, run_id=run_id)
 

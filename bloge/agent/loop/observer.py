@@ -136,9 +136,12 @@ class RunAttacher(Protocol):
     what a sub-agent's call, run again after its caller's crash, needs."""
 
     async def attach_run(self, engine: AgentEngine, input: AgentInput, ctx: OperatorContext,
-                         *, run_id: str, sink: ChunkSink | None) -> AgentOutput:
+                         *, run_id: str, sink: ChunkSink | None,
+                         on_caller_thread: bool = False) -> AgentOutput:
         """Run ``run_id`` to its end: its recorded output when it succeeded, continued from
-        its last step when it stopped, started on a new thread when it never was."""
+        its last step when it stopped, started when it never was — on a new thread, or with
+        ``on_caller_thread`` on that of ``ctx``'s run, the caller's, when it is one of this
+        store's running here (see :mod:`bloge.agent.caller_thread`)."""
         ...
 
 

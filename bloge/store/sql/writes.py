@@ -88,6 +88,45 @@ def start_run_on_new_thread(*, run_id: str, thread_id: str, agent_id: str,
     return Claim(thread_id, 1, None)
 
 
+def join_run(*, run_id: str, thread_id: str, holder: str, parent_run_id: str, agent_id: str,
+             input: Sequence[LlmMessage], worker: str, lease_until: float, now: float,
+             owner: str | None = None) -> Script[Busy | None]:
+    """Insert run ``run_id``, a child of run ``parent_run_id``, on thread ``thread_id`` under
+    the hold of run ``holder`` (the parent, or an ancestor: a sub-agent's run on its caller's
+    thread), without taking the thread: :class:`Busy` (naming the thread's holder, ``""`` for
+    none) when ``holder`` does not hold it, and nothing is written. The parent is written
+    with the run, so that the run is known for a guest from its start."""
+    held = yield from _held_by(thread_id, holder)
+    if held is not None:
+        return held
+    yield _insert_run(run_id=run_id, thread_id=thread_id, agent_id=agent_id, input=input,
+                      worker=worker, lease_until=lease_until, now=now, owner=owner)
+    yield Query("UPDATE bloge_runs SET parent_run_id = ? WHERE id = ?",
+                (parent_run_id, run_id))
+    return None
+
+
+def rejoin_run(*, run_id: str, thread_id: str, holder: str, worker: str, lease_until: float,
+               now: float, previous_worker: str | None = None) -> Script[Busy | None]:
+    """Mark run ``run_id`` (stopped) running again under the hold of run ``holder`` on its
+    thread, as :func:`join_run` started it, without taking the thread; ``previous_worker``
+    as for :func:`resume_run`. :class:`Busy` when ``holder`` does not hold the thread, or
+    when another resume took the run first."""
+    held = yield from _held_by(thread_id, holder)
+    if held is not None:
+        return held
+    taken = yield from _take_run(run_id, worker=worker, lease_until=lease_until, now=now,
+                                 previous_worker=previous_worker)
+    return None if taken else Busy(run_id)
+
+
+def _held_by(thread_id: str, holder: str) -> Script[Busy | None]:
+    row = one((yield Query("SELECT active_run_id FROM bloge_threads WHERE id = ?",
+                           (thread_id,))))
+    active = None if row is None else row[0]
+    return None if active == holder else Busy(active or "")
+
+
 def _insert_run(*, run_id: str, thread_id: str, agent_id: str, input: Sequence[LlmMessage],
                 worker: str, lease_until: float, now: float, owner: str | None) -> Query:
     return Query(
@@ -105,6 +144,15 @@ def resume_run(*, run_id: str, thread_id: str, worker: str, lease_until: float,
     claim = yield from _claim(thread_id, run_id, lease_until, now)
     if isinstance(claim, Busy):
         return claim
+    taken = yield from _take_run(run_id, worker=worker, lease_until=lease_until, now=now,
+                                 previous_worker=previous_worker)
+    # The loser's claim above only renewed the lease of the same run, which the winner holds.
+    return claim if taken else Busy(run_id)
+
+
+def _take_run(run_id: str, *, worker: str, lease_until: float, now: float,
+              previous_worker: str | None) -> Script[bool]:
+    """Mark the stopped run running on ``worker``: whether this took it."""
     # A paused run has no worker to compare: not one another resume has just taken.
     owned = " AND status <> 'running'" if previous_worker is None else " AND worker = ?"
     taken = yield Query(
@@ -113,8 +161,7 @@ def resume_run(*, run_id: str, thread_id: str, worker: str, lease_until: float,
         (RunStatus.RUNNING.value, worker, lease_until, now, run_id,
          *(() if previous_worker is None else (previous_worker,))),
     )
-    # The loser's claim above only renewed the lease of the same run, which the winner holds.
-    return claim if taken.rowcount == 1 else Busy(run_id)
+    return bool(taken.rowcount == 1)
 
 
 def _claim(thread_id: str, run_id: str, lease_until: float, now: float,

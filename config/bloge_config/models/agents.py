@@ -31,3 +31,9 @@ class AgentsSettings(BaseModel):
         "conversation so far (its own prompt and its calls still waiting left out), then the "
         "question — on a thread of the sub-agent's own either way. A tool block's context = "
         '"…" wins')
+    sub_agent_thread: Literal["fresh", "parent"] = Field(
+        default="fresh", description="Which thread a sub-agent's run is recorded on (tool "
+        "research : agent researcher { … }): fresh, a new thread of its own; parent, its "
+        "recorded caller's thread, its messages tagged with its run id, under the caller's "
+        "hold, the caller's memory view left as it is (the caller's model sees only the "
+        "call's result). Not on the Temporal runner. A tool block's thread = \"…\" wins")

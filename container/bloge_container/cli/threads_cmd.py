@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -62,16 +63,18 @@ def show(
     profile: ProfileOption = None,
 ) -> None:
     """A thread's messages in order: number, role, text (tool calls and results too, masked
-    as the journal masks them)."""
+    as the journal masks them); those a sub-agent's run wrote on its caller's thread name the
+    agent and the run (``--json``: each message's ``run_id``)."""
     with reported_errors():
-        from bloge.store import masked_message
+        from bloge.store import guest_runs, masked_message
 
-        async def read(store: Store) -> tuple[Thread, list[StoredMessage]]:
+        async def read(store: Store) -> tuple[Thread, list[StoredMessage], dict[str, str]]:
             thread = await store.find_thread(thread_id)
-            return thread, await store.thread_messages(thread.id)
+            stored = await store.thread_messages(thread.id)
+            return thread, stored, await guest_runs(store, stored)
 
         store = opened_store(open_container(config, profile))
-        thread, stored = with_store(store, read)
+        thread, stored, sub_agents = with_store(store, read)
         messages = [masked_message(store.redactor, m) for m in stored]
         if as_json:
             document = {**thread.to_dict(), "messages": messages}
@@ -79,10 +82,20 @@ def show(
             return
         out.print(f"thread {thread.id} · {thread.message_count} messages", markup=False)
         for message in messages:
-            out.print(f"{message['seq']:>5}  {_line(message)}", markup=False)
+            out.print(message_line(message, sub_agents), markup=False)
 
 
-def _line(message: dict[str, Any]) -> str:
+def message_line(message: Mapping[str, Any], sub_agents: Mapping[str, str]) -> str:
+    """How ``threads show`` prints ``message`` (JSON data, ``masked_message``): its number,
+    role and text, and, for a message of one of ``sub_agents``' runs (agents by run id),
+    which agent's run wrote it."""
+    line = f"{message['seq']:>5}  {_line(message)}"
+    run_id = message.get("run_id") or ""
+    agent = sub_agents.get(run_id)
+    return line if agent is None else f"{line}  [sub-agent {agent}, run {run_id}]"
+
+
+def _line(message: Mapping[str, Any]) -> str:
     """A message's line, from its JSON data (``masked_message``)."""
     text = " ".join(message["content"].split())
     if message.get("tool_calls"):
