@@ -132,6 +132,22 @@ def test_bloge_run_loads_what_a_run_needs_only(tmp_path: Path) -> None:
                         "rich.table", "bloge.store.approvals", "bloge.store.timeline") == []
 
 
+def test_bloge_run_collects_garbage_once_the_application_is_loaded() -> None:
+    """``bloge`` starts with the collector off (what start-up makes lives as long as the
+    command); the run itself has it on, what start-up made frozen out of its way."""
+    run = ("import gc\n"
+           "import bloge_container.cli.run as command\n"
+           "run_agent, seen = command.run_agent, []\n"
+           "def observed(*args, **kwargs):\n"
+           "    seen.append((gc.isenabled(), gc.get_freeze_count()))\n"
+           "    return run_agent(*args, **kwargs)\n"
+           "command.run_agent = observed\n"
+           "assert gc.isenabled()\n" + BLOGE_RUN +
+           "[(enabled, frozen)] = seen\n"
+           "assert enabled and frozen > 10_000, seen\n")
+    subprocess.run([sys.executable, "-c", run], check=True, cwd=ROOT, timeout=120)
+
+
 @pytest.mark.parametrize("package", LAZY_MODULES)
 def test_every_exported_name_resolves_in_a_fresh_interpreter(package: str) -> None:
     # A fresh interpreter: in this one, other tests have long imported every module.

@@ -137,11 +137,13 @@ def create_container(
 
 def freeze_startup_objects() -> None:
     """What start-up made lives as long as a server or worker process: out of the
-    collector's way, so that its full collections walk only what the runs make."""
+    collector's way, so that its full collections walk only what the runs make. The collector
+    is on from here (``bloge``'s start-up turns it off)."""
     import gc
 
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 async def close_container(container: ApplicationContainer) -> None:
