@@ -14,8 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dependency_injector import containers, providers
-
 from bloge_config import (
     BlogeSettings,
     LoadedSettings,
@@ -25,6 +23,7 @@ from bloge_config import (
 from bloge_container import autopilot as autopilot_wiring
 from bloge_container import components, journal, mcp, rpc, store, tracing
 from bloge_container.agents import load_agents
+from bloge_container.injection import containers, providers
 from bloge_container.report import ConditionsReport
 
 
