@@ -17,8 +17,9 @@ _WIRING_EXTRA = "starlette.requests"
 if _WIRING_EXTRA in sys.modules:
     from dependency_injector import containers, providers
 else:
-    # A None in sys.modules makes the import of that name raise ImportError (documented).
-    sys.modules[_WIRING_EXTRA] = None  # type: ignore[assignment]
+    # A None in sys.modules makes an import of that name raise ImportError, as documented
+    # (typeshed's sys.modules holds modules only).
+    sys.modules[_WIRING_EXTRA] = None  # type: ignore[assignment]  # see above
     try:
         from dependency_injector import containers, providers
     finally:
