@@ -122,14 +122,31 @@ BLOGE_RUN = ("import contextlib, io, os, sys\n"
 
 def test_bloge_run_loads_what_a_run_needs_only(tmp_path: Path) -> None:
     """``bloge run`` (the quick start's offline run) loads neither the journal's renderers
-    (structlog), the retries of HTTP and remote calls (tenacity), rich's spinner nor the
-    store's approvals and reports; nor the parser (lark) once its DSL files were parsed by an
-    earlier command."""
+    (structlog), the retries of HTTP and remote calls (tenacity), rich's spinner, the store's
+    approvals and reports nor the web framework (starlette: dependency-injector's wiring looks
+    for it); nor the parser (lark) once its DSL files were parsed by an earlier command."""
     run = (f"import os\nos.environ['XDG_CACHE_HOME'] = {str(tmp_path)!r}\n"
            "os.environ.pop('BLOGE_NO_CACHE', None)\n" + BLOGE_RUN)
     assert loaded_after(run, "lark")  # the first parses them, and keeps what they parse to
     assert loaded_after(run, "lark", "structlog", "tenacity", "rich.status",
-                        "rich.table", "bloge.store.approvals", "bloge.store.timeline") == []
+                        "rich.table", "bloge.store.approvals", "bloge.store.timeline",
+                        "starlette", "anyio") == []
+
+
+def test_bloge_run_collects_garbage_once_the_application_is_loaded() -> None:
+    """``bloge`` starts with the collector off (what start-up makes lives as long as the
+    command); the run itself has it on, what start-up made frozen out of its way."""
+    run = ("import gc\n"
+           "import bloge_container.cli.run as command\n"
+           "run_agent, seen = command.run_agent, []\n"
+           "def observed(*args, **kwargs):\n"
+           "    seen.append((gc.isenabled(), gc.get_freeze_count()))\n"
+           "    return run_agent(*args, **kwargs)\n"
+           "command.run_agent = observed\n"
+           "assert gc.isenabled()\n" + BLOGE_RUN +
+           "[(enabled, frozen)] = seen\n"
+           "assert enabled and frozen > 10_000, seen\n")
+    subprocess.run([sys.executable, "-c", run], check=True, cwd=ROOT, timeout=120)
 
 
 @pytest.mark.parametrize("package", LAZY_MODULES)

@@ -14,8 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dependency_injector import containers, providers
-
 from bloge_config import (
     BlogeSettings,
     LoadedSettings,
@@ -25,6 +23,7 @@ from bloge_config import (
 from bloge_container import autopilot as autopilot_wiring
 from bloge_container import components, journal, mcp, rpc, store, tracing
 from bloge_container.agents import load_agents
+from bloge_container.injection import containers, providers
 from bloge_container.report import ConditionsReport
 
 
@@ -137,11 +136,13 @@ def create_container(
 
 def freeze_startup_objects() -> None:
     """What start-up made lives as long as a server or worker process: out of the
-    collector's way, so that its full collections walk only what the runs make."""
+    collector's way, so that its full collections walk only what the runs make. The collector
+    is on from here (``bloge``'s start-up turns it off)."""
     import gc
 
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 async def close_container(container: ApplicationContainer) -> None:
