@@ -521,10 +521,7 @@ async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
         return
 
     async def beat() -> None:
-        # The first beat after an interval, not at once: the heartbeat timeout counts from
-        # the start, and a call shorter than that (most are) costs the service no heartbeat.
         while True:
-            await asyncio.sleep(interval)
             if beats:
                 activity.heartbeat()
             if watch is not None:
@@ -532,14 +529,22 @@ async def _heartbeating(watch: Callable[[], Awaitable[None]] | None = None,
                     await watch()
                 except Exception:  # noqa: BLE001 -- the store's trouble must not fail the call
                     _log.warning("could not renew the run's lease in the store", exc_info=True)
+            await asyncio.sleep(interval)
 
-    task = asyncio.create_task(beat())
+    # The first beat after an interval, not at once: the heartbeat timeout counts from the
+    # start, and a call shorter than that (most are) costs the service no heartbeat, and
+    # this worker a timer rather than a task (cancelled and awaited on its way out).
+    loop = asyncio.get_running_loop()
+    beating: list[asyncio.Task[None]] = []
+    due = loop.call_later(interval, lambda: beating.append(loop.create_task(beat())))
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        due.cancel()
+        for task in beating:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 def _not_waited_on(outcome: ToolOutcome, wait: ChildWait) -> ToolOutcome:
