@@ -17,13 +17,19 @@ async def repeating(seconds: float, work: Callable[[], Awaitable[object]]) -> As
 
     async def repeat() -> None:
         while True:
-            await asyncio.sleep(seconds)
             await work()
+            await asyncio.sleep(seconds)
 
-    task = asyncio.create_task(repeat())
+    # A timer, not a task, until the first time: a body shorter than ``seconds`` (most
+    # Temporal activities) costs no task created, cancelled and awaited on its way out.
+    loop = asyncio.get_running_loop()
+    started: list[asyncio.Task[None]] = []
+    due = loop.call_later(seconds, lambda: started.append(loop.create_task(repeat())))
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        due.cancel()
+        for task in started:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

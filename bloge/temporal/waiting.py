@@ -37,6 +37,7 @@ from bloge.agent.runtime import PendingRound, RecordedResult, ToolOutcome, unans
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import ToolCall
 from bloge.temporal.catalogue import ServedAgent
+from bloge.temporal.patches import PAUSES, TOOL_RESULTS, patched
 from bloge.temporal.wire import Json
 
 PAUSE_ACTIVITY = "bloge.pause"
@@ -44,21 +45,16 @@ GO_ON_ACTIVITY = "bloge.go_on"
 #: The signal that carries answers by call id: a decision ``{"approved", "reason",
 #: "principal"}``, or an external call's posted result ``{"result", "text"}``.
 ANSWER_SIGNAL = "bloge.answer"
-#: The patch after which a run's approvals pause its workflow (before it, they failed it).
-PAUSES = "bloge.pauses"
-#: The patch after which a run's external calls pause its workflow (before it, they failed
-#: it).
-TOOL_RESULTS = "bloge.tool-results"
 #: The reason an expired request gives the model (as :data:`bloge.store.paused.EXPIRED`).
 EXPIRED = "the approval request expired before anyone decided it"
 
 
 def waits_here(agent: ServedAgent, paused: RunPaused) -> bool:
     """Whether the workflow can wait on ``paused``'s calls: a recorded run's."""
-    if not (agent.recorded and workflow.patched(PAUSES)):
+    if not (agent.recorded and patched(PAUSES)):
         return False
     return (all(call.kind == "approval" for call in paused.pending)
-            or workflow.patched(TOOL_RESULTS))
+            or patched(TOOL_RESULTS))
 
 
 class Answers:

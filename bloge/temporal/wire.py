@@ -45,13 +45,21 @@ def tool_from_json(data: Mapping[str, Any]) -> ToolDefinition:
 
 
 def response_to_json(response: LlmResponse) -> Json:
-    return {"content": response.content, "finish_reason": response.finish_reason,
-            "prompt_tokens": response.prompt_tokens,
-            "completion_tokens": response.completion_tokens,
-            "tool_calls": [call_to_json(call) for call in response.tool_calls],
-            "model": response.model, "cache_read_tokens": response.cache_read_tokens,
-            "cache_write_tokens": response.cache_write_tokens,
-            "fallback_from": list(response.fallback_from)}
+    """A model's answer; the fields :func:`response_from_json` defaults (no model named, no
+    cache tokens, no fallback) left out, as most answers of most providers have them."""
+    data: Json = {"content": response.content, "finish_reason": response.finish_reason,
+                  "prompt_tokens": response.prompt_tokens,
+                  "completion_tokens": response.completion_tokens,
+                  "tool_calls": [call_to_json(call) for call in response.tool_calls]}
+    if response.model:
+        data["model"] = response.model
+    if response.cache_read_tokens:
+        data["cache_read_tokens"] = response.cache_read_tokens
+    if response.cache_write_tokens:
+        data["cache_write_tokens"] = response.cache_write_tokens
+    if response.fallback_from:
+        data["fallback_from"] = list(response.fallback_from)
+    return data
 
 
 def response_from_json(data: Mapping[str, Any]) -> LlmResponse:

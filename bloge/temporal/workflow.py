@@ -128,6 +128,14 @@ from bloge.temporal.histories import (
     read_view,
 )
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
+from bloge.temporal.patches import (
+    CHILD_SHARES,
+    CHILD_WORKFLOWS,
+    LONG_RUNS,
+    QUIET_ENDS,
+    REPORT_FAILED_TOOLS,
+    patched,
+)
 from bloge.temporal.relay import watched_by_child
 from bloge.temporal.shares import Shares
 from bloge.temporal.waiting import (
@@ -146,25 +154,10 @@ FINISH_ACTIVITY = "bloge.finish"
 BEGIN_ACTIVITY = "bloge.begin"
 TOOL_FAILED_ACTIVITY = "bloge.tool_failed"
 HANDOFF_ACTIVITY = "bloge.handoff"
-#: The patch after which runs continue as new (workflows begun before replay without it).
-LONG_RUNS = "bloge.continue-as-new"
 #: The error type of a tool activity that stopped its call at its deadline.
 TOOL_TIMED_OUT = "ToolTimedOut"
 #: The error type Temporal gives an activity its worker's shutdown cut short.
 WORKER_SHUTDOWN = "WorkerShutdown"
-#: The patch that reports a tool activity that did not complete (workflows begun before it
-#: replay without that activity).
-REPORT_FAILED_TOOLS = "bloge.report-failed-tools"
-#: The patch after which a run that has no one to tell its end (no store, no listeners) ends
-#: without the finish activity (workflows begun before it replay with that activity).
-QUIET_ENDS = "bloge.quiet-ends"
-#: The patch after which a sub-agent call's child run is a child workflow (workflows begun
-#: before it replay with the child run inside the call's tool activity).
-CHILD_WORKFLOWS = "bloge.child-workflows"
-#: The patch after which a child workflow shares its callers' budgets and the run tree's
-#: tool-call ceiling (see :mod:`bloge.temporal.shares`; workflows begun before it replay
-#: with their children's budgets and calls apart).
-CHILD_SHARES = "bloge.child-shares"
 MAX_TURNS_ERROR = "MaxTurnsExceededError"
 RUN_ERROR = "AgentRunError"
 
@@ -189,7 +182,7 @@ class AgentWorkflow:
         agent_id = str(start["agent"])
         agent = _served(info.task_queue, agent_id)
         # Workflows begun before runs continued as new replay without it.
-        may_continue = workflow.patched(LONG_RUNS)
+        may_continue = patched(LONG_RUNS)
         run_id = info.workflow_id
         values = dict(start.get("context") or {})
         carried: Json | None = start.get("carried")
@@ -533,6 +526,8 @@ class ActivityEffects:
             async with limit:
                 return await self._call_tool(turn, call)
 
+        if len(calls) == 1:  # the same command as through gather, without its task
+            return [await one(calls[0])]
         return list(await asyncio.gather(*(one(call) for call in calls)))
 
     async def _call_tool(self, turn: int, call: ToolCall) -> ToolOutcome:
@@ -543,7 +538,7 @@ class ActivityEffects:
                    "thread_id": self._thread_id, "call": wire.call_to_json(call),
                    "context": self._values, "principal": self._principal, **self._watchers()}
         if plan is not None and plan.child is not None and catalogue.find(
-                self._queue, plan.child) is not None and workflow.patched(CHILD_WORKFLOWS):
+                self._queue, plan.child) is not None and patched(CHILD_WORKFLOWS):
             payload["child"] = True  # the activity stops at the question
         started = workflow.time()
         if plan is not None and self.shares.nested and not self.shares.below.take():
@@ -561,7 +556,7 @@ class ActivityEffects:
             _raise_if_cancelled(error)
             outcome = _failed(call, error, plan.timeout if plan else None,
                               idempotent=plan.idempotent if plan else False)
-            if workflow.patched(REPORT_FAILED_TOOLS):
+            if patched(REPORT_FAILED_TOOLS):
                 await self._report_failed(payload, outcome, started)
             return outcome
         if "child" in result:
@@ -596,7 +591,7 @@ class ActivityEffects:
                 "refuses a payload over 2 MiB); use the fresh context for it"))
         # What the caller's budgets (and its callers') allow the child, and the tree's
         # tool-call ceiling.
-        shared = workflow.patched(CHILD_SHARES)
+        shared = patched(CHILD_SHARES)
         ledger = caller_ledger()
         if shared:
             start.update(self.shares.for_child(ledger, asked.get("ceiling")))
@@ -682,7 +677,7 @@ class ActivityEffects:
         run's end in the store); a run with no one to tell (no store, no listeners) needs
         no activity: its end is the workflow's."""
         agent = self._agent
-        if not (agent.recorded or agent.listeners) and workflow.patched(QUIET_ENDS):
+        if not (agent.recorded or agent.listeners) and patched(QUIET_ENDS):
             return
         usage: AgentUsage = checkpoint.usage
         recorded = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -10,8 +11,8 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from bloge import AgentDef, MaxTurnsExceededError, OperatorRegistry
@@ -26,6 +27,7 @@ from bloge.temporal import (
     served_agents,
 )
 from bloge.temporal.activities import AgentActivities
+from bloge.temporal.patches import BASELINE, LONG_RUNS, QUIET_ENDS
 from bloge.temporal.worker import PASSED_THROUGH
 from bloge.temporal.workflow import FINISH_ACTIVITY
 from tests.runtime.helpers import Recorder
@@ -85,7 +87,7 @@ async def test_a_run_is_a_workflow_whose_calls_are_activities(serving: Serving,
     assert (tmp_path / "count.log").read_text().splitlines() == ["run-hello:1:c1"]
     # Model calls are activities, or markers of the workflow tasks that made them (the
     # tools and the end of the run are activities either way); one more marker is the
-    # patch that lets runs continue as new.
+    # patch that stands for the earlier ones (bloge.temporal.patches).
     history = await runner.client.get_workflow_handle("run-hello").fetch_history()
     kinds = [event.event_type for event in history.events]
     local = runner.local_model_calls
@@ -94,16 +96,15 @@ async def test_a_run_is_a_workflow_whose_calls_are_activities(serving: Serving,
 
 
 async def test_a_run_with_no_one_to_tell_its_end_ends_without_the_finish_activity(
-        serving: Serving) -> None:
-    recorder = Recorder()
-    async with serving(listeners=(recorder,)) as (runner, _):
-        await runner.run("counter", "hello", run_id="run-told")
-        told = await runner.client.get_workflow_handle("run-told").fetch_history()
+        serving: Serving, client: Client, task_queue: str, tmp_path: Path) -> None:
     async with serving() as (runner, _):
         output = await runner.run("counter", "hello", run_id="run-quiet")
         quiet = await runner.client.get_workflow_handle("run-quiet").fetch_history()
-        # A run begun before the patch (its history has the finish activity) replays.
-        await _replayed(told, runner.client, task_queue_of(told), "counter")
+    # A run begun before the patch (its history has the finish activity) replays.
+    told = await _run_before(client, task_queue, tmp_path, "run-told", {BASELINE, QUIET_ENDS},
+                             local_model_calls=runner.local_model_calls)
+    async with serving():
+        await _replayed(told, client, task_queue, "counter")
     assert output.content == "answer: counted hello | opened hello"
 
     def activities(history: WorkflowHistory) -> list[str]:
@@ -113,6 +114,54 @@ async def test_a_run_with_no_one_to_tell_its_end_ends_without_the_finish_activit
 
     assert activities(told)[-1] == FINISH_ACTIVITY
     assert activities(quiet) == activities(told)[:-1]
+
+
+async def test_a_run_begun_before_the_baseline_patch_replays(client: Client, task_queue: str,
+                                                             tmp_path: Path) -> None:
+    """A worker that does not take the baseline patch runs as workers did before it (a
+    marker for each earlier patch a run takes); its history replays today, and so does
+    today's, with the baseline's one marker."""
+    before = await _run_before(client, task_queue, tmp_path, "run-before", {BASELINE})
+    registry = agents.registry(tmp_path / "count.log")
+    options = TemporalOptions(task_queue=task_queue)
+    async with agent_worker(client, served_agents(agents.definitions(registry), registry,
+                                                  options), options):
+        await TemporalRunner(client, task_queue).run("counter", "hello", run_id="run-after")
+        after = await client.get_workflow_handle("run-after").fetch_history()
+        await _replayed(before, client, task_queue, "counter")
+        await _replayed(after, client, task_queue, "counter")
+    assert _patches(before) == [LONG_RUNS, QUIET_ENDS]
+    assert _patches(after) == [BASELINE]
+
+
+async def _run_before(client: Client, task_queue: str, tmp_path: Path, run_id: str,
+                      refused: set[str], *, local_model_calls: bool = False) -> WorkflowHistory:
+    """The history of a ``counter`` run (no listeners) on a worker of today's code that
+    does not take the ``refused`` patches: as a worker from before them ran it."""
+    registry = agents.registry(tmp_path / "count.log")
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(agents.definitions(registry), registry, options)
+    catalogue.file(task_queue, served)
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    try:
+        async with Worker(client, task_queue=task_queue, workflows=[AgentWorkflow],
+                          activities=AgentActivities(served).all(),
+                          workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+                          patch_activation_callback=lambda asked: asked.patch_id not in refused):
+            await TemporalRunner(client, task_queue, local_model_calls=local_model_calls).run(
+                "counter", "hello", run_id=run_id)
+    finally:
+        catalogue.withdraw(task_queue, list(served))
+    return await client.get_workflow_handle(run_id).fetch_history()
+
+
+def _patches(history: WorkflowHistory) -> list[str]:
+    """The ids of the patch markers in ``history``, in order."""
+    return [json.loads(event.marker_recorded_event_attributes.details["patch-data"]
+                       .payloads[0].data)["id"]
+            for event in history.events
+            if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+            and "patch-data" in event.marker_recorded_event_attributes.details]
 
 
 def task_queue_of(history: WorkflowHistory) -> str:

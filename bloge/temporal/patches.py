@@ -1,0 +1,53 @@
+"""The patches of the agent workflow's code, and how a run asks for one.
+
+Each change to the commands the workflow issues is a patch (``workflow.patched(id)``), so
+that a run begun before it replays the way it ran. Temporal records a marker for each patch
+a run takes — and, with it, an upsert of the run's ``TemporalChangeVersion`` search
+attribute: two history events, and their work on the service, per patch and per run. A run
+begun after :data:`BASELINE` records that one marker and takes every patch of
+:data:`EARLIER` without a marker of its own (:func:`patched`); a run begun before it (its
+history has no ``BASELINE`` marker) asks for each as it did. A patch added later asks
+``workflow.patched`` itself: runs begun after the baseline but before it must not take it.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+#: The patch after which runs continue as new (workflows begun before replay without it).
+LONG_RUNS = "bloge.continue-as-new"
+#: The patch that reports a tool activity that did not complete (workflows begun before it
+#: replay without that activity).
+REPORT_FAILED_TOOLS = "bloge.report-failed-tools"
+#: The patch after which a run that has no one to tell its end (no store, no listeners) ends
+#: without the finish activity (workflows begun before it replay with that activity).
+QUIET_ENDS = "bloge.quiet-ends"
+#: The patch after which a sub-agent call's child run is a child workflow (workflows begun
+#: before it replay with the child run inside the call's tool activity).
+CHILD_WORKFLOWS = "bloge.child-workflows"
+#: The patch after which a child workflow shares its callers' budgets and the run tree's
+#: tool-call ceiling (see :mod:`bloge.temporal.shares`; workflows begun before it replay
+#: with their children's budgets and calls apart).
+CHILD_SHARES = "bloge.child-shares"
+#: The patch after which a run's approvals pause its workflow (before it, they failed it).
+PAUSES = "bloge.pauses"
+#: The patch after which a run's external calls pause its workflow (before it, they failed
+#: it).
+TOOL_RESULTS = "bloge.tool-results"
+#: The patches a run begun after :data:`BASELINE` takes without their markers.
+EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
+                     CHILD_SHARES, PAUSES, TOOL_RESULTS})
+#: The patch that stands for all of :data:`EARLIER`. A run asks for it with its first
+#: patch (``LONG_RUNS``, as its workflow task begins), so it is recorded at the same point
+#: of every history.
+BASELINE = "bloge.baseline"
+
+
+def patched(patch_id: str) -> bool:
+    """Whether the run takes the code after ``patch_id``, one of :data:`EARLIER`: a run
+    begun after :data:`BASELINE` does; an earlier one as its history says (a marker
+    recorded now, when it first runs that code)."""
+    if patch_id not in EARLIER:
+        raise ValueError(f"patch {patch_id!r} is not one of the baseline's: ask "
+                         "workflow.patched for it")
+    return workflow.patched(BASELINE) or workflow.patched(patch_id)

@@ -1,0 +1,18 @@
+"""The JSON forms that cross Temporal (no server needed)."""
+
+from __future__ import annotations
+
+from bloge.llm.messages import ToolCall
+from bloge.llm.types import LlmResponse
+from bloge.temporal import wire
+
+
+def test_a_model_answer_crosses_without_the_fields_left_at_their_defaults() -> None:
+    plain = LlmResponse("", "tool_calls", 10, 5, (ToolCall("c1", "lookup", "{}"),))
+    data = wire.response_to_json(plain)
+    assert sorted(data) == ["completion_tokens", "content", "finish_reason", "prompt_tokens",
+                            "tool_calls"]
+    assert wire.response_from_json(data) == plain
+    full = LlmResponse("hi", "stop", 10, 3, model="m-2", cache_read_tokens=4,
+                       cache_write_tokens=2, fallback_from=("m-1",))
+    assert wire.response_from_json(wire.response_to_json(full)) == full
