@@ -333,6 +333,7 @@ class Stream(asyncio.Protocol):
         self.tokens = 0
         self.done = False
         self.first_token: float | None = None
+        self.last_frame = b""  # the last frame without a token (an error event says why)
         self.closed = self.loop.create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -352,6 +353,8 @@ class Stream(asyncio.Protocol):
                         self.opened.first_token()
             elif self.done_mark in piece:
                 self.done = True
+            else:
+                self.last_frame = piece
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
@@ -415,7 +418,8 @@ async def load(server: Server, config: Config, count: int) -> Figures:
     dropped = [s for s in streams if not (s.status_ok and s.done and s.tokens == TOKENS)]
     for stream in dropped[:3]:
         print(f"   dropped ({config.name}): status ok {stream.status_ok}, done {stream.done}, "
-              f"{stream.tokens} tokens, last bytes {stream.buffer[-300:]!r}", flush=True)
+              f"{stream.tokens} tokens, last frame {stream.last_frame[-300:]!r}, last bytes "
+              f"{stream.buffer[-300:]!r}", flush=True)
     return Figures(tokens, cpu, (rss_open - rss_before) / count,
                    statistics.median(ttfts) * 1e3 if ttfts else float("nan"),
                    ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))] * 1e3
