@@ -68,7 +68,8 @@ class Leases:
                 tick = loop.time() + self._every()
                 due = list(held.renewals)
             else:
-                due, held.due = list(held.due), set()
+                due = list(held.due)
+            held.due.clear()
             for run_id in due:
                 await self._renew(held, run_id)
         with self._lock:
