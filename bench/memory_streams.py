@@ -99,7 +99,10 @@ async def open_streams(server: TracedServer, config: bench.Config,
     await asyncio.wait([all_open, everyone],  # type: ignore[type-var]  # a task and a gather
                        return_when=asyncio.FIRST_COMPLETED)
     if not all_open.done():
-        raise RuntimeError(f"{config.name}: streams ended before all had their first token")
+        failed = [s for s in await everyone if s.first_token is None]
+        raise RuntimeError(f"{config.name}: {len(failed)} streams ended without a token; the "
+                           f"first: status ok {failed[0].status_ok}, last frame "
+                           f"{failed[0].last_frame[-300:]!r}")
     during = await asyncio.to_thread(server.snapshot)
     dropped = [s for s in await everyone if not s.done]
     if dropped:
