@@ -21,6 +21,10 @@ from bloge.server.guard import Receive, Scope, Send
 
 PING = b": ping\n\n"
 
+#: The message of the cancellation that stops the sending of a client that is gone (any
+#: other is the server's, at its shutdown).
+_GONE = "the client is gone"
+
 HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"),
            (b"cache-control", b"no-cache, no-store"),
            (b"x-accel-buffering", b"no")]
@@ -54,62 +58,63 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         clock = _SendClock(send)
-        # Two tasks besides this one, whatever the number of frames: the sender takes each
-        # frame from the iterator and sends it; the watcher waits for the client's disconnect.
-        sender = asyncio.create_task(self._send_all(clock))
-        watcher = asyncio.create_task(_disconnected(receive))
+        sending = asyncio.current_task()
+        assert sending is not None
+        # One task besides this one, whatever the number of frames: this one sends each frame
+        # as the iterator gives it; the watcher waits for the client's disconnect.
+        watcher = asyncio.create_task(self._watch(clock, receive, sending))
         try:
-            if await self._watch(clock, sender, watcher):
-                sender.result()
-            else:
-                sender.cancel()
+            await self._send_all(clock)
+        except asyncio.CancelledError as cancelled:
+            if _GONE not in cancelled.args:  # the server ended the response (its shutdown)
                 await self._disconnected()
-        except asyncio.CancelledError:  # the server ended the response (at its shutdown)
-            await self._disconnected()
-            await self._close_at_shutdown(sender, clock)
+                await self._close_at_shutdown(clock)
+            else:  # ours: the client is gone
+                sending.uncancel()
+                await self._disconnected()
         finally:
+            clock.ended = True
             clock.stop_pinging()
-            for task in (sender, watcher):
-                task.cancel()
-            await asyncio.gather(sender, watcher, return_exceptions=True)
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
             await _close(self.frames)
 
-    async def _watch(self, clock: _SendClock, sender: asyncio.Task[None],
-                     watcher: asyncio.Task[None]) -> bool:
-        """Wait for the stream to end (``True``) or the client to be gone (``False``): it
-        disconnected, or a send has waited ``send_timeout``. Meanwhile, a ping whenever
-        nothing was sent for ``keepalive``. The deadlines are checked when they come, not
-        set for each send: a frame costs no timer."""
+    async def _watch(self, clock: _SendClock, receive: Receive,
+                     sending: asyncio.Task[Any]) -> None:
+        """Wait for the client to be gone — it disconnected, or a send has waited
+        ``send_timeout`` — and then stop the sending (``sending``, unless it has ended).
+        Meanwhile, a ping whenever nothing was sent for ``keepalive``. The deadlines are
+        checked when they come, not set for each send: a frame costs no timer."""
         loop = asyncio.get_running_loop()
         while True:
-            sending = clock.sending_since
+            sending_since = clock.sending_since
             # Idle, a send may start any moment: look again within send_timeout at the latest.
-            deadline = (sending + self.send_timeout if sending is not None
+            deadline = (sending_since + self.send_timeout if sending_since is not None
                         else min(clock.last_sent + self.keepalive,
                                  loop.time() + self.send_timeout))
-            done, _ = await asyncio.wait({sender, watcher}, timeout=deadline - loop.time(),
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if watcher in done:
-                return False
-            if sender in done:
-                return True
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await _disconnected(receive)  # waiting for a message takes none of it
+                break
+            except TimeoutError:
+                pass
             now = loop.time()
             if clock.sending_since is not None:
                 if now - clock.sending_since >= self.send_timeout:
-                    return False  # a client that stopped reading
+                    break  # a client that stopped reading
             elif now - clock.last_sent >= self.keepalive:
                 clock.ping()
+        if not clock.ended:
+            sending.cancel(_GONE)
 
-    async def _close_at_shutdown(self, sender: asyncio.Task[None], clock: _SendClock) -> None:
+    async def _close_at_shutdown(self, clock: _SendClock) -> None:
         """End the body with ``closing`` instead of letting the cancellation escape: uvicorn
         would log it as an "Exception in ASGI application" traceback and cut the body off
         mid-stream. The cancellation is taken back (``uncancel``) because it is answered."""
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        sender.cancel()
         clock.stop_pinging()
-        await asyncio.gather(sender, return_exceptions=True)
         if not clock.started:
             await clock.send({"type": "http.response.start", "status": self.status,
                               "headers": self.raw_headers})
@@ -140,8 +145,8 @@ class _SendClock:
     """Sends one response's messages, one at a time; keeps when it last sent and since when a
     send has been waiting (``None``: none)."""
 
-    __slots__ = ("_lock", "_loop", "_ping", "_waiting", "last_sent", "pinging", "send",
-                 "sending_since", "started")
+    __slots__ = ("_lock", "_loop", "_ping", "_waiting", "ended", "last_sent", "pinging",
+                 "send", "sending_since", "started")
 
     def __init__(self, send: Send) -> None:
         self.send = send
@@ -151,6 +156,7 @@ class _SendClock:
         self._ping: asyncio.Task[None] | None = None
         self._waiting = 0
         self.started = False  # whether the response's start was sent
+        self.ended = False  # whether the sending ended (nothing is left to stop)
         self.pinging = True  # False once the body ends
         self.last_sent = self._loop.time()
         self.sending_since: float | None = None

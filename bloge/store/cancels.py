@@ -39,25 +39,25 @@ listening began, then at least every :data:`POLL_SECONDS`)."""
 
 
 class CancelSignals:
-    """The runs of one store that this process runs, each with an event set when the run may
-    have been asked to stop. ``asked`` reads the asks; ``listen``, where the store notifies,
+    """The runs of one store that this process runs, each with a function called when the run
+    may have been asked to stop. ``asked`` reads the asks; ``listen``, where the store notifies,
     tells them as they come (else they are polled)."""
 
     def __init__(self, *, asked: Asked, listen: Listen | None = None) -> None:
         self._asked = asked
         self._listen = listen
         self._lock = threading.Lock()  # runs of several event loops (a server, sync calls)
-        self._waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, Callable[[], None]]]] = {}
         self._watchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                                   asyncio.Task[None]] = (
             weakref.WeakKeyDictionary())
 
     @contextlib.contextmanager
-    def watching(self, run_id: str) -> Iterator[asyncio.Event]:
-        """An event set when run ``run_id`` may have been asked to stop, while the block
-        runs (in this event loop)."""
+    def watching(self, run_id: str, told: Callable[[], None]) -> Iterator[None]:
+        """Call ``told`` (in this event loop) when run ``run_id`` may have been asked to
+        stop, while the block runs."""
         loop = asyncio.get_running_loop()
-        waiter = (loop, asyncio.Event())
+        waiter = (loop, told)
         with self._lock:
             self._waiting.setdefault(run_id, set()).add(waiter)
             watcher = self._watchers.get(loop)
@@ -65,7 +65,7 @@ class CancelSignals:
                 self._watchers[loop] = loop.create_task(self._watch(loop),
                                                         name="bloge-store-cancels")
         try:
-            yield waiter[1]
+            yield
         finally:
             with self._lock:
                 waiters = self._waiting.get(run_id, set())
@@ -77,9 +77,9 @@ class CancelSignals:
         """Run ``run_id`` was asked to stop: whoever waits for it here hears it."""
         with self._lock:
             waiters = list(self._waiting.get(run_id, ()))
-        for loop, event in waiters:
+        for loop, told in waiters:
             with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits
-                loop.call_soon_threadsafe(event.set)
+                loop.call_soon_threadsafe(told)
 
     async def aclose(self) -> None:
         """Stop listening in the running event loop (the store closes)."""

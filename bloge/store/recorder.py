@@ -4,8 +4,9 @@ It turns the loop's hooks into batches of :mod:`bloge.store.ops`, written at the
 a run's state must survive a crash — before each model call (the last turn complete, its
 checkpoint), after a model answer that asks for tools (the calls in the ledger before any
 runs), after each tool call while others still run, and at the end. Listener callbacks and
-stream chunks become the run's numbered events, written with the next batch. A heartbeat
-renews the run's lease and stops the run when someone asked to cancel it.
+stream chunks become the run's numbered events, written with the next batch. The store's
+leases (:mod:`bloge.store.leases`) renew the run's lease, which stops the run when someone
+asked to cancel it.
 
 A batch the store could not write is not dropped: its messages have their numbers already,
 and what follows refers to them, so it is written first with the next batch (each batch is
@@ -325,37 +326,32 @@ class Recorder:
 
     @contextlib.asynccontextmanager
     async def leased(self) -> AsyncIterator[None]:
-        """Renew the run's lease while the body runs; cancel the body when someone asks
-        the run to stop, or when the lease was lost to another worker."""
+        """Renew the run's lease while the body runs (with the store's other leases, see
+        :mod:`bloge.store.leases`); cancel the body when someone asks the run to stop, or
+        when the lease was lost to another worker."""
         owner = asyncio.current_task()
         assert owner is not None
-        with self.store.cancels.watching(self.run_id) as asked:
-            heartbeat = asyncio.create_task(self._heartbeat(owner, asked))
+        running = True  # a renewal may end after the body did: it then stops nothing
+
+        async def renew() -> bool:
+            asked = await self.writer.renew_lease(run_id=self.run_id,
+                                                  thread_id=self.thread_id, worker=this_worker())
+            if not running or asked is False:
+                return running
+            if asked is None:
+                self.lost = True
+            else:
+                self.cancel_requested = True
+            owner.cancel()
+            return False
+
+        # The renewal reads whether the run was asked to stop: at once when it may have been.
+        with self.store.leases.held(self.run_id, renew) as renew_now, \
+                self.store.cancels.watching(self.run_id, renew_now):
             try:
                 yield
             finally:
-                heartbeat.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await heartbeat
-
-    async def _heartbeat(self, owner: asyncio.Task[Any], told: asyncio.Event) -> None:
-        """Renew the lease every third of it, and at once when the run may have been asked
-        to stop (``told``): the renewal reads whether it was."""
-        while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.store.lease / 3):
-                    await told.wait()
-            told.clear()
-            asked = await self.writer.renew_lease(run_id=self.run_id,
-                                                  thread_id=self.thread_id, worker=this_worker())
-            if asked is None:
-                self.lost = True
-            elif asked:
-                self.cancel_requested = True
-            else:
-                continue
-            owner.cancel()
-            return
+                running = False
 
 
 def refused_request(error: BaseException) -> str | None:

@@ -23,6 +23,7 @@ from bloge.store import owner as process_owner
 from bloge.store.call_journal import CallJournal
 from bloge.store.cancels import CHANNEL, POLL_SECONDS, CancelSignals
 from bloge.store.errors import StoreError, StoreNotFoundError
+from bloge.store.leases import Leases
 from bloge.store.live import LiveRuns
 from bloge.store.records import (
     Run,
@@ -102,6 +103,8 @@ class Store:
             asked=self._asked_to_stop,
             listen=(lambda: driver.listen(CHANNEL, every=POLL_SECONDS))
             if isinstance(driver, Notifying) else None)
+        #: Renews the leases of the runs this process runs, every third of the lease.
+        self.leases = Leases(lambda: self.lease / 3)
         #: Traces the runs recorded here from their events (a ``bloge.tracing.RunTracing``;
         #: ``None``: not traced, nothing of OpenTelemetry loaded). See :mod:`bloge.store.traced`.
         self.tracing: Any = None

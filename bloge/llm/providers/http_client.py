@@ -3,10 +3,14 @@
 Everything httpx raises is translated here, at the boundary, into :class:`AttemptError`
 (retried or not by :func:`call_with_retries`) and finally into :class:`ProviderError`.
 
-``timeout`` bounds a whole attempt: connecting, sending, and reading the whole JSON answer or,
-for a stream, its first byte; after that, each wait for the next line of the stream (a stream
-may last longer than ``timeout`` in all). httpx's own timeouts bound each read only, which a
-server that trickles a byte at a time never trips.
+``timeout`` bounds each wait of an attempt, as httpx's own timeouts do: for a connection of the
+pool, to connect, to send, for each read. A JSON answer is bounded as a whole too (httpx's
+timeouts bound each read only, which a server that trickles a byte at a time never trips). A
+stream is not: waiting for its first byte is one more read, like waiting for each next line,
+which is bounded too (a server may send bytes without ever ending a line); until its first
+byte, the call's ``total_timeout`` (:class:`RetryPolicy`) bounds it as a whole. So a server
+whose event loop is behind (thousands of streams on one worker) relays its streams late
+rather than failing them, as long as each step happens within ``timeout``.
 
 A call made while a pool-wait tally is open (:mod:`bloge.llm.pool_wait`) adds to it how long
 it waited for a connection of the pool: from sending until httpx, through its ``trace``
@@ -72,10 +76,11 @@ class ProviderHttpClient:
     :mod:`~bloge.llm.providers.loop_clients`); an injected client belongs to the loop it first
     connected in, and using it from another loop fails with a :class:`ProviderError` saying so.
     ``secrets`` are removed from every message we raise or log. ``timeout`` bounds each
-    attempt as the module says (an ``httpx.Timeout`` by its largest value, no bound when it has
-    a ``None``); a body longer than ``max_response_bytes`` fails the call. ``limits`` size the
-    connection pool of the provider's own clients (httpx's default: 100 connections, 20 kept
-    alive); a call beyond ``max_connections`` waits for a free one (see the module).
+    attempt as the module says (a JSON answer as a whole by an ``httpx.Timeout``'s largest
+    value, no bound when it has a ``None``); a body longer than ``max_response_bytes`` fails
+    the call. ``limits`` size the connection pool of the provider's own clients (httpx's
+    default: 100 connections, 20 kept alive); a call beyond ``max_connections`` waits for a
+    free one (see the module).
     """
 
     __slots__ = (
@@ -246,15 +251,12 @@ class ProviderHttpClient:
             extensions=_pool_clock(),
         )
         try:
-            async with asyncio.timeout(self._attempt_timeout):
-                response = await client.send(request, stream=True)
-                try:
-                    chunks, first = await self._first_bytes(response, body)
-                except BaseException:
-                    await response.aclose()
-                    raise
-        except TimeoutError as exc:
-            raise self._timed_out("without the first byte of the stream") from exc
+            response = await client.send(request, stream=True)
+            try:
+                chunks, first = await self._first_bytes(response, body)
+            except BaseException:
+                await response.aclose()
+                raise
         except httpx.HTTPError as exc:
             raise self._transport_failure(exc) from self._shown(exc)
         except RuntimeError as exc:

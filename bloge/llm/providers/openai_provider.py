@@ -43,8 +43,9 @@ class OpenAIChatProvider(HttpProvider):
     answer whose request sets no ``max_tokens`` of its own (``None``: the server's limit,
     often the whole context). ``timeout`` (seconds or an
     ``httpx.Timeout``) applies to every request, also with an injected ``http_client``, which
-    :meth:`aclose` leaves open: it bounds a whole attempt (connecting, sending and reading the
-    whole answer, or a stream's first byte) and then each wait for the next line of a stream.
+    :meth:`aclose` leaves open: it bounds each wait (for a pooled connection, to connect, to
+    send, for each read: a stream's first byte and each next line) and a whole JSON answer; a
+    stream is bounded as a whole until its first byte by ``retry``'s ``total_timeout``.
     A response longer than ``max_response_bytes`` (a JSON body, or a whole stream) fails.
     Failures are retried as ``retry`` says, waiting with ``sleep``; what still fails raises
     :class:`~bloge.core.errors.ProviderError`. ``limits`` (``httpx.Limits``) size the

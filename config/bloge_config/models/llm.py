@@ -19,8 +19,9 @@ from bloge_config.models.section import (
 
 Provider = Literal["offline", "openai", "anthropic"]
 
-_TIMEOUT = ("Seconds one attempt may take: connecting, sending and reading the whole answer "
-            "(a stream: its first byte, then each wait for its next line)")
+_TIMEOUT = ("Seconds each wait of an attempt may take (for a pooled connection, to connect, to "
+            "send, for each read: a stream's first byte and each next line), and a whole "
+            "unstreamed answer; retry.total-timeout bounds a stream until its first byte")
 _MAX_RESPONSE_BYTES = ("Largest response accepted, in bytes (a JSON body or a whole stream); "
                        "a larger one fails the call")
 _MAX_CONNECTIONS = ("Most model calls of this process on the wire at once (more wait for a "

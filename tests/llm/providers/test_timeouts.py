@@ -1,5 +1,7 @@
-"""``timeout`` bounds a whole attempt and each wait for a stream's next line, against real
-servers on 127.0.0.1 that trickle their answers (a per-read timeout never fires for them).
+"""``timeout`` bounds a whole JSON answer and each wait of a stream (its first byte, each next
+line), against real servers on 127.0.0.1 that trickle or pause their answers (a per-read
+timeout never fires for a trickle); a stream's opening is bounded as a whole by the call's
+``total_timeout`` only.
 
 The servers pause between bytes; the tests never wait for anything but the provider, and they
 end quickly because the timeout under test cuts the answer short.
@@ -76,10 +78,27 @@ async def test_an_httpx_timeout_bounds_an_attempt_by_its_largest_value() -> None
     assert "timed out after 0.4 s" in str(error)
 
 
-async def test_a_stream_whose_headers_trickle_past_the_timeout_fails_before_its_first_byte(
-) -> None:
-    error = await stream_error(trickled(head(SSE), GAP))
-    assert "timed out after 0.3 s without the first byte of the stream" in str(error)
+async def test_a_stream_whose_headers_trickle_is_cut_short_by_the_total_timeout() -> None:
+    policy = RetryPolicy(max_attempts=1, total_timeout=0.5)
+    error = await stream_error(trickled(head(SSE), GAP), retry=policy)
+    assert "no answer within the call's total_timeout of 0.5 s" in str(error)
+
+
+async def test_a_stream_whose_first_byte_does_not_come_within_the_timeout_fails() -> None:
+    error = await stream_error([(head(SSE), 30.0), (b"data: [DONE]\n\n", 0.0)])
+    assert "timed out (ReadTimeout" in str(error)
+    assert error.retryable
+
+
+async def test_a_stream_opened_in_steps_longer_than_the_timeout_in_all_is_relayed() -> None:
+    # Answering late and then sending the first event late, each within the timeout: a server
+    # whose event loop is behind does so (thousands of streams on one worker).
+    words = ["late ", "but ", "whole"]
+    script = [(b"", 0.6), (head(SSE), 0.6), (openai_sse(openai_stream(words)), 0.0)]
+    with PacedServer(script) as server:
+        async with provider(server, timeout=1.0) as openai:
+            chunks = [chunk async for chunk in openai.stream_chat(REQUEST)]
+    assert "".join(c.content for c in chunks) == "".join(words)
 
 
 async def test_a_stream_that_trickles_without_ending_a_line_fails_with_a_timeout() -> None:

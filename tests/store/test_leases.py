@@ -1,0 +1,93 @@
+"""``Leases``: one task renews the leases of every run held in an event loop, on a round every
+third of the lease and at once for a run that may have been asked to stop; a recorded run
+asked to stop through the store is stopped by its renewal."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bloge.store import open_store
+from bloge.store.leases import Leases, Renew
+from bloge.store.owner import this_worker
+from bloge.store.recorder import Recorder
+from bloge.store.writer import StoreWriter
+
+NEVER = 3600.0  # a round that never comes in a test: renewals happen only when asked
+
+
+class Renewals:
+    """Each run's renewals, answering ``going_on``; ``renewed`` is set at each one."""
+
+    def __init__(self, *, going_on: bool = True) -> None:
+        self.going_on = going_on
+        self.count: dict[str, int] = {}
+        self.renewed = asyncio.Event()
+
+    def of(self, run_id: str) -> Renew:
+        async def renew() -> bool:
+            self.count[run_id] = self.count.get(run_id, 0) + 1
+            self.renewed.set()
+            return self.going_on
+        return renew
+
+
+def keepers() -> list[asyncio.Task[object]]:
+    return [task for task in asyncio.all_tasks() if task.get_name() == "bloge-store-leases"]
+
+
+async def test_one_task_renews_the_leases_of_many_runs() -> None:
+    leases, renewals = Leases(lambda: NEVER), Renewals()
+    with leases.held("run-1", renewals.of("run-1")), leases.held("run-2", renewals.of("run-2")), \
+            leases.held("run-3", renewals.of("run-3")):
+        assert len(keepers()) == 1
+
+
+async def test_a_run_asked_for_is_renewed_at_once_and_alone() -> None:
+    leases, renewals = Leases(lambda: NEVER), Renewals()
+    with leases.held("run-1", renewals.of("run-1")) as renew_now, \
+            leases.held("run-2", renewals.of("run-2")):
+        renew_now()
+        await renewals.renewed.wait()
+    assert renewals.count == {"run-1": 1}
+
+
+async def test_a_round_renews_every_lease() -> None:
+    leases, renewals = Leases(lambda: 0.0), Renewals()
+    with leases.held("run-1", renewals.of("run-1")), leases.held("run-2", renewals.of("run-2")):
+        while len(renewals.count) < 2:
+            renewals.renewed.clear()
+            await renewals.renewed.wait()
+
+
+async def test_a_run_stopped_by_its_renewal_is_renewed_no_more_and_the_task_ends() -> None:
+    leases, renewals = Leases(lambda: NEVER), Renewals(going_on=False)
+    with leases.held("run-1", renewals.of("run-1")) as renew_now:
+        (keeper,) = keepers()
+        renew_now()
+        await keeper  # its one lease is no longer held: nothing is left to renew
+        renew_now()
+    assert renewals.count == {"run-1": 1}
+    assert not keepers()
+
+
+async def test_a_recorded_run_asked_to_stop_through_the_store_is_cancelled() -> None:
+    store = open_store("memory://", lease=NEVER)  # no round: only the ask renews
+    await StoreWriter(store).start_run(run_id="run-1", thread_id="thread-1", agent_id="a",
+                                       input=(), metadata=None, worker=this_worker())
+    recorder = Recorder(store, StoreWriter(store), run_id="run-1", thread_id="thread-1",
+                        next_seq=1)
+    started = asyncio.Event()
+
+    async def run() -> None:
+        async with recorder.leased():
+            started.set()
+            await asyncio.Event().wait()
+
+    task = asyncio.create_task(run())
+    await started.wait()
+    await store.cancel_run("run-1")
+    await asyncio.gather(task, return_exceptions=True)
+    assert task.cancelled()
+    assert recorder.cancel_requested
+    await store.aclose()
+
