@@ -10,6 +10,7 @@ from bloge.store import open_store
 from bloge.store.leases import Leases, Renew
 from bloge.store.owner import this_worker
 from bloge.store.recorder import Recorder
+from bloge.store.thread_log import ThreadLog
 from bloge.store.writer import StoreWriter
 
 NEVER = 3600.0  # a round that never comes in a test: renewals happen only when asked
@@ -74,8 +75,8 @@ async def test_a_recorded_run_asked_to_stop_through_the_store_is_cancelled() -> 
     store = open_store("memory://", lease=NEVER)  # no round: only the ask renews
     await StoreWriter(store).start_run(run_id="run-1", thread_id="thread-1", agent_id="a",
                                        input=(), metadata=None, worker=this_worker())
-    recorder = Recorder(store, StoreWriter(store), run_id="run-1", thread_id="thread-1",
-                        next_seq=1)
+    recorder = Recorder(store, StoreWriter(store), run_id="run-1",
+                        log=ThreadLog(store, "thread-1", holder="run-1", next_seq=1))
     started = asyncio.Event()
 
     async def run() -> None:
