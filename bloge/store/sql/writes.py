@@ -183,7 +183,7 @@ def apply(batch: Sequence[ops.Op]) -> Script[None]:
     for op in batch:
         # Most ops are statements made from the op alone: built in one call, not through a
         # generator of their own (a batch is written at each durable point of every turn).
-        statements = _STATEMENTS.get(type(op))
+        statements = STATEMENTS.get(type(op))
         if statements is not None:
             for query in statements(op):  # not `yield from`: a list takes no results sent
                 yield query
@@ -296,7 +296,7 @@ def _finish(op: ops.FinishRun) -> list[Query]:
 
 
 #: The statements of each op made from the op alone (the others: :func:`_apply`).
-_STATEMENTS: dict[type[Any], Callable[[Any], list[Query]]] = {
+STATEMENTS: dict[type[Any], Callable[[Any], list[Query]]] = {
     ops.AppendMessages: _append_messages,
     ops.AppendEvents: _append_events,
     ops.SaveCheckpoint: _save_checkpoint,
