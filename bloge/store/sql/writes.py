@@ -185,7 +185,7 @@ def apply(batch: Sequence[ops.Op]) -> Script[None]:
         # generator of their own (a batch is written at each durable point of every turn).
         statements = STATEMENTS.get(type(op))
         if statements is not None:
-            for query in statements(op):  # not `yield from`: a list takes no results sent
+            for query in statements(op):  # noqa: UP028 -- a list takes no results sent
                 yield query
         else:
             yield from _apply(op)
