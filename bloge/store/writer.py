@@ -111,12 +111,15 @@ class StoreWriter:
 
     async def write(self, batch: Sequence[ops.Op]) -> None:
         if batch:
+            kinds = {type(op) for op in batch}
             # Events the store numbers are numbered from what it reads: not blind then.
-            blind = not any(isinstance(op, ops.AppendRunEvents) for op in batch)
+            blind = ops.AppendRunEvents not in kinds
             await self.store.run_script(writes.apply(batch), write=True, blind=blind)
-            told(self.store.call_journal, (
-                event for op in batch if isinstance(op, ops.AppendEvents | ops.AppendRunEvents)
-                for event in op.events))
+            if self.store.call_journal is not None:
+                told(self.store.call_journal, (
+                    event for op in batch
+                    if isinstance(op, ops.AppendEvents | ops.AppendRunEvents)
+                    for event in op.events))
 
     async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
         store = self.store
