@@ -10,8 +10,7 @@ Nothing here loads structlog: a recorded run needs none of it.
 from __future__ import annotations
 
 import dataclasses
-import operator
-from collections.abc import Callable, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any, TypeVar
 
 from bloge.agent import (
@@ -73,21 +72,17 @@ Fields = TypeVar("Fields", bound=MutableMapping[str, Any])
 def record_fields(fields: Fields, record: object) -> Fields:
     """``fields`` with those of ``record`` (a dataclass instance) added in declaration
     order. ``TypeError`` when ``record`` is not a dataclass instance."""
-    names, values = _readers(type(record))
-    fields.update(zip(names, values(record), strict=True))
+    for name in field_names(type(record)):
+        fields[name] = getattr(record, name)
     return fields
 
 
-#: The field names of a dataclass, and what reads their values as a tuple, remembered.
-_READERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {}
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def _readers(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
-    readers = _READERS.get(cls)
-    if readers is None:
-        names = tuple(field.name for field in dataclasses.fields(cls))
-        # One C call reads them all (a callback's record is read once per event).
-        get = operator.attrgetter(*names) if names else (lambda _: ())
-        values = get if len(names) != 1 else (lambda record: (get(record),))
-        readers = _READERS[cls] = (names, values)
-    return readers
+def field_names(cls: type) -> tuple[str, ...]:
+    """The field names of the dataclass ``cls``, in declaration order (remembered)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(field.name for field in dataclasses.fields(cls))
+    return names

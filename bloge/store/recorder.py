@@ -273,10 +273,9 @@ class Recorder:
 
     def _stored(self, batch: Sequence[ops.Op]) -> None:
         """``batch`` is in the store: the events held back that may be shown now are."""
-        for op in reversed(batch):  # a batch's events come last, in the order numbered
+        for op in batch:
             if isinstance(op, ops.AppendEvents) and op.events:
                 self._stored_event = max(self._stored_event, op.events[-1].seq)
-                break
         self.store.live.stored(self.run_id, self._stored_event)
         limit = self._stored_event + SHOWN_AHEAD
         shown = 0

@@ -111,15 +111,12 @@ class StoreWriter:
 
     async def write(self, batch: Sequence[ops.Op]) -> None:
         if batch:
-            kinds = {type(op) for op in batch}
             # Events the store numbers are numbered from what it reads: not blind then.
-            blind = ops.AppendRunEvents not in kinds
+            blind = not any(isinstance(op, ops.AppendRunEvents) for op in batch)
             await self.store.run_script(writes.apply(batch), write=True, blind=blind)
-            if self.store.call_journal is not None:
-                told(self.store.call_journal, (
-                    event for op in batch
-                    if isinstance(op, ops.AppendEvents | ops.AppendRunEvents)
-                    for event in op.events))
+            told(self.store.call_journal, (
+                event for op in batch if isinstance(op, ops.AppendEvents | ops.AppendRunEvents)
+                for event in op.events))
 
     async def renew_lease(self, *, run_id: str, thread_id: str, worker: str) -> bool | None:
         store = self.store
