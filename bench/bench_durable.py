@@ -306,6 +306,11 @@ async def backend(name: str, url: str, rounds: int, langgraph_python: str | None
         print(f"             this process's CPU: floor {floor_cpu:8.1f}   2 commits "
               f"{split_cpu:8.1f}   bloge {bloge_cpu:8.1f} ({bloge_cpu / floor_cpu:.2f}x floor, "
               f"{bloge_cpu / split_cpu:.2f}x 2 commits)")
+        if f"langgraph {load} cpu" in median:
+            langgraph_cpu = median[f"langgraph {load} cpu"]
+            print(f"             LangGraph's process's CPU {langgraph_cpu:8.1f} "
+                  f"({langgraph_cpu / floor_cpu:.2f}x floor; bloge "
+                  f"{bloge_cpu / langgraph_cpu:.2f}x LangGraph)")
 
 
 async def main(rounds: int, langgraph_python: str | None) -> None:

@@ -1,7 +1,9 @@
 """LangGraph's side of bench_durable.py: the same 5-turn workload as a LangGraph graph (a
 model node and a tool node, ``MessagesState``), each run on a new thread, checkpointed by
 ``AsyncSqliteSaver`` (a SQLite file) or ``AsyncPostgresSaver`` (a PostgreSQL database), 1
-run at a time and 50 at once. Prints µs per turn as JSON, keyed by the number at once.
+run at a time and 50 at once. Prints µs per turn as JSON, keyed by the number at once: wall
+time (as bench_durable.py's), and this process's CPU time (its threads' included) under
+"<number> cpu".
 
 Run by an interpreter with langgraph, langgraph-checkpoint-sqlite and
 langgraph-checkpoint-postgres (not bloge's dependencies):
@@ -68,18 +70,23 @@ async def measure(app: Any, rounds: int) -> dict[str, float]:
         await app.ainvoke({"messages": [("system", "Be brief."), ("user", "go")]}, config)
 
     await run()
-    ones, many = [], []
+    ones, many, ones_cpu, many_cpu = [], [], [], []
     for _ in range(rounds):
         times = []
+        cpu = time.process_time()
         for _ in range(20):
             started = time.perf_counter()
             await run()
             times.append(time.perf_counter() - started)
+        ones_cpu.append((time.process_time() - cpu) / (20 * TURNS) * 1e6)
         ones.append(statistics.median(times) / TURNS * 1e6)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(run() for _ in range(CONCURRENT)))
         many.append((time.perf_counter() - started) / (CONCURRENT * TURNS) * 1e6)
-    return {"1": statistics.median(ones), str(CONCURRENT): statistics.median(many)}
+        many_cpu.append((time.process_time() - cpu) / (CONCURRENT * TURNS) * 1e6)
+    return {"1": statistics.median(ones), str(CONCURRENT): statistics.median(many),
+            "1 cpu": statistics.median(ones_cpu),
+            f"{CONCURRENT} cpu": statistics.median(many_cpu)}
 
 
 async def main(backend: str, target: str, rounds: int) -> None:

@@ -316,11 +316,9 @@ class Recorder:
     def segments(self, view: Sequence[LlmMessage]) -> tuple[Segment, ...]:
         """``view`` by reference (see :func:`~bloge.store.records.segments`): the messages
         the run knows by their numbers in the log, others (a summary) inline."""
-        return segments(self._number(message) for message in view)
-
-    def _number(self, message: LlmMessage) -> int | LlmMessage:
-        known = self.log.seq_of.get(id(message))
-        return message if known is None else known[1]
+        seq_of = self.log.seq_of
+        return segments([message if (known := seq_of.get(id(message))) is None else known[1]
+                         for message in view])
 
     # -- the lease
 

@@ -51,21 +51,21 @@ class SqliteDriver:
         self._closed = False
 
     async def run(self, script: Script[T], *, write: bool, blind: bool = False) -> T:
-        """Run ``script`` in one transaction (``blind``, a script that ignores its
-        statements' results, makes no difference here)."""
+        """Run ``script`` in one transaction. A ``blind`` script ignores its statements'
+        results: none are read back for it."""
         if self._closed:
             script.close()
             raise StoreError("the store is closed", store=self.display)
         if self._inline_lock.acquire(blocking=self._memory):
             try:
-                return self._transaction(self._inline_connection, script, write)
+                return self._transaction(self._inline_connection, script, write, blind)
             except _BusyError:
                 pass  # another process writes: wait for it on the driver's thread
             finally:
                 self._inline_lock.release()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._transaction,
-                                          self._waiting_connection, script, write)
+                                          self._waiting_connection, script, write, blind)
 
     async def aclose(self) -> None:
         if self._closed:
@@ -76,7 +76,8 @@ class SqliteDriver:
         self._executor.shutdown(wait=False)
 
     def _transaction(self, connect: Connect, script: Script[T],
-                     write: bool) -> T:  # noqa: FBT001 -- run_in_executor passes no keywords
+                     write: bool,  # noqa: FBT001 -- run_in_executor passes no keywords
+                     blind: bool) -> T:  # noqa: FBT001 -- ditto
         try:
             connection = connect()
             try:
@@ -86,7 +87,7 @@ class SqliteDriver:
                     raise _BusyError from exc
                 raise
             try:
-                value = _drive(connection, script)
+                value = _drive_blind(connection, script) if blind else _drive(connection, script)
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise
@@ -168,6 +169,24 @@ def _drive(connection: sqlite3.Connection, script: Script[T]) -> T:
         query = next(script)
         while True:
             query = script.send(_execute(connection, query))
+    except StopIteration as stop:
+        value: T = stop.value
+        return value
+
+
+#: What a blind script is sent for each of its statements.
+_UNSEEN = Result([], -1)
+
+
+def _drive_blind(connection: sqlite3.Connection, script: Script[T]) -> T:
+    try:
+        query = next(script)
+        while True:
+            if query.many:
+                connection.executemany(query.sql, query.params)
+            else:
+                connection.execute(query.sql, query.params)
+            query = script.send(_UNSEEN)
     except StopIteration as stop:
         value: T = stop.value
         return value

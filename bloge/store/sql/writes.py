@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, assert_never
+from typing import Any
 
 from bloge.llm import LlmMessage
 from bloge.store import ops
@@ -228,24 +228,19 @@ def request_cancel(*, run_id: str, now: float) -> Script[str | None]:
 def apply(batch: Sequence[ops.Op]) -> Script[None]:
     """Every write of ``batch``, in order."""
     for op in batch:
-        yield from _apply(op)
+        # Most ops are statements made from the op alone: built in one call, not through a
+        # generator of their own (a batch is written at each durable point of every turn).
+        statements = STATEMENTS.get(type(op))
+        if statements is not None:
+            for query in statements(op):  # noqa: UP028 -- a list takes no results sent
+                yield query
+        else:
+            yield from _apply(op)
 
 
 def _apply(op: ops.Op) -> Script[None]:
+    """The writes of an op that reads first, or that another module writes."""
     match op:
-        case ops.AppendMessages(thread_id, messages, at):
-            if not messages:
-                return
-            yield Query(
-                "INSERT INTO bloge_messages (thread_id, seq, run_id, kind, body, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(thread_id, m.seq, m.run_id, m.kind, dumps(m.message.to_dict()), at)
-                 for m in messages], many=True)
-        case ops.AppendEvents(events):
-            if not events:
-                return
-            yield Query("INSERT INTO bloge_run_events (run_id, seq, last_seq, type, at, body) "
-                        "VALUES (?, ?, ?, ?, ?, ?)", event_rows(events), many=True)
         case ops.AppendRunEvents(run_id, events, at):
             if not events:
                 return
@@ -257,63 +252,109 @@ def _apply(op: ops.Op) -> Script[None]:
             base = int(row[0]) if row is not None else 0
             numbered = [replace(event, seq=base + offset)
                         for offset, event in enumerate(events, start=1)]
-            yield Query("INSERT INTO bloge_run_events (run_id, seq, last_seq, type, at, body) "
-                        "VALUES (?, ?, ?, ?, ?, ?)", event_rows(numbered), many=True)
-        case ops.SaveCheckpoint(run_id, turn, view, usage, at):
-            yield Query(
-                "INSERT INTO bloge_checkpoints (run_id, turn, view, usage, created_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, turn) DO UPDATE SET "
-                "view = excluded.view, usage = excluded.usage, created_at = excluded.created_at",
-                (run_id, turn, view_json(view), dumps(dict(usage)), at))
-        case ops.DispatchToolCalls(run_id, turn, message_seq, calls, at):
-            yield Query(
-                "INSERT INTO bloge_tool_calls (run_id, turn, call_id, position, message_seq, "
-                "name, arguments, status, dispatched_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, 'dispatched', ?) "
-                "ON CONFLICT (run_id, turn, call_id) DO NOTHING",
-                [(run_id, turn, call_id, position, message_seq, name, arguments, at)
-                 for position, (call_id, name, arguments) in enumerate(calls)], many=True)
-        case ops.CompleteToolCall(run_id, turn, call_id, success, content, text_result, at):
-            yield Query(
-                "UPDATE bloge_tool_calls SET status = 'completed', success = ?, content = ?, "
-                "text_result = ?, completed_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
-                (int(success), content, int(text_result), at, run_id, turn, call_id))
-        case ops.UpdateRun(run_id, turns, usage, at):
-            yield Query("UPDATE bloge_runs SET turns = ?, usage = ?, updated_at = ? WHERE id = ?",
-                        (turns, dumps(dict(usage)), at, run_id))
-        case ops.FinishRun():
-            yield from _finish(op)
+            yield Query(_INSERT_EVENTS, event_rows(numbered), many=True)
         case ops.AwaitCalls() | ops.PauseRun() | ops.HandOver() | ops.KeepRunTools():
             yield from pending.apply(op)
         case ops.SettleSpend():
             yield from budgets.settled(op)
-        case ops.HandOffRun(run_id, agent_id, at):
-            yield Query("UPDATE bloge_runs SET current_agent_id = ?, updated_at = ? WHERE id = ?",
-                        (agent_id, at, run_id))
-        case ops.TraceRun(run_id, trace_parent):
-            yield Query("UPDATE bloge_runs SET trace_parent = ? WHERE id = ?",
-                        (trace_parent, run_id))
-        case ops.ParentRun(run_id, parent_run_id):
-            yield Query("UPDATE bloge_runs SET parent_run_id = ? WHERE id = ?",
-                        (parent_run_id, run_id))
         case _:
-            assert_never(op)
+            raise AssertionError(f"no writes for {type(op).__name__}")
 
 
-def _finish(op: ops.FinishRun) -> Script[None]:
-    yield Query(
+_INSERT_EVENTS = ("INSERT INTO bloge_run_events (run_id, seq, last_seq, type, at, body) "
+                  "VALUES (?, ?, ?, ?, ?, ?)")
+
+
+def _append_messages(op: ops.AppendMessages) -> list[Query]:
+    if not op.messages:
+        return []
+    return [Query(
+        "INSERT INTO bloge_messages (thread_id, seq, run_id, kind, body, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(op.thread_id, m.seq, m.run_id, m.kind, dumps(m.message.to_dict()), op.at)
+         for m in op.messages], many=True)]
+
+
+def _append_events(op: ops.AppendEvents) -> list[Query]:
+    return [Query(_INSERT_EVENTS, event_rows(op.events), many=True)] if op.events else []
+
+
+def _save_checkpoint(op: ops.SaveCheckpoint) -> list[Query]:
+    return [Query(
+        "INSERT INTO bloge_checkpoints (run_id, turn, view, usage, created_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, turn) DO UPDATE SET "
+        "view = excluded.view, usage = excluded.usage, created_at = excluded.created_at",
+        (op.run_id, op.turn, view_json(op.view), dumps(dict(op.usage)), op.at))]
+
+
+def _dispatch_tool_calls(op: ops.DispatchToolCalls) -> list[Query]:
+    return [Query(
+        "INSERT INTO bloge_tool_calls (run_id, turn, call_id, position, message_seq, "
+        "name, arguments, status, dispatched_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 'dispatched', ?) "
+        "ON CONFLICT (run_id, turn, call_id) DO NOTHING",
+        [(op.run_id, op.turn, call_id, position, op.message_seq, name, arguments, op.at)
+         for position, (call_id, name, arguments) in enumerate(op.calls)], many=True)]
+
+
+def _complete_tool_call(op: ops.CompleteToolCall) -> list[Query]:
+    return [Query(
+        "UPDATE bloge_tool_calls SET status = 'completed', success = ?, content = ?, "
+        "text_result = ?, completed_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
+        (int(op.success), op.content, int(op.text_result), op.at, op.run_id, op.turn,
+         op.call_id))]
+
+
+def _update_run(op: ops.UpdateRun) -> list[Query]:
+    return [Query("UPDATE bloge_runs SET turns = ?, usage = ?, updated_at = ? WHERE id = ?",
+                  (op.turns, dumps(dict(op.usage)), op.at, op.run_id))]
+
+
+def _hand_off_run(op: ops.HandOffRun) -> list[Query]:
+    return [Query("UPDATE bloge_runs SET current_agent_id = ?, updated_at = ? WHERE id = ?",
+                  (op.agent_id, op.at, op.run_id))]
+
+
+def _trace_run(op: ops.TraceRun) -> list[Query]:
+    return [Query("UPDATE bloge_runs SET trace_parent = ? WHERE id = ?",
+                  (op.trace_parent, op.run_id))]
+
+
+def _parent_run(op: ops.ParentRun) -> list[Query]:
+    return [Query("UPDATE bloge_runs SET parent_run_id = ? WHERE id = ?",
+                  (op.parent_run_id, op.run_id))]
+
+
+def _finish(op: ops.FinishRun) -> list[Query]:
+    finished = [Query(
         "UPDATE bloge_runs SET status = ?, exit_reason = ?, turns = ?, usage = ?, output = ?, "
         "error = ?, finished_at = ?, updated_at = ?, lease_until = NULL WHERE id = ?",
         (op.status.value, op.exit_reason, op.turns, dumps(dict(op.usage)),
          None if op.output is None else dumps(op.output),
-         None if op.error is None else dumps(dict(op.error)), op.at, op.at, op.run_id))
+         None if op.error is None else dumps(dict(op.error)), op.at, op.at, op.run_id))]
     if op.view is not None:
-        yield Query("UPDATE bloge_threads SET view = ? WHERE id = ?",
-                    (view_json(op.view), op.thread_id))
-    yield Query(
+        finished.append(Query("UPDATE bloge_threads SET view = ? WHERE id = ?",
+                              (view_json(op.view), op.thread_id)))
+    finished.append(Query(
         "UPDATE bloge_threads SET active_run_id = NULL, lease_until = NULL, last_run_id = ?, "
         "updated_at = ? WHERE id = ? AND active_run_id = ?",
-        (op.run_id, op.at, op.thread_id, op.run_id))
+        (op.run_id, op.at, op.thread_id, op.run_id)))
+    return finished
+
+
+#: The statements of each op made from the op alone (the others: :func:`_apply`).
+STATEMENTS: dict[type[Any], Callable[[Any], list[Query]]] = {
+    ops.AppendMessages: _append_messages,
+    ops.AppendEvents: _append_events,
+    ops.SaveCheckpoint: _save_checkpoint,
+    ops.DispatchToolCalls: _dispatch_tool_calls,
+    ops.CompleteToolCall: _complete_tool_call,
+    ops.UpdateRun: _update_run,
+    ops.FinishRun: _finish,
+    ops.HandOffRun: _hand_off_run,
+    ops.TraceRun: _trace_run,
+    ops.ParentRun: _parent_run,
+}
 
 
 _PRUNED_RUNS = ("(status IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?) OR "
