@@ -526,8 +526,6 @@ class ActivityEffects:
             async with limit:
                 return await self._call_tool(turn, call)
 
-        if len(calls) == 1:  # the same command as through gather, without its task
-            return [await one(calls[0])]
         return list(await asyncio.gather(*(one(call) for call in calls)))
 
     async def _call_tool(self, turn: int, call: ToolCall) -> ToolOutcome:
