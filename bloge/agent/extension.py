@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from bloge.agent.agent_calls import QUESTION_PARAMETERS, AgentCall
 from bloge.agent.budget_block import budget_field, compile_budget
@@ -57,6 +57,9 @@ from bloge.dsl import syntax as s
 from bloge.dsl.expression import Expression, Function, walk
 from bloge.dsl.extensions import CompileOptions
 from bloge.dsl.source import SourceText
+
+#: What a block's choice of a few words is made into (a sub-agent tool's context, its thread).
+_Choice = TypeVar("_Choice")
 
 #: The words of an agent that open blocks, and how they are written.
 _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
@@ -548,31 +551,29 @@ class _AgentBlock:
         return ""
 
     def _sub_agent_context(self, node: s.Expr | None) -> SubAgentContext | None:
-        """An agent tool's ``context``: ``"fresh"`` or ``"parent"`` (an error, and ``None``,
-        if not; ``None`` when the block has none)."""
-        if node is None:
-            return None
-        value = self._constant("context", node)
-        if value in SUB_AGENT_CONTEXTS:
-            return sub_agent_context(value, where="context")
-        if value is not _INVALID:
-            self._error(f"context must be one of {', '.join(map(repr, SUB_AGENT_CONTEXTS))} "
-                        f"(what the agent's run starts from: the question alone, or the "
-                        f"caller's conversation too), got {value!r}", node.span)
-        return None
+        """An agent tool's ``context``: ``"fresh"`` or ``"parent"``."""
+        return self._one_of("context", node, SUB_AGENT_CONTEXTS, sub_agent_context,
+                            "what the agent's run starts from: the question alone, or the "
+                            "caller's conversation too")
 
     def _sub_agent_thread(self, node: s.Expr | None) -> SubAgentThread | None:
-        """An agent tool's ``thread``: ``"fresh"`` or ``"parent"`` (an error, and ``None``,
-        if not; ``None`` when the block has none)."""
+        """An agent tool's ``thread``: ``"fresh"`` or ``"parent"``."""
+        return self._one_of("thread", node, SUB_AGENT_THREADS, sub_agent_thread,
+                            "which thread the agent's run is recorded on: one of its own, or "
+                            "its caller's")
+
+    def _one_of(self, key: str, node: s.Expr | None, choices: tuple[str, ...],
+                chosen: Callable[..., _Choice], meaning: str) -> _Choice | None:
+        """A block's ``key``, one of ``choices``, as ``chosen(value, where=key)`` makes it;
+        ``None`` when the block has none, or (an error saying ``meaning``) another value."""
         if node is None:
             return None
-        value = self._constant("thread", node)
-        if value in SUB_AGENT_THREADS:
-            return sub_agent_thread(value, where="thread")
+        value = self._constant(key, node)
+        if value in choices:
+            return chosen(value, where=key)
         if value is not _INVALID:
-            self._error(f"thread must be one of {', '.join(map(repr, SUB_AGENT_THREADS))} "
-                        f"(which thread the agent's run is recorded on: one of its own, or "
-                        f"its caller's), got {value!r}", node.span)
+            self._error(f"{key} must be one of {', '.join(map(repr, choices))} ({meaning}), "
+                        f"got {value!r}", node.span)
         return None
 
     def _flag(self, key: str, node: s.Expr) -> bool:

@@ -13,12 +13,10 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
 import httpx
-import pytest
 from temporalio.client import Client
 
 from bloge import AgentLoopOperator, AgentStreamChunk, Done, SubAgentChunk, ToolEnd, ToolStart
@@ -26,7 +24,7 @@ from bloge.agent.materialize import agent_operator
 from bloge.agent.runtime import child_run_id
 from bloge.core.context import OperatorContext, Principal
 from bloge.server import ServedAgents, create_app
-from bloge.store import Store, open_store
+from bloge.store import Store
 from bloge.temporal import (
     Connection,
     TemporalOptions,
@@ -46,15 +44,6 @@ HERALDED = ("delegated: relayed: found: counted research pay | opened relay | "
 BRIEFED = "briefed: recalled: user:brief pay / assistant:Asking. / user:recall pay"
 #: A payload limit a thread's conversation passes within a few runs.
 LIMIT = 300_000
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
 
 
 def _unnamed(chunk: AgentStreamChunk) -> AgentStreamChunk:
