@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -46,8 +46,23 @@ async def fail() -> None:
     raise ProviderError("the model went away", provider="test", status_code=502)
 
 
+#: The clients the running test made, closed when it ends (:func:`_clients_closed`).
+_opened: list[openai.OpenAI] = []
+
+
 def client(served: Served, **options: Any) -> openai.OpenAI:
-    return openai.OpenAI(base_url=served.url("/v1"), api_key="none", **options)
+    opened = openai.OpenAI(base_url=served.url("/v1"), api_key="none", **options)
+    _opened.append(opened)
+    return opened
+
+
+@pytest.fixture(autouse=True)
+def _clients_closed() -> Iterator[None]:
+    """Each test's clients closed as it ends, not left to the collector: a pooled connection
+    that a collected client drops is a ResourceWarning in whichever test the collector runs."""
+    yield
+    while _opened:
+        _opened.pop().close()
 
 
 def run_of(completion_id: str) -> str:
