@@ -55,6 +55,16 @@ class RunWriter(Protocol):
         hold of run ``holder`` on its thread, to continue it."""
         ...
 
+    async def append_guest_messages(self, *, run_id: str, thread_id: str, holder: str,
+                                    first: int, messages: Sequence[LlmMessage],
+                                    ) -> tuple[int, ...]:
+        """Append ``messages`` of run ``run_id``, a guest on ``thread_id`` under the hold of
+        run ``holder`` (started by :meth:`join_run`), numbered by the store as they are
+        written: their numbers. ``first``: how many the run appended before (a retry gets
+        the numbers of those it wrote already back). :class:`ThreadBusyError` when another
+        run holds the thread."""
+        ...
+
     async def write(self, batch: Sequence[ops.Op]) -> None:
         """Apply ``batch`` in one transaction: all of it, or none (a
         :class:`~bloge.store.StoreError`)."""
@@ -144,6 +154,17 @@ class StoreWriter:
             raise ThreadBusyError(run.thread_id, run.id, store=store.url)  # resumed by another
         if busy is not None:
             raise _not_held(run.thread_id, holder, busy, store=store.url)
+
+    async def append_guest_messages(self, *, run_id: str, thread_id: str, holder: str,
+                                    first: int, messages: Sequence[LlmMessage],
+                                    ) -> tuple[int, ...]:
+        store = self.store
+        numbered = await store.run_script(writes.append_guest_messages(
+            thread_id=thread_id, run_id=run_id, holder=holder, first=first,
+            messages=messages, now=store.clock()), write=True)
+        if isinstance(numbered, Busy):
+            raise _not_held(thread_id, holder, numbered, store=store.url)
+        return numbered
 
     def _claimed(self, thread_id: str, claim: Claim | Busy) -> Claim:
         if isinstance(claim, Busy):

@@ -120,6 +120,48 @@ def rejoin_run(*, run_id: str, thread_id: str, holder: str, worker: str, lease_u
     return None if taken else Busy(run_id)
 
 
+def append_guest_messages(*, thread_id: str, run_id: str, holder: str, first: int,
+                          messages: Sequence[LlmMessage], now: float,
+                          ) -> Script[tuple[int, ...] | Busy]:
+    """Append ``messages`` of run ``run_id``, a guest on thread ``thread_id`` under the hold
+    of run ``holder`` (a sub-agent's run on its caller's thread), numbering them on insert
+    from where the log ends: their numbers, in order; :class:`Busy` (naming the thread's
+    holder) when ``holder`` does not hold the thread, and nothing is written.
+
+    For guests that share no counter: the child workflows of a Temporal caller, which run on
+    any worker, several at once. The thread's row lock (PostgreSQL; SQLite has one writer)
+    makes concurrent guests number in turn, so that no two messages get the same number.
+    The holder numbers its own messages itself, and writes none while its guests run (it
+    writes the message that asks them first, and numbers again from where the log ends once
+    they are done), so its numbers never meet theirs.
+
+    ``first`` is how many messages the run had appended before these (its own count, kept
+    where it runs): a retry of an append whose answer was lost finds those of ``messages``
+    it wrote already, and gives their numbers back instead of writing them again."""
+    held = yield from _held_by(thread_id, holder)
+    if held is not None:
+        return held
+    # Takes the thread's row lock: guests of one thread number their messages in turn.
+    yield Query("UPDATE bloge_threads SET updated_at = ? WHERE id = ?", (now, thread_id))
+    written = (yield Query(
+        "SELECT seq FROM bloge_messages WHERE thread_id = ? AND run_id = ? ORDER BY seq "
+        "LIMIT ? OFFSET ?", (thread_id, run_id, len(messages), first))).rows
+    seqs = [int(row[0]) for row in written]
+    rest = messages[len(seqs):]
+    if not rest:
+        return tuple(seqs)
+    row = one((yield Query("SELECT COALESCE(MAX(seq), 0) FROM bloge_messages "
+                           "WHERE thread_id = ?", (thread_id,))))
+    base = int(row[0]) if row is not None else 0
+    fresh = [base + offset for offset in range(1, len(rest) + 1)]
+    yield Query(
+        "INSERT INTO bloge_messages (thread_id, seq, run_id, kind, body, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(thread_id, seq, run_id, "message", dumps(message.to_dict()), now)
+         for seq, message in zip(fresh, rest, strict=True)], many=True)
+    return (*seqs, *fresh)
+
+
 def _held_by(thread_id: str, holder: str) -> Script[Busy | None]:
     row = one((yield Query("SELECT active_run_id FROM bloge_threads WHERE id = ?",
                            (thread_id,))))
