@@ -11,7 +11,9 @@ A sub-agent tool's ``thread`` (``bloge.agents.sub-agent-thread``, the DSL's ``th
   and the thread's next run starts from where the caller left it. With ``context =
   "parent"`` too, the child starts from the caller's messages by reference to the log,
   without writing them again. An unrecorded caller has no thread to share: its child runs
-  as a fresh one. Not on the Temporal runner yet: a call there fails saying so.
+  as a fresh one. On the Temporal runner the child workflow is such a run too (see
+  :mod:`bloge.temporal.workflow`): its messages are numbered by the store as they are
+  written, since the child workflows of one thread share no counter.
 
 What records a run on its caller's thread is the store's (``bloge.store.RecordedRuns``).
 """

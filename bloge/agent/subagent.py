@@ -35,8 +35,8 @@ A durable runner that runs children itself (Temporal, as child workflows) sets
 :data:`CHILDREN_ELSEWHERE` while it runs a sub-agent tool's call: the call then stops where its
 question is known, raising :class:`ChildRunRequested` with it and the tool's context, and the
 runner starts the child's run — from the caller's conversation as its model saw it, for a
-``"parent"`` context (:func:`~bloge.agent.caller_context.opening_of`) — and makes its answer
-the call's result.
+``"parent"`` context (:func:`~bloge.agent.caller_context.opening_of`), on the caller's
+thread for a ``"parent"`` thread — and makes its answer the call's result.
 """
 
 from __future__ import annotations
@@ -76,17 +76,20 @@ class ChildRunRequested(BaseException):
     :data:`CHILDREN_ELSEWHERE`: ``agent_id`` asked ``question``; ``max_descendant_tool_calls``
     is the tool's ceiling on the run tree's sub-agents' tool calls; ``context`` where the
     child starts (``"parent"``: from the caller's conversation, which the runner knows, see
-    :mod:`bloge.agent.caller_context`). A ``BaseException``, so that the tool round does not
-    take it for the tool's failure."""
+    :mod:`bloge.agent.caller_context`); ``thread`` which thread it is recorded on
+    (``"parent"``: its caller's, see :mod:`bloge.agent.caller_thread`). A ``BaseException``,
+    so that the tool round does not take it for the tool's failure."""
 
     def __init__(self, agent_id: str, question: str, *,
                  max_descendant_tool_calls: int | None = None,
-                 context: SubAgentContext = "fresh") -> None:
+                 context: SubAgentContext = "fresh",
+                 thread: SubAgentThread = "fresh") -> None:
         super().__init__(f"sub-agent {agent_id!r} is to be run by the runner")
         self.agent_id = agent_id
         self.question = question
         self.max_descendant_tool_calls = max_descendant_tool_calls
         self.context = context
+        self.thread = thread
 
 
 class SubAgentError(BlogeError):
@@ -136,16 +139,10 @@ class SubAgentTool:
         scope = TOOL_CALL.get()
         if scope is not None:
             scope.descendants.lower(self.max_descendant_tool_calls)
-        if CHILDREN_ELSEWHERE.get() and self.thread == "parent":
-            raise SubAgentError(
-                f"sub-agent {agent_id!r} runs on its caller's thread (thread = \"parent\"), "
-                "which the Temporal runner does not support: a child workflow is recorded on "
-                'a thread of its own; use thread = "fresh" there',
-                agent_id=agent_id, run_id=None)
         if CHILDREN_ELSEWHERE.get():
             raise ChildRunRequested(agent_id, question_of(input),
                                     max_descendant_tool_calls=self.max_descendant_tool_calls,
-                                    context=self.context)
+                                    context=self.context, thread=self.thread)
         run_id = child_run_id(ctx.idempotency_key)
         sink = None if scope is None or scope.sink is None else _relay(scope, run_id)
         opening = self._opening(scope, question_of(input))

@@ -78,7 +78,12 @@ from bloge.llm.types import LlmRequest, LlmResponse
 from bloge.store import StoreNotFoundError, ThreadBusyError
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
-from bloge.temporal.histories import APPEND_ACTIVITY, PAYLOAD_TOO_LARGE, READ_ACTIVITY
+from bloge.temporal.histories import (
+    APPEND_ACTIVITY,
+    LOG_END_ACTIVITY,
+    PAYLOAD_TOO_LARGE,
+    READ_ACTIVITY,
+)
 from bloge.temporal.options import FINAL_PROVIDER_ERROR
 from bloge.temporal.recording import RunEvents, StoreRecording, numbered
 from bloge.temporal.waiting import GO_ON_ACTIVITY, PAUSE_ACTIVITY
@@ -116,8 +121,8 @@ class AgentActivities:
         self._watch_every = watch_every
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.begin, self.read, self.append, self.model, self.tool, self.tool_failed,
-                self.handoff, self.finish, self.pause, self.go_on]
+        return [self.begin, self.read, self.append, self.log_end, self.model, self.tool,
+                self.tool_failed, self.handoff, self.finish, self.pause, self.go_on]
 
     def _events(self, payload: Mapping[str, Any]) -> RunEvents | None:
         if self._recording is None:
@@ -154,10 +159,22 @@ class AgentActivities:
 
     @activity.defn(name=BEGIN_ACTIVITY)
     async def begin(self, payload: Json) -> Json:
+        """Start a recorded run on its thread; a guest on its caller's thread (``holder``
+        given) joins it under the holder's hold instead."""
         agent = self._agent(payload)
         recording = self._recorded()
         async with _heartbeating():
             try:
+                if payload.get("holder") is not None:
+                    await recording.join(
+                        run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
+                        holder=str(payload["holder"]),
+                        parent_run_id=str(payload["parent_run_id"]),
+                        agent_id=agent.definition.id,
+                        input=wire.messages_from_json(payload["input"]),
+                        principal=_principal(payload.get("principal")),
+                        trace_parent=payload.get("trace_parent"))
+                    return {}
                 return await recording.begin(
                     run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
                     agent_id=agent.definition.id,
@@ -213,17 +230,35 @@ class AgentActivities:
 
     @activity.defn(name=APPEND_ACTIVITY)
     async def append(self, payload: Json) -> None:
-        """A recorded run's new messages, and its progress, before it continues as new."""
-        usage = payload["usage"]
+        """A recorded run's new messages, and its progress, before it continues as new; or
+        only its messages (no ``turns``), before its children on its thread start: numbered
+        by the run, or by the store for a guest on its caller's thread (``guest``)."""
+        recording = self._recorded()
+        run_id, thread_id = str(payload["run_id"]), str(payload["thread_id"])
         async with _heartbeating():
-            await self._recorded().append(
-                run_id=str(payload["run_id"]), thread_id=str(payload["thread_id"]),
-                messages=_numbered(payload["messages"]), turns=int(payload["turns"]),
-                view=wire.view_from_json(payload["view"]), usage=AgentUsage.from_dict(usage))
+            if "guest" in payload:
+                await _guest_append(recording, run_id, thread_id, payload["guest"])
+                return
+            kept = "turns" in payload
+            await recording.append(
+                run_id=run_id, thread_id=thread_id, messages=_numbered(payload["messages"]),
+                turns=int(payload["turns"]) if kept else None,
+                view=wire.view_from_json(payload["view"]) if kept else None,
+                usage=AgentUsage.from_dict(payload["usage"]) if kept else None)
+
+    @activity.defn(name=LOG_END_ACTIVITY)
+    async def log_end(self, payload: Json) -> Json:
+        """Where the thread's log goes on (``next_seq``), once a run's children on its
+        thread wrote there (the store numbered their messages)."""
+        async with _heartbeating():
+            return {"next_seq": await self._recorded().log_end(str(payload["thread_id"]))}
 
     async def _messages(self, payload: Mapping[str, Any]) -> tuple[LlmMessage, ...]:
         """The model call's messages: given, or (a recorded run) the turn's new messages
         written to the thread's log and the view read back from it."""
+        if "guest" in payload:  # by value, its new messages written first
+            await _guest_append(self._recorded(), str(payload["run_id"]),
+                                str(payload["thread_id"]), payload["guest"])
         if "view" not in payload:
             return wire.messages_from_json(payload["messages"])
         recording = self._recorded()
@@ -327,7 +362,9 @@ class AgentActivities:
             await self._written(events, payload)
             return {"child": {"agent": requested.agent_id, "question": requested.question,
                               "ceiling": requested.max_descendant_tool_calls,
-                              "context": requested.context}}
+                              "context": requested.context,
+                              **({"thread": "parent"} if requested.thread == "parent"
+                                 else {})}}
         except BaseException as stopped:
             # Cut short (timed out, cancelled): its dispatch stays in the run's events.
             await _flushed(events, call)
@@ -448,6 +485,16 @@ class AgentActivities:
                       recorded: Mapping[str, Any], events: RunEvents) -> None:
         assert self._recording is not None
         usage = recorded["usage"]
+        if "guest" in recorded:  # its last messages numbered by the store, the view left
+            guest = recorded["guest"]
+            await self._recording.finish_guest(
+                run_id=run_id, thread_id=str(payload["thread_id"]),
+                holder=str(guest["holder"]), first=int(guest["first"]),
+                messages=wire.messages_from_json(guest["messages"]),
+                usage=AgentUsage.from_dict(usage), turns=int(payload["turns"]),
+                exit_reason=str(payload["exit_reason"]), output=recorded.get("output"),
+                error=recorded.get("error"), spans=events.spans)
+            return
         if "transcript" in recorded:  # scheduled by a worker before runs wrote as they went
             messages, view = numbered(
                 int(recorded["next_seq"]),
@@ -463,6 +510,18 @@ class AgentActivities:
             usage=AgentUsage.from_dict(usage),
             turns=int(payload["turns"]), exit_reason=str(payload["exit_reason"]),
             output=recorded.get("output"), error=recorded.get("error"), spans=events.spans)
+
+
+async def _guest_append(recording: StoreRecording, run_id: str, thread_id: str,
+                        guest: Mapping[str, Any]) -> None:
+    """Write a guest run's new messages (see ``GuestLog.append``), numbered by the store."""
+    try:
+        await recording.append_guest(run_id=run_id, thread_id=thread_id,
+                                     holder=str(guest["holder"]), first=int(guest["first"]),
+                                     messages=wire.messages_from_json(guest["messages"]))
+    except ThreadBusyError as error:  # its caller's hold is gone: retrying will not help
+        raise ApplicationError(str(error), type="ThreadBusyError",
+                               non_retryable=True) from None
 
 
 def _numbered(pairs: Sequence[Sequence[Any]]) -> list[tuple[int, LlmMessage]]:

@@ -39,6 +39,7 @@ from bloge.temporal.wire import Json
 
 READ_ACTIVITY = "bloge.read"
 APPEND_ACTIVITY = "bloge.append"
+LOG_END_ACTIVITY = "bloge.log_end"
 #: The error type of a run that would hand Temporal a payload over ``max_payload_bytes``.
 PAYLOAD_TOO_LARGE = "PayloadTooLarge"
 
@@ -105,6 +106,11 @@ class ThreadLog:
         """The first ``count`` unwritten messages are in the log."""
         del self.unwritten[:count]
 
+    def holds(self, message: LlmMessage) -> bool:
+        """Whether ``message`` (this very object) is numbered in the log."""
+        return id(message) in self._seq
+
+
     def refer(self, messages: Sequence[LlmMessage], parts: list[Any] | None = None) -> list[Any]:
         """``messages`` by reference (see :data:`bloge.temporal.wire.View`), after ``parts``
         (a view by reference too)."""
@@ -117,6 +123,51 @@ class ThreadLog:
         after the view it continued with."""
         skip = len(self.messages) if self._earlier else 0
         return self.refer(transcript[skip:], self._earlier)
+
+
+class GuestLog:
+    """A guest run's part of its caller's thread's log: a sub-agent's child workflow on its
+    caller's thread (see :mod:`bloge.agent.caller_thread`), under the hold of run
+    ``holder``. The store numbers its messages as its activities write them (see
+    :meth:`bloge.temporal.recording.StoreRecording.append_guest`): the child workflows of
+    one thread run on any worker, several at once, and share no counter the workflow could
+    number from. So the workflow keeps only which messages of its transcript it wrote
+    (``written``, how many: a retried write gives those back), and writes none the log
+    holds already — the caller's, that a ``context = "parent"`` child starts from
+    (``known``). Its model calls carry their view by value, its end leaves the thread's view
+    as it is, and it does not continue as new."""
+
+    __slots__ = ("_done", "_known", "holder", "written")
+
+    def __init__(self, holder: str, known: Sequence[LlmMessage] = ()) -> None:
+        self.holder = holder
+        self.written = 0
+        self._done = 0
+        # By identity: the engine's transcript holds these very objects.
+        self._known: dict[int, LlmMessage] = {id(message): message for message in known}
+
+    def unwritten(self, transcript: Sequence[LlmMessage]) -> list[LlmMessage]:
+        """The messages ``transcript`` gained since the last write, those the log holds
+        left out."""
+        return [message for message in transcript[self._done:]
+                if id(message) not in self._known]
+
+    def append(self, transcript: Sequence[LlmMessage]) -> Json:
+        """What an activity needs to write ``transcript``'s new messages: the holder, how
+        many the run wrote before, and the messages."""
+        return {"holder": self.holder, "first": self.written,
+                "messages": wire.messages_to_json(self.unwritten(transcript))}
+
+    def wrote(self, transcript: Sequence[LlmMessage]) -> None:
+        """An activity wrote ``transcript``'s new messages (:meth:`append`)."""
+        fresh = self.unwritten(transcript)
+        self._known.update((id(message), message) for message in fresh)
+        self.written += len(fresh)
+        self._done = len(transcript)
+
+    def holds(self, message: LlmMessage) -> bool:
+        """Whether ``message`` (this very object) is in the thread's log."""
+        return id(message) in self._known
 
 
 class Turns:
@@ -141,6 +192,8 @@ class Turns:
         self.transcript: Sequence[LlmMessage] = ()
         self.view: list[Any] | None = None
         self.by_value = False
+        # A guest on its caller's thread (see GuestLog): it does not continue as new.
+        self.guest = False
         self.skip = 0 if carried is None else len(carried["view"]) if log is None else 0
         self.earlier = (() if carried is None or log is not None
                         else wire.messages_from_json(carried["transcript"]))
@@ -155,7 +208,8 @@ class Turns:
                                 transcript: Sequence[LlmMessage], usage: AgentUsage) -> None:
         self.transcript = transcript
         self._asked = (turn, view, None)
-        if self.limits is not None and turn > self.first_turn and due(self.limits):
+        if (self.limits is not None and not self.guest and turn > self.first_turn
+                and due(self.limits)):
             raise ContinueAsNewDue(turn)
         if self.log is not None:
             self.log.number(transcript, by_value=self.by_value)
@@ -163,6 +217,7 @@ class Turns:
 
     async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
                              response: LlmResponse, usage: AgentUsage) -> None:
+        self.transcript = transcript  # with the answer, which a caller's guests follow
         if self._asked is not None and self._asked[0] == turn:
             self._asked = (turn, self._asked[1], transcript[-1])
 
@@ -198,6 +253,9 @@ class Turns:
         size = wire.size(payload)
         if size > self.max_bytes:
             remedy = ("a message that large cannot cross Temporal" if self.log is not None
+                      else "a sub-agent on its caller's thread (thread = \"parent\") sends "
+                      "its view by value: give it the fresh context, or a thread of its own"
+                      if self.guest
                       else "keep the runs in a run store (bloge.store), so that the memory "
                       "view goes by reference to the thread")
             raise ApplicationError(

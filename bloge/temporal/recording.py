@@ -28,6 +28,7 @@ from bloge.core.tracecontext import TraceParent
 from bloge.llm import LlmResponse
 from bloge.llm.messages import LlmMessage
 from bloge.store import (
+    Run,
     RunEvent,
     RunStatus,
     RunWriter,
@@ -103,6 +104,47 @@ class StoreRecording:
         if kept:
             await self.writer.write(kept)
         return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}
+
+    async def join(self, *, run_id: str, thread_id: str, holder: str, parent_run_id: str,
+                   agent_id: str, input: Sequence[LlmMessage],
+                   principal: Principal | None = None,
+                   trace_parent: str | None = None) -> None:
+        """Start a guest run on ``thread_id`` under the hold of run ``holder`` (the child
+        workflow of a sub-agent on its caller's thread, see
+        :mod:`bloge.agent.caller_thread`), a child of run ``parent_run_id``, without taking
+        the thread: again when this is a retry of the same start (a run this task queue's
+        workers run already is left as it is), taken back when it stopped.
+        :class:`~bloge.store.ThreadBusyError` when ``holder`` no longer holds the thread."""
+        try:
+            run = await self.store.get_run(run_id)
+        except StoreNotFoundError:
+            await self.writer.join_run(run_id=run_id, thread_id=thread_id, holder=holder,
+                                       parent_run_id=parent_run_id, agent_id=agent_id,
+                                       input=input, worker=self.worker,
+                                       owner=principal.name if principal else None)
+        else:
+            if not (run.status is RunStatus.RUNNING and run.worker == self.worker):
+                await self.writer.rejoin_run(run, holder=holder, worker=self.worker)
+        if trace_parent and TraceParent.from_stored(trace_parent) is not None:
+            await self.writer.write([ops.TraceRun(run_id, trace_parent)])
+
+    async def append_guest(self, *, run_id: str, thread_id: str, holder: str, first: int,
+                           messages: Sequence[LlmMessage]) -> list[int]:
+        """Write ``messages`` of guest run ``run_id`` (see :meth:`join`) to the thread's
+        log, numbered by the store as they are written (the guests of one thread, child
+        workflows on any worker, share no counter): their numbers, which the run's workflow
+        keeps from this activity's result. ``first``: how many the run wrote before (a retry
+        gets those it wrote already back)."""
+        if not messages:
+            return []
+        return list(await self.writer.append_guest_messages(
+            run_id=run_id, thread_id=thread_id, holder=holder, first=first,
+            messages=messages))
+
+    async def log_end(self, thread_id: str) -> int:
+        """The number the thread's log goes on with: what a holder numbers its next message
+        with once its guests are done (they numbered theirs in the store)."""
+        return (await self.store.get_thread(thread_id)).message_count + 1
 
     async def read(self, thread_id: str, view: View, max_bytes: int) -> dict[str, Any]:
         """The first messages of ``view`` (a thread's view by reference), as ``[seq,
@@ -225,7 +267,7 @@ class StoreRecording:
         if run.status is RunStatus.RUNNING:
             await self._callers_back(callers)  # a retry: the callers too, if not yet
             return
-        await self.writer.reclaim_run(run, worker=self.worker)
+        await self._take_back(run)
         now = self.store.clock()
         tools = {row.call_id: row.tool for row in run.pending_approvals}
         events = tuple(RunEvent(run_id, 0, kind, now, {
@@ -247,7 +289,31 @@ class StoreRecording:
                 return
             if not run.status.paused or run.pending_approvals:
                 return
+            await self._take_back(run)
+
+    async def _take_back(self, run: Run) -> None:
+        """Mark the stopped ``run`` running again: with its thread, or, a guest on its
+        caller's thread (see :meth:`join`), under the hold of the caller that holds it."""
+        holder = await self._holder_of(run)
+        if holder is None:
             await self.writer.reclaim_run(run, worker=self.worker)
+        else:
+            await self.writer.rejoin_run(run, holder=holder, worker=self.worker)
+
+    async def _holder_of(self, run: Run) -> str | None:
+        """The run whose hold on its thread guest ``run`` runs under: its nearest caller on
+        another thread's child on this one (``None``: ``run`` is no guest)."""
+        holder = None
+        below = run
+        while below.parent_run_id is not None:
+            try:
+                caller = await self.store.get_run(below.parent_run_id)
+            except StoreNotFoundError:
+                break
+            if caller.thread_id != run.thread_id:
+                break
+            holder = below = caller
+        return None if holder is None else holder.id
 
     async def handed_off(self, *, run_id: str, agent_id: str) -> None:
         """The run goes on with agent ``agent_id`` (a handoff): a look at the run shows it."""
@@ -272,6 +338,33 @@ class StoreRecording:
             # is ended all the same.)
             return
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
+        await self._end(run_id=run_id, thread_id=thread_id, view=view, usage=usage,
+                        turns=turns, exit_reason=exit_reason, output=output, error=error,
+                        spans=spans)
+
+    async def finish_guest(self, *, run_id: str, thread_id: str, holder: str, first: int,
+                           messages: Sequence[LlmMessage], usage: AgentUsage, turns: int,
+                           exit_reason: str, output: Mapping[str, Any] | None,
+                           error: Mapping[str, str] | None,
+                           spans: traced.Spans | None = None) -> list[int]:
+        """End guest run ``run_id`` (see :meth:`join`): its last new ``messages`` in the
+        thread's log as :meth:`append_guest` writes them (their numbers), its end; the
+        thread's hold and memory view stay its holder's."""
+        ended = (await self.store.get_run(run_id)).status.finished  # a retried finish
+        seqs = await self.append_guest(run_id=run_id, thread_id=thread_id, holder=holder,
+                                       first=first, messages=messages)
+        if not ended:
+            await self._end(run_id=run_id, thread_id=thread_id, view=None, usage=usage,
+                            turns=turns, exit_reason=exit_reason, output=output, error=error,
+                            spans=spans)
+        return seqs
+
+    async def _end(self, *, run_id: str, thread_id: str, view: View | None,
+                   usage: AgentUsage, turns: int, exit_reason: str,
+                   output: Mapping[str, Any] | None, error: Mapping[str, str] | None,
+                   spans: traced.Spans | None) -> None:
+        """The run's end: its end event, its status, the thread's ``view`` (``None``: as it
+        was), the thread let go when the run holds it."""
         now = time.time()
         segments = view
         status = RunStatus.ended(exit_reason, succeeded=output is not None)

@@ -119,8 +119,10 @@ from bloge.temporal import catalogue, wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.histories import (
     APPEND_ACTIVITY,
+    LOG_END_ACTIVITY,
     PAYLOAD_TOO_LARGE,
     ContinueAsNewDue,
+    GuestLog,
     ThreadLog,
     Turns,
     continue_as_new,
@@ -196,6 +198,9 @@ class AgentWorkflow:
         turns_done = checkpoint.turn_count if checkpoint is not None else 0
         turns = Turns(run_id, thread_id, turns_done + 1,
                        agent.plan.limits if may_continue else None, log, carried)
+        opening = wire.messages_from_json(messages) if messages else ()
+        guest = _guest(agent, start, opening)
+        turns.guest = guest is not None
         # A checkpoint given by value: the messages of it the thread's log holds are found
         # by equality.
         turns.by_value = carried is None and checkpoint is not None
@@ -207,11 +212,11 @@ class AgentWorkflow:
                                   turns=turns, principal=start.get("principal"),
                                   tools=own_tools, task_queue=info.task_queue,
                                   callers=callers, shares=Shares(start),
-                                  watched_by=int(start.get("watched_by") or 0))
+                                  watched_by=int(start.get("watched_by") or 0), guest=guest)
         ctx = OperatorContext.root(values, execution_id=run_id)
         # A checkpoint carries its conversation: a history given beside it is not used.
         run_start = RunStart(
-            AgentInput(wire.messages_from_json(messages)) if messages else None,
+            AgentInput(opening) if messages else None,
             history=(begun.history or ()) if checkpoint is None else (),
             checkpoint=checkpoint, tools=[wire.tool_from_json(tool) for tool in own_tools],
         )
@@ -293,7 +298,6 @@ class _Begun:
     history: Sequence[LlmMessage] | None
     log: ThreadLog | None
 
-
 async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) -> _Begun:
     """A run's first history starts it (in the store too, for a recorded run: the thread's
     view is read by reference); a later one goes on from what the last one carried."""
@@ -319,6 +323,15 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
     history = wire.messages_from_json(start["history"]) if start.get("history") else None
     if not agent.recorded:
         return _Begun(thread_id, workflow.time(), checkpoint, history, None)
+    if start.get("holder") is not None:
+        # A guest on its caller's thread: it joins the thread under its caller's hold, from
+        # its input alone (see GuestLog).
+        await workflow.execute_activity(BEGIN_ACTIVITY, {
+            "agent": agent_id, "run_id": run_id, "thread_id": thread_id,
+            "holder": start["holder"], "parent_run_id": start["parent_run_id"],
+            "input": start.get("input") or [], "principal": start.get("principal"),
+            "trace_parent": start.get("trace_parent")}, **agent.plan.finish)
+        return _Begun(thread_id, workflow.time(), checkpoint, history, None)
     # The run store keeps the run, on its thread.
     thread_id = thread_id or workflow.uuid4().hex
     begun = await workflow.execute_activity(BEGIN_ACTIVITY, {
@@ -334,6 +347,19 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
     log = ThreadLog(int(begun["next_seq"]), pairs)
     return _Begun(thread_id, workflow.time(), checkpoint,
                   log.messages if checkpoint is None else history, log)
+
+
+def _guest(agent: ServedAgent, start: Json,
+           opening: Sequence[LlmMessage]) -> GuestLog | None:
+    """A recorded child workflow's part of its caller's thread, when it runs there (its
+    start names the run that ``holder``s the thread): of its ``opening`` messages, those at
+    ``logged`` are its caller's in the log already (``context = "parent"``)."""
+    holder = start.get("holder")
+    if holder is None or not agent.recorded:
+        return None
+    logged = set(start.get("logged") or ())
+    return GuestLog(str(holder), [message for index, message in enumerate(opening)
+                                  if index in logged])
 
 
 def start_payload(agent_id: str, *, input: AgentInput | None = None,
@@ -424,15 +450,17 @@ class ActivityEffects:
     carries the view by reference to the thread's log (and the turn's new messages, which
     the activity writes there first); another run's carries the view itself."""
 
-    __slots__ = ("_agent", "_callers", "_local", "_log", "_principal", "_queue", "_run_id",
-                 "_thread_id", "_tools", "_turns", "_values", "_watched_by", "shares")
+    __slots__ = ("_agent", "_asked", "_asking", "_callers", "_guest", "_guests_wrote", "_local",
+                 "_log", "_principal", "_queue", "_run_id", "_thread_id", "_tools", "_turns",
+                 "_values", "_watched_by", "shares")
 
     def __init__(self, agent: ServedAgent, run_id: str, values: Mapping[str, Any],
                  thread_id: str | None = None, log: ThreadLog | None = None, *,
                  local_model_calls: bool = False, turns: Turns,
                  principal: Json | None = None, tools: Sequence[Json] = (),
                  task_queue: str = "", callers: Sequence[Json] = (),
-                 shares: Shares | None = None, watched_by: int = 0) -> None:
+                 shares: Shares | None = None, watched_by: int = 0,
+                 guest: GuestLog | None = None) -> None:
         self._agent = agent  # the agent the run goes on with (another, once it handed over)
         self._queue = task_queue
         self._callers = list(callers)  # a child workflow's: the runs waiting on it
@@ -447,6 +475,14 @@ class ActivityEffects:
         self._log = log
         self._local = local_model_calls
         self._turns = turns
+        # A guest on its caller's thread: its messages are numbered by the store.
+        self._guest = guest
+        # Children on this run's thread (see _on_this_thread): the turn whose asking message
+        # was written for them, and whether they may have written since this run last
+        # learnt where the thread's log goes on.
+        self._asking = asyncio.Lock()
+        self._asked = 0
+        self._guests_wrote = False
 
     @property
     def call_model(self) -> ModelCall:
@@ -493,6 +529,9 @@ class ActivityEffects:
             payload["view"] = view
         else:
             payload["messages"] = wire.messages_to_json(request.messages)
+        guest, transcript = self._guest, self._turns.transcript
+        if guest is not None:  # its new messages go to the log first, numbered there
+            payload["guest"] = guest.append(transcript)
         self._turns.bound(payload, f"the model call of turn {turn}")
         try:
             if self._local:
@@ -506,6 +545,8 @@ class ActivityEffects:
             raise
         if log is not None:
             log.written(written)
+        if guest is not None:
+            guest.wrote(transcript)
         return wire.response_from_json(result)
 
     async def run(self, turn: int, calls: Sequence[ToolCall], *,
@@ -526,7 +567,59 @@ class ActivityEffects:
             async with limit:
                 return await self._call_tool(turn, call)
 
-        return list(await asyncio.gather(*(one(call) for call in calls)))
+        outcomes = list(await asyncio.gather(*(one(call) for call in calls)))
+        await self._caught_up()
+        return outcomes
+
+    async def _caught_up(self) -> None:
+        """Number on from where the thread's log ends, once this run's children on its
+        thread (and theirs) wrote there: the store numbered their messages, and tells the
+        number from an activity (the same on every replay)."""
+        log = self._log
+        if not self._guests_wrote or log is None:
+            return
+        found = await workflow.execute_activity(LOG_END_ACTIVITY, {
+            "agent": self._agent.definition.id, "run_id": self._run_id,
+            "thread_id": self._thread_id}, **self._agent.plan.finish)
+        log.next_seq = max(log.next_seq, int(found["next_seq"]))
+        self._guests_wrote = False
+
+    async def _on_this_thread(self, turn: int) -> str | None:
+        """Ready this run's thread for a child of turn ``turn`` that runs on it (``thread =
+        "parent"``): the run that holds the thread, whose hold it runs under; ``None`` for a
+        run with no thread in the store (its child runs on a thread of its own, as a local
+        unrecorded caller's does).
+
+        The messages of this run's transcript so far — the one that asks the child among
+        them — are written first (once a turn, however many children it asks), so that the
+        log reads in order, and so that a run that numbers its own messages (the holder)
+        has none unwritten while its children's are numbered by the store after the log's
+        end; it numbers on from the new end once its round is done (:meth:`_caught_up`)."""
+        log, guest, transcript = self._log, self._guest, self._turns.transcript
+        if guest is None and log is None:
+            return None
+        async with self._asking:
+            if self._asked != turn:
+                payload: Json = {"agent": self._agent.definition.id, "run_id": self._run_id,
+                                 "thread_id": self._thread_id}
+                if guest is not None:
+                    payload["guest"] = guest.append(transcript)
+                else:
+                    assert log is not None
+                    log.number(transcript, by_value=self._turns.by_value)
+                    written = len(log.unwritten)
+                    payload["messages"] = numbered_pairs(log.unwritten)
+                self._turns.bound(payload, f"the messages of turn {turn} before its sub-agents")
+                await workflow.execute_activity(APPEND_ACTIVITY, payload,
+                                                **self._agent.plan.finish)
+                if guest is not None:
+                    guest.wrote(transcript)
+                else:
+                    assert log is not None
+                    log.written(written)
+                self._asked = turn
+        self._guests_wrote = log is not None
+        return self._run_id if guest is None else guest.holder
 
     async def _call_tool(self, turn: int, call: ToolCall) -> ToolOutcome:
         plan = self._agent.plan.tools.get(call.name)
@@ -574,8 +667,13 @@ class ActivityEffects:
             return await self._not_started(call, payload, started, (
                 f"sub-agent {agent_id!r} starts from this run's conversation (context = "
                 f"\"parent\"), which is not known in its workflow's history for turn {turn}"))
+        holder = (await self._on_this_thread(turn) if asked.get("thread") == "parent"
+                  else None)
         start = {**start_payload(agent_id, input=opening, context=self._values,
-                                 local_model_calls=self._local),
+                                 local_model_calls=self._local,
+                                 thread_id=None if holder is None else self._thread_id),
+                 **({} if holder is None else {"holder": holder,
+                                               "logged": self._logged(opening)}),
                  "principal": self._principal, "parent_run_id": self._run_id,
                  # Who waits on the child, nearest first: its pause pauses them too.
                  "callers": [{"run_id": self._run_id, "call_id": call.id, "tool": call.name},
@@ -618,6 +716,16 @@ class ActivityEffects:
         if self._agent.recorded or self._agent.listeners:
             await self._report_failed(payload, outcome, started)
         return outcome
+
+    def _logged(self, opening: AgentInput) -> list[int]:
+        """Which messages of a child's ``opening`` the thread's log holds: this run's, that
+        a ``context = "parent"`` child on its thread refers to instead of writing them
+        again (all but the asking message, written again without its unanswered calls, and
+        the question)."""
+        known = self._guest if self._guest is not None else self._log
+        if known is None:
+            return []
+        return [index for index, message in enumerate(opening.messages) if known.holds(message)]
 
     def _child_input(self, turn: int, asked: Json) -> AgentInput | None:
         """What a sub-agent call's child starts from: the question, or (``context =
@@ -679,18 +787,18 @@ class ActivityEffects:
             return
         usage: AgentUsage = checkpoint.usage
         recorded = None
-        log = self._log
+        log, guest = self._log, self._guest
+        transcript = self._turns.transcript or (
+            output.messages if output is not None else checkpoint.conversation)
+        if guest is not None:  # the thread's view stays its holder's
+            recorded = {"guest": guest.append(transcript), **self._end_of(usage, output, error)}
         if log is not None:
-            log.number(self._turns.transcript or (
-                output.messages if output is not None else checkpoint.conversation))
+            await self._caught_up()  # a run cancelled while its children ran on its thread
+            log.number(transcript)
             recorded = {
                 "messages": numbered_pairs(log.unwritten),
                 "view": log.refer(checkpoint.conversation),
-                "usage": usage.to_dict(),
-                "output": (None if output is None
-                           else output.to_dict(messages=False, checkpoint=False)),
-                "error": None if error is None else {
-                    "type": type(error).__name__, "message": mask_credentials(str(error))},
+                **self._end_of(usage, output, error),
             }
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id,
                    "thread_id": self._thread_id, "recorded": recorded,
@@ -704,6 +812,18 @@ class ActivityEffects:
         await workflow.execute_activity(FINISH_ACTIVITY, payload, **self._agent.plan.finish)
         if log is not None:
             log.written(len(log.unwritten))
+        if guest is not None:
+            guest.wrote(transcript)
+
+    @staticmethod
+    def _end_of(usage: AgentUsage, output: AgentOutput | None,
+                error: BaseException | None) -> Json:
+        """How a recorded run ended, for its finish activity."""
+        return {"usage": usage.to_dict(),
+                "output": (None if output is None
+                           else output.to_dict(messages=False, checkpoint=False)),
+                "error": None if error is None else {
+                    "type": type(error).__name__, "message": mask_credentials(str(error))}}
 
 
 def _raise_if_cancelled(error: ActivityError) -> None:

@@ -57,12 +57,17 @@ def _agent(name: str, max_turns: int, *body: str, stream: bool = False) -> str:
     return f'{kind} {name} {{\n  model = "test-model"\n  max_turns = {max_turns}\n{lines}}}\n'
 
 
-def _asking(name: str, sub_agent: str, *body: str, description: str | None = None) -> str:
-    """``delegator``'s shape: an agent of three turns that may ask ``sub_agent`` (its tool
-    ``research``) and call ``gate``."""
+def _asking(name: str, sub_agent: str, *body: str, description: str | None = None,
+            turns: int = 3, where: str = "") -> str:
+    """``delegator``'s shape: an agent of ``turns`` turns that may ask ``sub_agent`` (its
+    tool ``research``, with ``where``'s settings) and call ``gate``."""
     told = description or f"Ask the {sub_agent}"
-    return _agent(name, 3, *body,
-                  f'tool research : agent {sub_agent} {{ description = "{told}" }}', GATE)
+    return _agent(name, turns, *body,
+                  f'tool research : agent {sub_agent} {{ description = "{told}"{where} }}',
+                  GATE)
+
+
+ON_ITS_THREAD = '  thread = "parent"'
 
 
 AGENTS = "\n".join((
@@ -93,6 +98,12 @@ AGENTS = "\n".join((
            'tool research : agent researcher { description = "Ask the researcher"  '
            'context = "parent" }'),
     _agent("slowStream", 2, "tool_timeout = 0.5", GATE, stream=True),
+    _asking("fanner", "researcher", where=ON_ITS_THREAD),
+    _asking("nested", "middler", where=ON_ITS_THREAD),
+    _asking("middler", "researcher", turns=4, where=ON_ITS_THREAD),
+    _agent("confider", 3, 'system_prompt = "You brief."',
+           'tool research : agent researcher { description = "Ask the researcher"  '
+           'context = "parent"  thread = "parent" }'),
 ))
 
 
@@ -127,6 +138,8 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
                 "r1", "research", json.dumps({"input": "recall " + last.split(" ", 1)[1]})),))
         return LlmResponse("briefed: " + request.messages[-1].content)
     user = next(m.content for m in request.messages if m.role == "user")
+    if user.startswith("fan"):
+        return _fanned(request, user, answered)
     if user.startswith(("delegate", "research", "bill")):
         return _composed(request, user, answered)
     if user.startswith("stall"):
@@ -197,6 +210,18 @@ def _composed(request: LlmRequest, user: str, answered: int) -> LlmResponse:
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall("b1", "count", json.dumps({"key": ",".join(offered)})),))
     return LlmResponse("billed: " + results[-1])
+
+
+def _fanned(request: LlmRequest, user: str, answered: int) -> LlmResponse:
+    """``fan X``: three ``research`` calls at once (``research X1`` … ``X3``), then the
+    answer with their results."""
+    if answered == 0:
+        topic = user.split(" ", 1)[1]
+        return LlmResponse("Asking three.", "tool_calls", tool_calls=tuple(
+            ToolCall(f"f{n}", "research", json.dumps({"input": f"research {topic}{n}"}))
+            for n in (1, 2, 3)))
+    return LlmResponse("fanned: " + " | ".join(m.content for m in request.messages
+                                               if m.role == "tool"))
 
 
 def _marathon(request: LlmRequest, turns: int) -> LlmResponse:
@@ -315,4 +340,17 @@ def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
     if "agent:researcher:parent" not in registry:
         registry.register("agent:researcher:parent", SubAgentTool(
             registry.get("agent:researcher").agent, context="parent"))
+    # On the caller's thread: researcher (fanner's, middler's, confider's), middler (nested's).
+    for ref, context in (("agent:researcher:thread-parent", "fresh"),
+                         ("agent:researcher:parent:thread-parent", "parent")):
+        if ref not in registry:
+            registry.register(ref, SubAgentTool(registry.get("agent:researcher").agent,
+                                                context=context, thread="parent"))
+    if "agent:middler:thread-parent" not in registry:
+        own = OperatorRegistry.builder()
+        for ref in ("Count", "Gate", "llmChat", "llmStreamingChat",
+                    "agent:researcher:thread-parent"):
+            own.register(ref, registry.get(ref))
+        registry.register("agent:middler:thread-parent", SubAgentTool(
+            AgentLoopOperator("middler", compiled["middler"], own.build()), thread="parent"))
     return compiled

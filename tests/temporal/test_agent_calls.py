@@ -16,7 +16,6 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from bloge.agent import SubAgentTool
 from bloge.agent.runtime import child_run_id
 from bloge.core.errors import RunError
 from bloge.store import RunStatus, Store
@@ -226,21 +225,3 @@ async def test_a_childs_tool_calls_past_the_trees_ceiling_do_not_run(
         "sub-agents of this run made 1 tool calls, their ceiling (max_descendant_tool_calls); "
         "answer with what you have | opened delegate both")
     assert (tmp_path / "count.log").read_text().count("\n") == 1
-
-
-async def test_a_sub_agent_call_on_its_callers_thread_fails_saying_temporal_lacks_it(
-        client: Client, task_queue: str, tmp_path: Path, store: Store) -> None:
-    registry = agents.registry(tmp_path / "count.log")
-    compiled = agents.definitions(registry)
-    researcher = registry.get("agent:researcher")
-    assert isinstance(researcher, SubAgentTool)
-    registry.register("agent:researcher", SubAgentTool(researcher.agent, thread="parent"),
-                      replace=True)
-    options = TemporalOptions(task_queue=task_queue)
-    served = served_agents(compiled, registry, options)
-    async with agent_worker(client, served, options, store=store):
-        output = await TemporalRunner(client, task_queue).run("delegator", "delegate pay",
-                                                              run_id="on-its-thread-1")
-    assert "runs on its caller's thread" in output.content
-    assert "the Temporal runner does not support" in output.content
-    assert await store.child_runs("on-its-thread-1") == []
