@@ -190,6 +190,9 @@ class Turns:
         self.carried = carried
         self.continued = 0 if carried is None else int(carried.get("continued", 0))
         self.transcript: Sequence[LlmMessage] = ()
+        # The transcript with the model's last answer (what a child on the run's thread
+        # follows in its log).
+        self.answered: Sequence[LlmMessage] = ()
         self.view: list[Any] | None = None
         self.by_value = False
         # A guest on its caller's thread (see GuestLog): it does not continue as new.
@@ -217,7 +220,7 @@ class Turns:
 
     async def model_answered(self, turn: int, transcript: Sequence[LlmMessage],
                              response: LlmResponse, usage: AgentUsage) -> None:
-        self.transcript = transcript  # with the answer, which a caller's guests follow
+        self.answered = transcript
         if self._asked is not None and self._asked[0] == turn:
             self._asked = (turn, self._asked[1], transcript[-1])
 

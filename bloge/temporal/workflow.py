@@ -298,6 +298,7 @@ class _Begun:
     history: Sequence[LlmMessage] | None
     log: ThreadLog | None
 
+
 async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) -> _Begun:
     """A run's first history starts it (in the store too, for a recorded run: the thread's
     view is read by reference); a later one goes on from what the last one carried."""
@@ -595,7 +596,7 @@ class ActivityEffects:
         log reads in order, and so that a run that numbers its own messages (the holder)
         has none unwritten while its children's are numbered by the store after the log's
         end; it numbers on from the new end once its round is done (:meth:`_caught_up`)."""
-        log, guest, transcript = self._log, self._guest, self._turns.transcript
+        log, guest, transcript = self._log, self._guest, self._turns.answered
         if guest is None and log is None:
             return None
         async with self._asking:

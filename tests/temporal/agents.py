@@ -22,6 +22,12 @@ tool calls at one. ``triage`` hands
 relay pay``: two levels of child runs). ``briefer`` (``brief …``) says a word and asks ``researcher``, which
 starts from its conversation (``context = "parent"``), to ``recall …``: that answer lists
 the messages the model was shown.
+On the caller's thread (``thread = "parent"``): ``fanner`` (``fan X``) asks ``researcher``
+three times at once, then answers; ``nested`` is ``delegator`` asking ``middler``, a
+``middle`` whose ``researcher`` is on the thread too (``delegate relay X``); ``confider`` is
+``briefer`` with its ``researcher`` on its thread; ``watcher`` (``watch X``) asks
+``researcher`` twice and ``prober`` (``count``, then ``gate``) at once; ``warden`` is
+``overseer`` with its ``vetted`` on its thread.
 """
 
 from __future__ import annotations
@@ -104,6 +110,11 @@ AGENTS = "\n".join((
     _agent("confider", 3, 'system_prompt = "You brief."',
            'tool research : agent researcher { description = "Ask the researcher"  '
            'context = "parent"  thread = "parent" }'),
+    _agent("watcher", 3, f'tool research : agent researcher {{ description = "Ask the '
+                         f'researcher"{ON_ITS_THREAD} }}',
+           f'tool probe : agent prober {{ description = "Probe"{ON_ITS_THREAD} }}'),
+    _agent("prober", 3, COUNT, GATE),
+    _asking("warden", "vetted", description="Ask the vetted researcher", where=ON_ITS_THREAD),
 ))
 
 
@@ -140,6 +151,8 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     user = next(m.content for m in request.messages if m.role == "user")
     if user.startswith("fan"):
         return _fanned(request, user, answered)
+    if user.startswith(("watch", "probe")):
+        return _watched(request, user, answered)
     if user.startswith(("delegate", "research", "bill")):
         return _composed(request, user, answered)
     if user.startswith("stall"):
@@ -222,6 +235,25 @@ def _fanned(request: LlmRequest, user: str, answered: int) -> LlmResponse:
             for n in (1, 2, 3)))
     return LlmResponse("fanned: " + " | ".join(m.content for m in request.messages
                                                if m.role == "tool"))
+
+
+def _watched(request: LlmRequest, user: str, answered: int) -> LlmResponse:
+    """``watch X``: ``research X1``, ``research X2`` and ``probe X3`` at once, then the
+    answer; ``probe …`` (prober): ``count``, then ``gate``, then the answer."""
+    results = [m.content for m in request.messages if m.role == "tool"]
+    topic = user.split(" ", 1)[1]
+    if user.startswith("probe"):
+        if answered < 2:
+            name, key = ("count", "key") if answered == 0 else ("gate", "name")
+            return LlmResponse("", "tool_calls", tool_calls=(
+                ToolCall(f"p{answered}", name, json.dumps({key: user})),))
+        return LlmResponse("probed: " + " | ".join(results))
+    if answered == 0:
+        return LlmResponse("Watching.", "tool_calls", tool_calls=(
+            ToolCall("w1", "research", json.dumps({"input": f"research {topic}1"})),
+            ToolCall("w2", "research", json.dumps({"input": f"research {topic}2"})),
+            ToolCall("w3", "probe", json.dumps({"input": f"probe {topic}3"}))))
+    return LlmResponse("watched: " + " | ".join(results))
 
 
 def _marathon(request: LlmRequest, turns: int) -> LlmResponse:
@@ -346,11 +378,16 @@ def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
         if ref not in registry:
             registry.register(ref, SubAgentTool(registry.get("agent:researcher").agent,
                                                 context=context, thread="parent"))
-    if "agent:middler:thread-parent" not in registry:
-        own = OperatorRegistry.builder()
-        for ref in ("Count", "Gate", "llmChat", "llmStreamingChat",
-                    "agent:researcher:thread-parent"):
-            own.register(ref, registry.get(ref))
-        registry.register("agent:middler:thread-parent", SubAgentTool(
-            AgentLoopOperator("middler", compiled["middler"], own.build()), thread="parent"))
+    if "agent:vetted:thread-parent" not in registry:
+        registry.register("agent:vetted:thread-parent", SubAgentTool(
+            registry.get("agent:vetted").agent, thread="parent"))
+    for agent_id in ("middler", "prober"):
+        if f"agent:{agent_id}:thread-parent" not in registry:
+            own = OperatorRegistry.builder()
+            for ref in ("Count", "Gate", "llmChat", "llmStreamingChat",
+                        "agent:researcher:thread-parent"):
+                own.register(ref, registry.get(ref))
+            registry.register(f"agent:{agent_id}:thread-parent", SubAgentTool(
+                AgentLoopOperator(agent_id, compiled[agent_id], own.build()),
+                thread="parent"))
     return compiled

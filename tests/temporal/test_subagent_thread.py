@@ -8,28 +8,49 @@ tests/temporal/agents.py's fanner, nested, middler and confider)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from temporalio.client import Client
 
+from bloge import RunPaused
 from bloge.agent.runtime import child_run_id
+from bloge.core.context import OperatorContext, Principal
 from bloge.store import RunStatus, Store, StoredMessage, guest_runs, open_store
-from bloge.temporal import TemporalOptions, TemporalRunner, agent_worker, served_agents
+from bloge.temporal import (
+    TemporalOptions,
+    TemporalRunner,
+    agent_worker,
+    catalogue,
+    served_agents,
+)
 from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
 from tests.temporal import agents
-from tests.temporal.test_agent_calls import _replays
+from tests.temporal.conftest import DevServer, StoredAgents
+from tests.temporal.test_agent_calls import ROOT, _replays
+
+ALICE = OperatorContext.root(principal=Principal("alice"))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def thread_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    """The run store, on each durable backend."""
+def thread_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A run store's URL, on each durable backend."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'runs.db'}"
-    else:
-        url = f"{POSTGRES_DSN}?schema={request.getfixturevalue('postgres_schema')}"
-    opened = open_store(url)
+        return f"sqlite:///{tmp_path / 'runs.db'}"
+    return f"{POSTGRES_DSN}?schema={request.getfixturevalue('postgres_schema')}"
+
+
+@pytest.fixture
+async def thread_store(thread_store_url: str) -> AsyncIterator[Store]:
+    """The run store at ``thread_store_url``."""
+    opened = open_store(thread_store_url)
     try:
         yield opened
     finally:
@@ -137,3 +158,112 @@ async def test_a_child_from_its_callers_conversation_refers_to_its_messages(
     # unanswered call, and the question.
     assert runs[child][:2] == [("assistant", "Asking."), ("user", "recall z")]
     assert sum(1 for m in log if m.message.content == "brief z") == 1
+
+
+def _worker(temporal_server: DevServer, task_queue: str, tmp_path: Path, store_url: str, *,
+            hang_gate: bool) -> subprocess.Popen[str]:
+    """A worker process serving the test agents, recorded in ``store_url``, once it polls."""
+    command = [sys.executable, "-m", "tests.temporal.worker_child", temporal_server.address,
+               task_queue, str(tmp_path / "count.log"), str(tmp_path / "gate.log"), "--store",
+               store_url]
+    if hang_gate:
+        command.append("--hang-gate")
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "ready"
+    return process
+
+
+async def test_a_worker_killed_during_a_fan_out_on_the_thread_leaves_one_sequence(
+        temporal_server: DevServer, client: Client, task_queue: str, tmp_path: Path,
+        thread_store_url: str, thread_store: Store) -> None:
+    store = thread_store
+    count_log = tmp_path / "count.log"
+
+    def spawn(*, hang_gate: bool) -> subprocess.Popen[str]:
+        return _worker(temporal_server, task_queue, tmp_path, thread_store_url,
+                       hang_gate=hang_gate)
+
+    runner = TemporalRunner(client, task_queue)
+    first = spawn(hang_gate=True)
+    second = None
+    try:
+        await runner.start("watcher", "watch w", run_id="watch-1")
+        assert first.stdout is not None
+        # The three children counted; prober's gate holds: its worker is killed there, and
+        # another takes the run up.
+        seen: list[str] = []
+        while sum(line.startswith("counted") for line in seen) < 3 or not any(
+                line.startswith("gate") for line in seen):
+            line = await asyncio.to_thread(first.stdout.readline)
+            assert line, "the worker process ended"
+            seen.append(line)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        second = spawn(hang_gate=False)
+        output = await runner.result("watch-1")
+    finally:
+        for process in (first, second):
+            if process is not None:
+                if process.poll() is None:
+                    process.kill()
+                process.wait()
+                assert process.stdout is not None
+                process.stdout.close()
+    children = [child_run_id(f"watch-1:1:w{n}") or "" for n in (1, 2, 3)]
+    assert output.content.startswith("watched: found: ")
+    assert "probed: " in output.content
+    # No tool ran twice (count is not idempotent), no message was written twice.
+    assert count_log.read_text().count("\n") == 3
+    log = await store.thread_messages(output.thread_id or "")
+    assert [m.seq for m in log] == list(range(1, len(log) + 1))
+    runs = _by_run(log)
+    for run_id in children:
+        assert (await store.get_run(run_id)).status is RunStatus.SUCCEEDED
+        said = runs[run_id]
+        assert said[0][0] == "user"
+        assert said[-1][0] == "assistant"
+        assert len(said) == (6 if run_id == children[2] else 4)
+    assert [role for role, _ in runs["watch-1"]] == [
+        "user", "assistant", "tool", "tool", "tool", "assistant"]
+    await _replayed_elsewhere(client, task_queue, ("watch-1", *children), tmp_path)
+
+
+async def _replayed_elsewhere(client: Client, task_queue: str, run_ids: Sequence[str],
+                              tmp_path: Path) -> None:
+    """The runs' histories replay on the agents that other processes' workers served
+    (recorded)."""
+    registry = agents.registry(tmp_path / "replayed.log")
+    served = served_agents(agents.definitions(registry), registry,
+                           TemporalOptions(task_queue=task_queue))
+    catalogue.file(task_queue, {agent_id: replace(agent, recorded=True)
+                                for agent_id, agent in served.items()})
+    try:
+        for run_id in run_ids:
+            await _replays(client, run_id, task_queue)
+    finally:
+        catalogue.withdraw(task_queue, list(served))
+
+
+async def test_a_child_on_the_thread_that_waits_pauses_its_caller_and_goes_on(
+        worked: StoredAgents, client: Client, task_queue: str, tmp_path: Path) -> None:
+    store, warden = worked.store, worked.operator("warden")
+    with pytest.raises(RunPaused) as caught:
+        await warden.aexecute("delegate pay", ALICE, run_id="warden-1")
+    child = child_run_id("warden-1:1:r1") or ""
+    assert [(call.call_id, call.run_id) for call in caught.value.pending] == [("n0", child)]
+    assert (await store.get_run(child)).status is RunStatus.AWAITING_APPROVAL
+    output = await warden.aresume_run("warden-1", ALICE, decisions={"n0": True})
+    assert output.content == "delegated: found: counted research pay | opened delegate pay"
+    for run_id in ("warden-1", child):
+        assert (await store.get_run(run_id)).status is RunStatus.SUCCEEDED
+    assert (await store.get_run(child)).thread_id == output.thread_id
+    log = await store.thread_messages(output.thread_id or "")
+    assert [m.seq for m in log] == list(range(1, len(log) + 1))
+    assert _by_run(log)[child] == [("user", "research pay"), ("assistant", ""),
+                                   ("tool", "counted research pay"),
+                                   ("assistant", "found: counted research pay")]
+    assert (tmp_path / "count.log").read_text().splitlines() == [f"{child}:1:n0"]
+    for run_id in ("warden-1", child):
+        await _replays(client, run_id, task_queue)

@@ -36,4 +36,5 @@ class AgentsSettings(BaseModel):
         "research : agent researcher { … }): fresh, a new thread of its own; parent, its "
         "recorded caller's thread, its messages tagged with its run id, under the caller's "
         "hold, the caller's memory view left as it is (the caller's model sees only the "
-        "call's result). Not on the Temporal runner. A tool block's thread = \"…\" wins")
+        "call's result); on Temporal too, as a child workflow. A tool block's thread = "
+        "\"…\" wins")
