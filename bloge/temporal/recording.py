@@ -13,6 +13,11 @@ checkpoint of its view by reference); its last activity writes the last messages
 the run. Temporal holds the run's progress, so the store keeps no per-turn checkpoints (one
 at each continue-as-new) or tool ledger for it: a crashed worker's run is continued by
 Temporal, not by ``bloge runs resume``.
+
+A sub-agent's child workflow on its caller's thread (``thread = "parent"``) is a guest there
+(:meth:`StoreRecording.join`): it neither takes nor frees the thread, its messages are
+numbered by the store as they are written (:meth:`StoreRecording.append_guest`), and its end
+leaves the thread's view as it is (:meth:`StoreRecording.finish_guest`).
 """
 
 from __future__ import annotations

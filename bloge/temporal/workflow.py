@@ -53,6 +53,22 @@ callers' events too. A ``context = "parent"`` sub-agent's child starts from the 
 conversation as its model saw it at the call (kept by :class:`Turns`, workflow state), then
 the question; a start that would pass the payload limit is the call's error instead.
 
+A ``thread = "parent"`` sub-agent's child runs on its caller's thread (see
+:mod:`bloge.agent.caller_thread`), a guest under the hold of the run that holds it (its start
+names that ``holder``). Of the two ways to share one message sequence between workflows —
+the caller handing each child a range of numbers, or the store numbering a guest's messages
+as they are written — this takes the second: a range would have to guess how many messages
+a child (and its own children) will write, and leave gaps in the thread's numbers; the store
+already numbers a Temporal run's events so (:class:`~bloge.store.ops.AppendRunEvents`).
+So a guest's activities write its messages numbered by the store, under the thread's row
+lock (:class:`~bloge.temporal.histories.GuestLog`); the caller writes the messages that ask
+(its answer) before its children start, and once its round is done an activity tells it
+where the log ends, from where it numbers its own again (``_caught_up``): numbers that come
+from the store reach the workflow only as activity results, so a replay gets the same ones.
+A guest's model calls carry its conversation by value; it never moves the thread's view, and
+does not continue as new. Only a round that asks such a child issues these commands (its
+tool activity's result says so), so histories begun before replay as they ran.
+
 A handoff (``handoff billing : agent billingAgent``) goes on with the other agent's engine,
 linked from the agents the task queue serves (the same on every replay, as the agent itself
 is found): its model and tool calls are that agent's activities from then on, and the handoff

@@ -1,6 +1,7 @@
 """Where a sub-agent tool's ``thread`` is set, and checked: ``as_tool(thread=…)``,
-``sub_agent(…, thread=…)``, the DSL tool block's ``thread = "…"``; and that the Temporal
-runner refuses a call of one on its caller's thread."""
+``sub_agent(…, thread=…)``, the DSL tool block's ``thread = "…"``; and that a call of one on
+its caller's thread asks the Temporal runner to run its child there (see
+tests/temporal/test_subagent_thread.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from bloge import (
     OperatorRegistry,
 )
 from bloge.agent import SubAgentTool
-from bloge.agent.subagent import CHILDREN_ELSEWHERE, SubAgentError
+from bloge.agent.subagent import CHILDREN_ELSEWHERE, ChildRunRequested
 from bloge.core.context import OperatorContext
 from bloge.llm import LLM_CHAT, LlmResponse, ScriptedProvider, ToolCall
 
@@ -82,13 +83,13 @@ def test_the_builder_adds_a_sub_agent_on_its_callers_thread() -> None:
     assert tool.thread == "parent"
 
 
-async def test_a_call_on_its_callers_thread_on_the_temporal_runner_fails_saying_so() -> None:
+async def test_a_call_on_its_callers_thread_asks_the_temporal_runner_for_it() -> None:
     researcher = Agent(ScriptedProvider("x"), name="researcher")
     tool = researcher.as_tool(thread="parent").operator
     elsewhere = CHILDREN_ELSEWHERE.set(True)  # as a Temporal worker's tool activity sets it
     try:
-        with pytest.raises(SubAgentError, match=r"caller's thread .* the Temporal runner does "
-                                                "not support"):
+        with pytest.raises(ChildRunRequested) as caught:
             await tool.execute({"input": "q"}, OperatorContext.root())
     finally:
         CHILDREN_ELSEWHERE.reset(elsewhere)
+    assert (caught.value.question, caught.value.thread) == ("q", "parent")

@@ -37,4 +37,4 @@ class AgentsSettings(BaseModel):
         "recorded caller's thread, its messages tagged with its run id, under the caller's "
         "hold, the caller's memory view left as it is (the caller's model sees only the "
         "call's result); on Temporal too, as a child workflow. A tool block's thread = "
-        "\"…\" wins")
+        '"…" wins')
