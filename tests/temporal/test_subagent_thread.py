@@ -23,7 +23,14 @@ from temporalio.client import Client
 from bloge import RunPaused
 from bloge.agent.runtime import child_run_id
 from bloge.core.context import OperatorContext, Principal
-from bloge.store import RunStatus, Store, StoredMessage, guest_runs, open_store
+from bloge.store import (
+    RunStatus,
+    Store,
+    StoredMessage,
+    guest_runs,
+    masked_message,
+    open_store,
+)
 from bloge.temporal import (
     TemporalOptions,
     TemporalRunner,
@@ -31,6 +38,7 @@ from bloge.temporal import (
     catalogue,
     served_agents,
 )
+from bloge_container.cli.threads_cmd import message_line
 from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
 from tests.temporal import agents
 from tests.temporal.conftest import DevServer, StoredAgents
@@ -101,7 +109,14 @@ async def test_three_children_at_once_write_on_their_callers_thread_in_one_seque
     first_child = min(m.seq for m in log if m.run_id in children)
     assert max(m.seq for m in log if m.run_id == "fan-1" and m.seq < first_child) == 2
     assert log[-1].run_id == "fan-2"
-    assert await guest_runs(store, log) == dict.fromkeys(children, "researcher")
+    sub_agents = await guest_runs(store, log)
+    assert sub_agents == dict.fromkeys(children, "researcher")
+    # bloge threads show tags the children's lines, as in process.
+    lines = [message_line(masked_message(store.redactor, m), sub_agents) for m in log]
+    assert lines[0] == "    1  user      fan x"
+    assert lines[1].startswith("    2  assistant Asking three. → research(")
+    assert sum(line.endswith(f"[sub-agent researcher, run {children[0]}]")
+               for line in lines) == 4
     # The caller's model saw the results only: 6 messages, then the new question.
     assert again.content.endswith(" in 7 messages")
     assert (tmp_path / "count.log").read_text().count("\n") == 3
