@@ -10,13 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import openai
 import pytest
 
 from bloge import open_store
 from bloge.server import create_app
 from bloge.store import Store
 from tests.handoffs.agents import billing, triage
+from tests.server.conftest import V1Client
 from tests.server.live_server import LiveServer
 
 
@@ -35,9 +35,9 @@ def served(store: Store) -> LiveServer:
     return LiveServer(create_app(agents=[agent], store=store))
 
 
-def test_v1_answers_with_the_agent_handed_over_to(store: Store) -> None:
+def test_v1_answers_with_the_agent_handed_over_to(store: Store, v1_client: V1Client) -> None:
     with served(store) as server:
-        client = openai.OpenAI(base_url=server.url("/v1"), api_key="none")
+        client = v1_client(server.url())
         assert [model.id for model in client.models.list()] == ["triage"]
         completion = client.chat.completions.create(
             model="triage", messages=[{"role": "user", "content": "Refund A1"}])
