@@ -110,11 +110,24 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
     yield start
     for server, store in started:
         server.stop()
-        # On a thread of its own: this one may be running an event loop (Playwright's sync
-        # API does, for the chat page's tests).
-        closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
-        closing.start()
-        closing.join()
+        closed(store)
+
+
+def closed(store: Store) -> None:
+    """``store`` closed on a thread of its own: this one may be running an event loop
+    (Playwright's sync API does, for the chat page's tests; an async test's does)."""
+    closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
+    closing.start()
+    closing.join()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A run store of this test's own (a SQLite file), for an application the test builds
+    itself; closed when the test ends."""
+    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    yield opened
+    closed(opened)
 
 
 V1Client = Callable[..., openai.OpenAI]

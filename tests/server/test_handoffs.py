@@ -3,30 +3,15 @@ entry one, the run names the agent it went on with, and its stream shows the han
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
-import pytest
 
-from bloge import open_store
 from bloge.server import create_app
 from bloge.store import Store
 from tests.handoffs.agents import billing, triage
 from tests.server.conftest import V1Client
 from tests.server.live_server import LiveServer
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
-    yield opened
-    closing = threading.Thread(target=asyncio.run, args=(opened.aclose(),))
-    closing.start()
-    closing.join()
 
 
 def served(store: Store) -> LiveServer:

@@ -4,15 +4,10 @@ file, by their names, on every endpoint — on a real server on 127.0.0.1, throu
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
 import pytest
 
-from bloge import Agent, BlogeUsageError, open_store
+from bloge import Agent, BlogeUsageError
 from bloge.agent import Budget, BudgetPolicy
 from bloge.llm import LlmResponse, ScriptedProvider, tool_call_response
 from bloge.llm.prices import ModelPrice, PriceTable
@@ -25,15 +20,6 @@ from tests.server.live_server import LiveServer
 def lookup(q: str) -> str:
     """Look a word up."""
     return q.upper()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
-    yield opened
-    closing = threading.Thread(target=asyncio.run, args=(opened.aclose(),))
-    closing.start()
-    closing.join()
 
 
 def serving(store: Store, *agents: Agent, mcp: bool = False) -> LiveServer:
