@@ -7,14 +7,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
 from bloge import Agent
 from bloge.agent.caller_context import SubAgentContext
 from bloge.agent.caller_thread import SubAgentThread
-from bloge.llm import LlmMessage, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
+from bloge.llm import (
+    LlmMessage,
+    LlmProvider,
+    LlmRequest,
+    LlmResponse,
+    ScriptedProvider,
+    ToolCall,
+)
 from bloge.store import Run, Store
 
 ASK = ToolCall("call_1", "researcher", '{"input": "Which capital?"}')
@@ -24,13 +30,19 @@ def seen(messages: Iterable[LlmMessage]) -> list[tuple[str, str]]:
     return [(m.role, m.content) for m in messages]
 
 
+def asking(*answers: LlmResponse | str) -> ScriptedProvider:
+    """The caller's model: it says "Let me ask." asking the researcher (``ASK``), then
+    ``answers``; its ``requests`` are what it was sent."""
+    return ScriptedProvider(LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,)),
+                            *answers)
+
+
 def triage(researcher: Agent, store: Store | None, *answers: LlmResponse | str,
            thread: SubAgentThread = "fresh", context: SubAgentContext = "fresh",
-           model: Any = None) -> Agent:
-    """The caller: says "Let me ask." asking ``researcher`` (``ASK``), then ``answers``; or
-    ``model``'s answers instead."""
-    provider = model or ScriptedProvider(
-        LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,)), *answers)
+           model: LlmProvider | None = None) -> Agent:
+    """The caller, with ``researcher`` as its tool: its model is ``asking(*answers)``, or
+    ``model``."""
+    provider = asking(*answers) if model is None else model
     return Agent(provider, [researcher.as_tool(thread=thread, context=context)],
                  name="triage", system_prompt="You triage.", store=store)
 

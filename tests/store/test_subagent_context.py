@@ -5,7 +5,7 @@ is; a child taken up again after its caller stopped is not given the conversatio
 from __future__ import annotations
 
 from bloge import Agent
-from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider
+from bloge.llm import FunctionProvider, ScriptedProvider
 from bloge.store import RunStatus, Store
 from tests.store.researchers import (
     HangsInItsSecondTurn,
@@ -20,17 +20,12 @@ OPENING = [("user", "France, please."), ("assistant", "Let me ask."), ("user", "
 
 async def test_a_recorded_child_starts_its_own_thread_from_the_callers_conversation(
         store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def research(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        return LlmResponse("Paris.")
-
-    researcher = Agent(FunctionProvider(research), name="researcher", store=store)
+    model = ScriptedProvider("Paris.")
+    researcher = Agent(model, name="researcher", store=store)
     output = await triage(researcher, store, "It is Paris.",
                           context="parent").arun_output("France, please.")
     (child,) = await store.child_runs(output.run_id)
-    assert seen(requests[0].messages) == OPENING
+    assert seen(model.requests[0].messages) == OPENING
     assert child.thread_id != output.thread_id
     stored = [m.message for m in await store.thread_messages(child.thread_id)]
     assert seen(stored) == [*OPENING, ("assistant", "Paris.")]

@@ -28,8 +28,8 @@ from bloge.store import (
 from tests.runtime.helpers import calls
 from tests.store.probes import ProbedWriter
 from tests.store.researchers import (
-    ASK,
     HangsInItsSecondTurn,
+    asking,
     cancelled_once_hung,
     note,
     seen,
@@ -64,39 +64,25 @@ async def test_the_childs_messages_are_on_the_callers_log_tagged_with_its_run_id
 
 
 async def test_the_callers_model_sees_only_the_calls_result(store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        if len(requests) == 1:
-            return LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,))
-        return LlmResponse("It is Paris.")
-
+    model = asking("It is Paris.")
     researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=store)
-    caller = triage(researcher, store, model=FunctionProvider(answer), thread="parent")
+    caller = triage(researcher, store, model=model, thread="parent")
     await caller.arun_output("France.")
-    assert seen(requests[1].messages) == [
+    assert seen(model.requests[1].messages) == [
         ("system", "You triage."), ("user", "France."), ("assistant", "Let me ask."),
         ("tool", "Paris.")]
 
 
 async def test_the_next_run_on_the_thread_starts_from_the_callers_view(store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        if len(requests) == 1:
-            return LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,))
-        return LlmResponse("Noted.")
-
+    model = asking("Noted.", "Spain is Madrid.")
     researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=store)
-    agent = triage(researcher, store, model=FunctionProvider(answer), thread="parent")
+    agent = triage(researcher, store, model=model, thread="parent")
     first = await agent.arun_output("France.")
     thread = await store.get_thread(first.thread_id or "")
     assert thread.last_run_id == first.run_id
     assert thread.active_run_id is None
     await agent.arun_output("And Spain?", thread_id=first.thread_id)
-    assert seen(requests[-1].messages) == [
+    assert seen(model.requests[-1].messages) == [
         ("system", "You triage."), ("user", "France."), ("assistant", "Let me ask."),
         ("tool", "Paris."), ("assistant", "Noted."), ("user", "And Spain?")]
 
@@ -135,16 +121,11 @@ async def test_several_children_of_one_round_number_their_messages_without_colli
 
 async def test_a_parent_context_child_refers_to_the_callers_answered_messages_by_number(
         store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def research(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        return LlmResponse("Paris.")
-
-    researcher = Agent(FunctionProvider(research), name="researcher", store=store)
+    model = ScriptedProvider("Paris.")
+    researcher = Agent(model, name="researcher", store=store)
     output = await triage(researcher, store, "It is Paris.", thread="parent",
                           context="parent").arun_output("France, please.")
-    assert seen(requests[0].messages) == [("user", "France, please."),
+    assert seen(model.requests[0].messages) == [("user", "France, please."),
                                           ("assistant", "Let me ask."),
                                           ("user", "Which capital?")]
     (child,) = await store.child_runs(output.run_id or "")
@@ -320,20 +301,13 @@ async def test_a_parent_context_child_started_again_before_its_first_step_copies
 
 async def test_a_child_recording_in_another_store_than_its_callers_is_the_calls_error(
         store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        if len(requests) == 1:
-            return LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,))
-        return LlmResponse("Could not ask.")
-
     async with open_store("memory://") as elsewhere:
         researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=elsewhere)
-        caller = triage(researcher, store, model=FunctionProvider(answer), thread="parent")
+        model = asking("Could not ask.")
+        caller = triage(researcher, store, model=model, thread="parent")
         output = await caller.arun_output("France.")
         assert await elsewhere.list_runs() == []
-    (result,) = [m for m in requests[1].messages if m.role == "tool"]
+    (result,) = [m for m in model.requests[1].messages if m.role == "tool"]
     assert result.is_error
     assert "give both agents one store" in result.content
     assert output.content == "Could not ask."
