@@ -8,7 +8,6 @@ import pytest
 from bloge import (
     Agent,
     AgentBuilder,
-    BlogeUsageError,
     LlmChatOperator,
     OperatorRegistry,
 )
@@ -116,13 +115,6 @@ def test_a_call_id_answered_in_an_earlier_round_does_not_answer_a_later_call() -
     assert [(m.role, m.content) for m in opening] == [
         ("user", "hi"), ("assistant", ""), ("tool", "1"), ("assistant", "more"), ("user", "q")]
     assert opening[3].tool_calls == ()
-
-
-def test_an_unknown_context_is_a_usage_error_naming_it() -> None:
-    researcher = Agent(ScriptedProvider("x"), name="researcher")
-    with pytest.raises(BlogeUsageError, match="context must be one of 'fresh', 'parent', got "
-                                              "'thread'"):
-        researcher.as_tool(context="thread")  # type: ignore[arg-type]  # what a caller may pass
 
 
 def test_a_dsl_agent_tool_with_the_parent_context_starts_from_the_conversation() -> None:

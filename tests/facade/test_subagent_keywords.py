@@ -1,13 +1,22 @@
-"""A sub-agent tool block's ``thread`` and ``context``, as the DSL checks them: each is
-``"fresh"`` or ``"parent"``, a bad value located where it is written; neither is a keyword of
-an operator's tool. (What each does: ``test_subagent_thread.py``,
-``test_subagent_context.py``.)"""
+"""A sub-agent tool's ``thread`` and ``context``, as ``as_tool`` and the DSL check them: each
+is ``"fresh"`` or ``"parent"``; a bad value is a usage error, or in the DSL a compile error
+located where it is written; neither is a keyword of an operator's tool. (What each does:
+``test_subagent_thread.py``, ``test_subagent_context.py``.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from bloge import AgentDslCompiler, CompileError
+from bloge import Agent, AgentDslCompiler, BlogeUsageError, CompileError
+from bloge.llm import ScriptedProvider
+
+
+@pytest.mark.parametrize(("keyword", "bad"), [("thread", "caller"), ("context", "thread")])
+def test_an_unknown_value_is_a_usage_error_naming_it(keyword: str, bad: str) -> None:
+    researcher = Agent(ScriptedProvider("x"), name="researcher")
+    with pytest.raises(BlogeUsageError, match=f"{keyword} must be one of 'fresh', 'parent', "
+                                              f"got '{bad}'"):
+        researcher.as_tool(**{keyword: bad})
 
 
 @pytest.mark.parametrize(("keyword", "bad", "column"), [("thread", "caller", 14),

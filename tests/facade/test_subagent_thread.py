@@ -9,7 +9,6 @@ import pytest
 from bloge import (
     Agent,
     AgentBuilder,
-    BlogeUsageError,
     LlmChatOperator,
     OperatorRegistry,
 )
@@ -25,13 +24,6 @@ def test_as_tool_takes_the_thread_its_runs_are_recorded_on() -> None:
     assert isinstance(tool, SubAgentTool)
     assert (tool.thread, tool.context) == ("parent", "fresh")
     assert researcher.as_tool().operator.thread == "fresh"  # type: ignore[attr-defined]  # a SubAgentTool
-
-
-def test_an_unknown_thread_is_a_usage_error_naming_it() -> None:
-    researcher = Agent(ScriptedProvider("x"), name="researcher")
-    with pytest.raises(BlogeUsageError, match="thread must be one of 'fresh', 'parent', got "
-                                              "'caller'"):
-        researcher.as_tool(thread="caller")  # type: ignore[arg-type]  # what a caller may pass
 
 
 def test_a_dsl_agent_tool_sets_its_thread() -> None:
