@@ -23,6 +23,7 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bench_temporal import DEV_SERVER_FLAGS, TURNS, binary, worker
@@ -49,6 +50,45 @@ async def floor_worker(client: Client, task_queue: str) -> AsyncIterator[None]:
 
 
 Start = Callable[..., Awaitable[Any]]
+"""``start(run_id=None)``: one run to its end (its workflow id ``run_id`` if given)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SideBySide:
+    """The floor and bloge on one dev server: its client, and how to start a run of each
+    (``starts["floor"]``, ``starts["bloge"]``, in that order)."""
+
+    client: Client
+    starts: dict[str, Start]
+
+
+@contextlib.asynccontextmanager
+async def side_by_side() -> AsyncIterator[SideBySide]:
+    """The floor and bloge on one dev server (``DEV_SERVER_FLAGS``), each served by a worker
+    in this process on a task queue of its own, both warm (the sandbox's imports, the caches:
+    ``CONCURRENT`` runs each); one run of each, ``floor-shape`` and ``bloge-shape``, left
+    for its history to be read."""
+    async with await WorkflowEnvironment.start_local(
+            dev_server_existing_path=binary(), ip="127.0.0.1", ui=False,
+            dev_server_extra_args=list(DEV_SERVER_FLAGS)) as env:
+        client = env.client
+        floor_queue, bloge_queue = f"floor-{uuid.uuid4().hex[:8]}", f"bloge-{uuid.uuid4().hex[:8]}"
+        runner = TemporalRunner(client, bloge_queue)
+
+        async def floor_run(run_id: str | None = None) -> Any:
+            return await client.execute_workflow(FloorWorkflow.run, "go",
+                                                 id=run_id or f"floor-{uuid.uuid4().hex}",
+                                                 task_queue=floor_queue)
+
+        async def bloge_run(run_id: str | None = None) -> Any:
+            return await runner.run("bench", "go", run_id=run_id)
+
+        async with floor_worker(client, floor_queue), worker(client, bloge_queue):
+            for start in (floor_run, bloge_run):
+                await asyncio.gather(*(start() for _ in range(CONCURRENT)))
+            await floor_run("floor-shape")
+            await bloge_run("bloge-shape")
+            yield SideBySide(client, {"floor": floor_run, "bloge": bloge_run})
 
 
 async def per_turn(starts: dict[str, Start], runs: int) -> dict[str, float]:
@@ -87,37 +127,18 @@ async def history_shape(client: Client, workflow_id: str) -> str:
 
 
 async def main(rounds: int, runs: int, load: int) -> None:
-    async with await WorkflowEnvironment.start_local(
-            dev_server_existing_path=binary(), ip="127.0.0.1", ui=False,
-            dev_server_extra_args=list(DEV_SERVER_FLAGS)) as env:
-        client = env.client
-        floor_queue, bloge_queue = f"floor-{uuid.uuid4().hex[:8]}", f"bloge-{uuid.uuid4().hex[:8]}"
-        runner = TemporalRunner(client, bloge_queue)
-
-        async def floor_run(run_id: str | None = None) -> Any:
-            return await client.execute_workflow(FloorWorkflow.run, "go",
-                                                 id=run_id or f"floor-{uuid.uuid4().hex}",
-                                                 task_queue=floor_queue)
-
-        async def bloge_run(run_id: str | None = None) -> Any:
-            return await runner.run("bench", "go", run_id=run_id)
-
-        figures: dict[str, list[float]] = {}
-        async with floor_worker(client, floor_queue), worker(client, bloge_queue):
-            for start in (floor_run, bloge_run):  # warm: the sandbox's imports, the caches
-                await asyncio.gather(*(start() for _ in range(CONCURRENT)))
-            await floor_run("floor-shape")
-            await bloge_run("bloge-shape")
-            shapes = {"floor": await history_shape(client, "floor-shape"),
-                      "bloge": await history_shape(client, "bloge-shape")}
-            for _ in range(rounds):
-                turns = await per_turn({"floor": floor_run, "bloge": bloge_run}, runs)
-                for name, value in turns.items():
-                    figures.setdefault(f"{name} turn", []).append(value)
-                for name, start in (("floor", floor_run), ("bloge", bloge_run)):
-                    rate, cpu = await runs_per_second(start, load)
-                    figures.setdefault(f"{name} runs/s", []).append(rate)
-                    figures.setdefault(f"{name} cpu", []).append(cpu)
+    figures: dict[str, list[float]] = {}
+    async with side_by_side() as served:
+        shapes = {name: await history_shape(served.client, f"{name}-shape")
+                  for name in served.starts}
+        for _ in range(rounds):
+            turns = await per_turn(served.starts, runs)
+            for name, value in turns.items():
+                figures.setdefault(f"{name} turn", []).append(value)
+            for name, start in served.starts.items():
+                rate, cpu = await runs_per_second(start, load)
+                figures.setdefault(f"{name} runs/s", []).append(rate)
+                figures.setdefault(f"{name} cpu", []).append(cpu)
     median = {name: statistics.median(values) for name, values in figures.items()}
     print(f"dev server: {' '.join(DEV_SERVER_FLAGS)}; one worker each; medians of {rounds} "
           "alternating rounds")

@@ -17,20 +17,13 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
-from bench_temporal import DEV_SERVER_FLAGS, TURNS, binary, worker
-from bench_temporal_turn import floor_worker
-from temporal_floor import FloorWorkflow
+from bench_temporal import TURNS
+from bench_temporal_turn import side_by_side
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
-
-from bloge.temporal import TemporalRunner
 
 
 async def payload_bytes(client: Client, workflow_id: str) -> dict[str, list[int]]:
@@ -73,68 +66,48 @@ def sampling(out: str) -> subprocess.Popen[bytes]:
 
 
 async def main(runs: int, spy: str | None) -> None:
-    async with await WorkflowEnvironment.start_local(
-            dev_server_existing_path=binary(), ip="127.0.0.1", ui=False,
-            dev_server_extra_args=list(DEV_SERVER_FLAGS)) as env:
-        client = env.client
-        floor_queue, bloge_queue = f"floor-{uuid.uuid4().hex[:8]}", f"bloge-{uuid.uuid4().hex[:8]}"
-        runner = TemporalRunner(client, bloge_queue)
-
-        async def floor_run(run_id: str | None = None) -> Any:
-            return await client.execute_workflow(FloorWorkflow.run, "go",
-                                                 id=run_id or f"floor-{uuid.uuid4().hex}",
-                                                 task_queue=floor_queue)
-
-        async def bloge_run(run_id: str | None = None) -> Any:
-            return await runner.run("bench", "go", run_id=run_id)
-
-        starts: dict[str, Callable[..., Awaitable[Any]]] = {"floor": floor_run,
-                                                             "bloge": bloge_run}
-        async with floor_worker(client, floor_queue), worker(client, bloge_queue):
-            for start in starts.values():
-                await asyncio.gather(*(start() for _ in range(20)))
-            await floor_run("floor-shape")
-            await bloge_run("bloge-shape")
-            for name in starts:
-                print(f"{name}: payload bytes by event (count x mean; sum)")
-                for kind, values in sorted((await payload_bytes(client,
-                                                                f"{name}-shape")).items()):
-                    print(f"  {kind:45} {len(values):2} x {statistics.mean(values):7.1f}; "
-                          f"{sum(values):6}")
-            cpu: dict[str, list[float]] = {name: [] for name in starts}
-            wall: dict[str, list[float]] = {name: [] for name in starts}
-            server: dict[str, float] = dict.fromkeys(starts, 0.0)
-            for _ in range(runs):
-                for name, start in starts.items():
-                    began, used, served = (time.perf_counter(), time.process_time(),
-                                           children_cpu())
-                    await start()
-                    cpu[name].append(time.process_time() - used)
-                    wall[name].append(time.perf_counter() - began)
-                    server[name] += children_cpu() - served
-            for name in starts:
-                print(f"{name}: dev server CPU per turn (mean) "
-                      f"{server[name] / runs / TURNS * 1e3:.3f} ms")
-            for name in starts:
-                c, w = sorted(cpu[name]), sorted(wall[name])
-                print(f"{name}: CPU per turn median {statistics.median(c) / TURNS * 1e3:.3f} ms "
-                      f"(p25 {c[len(c) // 4] / TURNS * 1e3:.3f}, p75 "
-                      f"{c[3 * len(c) // 4] / TURNS * 1e3:.3f}); wall per turn median "
-                      f"{statistics.median(w) / TURNS * 1e3:.3f} ms (p25 "
-                      f"{w[len(w) // 4] / TURNS * 1e3:.3f}, p75 "
-                      f"{w[3 * len(w) // 4] / TURNS * 1e3:.3f})")
-            ratio = {name: statistics.median(values["bloge"]) / statistics.median(values["floor"])
-                     for name, values in (("CPU", cpu), ("wall", wall))}
-            print(f"bloge/floor: CPU {ratio['CPU']:.3f}x, wall {ratio['wall']:.3f}x")
-            if spy is not None:
-                for name, start in starts.items():
-                    sampler = sampling(f"{spy}.{name}")
-                    try:
-                        for _ in range(runs):
-                            await start()
-                    finally:
-                        sampler.send_signal(2)
-                        await asyncio.to_thread(sampler.wait)
+    async with side_by_side() as both:
+        client, starts = both.client, both.starts
+        for name in starts:
+            print(f"{name}: payload bytes by event (count x mean; sum)")
+            shape = await payload_bytes(client, f"{name}-shape")
+            for kind, values in sorted(shape.items()):
+                print(f"  {kind:45} {len(values):2} x {statistics.mean(values):7.1f}; "
+                      f"{sum(values):6}")
+        cpu: dict[str, list[float]] = {name: [] for name in starts}
+        wall: dict[str, list[float]] = {name: [] for name in starts}
+        server: dict[str, float] = dict.fromkeys(starts, 0.0)
+        for _ in range(runs):
+            for name, start in starts.items():
+                began, used, served = (time.perf_counter(), time.process_time(),
+                                       children_cpu())
+                await start()
+                cpu[name].append(time.process_time() - used)
+                wall[name].append(time.perf_counter() - began)
+                server[name] += children_cpu() - served
+        for name in starts:
+            print(f"{name}: dev server CPU per turn (mean) "
+                  f"{server[name] / runs / TURNS * 1e3:.3f} ms")
+        for name in starts:
+            c, w = sorted(cpu[name]), sorted(wall[name])
+            print(f"{name}: CPU per turn median {statistics.median(c) / TURNS * 1e3:.3f} ms "
+                  f"(p25 {c[len(c) // 4] / TURNS * 1e3:.3f}, p75 "
+                  f"{c[3 * len(c) // 4] / TURNS * 1e3:.3f}); wall per turn median "
+                  f"{statistics.median(w) / TURNS * 1e3:.3f} ms (p25 "
+                  f"{w[len(w) // 4] / TURNS * 1e3:.3f}, p75 "
+                  f"{w[3 * len(w) // 4] / TURNS * 1e3:.3f})")
+        ratio = {name: statistics.median(values["bloge"]) / statistics.median(values["floor"])
+                 for name, values in (("CPU", cpu), ("wall", wall))}
+        print(f"bloge/floor: CPU {ratio['CPU']:.3f}x, wall {ratio['wall']:.3f}x")
+        if spy is not None:
+            for name, start in starts.items():
+                sampler = sampling(f"{spy}.{name}")
+                try:
+                    for _ in range(runs):
+                        await start()
+                finally:
+                    sampler.send_signal(2)
+                    await asyncio.to_thread(sampler.wait)
     sys.stdout.flush()
     os._exit(0)
 

@@ -7,6 +7,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+#: A user's agent with a tool of the user's own (``Greet``, from the project's operators).
+GREETER = """
+agent greeter {
+  model = "gpt-4o"
+  tool greet : Greet {
+    description = "Greet a person by name"
+    input { name = tool_args.name }
+  }
+}
+"""
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -13,26 +13,16 @@ from pathlib import Path
 import pytest
 
 from bloge_container import create_container
+from tests.container.conftest import GREETER
 
 BLOGE = Path(sys.executable).with_name("bloge")
-
-AGENT = """
-agent greeter {
-  model = "gpt-4o"
-  tool greet : Greet {
-    description = "Greet a person by name"
-    input { name = tool_args.name }
-  }
-}
-"""
-
 
 @pytest.fixture
 def myapp(tmp_path: Path) -> Path:
     """A project in tmp_path/myapp: settings, an operators module and a DSL file of its own."""
     project = tmp_path / "myapp"
     (project / "agents").mkdir(parents=True)
-    (project / "agents" / "greeter.bloge").write_text(AGENT, encoding="utf-8")
+    (project / "agents" / "greeter.bloge").write_text(GREETER, encoding="utf-8")
     (project / "myapp_operators.py").write_text(
         "def greet(input):\n    return f\"Hello from myapp, {input['name']}\"\n", encoding="utf-8")
     (project / "settings.yaml").write_text(textwrap.dedent("""

@@ -15,6 +15,7 @@ from bloge_container import ApplicationContainer, create_container
 
 TRIAGE = ('agent triage {\n  model = "offline"\n'
           '  tool research : agent researcher { description = "Ask" }\n}\n')
+RESEARCHER = 'agent researcher { model = "offline" }\n'
 
 
 def container_for(project: Path, folder: Path, **agents: object) -> ApplicationContainer:
@@ -26,8 +27,7 @@ def container_for(project: Path, folder: Path, **agents: object) -> ApplicationC
 def test_a_tool_asks_an_agent_of_another_file_with_the_settings_ceiling(
         project: Path, tmp_path: Path) -> None:
     (tmp_path / "triage.bloge").write_text(TRIAGE, encoding="utf-8")
-    (tmp_path / "researcher.bloge").write_text('agent researcher { model = "offline" }\n',
-                                               encoding="utf-8")
+    (tmp_path / "researcher.bloge").write_text(RESEARCHER, encoding="utf-8")
     container = container_for(project, tmp_path, **{"max-descendant-tool-calls": 7})
     agents = container.agents()
     tool = container.operator_registry().get("agent:researcher")
@@ -36,36 +36,23 @@ def test_a_tool_asks_an_agent_of_another_file_with_the_settings_ceiling(
     assert tool.max_descendant_tool_calls == 7
 
 
-def test_the_settings_context_holds_for_tool_blocks_that_set_none(
-        project: Path, tmp_path: Path) -> None:
-    (tmp_path / "triage.bloge").write_text(
-        TRIAGE.replace("}\n}", '}\n  tool quick : agent researcher { context = "fresh" }\n}'),
-        encoding="utf-8")
-    (tmp_path / "researcher.bloge").write_text('agent researcher { model = "offline" }\n',
-                                               encoding="utf-8")
-    container = container_for(project, tmp_path, **{"sub-agent-context": "parent"})
+@pytest.mark.parametrize(("keyword", "fresh_ref"), [("context", "agent:researcher:fresh"),
+                                                     ("thread", "agent:researcher:thread-fresh")])
+def test_the_settings_default_holds_for_tool_blocks_that_set_none(
+        project: Path, tmp_path: Path, keyword: str, fresh_ref: str) -> None:
+    """``agents.sub-agent-context`` and ``agents.sub-agent-thread``: a block that sets its
+    own keyword keeps it, under a tool of its own."""
+    quick = f'  tool quick : agent researcher {{ {keyword} = "fresh" }}\n'
+    (tmp_path / "triage.bloge").write_text(TRIAGE.replace("}\n}", f"}}\n{quick}}}"),
+                                           encoding="utf-8")
+    (tmp_path / "researcher.bloge").write_text(RESEARCHER, encoding="utf-8")
+    container = container_for(project, tmp_path, **{f"sub-agent-{keyword}": "parent"})
     container.agents()
     registry = container.operator_registry()
-    assert registry.get("agent:researcher").context == "parent"
-    assert registry.get("agent:researcher:fresh").context == "fresh"
+    assert getattr(registry.get("agent:researcher"), keyword) == "parent"
+    assert getattr(registry.get(fresh_ref), keyword) == "fresh"
     tools = {t.name: t.operator_ref for t in container.agents()["triage"].definition.tools}
-    assert tools == {"research": "agent:researcher", "quick": "agent:researcher:fresh"}
-
-
-def test_the_settings_thread_holds_for_tool_blocks_that_set_none(
-        project: Path, tmp_path: Path) -> None:
-    (tmp_path / "triage.bloge").write_text(
-        TRIAGE.replace("}\n}", '}\n  tool quick : agent researcher { thread = "fresh" }\n}'),
-        encoding="utf-8")
-    (tmp_path / "researcher.bloge").write_text('agent researcher { model = "offline" }\n',
-                                               encoding="utf-8")
-    container = container_for(project, tmp_path, **{"sub-agent-thread": "parent"})
-    container.agents()
-    registry = container.operator_registry()
-    assert registry.get("agent:researcher").thread == "parent"
-    assert registry.get("agent:researcher:thread-fresh").thread == "fresh"
-    tools = {t.name: t.operator_ref for t in container.agents()["triage"].definition.tools}
-    assert tools == {"research": "agent:researcher", "quick": "agent:researcher:thread-fresh"}
+    assert tools == {"research": "agent:researcher", "quick": fresh_ref}
 
 
 def test_agents_asking_each_other_across_files_are_refused_at_the_name(

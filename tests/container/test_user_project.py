@@ -11,19 +11,9 @@ from pathlib import Path
 import pytest
 
 from bloge_container import ConfigurationError, create_container
+from tests.container.conftest import GREETER
 
 BLOGE = Path(sys.executable).with_name("bloge")
-
-AGENT = """
-agent greeter {
-  model = "gpt-4o"
-  tool greet : Greet {
-    description = "Greet a person by name"
-    input { name = tool_args.name }
-  }
-}
-"""
-
 
 @pytest.fixture
 def user_project(tmp_path: Path) -> Path:
@@ -37,7 +27,7 @@ def user_project(tmp_path: Path) -> Path:
         def greet(input):
             return f"{GREETING}, {input['name']} ({NAME})"
     """))
-    (tmp_path / "greeter.bloge").write_text(AGENT)
+    (tmp_path / "greeter.bloge").write_text(GREETER)
     (tmp_path / "settings.yaml").write_text(textwrap.dedent("""
         bloge:
           agents: {dsl-locations: ["*.bloge"]}

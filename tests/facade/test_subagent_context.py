@@ -8,9 +8,6 @@ import pytest
 from bloge import (
     Agent,
     AgentBuilder,
-    AgentDslCompiler,
-    BlogeUsageError,
-    CompileError,
     LlmChatOperator,
     OperatorRegistry,
 )
@@ -120,13 +117,6 @@ def test_a_call_id_answered_in_an_earlier_round_does_not_answer_a_later_call() -
     assert opening[3].tool_calls == ()
 
 
-def test_an_unknown_context_is_a_usage_error_naming_it() -> None:
-    researcher = Agent(ScriptedProvider("x"), name="researcher")
-    with pytest.raises(BlogeUsageError, match="context must be one of 'fresh', 'parent', got "
-                                              "'thread'"):
-        researcher.as_tool(context="thread")  # type: ignore[arg-type]  # what a caller may pass
-
-
 def test_a_dsl_agent_tool_with_the_parent_context_starts_from_the_conversation() -> None:
     requests: list[LlmRequest] = []
     researcher = Agent(recording(requests), name="researcher")
@@ -140,23 +130,6 @@ def test_a_dsl_agent_tool_with_the_parent_context_starts_from_the_conversation()
     triage.run("France, please.")
     assert seen(requests[0]) == [("user", "France, please."), ("assistant", "Asking."),
                                  ("user", "Which capital?")]
-
-
-def test_a_bad_context_in_a_dsl_agent_tool_is_a_located_compile_error() -> None:
-    with pytest.raises(CompileError) as error:
-        AgentDslCompiler().compile_all(
-            'agent triage { model = "m"\n'
-            '  tool research : agent researcher {\n'
-            '    context = "thread" } }', filename="triage.bloge")
-    assert (error.value.line, error.value.column) == (3, 15)
-    assert "context must be one of 'fresh', 'parent'" in str(error.value)
-    assert "'thread'" in str(error.value)
-
-
-def test_context_is_no_keyword_of_an_operator_tool() -> None:
-    with pytest.raises(CompileError, match="unknown keyword 'context' in tool 'clock'"):
-        AgentDslCompiler().compile_all(
-            'agent triage { model = "m"\n  tool clock : external { context = "parent" } }')
 
 
 def test_the_builder_adds_a_sub_agent_with_the_parent_context() -> None:

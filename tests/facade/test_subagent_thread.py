@@ -10,9 +10,6 @@ import pytest
 from bloge import (
     Agent,
     AgentBuilder,
-    AgentDslCompiler,
-    BlogeUsageError,
-    CompileError,
     LlmChatOperator,
     OperatorRegistry,
 )
@@ -30,13 +27,6 @@ def test_as_tool_takes_the_thread_its_runs_are_recorded_on() -> None:
     assert researcher.as_tool().operator.thread == "fresh"  # type: ignore[attr-defined]  # a SubAgentTool
 
 
-def test_an_unknown_thread_is_a_usage_error_naming_it() -> None:
-    researcher = Agent(ScriptedProvider("x"), name="researcher")
-    with pytest.raises(BlogeUsageError, match="thread must be one of 'fresh', 'parent', got "
-                                              "'caller'"):
-        researcher.as_tool(thread="caller")  # type: ignore[arg-type]  # what a caller may pass
-
-
 def test_a_dsl_agent_tool_sets_its_thread() -> None:
     researcher = Agent(ScriptedProvider("Paris."), name="researcher")
     triage = Agent.from_dsl(
@@ -52,23 +42,6 @@ def test_a_dsl_agent_tool_sets_its_thread() -> None:
     assert isinstance(tool, SubAgentTool)
     assert tool.thread == "parent"
     assert triage.run("France.") == "ok"  # unrecorded: as a fresh thread's
-
-
-def test_a_bad_thread_in_a_dsl_agent_tool_is_a_located_compile_error() -> None:
-    with pytest.raises(CompileError) as error:
-        AgentDslCompiler().compile_all(
-            'agent triage { model = "m"\n'
-            '  tool research : agent researcher {\n'
-            '    thread = "caller" } }', filename="triage.bloge")
-    assert (error.value.line, error.value.column) == (3, 14)
-    assert "thread must be one of 'fresh', 'parent'" in str(error.value)
-    assert "'caller'" in str(error.value)
-
-
-def test_thread_is_no_keyword_of_an_operator_tool() -> None:
-    with pytest.raises(CompileError, match="unknown keyword 'thread' in tool 'clock'"):
-        AgentDslCompiler().compile_all(
-            'agent triage { model = "m"\n  tool clock : external { thread = "parent" } }')
 
 
 def test_the_builder_adds_a_sub_agent_on_its_callers_thread() -> None:

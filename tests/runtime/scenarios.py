@@ -15,7 +15,7 @@ from bloge import (
     OperatorContext,
     OperatorRegistry,
 )
-from bloge.llm import FunctionProvider, LlmChunk, LlmRequest, LlmResponse, ToolCall
+from bloge.llm import FunctionProvider, LlmChunk, LlmProvider, LlmRequest, LlmResponse, ToolCall
 
 
 class KBSearchOperator:
@@ -77,6 +77,18 @@ def support_registry(provider: FunctionProvider | None = None) -> tuple[Operator
                 .register("llmChat", LlmChatOperator(provider))
                 .build())
     return registry, provider
+
+
+def support_operators(provider: LlmProvider) -> OperatorRegistry:
+    """The support agent's operators, ``provider`` behind both its chat operators (whole and
+    streamed)."""
+    return OperatorRegistry({
+        "KBSearchOperator": KBSearchOperator(),
+        "CreateTicketOperator": CreateTicketOperator(),
+        "EscalateOperator": EscalateOperator(),
+        "llmChat": LlmChatOperator(provider),
+        "llmStreamingChat": LlmStreamingChatOperator(provider),
+    })
 
 
 class MetricsFetchOperator:

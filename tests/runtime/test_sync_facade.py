@@ -17,39 +17,20 @@ from bloge import (
     AgentLoopOperator,
     BlogeUsageError,
     Done,
-    LlmChatOperator,
-    LlmStreamingChatOperator,
-    OperatorRegistry,
     StreamingAgentLoopOperator,
 )
-from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider
-from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY
-from tests.llm.providers.support_servers import AnthropicSupportServer, OpenAISupportServer
+from tests.llm.providers.local_providers import PROVIDERS, Provider, provider_served
 from tests.local_server import LocalServer
+from tests.runtime.scenarios import support_operators
 
-from .scenarios import CreateTicketOperator, EscalateOperator, KBSearchOperator
-
-Provider = OpenAIChatProvider | AnthropicProvider
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "agent-customer-support.bloge"
 QUESTION = "How do I reset my password?"
 
 
-def openai(server: LocalServer) -> Provider:
-    return OpenAIChatProvider(base_url=server.url("/v1"), api_key=OPENAI_KEY)
-
-
-def anthropic(server: LocalServer) -> Provider:
-    return AnthropicProvider(base_url=server.url(), api_key=ANTHROPIC_KEY)
-
-
-@pytest.fixture(params=[(openai, OpenAISupportServer), (anthropic, AnthropicSupportServer)],
-                ids=["openai", "anthropic"])
+@pytest.fixture(params=PROVIDERS)
 def served(request: pytest.FixtureRequest) -> Iterator[tuple[LocalServer, Provider]]:
-    make, model = request.param
-    with LocalServer(model()) as server:
-        provider = make(server)
-        yield server, provider
-        asyncio.run(provider.aclose())
+    with provider_served(*request.param) as both:
+        yield both
 
 
 @pytest.fixture
@@ -57,25 +38,15 @@ def server(served: tuple[LocalServer, Provider]) -> LocalServer:
     return served[0]
 
 
-def support_registry(provider: Provider) -> OperatorRegistry:
-    return OperatorRegistry({
-        "KBSearchOperator": KBSearchOperator(),
-        "CreateTicketOperator": CreateTicketOperator(),
-        "EscalateOperator": EscalateOperator(),
-        "llmChat": LlmChatOperator(provider),
-        "llmStreamingChat": LlmStreamingChatOperator(provider),
-    })
-
-
 @pytest.fixture
 def agent(served: tuple[LocalServer, Provider]) -> AgentLoopOperator:
-    registry = support_registry(served[1])
+    registry = support_operators(served[1])
     return AgentLoopOperator("support", AgentDslCompiler(registry).compile_file(EXAMPLE), registry)
 
 
 @pytest.fixture
 def streaming_agent(served: tuple[LocalServer, Provider]) -> StreamingAgentLoopOperator:
-    registry = support_registry(served[1])
+    registry = support_operators(served[1])
     definition = AgentDslCompiler(registry).compile_file(EXAMPLE)
     return StreamingAgentLoopOperator("support", definition, registry)
 

@@ -7,7 +7,9 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import openai
 import pytest
 
 from bloge import (
@@ -108,8 +110,48 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
     yield start
     for server, store in started:
         server.stop()
-        # On a thread of its own: this one may be running an event loop (Playwright's sync
-        # API does, for the chat page's tests).
-        closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
-        closing.start()
-        closing.join()
+        closed(store)
+
+
+def closed(store: Store) -> None:
+    """``store`` closed on a thread of its own: this one may be running an event loop
+    (Playwright's sync API does, for the chat page's tests; an async test's does)."""
+    closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
+    closing.start()
+    closing.join()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A run store of this test's own (a SQLite file), for an application the test builds
+    itself; closed when the test ends."""
+    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    yield opened
+    closed(opened)
+
+
+V1Client = Callable[..., openai.OpenAI]
+"""``v1_client(url, **options)``: the official ``openai`` SDK's client of the ``/v1`` of the
+server at ``url``, closed when the test ends (``options`` go to ``openai.OpenAI``)."""
+
+
+@pytest.fixture
+def v1_client() -> Iterator[V1Client]:
+    """``v1_client(url, **options)`` → an ``openai.OpenAI`` on ``url + "/v1"``, closed as the
+    test ends. Not left to the collector: a pooled connection that a collected client drops is
+    a ResourceWarning in whichever later test the collector happens to run.
+
+    Its key is ``none`` and it does not retry unless told (``api_key=``, ``max_retries=``): a
+    test sees the server's first answer."""
+    opened: list[openai.OpenAI] = []
+
+    def open_client(url: str, *, api_key: str = "none", max_retries: int = 0,
+                    **options: Any) -> openai.OpenAI:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key=api_key, max_retries=max_retries,
+                               **options)
+        opened.append(client)
+        return client
+
+    yield open_client
+    for client in opened:
+        client.close()

@@ -6,10 +6,8 @@ PostgreSQL, and with ``bloge serve --workers 2``."""
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,21 +17,9 @@ import httpx
 import pytest
 
 from tests.cli.conftest import BLOGE, environment
-from tests.server.test_serve_command import free_port
+from tests.cli.test_approvals_commands import GUARDED, QUESTION
+from tests.server.test_serve_command import free_port, started_url
 from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
-
-QUESTION = "How do I reset my password?"
-GUARDED = """
-agent guardedSupport {
-  model = "gpt-4o"
-  max_turns = 4
-  tool searchKnowledgeBase : KBSearchOperator {
-    description = "Search the knowledge base for a relevant article"
-    input { query = tool_args.query }
-    requires_approval = true
-  }
-}
-"""
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -52,17 +38,7 @@ def server(project: Path, env: dict[str, str], *, workers: int = 1) -> Iterator[
     with subprocess.Popen([str(BLOGE), "serve", "--port", str(free_port()), "--workers",
                            str(workers)], cwd=project, env=environment(env),
                           stderr=subprocess.PIPE, text=True) as process:
-        assert process.stderr is not None
-        url, ready = None, 0
-        for line in process.stderr:
-            found = re.search(r"running on (http://[\d.]+:\d+)", line)
-            url = found[1] if found else url
-            ready += "Application startup complete" in line
-            if url is not None and ready == workers:
-                break
-        else:
-            raise AssertionError(f"bloge serve ended: exit {process.wait()}")
-        threading.Thread(target=process.stderr.read, daemon=True).start()
+        url = started_url(process, workers)
         try:
             yield process, url
         finally:

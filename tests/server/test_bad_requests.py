@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from bloge.llm import ScriptedProvider
-from tests.server.conftest import Serve
+from tests.server.conftest import Serve, V1Client
 
 DEEP = 50_000
 
@@ -75,9 +75,10 @@ def test_the_runs_api_refuses_tool_messages_and_calls_that_do_not_pair(
     assert problem in error["message"]
 
 
-def test_v1_refuses_an_assistant_tool_call_that_no_tool_message_answers(serve: Serve) -> None:
+def test_v1_refuses_an_assistant_tool_call_that_no_tool_message_answers(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider("Hi."))
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    client = v1_client(served.url())
     with pytest.raises(openai.BadRequestError) as caught:
         client.chat.completions.create(model="helper", messages=[
             {"role": "user", "content": "hi"},

@@ -11,15 +11,17 @@ import httpx
 import openai
 import pytest
 
+from tests.server.conftest import V1Client
 from tests.server.test_serve_command import serving
 
 QUESTION = "How do I reset my password?"
 ONE_MODEL_CALL = {"BLOGE_BUDGETS__RUN__MODEL_CALLS": "1"}
 
 
-def test_v1_answers_a_budget_stop_with_402_budget_exceeded(app: Path) -> None:
+def test_v1_answers_a_budget_stop_with_402_budget_exceeded(app: Path,
+                                                           v1_client: V1Client) -> None:
     with serving(app, env=ONE_MODEL_CALL) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        client = v1_client(url)
         with pytest.raises(openai.APIStatusError) as raised:
             client.chat.completions.create(
                 model="customerSupport", messages=[{"role": "user", "content": QUESTION}])
@@ -41,9 +43,10 @@ def test_v1_answers_a_budget_stop_with_402_budget_exceeded(app: Path) -> None:
                 'scope="run"} 1.0') in metrics
 
 
-def test_a_streamed_v1_request_stopped_mid_stream_ends_with_the_budget_error(app: Path) -> None:
+def test_a_streamed_v1_request_stopped_mid_stream_ends_with_the_budget_error(
+        app: Path, v1_client: V1Client) -> None:
     with serving(app, env=ONE_MODEL_CALL) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        client = v1_client(url)
         with pytest.raises(openai.APIError) as raised:
             for _ in client.chat.completions.create(
                     model="customerSupport", stream=True,
@@ -65,9 +68,10 @@ def test_a_resume_body_with_an_unknown_budget_limit_is_a_400(app: Path) -> None:
         assert "unknown budget limit 'dollars'" in refused.json()["error"]["message"]
 
 
-def test_a_streamed_v1_request_stopped_before_its_first_token_is_a_402(app: Path) -> None:
+def test_a_streamed_v1_request_stopped_before_its_first_token_is_a_402(
+        app: Path, v1_client: V1Client) -> None:
     with serving(app, env={"BLOGE_BUDGETS__RUN__MODEL_CALLS": "0"}) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        client = v1_client(url)
         with pytest.raises(openai.APIStatusError) as raised:
             client.chat.completions.create(model="customerSupport", stream=True,
                                            messages=[{"role": "user", "content": QUESTION}])

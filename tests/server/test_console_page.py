@@ -6,10 +6,8 @@ theme and a 360 px screen (see :mod:`tests.server.browser` for when these tests 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from bloge.llm import LlmResponse, ScriptedProvider, ToolCall
 from bloge.server import ServerConfig, create_app
 from bloge.store import Store, open_store
 from tests.server.browser import WAIT_MS, GatedProvider, last_answer, open_chat, say
-from tests.server.conftest import Serve
+from tests.server.conftest import Serve, closed
 from tests.server.live_server import LiveServer
 
 with contextlib.suppress(ImportError):  # without Playwright, the browser fixture skips
@@ -115,9 +113,7 @@ def start(tmp_path: Path) -> Iterator[Start]:
     yield launch
     for server, store in started:
         server.stop()
-        closing = threading.Thread(target=asyncio.run, args=(store.aclose(),))
-        closing.start()
-        closing.join()
+        closed(store)
 
 
 def tab(browser: Browser, **options: Any) -> Page:
@@ -132,6 +128,14 @@ def with_key(page: Page, url: str, key: str) -> None:
     page.fill("#api-key", key)
     page.press("#api-key", "Enter")
     expect(page.locator("#send")).to_be_enabled()
+
+
+def inbox_of(browser: Browser, server: LiveServer, key: str) -> Page:
+    """A tab of the console with ``key``, its inbox open."""
+    page = tab(browser)
+    with_key(page, server.url("/"), key)
+    page.click("#open-inbox")
+    return page
 
 
 def answered(page: Page, text: str) -> Any:
@@ -401,9 +405,7 @@ def test_four_eyes_refuses_the_starter_plainly_and_another_key_decides(
     expect(mine.locator(".note")).to_contain_text("Four eyes")
     mine.get_by_role("button", name="Approve transfer p1").click()
     expect(mine.locator(".decision.refused")).to_contain_text("Refused (four eyes) — 403:")
-    admin = tab(browser)
-    with_key(admin, server.url("/"), ADMIN)
-    admin.click("#open-inbox")
+    admin = inbox_of(browser, server, ADMIN)
     theirs = admin.locator('#approval-list .inbox-item[data-call-id="p1"]')
     theirs.get_by_role("button", name="Approve transfer p1").click()
     expect(admin.locator("#approval-list")).to_have_text("Nothing waits for a decision.")
@@ -420,16 +422,12 @@ def test_autopilot_proposals_are_approved_from_the_inbox_never_by_their_proposer
                           json={"value": 8, "reason": "long questions"},
                           headers={"Authorization": f"Bearer {ALICE}"})
     assert proposed.status_code == 200, proposed.text
-    alice = tab(browser)
-    with_key(alice, server.url("/"), ALICE)
-    alice.click("#open-inbox")
+    alice = inbox_of(browser, server, ALICE)
     own = alice.locator("#proposal-list .proposal")
     expect(own.locator(".tool-name")).to_have_text("turns: 4 → 8")
     own.get_by_role("button", name="Approve").click()
     expect(own.locator(".decision.refused")).to_contain_text("403")
-    bob = tab(browser)
-    with_key(bob, server.url("/"), BOB)
-    bob.click("#open-inbox")
+    bob = inbox_of(browser, server, BOB)
     theirs = bob.locator("#proposal-list .proposal")
     theirs.get_by_role("button", name="Approve").click()
     expect(theirs.locator(".decision")).to_have_text("approved")

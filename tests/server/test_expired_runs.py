@@ -4,9 +4,6 @@ still waiting, or with none expired, stay paused."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from bloge.agent import RunPaused
@@ -15,7 +12,7 @@ from bloge.llm import LlmResponse, ScriptedProvider, ToolCall, ToolDefinition
 from bloge.server import ServerConfig
 from bloge.server.expiry import continue_expired
 from bloge.server.state import ServerState
-from bloge.store import RunStatus, Store, open_store
+from bloge.store import RunStatus, Store
 from tests.server.conftest import served_app
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
@@ -25,15 +22,6 @@ WEATHER = ToolDefinition("get_weather", "The weather in a city")
 def asking(call_id: str) -> LlmResponse:
     return LlmResponse(finish_reason="tool_calls", tool_calls=(
         ToolCall(call_id, "get_weather", '{"city": "Paris"}'),))
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
 
 
 def state_of(store: Store, provider: ScriptedProvider) -> ServerState:

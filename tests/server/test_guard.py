@@ -15,7 +15,7 @@ import pytest
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider
 from bloge.store import Run
 from bloge.store.follow import follow
-from tests.server.conftest import Serve, Served
+from tests.server.conftest import Serve, Served, V1Client
 from tests.server.test_runs_api import LOOKUP
 
 
@@ -319,11 +319,11 @@ def test_at_shutdown_a_stream_the_server_ends_closes_with_an_error_event_naming_
 
 
 def test_at_shutdown_a_streamed_completion_ends_with_an_error_the_sdk_raises(
-        serve: Serve) -> None:
+        serve: Serve, v1_client: V1Client) -> None:
     provider, started = hanging_model()
     # keepalive: the completion's stream starts before the model's first token
     served = serve(provider, shutdown_grace=3600, uvicorn_grace=0.01, keepalive=0.05)
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="unused", max_retries=0)
+    client = v1_client(served.url())
     stream = client.chat.completions.create(
         model="helper", messages=[{"role": "user", "content": "Hang"}], stream=True)
     started.wait()

@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from tests.cli.conftest import bloge
+from tests.server.conftest import V1Client
 from tests.server.test_serve_command import serving
 
 GUARDED = """
@@ -34,9 +35,10 @@ def guarded(app: Path) -> Path:
     return app
 
 
-def test_v1_answers_a_tripped_guard_with_openais_error_shape(guarded: Path) -> None:
+def test_v1_answers_a_tripped_guard_with_openais_error_shape(guarded: Path,
+                                                             v1_client: V1Client) -> None:
     with serving(guarded) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+        client = v1_client(url)
         with pytest.raises(openai.BadRequestError) as raised:
             client.chat.completions.create(model="screened", messages=SSN)  # type: ignore[arg-type]  # plain dicts, as users write them
         error = raised.value

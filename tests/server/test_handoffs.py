@@ -3,30 +3,15 @@ entry one, the run names the agent it went on with, and its stream shows the han
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
-import openai
-import pytest
 
-from bloge import open_store
 from bloge.server import create_app
 from bloge.store import Store
 from tests.handoffs.agents import billing, triage
+from tests.server.conftest import V1Client
 from tests.server.live_server import LiveServer
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
-    yield opened
-    closing = threading.Thread(target=asyncio.run, args=(opened.aclose(),))
-    closing.start()
-    closing.join()
 
 
 def served(store: Store) -> LiveServer:
@@ -35,9 +20,9 @@ def served(store: Store) -> LiveServer:
     return LiveServer(create_app(agents=[agent], store=store))
 
 
-def test_v1_answers_with_the_agent_handed_over_to(store: Store) -> None:
+def test_v1_answers_with_the_agent_handed_over_to(store: Store, v1_client: V1Client) -> None:
     with served(store) as server:
-        client = openai.OpenAI(base_url=server.url("/v1"), api_key="none")
+        client = v1_client(server.url())
         assert [model.id for model in client.models.list()] == ["triage"]
         completion = client.chat.completions.create(
             model="triage", messages=[{"role": "user", "content": "Refund A1"}])

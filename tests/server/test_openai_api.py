@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import openai
@@ -15,7 +14,7 @@ import pytest
 
 from bloge.core.errors import ProviderError
 from bloge.llm import LlmChunk, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
-from tests.server.conftest import Serve, Served
+from tests.server.conftest import Serve, V1Client
 
 LOOKUP = LlmResponse("", "tool_calls", tool_calls=(ToolCall("c1", "lookup", '{"q": "kb"}'),))
 HI = [{"role": "user", "content": "Hi"}]
@@ -46,49 +45,34 @@ async def fail() -> None:
     raise ProviderError("the model went away", provider="test", status_code=502)
 
 
-#: The clients the running test made, closed when it ends (:func:`_clients_closed`).
-_opened: list[openai.OpenAI] = []
-
-
-def client(served: Served, **options: Any) -> openai.OpenAI:
-    opened = openai.OpenAI(base_url=served.url("/v1"), api_key="none", **options)
-    _opened.append(opened)
-    return opened
-
-
-@pytest.fixture(autouse=True)
-def _clients_closed() -> Iterator[None]:
-    """Each test's clients closed as it ends, not left to the collector: a pooled connection
-    that a collected client drops is a ResourceWarning in whichever test the collector runs."""
-    yield
-    while _opened:
-        _opened.pop().close()
-
-
 def run_of(completion_id: str) -> str:
     return completion_id.removeprefix("chatcmpl-")
 
 
-def test_the_agents_are_listed_as_models(serve: Serve) -> None:
+def test_the_agents_are_listed_as_models(serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider())
-    models = client(served).models.list()
+    sdk = v1_client(served.url())
+    models = sdk.models.list()
     assert [(m.id, m.object, m.owned_by) for m in models] == [
         ("helper", "model", "bloge"), ("other", "model", "bloge")]
-    assert client(served).models.retrieve("other").id == "other"
+    assert sdk.models.retrieve("other").id == "other"
 
 
-def test_an_unknown_model_is_not_found(serve: Serve) -> None:
+def test_an_unknown_model_is_not_found(serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider())
+    sdk = v1_client(served.url())
     with pytest.raises(openai.NotFoundError, match="did you mean 'helper'"):
-        client(served).chat.completions.create(model="helpr", messages=HI)
+        sdk.chat.completions.create(model="helpr", messages=HI)
     with pytest.raises(openai.NotFoundError):
-        client(served).models.retrieve("nope")
+        sdk.models.retrieve("nope")
 
 
-def test_an_endpoint_it_does_not_serve_is_a_404_in_openais_error_shape(serve: Serve) -> None:
+def test_an_endpoint_it_does_not_serve_is_a_404_in_openais_error_shape(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider())
+    sdk = v1_client(served.url())
     with pytest.raises(openai.NotFoundError) as raised:  # before: the text/plain "Not Found"
-        client(served).embeddings.create(model="helper", input="hi")
+        sdk.embeddings.create(model="helper", input="hi")
     assert raised.value.body == {"message": "no endpoint POST /v1/embeddings",
                                  "type": "not_found_error", "param": None, "code": None}
 
@@ -102,10 +86,12 @@ def test_a_method_it_does_not_take_is_a_405_in_openais_error_shape(serve: Serve)
         "type": "invalid_request_error", "param": None, "code": None}
 
 
-def test_a_completion_is_the_agents_answer_with_its_usage(serve: Serve) -> None:
+def test_a_completion_is_the_agents_answer_with_its_usage(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider(LlmResponse("Hello.", prompt_tokens=5,
                                                 completion_tokens=2)))
-    completion = client(served).chat.completions.create(model="helper", messages=HI)
+    sdk = v1_client(served.url())
+    completion = sdk.chat.completions.create(model="helper", messages=HI)
     assert completion.choices[0].message.content == "Hello."
     assert completion.choices[0].finish_reason == "stop"
     assert completion.usage is not None
@@ -114,18 +100,21 @@ def test_a_completion_is_the_agents_answer_with_its_usage(serve: Serve) -> None:
     assert (run["status"], run["agent_id"]) == ("succeeded", "helper")
 
 
-def test_the_agents_tools_run_on_the_server(serve: Serve) -> None:
+def test_the_agents_tools_run_on_the_server(serve: Serve, v1_client: V1Client) -> None:
     provider = ScriptedProvider(LOOKUP, "Found KB.")
     served = serve(provider)
-    completion = client(served).chat.completions.create(model="helper", messages=HI)
+    sdk = v1_client(served.url())
+    completion = sdk.chat.completions.create(model="helper", messages=HI)
     assert completion.choices[0].message.content == "Found KB."
     assert provider.requests[1].messages[-1].content == '{"found":"KB"}'
 
 
-def test_the_messages_come_after_the_agents_system_prompt(serve: Serve) -> None:
+def test_the_messages_come_after_the_agents_system_prompt(
+        serve: Serve, v1_client: V1Client) -> None:
     provider = ScriptedProvider("You are Ada.")
     served = serve(provider)
-    client(served).chat.completions.create(model="helper", messages=[
+    sdk = v1_client(served.url())
+    sdk.chat.completions.create(model="helper", messages=[
         {"role": "system", "content": "Answer in English."},
         {"role": "user", "content": "I am Ada."}, {"role": "assistant", "content": "Hello."},
         {"role": "user", "content": [{"type": "text", "text": "Who am I?"}]}])
@@ -133,10 +122,12 @@ def test_the_messages_come_after_the_agents_system_prompt(serve: Serve) -> None:
         "Be brief.", "Answer in English.", "I am Ada.", "Hello.", "Who am I?"]
 
 
-def test_a_stream_sends_the_tokens_and_with_include_usage_a_last_usage_chunk(serve: Serve) -> None:
+def test_a_stream_sends_the_tokens_and_with_include_usage_a_last_usage_chunk(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider(LlmResponse("Found the word.", prompt_tokens=5,
                                                 completion_tokens=3)))
-    chunks = list(client(served).chat.completions.create(
+    sdk = v1_client(served.url())
+    chunks = list(sdk.chat.completions.create(
         model="helper", messages=HI, stream=True, stream_options={"include_usage": True}))
     assert chunks[0].choices[0].delta.role == "assistant"
     assert "".join(c.choices[0].delta.content or "" for c in chunks[:-1]) == "Found the word."
@@ -147,26 +138,28 @@ def test_a_stream_sends_the_tokens_and_with_include_usage_a_last_usage_chunk(ser
     assert all(c.usage is None for c in chunks[:-1])
 
 
-def test_a_stream_shows_no_tool_activity(serve: Serve) -> None:
+def test_a_stream_shows_no_tool_activity(serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider(LOOKUP, "Found KB."))
-    chunks = list(client(served).chat.completions.create(model="helper", messages=HI,
-                                                          stream=True))
+    sdk = v1_client(served.url())
+    chunks = list(sdk.chat.completions.create(model="helper", messages=HI, stream=True))
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Found KB."
     assert all(c.choices[0].delta.tool_calls is None for c in chunks)
 
 
-def test_an_agent_out_of_turns_finishes_with_length(serve: Serve) -> None:
+def test_an_agent_out_of_turns_finishes_with_length(serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider(*[LOOKUP] * 8))
-    whole = client(served).chat.completions.create(model="helper", messages=HI)
-    streamed = list(client(served).chat.completions.create(model="helper", messages=HI,
-                                                            stream=True))
+    sdk = v1_client(served.url())
+    whole = sdk.chat.completions.create(model="helper", messages=HI)
+    streamed = list(sdk.chat.completions.create(model="helper", messages=HI, stream=True))
     assert whole.choices[0].finish_reason == "length"
     assert streamed[-1].choices[0].finish_reason == "length"
 
 
-def test_a_run_failing_mid_stream_raises_during_the_iteration(serve: Serve) -> None:
+def test_a_run_failing_mid_stream_raises_during_the_iteration(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(Trickle("Hel", fail))
-    stream = client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    sdk = v1_client(served.url())
+    stream = sdk.chat.completions.create(model="helper", messages=HI, stream=True)
     chunks = iter(stream)
     seen = [next(chunks).choices[0].delta.content, next(chunks).choices[0].delta.content]
     with pytest.raises(openai.APIError, match="the model went away") as caught:
@@ -176,14 +169,16 @@ def test_a_run_failing_mid_stream_raises_during_the_iteration(serve: Serve) -> N
 
 
 def test_a_run_failing_before_its_first_token_has_its_real_status_and_is_not_retried(
-        serve: Serve) -> None:
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(Trickle("", fail))
+    retrying = v1_client(served.url(), max_retries=2)  # the SDK's default, retries on a 5xx
     with pytest.raises(openai.InternalServerError, match="the model went away"):
-        client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+        retrying.chat.completions.create(model="helper", messages=HI, stream=True)
     assert len(asyncio.run(served.store.list_runs())) == 1
 
 
-def test_a_stream_starts_while_the_run_works_without_tokens(serve: Serve) -> None:
+def test_a_stream_starts_while_the_run_works_without_tokens(
+        serve: Serve, v1_client: V1Client) -> None:
     release = threading.Event()
 
     async def slow_start() -> None:
@@ -191,16 +186,17 @@ def test_a_stream_starts_while_the_run_works_without_tokens(serve: Serve) -> Non
 
     served = serve(Trickle("", slow_start), keepalive=0.01)
     try:
-        stream = client(served, timeout=30, max_retries=0).chat.completions.create(
+        stream = v1_client(served.url(), timeout=30).chat.completions.create(
             model="helper", messages=HI, stream=True)
     finally:
         release.set()
     assert [c.choices[0].finish_reason for c in stream] == [None, "stop"]
 
 
-def test_a_client_leaving_mid_stream_cancels_its_run(serve: Serve) -> None:
+def test_a_client_leaving_mid_stream_cancels_its_run(serve: Serve, v1_client: V1Client) -> None:
     served = serve(Trickle("Hel", forever))
-    stream = client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    sdk = v1_client(served.url())
+    stream = sdk.chat.completions.create(model="helper", messages=HI, stream=True)
     first = next(iter(stream))
     stream.close()
     run_id = run_of(first.id)
@@ -214,31 +210,33 @@ def test_a_client_leaving_mid_stream_cancels_its_run(serve: Serve) -> None:
      "tools[0].function.name"),
     # JSON's types as they are, as OpenAI's API takes them: "yes" is not true
     ({"stream": "yes"}, "stream"), ({"temperature": "0.5"}, "temperature")])
-def test_a_request_that_cannot_be_honoured_is_a_bad_request(serve: Serve, options: dict,
-                                                            param: str) -> None:
+def test_a_request_that_cannot_be_honoured_is_a_bad_request(serve: Serve, v1_client: V1Client,
+                                                            options: dict, param: str) -> None:
     served = serve(ScriptedProvider())
+    sdk = v1_client(served.url())
     with pytest.raises(openai.BadRequestError) as caught:
-        client(served).chat.completions.create(**{"model": "helper", "messages": HI,
-                                                  **options})
+        sdk.chat.completions.create(**{"model": "helper", "messages": HI, **options})
     assert caught.value.param == param
 
 
-def test_with_api_keys_a_wrong_key_is_refused_and_the_right_one_works(serve: Serve) -> None:
+def test_with_api_keys_a_wrong_key_is_refused_and_the_right_one_works(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider("Hello."), api_keys=("k1",))
-    wrong = openai.OpenAI(base_url=served.url("/v1"), api_key="k2")
+    wrong = v1_client(served.url(), api_key="k2")
     with pytest.raises(openai.AuthenticationError):
         wrong.chat.completions.create(model="helper", messages=HI)
-    right = openai.OpenAI(base_url=served.url("/v1"), api_key="k1")
+    right = v1_client(served.url(), api_key="k1")
     assert right.chat.completions.create(model="helper", messages=HI).choices[0].message \
         .content == "Hello."
 
 
-def test_a_run_past_the_servers_limit_is_rate_limited(serve: Serve) -> None:
+def test_a_run_past_the_servers_limit_is_rate_limited(serve: Serve, v1_client: V1Client) -> None:
     served = serve(Trickle("Hel", forever), max_concurrent_runs=1)
-    busy = client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+    sdk = v1_client(served.url())
+    busy = sdk.chat.completions.create(model="helper", messages=HI, stream=True)
     next(iter(busy))
     with pytest.raises(openai.RateLimitError):
-        client(served, max_retries=0).chat.completions.create(model="helper", messages=HI)
+        sdk.chat.completions.create(model="helper", messages=HI)
     busy.close()
 
 
@@ -256,14 +254,16 @@ def test_the_async_client_works_whole_and_streamed(serve: Serve) -> None:
     assert asyncio.run(scenario()) == ("Hello.", "Hello again.")
 
 
-def test_a_failed_completion_names_its_run_as_its_record_tells_it(serve: Serve) -> None:
+def test_a_failed_completion_names_its_run_as_its_record_tells_it(
+        serve: Serve, v1_client: V1Client) -> None:
     async def leaky() -> None:
         raise ProviderError("the model went away (password=hunter2)", provider="test",
                             status_code=502)
 
     served = serve(Trickle("", leaky))
+    sdk = v1_client(served.url())
     with pytest.raises(openai.InternalServerError) as caught:
-        client(served).chat.completions.create(model="helper", messages=HI, stream=True)
+        sdk.chat.completions.create(model="helper", messages=HI, stream=True)
     [run] = asyncio.run(served.store.list_runs())
     assert run.error is not None
     assert caught.value.message.endswith(f" - run {run.id} failed: {run.error.message}")

@@ -19,7 +19,7 @@ from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvide
 from bloge.llm.offline import OfflineProvider
 from bloge.server import ServerConfig
 from bloge.store import open_store
-from tests.server.conftest import Serve, Served, served_app
+from tests.server.conftest import Serve, Served, V1Client, served_app
 from tests.server.live_server import LiveServer
 from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
 
@@ -30,10 +30,6 @@ WEATHER = {"type": "function", "function": {
     "strict": True}}
 ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
 KEYS = {"api_keys": ("k-alice", "k-bob")}
-
-
-def client(served: Served, key: str = "none") -> openai.OpenAI:
-    return openai.OpenAI(base_url=served.url("/v1"), api_key=key, max_retries=0)
 
 
 def run_of(completion_id: str) -> str:
@@ -57,10 +53,11 @@ def answered(calls: list[Any], results: list[str]) -> list[dict[str, Any]]:
                                                                                  strict=True))]
 
 
-def test_the_model_calls_a_client_tool_and_the_run_waits_for_its_result(serve: Serve) -> None:
+def test_the_model_calls_a_client_tool_and_the_run_waits_for_its_result(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(OfflineProvider())
-    completion = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                        tools=[WEATHER])
+    sdk = v1_client(served.url())
+    completion = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     [choice] = completion.choices
     assert choice.finish_reason == "tool_calls"
     [call] = choice.message.tool_calls or []
@@ -71,12 +68,13 @@ def test_the_model_calls_a_client_tool_and_the_run_waits_for_its_result(serve: S
     assert [p["call_id"] for p in run["pending_approvals"]] == [call.id]
 
 
-def test_the_clients_results_continue_the_same_run_to_its_answer(serve: Serve) -> None:
+def test_the_clients_results_continue_the_same_run_to_its_answer(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(OfflineProvider())
-    first = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                   tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     calls = first.choices[0].message.tool_calls or []
-    second = client(served).chat.completions.create(
+    second = sdk.chat.completions.create(
         model="helper", tools=[WEATHER], messages=[*ASK, *answered(calls, ["Sunny, 21 °C"])])
     assert second.choices[0].finish_reason == "stop"
     assert "Sunny, 21 °C" in (second.choices[0].message.content or "")
@@ -84,19 +82,20 @@ def test_the_clients_results_continue_the_same_run_to_its_answer(serve: Serve) -
     assert run_record(served, run_of(first.id))["status"] == "succeeded"
 
 
-def streamed(served: Served, **request: Any) -> tuple[Any, list[Any]]:
+def streamed(sdk: openai.OpenAI, **request: Any) -> tuple[Any, list[Any]]:
     """The completion a stream adds up to (as the SDK adds it up), and its chunks."""
     state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
-    chunks = list(client(served).chat.completions.create(model="helper", stream=True,
-                                                          **request))
+    chunks = list(sdk.chat.completions.create(model="helper", stream=True, **request))
     for chunk in chunks:
         state.handle_chunk(chunk)
     return state.get_final_completion(), chunks
 
 
-def test_a_streamed_completion_streams_the_calls_and_continues_streamed(serve: Serve) -> None:
+def test_a_streamed_completion_streams_the_calls_and_continues_streamed(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(OfflineProvider())
-    first, chunks = streamed(served, messages=ASK, tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first, chunks = streamed(sdk, messages=ASK, tools=[WEATHER])
     assert first.choices[0].finish_reason == "tool_calls"
     deltas = [c.choices[0].delta.tool_calls for c in chunks if c.choices
               and c.choices[0].delta.tool_calls]
@@ -106,7 +105,7 @@ def test_a_streamed_completion_streams_the_calls_and_continues_streamed(serve: S
                                                                   "")
     calls = first.choices[0].message.tool_calls or []
     assert [c.function.name for c in calls] == ["get_weather"]
-    second, _ = streamed(served, tools=[WEATHER],
+    second, _ = streamed(sdk, tools=[WEATHER],
                          messages=[*ASK, *answered(calls, ["Sunny, 21 °C"])])
     assert second.choices[0].finish_reason == "stop"
     said = second.choices[0].message.content or ""
@@ -128,43 +127,45 @@ def lookup_then_weather(request: LlmRequest) -> LlmResponse | str:
     return " / ".join(m.content for m in said)
 
 
-def test_the_agents_own_tools_keep_running_on_the_server(serve: Serve) -> None:
+def test_the_agents_own_tools_keep_running_on_the_server(serve: Serve, v1_client: V1Client) -> None:
     served = serve(FunctionProvider(lookup_then_weather))
-    first = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                   tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     message = first.choices[0].message
     assert message.content == "Now the weather."
     assert [c.function.name for c in message.tool_calls or []] == ["get_weather"]
-    second = client(served).chat.completions.create(
+    second = sdk.chat.completions.create(
         model="helper", tools=[WEATHER],
         messages=[*ASK, *answered(message.tool_calls or [], ["Sunny"])])
     assert second.choices[0].message.content == '{"found":"PARIS"} / Sunny'
 
 
 def test_a_round_that_calls_both_runs_the_agents_tool_and_returns_the_clients(
-        serve: Serve) -> None:
+        serve: Serve, v1_client: V1Client) -> None:
     provider = ScriptedProvider(
         LlmResponse(finish_reason="tool_calls", tool_calls=(
             ToolCall("c1", "lookup", '{"q": "paris"}'),
             ToolCall("c2", "get_weather", '{"city": "Paris"}'))),
         "Both are in.")
     served = serve(provider)
-    first = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                   tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     calls = first.choices[0].message.tool_calls or []
     assert [c.id for c in calls] == ["c2"]  # the server's own call is not the client's
-    client(served).chat.completions.create(model="helper", tools=[WEATHER],
-                                           messages=[*ASK, *answered(calls, ["Sunny"])])
+    sdk.chat.completions.create(model="helper", tools=[WEATHER],
+                                messages=[*ASK, *answered(calls, ["Sunny"])])
     results = [(m.tool_call_id, m.content) for m in provider.requests[1].messages
                if m.role == "tool"]
     assert results == [("c1", '{"found":"PARIS"}'), ("c2", "Sunny")]
 
 
-def test_tool_choice_and_parallel_tool_calls_reach_the_model(serve: Serve) -> None:
+def test_tool_choice_and_parallel_tool_calls_reach_the_model(
+        serve: Serve, v1_client: V1Client) -> None:
     provider = FunctionProvider(lambda request: LlmResponse(
         finish_reason="tool_calls", tool_calls=(ToolCall("c9", "get_weather", "{}"),)))
     served = serve(provider)
-    client(served).chat.completions.create(
+    sdk = v1_client(served.url())
+    sdk.chat.completions.create(
         model="helper", messages=ASK, tools=[WEATHER], parallel_tool_calls=False,
         tool_choice={"type": "function", "function": {"name": "get_weather"}})
     [request] = provider.requests
@@ -172,80 +173,85 @@ def test_tool_choice_and_parallel_tool_calls_reach_the_model(serve: Serve) -> No
     assert [t.name for t in request.tools] == ["lookup", "get_weather"]
 
 
-def test_tool_choice_none_offers_the_model_only_the_agents_tools(serve: Serve) -> None:
+def test_tool_choice_none_offers_the_model_only_the_agents_tools(
+        serve: Serve, v1_client: V1Client) -> None:
     provider = ScriptedProvider("No tools needed.")
     served = serve(provider)
-    completion = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                        tools=[WEATHER], tool_choice="none")
+    sdk = v1_client(served.url())
+    completion = sdk.chat.completions.create(model="helper", messages=ASK,
+                                             tools=[WEATHER], tool_choice="none")
     assert completion.choices[0].finish_reason == "stop"
     assert [t.name for t in provider.requests[0].tools] == ["lookup"]
 
 
-def test_another_principals_call_ids_are_not_found(serve: Serve) -> None:
+def test_another_principals_call_ids_are_not_found(serve: Serve, v1_client: V1Client) -> None:
     served = serve(OfflineProvider(), **KEYS)
-    first = client(served, "k-alice").chat.completions.create(model="helper", messages=ASK,
-                                                              tools=[WEATHER])
+    alice = v1_client(served.url(), api_key="k-alice")
+    bob = v1_client(served.url(), api_key="k-bob")
+    first = alice.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     calls = first.choices[0].message.tool_calls or []
-    with client(served, "k-bob") as bob, pytest.raises(openai.NotFoundError,
-                                                       match="no paused run") as caught:
+    with pytest.raises(openai.NotFoundError, match="no paused run") as caught:
         bob.chat.completions.create(
             model="helper", tools=[WEATHER], messages=[*ASK, *answered(calls, ["Sunny"])])
     assert caught.value.body["param"] == "messages[2].tool_call_id"  # type: ignore[index]  # the SDK's body is the error object
     assert run_record(served, run_of(first.id), "k-alice")["status"] == "awaiting_tool_results"
 
 
-def test_results_sent_twice_find_no_paused_run_the_second_time(serve: Serve) -> None:
+def test_results_sent_twice_find_no_paused_run_the_second_time(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(OfflineProvider())
-    first = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                   tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     again = [*ASK, *answered(first.choices[0].message.tool_calls or [], ["Sunny"])]
-    client(served).chat.completions.create(model="helper", tools=[WEATHER], messages=again)
-    with client(served) as late, pytest.raises(openai.NotFoundError, match="no paused run"):
-        late.chat.completions.create(model="helper", tools=[WEATHER], messages=again)
+    sdk.chat.completions.create(model="helper", tools=[WEATHER], messages=again)
+    with pytest.raises(openai.NotFoundError, match="no paused run"):
+        sdk.chat.completions.create(model="helper", tools=[WEATHER], messages=again)
 
 
 def test_results_of_only_some_of_the_calls_are_refused_naming_the_missing(
-        serve: Serve) -> None:
+        serve: Serve, v1_client: V1Client) -> None:
     both = LlmResponse(finish_reason="tool_calls", tool_calls=(
         ToolCall("w1", "get_weather", '{"city": "Paris"}'),
         ToolCall("w2", "get_weather", '{"city": "Rome"}')))
     served = serve(ScriptedProvider(both))
-    first = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                   tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     [paris, _] = first.choices[0].message.tool_calls or []
-    with client(served) as partial, pytest.raises(openai.BadRequestError, match="'w2'"):
-        partial.chat.completions.create(model="helper", tools=[WEATHER],
-                                        messages=[*ASK, *answered([paris], ["Sunny"])])
+    with pytest.raises(openai.BadRequestError, match="'w2'"):
+        sdk.chat.completions.create(model="helper", tools=[WEATHER],
+                                    messages=[*ASK, *answered([paris], ["Sunny"])])
 
 
-def test_results_sent_without_the_tools_still_continue_the_run(serve: Serve) -> None:
+def test_results_sent_without_the_tools_still_continue_the_run(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(OfflineProvider())
-    first = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                   tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     calls = first.choices[0].message.tool_calls or []
-    second = client(served).chat.completions.create(
+    second = sdk.chat.completions.create(
         model="helper", messages=[*ASK, *answered(calls, ["Sunny"])])
     assert "Sunny" in (second.choices[0].message.content or "")
 
 
 def test_a_stream_whose_model_only_calls_the_clients_tool_streams_the_call(
-        serve: Serve) -> None:
+        serve: Serve, v1_client: V1Client) -> None:
     silent = LlmResponse(finish_reason="tool_calls", tool_calls=(
         ToolCall("w1", "get_weather", '{"city": "Paris"}'),))
     served = serve(ScriptedProvider(silent))  # no text before the call: no token at all
-    completion, _ = streamed(served, messages=ASK, tools=[WEATHER],
+    sdk = v1_client(served.url())
+    completion, _ = streamed(sdk, messages=ASK, tools=[WEATHER],
                              stream_options={"include_usage": True})
     assert completion.choices[0].finish_reason == "tool_calls"
     assert [c.id for c in completion.choices[0].message.tool_calls or []] == ["w1"]
 
 
-def test_the_round_trip_works_on_postgresql_too(request: pytest.FixtureRequest) -> None:
+def test_the_round_trip_works_on_postgresql_too(request: pytest.FixtureRequest,
+                                                v1_client: V1Client) -> None:
     schema = request.getfixturevalue("postgres_schema")  # skipped without PostgreSQL
     store = open_store(f"{POSTGRES_DSN}?schema={schema}")
     try:
-        with LiveServer(served_app(OfflineProvider(), store, ServerConfig())) as server, \
-                openai.OpenAI(base_url=server.url("/v1"), api_key="none",
-                              max_retries=0) as sdk:
+        with LiveServer(served_app(OfflineProvider(), store, ServerConfig())) as server:
+            sdk = v1_client(server.url())
             first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
             calls = first.choices[0].message.tool_calls or []
             second = sdk.chat.completions.create(model="helper", tools=[WEATHER],
@@ -256,14 +262,15 @@ def test_the_round_trip_works_on_postgresql_too(request: pytest.FixtureRequest) 
         asyncio.run(store.aclose())
 
 
-def test_a_run_continued_outside_v1_still_offers_the_clients_tools(serve: Serve) -> None:
+def test_a_run_continued_outside_v1_still_offers_the_clients_tools(
+        serve: Serve, v1_client: V1Client) -> None:
     def weather(call_id: str) -> LlmResponse:
         return LlmResponse(finish_reason="tool_calls", tool_calls=(
             ToolCall(call_id, "get_weather", '{"city": "Paris"}'),))
 
     served = serve(ScriptedProvider(weather("w1"), weather("w2")))
-    first = client(served).chat.completions.create(model="helper", messages=ASK,
-                                                   tools=[WEATHER])
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
     run_id = run_of(first.id)
     posted = httpx.post(served.url(f"/runs/{run_id}/tool-results"), json={"w1": "Sunny"})
     assert posted.json()["continued"] is True

@@ -8,11 +8,10 @@ import asyncio
 import threading
 
 import httpx
-import openai
 import pytest
 
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider
-from tests.server.conftest import Serve, Served
+from tests.server.conftest import Serve, Served, V1Client
 
 ALICE, BOB, ADMIN = "key-alice", "key-bob", "key-admin"
 KEYED = {"api_keys": (ALICE, BOB)}
@@ -116,9 +115,10 @@ def test_a_running_runs_stream_is_not_joined_by_another_key(serve: Serve) -> Non
     assert answered[0].json()["status"] == "succeeded"
 
 
-def test_a_v1_completion_is_the_run_of_the_key_that_asked(serve: Serve) -> None:
+def test_a_v1_completion_is_the_run_of_the_key_that_asked(serve: Serve,
+                                                          v1_client: V1Client) -> None:
     served = serve(ScriptedProvider("Hi."), **KEYED)
-    completion = openai.OpenAI(base_url=served.url("/v1"), api_key=ALICE).chat.completions.create(
+    completion = v1_client(served.url(), api_key=ALICE).chat.completions.create(
         model="helper", messages=[{"role": "user", "content": "Hi"}])
     run_id = completion.id.removeprefix("chatcmpl-")
     assert httpx.get(served.url(f"/runs/{run_id}"), headers=as_key(ALICE)).status_code == 200

@@ -4,36 +4,22 @@ file, by their names, on every endpoint — on a real server on 127.0.0.1, throu
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
-import openai
 import pytest
 
-from bloge import Agent, BlogeUsageError, open_store
+from bloge import Agent, BlogeUsageError
 from bloge.agent import Budget, BudgetPolicy
 from bloge.llm import LlmResponse, ScriptedProvider, tool_call_response
 from bloge.llm.prices import ModelPrice, PriceTable
 from bloge.server import create_app
 from bloge.store import Store
+from tests.server.conftest import V1Client
 from tests.server.live_server import LiveServer
 
 
 def lookup(q: str) -> str:
     """Look a word up."""
     return q.upper()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
-    yield opened
-    closing = threading.Thread(target=asyncio.run, args=(opened.aclose(),))
-    closing.start()
-    closing.join()
 
 
 def serving(store: Store, *agents: Agent, mcp: bool = False) -> LiveServer:
@@ -44,19 +30,20 @@ def support(*answers: str | LlmResponse) -> Agent:
     return Agent(ScriptedProvider(*answers), [lookup], name="support", model="gpt-4o")
 
 
-def test_the_agents_are_models_by_name_through_the_openai_sdk(store: Store) -> None:
+def test_the_agents_are_models_by_name_through_the_openai_sdk(store: Store,
+                                                              v1_client: V1Client) -> None:
     with serving(store, support("Hi."), Agent(ScriptedProvider(), name="other")) as server:
-        client = openai.OpenAI(base_url=server.url("/v1"), api_key="none")
+        client = v1_client(server.url())
         assert sorted(model.id for model in client.models.list()) == ["other", "support"]
         completion = client.chat.completions.create(
             model="support", messages=[{"role": "user", "content": "Hello"}])
     assert completion.choices[0].message.content == "Hi."
 
 
-def test_a_python_tool_runs_in_a_streamed_completion(store: Store) -> None:
+def test_a_python_tool_runs_in_a_streamed_completion(store: Store, v1_client: V1Client) -> None:
     agent = support(tool_call_response("lookup", '{"q": "kb"}'), "Found KB.")
     with serving(store, agent) as server:
-        client = openai.OpenAI(base_url=server.url("/v1"), api_key="none")
+        client = v1_client(server.url())
         stream = client.chat.completions.create(
             model="support", messages=[{"role": "user", "content": "Find kb"}], stream=True)
         text = "".join(chunk.choices[0].delta.content or "" for chunk in stream

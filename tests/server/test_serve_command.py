@@ -27,6 +27,27 @@ def free_port() -> int:
         return port
 
 
+def started_url(process: subprocess.Popen[str], workers: int,
+                log: list[str] | None = None) -> str:
+    """The URL of ``bloge serve`` (``process``, its stderr piped) once its ``workers`` have
+    all started (``log`` gets what it printed until then); its stderr read on after that, so
+    that a full pipe never blocks the server."""
+    assert process.stderr is not None
+    url, ready = None, 0
+    for line in process.stderr:
+        if log is not None:
+            log.append(line)
+        found = re.search(r"running on (http://[\d.]+:\d+)", line)
+        url = found[1] if found else url
+        ready += "Application startup complete" in line
+        if url is not None and ready == workers:
+            break
+    else:
+        raise AssertionError(f"bloge serve ended: exit {process.wait()}")
+    threading.Thread(target=process.stderr.read, daemon=True).start()
+    return url
+
+
 @contextmanager
 def serving(project: Path, *args: str, env: dict[str, str] | None = None,
             port: int = 0, workers: int = 1, log: list[str] | None = None,
@@ -37,22 +58,8 @@ def serving(project: Path, *args: str, env: dict[str, str] | None = None,
                            str(workers), *args], cwd=project, env=environment(env),
                           stdout=subprocess.PIPE if access is not None else None,
                           stderr=subprocess.PIPE, text=True) as process:
-        assert process.stderr is not None
         try:
-            url, ready = None, 0
-            for line in process.stderr:
-                if log is not None:
-                    log.append(line)
-                found = re.search(r"running on (http://[\d.]+:\d+)", line)
-                url = found[1] if found else url
-                ready += "Application startup complete" in line
-                if url is not None and ready == workers:
-                    break
-            else:
-                raise AssertionError(f"bloge serve ended: exit {process.wait()}")
-            # Keep reading its log, so that a full pipe never blocks the server.
-            threading.Thread(target=process.stderr.read, daemon=True).start()
-            yield url
+            yield started_url(process, workers, log)
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)

@@ -4,15 +4,9 @@ server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
-import pytest
 
-from bloge import Agent, open_store
+from bloge import Agent
 from bloge.agent.caller_thread import SubAgentThread
 from bloge.llm import ScriptedProvider, tool_call_response
 from bloge.server import create_app
@@ -24,15 +18,6 @@ from tests.server.test_runs_api import sse_events
 def lookup(q: str) -> str:
     """Look a word up."""
     return q.upper()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
-    yield opened
-    closing = threading.Thread(target=asyncio.run, args=(opened.aclose(),))
-    closing.start()
-    closing.join()
 
 
 def team(store: Store, thread: SubAgentThread = "fresh") -> Agent:

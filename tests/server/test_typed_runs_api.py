@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import openai
 import pytest
 from pydantic import BaseModel
 
@@ -17,6 +16,7 @@ from bloge import Agent
 from bloge.llm import ScriptedProvider
 from bloge.server import create_app
 from bloge.store import open_store
+from tests.server.conftest import V1Client
 from tests.server.live_server import LiveServer
 
 
@@ -46,8 +46,9 @@ def test_the_runs_api_returns_and_stores_the_validated_value(served: LiveServer)
     assert record["output"]["output"] == {"title": "Jam", "priority": 2}
 
 
-def test_json_object_on_v1_keeps_the_agents_own_schema(served: LiveServer) -> None:
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+def test_json_object_on_v1_keeps_the_agents_own_schema(served: LiveServer,
+                                                       v1_client: V1Client) -> None:
+    client = v1_client(served.url())
     completion = client.chat.completions.create(
         model="triage", messages=[{"role": "user", "content": "file it"}],
         response_format={"type": "json_object"})

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from bloge.llm import ScriptedProvider
 from bloge.llm.offline import OfflineProvider
-from tests.server.conftest import Serve
+from tests.server.conftest import Serve, V1Client
 
 
 class Ticket(BaseModel):
@@ -19,10 +19,10 @@ class Ticket(BaseModel):
     priority: int
 
 
-def test_parse_with_a_pydantic_model_returns_the_model(serve: Serve) -> None:
+def test_parse_with_a_pydantic_model_returns_the_model(serve: Serve, v1_client: V1Client) -> None:
     provider = ScriptedProvider('{"title": "Printer jam", "priority": 2}')
     served = serve(provider)
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    client = v1_client(served.url())
     completion = client.chat.completions.parse(
         model="helper", messages=[{"role": "user", "content": "file it"}],
         response_format=Ticket)
@@ -34,10 +34,10 @@ def test_parse_with_a_pydantic_model_returns_the_model(serve: Serve) -> None:
 
 
 def test_an_answer_that_fails_the_clients_schema_is_repaired_before_it_is_returned(
-        serve: Serve) -> None:
+        serve: Serve, v1_client: V1Client) -> None:
     provider = ScriptedProvider('{"title": "Printer jam"}', '{"title": "Printer jam", "priority": 1}')
     served = serve(provider)
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    client = v1_client(served.url())
     completion = client.chat.completions.create(
         model="helper", messages=[{"role": "user", "content": "file it"}],
         response_format={"type": "json_schema", "json_schema": {
@@ -48,27 +48,29 @@ def test_an_answer_that_fails_the_clients_schema_is_repaired_before_it_is_return
     assert "$.priority: expected an integer (required), got nothing" in repair
 
 
-def test_json_object_with_the_offline_model_answers_a_json_object(serve: Serve) -> None:
+def test_json_object_with_the_offline_model_answers_a_json_object(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(OfflineProvider())
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    client = v1_client(served.url())
     completion = client.chat.completions.create(
         model="helper", messages=[{"role": "user", "content": "hello"}],
         response_format={"type": "json_object"})
     assert isinstance(json.loads(completion.choices[0].message.content or ""), dict)
 
 
-def test_a_response_format_without_a_schema_is_a_400_naming_it(serve: Serve) -> None:
+def test_a_response_format_without_a_schema_is_a_400_naming_it(
+        serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider("Hi."))
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    client = v1_client(served.url())
     with pytest.raises(openai.BadRequestError, match=r"response_format\.json_schema\.schema"):
         client.chat.completions.create(
             model="helper", messages=[{"role": "user", "content": "hi"}],
             response_format={"type": "json_schema", "json_schema": {"name": "x"}})  # type: ignore[typeddict-item]  # the mistake under test
 
 
-def test_a_streamed_completion_parses_into_the_model(serve: Serve) -> None:
+def test_a_streamed_completion_parses_into_the_model(serve: Serve, v1_client: V1Client) -> None:
     served = serve(ScriptedProvider('{"title": "Printer jam", "priority": 2}'))
-    client = openai.OpenAI(base_url=served.url("/v1"), api_key="none", max_retries=0)
+    client = v1_client(served.url())
     with client.chat.completions.stream(
             model="helper", messages=[{"role": "user", "content": "file it"}],
             response_format=Ticket) as stream:

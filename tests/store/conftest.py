@@ -91,18 +91,31 @@ CRASH_CHILD = Path(__file__).with_name("crash_child.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def killed_when_ready(script: Path, *arguments: str) -> None:
+    """``python script arguments`` run until it prints ``ready`` (where it hangs for the test),
+    then killed there with SIGKILL; what it wrote to stderr is the failure if it ended
+    before."""
+    with subprocess.Popen([sys.executable, str(script), *arguments],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
+        assert child.stdout is not None
+        assert child.stderr is not None
+        line = child.stdout.readline()  # blocks until the child hangs, or it exits
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert line == "ready\n", child.stderr.read()
+
+
+def lines(logs: Path, name: str) -> list[str]:
+    """The lines a child script wrote to ``logs/<name>.log`` (one a call; none if it wrote
+    none)."""
+    path = logs / f"{name}.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
 @pytest.fixture
 def killed_run(durable_store_url: str, tmp_path: Path) -> Path:
     """The child (``crash_child.py``) ran until its second tool round hung, and was killed
     there with SIGKILL (its lease, 30 s, still holds)."""
-    with subprocess.Popen(
-            [sys.executable, str(CRASH_CHILD), durable_store_url, str(tmp_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
-        assert child.stderr is not None
-        line = child.stdout.readline()  # blocks until the child's tools hang, or it exits
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-        assert line == "ready\n", child.stderr.read()
+    killed_when_ready(CRASH_CHILD, durable_store_url, str(tmp_path))
     return tmp_path

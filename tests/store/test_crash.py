@@ -16,13 +16,8 @@ from pathlib import Path
 import pytest
 
 from bloge.store import RunStatus, Store, ThreadBusyError
-from tests.store.conftest import CRASH_CHILD, ROOT
+from tests.store.conftest import CRASH_CHILD, ROOT, lines
 from tests.store.crash_child import shop
-
-
-def lines(logs: Path, tool: str) -> list[str]:
-    path = logs / f"{tool}.log"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 async def interrupted(store: Store) -> str:

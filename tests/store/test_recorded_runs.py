@@ -62,6 +62,18 @@ def model_calling(*script: list[ToolCall] | str) -> FunctionProvider:
     return FunctionProvider(answer)
 
 
+def hanging() -> tuple[FunctionProvider, asyncio.Event]:
+    """A model that never answers, and the event set once it was first asked."""
+    started = asyncio.Event()
+
+    async def answer(request: LlmRequest) -> LlmResponse:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answers")
+
+    return FunctionProvider(answer), started
+
+
 class Tools:
     """Counts every call, so that a test can tell a tool ran again."""
 
@@ -224,15 +236,8 @@ async def test_a_second_run_on_a_busy_thread_is_refused(store: Store) -> None:
 
 
 async def test_a_cancelled_run_is_recorded_as_cancelled(store: Store) -> None:
-    started = asyncio.Event()
-
-    async def hanging_model(request: LlmRequest) -> LlmResponse:
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("never answers")
-
-    run = asyncio.create_task(agent(store, FunctionProvider(hanging_model), Tools())
-                              .aexecute("hang", thread_id="t"))
+    hanging_model, started = hanging()
+    run = asyncio.create_task(agent(store, hanging_model, Tools()).aexecute("hang", thread_id="t"))
     await started.wait()
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -244,15 +249,8 @@ async def test_a_cancelled_run_is_recorded_as_cancelled(store: Store) -> None:
 
 async def test_cancelling_through_the_store_stops_the_running_run(store_url: str) -> None:
     store = open_store(store_url, lease=0.3)  # the heartbeat checks every 0.1 s
-    started = asyncio.Event()
-
-    async def hanging_model(request: LlmRequest) -> LlmResponse:
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("never answers")
-
-    run = asyncio.create_task(agent(store, FunctionProvider(hanging_model), Tools())
-                              .aexecute("hang"))
+    hanging_model, started = hanging()
+    run = asyncio.create_task(agent(store, hanging_model, Tools()).aexecute("hang"))
     await started.wait()
     (running,) = await store.list_runs()
     await store.cancel_run(running.id)
@@ -268,15 +266,8 @@ async def test_a_cancel_through_another_worker_stops_the_run_long_before_its_lea
     cancel in the same process wakes the run at once; none waits for the lease's renewal."""
     worker = open_store(store_url, lease=3600)  # its own renewal would come in 20 minutes
     other = worker if store_url == "memory://" else open_store(store_url, lease=3600)
-    started = asyncio.Event()
-
-    async def hanging_model(request: LlmRequest) -> LlmResponse:
-        started.set()
-        await asyncio.Event().wait()
-        raise AssertionError("never answers")
-
-    run = asyncio.create_task(agent(worker, FunctionProvider(hanging_model), Tools())
-                              .aexecute("hang"))
+    hanging_model, started = hanging()
+    run = asyncio.create_task(agent(worker, hanging_model, Tools()).aexecute("hang"))
     await started.wait()
     (running,) = await other.list_runs()
     await other.cancel_run(running.id)

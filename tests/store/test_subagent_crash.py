@@ -3,17 +3,13 @@ child again, and takes up the child that was running where it stopped."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from bloge.store import RunStatus, Store
-from tests.store.conftest import ROOT
+from tests.store.conftest import killed_when_ready, lines
 from tests.store.fanout_child import triage
 
 FANOUT_CHILD = Path(__file__).with_name("fanout_child.py")
@@ -23,22 +19,8 @@ FANOUT_CHILD = Path(__file__).with_name("fanout_child.py")
 def killed_fanout(durable_store_url: str, tmp_path: Path) -> Path:
     """``fanout_child.py`` ran until researcher c hung with a and b answered and recorded,
     and was killed there with SIGKILL."""
-    with subprocess.Popen(
-            [sys.executable, str(FANOUT_CHILD), durable_store_url, str(tmp_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
-        assert child.stderr is not None
-        line = child.stdout.readline()  # blocks until c's tool hangs, or the child exits
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-        assert line == "ready\n", child.stderr.read()
+    killed_when_ready(FANOUT_CHILD, durable_store_url, str(tmp_path))
     return tmp_path
-
-
-def lines(logs: Path, name: str) -> list[str]:
-    path = logs / f"{name}.log"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 async def parent_run(store: Store) -> str:

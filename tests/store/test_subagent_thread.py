@@ -9,13 +9,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
 from bloge import Agent
 from bloge.agent import RunPaused
-from bloge.agent.caller_context import SubAgentContext
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
 from bloge.store import (
@@ -29,26 +27,21 @@ from bloge.store import (
 )
 from tests.runtime.helpers import calls
 from tests.store.probes import ProbedWriter
-
-ASK = ToolCall("call_1", "researcher", '{"input": "Which capital?"}')
-
-
-def seen(messages: Any) -> list[tuple[str, str]]:
-    return [(m.role, m.content) for m in messages]
-
-
-def triage(researcher: Agent, store: Store | None, *answers: LlmResponse | str,
-           context: SubAgentContext = "fresh", model: Any = None) -> Agent:
-    provider = model or ScriptedProvider(
-        LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,)), *answers)
-    return Agent(provider, [researcher.as_tool(context=context, thread="parent")],
-                 name="triage", system_prompt="You triage.", store=store)
+from tests.store.researchers import (
+    HangsInItsSecondTurn,
+    asking,
+    cancelled_once_hung,
+    note,
+    seen,
+    triage,
+)
 
 
 async def test_the_childs_run_is_recorded_on_the_callers_thread_as_its_child(
         store: Store) -> None:
     researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=store)
-    output = await triage(researcher, store, "It is Paris.").arun_output("France, please.")
+    caller = triage(researcher, store, "It is Paris.", thread="parent")
+    output = await caller.arun_output("France, please.")
     (child,) = await store.child_runs(output.run_id or "")
     assert child.thread_id == output.thread_id
     assert child.parent_run_id == output.run_id
@@ -58,7 +51,8 @@ async def test_the_childs_run_is_recorded_on_the_callers_thread_as_its_child(
 async def test_the_childs_messages_are_on_the_callers_log_tagged_with_its_run_id(
         store: Store) -> None:
     researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=store)
-    output = await triage(researcher, store, "It is Paris.").arun_output("France, please.")
+    caller = triage(researcher, store, "It is Paris.", thread="parent")
+    output = await caller.arun_output("France, please.")
     (child,) = await store.child_runs(output.run_id or "")
     log = await store.thread_messages(output.thread_id or "")
     assert [m.seq for m in log] == list(range(1, len(log) + 1))
@@ -70,38 +64,25 @@ async def test_the_childs_messages_are_on_the_callers_log_tagged_with_its_run_id
 
 
 async def test_the_callers_model_sees_only_the_calls_result(store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        if len(requests) == 1:
-            return LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,))
-        return LlmResponse("It is Paris.")
-
+    model = asking("It is Paris.")
     researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=store)
-    await triage(researcher, store, model=FunctionProvider(answer)).arun_output("France.")
-    assert seen(requests[1].messages) == [
+    caller = triage(researcher, store, model=model, thread="parent")
+    await caller.arun_output("France.")
+    assert seen(model.requests[1].messages) == [
         ("system", "You triage."), ("user", "France."), ("assistant", "Let me ask."),
         ("tool", "Paris.")]
 
 
 async def test_the_next_run_on_the_thread_starts_from_the_callers_view(store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        if len(requests) == 1:
-            return LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,))
-        return LlmResponse("Noted.")
-
+    model = asking("Noted.", "Spain is Madrid.")
     researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=store)
-    agent = triage(researcher, store, model=FunctionProvider(answer))
+    agent = triage(researcher, store, model=model, thread="parent")
     first = await agent.arun_output("France.")
     thread = await store.get_thread(first.thread_id or "")
     assert thread.last_run_id == first.run_id
     assert thread.active_run_id is None
     await agent.arun_output("And Spain?", thread_id=first.thread_id)
-    assert seen(requests[-1].messages) == [
+    assert seen(model.requests[-1].messages) == [
         ("system", "You triage."), ("user", "France."), ("assistant", "Let me ask."),
         ("tool", "Paris."), ("assistant", "Noted."), ("user", "And Spain?")]
 
@@ -120,10 +101,6 @@ async def test_several_children_of_one_round_number_their_messages_without_colli
             await all_asked.wait()  # all three run at once, each in its first turn
             return LlmResponse("", "tool_calls", tool_calls=(ToolCall("n", "note", "{}"),))
         return LlmResponse(f"answer {request.messages[-3].content}")
-
-    def note() -> str:
-        """Take a note."""
-        return "noted"
 
     researcher = Agent(FunctionProvider(research), [note], name="researcher", store=store)
     parent = Agent(ScriptedProvider(
@@ -144,16 +121,11 @@ async def test_several_children_of_one_round_number_their_messages_without_colli
 
 async def test_a_parent_context_child_refers_to_the_callers_answered_messages_by_number(
         store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def research(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        return LlmResponse("Paris.")
-
-    researcher = Agent(FunctionProvider(research), name="researcher", store=store)
-    output = await triage(researcher, store, "It is Paris.",
+    model = ScriptedProvider("Paris.")
+    researcher = Agent(model, name="researcher", store=store)
+    output = await triage(researcher, store, "It is Paris.", thread="parent",
                           context="parent").arun_output("France, please.")
-    assert seen(requests[0].messages) == [("user", "France, please."),
+    assert seen(model.requests[0].messages) == [("user", "France, please."),
                                           ("assistant", "Let me ask."),
                                           ("user", "Which capital?")]
     (child,) = await store.child_runs(output.run_id or "")
@@ -181,7 +153,7 @@ async def test_another_run_on_the_thread_is_refused_while_the_child_runs(
         return LlmResponse("Paris.")
 
     researcher = Agent(FunctionProvider(research), name="researcher", store=store)
-    agent = triage(researcher, store, "It is Paris.")
+    agent = triage(researcher, store, "It is Paris.", thread="parent")
     running = asyncio.create_task(agent.arun_output("France."))
     await asyncio.wait_for(asking.wait(), 30)
     (caller,) = [run for run in await store.list_runs() if run.parent_run_id is None]
@@ -197,7 +169,8 @@ async def test_another_run_on_the_thread_is_refused_while_the_child_runs(
 async def test_an_unrecorded_caller_runs_its_child_on_a_thread_of_its_own(
         store: Store) -> None:
     researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=store)
-    output = await triage(researcher, None, "It is Paris.").arun_output("France.")
+    caller = triage(researcher, None, "It is Paris.", thread="parent")
+    output = await caller.arun_output("France.")
     assert output.content == "It is Paris."
     (child,) = await store.list_runs()
     assert child.parent_run_id is None
@@ -207,32 +180,10 @@ async def test_an_unrecorded_caller_runs_its_child_on_a_thread_of_its_own(
 
 async def test_a_child_taken_up_again_goes_on_on_the_callers_thread_without_collision(
         store: Store) -> None:
-    turns = 0
-    asked = asyncio.Event()
-    release = asyncio.Event()
-
-    async def research(request: LlmRequest) -> LlmResponse:
-        nonlocal turns
-        turns += 1
-        if turns == 1:
-            return LlmResponse("", "tool_calls", tool_calls=(ToolCall("n", "note", "{}"),))
-        if turns == 2:
-            asked.set()
-            await release.wait()  # the caller is cancelled here, in the child's second turn
-        return LlmResponse("Paris.")
-
-    def note() -> str:
-        """Take a note."""
-        return "noted"
-
-    researcher = Agent(FunctionProvider(research), [note], name="researcher", store=store)
-    caller = triage(researcher, store, "It is Paris.")
-    running = asyncio.create_task(caller.arun_output("France."))
-    await asyncio.wait_for(asked.wait(), 30)
-    running.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await running
-    (parent,) = [run for run in await store.list_runs() if run.parent_run_id is None]
+    model = HangsInItsSecondTurn()
+    researcher = Agent(FunctionProvider(model), [note], name="researcher", store=store)
+    caller = triage(researcher, store, "It is Paris.", thread="parent")
+    parent = await cancelled_once_hung(caller, "France.", model.hung, store)
     output = await caller.aresume(parent.id)
     assert output.content == "It is Paris."
     (child,) = await store.child_runs(parent.id)
@@ -254,12 +205,8 @@ async def test_a_child_on_the_callers_thread_is_not_resumed_by_itself(store: Sto
         raise AssertionError("never answers")
 
     researcher = Agent(FunctionProvider(research), name="researcher", store=store)
-    running = asyncio.create_task(triage(researcher, store, "Done.").arun_output("France."))
-    await asyncio.wait_for(asked.wait(), 30)
-    running.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await running
-    (parent,) = [run for run in await store.list_runs() if run.parent_run_id is None]
+    caller = triage(researcher, store, "Done.", thread="parent")
+    parent = await cancelled_once_hung(caller, "France.", asked, store)
     (child,) = await store.child_runs(parent.id)
     with pytest.raises(BlogeUsageError, match=f"its caller, run {parent.id!r}: resume the caller"):
         await researcher.aresume(child.id)
@@ -333,7 +280,7 @@ async def test_a_parent_context_child_started_again_before_its_first_step_copies
     writer.write = failing  # type: ignore[method-assign]  # the test's probe
     researcher = Agent(ScriptedProvider("Paris."), name="researcher",
                        store=RecordedRuns(store, writer=writer))
-    caller = triage(researcher, store, "It is Paris.", context="parent")
+    caller = triage(researcher, store, "It is Paris.", thread="parent", context="parent")
     running = asyncio.create_task(caller.arun_output("France, please."))
     await asyncio.wait_for(hung.wait(), 30)
     running.cancel()
@@ -354,20 +301,13 @@ async def test_a_parent_context_child_started_again_before_its_first_step_copies
 
 async def test_a_child_recording_in_another_store_than_its_callers_is_the_calls_error(
         store: Store) -> None:
-    requests: list[LlmRequest] = []
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        requests.append(request)
-        if len(requests) == 1:
-            return LlmResponse("Let me ask.", "tool_calls", tool_calls=(ASK,))
-        return LlmResponse("Could not ask.")
-
     async with open_store("memory://") as elsewhere:
         researcher = Agent(ScriptedProvider("Paris."), name="researcher", store=elsewhere)
-        output = await triage(researcher, store, model=FunctionProvider(answer)).arun_output(
-            "France.")
+        model = asking("Could not ask.")
+        caller = triage(researcher, store, model=model, thread="parent")
+        output = await caller.arun_output("France.")
         assert await elsewhere.list_runs() == []
-    (result,) = [m for m in requests[1].messages if m.role == "tool"]
+    (result,) = [m for m in model.requests[1].messages if m.role == "tool"]
     assert result.is_error
     assert "give both agents one store" in result.content
     assert output.content == "Could not ask."

@@ -4,34 +4,21 @@ running on the same thread, and numbers the thread's messages without a collisio
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bloge.store import RunStatus
-from tests.store.conftest import ROOT
+from tests.store.conftest import killed_when_ready, lines
 from tests.store.fanout_child import triage
-from tests.store.test_subagent_crash import FANOUT_CHILD, lines, parent_run
+from tests.store.test_subagent_crash import FANOUT_CHILD, parent_run
 
 
 @pytest.fixture
 def killed_on_its_thread(durable_store_url: str, tmp_path: Path) -> Path:
     """``fanout_child.py`` with its researchers on its thread ran until researcher c hung
     with a and b answered and recorded, and was killed there with SIGKILL."""
-    with subprocess.Popen(
-            [sys.executable, str(FANOUT_CHILD), durable_store_url, str(tmp_path), "parent"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
-        assert child.stderr is not None
-        line = child.stdout.readline()  # blocks until c's tool hangs, or the child exits
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-        assert line == "ready\n", child.stderr.read()
+    killed_when_ready(FANOUT_CHILD, durable_store_url, str(tmp_path), "parent")
     return tmp_path
 
 

@@ -15,31 +15,17 @@ import pytest
 
 from bloge import LlmChatOperator, OperatorContext, ProviderError
 from bloge.llm import LlmMessage, LlmRequest
-from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider
-from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY
-from tests.llm.providers.support_servers import AnthropicSupportServer, OpenAISupportServer
+from tests.llm.providers.local_providers import PROVIDERS, Provider, openai, provider_served
+from tests.llm.providers.support_servers import OpenAISupportServer
 from tests.local_server import LocalServer
 
-Provider = OpenAIChatProvider | AnthropicProvider
 REQUEST = LlmRequest("gpt-4o", (LlmMessage.user("How do I reset my password?"),), None)
 
 
-def openai(server: LocalServer, client: httpx.AsyncClient | None = None) -> Provider:
-    return OpenAIChatProvider(base_url=server.url("/v1"), api_key=OPENAI_KEY, http_client=client)
-
-
-def anthropic(server: LocalServer, client: httpx.AsyncClient | None = None) -> Provider:
-    return AnthropicProvider(base_url=server.url(), api_key=ANTHROPIC_KEY, http_client=client)
-
-
-@pytest.fixture(params=[(openai, OpenAISupportServer), (anthropic, AnthropicSupportServer)],
-                ids=["openai", "anthropic"])
+@pytest.fixture(params=PROVIDERS)
 def served(request: pytest.FixtureRequest) -> Iterator[tuple[LocalServer, Provider]]:
-    make, model = request.param
-    with LocalServer(model()) as server:
-        provider = make(server)
-        yield server, provider
-        asyncio.run(provider.aclose())
+    with provider_served(*request.param) as both:
+        yield both
 
 
 def chat_once(provider: Provider) -> str:

@@ -14,16 +14,13 @@ from bloge import (
     AgentDslCompiler,
     AgentLoopOperator,
     Done,
-    LlmChatOperator,
-    LlmStreamingChatOperator,
-    OperatorRegistry,
     StreamingAgentLoopOperator,
 )
 from bloge.llm import LlmProvider
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider
 from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY
 from tests.llm.providers.support_servers import AnthropicSupportServer, OpenAISupportServer
-from tests.runtime.scenarios import CreateTicketOperator, EscalateOperator, KBSearchOperator
+from tests.runtime.scenarios import support_operators
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "agent-customer-support.bloge"
 
@@ -45,20 +42,10 @@ PROVIDERS = [
 ]
 
 
-def registry_for(provider: LlmProvider) -> OperatorRegistry:
-    return OperatorRegistry({
-        "KBSearchOperator": KBSearchOperator(),
-        "CreateTicketOperator": CreateTicketOperator(),
-        "EscalateOperator": EscalateOperator(),
-        "llmChat": LlmChatOperator(provider),
-        "llmStreamingChat": LlmStreamingChatOperator(provider),
-    })
-
-
 @pytest.mark.parametrize(("make", "server_type"), PROVIDERS)
 async def test_the_password_question_runs_two_real_wire_round_trips(make: Callable, server_type: type) -> None:
     server = server_type()
-    registry = registry_for(make(server))
+    registry = support_operators(make(server))
     agent = AgentLoopOperator("support", AgentDslCompiler(registry).compile_file(EXAMPLE), registry)
     output = await agent.aexecute("How do I reset my password?")
     assert len(server.requests) == 2
@@ -75,7 +62,7 @@ async def test_the_password_question_runs_two_real_wire_round_trips(make: Callab
 @pytest.mark.parametrize(("make", "server_type"), PROVIDERS)
 async def test_asking_for_a_human_stops_after_the_escalation(make: Callable, server_type: type) -> None:
     server = server_type()
-    registry = registry_for(make(server))
+    registry = support_operators(make(server))
     agent = AgentLoopOperator("support", AgentDslCompiler(registry).compile_file(EXAMPLE), registry)
     output = await agent.aexecute("I want a human agent right now.")
     assert len(server.requests) == 1
@@ -87,7 +74,7 @@ async def test_asking_for_a_human_stops_after_the_escalation(make: Callable, ser
 @pytest.mark.parametrize(("make", "server_type"), PROVIDERS)
 async def test_the_refund_conversation_streams_end_to_end(make: Callable, server_type: type) -> None:
     server = server_type()
-    registry = registry_for(make(server))
+    registry = support_operators(make(server))
     definition = AgentDslCompiler(registry).compile_file(EXAMPLE)
     agent = StreamingAgentLoopOperator("support", definition, registry)
     chunks = [chunk async for chunk in agent.stream("I need a refund, please open a ticket")]
