@@ -480,12 +480,11 @@ class RunEvents:
 
     async def renew(self, thread_id: str, worker: str) -> frozenset[str]:
         """Keep the run's lease on its thread while it runs (Temporal runs may be long), and
-        those of the callers waiting on it (a child workflow's: nearest first, each a
-        workflow that runs nothing while it waits, as an in-process caller's lease is kept
-        by its process while its sub-agent runs; a guest's holder among them, whose hold on
-        the thread the guest writes under); which of these runs someone asked the store to
-        cancel (``bloge runs cancel``, the server's ``POST /runs/{id}/cancel``): each is
-        its own to stop, a caller's ask not the child's."""
+        those of the callers ``waiting`` on it (a child workflow's, which run nothing while
+        they wait; a guest's holder among them, whose hold the guest writes under); which
+        of these runs someone asked the store to cancel (``bloge runs cancel``, the
+        server's ``POST /runs/{id}/cancel``): each ask is its run's own, a caller's is not
+        its child's."""
         asked = await self.writer.renew_lease(run_id=self.run_id, thread_id=thread_id,
                                               worker=worker)
         callers = await self.writer.renew_waiting(run_ids=self.waiting, worker=worker)

@@ -247,9 +247,9 @@ def renew_waiting(*, run_ids: Sequence[str], worker: str,
                   lease_until: float) -> Script[frozenset[str]]:
     """Extend the leases of runs ``run_ids`` that wait on the renewing run (a Temporal child
     workflow's callers), and of the threads they hold; those asked to cancel, and those
-    cancelled already (a cancel asked while a lease looked ended — no worker renewed it for
-    a lease — is written at once, and the run's workflow, which waits on, is still to
-    stop). A run no longer running on ``worker`` is otherwise left as it is."""
+    cancelled already (a cancel asked while a run's lease looked ended is written at once,
+    while its workflow, still waiting on its child, has yet to stop). A run no longer
+    running on ``worker`` is otherwise left as it is."""
     asked: set[str] = set()
     for run_id in run_ids:
         renewed = yield Query(
