@@ -74,6 +74,12 @@ class RunWriter(Protocol):
         """Extend the run's lease: whether it was asked to cancel; ``None`` if it was lost."""
         ...
 
+    async def renew_waiting(self, *, run_ids: Sequence[str], worker: str) -> frozenset[str]:
+        """Extend the leases of runs ``run_ids`` of ``worker`` that wait on the renewing run
+        and hold nothing of their own that renews them (a Temporal child workflow's callers,
+        which run no activity while they wait): those asked to cancel."""
+        ...
+
 
 class StoreWriter:
     """The :class:`RunWriter` of ``store``: leases last ``store.lease`` seconds of
@@ -185,6 +191,14 @@ class StoreWriter:
         return await store.run_script(writes.renew_lease(
             run_id=run_id, thread_id=thread_id, worker=worker,
             lease_until=store.clock() + store.lease), write=True)
+
+    async def renew_waiting(self, *, run_ids: Sequence[str], worker: str) -> frozenset[str]:
+        if not run_ids:
+            return frozenset()
+        store = self.store
+        return await store.run_script(writes.renew_waiting(
+            run_ids=run_ids, worker=worker, lease_until=store.clock() + store.lease),
+            write=True)
 
 
 def _not_held(thread_id: str, holder: str, busy: Busy, *, store: str) -> StoreError:

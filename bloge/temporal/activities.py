@@ -44,6 +44,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+from temporalio.service import RPCError
 
 from bloge.agent import (
     AgentCallbackContext,
@@ -128,7 +129,9 @@ class AgentActivities:
         if self._recording is None:
             return None
         return self._recording.events(str(payload["run_id"]),
-                                      watchers=payload.get("watchers") or ())
+                                      watchers=payload.get("watchers") or (),
+                                      waiting=[str(run_id) for run_id
+                                               in payload.get("waiting") or ()])
 
     async def _written(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
         if events is None:
@@ -137,15 +140,21 @@ class AgentActivities:
         await self._watch(events, payload)
 
     async def _watch(self, events: RunEvents | None, payload: Mapping[str, Any]) -> None:
-        """Renew the run's lease in the store; when someone asked the store to cancel the
-        run (``bloge runs cancel``, ``POST /runs/{id}/cancel``), cancel its workflow, and so
-        its running activities."""
+        """Renew the run's lease in the store, and those of the callers waiting on it (a
+        child workflow's, see :meth:`RunEvents.renew`); when someone asked the store to
+        cancel one of these runs (``bloge runs cancel``, ``POST /runs/{id}/cancel``), cancel
+        that run's workflow, and so its running activities and its children's."""
         thread_id = payload.get("thread_id")
         if events is None or self._recording is None or thread_id is None:
             return
         asked = await events.renew(str(thread_id), self._recording.worker)
-        if asked and self._client is not None:
-            await self._client.get_workflow_handle(events.run_id).cancel()
+        if self._client is None:
+            return
+        for run_id in sorted(asked):
+            try:
+                await self._client.get_workflow_handle(run_id).cancel()
+            except RPCError as error:  # it ended meanwhile; else the next renewal asks again
+                _log.warning("could not cancel the workflow of run %s: %s", run_id, error)
 
     def _watcher(self, events: RunEvents | None,
                  payload: Mapping[str, Any]) -> Callable[[], Awaitable[None]] | None:

@@ -58,8 +58,9 @@ from bloge.temporal.wire import View, view_to_json
 
 #: How many messages of a thread's log one read of :meth:`StoreRecording.read` asks for.
 READ_BATCH = 64
-#: What a run that no one stopped is (a caller waiting on its child workflow holds no lease
-#: its activities renew: it may look interrupted).
+#: What a run that no one stopped is (a caller waiting on its child workflow runs no activity
+#: of its own: its children's renew its lease, and when none ran for a lease — every worker
+#: stopped, say — it looks interrupted).
 _GOING = frozenset({RunStatus.RUNNING, RunStatus.INTERRUPTED})
 
 
@@ -324,10 +325,11 @@ class StoreRecording:
         """The run goes on with agent ``agent_id`` (a handoff): a look at the run shows it."""
         await self.writer.write([ops.HandOffRun(run_id, agent_id, time.time())])
 
-    def events(self, run_id: str, *,
-               watchers: Sequence[Mapping[str, Any]] = ()) -> RunEvents:
-        """The events of an activity of run ``run_id``; its chunks go to ``watchers`` too."""
-        return RunEvents(self.store, self.writer, run_id, watchers=watchers)
+    def events(self, run_id: str, *, watchers: Sequence[Mapping[str, Any]] = (),
+               waiting: Sequence[str] = ()) -> RunEvents:
+        """The events of an activity of run ``run_id``; its chunks go to ``watchers`` too,
+        and its lease's renewals renew those of the runs ``waiting`` on it."""
+        return RunEvents(self.store, self.writer, run_id, watchers=watchers, waiting=waiting)
 
     async def finish(self, *, run_id: str, thread_id: str,
                      messages: Sequence[tuple[int, LlmMessage]], view: View | None,
@@ -396,17 +398,20 @@ class RunEvents:
     journal's events, :attr:`listener`) and stream chunks, shown to ``store``'s live watchers
     at once, written by ``writer`` at :meth:`flush`, and while a stream runs whenever the last
     write is older than ``EVENT_FLUSH_SECONDS``. The chunks of a child workflow go to the
-    callers that ``watchers`` lists too (see :mod:`bloge.temporal.relay`)."""
+    callers that ``watchers`` lists too (see :mod:`bloge.temporal.relay`), and its
+    :meth:`renew` renews the leases of the callers ``waiting`` on it."""
 
     __slots__ = ("_flushed_at", "_kept", "_relayed", "listener", "run_id", "spans", "store",
-                 "watchers", "writer")
+                 "waiting", "watchers", "writer")
 
     def __init__(self, store: Store, writer: RunWriter, run_id: str, *,
-                 watchers: Sequence[Mapping[str, Any]] = ()) -> None:
+                 watchers: Sequence[Mapping[str, Any]] = (),
+                 waiting: Sequence[str] = ()) -> None:
         self.store = store
         self.writer = writer
         self.run_id = run_id
         self.watchers = watchers
+        self.waiting = waiting
         self._kept: list[RunEvent] = []
         self._relayed: dict[str, list[RunEvent]] = {}
         self._flushed_at = time.monotonic()
@@ -473,13 +478,17 @@ class RunEvents:
         if writes:
             await self.writer.write(writes)
 
-    async def renew(self, thread_id: str, worker: str) -> bool:
-        """Keep the run's lease on its thread while it runs (Temporal runs may be long);
-        whether someone asked the store to cancel the run (``bloge runs cancel``, the
-        server's ``POST /runs/{id}/cancel``)."""
+    async def renew(self, thread_id: str, worker: str) -> frozenset[str]:
+        """Keep the run's lease on its thread while it runs (Temporal runs may be long), and
+        those of the callers ``waiting`` on it (a child workflow's, which run nothing while
+        they wait; a guest's holder among them, whose hold the guest writes under); which
+        of these runs someone asked the store to cancel (``bloge runs cancel``, the
+        server's ``POST /runs/{id}/cancel``): each ask is its run's own, a caller's is not
+        its child's."""
         asked = await self.writer.renew_lease(run_id=self.run_id, thread_id=thread_id,
                                               worker=worker)
-        return bool(asked)
+        callers = await self.writer.renew_waiting(run_ids=self.waiting, worker=worker)
+        return callers | {self.run_id} if asked else callers
 
 
 def numbered(next_seq: int, history: Sequence[tuple[int | None, LlmMessage]],

@@ -53,6 +53,14 @@ callers' events too. A ``context = "parent"`` sub-agent's child starts from the 
 conversation as its model saw it at the call (kept by :class:`Turns`, workflow state), then
 the question; a start that would pass the payload limit is the call's error instead.
 
+A caller waiting on its child runs no activity, and so renews no lease in the store: the
+child's model and tool activities renew its callers' leases with its own (their payloads
+name them, ``waiting``), as an in-process caller's process keeps its lease while its
+sub-agent runs. So a caller that waits longer than a lease is not taken for interrupted, nor
+its thread taken by another run (nor, for a child on that thread, from under the child); and
+a cancel asked of the caller in the store reaches the caller's workflow (which cancels its
+children), not the child's. Only the payloads change: histories begun before replay.
+
 A ``thread = "parent"`` sub-agent's child runs on its caller's thread (see
 :mod:`bloge.agent.caller_thread`), a guest under the hold of the run that holds it (its start
 names that ``holder``). Of the two ways to share one message sequence between workflows —
@@ -531,11 +539,19 @@ class ActivityEffects:
             return {}
         return {"watchers": self._callers[:self._watched_by]}
 
+    def _waiting(self) -> Json:
+        """An activity's payload's ``waiting``: the callers that wait on the run (a child
+        workflow's, nearest first), whose leases its activities renew with its own, for
+        they run none while they wait (none given for a run no one waits on)."""
+        if not self._callers:
+            return {}
+        return {"waiting": [caller["run_id"] for caller in self._callers]}
+
     async def _call_model(self, request: LlmRequest, turn: int) -> LlmResponse:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "model": request.model,
                    "temperature": request.temperature, "context": self._values,
-                   **self._watchers()}
+                   **self._watchers(), **self._waiting()}
         if self._tools:
             payload["tools"] = self._tools
         log, view = self._log, self._turns.view
@@ -644,7 +660,8 @@ class ActivityEffects:
         options = self._agent.plan.finish if plan is None else plan.activity
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "call": wire.call_to_json(call),
-                   "context": self._values, "principal": self._principal, **self._watchers()}
+                   "context": self._values, "principal": self._principal, **self._watchers(),
+                   **self._waiting()}
         if plan is not None and plan.child is not None and catalogue.find(
                 self._queue, plan.child) is not None and patched(CHILD_WORKFLOWS):
             payload["child"] = True  # the activity stops at the question

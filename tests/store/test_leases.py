@@ -1,12 +1,14 @@
 """``Leases``: one task renews the leases of every run held in an event loop, on a round every
 third of the lease and at once for a run that may have been asked to stop; a recorded run
-asked to stop through the store is stopped by its renewal."""
+asked to stop through the store is stopped by its renewal. A run's renewal may renew those
+of the runs waiting on it too (a Temporal child workflow's callers, which run nothing while
+they wait), on every backend."""
 
 from __future__ import annotations
 
 import asyncio
 
-from bloge.store import open_store
+from bloge.store import Store, open_store
 from bloge.store.leases import Leases, Renew
 from bloge.store.owner import this_worker
 from bloge.store.recorder import Recorder
@@ -92,3 +94,39 @@ async def test_a_recorded_run_asked_to_stop_through_the_store_is_cancelled() -> 
     assert recorder.cancel_requested
     await store.aclose()
 
+
+
+async def test_renewing_waiting_runs_extends_their_leases_and_their_threads(
+        store: Store) -> None:
+    now = [1000.0]
+    store.clock = lambda: now[0]
+    writer = StoreWriter(store)
+    for run_id in ("caller", "grandcaller"):
+        await writer.start_run(run_id=run_id, thread_id=f"thread-{run_id}", agent_id="a",
+                               input=(), metadata=None, worker="temporal:q")
+    now[0] += store.lease - 5
+    asked = await writer.renew_waiting(run_ids=["caller", "grandcaller"], worker="temporal:q")
+    now[0] += store.lease - 5  # past the leases the runs took, within the renewed ones
+    assert asked == frozenset()
+    for run_id in ("caller", "grandcaller"):
+        assert (await store.get_run(run_id)).status.value == "running"
+        assert (await store.get_thread(f"thread-{run_id}")).active_run_id == run_id
+
+
+async def test_renewing_waiting_runs_tells_those_asked_to_cancel_and_leaves_others_alone(
+        store: Store) -> None:
+    now = [1000.0]
+    store.clock = lambda: now[0]
+    writer = StoreWriter(store)
+    for run_id, worker in (("asked", "temporal:q"), ("lapsed", "temporal:q"),
+                           ("elsewhere", "temporal:other")):
+        await writer.start_run(run_id=run_id, thread_id=f"thread-{run_id}", agent_id="a",
+                               input=(), metadata=None, worker=worker)
+    await store.cancel_run("asked")  # its lease holds: an ask its renewal reads
+    now[0] += store.lease + 1
+    await store.cancel_run("lapsed")  # its lease ended: cancelled at once in the store
+    asked = await writer.renew_waiting(run_ids=["asked", "lapsed", "elsewhere"],
+                                       worker="temporal:q")
+    assert asked == frozenset({"asked", "lapsed"})
+    # Another worker's run is no renewal of this one's to make.
+    assert (await store.get_run("elsewhere")).status.value == "interrupted"

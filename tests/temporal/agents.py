@@ -28,6 +28,8 @@ three times at once, then answers; ``nested`` is ``delegator`` asking ``middler`
 ``briefer`` with its ``researcher`` on its thread; ``watcher`` (``watch X``) asks
 ``researcher`` twice and ``prober`` (``count``, then ``gate``) at once; ``warden`` is
 ``overseer`` with its ``vetted`` on its thread.
+Outliving a lease: ``waiter`` (``wait X``) asks ``stayer`` (``stay X``), which calls ``hold``,
+then ``gate``, then answers; ``sharer`` is ``waiter`` with its ``stayer`` on its thread.
 """
 
 from __future__ import annotations
@@ -48,10 +50,12 @@ from bloge import (
     OperatorRegistry,
 )
 from bloge.agent import SubAgentTool
+from bloge.agent.caller_thread import SubAgentThread
 from bloge.core.context import OperatorContext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 
 COUNT = "tool count : Count { input { key = tool_args.key } }"
+HOLD = "tool hold : Hold { input { name = tool_args.name } }"
 APPROVED_COUNT = "tool count : Count { input { key = tool_args.key }  requires_approval = true }"
 GATE = "tool gate : Gate { input { name = tool_args.name } }"
 
@@ -80,7 +84,7 @@ AGENTS = "\n".join((
     _agent("counter", 3, "max_tool_concurrency = 2", COUNT, GATE),
     _agent("looper", 2, COUNT),
     _agent("slow", 2, "tool_timeout = 0.5", GATE),
-    _agent("held", 2, "tool hold : Hold { input { name = tool_args.name } }"),
+    _agent("held", 2, HOLD),
     _agent("marathon", 1000, "tool step : Step { input { n = tool_args.n } }"),
     _agent("reader", 3),
     _agent("guarded", 2, APPROVED_COUNT),
@@ -115,6 +119,9 @@ AGENTS = "\n".join((
            f'tool probe : agent prober {{ description = "Probe"{ON_ITS_THREAD} }}'),
     _agent("prober", 3, COUNT, GATE),
     _asking("warden", "vetted", description="Ask the vetted researcher", where=ON_ITS_THREAD),
+    _agent("waiter", 2, 'tool stay : agent stayer { description = "Stay" }'),
+    _agent("sharer", 2, f'tool stay : agent stayer {{ description = "Stay"{ON_ITS_THREAD} }}'),
+    _agent("stayer", 3, HOLD, GATE),
 ))
 
 
@@ -153,6 +160,8 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
         return _fanned(request, user, answered)
     if user.startswith(("watch", "probe")):
         return _watched(request, user, answered)
+    if user.startswith(("wait", "stay")):
+        return _stayed(request, user, answered)
     if user.startswith(("delegate", "research", "bill")):
         return _composed(request, user, answered)
     if user.startswith("stall"):
@@ -254,6 +263,23 @@ def _watched(request: LlmRequest, user: str, answered: int) -> LlmResponse:
             ToolCall("w2", "research", json.dumps({"input": f"research {topic}2"})),
             ToolCall("w3", "probe", json.dumps({"input": f"probe {topic}3"}))))
     return LlmResponse("watched: " + " | ".join(results))
+
+
+def _stayed(request: LlmRequest, user: str, answered: int) -> LlmResponse:
+    """``wait X``: ``stay X``, then the answer; ``stay X`` (stayer): ``hold``, then
+    ``gate``, then the answer."""
+    results = [m.content for m in request.messages if m.role == "tool"]
+    topic = user.split(" ", 1)[1]
+    if user.startswith("wait"):
+        if answered == 0:
+            return LlmResponse("Waiting.", "tool_calls", tool_calls=(
+                ToolCall("s1", "stay", json.dumps({"input": f"stay {topic}"})),))
+        return LlmResponse("waited: " + " | ".join(results))
+    if answered < 2:
+        name = "hold" if answered == 0 else "gate"
+        return LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall(f"t{answered}", name, json.dumps({"name": topic})),))
+    return LlmResponse("stayed: " + " | ".join(results))
 
 
 def _marathon(request: LlmRequest, turns: int) -> LlmResponse:
@@ -381,6 +407,15 @@ def definitions(registry: OperatorRegistry) -> dict[str, AgentDef]:
     if "agent:vetted:thread-parent" not in registry:
         registry.register("agent:vetted:thread-parent", SubAgentTool(
             registry.get("agent:vetted").agent, thread="parent"))
+    stayers: tuple[tuple[str, SubAgentThread], ...] = (
+        ("agent:stayer", "fresh"), ("agent:stayer:thread-parent", "parent"))
+    for ref, thread in stayers:
+        if ref not in registry:
+            own = OperatorRegistry.builder()
+            for used in ("Hold", "Gate", "llmChat", "llmStreamingChat"):
+                own.register(used, registry.get(used))
+            registry.register(ref, SubAgentTool(
+                AgentLoopOperator("stayer", compiled["stayer"], own.build()), thread=thread))
     for agent_id in ("middler", "prober"):
         if f"agent:{agent_id}:thread-parent" not in registry:
             own = OperatorRegistry.builder()

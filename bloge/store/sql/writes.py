@@ -243,6 +243,35 @@ def renew_lease(*, run_id: str, thread_id: str, worker: str,
     return bool(row and row[0])
 
 
+def renew_waiting(*, run_ids: Sequence[str], worker: str,
+                  lease_until: float) -> Script[frozenset[str]]:
+    """Extend the leases of runs ``run_ids`` that wait on the renewing run (a Temporal child
+    workflow's callers), and of the threads they hold; those asked to cancel, and those
+    cancelled already (a cancel asked while a run's lease looked ended is written at once,
+    while its workflow, still waiting on its child, has yet to stop). A run no longer
+    running on ``worker`` is otherwise left as it is."""
+    asked: set[str] = set()
+    for run_id in run_ids:
+        renewed = yield Query(
+            "UPDATE bloge_runs SET lease_until = ? WHERE id = ? AND worker = ? AND status = ?",
+            (lease_until, run_id, worker, RunStatus.RUNNING.value),
+        )
+        if renewed.rowcount != 1:
+            row = one((yield Query("SELECT status FROM bloge_runs WHERE id = ? AND worker = ?",
+                                   (run_id, worker))))
+            if row and row[0] == RunStatus.CANCELLED.value:
+                asked.add(run_id)
+            continue
+        yield Query("UPDATE bloge_threads SET lease_until = ? WHERE active_run_id = ? AND id = "
+                    "(SELECT thread_id FROM bloge_runs WHERE id = ?)",
+                    (lease_until, run_id, run_id))
+        row = one((yield Query("SELECT cancel_requested FROM bloge_runs WHERE id = ?",
+                               (run_id,))))
+        if row and row[0]:
+            asked.add(run_id)
+    return frozenset(asked)
+
+
 def request_cancel(*, run_id: str, now: float) -> Script[str | None]:
     """Ask a running run to stop; a run nobody runs (queued, interrupted, paused) is cancelled
     at once.

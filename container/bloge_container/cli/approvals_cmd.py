@@ -127,8 +127,10 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
                                                        reason=reason))
             # A sub-agent's run goes on inside the caller that waits on it.
             to_continue = await run_to_continue(store, decision.call.run_id)
-            if workflows is not None and decision.remaining == 0:
-                await workflows.send_answers(to_continue)
+            if workflows is not None and decision.remaining == 0 and not (
+                    await workflows.send_answers(to_continue)):
+                # Followed right after, it goes on (not found still paused, and so over).
+                await workflows.taken_back(to_continue)
             return decision, to_continue
 
         decision, to_continue = with_store(store, decided)
