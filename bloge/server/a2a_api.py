@@ -201,7 +201,7 @@ class _RunsHandler(RequestHandler):
         run = await self._run(params.id, context)
         if STATES[run.status] in ENDED:
             raise TaskNotCancelableError(f"task {run.id} has ended ({run.status.value})")
-        await self.state.store.cancel_run(run.id)
+        await self.state.cancels.cancel_run(run.id)
         self.state.tasks.cancel(run.id)
         loop = asyncio.get_running_loop()
         give_up = loop.time() + CANCEL_SETTLE_SECONDS

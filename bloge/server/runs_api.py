@@ -137,7 +137,7 @@ async def cancel_run(request: Request) -> Response:
     (202) when it did not within :data:`CANCEL_SETTLE_SECONDS`."""
     state = state_of(request)
     run_id = request.path_params["run_id"]
-    run = await state.store.cancel_run(run_id, owner=owner_filter(request))
+    run = await state.cancels.cancel_run(run_id, owner=owner_filter(request))
     state.tasks.cancel(run_id)
     run = await _settled(state.store, run)
     return JSONResponse(masked_run(state.store.redactor, run),

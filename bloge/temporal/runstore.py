@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from bloge.agent import (
     AgentCallbackContext,
@@ -57,6 +58,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.llm import LlmResponse, ToolCall, ToolDefinition
 from bloge.store import (
+    Run,
     RunEvent,
     RunStatus,
     Store,
@@ -187,6 +189,23 @@ class TemporalRunStore:
             if child.status.paused:
                 waits = await self.send_answers(child.id) or waits
         return waits
+
+    async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
+        """Ask run ``run_id`` to stop, as :meth:`bloge.store.Store.cancel_run` does (with
+        ``owner``, only that principal's run). A running run's workflow is cancelled by the
+        worker that next renews its lease; a run the store cancels at once — a paused one,
+        whose workflow waits for answers and runs nothing that would hear the ask — has its
+        workflow cancelled here, and so the child workflows it waits on: no workflow waits
+        on for a run the store says is over, and an answer sent afterwards is refused as
+        for a cancelled local run."""
+        run = await self.store.cancel_run(run_id, owner=owner)
+        if run.status is RunStatus.CANCELLED:
+            runner = await self.runner()
+            try:
+                await runner.cancel(run.id)
+            except RPCError as error:  # it ended already (cancelled before, say)
+                _log.debug("the workflow of run %s was not cancelled: %s", run.id, error)
+        return run
 
     async def taken_back(self, run_id: str, *, within: float = TAKEN_BACK_SECONDS) -> bool:
         """Wait until run ``run_id``, paused, is no longer paused in the store (its workflow,
