@@ -67,6 +67,7 @@ from bloge.store import (
     post_tool_results,
     posted_results,
     round_calls,
+    run_moved_on,
 )
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -215,13 +216,10 @@ class TemporalRunStore:
         still paused and end at once: the answer is sent to the workflow, which takes the
         run back in an activity of its own, a moment later (``bloge serve`` waits so too,
         see :func:`bloge.server.approvals_api.continue_run`)."""
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + within
-        while (await self.store.get_run(run_id)).status.paused:
-            if loop.time() >= give_up:
-                return False
-            await asyncio.sleep(POLL_SECONDS)
-        return True
+        run = await run_moved_on(self.store, await self.store.get_run(run_id),
+                                 lambda run: run.status.paused, within=within,
+                                 every=POLL_SECONDS)
+        return not run.status.paused
 
     async def _follow(self, runner: TemporalRunner, run: str, thread: str | None,
                       sink: ChunkSink | None, *, after: int = 0) -> AgentOutput:
