@@ -13,7 +13,9 @@ a tool of the run's own such as a ``/v1`` client's: ``record_run(tools=…)``), 
 :class:`~bloge.agent.RunPaused` here while its workflow waits (see
 :mod:`bloge.temporal.waiting`); decisions and results are taken in the store and sent to the
 workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (and so
-``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run.
+``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run. Cancelled through
+:meth:`TemporalRunStore.cancel_run` (``bloge runs cancel``, ``bloge serve``), a paused run's
+workflow ends too, rather than wait for answers to a run that is over.
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
 
     from bloge_container.temporal import runs_store
 
-    # bloge.runner: temporal runs on workers; the metrics count them from their events.
+    # bloge.runner: temporal runs on workers; the metrics count them from their events, and
+    # its cancels end a paused run's workflow too.
     runs = runs_store(container.settings(), store, listeners=(metrics,))
 
     def build(definition: Any) -> Any:
