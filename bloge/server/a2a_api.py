@@ -52,15 +52,13 @@ from bloge.server.failures import UNAVAILABLE
 from bloge.server.launch import reported, start_streamed
 from bloge.server.principals import owner_filter, run_context
 from bloge.server.problems import problem
+from bloge.server.runs_api import stopped
 from bloge.server.state import ServerState
 from bloge.server.tasks import RunCancelledError, TooManyRunsError
-from bloge.store import Run, RunStatus, StoreError, StoreNotFoundError, follow
+from bloge.store import Run, StoreError, StoreNotFoundError, follow
 
 CARD_PATH = "/.well-known/agent-card.json"
 _log = logging.getLogger("bloge.server")
-#: How long a cancel waits for its run to stop before it answers, and how often it looks.
-CANCEL_SETTLE_SECONDS = 3.0
-_SETTLE_POLL_SECONDS = 0.05
 
 class A2aEndpoint:
     """The agents of ``state`` as A2A agents; :attr:`routes` go into the application."""
@@ -201,14 +199,9 @@ class _RunsHandler(RequestHandler):
         run = await self._run(params.id, context)
         if STATES[run.status] in ENDED:
             raise TaskNotCancelableError(f"task {run.id} has ended ({run.status.value})")
-        await self.state.store.cancel_run(run.id)
+        run = await self.state.cancels.cancel_run(run.id)
         self.state.tasks.cancel(run.id)
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + CANCEL_SETTLE_SECONDS
-        while run.status in (RunStatus.RUNNING, RunStatus.QUEUED) and loop.time() < give_up:
-            await asyncio.sleep(_SETTLE_POLL_SECONDS)
-            run = await self.state.store.get_run(run.id)
-        return task_of(run)
+        return task_of(await stopped(self.state.store, run))
 
     async def on_subscribe_to_task(self, params: pb.SubscribeToTaskRequest,
                                    context: ServerCallContext) -> AsyncGenerator[Any, None]:

@@ -33,7 +33,7 @@ from bloge.server.guard import Guard
 from bloge.server.inputs import PrintablePaths
 from bloge.server.metrics import Metrics
 from bloge.server.problems import problem
-from bloge.server.state import ServerState
+from bloge.server.state import RunCanceller, ServerState
 from bloge.server.tasks import RunTasks
 from bloge.server.tracing import TraceContext
 from bloge.store import Store
@@ -51,7 +51,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
                rpc: Mapping[str, Handler] | None = None, mcp: bool = False,
                mcp_off: str | None = None, a2a: bool = False, a2a_off: str | None = None,
                on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
-               expiry_check: float = CHECK_SECONDS) -> Guard:
+               expiry_check: float = CHECK_SECONDS,
+               cancels: RunCanceller | None = None) -> Guard:
     """The ASGI application serving ``agents``, recording every run in ``store``.
 
     ``agents`` are :class:`~bloge.Agent` objects, served by their ``name`` (the first is the
@@ -76,7 +77,9 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
     paths, in a 404.
     ``on_shutdown`` are awaited last, after the runs and the store (the application's own
     resources: its MCP servers). Every ``expiry_check`` seconds, paused runs whose waiting
-    calls expired are continued (see :mod:`bloge.server.expiry`).
+    calls expired are continued (see :mod:`bloge.server.expiry`). ``cancels`` asks runs
+    to stop (``POST /runs/{id}/cancel``, an A2A task's cancel): ``store`` by default; on
+    Temporal, the agents' ``TemporalRunStore``, which ends a paused run's workflow too.
     """
     settings = config or ServerConfig()
     counted = metrics or Metrics()
@@ -104,7 +107,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
         for shutdown in on_shutdown:
             await shutdown()
 
-    state = ServerState(agents, store, settings, tasks, counted)
+    state = ServerState(agents, store, settings, tasks, counted,
+                        store if cancels is None else cancels)
     # Starlette tries the routes in order: the busiest first.
     app = Starlette(routes=[*openai_api.ROUTES, *console_api.ROUTES, *runs_api.ROUTES,
                             *approvals_api.ROUTES, *chat_api.ROUTES,

@@ -29,7 +29,7 @@ from bloge.server.inputs import STRICT_BODY, BadRequestError, json_body
 from bloge.server.launch import reported
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.state import ServerState, state_of
-from bloge.store import decide_call, post_tool_results, run_to_continue
+from bloge.store import decide_call, post_tool_results, run_moved_on, run_to_continue
 
 _log = logging.getLogger("bloge.server")
 
@@ -136,12 +136,11 @@ async def _taken_back(state: ServerState, run_id: str, task: asyncio.Task[Any]) 
     """Until the run is no longer paused in the store (its task took it back, or ended), at
     most :data:`CONTINUE_SETTLE_SECONDS`: a stream re-joined on any worker right after the
     answer then follows the continued run, rather than find it still paused and end."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + CONTINUE_SETTLE_SECONDS
-    while not task.done() and loop.time() < give_up:
-        if not (await state.store.get_run(run_id)).status.paused:
-            return
-        await asyncio.sleep(SETTLE_POLL_SECONDS)
+    if task.done():
+        return
+    await run_moved_on(state.store, await state.store.get_run(run_id),
+                       lambda run: run.status.paused and not task.done(),
+                       within=CONTINUE_SETTLE_SECONDS, every=SETTLE_POLL_SECONDS)
 
 
 ROUTES = [

@@ -6,7 +6,6 @@ request that runs the run hears its answer whole."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
@@ -37,6 +36,7 @@ from bloge.store import (
     masked_event,
     masked_message,
     masked_run,
+    run_moved_on,
 )
 
 #: How long ``POST /runs/{id}/cancel`` waits for the run to stop before it answers 202 (its
@@ -137,22 +137,22 @@ async def cancel_run(request: Request) -> Response:
     (202) when it did not within :data:`CANCEL_SETTLE_SECONDS`."""
     state = state_of(request)
     run_id = request.path_params["run_id"]
-    run = await state.store.cancel_run(run_id, owner=owner_filter(request))
+    run = await state.cancels.cancel_run(run_id, owner=owner_filter(request))
     state.tasks.cancel(run_id)
-    run = await _settled(state.store, run)
+    run = await stopped(state.store, run)
     return JSONResponse(masked_run(state.store.redactor, run),
                         status_code=202 if run.status is RunStatus.RUNNING else 200)
 
 
-async def _settled(store: Store, run: Run) -> Run:
-    """``run`` again once it is no longer running, or as it is after
-    :data:`CANCEL_SETTLE_SECONDS`."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + CANCEL_SETTLE_SECONDS
-    while run.status in (RunStatus.RUNNING, RunStatus.QUEUED) and loop.time() < give_up:
-        await asyncio.sleep(SETTLE_POLL_SECONDS)
-        run = await store.get_run(run.id)
-    return run
+async def stopped(store: Store, run: Run) -> Run:
+    """``run``, asked to stop, again once it is no longer running (or queued), or as it is
+    after :data:`CANCEL_SETTLE_SECONDS` (an A2A task's cancel waits so too)."""
+    return await run_moved_on(store, run, _going, within=CANCEL_SETTLE_SECONDS,
+                              every=SETTLE_POLL_SECONDS)
+
+
+def _going(run: Run) -> bool:
+    return run.status in (RunStatus.RUNNING, RunStatus.QUEUED)
 
 
 async def get_thread(request: Request) -> Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from starlette.requests import Request
 
@@ -10,7 +11,17 @@ from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.metrics import Metrics
 from bloge.server.tasks import RunTasks
-from bloge.store import Store
+from bloge.store import Run, Store
+
+
+class RunCanceller(Protocol):
+    """What asks a run to stop: the run store itself (its worker hears the ask), or on
+    Temporal a ``bloge.temporal.TemporalRunStore``, which also ends the workflow of a run
+    the store cancels at once (a paused one's waits for answers)."""
+
+    async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
+        """Ask run ``run_id`` (``owner``'s, when given) to stop: its record now."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +31,7 @@ class ServerState:
     config: ServerConfig
     tasks: RunTasks
     metrics: Metrics
+    cancels: RunCanceller
 
 
 def state_of(request: Request) -> ServerState:

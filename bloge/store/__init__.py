@@ -23,6 +23,8 @@ its round, decided or not; :func:`posted_results`: the results posted for them),
 :func:`find_paused_run` finds the run by its calls; :func:`run_to_continue` names the run to
 resume once they are answered (a sub-agent's paused run goes on inside its caller's).
 :func:`guest_runs` names the sub-agents' runs that wrote on their caller's thread.
+:func:`run_moved_on` waits a little for a run changed elsewhere (cancelled, answered) to show
+it in the store.
 """
 
 from typing import TYPE_CHECKING
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
     from bloge.store.records import Thread as Thread
     from bloge.store.records import ToolCallRecord as ToolCallRecord
     from bloge.store.records import TurnCheckpoint as TurnCheckpoint
+    from bloge.store.settle import run_moved_on as run_moved_on
     from bloge.store.sql.check import DanglingView as DanglingView
     from bloge.store.store import DEFAULT_LEASE as DEFAULT_LEASE
     from bloge.store.store import Pruned as Pruned

@@ -13,7 +13,9 @@ a tool of the run's own such as a ``/v1`` client's: ``record_run(tools=…)``), 
 :class:`~bloge.agent.RunPaused` here while its workflow waits (see
 :mod:`bloge.temporal.waiting`); decisions and results are taken in the store and sent to the
 workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (and so
-``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run.
+``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run. Cancelled through
+:meth:`TemporalRunStore.cancel_run` (``bloge runs cancel``, ``bloge serve``), a paused run's
+workflow ends too, rather than wait for answers to a run that is over.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from bloge.agent import (
     AgentCallbackContext,
@@ -57,6 +60,7 @@ from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.llm import LlmResponse, ToolCall, ToolDefinition
 from bloge.store import (
+    Run,
     RunEvent,
     RunStatus,
     Store,
@@ -65,6 +69,7 @@ from bloge.store import (
     post_tool_results,
     posted_results,
     round_calls,
+    run_moved_on,
 )
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -188,6 +193,23 @@ class TemporalRunStore:
                 waits = await self.send_answers(child.id) or waits
         return waits
 
+    async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
+        """Ask run ``run_id`` to stop, as :meth:`bloge.store.Store.cancel_run` does (with
+        ``owner``, only that principal's run). A running run's workflow is cancelled by the
+        worker that next renews its lease; a run the store cancels at once — a paused one,
+        whose workflow waits for answers and runs nothing that would hear the ask — has its
+        workflow cancelled here, and so the child workflows it waits on: no workflow waits
+        on for a run the store says is over, and an answer sent afterwards is refused as
+        for a cancelled local run."""
+        run = await self.store.cancel_run(run_id, owner=owner)
+        if run.status is RunStatus.CANCELLED:
+            runner = await self.runner()
+            try:
+                await runner.cancel(run.id)
+            except RPCError as error:  # it ended already (cancelled before, say)
+                _log.debug("the workflow of run %s was not cancelled: %s", run.id, error)
+        return run
+
     async def taken_back(self, run_id: str, *, within: float = TAKEN_BACK_SECONDS) -> bool:
         """Wait until run ``run_id``, paused, is no longer paused in the store (its workflow,
         or its child's, took it back once :meth:`send_answers` sent them the answers), at
@@ -196,13 +218,10 @@ class TemporalRunStore:
         still paused and end at once: the answer is sent to the workflow, which takes the
         run back in an activity of its own, a moment later (``bloge serve`` waits so too,
         see :func:`bloge.server.approvals_api.continue_run`)."""
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + within
-        while (await self.store.get_run(run_id)).status.paused:
-            if loop.time() >= give_up:
-                return False
-            await asyncio.sleep(POLL_SECONDS)
-        return True
+        run = await run_moved_on(self.store, await self.store.get_run(run_id),
+                                 lambda run: run.status.paused, within=within,
+                                 every=POLL_SECONDS)
+        return not run.status.paused
 
     async def _follow(self, runner: TemporalRunner, run: str, thread: str | None,
                       sink: ChunkSink | None, *, after: int = 0) -> AgentOutput:

@@ -58,7 +58,8 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
 
     from bloge_container.temporal import runs_store
 
-    # bloge.runner: temporal runs on workers; the metrics count them from their events.
+    # bloge.runner: temporal runs on workers; the metrics count them from their events, and
+    # its cancels end a paused run's workflow too.
     runs = runs_store(container.settings(), store, listeners=(metrics,))
 
     def build(definition: Any) -> Any:
@@ -71,7 +72,7 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     a2a_off = a2a_endpoint(container.settings(), report)
     app = create_app(agents, store=store, config=config, metrics=metrics, close_store=True,
                      mcp=mcp_off is None, mcp_off=mcp_off, a2a=a2a_off is None, a2a_off=a2a_off,
-                     on_shutdown=_stopping(container),
+                     on_shutdown=_stopping(container), cancels=runs,
                      autopilot=None if wiring is None else wiring.autopilot,
                      autopilot_refresh=container.settings().autopilot.refresh_interval,
                      rpc=container.rpc_services().exposed["http"],

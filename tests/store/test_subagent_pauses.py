@@ -235,3 +235,15 @@ async def test_a_caller_with_calls_of_its_own_waiting_pauses_until_both_are_deci
     output = await caller.aresume(paused.run_id or "", decisions={"r1": True})
     assert output.content == "Both done."
     assert ran == ["refund 99", "refund 10"]
+
+
+async def test_cancelling_a_waiting_caller_cancels_the_child_it_waits_on(store: Store) -> None:
+    paused = await paused_parent(triage(store, billing(store)))
+    (child,) = paused.children
+    cancelled = await store.cancel_run(paused.run_id or "")
+    assert cancelled.status is RunStatus.CANCELLED
+    assert (await store.get_run(child.run_id)).status is RunStatus.CANCELLED
+    assert await pending_approvals(store) == []
+    with pytest.raises(ApprovalConflictError, match="is cancelled, not waiting"):
+        await decide_call(store, paused.run_id or "", "r1", approve=True)
+    assert ran == ["lookup kb"]  # the caller's own call of the round; no refund

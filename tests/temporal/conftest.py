@@ -184,21 +184,26 @@ class StoredAgents:
         return agent_worker(self.client, served_agents(self.definitions, self.registry,
                                                        options), options, store=self.store)
 
+    def runs(self) -> TemporalRunStore:
+        """What records runs on the task queue's workers (as ``bloge.runner: temporal``
+        does): what an operator of :meth:`operator` runs with, what cancels them."""
+        return TemporalRunStore(self.store, Connection(self.address), self.task_queue,
+                                client=self.client)
+
     def operator(self, agent_id: str) -> AgentLoopOperator:
         """Agent ``agent_id``, whose runs run on the task queue's workers."""
-        runs = TemporalRunStore(self.store, Connection(self.address), self.task_queue,
-                                client=self.client)
         return AgentLoopOperator(agent_id, self.definitions[agent_id], self.registry,
-                                 store=runs)
+                                 store=self.runs())
 
     def app(self, agent_id: str) -> Guard:
         """A server of agent ``agent_id`` alone, whose runs run on the task queue's workers
-        (it connects to Temporal on its own: its event loop is its thread's)."""
+        (it connects to Temporal on its own: its event loop is its thread's), cancelling
+        them through the Temporal run store as ``bloge serve`` does."""
         runs = TemporalRunStore(self.store, Connection(self.address), self.task_queue)
         return create_app(ServedAgents({agent_id: self.definitions[agent_id]},
                                        lambda definition: agent_operator(
                                            definition.id, definition, self.registry,
-                                           store=runs)), store=self.store)
+                                           store=runs)), store=self.store, cancels=runs)
 
 
 @pytest.fixture

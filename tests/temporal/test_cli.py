@@ -4,6 +4,7 @@ kept in the run store like a local run."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import signal
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from temporalio.client import WorkflowExecutionStatus
 
 from bloge.store import open_store
+from bloge.temporal import Connection, RunCancelledError, TemporalRunner, connect
 from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
 from tests.server.test_runs_api import sse_events
 from tests.server.test_serve_command import serving
@@ -204,6 +207,38 @@ def test_bloge_approvals_approve_sends_the_decision_to_a_child_workflow(
     assert kinds[-1] == "done"
     assert record["status"] == "succeeded"
     assert "KB-" in record["output"]["content"]
+
+
+def test_bloge_runs_cancel_ends_a_waiting_callers_workflow_and_its_childs(
+        vetted_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    with serving(vetted_app, env=on_temporal) as url:
+        started = httpx.post(f"{url}/agents/triage/runs", json={"input": STUDY}, timeout=60)
+        assert started.status_code == 202, started.text
+        paused = started.json()
+        caller = paused["id"]
+        (waiting,) = paused["pending_approvals"]
+        cancelled = bloge("runs", "cancel", caller, cwd=vetted_app, env=on_temporal)
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert cancelled.stdout.strip() == f"run {caller}: cancelled"
+        ended = asyncio.run(_workflows_ended(on_temporal, caller, waiting["run_id"]))
+        assert ended == [WorkflowExecutionStatus.CANCELED] * 2
+        approved = bloge("approvals", "approve", caller, waiting["call_id"], cwd=vetted_app,
+                         env=on_temporal)
+    assert approved.returncode != 0
+    assert f"run {caller!r} is cancelled, not waiting for decisions" in approved.stderr
+
+
+async def _workflows_ended(on_temporal: dict[str, str],
+                           *run_ids: str) -> list[WorkflowExecutionStatus | None]:
+    """How the workflows of ``run_ids`` ended, once they did."""
+    client = await connect(Connection(on_temporal["BLOGE_TEMPORAL__ADDRESS"]))
+    runner = TemporalRunner(client, on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"])
+    ended = []
+    for run_id in run_ids:
+        with contextlib.suppress(RunCancelledError):
+            await runner.result(run_id)
+        ended.append((await client.get_workflow_handle(run_id).describe()).status)
+    return ended
 
 
 @pytest.fixture

@@ -272,28 +272,43 @@ def renew_waiting(*, run_ids: Sequence[str], worker: str,
     return frozenset(asked)
 
 
+_PAUSED = (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value)
+
+
 def request_cancel(*, run_id: str, now: float) -> Script[str | None]:
     """Ask a running run to stop; a run nobody runs (queued, interrupted, paused) is cancelled
-    at once.
+    at once — a paused one with the paused runs it started (its sub-agents', at any depth,
+    which it waits on): their answers would go to a run that is over, as a running caller's
+    cancel ends its running sub-agents.
     The status the run has now, or ``None`` when there is no such run."""
     row = one((yield Query("SELECT status, lease_until, thread_id FROM bloge_runs WHERE id = ?",
                            (run_id,))))
     if row is None:
         return None
     status, lease, thread_id = row
-    if status not in {RunStatus.RUNNING.value, RunStatus.QUEUED.value,
-                      RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value}:
+    if status not in {RunStatus.RUNNING.value, RunStatus.QUEUED.value, *_PAUSED}:
         return str(status)
     if status == RunStatus.RUNNING.value and lease is not None and lease >= now:
         yield Query("UPDATE bloge_runs SET cancel_requested = 1, updated_at = ? WHERE id = ?",
                     (now, run_id))
         return str(status)
+    yield from _cancelled_now(run_id, str(thread_id), now)
+    if status in _PAUSED:
+        children = yield Query(f"SELECT id, thread_id FROM bloge_runs WHERE id IN "
+                               f"({pending.TREE}) AND id <> ? AND status IN (?, ?)",
+                               (run_id, run_id, *_PAUSED))
+        for child_id, child_thread in children.rows:
+            yield from _cancelled_now(str(child_id), str(child_thread), now)
+    return RunStatus.CANCELLED.value
+
+
+def _cancelled_now(run_id: str, thread_id: str, now: float) -> Script[None]:
+    """Run ``run_id`` is cancelled, its thread free."""
     yield Query("UPDATE bloge_runs SET status = ?, exit_reason = ?, finished_at = ?, "
                 "updated_at = ? WHERE id = ?",
                 (RunStatus.CANCELLED.value, "cancelled", now, now, run_id))
     yield Query("UPDATE bloge_threads SET active_run_id = NULL, lease_until = NULL "
                 "WHERE id = ? AND active_run_id = ?", (thread_id, run_id))
-    return RunStatus.CANCELLED.value
 
 
 def apply(batch: Sequence[ops.Op]) -> Script[None]:

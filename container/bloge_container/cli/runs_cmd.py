@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -148,13 +148,21 @@ def resume(
 @runs.command("cancel")
 def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = None) -> None:
     """Stop a run: a running one stops at its worker's next check; one nobody runs any more
-    (interrupted) is cancelled at once."""
+    (interrupted, paused) is cancelled at once — on Temporal, its workflow too."""
     with reported_errors():
-        store = opened_store(open_container(config, profile))
+        container = open_container(config, profile)
+        store = opened_store(container)
+        cancels: Any = store
+        if container.settings().runner == "temporal":
+            from bloge_container import temporal
+
+            # A paused run's workflow waits for answers: it is cancelled too.
+            cancels = temporal.runs_store(container.settings(), store)
 
         async def cancelled(store: Store) -> Run:
             run = await store.find_run(run_id)
-            return await store.cancel_run(run.id)
+            found: Run = await cancels.cancel_run(run.id)
+            return found
 
         run = with_store(store, cancelled)
         if run.cancel_requested and run.status.value == "running":
