@@ -42,20 +42,24 @@ def _said(run_id: str, turn: int) -> list[LlmMessage]:
             LlmMessage.assistant(f"{run_id} answers {turn}")]
 
 
-async def _guest(writer: StoreWriter, run_id: str) -> list[int]:
-    """Guest ``run_id`` appends three turns of two messages, as a child workflow does."""
+async def _guest(writer: StoreWriter, run_id: str, turns: asyncio.Barrier) -> list[int]:
+    """Guest ``run_id`` appends three turns of two messages, as a child workflow does; no
+    guest begins a turn before every guest has written the one before (``turns``), so that
+    their writes interleave."""
     seqs: list[int] = []
     for turn in range(3):
         seqs.extend(await writer.append_guest_messages(
             run_id=run_id, thread_id=THREAD, holder="caller", first=len(seqs),
             messages=_said(run_id, turn)))
-        await asyncio.sleep(0)  # let the others write in between
+        await turns.wait()
     return seqs
 
 
 async def test_concurrent_guests_never_take_the_same_number(store: Store) -> None:
     writer = await _holder(store)
-    numbers = await asyncio.gather(*(_guest(writer, guest) for guest in ("g1", "g2", "g3")))
+    turns = asyncio.Barrier(3)
+    numbers = await asyncio.gather(*(_guest(writer, guest, turns)
+                                     for guest in ("g1", "g2", "g3")))
     every = sorted(seq for seqs in numbers for seq in seqs)
     assert every == list(range(3, 21))  # one sequence, after the holder's two messages
     log = await store.thread_messages(THREAD)
@@ -75,8 +79,9 @@ async def test_guests_on_separate_connections_never_take_the_same_number(
     workers = [first, open_store(durable_store_url), open_store(durable_store_url)]
     try:
         await _holder(first)
+        turns = asyncio.Barrier(3)
         numbers = await asyncio.gather(*(
-            _guest(StoreWriter(worker), guest)
+            _guest(StoreWriter(worker), guest, turns)
             for worker, guest in zip(workers, ("g1", "g2", "g3"), strict=True)))
         assert sorted(seq for seqs in numbers for seq in seqs) == list(range(3, 21))
         log = await first.thread_messages(THREAD)
