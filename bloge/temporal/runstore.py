@@ -158,6 +158,11 @@ class TemporalRunStore:
         in the store (see :mod:`bloge.temporal.waiting`), and it is followed until it ends,
         or waits again (:class:`~bloge.agent.RunPaused`)."""
         stored = await self.store.get_run(run_id)
+        if stored.status.finished:
+            raise BlogeUsageError(
+                f"run {run_id!r} is {stored.status.value} and ran on Temporal, where a run "
+                f"that ended is not taken up again; go on with its conversation in a new run "
+                f"on its thread (bloge run {stored.agent_id} --thread {stored.thread_id} …)")
         if not stored.status.paused:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")

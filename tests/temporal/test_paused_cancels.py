@@ -16,6 +16,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from bloge import AgentLoopOperator, RunPaused
 from bloge.agent.runtime import child_run_id
 from bloge.core.context import OperatorContext, Principal
+from bloge.core.errors import BlogeUsageError
 from bloge.store import ApprovalConflictError, RunStatus, Store, decide_call, pending_approvals
 from bloge.temporal import RunCancelledError, TemporalRunner
 from tests.server.live_server import LiveServer
@@ -50,6 +51,11 @@ async def test_cancelling_a_run_waiting_for_approval_cancels_its_workflow(
     with pytest.raises(ApprovalConflictError, match=REFUSED):
         await decide_call(store, "wait-1", "c1", approve=True, principal="bob")
     assert not (tmp_path / "count.log").exists()
+    with pytest.raises(BlogeUsageError, match=(
+            r"run 'wait-1' is cancelled and ran on Temporal, where a run that ended is not "
+            r"taken up again; go on with its conversation in a new run on its thread "
+            r"\(bloge run guarded --thread \w+")):
+        await worked.operator("guarded").aresume_run("wait-1", ALICE)
 
 
 async def test_cancelling_a_waiting_caller_cancels_it_and_the_child_it_waits_on(
