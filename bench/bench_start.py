@@ -9,9 +9,12 @@ the printing); beside it, what declaring one pydantic model costs. Each figure i
 process's CPU time (user + system), steadier than its wall time on a loaded machine;
 unloaded the two are within a few ms. Medians; targets: run
 <= 250 ms, help <= 100 ms. ``--imports`` adds the slowest imports of one run (``python -X
-importtime``), for where the rest goes.
+importtime``), for where the rest goes. ``--instructions`` adds, once each under callgrind
+(valgrind), the instructions executed: steadier than CPU time where other work shares the
+cores, and the same for a step of the start-up measured alone (what typer's first pydantic
+use, then the settings models, add to a bare interpreter) as for a whole command.
 
-    .venv/bin/python bench/bench_start.py [--rounds 15] [--imports]
+    .venv/bin/python bench/bench_start.py [--rounds 15] [--imports] [--instructions]
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +41,19 @@ FLOOR_IMPORTS = [sys.executable, "-c", "import pydantic, yaml"]
 # one model loads pydantic's schema builder, pydantic-core's schemas and its plugin scan.
 ONE_MODEL = [sys.executable, "-c", ("import yaml, pydantic\n"
                                    "class Settings(pydantic.BaseModel):\n    name: str = 'bloge'")]
+# The start-up's steps, each a whole interpreter, to count instructions: what the CLI loads
+# before bloge's own modules (typer's parameters are pydantic TypeAdapters), then the settings.
+STEPS = [
+    ("python -c pass", [sys.executable, "-c", "pass"]),
+    ("import pydantic, yaml", FLOOR_IMPORTS),
+    ("+ typer's pydantic use", [sys.executable, "-c", "import yaml, typer._adapters"]),
+    ("+ the settings models", [sys.executable, "-c",
+                               "import yaml, typer._adapters, bloge_config"]),
+    ("+ the settings loaded", [sys.executable, "-c", ("import typer._adapters\n"
+                               "from bloge_config import load_settings\nload_settings()")]),
+    ("bloge --help", HELP),
+    ("bloge run …", RUN),
+]
 # The second run's run_agent (store, agent, model, tool, printing), in one process.
 OWN_WORK = [sys.executable, "-c", f"""
 import contextlib, io, time
@@ -69,6 +87,18 @@ def own_work() -> float:
     return float(done.stdout.split()[-1])
 
 
+def instructions(valgrind: str, command: list[str]) -> int:
+    """The instructions ``command`` executes, counted by callgrind."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run([valgrind, "--tool=callgrind",
+                               f"--callgrind-out-file={folder}/callgrind.out", *command],
+                              cwd=ROOT, env=ENV, check=True, capture_output=True, text=True)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1])
+    raise RuntimeError(f"callgrind printed no count:\n{done.stderr}")
+
+
 def slowest_imports(count: int = 15) -> list[tuple[int, str]]:
     done = subprocess.run(RUN, cwd=ROOT, check=True, capture_output=True, text=True,
                           env={**ENV, "PYTHONPROFILEIMPORTTIME": "1"})
@@ -85,6 +115,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--imports", action="store_true")
+    parser.add_argument("--instructions", action="store_true")
     args = parser.parse_args()
     for command in (RUN, HELP, FLOOR_IMPORTS, ONE_MODEL):
         cpu(command)  # bytecode written, files in the page cache
@@ -107,6 +138,13 @@ def main() -> None:
           "   (target <= 250 ms)")
     print(f"  bloge --help            {median['help']:7.1f}   "
           f"{median['help'] / median['imports']:.2f}x import pydantic, yaml   (target <= 100 ms)")
+    if args.instructions:
+        valgrind = shutil.which("valgrind")
+        if valgrind is None:
+            raise SystemExit("--instructions needs valgrind")
+        print("instructions executed (callgrind, millions; one process each)")
+        for name, command in STEPS:
+            print(f"  {name:26s}{instructions(valgrind, command) / 1e6:7.0f}")
     if args.imports:
         print("slowest imports of one run (cumulative ms)")
         for cumulative, name in slowest_imports():

@@ -72,10 +72,12 @@ class ApplicationContainer(containers.DeclarativeContainer):
     # on-property: fallback models' breakers, shared through the run store when it is on.
     circuit_breaker = providers.Singleton(components.circuit_breaker, settings, run_store,
                                           report)
+    # The rpc services are bound on first need (an rpc: operator; bloge serve and bloge rpc
+    # ask for them): a run whose operators are all local binds none.
     operator_registry = providers.Singleton(
         autopilot_wiring.with_tools,
         providers.Singleton(components.operator_registry, settings, llm_provider, project,
-                            report, rpc_services, mcp_servers, circuit_breaker),
+                            report, rpc_services.provider, mcp_servers, circuit_breaker),
         settings, autopilot_tools, report,
     )
 

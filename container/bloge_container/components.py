@@ -9,6 +9,7 @@ on-missing-bean (a user's own ``llmChat`` replaces ours) and collect-all (every 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -232,14 +233,15 @@ def operator_registry(
     provider: LlmProvider,
     project: ProjectDir,
     report: ConditionsReport,
-    rpc_services: Any = None,
+    rpc_services: Callable[[], Any] | None = None,
     mcp_servers: Any = None,
     breaker: Any = None,
 ) -> OperatorRegistry:
     """Operators advertised by installed packages, then the configured ones (which win), then
     the tools of ``mcp_servers`` (a tool renamed to a configured name replaces it), then the
     chat operators unless the user registered their own under those names. A configured
-    ``rpc:<service>/<method>`` is a remote operator over ``rpc_services``."""
+    ``rpc:<service>/<method>`` is a remote operator over the services ``rpc_services()``
+    binds, called only then: binding them builds their implementations and transports."""
     operators: dict[str, Any] = {}
     for entry in sorted(entry_points(group=OPERATOR_ENTRY_POINTS), key=lambda e: e.name):
         try:
@@ -255,7 +257,7 @@ def operator_registry(
         if path.startswith("rpc:"):
             if rpc_services is None:
                 raise ConfigurationError(f"{key}: {path!r} needs the rpc services")
-            operators[name] = rpc_services.remote_operator(name, path)
+            operators[name] = rpc_services().remote_operator(name, path)
             report.record(f"Operator[{name}]", registered=True, kind="always",
                           reason=f"{key} is {path!r}: it runs where that service is bound")
             continue

@@ -127,6 +127,24 @@ def test_an_implementation_that_does_not_fit_is_a_configuration_error(project: P
         container.rpc_services()
 
 
+async def test_agents_whose_operators_are_all_local_bind_no_service(
+        project: Path, local_answer: tuple[str, Any]) -> None:
+    container = container_for(project, rpc={"services": {"kb": KB}})
+    assert await answer(container) == local_answer
+    with pytest.raises(KeyError):
+        container.report().find("RpcService[kb]")
+
+
+def test_a_service_that_does_not_fit_fails_the_run_only_of_an_operator_calling_it(
+        project: Path) -> None:
+    unfit = {"services": {"kb": {**KB, "implementation":
+                                 "examples.support.operators:KBSearchOperator"}}}
+    assert "customerSupport" in container_for(project, rpc=unfit).agents()
+    with pytest.raises(ConfigurationError, match=r"bloge.rpc.services.kb.implementation: "
+                       r"KBSearchOperator does not implement KnowledgeBaseService"):
+        container_for(project, rpc=unfit, operators=REMOTE_TOOL).agents()
+
+
 @pytest.mark.parametrize(("service", "problem"), [
     ({"transport": "http"}, "transport http needs url"),
     ({"transport": "in-process"}, "transport in-process needs an implementation"),

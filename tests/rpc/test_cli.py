@@ -31,6 +31,26 @@ def test_services_says_how_each_is_bound(app: Path) -> None:
             "KnowledgeBaseService bound to a proxy over the in-process transport") in done.stdout
 
 
+def test_config_says_how_each_service_is_bound(app: Path) -> None:
+    done = bloge("config", "--json", cwd=app)
+    assert done.returncode == 0, done.stderr
+    conditions = {c["component"]: c for c in json.loads(done.stdout)["conditions"]}
+    assert conditions["RpcService[kb]"]["registered"]
+
+
+def test_a_service_that_does_not_fit_is_told_by_config_and_not_by_a_run_calling_none(
+        app: Path) -> None:
+    unfit = {"BLOGE_RPC__SERVICES__KB__IMPLEMENTATION":
+             "examples.support.operators:KBSearchOperator"}
+    ran = bloge("run", "customerSupport", QUESTION, cwd=app, env=unfit)
+    assert ran.returncode == 0, ran.stderr
+    assert "KB-RESET-001" in ran.stdout
+    shown = bloge("config", cwd=app, env=unfit)
+    assert shown.returncode == 2
+    assert ("bloge.rpc.services.kb.implementation: KBSearchOperator does not implement "
+            "KnowledgeBaseService") in shown.stderr
+
+
 def test_services_says_how_keyed_calls_are_de_duplicated(app: Path) -> None:
     done = bloge("rpc", "services", cwd=app, env={"BLOGE_RPC__REPLIES__BUCKET": "kb_replies",
                                                   "BLOGE_RPC__REPLIES__TTL": "1h"})

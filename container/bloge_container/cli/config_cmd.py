@@ -85,11 +85,13 @@ def _print_reference(*, as_json: bool) -> None:
 
 
 def _wiring_problem(container: Any) -> str | None:
-    """Why the application cannot be built from its settings, or ``None`` when it can."""
+    """Why the application cannot be built from its settings, or ``None`` when it can (its
+    agents, and its rpc services, which a run binds only when an operator calls them)."""
     from bloge import BlogeUsageError, DslError
 
     try:
         container.agents()
+        container.rpc_services()
     except (BlogeUsageError, DslError) as exc:
         return str(exc)
     return None
