@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import shutil
 import socket
 import subprocess
@@ -13,7 +14,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +155,44 @@ def task_queue() -> str:
     """A task queue of this test's own: tests never run each other's workflows."""
     return f"test-{uuid.uuid4().hex[:12]}"
 
+
+
+#: The repository's root, where a worker process runs (it imports ``tests``).
+ROOT = Path(__file__).resolve().parents[2]
+#: ``spawn(*args, hang_gate=…, env=…)``: see :func:`spawn`.
+Spawn = Callable[..., subprocess.Popen[str]]
+
+
+@pytest.fixture
+def spawn(temporal_server: DevServer, task_queue: str, tmp_path: Path) -> Iterator[Spawn]:
+    """``spawn(*args, hang_gate=False, env={})``: a worker process serving the test agents
+    (``tests/temporal/worker_child.py``) on this test's task queue, once it polls. Its tools
+    count in ``tmp_path / "count.log"`` and pass their gate in ``gate.log`` (``hang_gate``:
+    its gate hangs, for a test to kill it there); ``args`` follow (``--store URL``,
+    ``--traces URL``), and ``env`` adds to its environment. Those still running when the
+    test ends are killed."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str, hang_gate: bool = False,
+              env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+        command = [sys.executable, "-m", "tests.temporal.worker_child", temporal_server.address,
+                   task_queue, str(tmp_path / "count.log"), str(tmp_path / "gate.log"), *args]
+        if hang_gate:
+            command.append("--hang-gate")
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                                   env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+        started.append(process)
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,9 +21,8 @@ from bloge.temporal import TemporalOptions, TemporalRunner, agent_worker, catalo
 from bloge.temporal.worker import PASSED_THROUGH
 from bloge.temporal.workflow import AgentWorkflow
 from tests.temporal import agents
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import Spawn
 
-ROOT = Path(__file__).resolve().parents[2]
 #: The task queue a Replayer of build id "bloge-test" runs its workflows on.
 REPLAYED = "replay-bloge-test"
 
@@ -95,41 +92,19 @@ async def test_a_child_that_fails_is_the_calls_error(client: Client, task_queue:
 
 
 async def test_a_killed_worker_resumes_without_running_a_finished_child_again(
-        temporal_server: DevServer, client: Client, task_queue: str, tmp_path: Path) -> None:
+        client: Client, task_queue: str, tmp_path: Path, spawn: Spawn) -> None:
     count_log = tmp_path / "count.log"
-
-    def spawn(*, hang_gate: bool) -> subprocess.Popen[str]:
-        command = [sys.executable, "-m", "tests.temporal.worker_child", temporal_server.address,
-                   task_queue, str(count_log), str(tmp_path / "gate.log")]
-        if hang_gate:
-            command.append("--hang-gate")
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready"
-        return process
-
     first = spawn(hang_gate=True)
-    second = None
-    try:
-        runner = TemporalRunner(client, task_queue)
-        handle = await runner.start("delegator", "delegate twice", run_id="parent-3")
-        assert first.stdout is not None
-        # The child counted and answered; the parent's next call (gate) holds: kill it there.
-        while not (line := first.stdout.readline()).startswith("gate"):
-            assert line, "the worker process ended"
-        os.kill(first.pid, signal.SIGKILL)
-        first.wait()
-        second = spawn(hang_gate=False)
-        output = await runner.result(handle.id)
-    finally:
-        for process in (first, second):
-            if process is not None:
-                if process.poll() is None:
-                    process.kill()
-                process.wait()
-                assert process.stdout is not None
-                process.stdout.close()
+    runner = TemporalRunner(client, task_queue)
+    handle = await runner.start("delegator", "delegate twice", run_id="parent-3")
+    assert first.stdout is not None
+    # The child counted and answered; the parent's next call (gate) holds: kill it there.
+    while not (line := first.stdout.readline()).startswith("gate"):
+        assert line, "the worker process ended"
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    spawn()
+    output = await runner.result(handle.id)
     assert output.content == ("delegated: found: counted research twice | "
                               "opened delegate twice")
     # The child's tool ran once: the child was not run again.

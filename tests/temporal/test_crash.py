@@ -6,49 +6,18 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from temporalio.client import Client
 
 from bloge.temporal import TemporalRunner
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import Spawn
 from tests.temporal.worker_child import WORKFLOW_TASK_TIMEOUT
 
-ROOT = Path(__file__).resolve().parents[2]
 #: The load test's size: what this machine (2 shared cores) finishes in well under a minute.
 RUNS = 200
-
-Spawn = Callable[..., subprocess.Popen[str]]
-
-
-@pytest.fixture
-def spawn(temporal_server: DevServer, task_queue: str, tmp_path: Path) -> Iterator[Spawn]:
-    """``spawn(hang_gate=…)``: a worker process for this test's task queue, polling."""
-    started: list[subprocess.Popen[str]] = []
-
-    def start(*, hang_gate: bool = False) -> subprocess.Popen[str]:
-        command = [sys.executable, "-m", "tests.temporal.worker_child", temporal_server.address,
-                   task_queue, str(tmp_path / "count.log"), str(tmp_path / "gate.log")]
-        if hang_gate:
-            command.append("--hang-gate")
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
-        started.append(process)
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready"
-        return process
-
-    yield start
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 def _lines(path: Path) -> list[str]:

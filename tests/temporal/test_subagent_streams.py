@@ -11,8 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,8 +33,8 @@ from bloge.temporal import (
 )
 from tests.server.live_server import LiveServer
 from tests.temporal import agents
-from tests.temporal.conftest import DevServer
-from tests.temporal.test_agent_calls import ROOT, _replays
+from tests.temporal.conftest import DevServer, Spawn
+from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
 HERALDED = ("delegated: relayed: found: counted research pay | opened relay | "
@@ -140,46 +138,24 @@ async def test_bloge_serve_streams_a_child_workflows_chunks_as_subagent_events(
 
 async def test_a_child_taken_up_by_another_worker_goes_on_relaying_its_chunks(
         temporal_server: DevServer, client: Client, task_queue: str, tmp_path: Path,
-        store: Store) -> None:
-    count_log, url = tmp_path / "count.log", f"sqlite:///{tmp_path / 'runs.db'}"
-
-    def spawn(*, hang_gate: bool) -> subprocess.Popen[str]:
-        command = [sys.executable, "-m", "tests.temporal.worker_child", temporal_server.address,
-                   task_queue, str(count_log), str(tmp_path / "gate.log"), "--store", url]
-        if hang_gate:
-            command.append("--hang-gate")
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready"
-        return process
-
-    registry = agents.registry(count_log)
+        store: Store, spawn: Spawn) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    registry = agents.registry(tmp_path / "count.log")
     definitions = agents.definitions(registry)
     runs = TemporalRunStore(store, Connection(temporal_server.address), task_queue,
                             client=client)
     herald = AgentLoopOperator("herald", definitions["herald"], registry, store=runs)
-    first = spawn(hang_gate=True)
-    second = None
-    try:
-        streaming = asyncio.ensure_future(_streamed(herald, "delegate relay pay",
-                                                    run_id="herald-2"))
-        assert first.stdout is not None
-        # middle's gate holds: its worker is killed there, and another takes middle up.
-        while not (line := await asyncio.to_thread(first.stdout.readline)).startswith("gate"):
-            assert line, "the worker process ended"
-        os.kill(first.pid, signal.SIGKILL)
-        first.wait()
-        second = spawn(hang_gate=False)
-        chunks = await streaming
-    finally:
-        for process in (first, second):
-            if process is not None:
-                if process.poll() is None:
-                    process.kill()
-                process.wait()
-                assert process.stdout is not None
-                process.stdout.close()
+    first = spawn("--store", url, hang_gate=True)
+    streaming = asyncio.ensure_future(_streamed(herald, "delegate relay pay",
+                                                run_id="herald-2"))
+    assert first.stdout is not None
+    # middle's gate holds: its worker is killed there, and another takes middle up.
+    while not (line := await asyncio.to_thread(first.stdout.readline)).startswith("gate"):
+        assert line, "the worker process ended"
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    spawn("--store", url)
+    chunks = await streaming
     middle = child_run_id("herald-2:1:r1")
     assert line.strip() == f"gate {middle}:2:g1"
     assert isinstance(chunks[-1], Done)

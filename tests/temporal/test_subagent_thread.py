@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -41,8 +39,8 @@ from bloge.temporal import (
 from bloge_container.cli.threads_cmd import message_line
 from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
 from tests.temporal import agents
-from tests.temporal.conftest import DevServer, StoredAgents
-from tests.temporal.test_agent_calls import ROOT, _replays
+from tests.temporal.conftest import Spawn, StoredAgents
+from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
 
@@ -175,57 +173,27 @@ async def test_a_child_from_its_callers_conversation_refers_to_its_messages(
     assert sum(1 for m in log if m.message.content == "brief z") == 1
 
 
-def _worker(temporal_server: DevServer, task_queue: str, tmp_path: Path, store_url: str, *,
-            hang_gate: bool) -> subprocess.Popen[str]:
-    """A worker process serving the test agents, recorded in ``store_url``, once it polls."""
-    command = [sys.executable, "-m", "tests.temporal.worker_child", temporal_server.address,
-               task_queue, str(tmp_path / "count.log"), str(tmp_path / "gate.log"), "--store",
-               store_url]
-    if hang_gate:
-        command.append("--hang-gate")
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert process.stdout is not None
-    assert process.stdout.readline().strip() == "ready"
-    return process
-
-
 async def test_a_worker_killed_during_a_fan_out_on_the_thread_leaves_one_sequence(
-        temporal_server: DevServer, client: Client, task_queue: str, tmp_path: Path,
-        thread_store_url: str, thread_store: Store) -> None:
+        client: Client, task_queue: str, tmp_path: Path, thread_store_url: str,
+        thread_store: Store, spawn: Spawn) -> None:
     store = thread_store
     count_log = tmp_path / "count.log"
-
-    def spawn(*, hang_gate: bool) -> subprocess.Popen[str]:
-        return _worker(temporal_server, task_queue, tmp_path, thread_store_url,
-                       hang_gate=hang_gate)
-
     runner = TemporalRunner(client, task_queue)
-    first = spawn(hang_gate=True)
-    second = None
-    try:
-        await runner.start("watcher", "watch w", run_id="watch-1")
-        assert first.stdout is not None
-        # The three children counted; prober's gate holds: its worker is killed there, and
-        # another takes the run up.
-        seen: list[str] = []
-        while sum(line.startswith("counted") for line in seen) < 3 or not any(
-                line.startswith("gate") for line in seen):
-            line = await asyncio.to_thread(first.stdout.readline)
-            assert line, "the worker process ended"
-            seen.append(line)
-        os.kill(first.pid, signal.SIGKILL)
-        first.wait()
-        second = spawn(hang_gate=False)
-        output = await runner.result("watch-1")
-    finally:
-        for process in (first, second):
-            if process is not None:
-                if process.poll() is None:
-                    process.kill()
-                process.wait()
-                assert process.stdout is not None
-                process.stdout.close()
+    first = spawn("--store", thread_store_url, hang_gate=True)
+    await runner.start("watcher", "watch w", run_id="watch-1")
+    assert first.stdout is not None
+    # The three children counted; prober's gate holds: its worker is killed there, and
+    # another takes the run up.
+    seen: list[str] = []
+    while sum(line.startswith("counted") for line in seen) < 3 or not any(
+            line.startswith("gate") for line in seen):
+        line = await asyncio.to_thread(first.stdout.readline)
+        assert line, "the worker process ended"
+        seen.append(line)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    spawn("--store", thread_store_url)
+    output = await runner.result("watch-1")
     children = [child_run_id(f"watch-1:1:w{n}") or "" for n in (1, 2, 3)]
     assert output.content.startswith("watched: found: ")
     assert "probed: " in output.content

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +19,11 @@ from bloge.store import open_store
 from bloge.temporal import TemporalOptions, TemporalRunner, agent_worker, served_agents
 from tests.server.live_server import LiveServer
 from tests.temporal import agents
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import Spawn
 from tests.temporal.worker_child import WORKFLOW_TASK_TIMEOUT
 from tests.tracing.conftest import tracing_to
 from tests.tracing.receiver import ReceivedSpan, Receiver
 
-ROOT = Path(__file__).resolve().parents[2]
 CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c"
 CALLER_SPAN = "b7ad6b7169203331"
 CALLER = tracecontext.TraceParent.parse(f"00-{CALLER_TRACE}-{CALLER_SPAN}-01")
@@ -82,57 +79,35 @@ async def test_a_traced_temporal_run_is_one_trace_under_its_caller(
 
 
 async def test_a_worker_killed_in_a_tool_round_leaves_one_trace_without_duplicates(
-        client: Client, temporal_server: DevServer, task_queue: str, tmp_path: Path,
-        receiver: tuple[Receiver, LiveServer]) -> None:
+        client: Client, task_queue: str, tmp_path: Path,
+        receiver: tuple[Receiver, LiveServer], spawn: Spawn) -> None:
     received, server = receiver
     store_url = f"sqlite:///{tmp_path / 'runs.db'}"
     schema = open_store(store_url)
     await schema.migrate()  # made before two workers race to make it
     await schema.aclose()
-    workers: list[subprocess.Popen[str]] = []
-
-    def spawn(*, hang_gate: bool = False) -> subprocess.Popen[str]:
-        command = [sys.executable, "-m", "tests.temporal.worker_child", temporal_server.address,
-                   task_queue, str(tmp_path / "count.log"), str(tmp_path / "gate.log"),
-                   "--store", store_url, "--traces", server.url("/v1/traces")]
-        if hang_gate:
-            command.append("--hang-gate")
-        # Spans leave a worker 50 ms after they end, not at its (killed) exit.
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                                   env={**os.environ, "PYTHONPATH": str(ROOT),
-                                        "OTEL_BSP_SCHEDULE_DELAY": "50"})
-        workers.append(process)
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready"
-        return process
-
+    args = ("--store", store_url, "--traces", server.url("/v1/traces"))
+    # Spans leave a worker 50 ms after they end, not at its (killed) exit.
+    sends_soon = {"OTEL_BSP_SCHEDULE_DELAY": "50"}
+    first = spawn(*args, hang_gate=True, env=sends_soon)
+    runner = TemporalRunner(client, task_queue, workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
+    token = tracecontext.caller.set(CALLER)
     try:
-        first = spawn(hang_gate=True)
-        runner = TemporalRunner(client, task_queue, workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
-        token = tracecontext.caller.set(CALLER)
-        try:
-            handle = await runner.start("counter", "crash", run_id="traced-crash")
-        finally:
-            tracecontext.caller.reset(token)
-        # The first worker sent its model call's span and the completed count's; gate hangs.
-        await asyncio.to_thread(received.wait_for, lambda spans: {
-            "chat test-model", "execute_tool count"} <= {span.name for span in spans})
-        spawn()
-        os.kill(first.pid, signal.SIGKILL)
-        first.wait()
-        async with asyncio.timeout(120):
-            output = await runner.result(handle.id)
-        assert output.content == "answer: counted crash | opened crash"
-        spans = await asyncio.to_thread(
-            received.wait_for, lambda spans: any(s.name.startswith("invoke_agent")
-                                                 for s in spans))
+        handle = await runner.start("counter", "crash", run_id="traced-crash")
     finally:
-        for process in workers:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+        tracecontext.caller.reset(token)
+    # The first worker sent its model call's span and the completed count's; gate hangs.
+    await asyncio.to_thread(received.wait_for, lambda spans: {
+        "chat test-model", "execute_tool count"} <= {span.name for span in spans})
+    spawn(*args, env=sends_soon)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    async with asyncio.timeout(120):
+        output = await runner.result(handle.id)
+    assert output.content == "answer: counted crash | opened crash"
+    spans = await asyncio.to_thread(
+        received.wait_for, lambda spans: any(s.name.startswith("invoke_agent")
+                                             for s in spans))
     one_trace_of_the_counter(spans)
     (gate,) = received.named("execute_tool gate")
     assert gate.attributes["gen_ai.tool.call.id"] == "c2"
