@@ -62,7 +62,10 @@ FIRST_TOKEN_SECONDS = 0.3
 ANSWER_SECONDS = 0.05  # a whole (unstreamed) answer's wait, for bench_served_turn.py
 RAMP_SECONDS = 1.0
 WARM_STREAMS = 20
-HOLD_SECONDS = 20.0  # how long a "hold" request's stream stays open after its first token
+HOLD_SECONDS = 20.0  # how long a "hold" request's stream stays open, once it holds
+#: After how many tokens a "hold" request's stream holds (1: after its first; the upstream
+#: process reads it from its environment).
+HOLD_AFTER = int(os.environ.get("BENCH_HOLD_AFTER", "1"))
 SATURATED_MS = 50.0  # the floor's TTFT p99 past the upstream's that means it is saturated
 MARK = "zq"  # every token's text, and nowhere else in an upstream event
 
@@ -129,7 +132,8 @@ class Upstream(asyncio.Protocol):
     """One connection: each POST is answered with the stream (keep-alive between them), or
     whole after :data:`ANSWER_SECONDS` when it does not ask for a stream; a request whose
     body says ``warm`` is answered at once; one whose body says ``hold`` waits
-    :data:`HOLD_SECONDS` after its first token (memory_streams.py counts open streams so,
+    :data:`HOLD_SECONDS` after its first :data:`HOLD_AFTER` tokens (memory_streams.py counts
+    open streams so,
     each holding what an open stream holds, however busy the machine)."""
 
     def __init__(self) -> None:
@@ -189,8 +193,8 @@ class Upstream(asyncio.Protocol):
             return
         self.transport.write(ROLE + TOKEN if sent == 0 else TOKEN)
         if sent + 1 < TOKENS:
-            self.tick(at + (HOLD_SECONDS if sent == 0 and self.held else TOKEN_SECONDS),
-                      sent + 1)
+            holds = self.held and sent + 1 == HOLD_AFTER
+            self.tick(at + (HOLD_SECONDS if holds else TOKEN_SECONDS), sent + 1)
         else:
             self.transport.write(TAIL)
 

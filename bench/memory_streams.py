@@ -1,13 +1,13 @@
 """What each open stream of bench_streams.py holds (issue 36's memory row):
 
     nice .venv/bin/python bench/memory_streams.py "bloge memory  runs" 200 [--top 25]
-        [--frames 40 | --frames 0] [--keep DIR]
+        [--frames 40 | --frames 0] [--tokens 1] [--keep DIR]
 
 Starts the configuration's server (whose SIGUSR1 dumps a snapshot, the first starting
 tracemalloc with ``--frames`` frames), warms it up, snapshots, opens N streams whose upstream
-holds them open after their first token (``hold``: each then holds what an open stream holds,
-however busy the machine), snapshots again once every stream has its first token, and prints
-the difference per stream:
+holds them open after their first ``--tokens`` tokens (each then holds what an open stream
+holds, however busy the machine; more tokens show what a stream keeps per token relayed),
+snapshots again once every stream has them, and prints the difference per stream:
 
 * the RSS (inflated by tracemalloc's own traces unless ``--frames 0``) and the live tasks;
 * the cyclic garbage the collector had not freed yet, by type (then collected: what follows
@@ -139,8 +139,8 @@ class Taken:
     census: dict[str, Any]
 
 
-async def open_streams(server: TracedServer, config: bench.Config,
-                       count: int) -> tuple[Taken, Taken]:
+async def open_streams(server: TracedServer, config: bench.Config, count: int,
+                       tokens: int) -> tuple[Taken, Taken]:
     warm = await asyncio.gather(*(bench.one_stream(server.port, config, "warm", 0, None)
                                   for _ in range(bench.WARM_STREAMS)))
     if any(not s.done for s in warm):
@@ -160,6 +160,8 @@ async def open_streams(server: TracedServer, config: bench.Config,
         raise RuntimeError(f"{config.name}: {len(failed)} streams ended without a token; the "
                            f"first: status ok {failed[0].status_ok}, last frame "
                            f"{failed[0].last_frame[-300:]!r}")
+    # The streams hold after their first ``tokens``: the last to start has them all by then.
+    await asyncio.sleep((tokens - 1) * bench.TOKEN_SECONDS + 0.5 if tokens > 1 else 0)
     during = await asyncio.to_thread(server.snapshot)
     dropped = [s for s in await everyone if not s.done]
     if dropped:
@@ -195,8 +197,9 @@ def _short(name: str) -> str:
 
 def report(count: int, before: Taken, during: Taken, top: int) -> None:
     rss = during.census["rss_kib"] - before.census["rss_kib"]
-    print(f"   RSS: {rss / count:.1f} KiB/stream (with tracemalloc, its own traces included); "
-          f"{(during.tasks - before.tasks) / count:.2f} live tasks/stream")
+    print(f"   RSS: {rss / count:.1f} KiB/stream" + ("" if before.snapshot is None else
+                                                     " (tracemalloc's own traces included)")
+          + f"; {(during.tasks - before.tasks) / count:.2f} live tasks/stream")
     kinds = during.census["garbage"]
     print(f"   cyclic garbage the collector had not yet freed: "
           f"{sum(kinds.values()) / count:.0f} objects/stream (" + ", ".join(
@@ -254,19 +257,23 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=40,
                         help="the frames tracemalloc keeps per allocation; 0: no tracemalloc "
                         "(RSS, tasks and the collector's census only, at full speed)")
+    parser.add_argument("--tokens", type=int, default=1,
+                        help="the tokens each stream relays before it holds (what a stream "
+                        "holds per token relayed shows as the difference with --tokens 1)")
     parser.add_argument("--keep", metavar="DIR", type=Path,
                         help="also save the two snapshots there (before.snap, during.snap), "
                         "to read their tracebacks")
     args = parser.parse_args()
     config = next(c for c in bench.CONFIGS if c.name == args.config)
     upstream_port = bench.free_port()
-    model = subprocess.Popen([sys.executable, bench.__file__, "upstream", str(upstream_port)])
+    model = subprocess.Popen([sys.executable, bench.__file__, "upstream", str(upstream_port)],
+                             env={**os.environ, "BENCH_HOLD_AFTER": str(args.tokens)})
     bench.wait_for(upstream_port, model)
     try:
         with tempfile.TemporaryDirectory() as workdir:
             server = TracedServer(config, upstream_port, Path(workdir), args.frames)
             try:
-                before, during = asyncio.run(open_streams(server, config, args.count))
+                before, during = asyncio.run(open_streams(server, config, args.count, args.tokens))
             finally:
                 server.stop()
             if args.keep and before.snapshot and during.snapshot:
