@@ -40,8 +40,9 @@ async def test_a_streamed_answer_is_the_response_its_chunks_join_to(
         chunks: list[LlmChunk]) -> None:
     tokens: list[Token] = []
 
-    async def sink(token: Token) -> None:
-        tokens.append(token)
+    async def sink(item: object) -> None:
+        assert isinstance(item, Token)
+        tokens.append(item)
 
     response = await response_of(_streamed(chunks), "chat", sink, 2)
 
