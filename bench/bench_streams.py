@@ -3,6 +3,7 @@ fake upstream model over real HTTP, against a bare Starlette + httpx relay of th
 
     nice .venv/bin/python bench/bench_streams.py [--n 100,200,1000,2000] [--rounds 1]
         [--only "memory  runs"] [--before CHECKOUT]
+    nice .venv/bin/python bench/bench_streams.py --ttft [--n 1,5,10,25,50] [--only memory]
 
 The upstream (a process of its own, raw asyncio) answers a streamed chat completion after
 300 ms with 200 tokens at 50 tokens/s, as an OpenAI-compatible server does. Each figure starts
@@ -20,6 +21,10 @@ is shared: the floor is measured in the same minute as bloge). Printed per confi
   adds to the floor's p50 and p99 (the N is flagged where the floor itself is saturated:
   its p99 more than :data:`SATURATED_MS` past the upstream's 300 ms);
 * dropped streams: those that did not end with their ``done`` (or ``[DONE]``) and 200 tokens.
+
+``--ttft`` measures only the time to the first token, below saturation: N ramps (1, 5, 10,
+25, 50), with the servers kept up across the ramp and enough rounds at each N for a p99 of
+pooled first tokens (see :func:`ttft_ramp`).
 
 The load client (this process) reads the streams with raw asyncio sockets, so that what it
 costs is not the servers'.
@@ -57,6 +62,10 @@ FIRST_TOKEN_SECONDS = 0.3
 ANSWER_SECONDS = 0.05  # a whole (unstreamed) answer's wait, for bench_served_turn.py
 RAMP_SECONDS = 1.0
 WARM_STREAMS = 20
+HOLD_SECONDS = 20.0  # how long a "hold" request's stream stays open, once it holds
+#: After how many tokens a "hold" request's stream holds (1: after its first; the upstream
+#: process reads it from its environment).
+HOLD_AFTER = int(os.environ.get("BENCH_HOLD_AFTER", "1"))
 SATURATED_MS = 50.0  # the floor's TTFT p99 past the upstream's that means it is saturated
 MARK = "zq"  # every token's text, and nowhere else in an upstream event
 
@@ -122,13 +131,17 @@ WHOLE = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 
 class Upstream(asyncio.Protocol):
     """One connection: each POST is answered with the stream (keep-alive between them), or
     whole after :data:`ANSWER_SECONDS` when it does not ask for a stream; a request whose
-    body says ``warm`` is answered at once."""
+    body says ``warm`` is answered at once; one whose body says ``hold`` waits
+    :data:`HOLD_SECONDS` after its first :data:`HOLD_AFTER` tokens (memory_streams.py counts
+    open streams so,
+    each holding what an open stream holds, however busy the machine)."""
 
     def __init__(self) -> None:
         self.buffer = b""
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.held = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a socket's transport
@@ -154,16 +167,17 @@ class Upstream(asyncio.Protocol):
             body = self.buffer[end + 4:end + 4 + length]
             self.buffer = self.buffer[end + 4 + length:]
             if b'"stream": true' in body or b'"stream":true' in body:
-                self.answer(warm=b"warm" in body)
+                self.answer(warm=b"warm" in body, hold=b"hold" in body)
             else:
                 self.loop.call_later(0 if b"warm" in body else ANSWER_SECONDS, self.send_whole)
 
-    def answer(self, *, warm: bool) -> None:
+    def answer(self, *, warm: bool, hold: bool) -> None:
         assert self.transport is not None
         if warm:
             self.transport.write(HEAD + ROLE + TOKEN * TOKENS + TAIL)
             return
         self.transport.write(HEAD)
+        self.held = hold
         self.tick(self.loop.time() + FIRST_TOKEN_SECONDS, 0)
 
     def send_whole(self) -> None:
@@ -179,7 +193,8 @@ class Upstream(asyncio.Protocol):
             return
         self.transport.write(ROLE + TOKEN if sent == 0 else TOKEN)
         if sent + 1 < TOKENS:
-            self.tick(at + TOKEN_SECONDS, sent + 1)
+            holds = self.held and sent + 1 == HOLD_AFTER
+            self.tick(at + (HOLD_SECONDS if holds else TOKEN_SECONDS), sent + 1)
         else:
             self.transport.write(TAIL)
 
@@ -435,16 +450,98 @@ def measure(config: Config, count: int, upstream_port: int, workdir: Path) -> Fi
         server.stop()
 
 
+# --- time to the first token below saturation (--ttft) ----------------------------------------
+
+TTFT_SAMPLES = 100  # first tokens wanted per configuration and N: rounds = this / N ...
+TTFT_MAX_ROUNDS = 20  # ... but no more rounds than this (each lasts a stream, 4.3 s)
+
+
+async def ttft_round(servers: dict[str, Server], configs: list[Config],
+                     count: int) -> dict[str, list[float]]:
+    """One round: for each configuration in turn, N streams opened over
+    :data:`RAMP_SECONDS`, read to their end; their times to the first token, in seconds."""
+    firsts: dict[str, list[float]] = {}
+    for config in configs:
+        streams = await asyncio.gather(*(
+            one_stream(servers[config.name].port, config, "Tell me a story.",
+                       RAMP_SECONDS * n / count, None) for n in range(count)))
+        firsts[config.name] = [s.first_token for s in streams if s.first_token is not None]
+        dropped = sum(1 for s in streams if not (s.status_ok and s.done and s.tokens == TOKENS))
+        if dropped:
+            print(f"   {config.name}: {dropped} streams dropped at N = {count}", flush=True)
+    return firsts
+
+
+async def warm_up(servers: dict[str, Server], configs: list[Config]) -> None:
+    for config in configs:
+        warm = await asyncio.gather(*(one_stream(servers[config.name].port, config, "warm", 0,
+                                                 None) for _ in range(WARM_STREAMS)))
+        if any(not s.done for s in warm):
+            raise RuntimeError(f"{config.name}: the warm-up streams failed")
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+def ttft_ramp(configs: list[Config], counts: list[int], upstream_port: int,
+              workdir: Path) -> None:
+    """What bloge adds to the floor's time to the first token as N grows: one server per
+    configuration for the whole ramp (warmed up once); at each N, rounds of N streams per
+    configuration, the configurations taking turns within a round, until
+    :data:`TTFT_SAMPLES` first tokens (at most :data:`TTFT_MAX_ROUNDS` rounds). The p50
+    and p99 are of all the round's first tokens pooled; "saturated" flags an N where the
+    floor's own p99 is more than :data:`SATURATED_MS` past the upstream's 300 ms: what
+    bloge adds there is the machine's, not bloge's."""
+    servers = {c.name: Server(c, upstream_port, workdir) for c in configs}
+    try:
+        asyncio.run(warm_up(servers, configs))
+        for count in counts:
+            rounds = min(TTFT_MAX_ROUNDS, -(-TTFT_SAMPLES // count))
+            pooled: dict[str, list[float]] = {c.name: [] for c in configs}
+            for round_ in range(rounds):
+                order = configs[round_ % len(configs):] + configs[:round_ % len(configs)]
+                for name, firsts in asyncio.run(ttft_round(servers, order, count)).items():
+                    pooled[name].extend(firsts)
+            report_ttft(count, rounds, pooled)
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+def report_ttft(count: int, rounds: int, pooled: dict[str, list[float]]) -> None:
+    def ms(name: str, fraction: float) -> float:
+        return percentile(pooled[name], fraction) * 1e3 if pooled[name] else float("nan")
+
+    saturated = ms("floor", 0.99) > FIRST_TOKEN_SECONDS * 1e3 + SATURATED_MS
+    print(f"N = {count}: {rounds} round(s), {len(pooled['floor'])} first tokens each"
+          + ("  SATURATED (the floor's p99 is more than "
+             f"{SATURATED_MS:g} ms past the upstream's)" if saturated else ""), flush=True)
+    for name in pooled:
+        line = (f"   {name:<19} TTFT p50 {ms(name, 0.5):7.1f} p99 {ms(name, 0.99):7.1f} ms")
+        if name != "floor":
+            line += (f"  | added p50 {ms(name, 0.5) - ms('floor', 0.5):+6.1f} "
+                     f"p99 {ms(name, 0.99) - ms('floor', 0.99):+6.1f} ms")
+        print(line, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", default="100,200,1000,2000")
+    parser.add_argument("--n", default="",
+                        help="the Ns, comma-separated (default 100,200,1000,2000; with --ttft "
+                        "1,5,10,25,50)")
+    parser.add_argument("--ttft", action="store_true",
+                        help="ramp N and print only the time to the first token bloge adds to "
+                        "the floor's at each N, with the saturation flag")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--only", default="", help="configurations whose name has this")
     parser.add_argument("--before", metavar="CHECKOUT",
                         help="also run each bloge configuration on this checkout's bloge "
                         "(git worktree add --detach DIR main), interleaved: before and after")
     args = parser.parse_args()
-    counts = [int(n) for n in args.n.split(",")]
+    counts = [int(n) for n in (args.n or ("1,5,10,25,50" if args.ttft
+                                          else "100,200,1000,2000")).split(",")]
     configs = [c for c in CONFIGS if c.kind == "floor" or args.only in c.name]
     if args.before:
         configs += [replace(c, name=c.name.replace("bloge", "before"), root=args.before)
@@ -457,6 +554,9 @@ def main() -> None:
           f"{args.rounds} round(s)", flush=True)
     try:
         with tempfile.TemporaryDirectory() as workdir:
+            if args.ttft:
+                ttft_ramp(configs, counts, upstream_port, Path(workdir))
+                return
             for count in counts:
                 results: dict[str, list[Figures]] = {c.name: [] for c in configs}
                 for round_ in range(args.rounds):

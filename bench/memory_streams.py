@@ -1,12 +1,23 @@
-"""What each open stream of bench_streams.py holds, by tracemalloc (issue 36's memory row):
+"""What each open stream of bench_streams.py holds (issue 36's memory row):
 
     nice .venv/bin/python bench/memory_streams.py "bloge memory  runs" 200 [--top 25]
+        [--frames 40 | --frames 0] [--tokens 1] [--keep DIR]
 
 Starts the configuration's server (whose SIGUSR1 dumps a snapshot, the first starting
-tracemalloc with 10 frames), warms it up, snapshots, opens N streams, snapshots again once
-every stream has its first token, and prints the difference per stream: by the line that
-asked for the memory (the frame of bloge or of an installed library nearest the allocation),
-by file, and the live asyncio tasks per stream.
+tracemalloc with ``--frames`` frames), warms it up, snapshots, opens N streams whose upstream
+holds them open after their first ``--tokens`` tokens (each then holds what an open stream
+holds, however busy the machine; more tokens show what a stream keeps per token relayed),
+snapshots again once every stream has them, and prints the difference per stream:
+
+* the RSS (inflated by tracemalloc's own traces unless ``--frames 0``) and the live tasks;
+* the cyclic garbage the collector had not freed yet, by type (then collected: what follows
+  is what is live);
+* the objects the collector tracks, by type (coroutines and generators by their function:
+  the chain of awaits each stream holds, frame by frame), with their ``sys.getsizeof``;
+* with tracemalloc: the bytes traced, by the line that asked for them (the innermost frame of
+  bloge or of the floor, else of an installed library) and by the file that allocated them.
+  ``--keep DIR`` saves both snapshots, to read their tracebacks.
+
 Run it for ``floor`` too: the floor's holdings are what any relay holds.
 """
 
@@ -14,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -21,19 +33,54 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import bench_streams as bench
 
 #: Run in the server process: snapshots (and the count of live tasks) on SIGUSR1.
 PRELUDE = """
-import asyncio, signal, sys, tracemalloc
+import asyncio, gc, json, signal, sys, tracemalloc
+def _rss_kib():
+    return next(int(line.split()[1]) for line in open('/proc/self/status')
+                if line.startswith('VmRSS'))
+def _census(rss, uncollected, garbage):
+    # The live objects the collector tracks, by type: how many and their sys.getsizeof
+    # (a coroutine's or generator's includes its frame), and the process's RSS in KiB.
+    by_type = {}
+    for thing in gc.get_objects():
+        kind = type(thing)
+        name = kind.__module__ + '.' + kind.__qualname__
+        if kind.__name__ in ('coroutine', 'async_generator', 'generator'):
+            name += ' ' + thing.__qualname__  # which: the chain of awaits, frame by frame
+        count, size = by_type.get(name, (0, 0))
+        by_type[name] = (count + 1, size + sys.getsizeof(thing))
+    return {'types': by_type, 'rss_kib': rss, 'traced': tracemalloc.get_traced_memory()[0],
+            'uncollected': uncollected, 'garbage': garbage}
+def _tracing(frames):
+    # From the first snapshot on (the imports go at speed), unless told not to trace.
+    if frames and not tracemalloc.is_tracing():
+        tracemalloc.start(frames)
 def _dump(signum, frame):
-    if not tracemalloc.is_tracing():  # from the first snapshot on: the imports go at speed
-        tracemalloc.start(10)
+    _tracing(FRAMES)
     tasks = len(asyncio.all_tasks())
-    snapshot = tracemalloc.take_snapshot()
-    snapshot.dump(sys.argv[0] + '.%d' % _dump.count)
+    rss = _rss_kib()
+    uncollected = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
+    # What is counted is what is live; the cyclic garbage is told apart, by type.
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    garbage = gc.collect()
+    garbage_types = {}
+    for thing in gc.garbage:
+        name = type(thing).__module__ + '.' + type(thing).__qualname__
+        garbage_types[name] = garbage_types.get(name, 0) + 1
+    gc.garbage.clear()
+    gc.set_debug(0)
+    gc.collect()
+    if tracemalloc.is_tracing():
+        tracemalloc.take_snapshot().dump(sys.argv[0] + '.%d' % _dump.count)
+    census = _census(rss, uncollected, garbage_types)
+    open(sys.argv[0] + '.%d.census' % _dump.count, 'w').write(json.dumps(census))
     open(sys.argv[0] + '.%d.tasks' % _dump.count, 'w').write(str(tasks))
     _dump.count += 1
 _dump.count = 0
@@ -44,7 +91,8 @@ signal.signal(signal.SIGUSR1, _dump)
 class TracedServer(bench.Server):
     """The configuration's server, under tracemalloc, snapshotting on SIGUSR1 to ``dumps``."""
 
-    def __init__(self, config: bench.Config, upstream_port: int, workdir: Path) -> None:
+    def __init__(self, config: bench.Config, upstream_port: int, workdir: Path,
+                 frames: int) -> None:
         self.port = bench.free_port()
         self.dumps = workdir / f"snap-{self.port}"
         project = Path(tempfile.mkdtemp(dir=workdir))
@@ -60,7 +108,8 @@ class TracedServer(bench.Server):
             run = (f"from bloge_container.cli.app import main\nsys.argv[1:] = ['serve', '--port', "
                    f"'{self.port}']\nmain()")
         script = project / "traced.py"
-        script.write_text(PRELUDE + f"sys.argv[0] = {str(self.dumps)!r}\n" + run + "\n")
+        script.write_text(PRELUDE + f"FRAMES = {frames}\nsys.argv[0] = {str(self.dumps)!r}\n"
+                          + run + "\n")
         env = {**os.environ, "PYTHONPATH": f"{bench.HERE.parent}:{bench.HERE}"}
         self.process = subprocess.Popen([sys.executable, str(script)],
                                         cwd=project, env=env, stdout=subprocess.DEVNULL,
@@ -68,22 +117,30 @@ class TracedServer(bench.Server):
         bench.wait_for(self.port, self.process)
         self.taken = 0
 
-    def snapshot(self) -> tuple[tracemalloc.Snapshot, int]:
+    def snapshot(self) -> Taken:
         dump = Path(f"{self.dumps}.{self.taken}")
         self.process.send_signal(signal.SIGUSR1)
         tasks = Path(f"{dump}.tasks")
         while not tasks.exists() or not tasks.read_text():
             time.sleep(0.05)
         self.taken += 1
-        return tracemalloc.Snapshot.load(str(dump)), int(tasks.read_text())
+        census = json.loads(Path(f"{dump}.census").read_text())
+        snapshot = tracemalloc.Snapshot.load(str(dump)) if dump.exists() else None
+        return Taken(snapshot, int(tasks.read_text()), census)
 
 
-Taken = tuple[tracemalloc.Snapshot, int]
-"""A snapshot and the number of live tasks then."""
+@dataclass(frozen=True)
+class Taken:
+    """A snapshot, the number of live tasks then, and the census of live objects (by type:
+    count and bytes; the RSS; what tracemalloc traced)."""
+
+    snapshot: tracemalloc.Snapshot | None  # None: run with --frames 0
+    tasks: int
+    census: dict[str, Any]
 
 
-async def open_streams(server: TracedServer, config: bench.Config,
-                       count: int) -> tuple[Taken, Taken]:
+async def open_streams(server: TracedServer, config: bench.Config, count: int,
+                       tokens: int) -> tuple[Taken, Taken]:
     warm = await asyncio.gather(*(bench.one_stream(server.port, config, "warm", 0, None)
                                   for _ in range(bench.WARM_STREAMS)))
     if any(not s.done for s in warm):
@@ -92,7 +149,7 @@ async def open_streams(server: TracedServer, config: bench.Config,
     before = await asyncio.to_thread(server.snapshot)
     opened = bench.Countdown(count)
     streams = [asyncio.create_task(bench.one_stream(
-        server.port, config, "Tell me a story.", bench.RAMP_SECONDS * n / count, opened))
+        server.port, config, "hold: tell me a story.", bench.RAMP_SECONDS * n / count, opened))
         for n in range(count)]
     everyone = asyncio.gather(*streams)
     all_open = asyncio.create_task(opened.event.wait())
@@ -103,6 +160,8 @@ async def open_streams(server: TracedServer, config: bench.Config,
         raise RuntimeError(f"{config.name}: {len(failed)} streams ended without a token; the "
                            f"first: status ok {failed[0].status_ok}, last frame "
                            f"{failed[0].last_frame[-300:]!r}")
+    # The streams hold after their first ``tokens``: the last to start has them all by then.
+    await asyncio.sleep((tokens - 1) * bench.TOKEN_SECONDS + 0.5 if tokens > 1 else 0)
     during = await asyncio.to_thread(server.snapshot)
     dropped = [s for s in await everyone if not s.done]
     if dropped:
@@ -118,14 +177,15 @@ NOISE = tuple(tracemalloc.Filter(inclusive=False, filename_pattern=name) for nam
 def asker(trace: tracemalloc.Traceback) -> str:
     """The frame that asked for the memory: the innermost frame of bloge or of the floor,
     else of an installed library (not the standard library's asyncio, say)."""
-    for frame in trace:  # innermost first (tracemalloc's order, most recent first)
+    innermost_first = list(reversed(trace))  # a Traceback lists the oldest frame first
+    for frame in innermost_first:
         name = frame.filename
         if "/bloge/" in name or "bench_streams" in name:
             return f"{_short(name)}:{frame.lineno}"
-    for frame in trace:
+    for frame in innermost_first:
         if "site-packages" in frame.filename:
             return f"{_short(frame.filename)}:{frame.lineno}"
-    return f"{_short(trace[0].filename)}:{trace[0].lineno}"
+    return f"{_short(innermost_first[0].filename)}:{innermost_first[0].lineno}"
 
 
 def _short(name: str) -> str:
@@ -136,18 +196,38 @@ def _short(name: str) -> str:
 
 
 def report(count: int, before: Taken, during: Taken, top: int) -> None:
-    first, second = (s.filter_traces(NOISE) for s in (before[0], during[0]))
+    rss = during.census["rss_kib"] - before.census["rss_kib"]
+    print(f"   RSS: {rss / count:.1f} KiB/stream" + ("" if before.snapshot is None else
+                                                     " (tracemalloc's own traces included)")
+          + f"; {(during.tasks - before.tasks) / count:.2f} live tasks/stream")
+    kinds = during.census["garbage"]
+    print(f"   cyclic garbage the collector had not yet freed: "
+          f"{sum(kinds.values()) / count:.0f} objects/stream (" + ", ".join(
+              f"{n / count:.1f} {name}" for name, n in sorted(kinds.items(),
+                                                               key=lambda kv: -kv[1])[:12])
+          + ")")
+    census(count, before.census["types"], during.census["types"], top)
+    if before.snapshot is not None and during.snapshot is not None:
+        traced(count, before.snapshot, during.snapshot, during.census, top)
+
+
+def traced(count: int, before: tracemalloc.Snapshot, during: tracemalloc.Snapshot,
+           census: dict[str, Any], top: int) -> None:
+    """Print what tracemalloc traced per stream: in all, its cyclic garbage, by the line that
+    asked for it and by the file that allocated it."""
+    first, second = (s.filter_traces(NOISE) for s in (before, during))
     total = (sum(s.size for s in second.statistics("filename"))
              - sum(s.size for s in first.statistics("filename")))
-    print(f"   traced: {total / count / 1024:.1f} KiB/stream, "
-          f"{(during[1] - before[1]) / count:.2f} live tasks/stream")
+    garbage = census["uncollected"] - census["traced"]
+    print(f"   traced: {total / count / 1024:.1f} KiB/stream live, and {garbage / count / 1024:.1f}"
+          f" KiB/stream of cyclic garbage")
     by_asker: dict[str, int] = {}
     for stat in second.compare_to(first, "traceback"):
         key = asker(stat.traceback)
         by_asker[key] = by_asker.get(key, 0) + stat.size_diff
     by_file: dict[str, int] = {}
     for stat in second.compare_to(first, "filename"):
-        key = _short(stat.traceback[0].filename)
+        key = _short(stat.traceback[-1].filename)
         by_file[key] = by_file.get(key, 0) + stat.size_diff
     for title, table in (("by asking line", by_asker), ("by allocating file", by_file)):
         print(f"   {title}:")
@@ -155,23 +235,51 @@ def report(count: int, before: Taken, during: Taken, top: int) -> None:
             print(f"     {size / count:8.0f} B/stream  {key}")
 
 
+def census(count: int, before: dict[str, list[int]], during: dict[str, list[int]],
+           top: int) -> None:
+    """Print the objects the collector tracks that each open stream adds, by type: how many
+    and their bytes (sys.getsizeof: a coroutine's includes its frame; a dict's its table,
+    not its keys and values)."""
+    added = {name: (n - before.get(name, (0, 0))[0], size - before.get(name, (0, 0))[1])
+             for name, (n, size) in during.items()}
+    print(f"   collector-tracked objects, per stream: "
+          f"{sum(n for n, _ in added.values()) / count:.1f} objects, "
+          f"{sum(size for _, size in added.values()) / count:.0f} B; by type:")
+    for name, (n, size) in sorted(added.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"     {size / count:8.0f} B/stream  {n / count:6.2f}  {name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("config")
     parser.add_argument("count", type=int)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--frames", type=int, default=40,
+                        help="the frames tracemalloc keeps per allocation; 0: no tracemalloc "
+                        "(RSS, tasks and the collector's census only, at full speed)")
+    parser.add_argument("--tokens", type=int, default=1,
+                        help="the tokens each stream relays before it holds (what a stream "
+                        "holds per token relayed shows as the difference with --tokens 1)")
+    parser.add_argument("--keep", metavar="DIR", type=Path,
+                        help="also save the two snapshots there (before.snap, during.snap), "
+                        "to read their tracebacks")
     args = parser.parse_args()
     config = next(c for c in bench.CONFIGS if c.name == args.config)
     upstream_port = bench.free_port()
-    model = subprocess.Popen([sys.executable, bench.__file__, "upstream", str(upstream_port)])
+    model = subprocess.Popen([sys.executable, bench.__file__, "upstream", str(upstream_port)],
+                             env={**os.environ, "BENCH_HOLD_AFTER": str(args.tokens)})
     bench.wait_for(upstream_port, model)
     try:
         with tempfile.TemporaryDirectory() as workdir:
-            server = TracedServer(config, upstream_port, Path(workdir))
+            server = TracedServer(config, upstream_port, Path(workdir), args.frames)
             try:
-                before, during = asyncio.run(open_streams(server, config, args.count))
+                before, during = asyncio.run(open_streams(server, config, args.count, args.tokens))
             finally:
                 server.stop()
+            if args.keep and before.snapshot and during.snapshot:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                before.snapshot.dump(str(args.keep / "before.snap"))
+                during.snapshot.dump(str(args.keep / "during.snap"))
             print(f"{config.name}, N = {args.count}")
             report(args.count, before, during, args.top)
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bloge.llm.messages import ToolCall
 from bloge.llm.types import LlmChunk, LlmResponse, effective_finish_reason
 
 
@@ -31,9 +32,8 @@ def response_chunks(response: LlmResponse) -> list[LlmChunk]:
 
 def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
     """The response one stream's chunks amount to: the text joined, the tool calls in order,
-    and the finish reason and usage of the ``done`` chunk that ends the stream (the finish
-    reason inferred from the calls when the stream left it out; usage not reported when the
-    stream ended without a ``done`` chunk, or its ``done`` chunk carried none).
+    and the finish reason and usage of the ``done`` chunk that ends the stream (see
+    :func:`joined_response`).
 
     ``chunks`` end at the ``done`` chunk: whoever reads a stream stops there. A chunk whose
     ``content`` is ``None`` (a provider that passes OpenAI's ``null`` deltas on) adds no text.
@@ -41,21 +41,34 @@ def join_chunks(chunks: Sequence[LlmChunk]) -> LlmResponse:
     last = chunks[-1] if chunks and chunks[-1].done else None
     # One comprehension per field, not a loop over the chunks: this runs on every streamed
     # model turn, over every token.
-    calls = tuple([chunk.tool_call for chunk in chunks if chunk.tool_call is not None])
+    return joined_response([chunk.content for chunk in chunks if chunk.content],
+                           [chunk.tool_call for chunk in chunks if chunk.tool_call is not None],
+                           last)
+
+
+def joined_response(texts: Sequence[str], calls: Sequence[ToolCall],
+                    done: LlmChunk | None) -> LlmResponse:
+    """The response a stream amounts to, from what a reader kept of it: its ``texts`` (joined),
+    its tool ``calls`` in order, and its ``done`` chunk, whose finish reason and usage it has
+    (the finish reason inferred from the calls when the stream left it out; usage not reported
+    when the stream ended without a ``done`` chunk, or its ``done`` chunk carried none).
+
+    A reader keeps these rather than every chunk (the agent loop does: an open stream then
+    holds its text, not a chunk object per token)."""
     return LlmResponse(
-        content="".join([chunk.content for chunk in chunks if chunk.content]),
+        content="".join(texts),
         finish_reason=effective_finish_reason(
-            last.finish_reason if last else None, has_tool_calls=bool(calls)),
-        prompt_tokens=(last.prompt_tokens or 0) if last else 0,
-        completion_tokens=(last.completion_tokens or 0) if last else 0,
-        tool_calls=calls,
-        usage_reported=last is not None and (last.prompt_tokens is not None
-                                             or last.completion_tokens is not None),
-        model=last.model if last else "",
-        cache_read_tokens=last.cache_read_tokens if last else 0,
-        cache_write_tokens=last.cache_write_tokens if last else 0,
-        fallback_from=last.fallback_from if last else (),
-        served_model=last.served_model if last else None,
+            done.finish_reason if done else None, has_tool_calls=bool(calls)),
+        prompt_tokens=(done.prompt_tokens or 0) if done else 0,
+        completion_tokens=(done.completion_tokens or 0) if done else 0,
+        tool_calls=tuple(calls),
+        usage_reported=done is not None and (done.prompt_tokens is not None
+                                             or done.completion_tokens is not None),
+        model=done.model if done else "",
+        cache_read_tokens=done.cache_read_tokens if done else 0,
+        cache_write_tokens=done.cache_write_tokens if done else 0,
+        fallback_from=done.fallback_from if done else (),
+        served_model=done.served_model if done else None,
     )
 
 

@@ -2,9 +2,10 @@
 
 The ``"llmChat"`` operator answers with an :class:`~bloge.llm.types.LlmResponse`; the
 ``"llmStreamingChat"`` operator with an async iterator of :class:`~bloge.llm.types.LlmChunk`,
-whose text goes to the run's sink as it comes and whose chunks :func:`~bloge.llm.chunks.join_chunks`
-makes the response. The loop and the Temporal model activity take either answer from either
-operator through :func:`response_of`, so that a streamed turn and a whole one differ only there.
+whose text goes to the run's sink as it comes and whose texts, tool calls and ``done`` chunk
+:func:`~bloge.llm.chunks.joined_response` makes the response. The loop and the Temporal
+model activity take either answer from either operator through :func:`response_of`, so that a
+streamed turn and a whole one differ only there.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import AsyncIterator
 from bloge.agent.loop.chunks import Token
 from bloge.agent.loop.tools import ChunkSink
 from bloge.core.errors import BlogeUsageError
-from bloge.llm.chunks import join_chunks
+from bloge.llm.chunks import joined_response
+from bloge.llm.messages import ToolCall
 from bloge.llm.types import LlmChunk, LlmResponse
 
 
@@ -28,22 +30,28 @@ async def response_of(answer: object, chat: str, sink: ChunkSink | None,
         return answer
     if not isinstance(answer, AsyncIterator):
         raise BlogeUsageError(not_an_answer(chat, answer))
-    # Kept as they come and joined once at the end: cheaper per token than assembling the
-    # response chunk by chunk.
-    chunks: list[LlmChunk] = []
-    keep = chunks.append
+    # The texts and calls are kept as they come and joined once at the end: cheaper per token
+    # than assembling the response chunk by chunk. Not the chunks themselves: an open stream
+    # would hold a chunk object per token it relayed (120 bytes each, beside its text).
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    done: LlmChunk | None = None
     try:
         async for chunk in answer:
-            keep(chunk)
-            if sink is not None and (text := chunk.content):
-                await sink(Token(text, turn))
+            if text := chunk.content:
+                texts.append(text)
+                if sink is not None:
+                    await sink(Token(text, turn))
+            if chunk.tool_call is not None:
+                calls.append(chunk.tool_call)
             if chunk.done:
+                done = chunk
                 break
     finally:
         close = getattr(answer, "aclose", None)
         if close is not None:
             await close()
-    return join_chunks(chunks)
+    return joined_response(texts, calls, done)
 
 
 def not_an_answer(chat: str, answer: object) -> str:
