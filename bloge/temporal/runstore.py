@@ -158,22 +158,39 @@ class TemporalRunStore:
         in the store (see :mod:`bloge.temporal.waiting`), and it is followed until it ends,
         or waits again (:class:`~bloge.agent.RunPaused`)."""
         stored = await self.store.get_run(run_id)
+        if not stored.status.paused and not stored.status.finished:
+            raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
+                                  "itself after a crash; there is nothing to resume")
+        return await self.go_on(run_id, sink=sink)
+
+    async def go_on(self, run_id: str, *, sink: ChunkSink | None = None) -> AgentOutput:
+        """Run ``run_id``'s output: paused, its workflows are sent the answers taken in the
+        store (:meth:`send_answers`) — :class:`~bloge.agent.RunPaused` while a call still
+        waits — and it is followed from its last event on (:meth:`follow`); one its workflow
+        took back already (the answers were sent by whoever gave them) is followed so too.
+        ``bloge run --wait`` and ``bloge runs resume`` go on with a run this way."""
+        stored = await self.store.get_run(run_id)
         if stored.status.finished:
             raise BlogeUsageError(
                 f"run {run_id!r} is {stored.status.value} and ran on Temporal, where a run "
                 f"that ended is not taken up again; go on with its conversation in a new run "
                 f"on its thread (bloge run {stored.agent_id} --thread {stored.thread_id} …)")
-        if not stored.status.paused:
-            raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
-                                  "itself after a crash; there is nothing to resume")
-        if await self.send_answers(run_id):
+        if stored.status.paused and await self.send_answers(run_id):
             raise await self._paused(run_id)  # it goes on once the others are decided
-        runner = await self.runner()
         seen = await self.store.run_events(run_id)
+        return await self.follow(run_id, stored.thread_id, sink,
+                                 after=seen[-1].seq if seen else 0)
+
+    async def follow(self, run_id: str, thread_id: str | None, sink: ChunkSink | None, *,
+                     after: int = 0) -> AgentOutput:
+        """The output of run ``run_id``, started on the workers, its events after ``after``
+        relayed meanwhile (to this process's watchers, the listeners and ``sink``);
+        :class:`~bloge.agent.RunPaused`, as its record in the store says, once it waits for
+        approval or results (its workflow waits on). A failure names ``thread_id``."""
+        runner = await self.runner()
         self.store.live.started(run_id)
         try:
-            return await self._follow(runner, run_id, stored.thread_id, sink,
-                                      after=seen[-1].seq if seen else 0)
+            return await self._follow(runner, run_id, thread_id, sink, after=after)
         finally:
             self.store.live.ended(run_id)
 
