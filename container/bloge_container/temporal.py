@@ -70,10 +70,12 @@ def served(container: ApplicationContainer, chosen: TemporalOptions,
                          listeners=(*container.listeners(), *listeners))
 
 
-def runs_store(settings: BlogeSettings, store: Any, *, listeners: tuple[Any, ...] = ()) -> Any:
+def runs_store(settings: BlogeSettings, store: Any, *, listeners: tuple[Any, ...] = (),
+               client: Any = None) -> Any:
     """What agent operators record their runs with: ``store`` itself, or with
     ``bloge.runner: temporal`` a store that runs each run as a workflow on the workers (and
-    reads its events back from ``store``, telling ``listeners`` of their callbacks)."""
+    reads its events back from ``store``, telling ``listeners`` of their callbacks), through
+    ``client`` when given (else connected on first use)."""
     if settings.runner != "temporal":
         return store
     require_extra("bloge.runner: temporal")
@@ -82,5 +84,5 @@ def runs_store(settings: BlogeSettings, store: Any, *, listeners: tuple[Any, ...
     return TemporalRunStore(store, connection(settings), settings.temporal.task_queue,
                             workflow_task_timeout=settings.temporal.workflow_task_timeout,
                             local_model_calls=settings.temporal.local_model_calls,
-                            listeners=listeners,
+                            listeners=listeners, client=client,
                             max_payload_bytes=int(settings.temporal.max_payload_bytes))

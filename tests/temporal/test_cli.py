@@ -16,9 +16,11 @@ import httpx
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
+from bloge import AgentOutput
 from bloge.store import open_store
 from bloge.temporal import Connection, RunCancelledError, TemporalRunner, connect
 from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
+from tests.cli.test_approvals_commands import GUARDED
 from tests.server.test_runs_api import sse_events
 from tests.server.test_serve_command import serving
 from tests.temporal.conftest import DevServer
@@ -265,3 +267,73 @@ def test_bloge_run_stream_shows_a_child_workflows_steps_as_a_local_run_does(
     assert any("↳ research: → searchKnowledgeBase" in line for line in steps(remote.stderr))
     assert steps(remote.stderr) == steps(local.stderr)
     assert remote.stdout == local.stdout
+
+
+@pytest.fixture
+def guarded_app(app: Path) -> Path:  # noqa: F811 -- app is the fixture
+    """The application with an agent whose tool needs approval (before the worker starts)."""
+    (app / "examples" / "support" / "guarded.bloge").write_text(GUARDED)
+    return app
+
+
+def test_bloge_run_stops_at_an_approval_on_temporal_and_approve_continues_it(
+        guarded_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, cwd=guarded_app, env=on_temporal)
+    assert run.returncode == 3, run.stderr
+    found = re.search(r"run (\w+) is awaiting approval:\n  (\S+)  searchKnowledgeBase\(",
+                      run.stderr)
+    assert found is not None, run.stderr
+    run_id, call_id = found[1], found[2]
+    assert f"bloge approvals approve {run_id} {call_id}" in run.stderr
+    approved = bloge("approvals", "approve", run_id, call_id, cwd=guarded_app, env=on_temporal)
+    assert approved.returncode == 0, approved.stderr
+    assert f"sent to the workflow of run {run_id}" in approved.stdout
+    output = asyncio.run(_output(on_temporal, run_id))
+    assert "KB-RESET-001" in output.content
+    shown = bloge("runs", "show", run_id, "--json", cwd=guarded_app)
+    assert json.loads(shown.stdout)["status"] == "succeeded"
+
+
+def test_bloge_run_wait_on_temporal_sends_the_decision_and_prints_the_answer(
+        guarded_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    waiting = subprocess.Popen([str(BLOGE), "run", "guardedSupport", QUESTION, "--wait"],
+                               cwd=guarded_app, env=environment(on_temporal),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert waiting.stderr is not None
+    line = ""
+    while "bloge approvals approve" not in line:
+        line = waiting.stderr.readline()
+        assert line, "the run ended before it paused"
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", line)
+    assert found is not None
+    # Only recorded: the waiting command sends it to the workflow, and follows the run.
+    decided = bloge("approvals", "approve", found[1], found[2], "--no-continue",
+                    cwd=guarded_app, env=on_temporal)
+    assert decided.returncode == 0, decided.stderr
+    out, _ = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0
+    assert "KB-RESET-001" in out
+
+
+def test_bloge_runs_resume_on_temporal_reports_a_run_still_waiting_and_goes_on_once_decided(
+        guarded_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, cwd=guarded_app, env=on_temporal)
+    assert run.returncode == 3, run.stderr
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
+    assert found is not None, run.stderr
+    run_id, call_id = found[1], found[2]
+    undecided = bloge("runs", "resume", run_id, cwd=guarded_app, env=on_temporal)
+    assert undecided.returncode == 3, undecided.stderr
+    assert f"run {run_id} is awaiting approval:\n  {call_id}  " in undecided.stderr
+    decided = bloge("approvals", "approve", run_id, call_id, "--no-continue",
+                    cwd=guarded_app, env=on_temporal)
+    assert decided.returncode == 0, decided.stderr
+    resumed = bloge("runs", "resume", run_id, cwd=guarded_app, env=on_temporal)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+
+
+async def _output(on_temporal: dict[str, str], run_id: str) -> AgentOutput:
+    """Run ``run_id``'s output, once its workflow ended."""
+    client = await connect(Connection(on_temporal["BLOGE_TEMPORAL__ADDRESS"]))
+    return await TemporalRunner(client, on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"]).result(run_id)

@@ -1,7 +1,9 @@
 """``bloge run`` with ``bloge.runner: temporal``: the run is a workflow that ``bloge worker``
-processes run; this process starts it and waits for its output. Streamed, it shows the
-run's tokens and tool calls as the workers write them to the run store. Ctrl-C cancels the
-workflow."""
+processes run; this process starts it and follows it in the run store until its output, or
+until it pauses for approval or results (:class:`~bloge.agent.RunPaused`, reported as a local
+run's: exit 3, or with ``--wait`` waiting for the decisions and then going on with it).
+Streamed, it shows the run's tokens and tool calls as the workers write them to the store.
+Ctrl-C cancels the workflow."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from typing import TYPE_CHECKING
 from bloge_container.cli.console import err, failure, out
 
 if TYPE_CHECKING:
-    from bloge import AgentDef, AgentOutput
+    from bloge import AgentDef, AgentOutput, AgentStreamChunk
+    from bloge.agent.runtime import ChunkSink
     from bloge.store import Store
-    from bloge.temporal import TemporalRunner
+    from bloge.temporal import TemporalRunner, TemporalRunStore
     from bloge_container.application import ApplicationContainer
     from bloge_container.cli.progress import StreamPrinter
     from bloge_container.cli.run import Start
@@ -31,7 +34,7 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start) -
         raise failure(f"bloge.runner is temporal, and the workers run the agents of "
                       f"bloge.agents.dsl-locations: {definition.id!r} is not one of them "
                       f"({', '.join(sorted(agents)) or 'none'})")
-    if start.run_id is not None:
+    if start.run_id is not None and container.run_store() is None:
         raise failure("a Temporal run continues by itself after a crash; there is no stored "
                       "run to resume (bloge.runner is temporal)")
 
@@ -39,11 +42,15 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start) -
 async def run_on_temporal(container: ApplicationContainer, definition: AgentDef, start: Start,
                           *, max_turns: int | None, live: bool,
                           as_json: bool) -> AgentOutput:
+    """Start the run (or, given ``start.run_id``, go on with that paused run) and wait for
+    its output; :class:`~bloge.agent.RunPaused` once it waits (with a run store)."""
     from bloge.temporal import TemporalRunner, connect
     from bloge_container import temporal
     from bloge_container.application import close_container
+    from bloge_container.cli.progress import StreamPrinter
 
     settings = container.settings()
+    printer: StreamPrinter | None = None
     try:
         client = await connect(temporal.connection(settings))
         store = container.run_store()
@@ -53,35 +60,63 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
                                 local_model_calls=settings.temporal.local_model_calls,
                                 store=store,
                                 max_payload_bytes=int(settings.temporal.max_payload_bytes))
-        handle = await runner.start(definition.id, start.text, thread_id=start.thread_id,
-                                    checkpoint=start.checkpoint, max_turns=max_turns)
+        # With the store, the run is followed there: its events, and its pause.
+        runs = None if store is None else temporal.runs_store(settings, store, client=client)
         queue = settings.temporal.task_queue
-        err.print(f"workflow {handle.id} on task queue {queue!r}", markup=False, style="dim")
+        run_id = start.run_id
+        if run_id is None:
+            handle = await runner.start(definition.id, start.text, thread_id=start.thread_id,
+                                        checkpoint=start.checkpoint, max_turns=max_turns)
+            run_id = handle.id
+            err.print(f"workflow {run_id} on task queue {queue!r}", markup=False, style="dim")
         hint = None if store is None else asyncio.create_task(waiting_for_a_worker(
-            store, handle.id, lambda: err.print(
+            store, run_id, lambda: err.print(
                 f"no worker has taken the run after {NO_WORKER_HINT:g}s: is bloge worker "
                 f"running for task queue {queue!r} on {settings.temporal.address}? (the run "
                 "waits for one; Ctrl-C cancels it)", markup=False)))
         # The workers run the agent as configured: only a streaming one has tokens to show.
         served = container.agents()[definition.id].definition
-        tokens = live and store is not None and served.streaming
+        if live and runs is not None and served.streaming:
+            printer = StreamPrinter(out, err, as_json=as_json)
         try:
-            if tokens and store is not None:
-                output = await _streamed(runner, store, handle.id, as_json=as_json)
-            else:
-                output = await runner.result(handle.id)
-                if live:
-                    out.print(output.content, markup=False)
-        except asyncio.CancelledError:
-            # Ctrl-C: the workflow and its running activities are cancelled too.
-            await asyncio.shield(runner.cancel(handle.id))
-            raise
+            output = await _outcome(runner, runs, run_id, start,
+                                    None if printer is None else _sink(printer))
         finally:
             if hint is not None:
                 hint.cancel()
+        if live and printer is None:
+            out.print(output.content, markup=False)
         return output
     finally:
+        if printer is not None:
+            printer.finish()
         await close_container(container)
+
+
+async def _outcome(runner: TemporalRunner, runs: TemporalRunStore | None, run_id: str,
+                   start: Start, sink: ChunkSink | None) -> AgentOutput:
+    """The run's output: followed in the store by ``runs`` (which raises
+    :class:`~bloge.agent.RunPaused` when it waits, and cancels its workflow on Ctrl-C), or
+    with no store, the workflow's result."""
+    if runs is not None and start.run_id is not None:
+        return await runs.go_on(run_id, sink=sink)
+    if runs is not None:
+        return await runs.follow(run_id, start.thread_id, sink)
+    try:
+        return await runner.result(run_id)
+    except asyncio.CancelledError:
+        # Ctrl-C: the workflow and its running activities are cancelled too.
+        await asyncio.shield(runner.cancel(run_id))
+        raise
+
+
+def _sink(printer: StreamPrinter) -> ChunkSink:
+    """The run's chunks, as the workers write them to the store, to ``printer``."""
+
+    async def show(chunk: AgentStreamChunk) -> None:
+        printer.show(chunk)
+
+    return show
 
 
 #: Seconds after which ``bloge run`` says that no worker has taken its run yet.
@@ -104,38 +139,3 @@ async def waiting_for_a_worker(store: Store, run_id: str, say: Callable[[], None
                 else:
                     return
     say()
-
-
-async def _streamed(runner: TemporalRunner, store: Store, run_id: str, *,
-                    as_json: bool) -> AgentOutput:
-    """Print the run's chunks from the store while waiting for its output."""
-    from bloge_container.cli.progress import StreamPrinter
-
-    printer = StreamPrinter(out, err, as_json=as_json)
-    relay = asyncio.create_task(_relay(store, run_id, printer))
-    try:
-        output = await runner.result(run_id)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(relay), timeout=5.0)  # the last events
-        return output
-    finally:
-        relay.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await relay
-        printer.finish()
-
-
-async def _relay(store: Store, run_id: str, printer: StreamPrinter) -> None:
-    from bloge.store import StoreNotFoundError, event_chunk, follow
-
-    while True:  # until a worker has started the run in the store
-        try:
-            await store.get_run(run_id)
-        except StoreNotFoundError:
-            await asyncio.sleep(0.1)
-        else:
-            break
-    async for event in follow(store, run_id):
-        chunk = event_chunk(event)
-        if chunk is not None:
-            printer.show(chunk)
