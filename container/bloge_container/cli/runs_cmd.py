@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +19,7 @@ from bloge_container.cli.options import (
 
 if TYPE_CHECKING:
     from bloge import AgentUsage
+    from bloge.server.state import RunCanceller
     from bloge.store import Run, RunEvent, Store
 
 runs = typer.Typer(help="The runs the run store recorded.", no_args_is_help=True,
@@ -152,7 +153,7 @@ def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = 
     with reported_errors():
         container = open_container(config, profile)
         store = opened_store(container)
-        cancels: Any = store
+        cancels: RunCanceller = store
         if container.settings().runner == "temporal":
             from bloge_container import temporal
 
