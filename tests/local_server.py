@@ -11,11 +11,13 @@ opened and closed::
 
 from __future__ import annotations
 
+import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import httpx
 
@@ -33,8 +35,7 @@ class LocalServer:
         self.opened = 0
         self.closed = 0
         self._changed = threading.Condition()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _request_handler(self))
-        self._server.daemon_threads = True
+        self._server = _QuietServer(("127.0.0.1", 0), _request_handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def url(self, path: str = "") -> str:
@@ -60,6 +61,17 @@ class LocalServer:
                  traceback: TracebackType | None) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: socket.socket | tuple[bytes, socket.socket],
+                     client_address: Any) -> None:
+        # A client that resets its connection is what the tests about closing do; anything
+        # else is printed, as socketserver does.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _request_handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
