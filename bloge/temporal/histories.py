@@ -35,6 +35,7 @@ from bloge.store.recording import segments
 from bloge.temporal import wire
 from bloge.temporal.catalogue import ServedAgent
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, RunLimits
+from bloge.temporal.patches import current_memo
 from bloge.temporal.wire import Json
 
 READ_ACTIVITY = "bloge.read"
@@ -332,7 +333,7 @@ async def continue_as_new(start: Json, turns: Turns, checkpoint: AgentCheckpoint
                     "transcript": wire.messages_to_json(turns.whole(turns.transcript))}
     turns.bound(carried, "the state it continues as new with")
     workflow.continue_as_new({**start, "input": None, "history": None, "checkpoint": None,
-                              "carried": carried})
+                              "carried": carried}, memo=current_memo())
 
 
 async def read_view(agent: ServedAgent, run_id: str, thread_id: str | None,

@@ -3,11 +3,20 @@
 Each change to the commands the workflow issues is a patch (``workflow.patched(id)``), so
 that a run begun before it replays the way it ran. Temporal records a marker for each patch
 a run takes — and, with it, an upsert of the run's ``TemporalChangeVersion`` search
-attribute: two history events, and their work on the service, per patch and per run. A run
-begun after :data:`BASELINE` records that one marker and takes every patch of
-:data:`EARLIER` without a marker of its own (:func:`patched`); a run begun before it (its
-history has no ``BASELINE`` marker) asks for each as it did. A patch added later asks
-``workflow.patched`` itself: runs begun after the baseline but before it must not take it.
+attribute: two history events, and their work on the service, per patch and per run.
+
+A run takes every patch of :data:`EARLIER` without a marker of its own (:func:`patched`)
+when it was begun after :data:`BASELINE`, which it tells in one of two ways:
+
+* bloge's starts (:func:`current_memo`: a client's, a child workflow's, a run continued as
+  new) carry ``BASELINE`` in the run's memo, which is part of the run's first history
+  event: no marker at all, so a run's history has the events of its own work only;
+* a run begun without that memo (by a client from before it) records the ``BASELINE``
+  marker, once.
+
+A run begun before the baseline (neither) asks for each patch as it did. A patch added later
+asks ``workflow.patched`` itself: runs begun after the baseline but before it must not take
+it.
 """
 
 from __future__ import annotations
@@ -43,6 +52,12 @@ EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS
 BASELINE = "bloge.baseline"
 
 
+def current_memo() -> dict[str, bool]:
+    """The memo of a run begun now: it takes the code after :data:`BASELINE` with no
+    marker."""
+    return {BASELINE: True}
+
+
 def patched(patch_id: str) -> bool:
     """Whether the run takes the code after ``patch_id``, one of :data:`EARLIER`: a run
     begun after :data:`BASELINE` does; an earlier one as its history says (a marker
@@ -50,4 +65,5 @@ def patched(patch_id: str) -> bool:
     if patch_id not in EARLIER:
         raise ValueError(f"patch {patch_id!r} is not one of the baseline's: ask "
                          "workflow.patched for it")
-    return workflow.patched(BASELINE) or workflow.patched(patch_id)
+    return (workflow.memo_value(BASELINE, default=False, type_hint=bool)
+            or workflow.patched(BASELINE) or workflow.patched(patch_id))

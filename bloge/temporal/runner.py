@@ -43,6 +43,7 @@ from bloge.llm.types import ToolDefinition
 from bloge.store import Store
 from bloge.temporal import wire
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
+from bloge.temporal.patches import current_memo
 from bloge.temporal.waiting import ANSWER_SIGNAL
 from bloge.temporal.workflow import MAX_TURNS_ERROR, RUN_ERROR, WORKFLOW, start_payload
 
@@ -102,7 +103,7 @@ class TemporalRunner:
                 "the run store (bloge.store) instead of passing it")
         return await self.client.start_workflow(
             WORKFLOW, payload, id=run_id, task_queue=self.task_queue,
-            task_timeout=timedelta(seconds=self.workflow_task_timeout))
+            task_timeout=timedelta(seconds=self.workflow_task_timeout), memo=current_memo())
 
     async def run(self, agent_id: str, input: Any = None, **options: Any) -> AgentOutput:
         """Start a run (see :meth:`start`) and wait for its output."""

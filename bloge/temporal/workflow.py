@@ -160,6 +160,7 @@ from bloge.temporal.patches import (
     LONG_RUNS,
     QUIET_ENDS,
     REPORT_FAILED_TOOLS,
+    current_memo,
     patched,
 )
 from bloge.temporal.relay import watched_by_child
@@ -728,7 +729,8 @@ class ActivityEffects:
         watched_by = watched_by_child(self._watched_by, streams=self._agent.definition.streaming)
         if watched_by:
             start["watched_by"] = watched_by
-        options: dict[str, Any] = {"id": child_id, "task_queue": self._queue}
+        options: dict[str, Any] = {"id": child_id, "task_queue": self._queue,
+                                   "memo": current_memo()}
         if plan.timeout is not None:
             options["execution_timeout"] = timedelta(seconds=plan.timeout)
         try:

@@ -15,7 +15,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from bloge import AgentDef, MaxTurnsExceededError, OperatorRegistry
+from bloge import AgentDef, AgentInput, MaxTurnsExceededError, OperatorRegistry
 from bloge.core.errors import RunError
 from bloge.temporal import (
     AgentWorkflow,
@@ -29,7 +29,7 @@ from bloge.temporal import (
 from bloge.temporal.activities import AgentActivities
 from bloge.temporal.patches import BASELINE, LONG_RUNS, QUIET_ENDS
 from bloge.temporal.worker import PASSED_THROUGH
-from bloge.temporal.workflow import FINISH_ACTIVITY
+from bloge.temporal.workflow import FINISH_ACTIVITY, WORKFLOW, start_payload
 from tests.runtime.helpers import Recorder
 from tests.temporal import agents
 
@@ -86,12 +86,14 @@ async def test_a_run_is_a_workflow_whose_calls_are_activities(serving: Serving,
     assert (exited.total_turns, exited.total_llm_calls, exited.exit_reason) == (2, 2, "stop")
     assert (tmp_path / "count.log").read_text().splitlines() == ["run-hello:1:c1"]
     # Model calls are activities, or markers of the workflow tasks that made them (the
-    # tools and the end of the run are activities either way); one more marker is the
-    # patch that stands for the earlier ones (bloge.temporal.patches).
+    # tools and the end of the run are activities either way). No marker or search
+    # attribute stands for the code's patches: the run's memo tells it
+    # (bloge.temporal.patches).
     history = await runner.client.get_workflow_handle("run-hello").fetch_history()
     kinds = [event.event_type for event in history.events]
     local = runner.local_model_calls
-    assert kinds.count(EventType.EVENT_TYPE_MARKER_RECORDED) == (3 if local else 1)
+    assert kinds.count(EventType.EVENT_TYPE_MARKER_RECORDED) == (2 if local else 0)
+    assert EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES not in kinds
     assert kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == (3 if local else 5)
 
 
@@ -119,25 +121,28 @@ async def test_a_run_with_no_one_to_tell_its_end_ends_without_the_finish_activit
 async def test_a_run_begun_before_the_baseline_patch_replays(client: Client, task_queue: str,
                                                              tmp_path: Path) -> None:
     """A worker that does not take the baseline patch runs as workers did before it (a
-    marker for each earlier patch a run takes); its history replays today, and so does
-    today's, with the baseline's one marker."""
+    marker for each earlier patch a run takes); its history replays today, and so do a
+    run begun without the baseline's memo (the baseline's one marker) and today's (none)."""
     before = await _run_before(client, task_queue, tmp_path, "run-before", {BASELINE})
+    unmarked = await _run_before(client, task_queue, tmp_path, "run-unmarked", set())
     registry = agents.registry(tmp_path / "count.log")
     options = TemporalOptions(task_queue=task_queue)
     async with agent_worker(client, served_agents(agents.definitions(registry), registry,
                                                   options), options):
         await TemporalRunner(client, task_queue).run("counter", "hello", run_id="run-after")
         after = await client.get_workflow_handle("run-after").fetch_history()
-        await _replayed(before, client, task_queue, "counter")
-        await _replayed(after, client, task_queue, "counter")
+        for history in (before, unmarked, after):
+            await _replayed(history, client, task_queue, "counter")
     assert _patches(before) == [LONG_RUNS, QUIET_ENDS]
-    assert _patches(after) == [BASELINE]
+    assert _patches(unmarked) == [BASELINE]
+    assert _patches(after) == []
 
 
 async def _run_before(client: Client, task_queue: str, tmp_path: Path, run_id: str,
                       refused: set[str], *, local_model_calls: bool = False) -> WorkflowHistory:
     """The history of a ``counter`` run (no listeners) on a worker of today's code that
-    does not take the ``refused`` patches: as a worker from before them ran it."""
+    does not take the ``refused`` patches: as a worker from before them ran it, begun
+    without the baseline's memo, as a client from before it begins one."""
     registry = agents.registry(tmp_path / "count.log")
     options = TemporalOptions(task_queue=task_queue)
     served = served_agents(agents.definitions(registry), registry, options)
@@ -148,8 +153,10 @@ async def _run_before(client: Client, task_queue: str, tmp_path: Path, run_id: s
                           activities=AgentActivities(served).all(),
                           workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
                           patch_activation_callback=lambda asked: asked.patch_id not in refused):
-            await TemporalRunner(client, task_queue, local_model_calls=local_model_calls).run(
-                "counter", "hello", run_id=run_id)
+            await client.execute_workflow(
+                WORKFLOW, start_payload("counter", input=AgentInput.of("hello"),
+                                        local_model_calls=local_model_calls),
+                id=run_id, task_queue=task_queue)
     finally:
         catalogue.withdraw(task_queue, list(served))
     return await client.get_workflow_handle(run_id).fetch_history()
