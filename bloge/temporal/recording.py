@@ -395,11 +395,19 @@ class StoreRecording:
 
 class RunEvents:
     """The events one activity of run ``run_id`` produces: listener callbacks (redacted as the
-    journal's events, :attr:`listener`) and stream chunks, shown to ``store``'s live watchers
-    at once, written by ``writer`` at :meth:`flush`, and while a stream runs whenever the last
-    write is older than ``EVENT_FLUSH_SECONDS``. The chunks of a child workflow go to the
-    callers that ``watchers`` lists too (see :mod:`bloge.temporal.relay`), and its
-    :meth:`renew` renews the leases of the callers ``waiting`` on it."""
+    journal's events, :attr:`listener`) and stream chunks, written by ``writer`` at
+    :meth:`flush`, and while a stream runs whenever the last write is older than
+    ``EVENT_FLUSH_SECONDS``. The chunks of a child workflow go to the callers that
+    ``watchers`` lists too (see :mod:`bloge.temporal.relay`), and its :meth:`renew` renews
+    the leases of the callers ``waiting`` on it.
+
+    None is shown to ``store``'s live watchers from here, not even in a process that also
+    follows the run (a server with a worker beside it): the store numbers a run's events as
+    its activities, on any worker, write them, and the run's order is that numbering.
+    Whoever follows the run relays what it reads back from the store
+    (:class:`~bloge.temporal.runstore.TemporalRunStore`); events shown here too would reach
+    its watchers twice, numbered by this activity, and ahead of the events other activities
+    wrote before them (a child's chunks, relayed after its caller's ``tool_end``)."""
 
     __slots__ = ("_flushed_at", "_kept", "_relayed", "listener", "run_id", "spans", "store",
                  "waiting", "watchers", "writer")
@@ -446,11 +454,10 @@ class RunEvents:
             traced.answered(self.spans, self.store.redactor, response)
 
     def keep(self, kind: str, body: Mapping[str, Any], at: float | None = None) -> None:
-        """Keep one event (of time ``at``, else now); callbacks come redacted."""
-        event = RunEvent(self.run_id, len(self._kept) + 1, kind,
-                         time.time() if at is None else at, body)
+        """Keep one event (of time ``at``, else now), numbered by the store as it is written;
+        callbacks come redacted."""
+        event = RunEvent(self.run_id, 0, kind, time.time() if at is None else at, body)
         self._kept.append(event)
-        self.store.live.publish(event)
         if self.spans is not None:
             self.spans.event(kind, event.body, event.at)
 
@@ -461,8 +468,6 @@ class RunEvents:
         for run_id, nested in relayed(chunk, self.run_id, self.watchers):
             event = chunk_event(nested)
             if event is not None:
-                # Not shown live from here: whoever follows the caller shows what it reads
-                # back from the store (numbered there).
                 self._relayed.setdefault(run_id, []).append(
                     RunEvent(run_id, 0, event[0], time.time(), event[1]))
         if time.monotonic() - self._flushed_at >= EVENT_FLUSH_SECONDS:

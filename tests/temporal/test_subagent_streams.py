@@ -22,6 +22,7 @@ from bloge.agent.materialize import agent_operator
 from bloge.agent.runtime import child_run_id
 from bloge.core.context import OperatorContext, Principal
 from bloge.server import ServedAgents, create_app
+from bloge.server.launch import STREAMED
 from bloge.store import Store
 from bloge.temporal import (
     Connection,
@@ -32,6 +33,7 @@ from bloge.temporal import (
     served_agents,
 )
 from tests.server.live_server import LiveServer
+from tests.server.test_runs_api import sse_events
 from tests.temporal import agents
 from tests.temporal.conftest import DevServer, Spawn
 from tests.temporal.test_agent_calls import _replays
@@ -99,9 +101,10 @@ async def test_a_streamed_caller_sees_its_child_workflows_chunks_as_a_local_call
         k["body"] for k in kept if k["event"] == "subagent"]
 
 
-async def test_bloge_serve_streams_a_child_workflows_chunks_as_subagent_events(
-        client: Client, task_queue: str, tmp_path: Path, store: Store,
-        temporal_server: DevServer) -> None:
+async def _served_herald(client: Client, task_queue: str, tmp_path: Path, store: Store,
+                         temporal_server: DevServer) -> httpx.Response:
+    """``herald``'s streamed run through ``bloge serve``, run by a worker in this process
+    that writes to the server's own store."""
     registry = agents.registry(tmp_path / "count.log")
     definitions = agents.definitions(registry)
     options = TemporalOptions(task_queue=task_queue)
@@ -117,6 +120,13 @@ async def test_bloge_serve_streams_a_child_workflows_chunks_as_subagent_events(
                                            json={"input": "delegate relay pay",
                                                  "stream": True})
     assert streamed.status_code == 200, streamed.text
+    return streamed
+
+
+async def test_bloge_serve_streams_a_child_workflows_chunks_as_subagent_events(
+        client: Client, task_queue: str, tmp_path: Path, store: Store,
+        temporal_server: DevServer) -> None:
+    streamed = await _served_herald(client, task_queue, tmp_path, store, temporal_server)
     run_id = streamed.headers["bloge-run-id"]
     middle = child_run_id(f"{run_id}:1:r1")
     events = [(line[7:], json.loads(data[6:])) for line, data in zip(
@@ -134,6 +144,19 @@ async def test_bloge_serve_streams_a_child_workflows_chunks_as_subagent_events(
     assert events[first - 1] == ("tool_start", {"tool": "research", "call_id": "r1",
                                                 "turn": 1})
     assert events[last + 1][0] == "tool_end"
+
+
+async def test_bloge_serve_streams_each_stored_event_of_a_temporal_run_once_in_order(
+        client: Client, task_queue: str, tmp_path: Path, store: Store,
+        temporal_server: DevServer) -> None:
+    # The worker writes to the server's own store, in the server's process: what its
+    # activities keep reaches the stream only as the store numbers it, never also as they
+    # keep it (twice then, numbered by each activity, ahead of a child's chunks written
+    # before them).
+    streamed = await _served_herald(client, task_queue, tmp_path, store, temporal_server)
+    stored = await store.run_events(streamed.headers["bloge-run-id"])
+    assert [(int(e["id"]), e["event"], e["data"]) for e in sse_events(streamed.text)] == [
+        (e.seq, e.type, e.body) for e in stored if e.type in STREAMED]
 
 
 async def test_a_child_taken_up_by_another_worker_goes_on_relaying_its_chunks(
