@@ -14,8 +14,9 @@ a tool of the run's own such as a ``/v1`` client's: ``record_run(tools=…)``), 
 :mod:`bloge.temporal.waiting`); decisions and results are taken in the store and sent to the
 workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (and so
 ``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run. Cancelled through
-:meth:`TemporalRunStore.cancel_run` (``bloge runs cancel``, ``bloge serve``), a paused run's
-workflow ends too, rather than wait for answers to a run that is over.
+:meth:`TemporalRunStore.cancel_run` (``bloge runs cancel``, ``bloge serve``), a run's workflow
+is cancelled at once: a running run stops without waiting for a worker's lease renewal, and
+a paused run's workflow ends rather than wait for answers to a run that is over.
 """
 
 from __future__ import annotations
@@ -217,14 +218,16 @@ class TemporalRunStore:
 
     async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
         """Ask run ``run_id`` to stop, as :meth:`bloge.store.Store.cancel_run` does (with
-        ``owner``, only that principal's run). A running run's workflow is cancelled by the
-        worker that next renews its lease; a run the store cancels at once — a paused one,
-        whose workflow waits for answers and runs nothing that would hear the ask — has its
-        workflow cancelled here, and so the child workflows it waits on: no workflow waits
-        on for a run the store says is over, and an answer sent afterwards is refused as
-        for a cancelled local run."""
+        ``owner``, only that principal's run), and cancel its workflow here: a running run's
+        workflow ends cancelled at once (its running activities hear it at their next
+        heartbeat), recorded ``cancelled`` by its last activity as a local run is, rather
+        than when a worker next renews its lease; a run the store cancels at once — a paused
+        one, whose workflow waits for answers and runs nothing that would hear the ask — has
+        its workflow end too, and so the child workflows it waits on: no workflow waits on
+        for a run the store says is over, and an answer sent afterwards is refused as for a
+        cancelled local run."""
         run = await self.store.cancel_run(run_id, owner=owner)
-        if run.status is RunStatus.CANCELLED:
+        if run.status is RunStatus.CANCELLED or run.cancel_requested:
             runner = await self.runner()
             try:
                 await runner.cancel(run.id)
