@@ -70,7 +70,6 @@ from bloge.store import (
     post_tool_results,
     posted_results,
     round_calls,
-    run_moved_on,
 )
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -80,8 +79,6 @@ from bloge.temporal.runner import TemporalRunner
 POLL_SECONDS = 0.05
 #: How long the last events may take to appear after the run's output, in seconds.
 DRAIN_SECONDS = 5.0
-#: How long :meth:`TemporalRunStore.taken_back` waits for a run sent its answers to run again.
-TAKEN_BACK_SECONDS = 10.0
 _END = frozenset({"done", "error"})
 _PAUSES = frozenset({"approval_required", "tool_results_required"})
 #: A listener event's type (its callback's name) → the callback and its payload's class.
@@ -234,19 +231,6 @@ class TemporalRunStore:
             except RPCError as error:  # it ended already (cancelled before, say)
                 _log.debug("the workflow of run %s was not cancelled: %s", run.id, error)
         return run
-
-    async def taken_back(self, run_id: str, *, within: float = TAKEN_BACK_SECONDS) -> bool:
-        """Wait until run ``run_id``, paused, is no longer paused in the store (its workflow,
-        or its child's, took it back once :meth:`send_answers` sent them the answers), at
-        most ``within`` seconds: whether it did. Whoever follows the run right after (``GET
-        /runs/{id}/stream``, on any server) then follows it going on, rather than find it
-        still paused and end at once: the answer is sent to the workflow, which takes the
-        run back in an activity of its own, a moment later (``bloge serve`` waits so too,
-        see :func:`bloge.server.approvals_api.continue_run`)."""
-        run = await run_moved_on(self.store, await self.store.get_run(run_id),
-                                 lambda run: run.status.paused, within=within,
-                                 every=POLL_SECONDS)
-        return not run.status.paused
 
     async def _follow(self, runner: TemporalRunner, run: str, thread: str | None,
                       sink: ChunkSink | None, *, after: int = 0) -> AgentOutput:
