@@ -341,3 +341,33 @@ async def _output(on_temporal: dict[str, str], run_id: str) -> AgentOutput:
     """Run ``run_id``'s output, once its workflow ended."""
     client = await connect(Connection(on_temporal["BLOGE_TEMPORAL__ADDRESS"]))
     return await TemporalRunner(client, on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"]).result(run_id)
+
+
+def test_bloge_runs_resume_max_turns_holds_on_temporal_as_in_process(
+        guarded_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    # The run's round is decided, then it is resumed with too few turns for its answer.
+    for env in ({}, on_temporal):
+        run = bloge("run", "guardedSupport", QUESTION, cwd=guarded_app, env=env)
+        assert run.returncode == 3, run.stderr
+        found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
+        assert found is not None, run.stderr
+        decided = bloge("approvals", "approve", found[1], found[2], "--no-continue",
+                        cwd=guarded_app, env=env)
+        assert decided.returncode == 0, decided.stderr
+        resumed = bloge("runs", "resume", found[1], "--max-turns", "1", cwd=guarded_app,
+                        env=env)
+        assert resumed.returncode == 1, resumed.stderr
+        assert "needed another model call after max_turns=1 turns" in resumed.stderr
+
+
+@pytest.mark.parametrize(("limit", "why"), [
+    ("thread.tokens=500", "keep their run's budget only, not their thread's"),
+    ("time=5m", "keeps no time limit"),
+])
+def test_a_budget_limit_a_workflow_does_not_keep_is_refused_on_temporal(
+        guarded_app: Path, on_temporal: dict[str, str], limit: str, why: str) -> None:
+    refused = bloge("run", "guardedSupport", QUESTION, "--budget", limit, cwd=guarded_app,
+                    env=on_temporal)
+    assert refused.returncode == 2
+    assert f"error: --budget {limit}: " in refused.stderr
+    assert why in refused.stderr
