@@ -12,8 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from bloge.agent import AgentDef, AgentExecutionListener, ConversationMemory
+from bloge.agent import (
+    AgentDef,
+    AgentExecutionListener,
+    ConversationMemory,
+    with_budget_limits,
+)
 from bloge.agent.runtime import AgentEngine, ListenerChain
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.registry import OperatorRegistry
@@ -35,20 +41,26 @@ class ServedAgent:
     recorded: bool = False
     """Whether the worker keeps its runs in a run store (the same on every worker of a
     task queue: the workflow's activities depend on it)."""
-    engines: dict[int, AgentEngine] = field(default_factory=dict)
+    engines: dict[tuple[int, tuple[tuple[str, Any], ...]], AgentEngine] = field(
+        default_factory=dict)
 
-    def engine(self, max_turns: int | None = None) -> AgentEngine:
-        """The workflow's engine, with ``max_turns`` instead of the agent's own if given."""
+    def engine(self, max_turns: int | None = None,
+               budget: Mapping[str, Any] | None = None) -> AgentEngine:
+        """The workflow's engine, with ``max_turns`` instead of the agent's own if given, and
+        its run budget's limits raised (or set) to ``budget``'s (``{"tokens": 80000}``, what
+        ``--budget`` gives, see :func:`~bloge.agent.with_budget_limits`)."""
         turns = self.definition.max_turns if max_turns is None else max_turns
-        found = self.engines.get(turns)
+        key = (turns, tuple(sorted((budget or {}).items())))
+        found = self.engines.get(key)
         if found is None:
             definition = (self.definition if turns == self.definition.max_turns
                           else replace(self.definition, max_turns=turns))
+            definition = with_budget_limits(definition, {**(budget or {})})
             if definition.budget is not None and definition.budget.time is not None:
                 # A workflow decides the same way each time it is replayed: not by the wall
                 # clock (the workflow's own execution timeout limits its time).
                 definition = replace(definition, budget=definition.budget.replaced(time=None))
-            found = self.engines[turns] = AgentEngine(
+            found = self.engines[key] = AgentEngine(
                 self.definition.id, definition, self.registry, summarizer=self.summarizer,
                 json_codec=self.codec)
         return found

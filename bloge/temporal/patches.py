@@ -43,6 +43,10 @@ PAUSES = "bloge.pauses"
 #: The patch after which a run's external calls pause its workflow (before it, they failed
 #: it).
 TOOL_RESULTS = "bloge.tool-results"
+#: The patch after which a paused run takes new limits (``max_turns``, its budget) with its
+#: answers (``LIMITS_SIGNAL``). Asked of ``workflow.patched`` itself, and only by a run given
+#: such limits: a history made by a worker without it replays without them.
+RESUME_LIMITS = "bloge.resume-limits"
 #: The patches a run begun after :data:`BASELINE` takes without their markers.
 EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
                      CHILD_SHARES, PAUSES, TOOL_RESULTS})

@@ -44,7 +44,7 @@ from bloge.store import Store
 from bloge.temporal import wire
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.patches import current_memo
-from bloge.temporal.waiting import ANSWER_SIGNAL
+from bloge.temporal.waiting import ANSWER_SIGNAL, LIMITS_SIGNAL
 from bloge.temporal.workflow import MAX_TURNS_ERROR, RUN_ERROR, WORKFLOW, start_payload
 
 
@@ -82,17 +82,20 @@ class TemporalRunner:
                     checkpoint: AgentCheckpoint | None = None, max_turns: int | None = None,
                     context: Mapping[str, Any] | None = None,
                     principal: Principal | None = None,
-                    tools: Sequence[ToolDefinition] = ()) -> WorkflowHandle[Any, Any]:
+                    tools: Sequence[ToolDefinition] = (),
+                    budget: Mapping[str, Any] | None = None) -> WorkflowHandle[Any, Any]:
         """Start a run of ``agent_id`` (``input`` as ``AgentInput.of`` takes it); its
         workflow id is ``run_id`` (a new id when ``None``). A recorded run and its new
         thread belong to ``principal`` (see :class:`~bloge.core.context.Principal`);
-        ``tools``: the run's own external tools (see ``RunStart.tools``)."""
+        ``tools``: the run's own external tools (see ``RunStart.tools``); ``budget``: its
+        run budget's limits raised or set (``{"tokens": 80000}``; not ``time``, which a
+        workflow does not keep)."""
         payload = start_payload(agent_id,
                                 input=None if input is None else AgentInput.of(input),
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
                                 local_model_calls=self.local_model_calls, principal=principal,
-                                trace_parent=_caller(), tools=tools)
+                                trace_parent=_caller(), tools=tools, budget=budget)
         run_id = run_id or new_id()
         size = wire.size(payload)
         if size > self.max_payload_bytes:
@@ -153,6 +156,18 @@ class TemporalRunner:
         answers.update((call_id, {"result": content, "text": text})
                        for call_id, (content, text) in (results or {}).items())
         await self.client.get_workflow_handle(run_id).signal(ANSWER_SIGNAL, answers)
+
+    async def limit(self, run_id: str, *, max_turns: int | None = None,
+                    budget: Mapping[str, Any] | None = None) -> None:
+        """Give run ``run_id``, which waits, new limits for when it goes on: ``max_turns``,
+        and its run budget's limits raised or set to ``budget``'s. Sent before the answers
+        that let it go on (see :mod:`bloge.temporal.waiting`)."""
+        limits: dict[str, Any] = {}
+        if max_turns is not None:
+            limits["max_turns"] = max_turns
+        if budget:
+            limits["budget"] = dict(budget)
+        await self.client.get_workflow_handle(run_id).signal(LIMITS_SIGNAL, limits)
 
     async def cancel(self, run_id: str) -> None:
         """Ask run ``run_id`` to stop: its workflow and its running activities are cancelled."""

@@ -14,8 +14,9 @@ a tool of the run's own such as a ``/v1`` client's: ``record_run(tools=…)``), 
 :mod:`bloge.temporal.waiting`); decisions and results are taken in the store and sent to the
 workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (and so
 ``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run. Cancelled through
-:meth:`TemporalRunStore.cancel_run` (``bloge runs cancel``, ``bloge serve``), a paused run's
-workflow ends too, rather than wait for answers to a run that is over.
+:meth:`TemporalRunStore.cancel_run` (``bloge runs cancel``, ``bloge serve``), a run's workflow
+is cancelled at once: a running run stops without waiting for a worker's lease renewal, and
+a paused run's workflow ends rather than wait for answers to a run that is over.
 """
 
 from __future__ import annotations
@@ -69,7 +70,6 @@ from bloge.store import (
     post_tool_results,
     posted_results,
     round_calls,
-    run_moved_on,
 )
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -79,8 +79,6 @@ from bloge.temporal.runner import TemporalRunner
 POLL_SECONDS = 0.05
 #: How long the last events may take to appear after the run's output, in seconds.
 DRAIN_SECONDS = 5.0
-#: How long :meth:`TemporalRunStore.taken_back` waits for a run sent its answers to run again.
-TAKEN_BACK_SECONDS = 10.0
 _END = frozenset({"done", "error"})
 _PAUSES = frozenset({"approval_required", "tool_results_required"})
 #: A listener event's type (its callback's name) → the callback and its payload's class.
@@ -163,19 +161,31 @@ class TemporalRunStore:
                                   "itself after a crash; there is nothing to resume")
         return await self.go_on(run_id, sink=sink)
 
-    async def go_on(self, run_id: str, *, sink: ChunkSink | None = None) -> AgentOutput:
+    async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,
+                    max_turns: int | None = None,
+                    budget: Mapping[str, Any] | None = None) -> AgentOutput:
         """Run ``run_id``'s output: paused, its workflows are sent the answers taken in the
         store (:meth:`send_answers`) — :class:`~bloge.agent.RunPaused` while a call still
         waits — and it is followed from its last event on (:meth:`follow`); one its workflow
         took back already (the answers were sent by whoever gave them) is followed so too.
-        ``bloge run --wait`` and ``bloge runs resume`` go on with a run this way."""
+        ``bloge run --wait`` and ``bloge runs resume`` go on with a run this way.
+
+        ``max_turns`` and ``budget`` (its run budget's limits raised or set, ``{"tokens":
+        80000}``; not ``time``, which a workflow does not keep) hold for the rest of the run,
+        as for a local run resumed with them: sent to its workflow before the answers that
+        let it go on. A run whose own calls do not wait — it runs, or waits on a sub-agent's
+        run — is inside its round, where its workflow takes no new limits: it is refused
+        (:class:`~bloge.core.errors.BlogeUsageError`)."""
         stored = await self.store.get_run(run_id)
         if stored.status.finished:
             raise BlogeUsageError(
                 f"run {run_id!r} is {stored.status.value} and ran on Temporal, where a run "
                 f"that ended is not taken up again; go on with its conversation in a new run "
                 f"on its thread (bloge run {stored.agent_id} --thread {stored.thread_id} …)")
-        if stored.status.paused and await self.send_answers(run_id):
+        if max_turns is not None or budget:
+            await self._takes_limits(stored, _limits_named(max_turns, budget))
+        if stored.status.paused and await self.send_answers(run_id, max_turns=max_turns,
+                                                            budget=budget):
             raise await self._paused(run_id)  # it goes on once the others are decided
         seen = await self.store.run_events(run_id)
         return await self.follow(run_id, stored.thread_id, sink,
@@ -194,56 +204,66 @@ class TemporalRunStore:
         finally:
             self.store.live.ended(run_id)
 
-    async def send_answers(self, run_id: str) -> bool:
+    async def send_answers(self, run_id: str, *, max_turns: int | None = None,
+                           budget: Mapping[str, Any] | None = None) -> bool:
         """Send the paused run ``run_id``'s workflow, and those of the paused runs it
         started (at any depth: its child workflows'), the decisions and results taken in the
         store for their waiting calls: whether a call of theirs still waits. Their workflows
         go on by themselves once none does (:meth:`resume_recorded_run` follows the run
-        too)."""
+        too); ``run_id``'s with ``max_turns`` and ``budget`` if given (see :meth:`go_on`),
+        sent only then."""
         runner = await self.runner()
         now = self.store.clock()
         calls = await round_calls(self.store, run_id)
+        waits = any(row.state == "waiting" and not row.expired(now) for row in calls)
+        for child in await self.store.child_runs(run_id):
+            if child.status.paused:
+                waits = await self.send_answers(child.id) or waits
+        if not waits and (max_turns is not None or budget):
+            await runner.limit(run_id, max_turns=max_turns, budget=budget)
         decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
                                          principal=row.decided_by)
                    for row in calls if row.state in ("approved", "denied")}
         results = await posted_results(self.store, run_id)
         if decided or results:
             await runner.answer(run_id, decided, results)
-        waits = any(row.state == "waiting" and not row.expired(now) for row in calls)
-        for child in await self.store.child_runs(run_id):
-            if child.status.paused:
-                waits = await self.send_answers(child.id) or waits
         return waits
+
+    async def _takes_limits(self, run: Run, given: str) -> None:
+        """Refuse new limits (``given``) for ``run`` unless its own calls wait: only there
+        does its workflow take them (see :meth:`go_on`)."""
+        if not run.status.paused:
+            raise BlogeUsageError(
+                f"run {run.id!r} is {run.status.value} on Temporal, where new limits ({given})"
+                f" reach a run only as its paused round goes on, and its workflow took it "
+                f"back already; follow it without them (bloge runs resume {run.id})")
+        if not await round_calls(self.store, run.id):
+            children = [child.id for child in await self.store.child_runs(run.id)
+                        if child.status.paused]
+            raise BlogeUsageError(
+                f"run {run.id!r} waits on its sub-agent's run ({', '.join(children)}) on "
+                f"Temporal, where its workflow is inside the round that asked it and takes no"
+                f" new limits ({given}) there; go on without them (bloge runs resume "
+                f"{run.id}), and give them once its own calls wait or it stopped")
 
     async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
         """Ask run ``run_id`` to stop, as :meth:`bloge.store.Store.cancel_run` does (with
-        ``owner``, only that principal's run). A running run's workflow is cancelled by the
-        worker that next renews its lease; a run the store cancels at once — a paused one,
-        whose workflow waits for answers and runs nothing that would hear the ask — has its
-        workflow cancelled here, and so the child workflows it waits on: no workflow waits
-        on for a run the store says is over, and an answer sent afterwards is refused as
-        for a cancelled local run."""
+        ``owner``, only that principal's run), and cancel its workflow here: a running run's
+        workflow ends cancelled at once (its running activities hear it at their next
+        heartbeat), recorded ``cancelled`` by its last activity as a local run is, rather
+        than when a worker next renews its lease; a run the store cancels at once — a paused
+        one, whose workflow waits for answers and runs nothing that would hear the ask — has
+        its workflow end too, and so the child workflows it waits on: no workflow waits on
+        for a run the store says is over, and an answer sent afterwards is refused as for a
+        cancelled local run."""
         run = await self.store.cancel_run(run_id, owner=owner)
-        if run.status is RunStatus.CANCELLED:
+        if run.status is RunStatus.CANCELLED or run.cancel_requested:
             runner = await self.runner()
             try:
                 await runner.cancel(run.id)
             except RPCError as error:  # it ended already (cancelled before, say)
                 _log.debug("the workflow of run %s was not cancelled: %s", run.id, error)
         return run
-
-    async def taken_back(self, run_id: str, *, within: float = TAKEN_BACK_SECONDS) -> bool:
-        """Wait until run ``run_id``, paused, is no longer paused in the store (its workflow,
-        or its child's, took it back once :meth:`send_answers` sent them the answers), at
-        most ``within`` seconds: whether it did. Whoever follows the run right after (``GET
-        /runs/{id}/stream``, on any server) then follows it going on, rather than find it
-        still paused and end at once: the answer is sent to the workflow, which takes the
-        run back in an activity of its own, a moment later (``bloge serve`` waits so too,
-        see :func:`bloge.server.approvals_api.continue_run`)."""
-        run = await run_moved_on(self.store, await self.store.get_run(run_id),
-                                 lambda run: run.status.paused, within=within,
-                                 every=POLL_SECONDS)
-        return not run.status.paused
 
     async def _follow(self, runner: TemporalRunner, run: str, thread: str | None,
                       sink: ChunkSink | None, *, after: int = 0) -> AgentOutput:
@@ -348,3 +368,10 @@ class TemporalRunStore:
         context = AgentCallbackContext(event.run_id, None, None,
                                        str(body.get("operator_ref", "")))
         self.listeners.notify(callback, context, payload)
+
+
+def _limits_named(max_turns: int | None, budget: Mapping[str, Any] | None) -> str:
+    """New limits as a resume gives them: ``--max-turns 9, --budget tokens=80000``."""
+    named = [] if max_turns is None else [f"--max-turns {max_turns}"]
+    named.extend(f"--budget {name}={value}" for name, value in (budget or {}).items())
+    return ", ".join(named)

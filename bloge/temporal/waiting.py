@@ -9,10 +9,11 @@ a local run that pauses writes, see :mod:`bloge.store.paused`), then waits with
 any workflow does. A decision or a result is taken in the store first
 (:func:`bloge.store.decide_call`, :func:`bloge.store.post_tool_results`: the audit, the
 409s), then sent to the workflow as the :data:`ANSWER_SIGNAL` signal
-(``TemporalRunStore.resume_recorded_run``). A call that expires unanswered counts as denied
-(an approval) or gets an error result saying no result came (an external call): its expiry
-is a workflow timer. Once every waiting call is answered, :data:`GO_ON_ACTIVITY` takes the
-run back in the store and the engine continues the round.
+(``TemporalRunStore.resume_recorded_run``), after new limits for the rest of the run when
+the resume gives some (:data:`LIMITS_SIGNAL`: its turns, its budget). A call that expires
+unanswered counts as denied (an approval) or gets an error result saying no result came (an
+external call): its expiry is a workflow timer. Once every waiting call is answered,
+:data:`GO_ON_ACTIVITY` takes the run back in the store and the engine continues the round.
 
 A child workflow (a sub-agent call's run) that pauses pauses its callers in the store too,
 in the same transaction, as a local caller whose sub-agent paused is: each is stored as
@@ -45,6 +46,10 @@ GO_ON_ACTIVITY = "bloge.go_on"
 #: The signal that carries answers by call id: a decision ``{"approved", "reason",
 #: "principal"}``, or an external call's posted result ``{"result", "text"}``.
 ANSWER_SIGNAL = "bloge.answer"
+#: The signal that carries new limits for the round that goes on once the answers come
+#: (``bloge runs resume --max-turns/--budget``): ``{"max_turns"?, "budget"?}``, sent before
+#: the answers that let the run go on.
+LIMITS_SIGNAL = "bloge.limits"
 #: The reason an expired request gives the model (as :data:`bloge.store.paused.EXPIRED`).
 EXPIRED = "the approval request expired before anyone decided it"
 
@@ -152,6 +157,7 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-__all__ = ["ANSWER_SIGNAL", "GO_ON_ACTIVITY", "PAUSES", "PAUSE_ACTIVITY", "TOOL_RESULTS",
+__all__ = ["ANSWER_SIGNAL", "GO_ON_ACTIVITY", "LIMITS_SIGNAL", "PAUSES", "PAUSE_ACTIVITY",
+           "TOOL_RESULTS",
            "Answers",
            "recorded_outcome", "unknown_outcome", "waits_here"]

@@ -160,6 +160,7 @@ from bloge.temporal.patches import (
     LONG_RUNS,
     QUIET_ENDS,
     REPORT_FAILED_TOOLS,
+    RESUME_LIMITS,
     current_memo,
     patched,
 )
@@ -167,6 +168,7 @@ from bloge.temporal.relay import watched_by_child
 from bloge.temporal.shares import Shares
 from bloge.temporal.waiting import (
     ANSWER_SIGNAL,
+    LIMITS_SIGNAL,
     Answers,
     recorded_outcome,
     unknown_outcome,
@@ -196,12 +198,23 @@ class AgentWorkflow:
 
     def __init__(self) -> None:
         self._answers = Answers()
+        # New limits sent with the answers, and those the run goes on with since (its start's
+        # keys: they are carried when it continues as new).
+        self._limits: Json = {}
+        self._applied: Json = {}
 
     @workflow.signal(name=ANSWER_SIGNAL)
     def answer(self, decisions: Json) -> None:
         """Decisions on the calls the run waits on, by call id (see
         :mod:`bloge.temporal.waiting`)."""
         self._answers.take(decisions)
+
+    @workflow.signal(name=LIMITS_SIGNAL)
+    def limit(self, limits: Json) -> None:
+        """New limits for the round that goes on once the run's waiting calls are answered:
+        ``max_turns``, and ``budget``'s run limits (see :mod:`bloge.temporal.waiting`)."""
+        budget = {**(self._limits.get("budget") or {}), **(limits.get("budget") or {})}
+        self._limits = {**self._limits, **limits, **({"budget": budget} if budget else {})}
 
     @workflow.run
     async def run(self, start: Json) -> Json:
@@ -215,7 +228,8 @@ class AgentWorkflow:
         carried: Json | None = start.get("carried")
         messages = start.get("input")
         # Linked before the run begins: a handoff that cannot be taken fails it there.
-        engine = _linked(agent.engine(start.get("max_turns")), info.task_queue)
+        engine = _linked(agent.engine(start.get("max_turns"), start.get("budget")),
+                         info.task_queue)
         begun = await _begin(agent, start, run_id, info.task_queue)
         thread_id, started, checkpoint, log = (begun.thread_id, begun.started,
                                                begun.checkpoint, begun.log)
@@ -246,7 +260,7 @@ class AgentWorkflow:
             checkpoint=checkpoint, tools=[wire.tool_from_json(tool) for tool in own_tools],
         )
         try:
-            output = await self._ran(agent, engine, run_start, ctx, effects, turns,
+            output = await self._ran(agent, engine, run_start, ctx, effects, turns, start,
                                      callers=callers, allowance=effects.shares.allowance)
         except MaxTurnsExceededError as error:
             await effects.finish(error.checkpoint, "max_turns", started, error)
@@ -256,7 +270,8 @@ class AgentWorkflow:
                                    type=MAX_TURNS_ERROR, non_retryable=True) from None
         except AgentRunError as error:
             if isinstance(error.__cause__, ContinueAsNewDue):
-                await continue_as_new({**start, **effects.shares.carried()}, turns,
+                await continue_as_new({**start, **self._applied, **effects.shares.carried()},
+                                      turns,
                                       error.checkpoint, effects.keep, started,
                                       error.__cause__.turn - 1)
             await effects.finish(error.checkpoint, error.exit_reason, started,
@@ -291,11 +306,12 @@ class AgentWorkflow:
         return {**turns.result(named), **effects.shares.report()}
 
     async def _ran(self, agent: ServedAgent, engine: AgentEngine, run_start: RunStart,
-                   ctx: OperatorContext, effects: ActivityEffects, turns: Turns, *,
+                   ctx: OperatorContext, effects: ActivityEffects, turns: Turns, start: Json, *,
                    callers: Sequence[Json], allowance: CallerAllowance | None) -> AgentOutput:
         """The engine's run to its end: a recorded run waits where its calls wait (paused
-        in the store, see :mod:`bloge.temporal.waiting`); a child workflow's spends what its
-        callers left it (``allowance``)."""
+        in the store, see :mod:`bloge.temporal.waiting`), and goes on with the limits sent
+        with the answers, if any; a child workflow's spends what its callers left it
+        (``allowance``)."""
         run_id = workflow.info().workflow_id
         while True:
             try:
@@ -306,10 +322,26 @@ class AgentWorkflow:
                 if not waits_here(agent, paused):
                     raise
                 # Paused in the store; the round goes on once its calls are decided.
-                run_start = RunStart(checkpoint=paused.checkpoint,
-                                     pending=await self._answers.wait(
-                                         agent, run_id, paused, callers=callers),
+                pending = await self._answers.wait(agent, run_id, paused, callers=callers)
+                engine = self._limited(agent, engine, start)
+                run_start = RunStart(checkpoint=paused.checkpoint, pending=pending,
                                      tools=run_start.tools)
+
+    def _limited(self, agent: ServedAgent, engine: AgentEngine, start: Json) -> AgentEngine:
+        """``engine``, or, when new limits came with the answers, the engine of the run's
+        agent with them (its ``max_turns``, its run budget raised), for the rest of the run
+        and its later histories: as a local run resumed with them goes on."""
+        limits, self._limits = self._limits, {}
+        if not limits or not workflow.patched(RESUME_LIMITS):
+            return engine
+        if limits.get("max_turns") is not None:
+            self._applied["max_turns"] = int(limits["max_turns"])
+        if limits.get("budget"):
+            budget = self._applied.get("budget", start.get("budget")) or {}
+            self._applied["budget"] = {**budget, **limits["budget"]}
+        going = {**start, **self._applied}
+        return _linked(agent.engine(going.get("max_turns"), going.get("budget")),
+                       workflow.info().task_queue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,13 +426,16 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
                   context: Mapping[str, Any] | None = None,
                   thread_id: str | None = None, local_model_calls: bool = False,
                   principal: Principal | None = None, trace_parent: str | None = None,
-                  tools: Sequence[ToolDefinition] = ()) -> Json:
+                  tools: Sequence[ToolDefinition] = (),
+                  budget: Mapping[str, Any] | None = None) -> Json:
     """What :class:`AgentWorkflow` starts from: JSON data only (``context`` too);
     ``trace_parent``: the trace context of its caller, kept with the run (see
     :class:`~bloge.core.tracecontext.TraceParent`); ``tools``: the run's own external tools
-    (a ``/v1`` client's)."""
+    (a ``/v1`` client's); ``budget``: run budget limits raised or set over the agent's
+    (``{"tokens": 80000}``, what ``bloge run --budget`` gives)."""
     return {
         **({"tools": [wire.tool_to_json(tool) for tool in tools]} if tools else {}),
+        **({"budget": dict(budget)} if budget else {}),
         "trace_parent": trace_parent,
         "principal": None if principal is None else {"name": principal.name,
                                                       "admin": principal.admin},

@@ -189,7 +189,7 @@ def vetted_app(app: Path) -> Path:  # noqa: F811 -- app is the fixture
     return app
 
 
-def test_bloge_approvals_approve_sends_the_decision_to_a_child_workflow(
+def test_bloge_approvals_approve_sends_the_decision_to_a_child_workflow_and_prints_the_answer(
         vetted_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
     with serving(vetted_app, env=on_temporal) as url:
         started = httpx.post(f"{url}/agents/triage/runs", json={"input": STUDY}, timeout=60)
@@ -201,7 +201,10 @@ def test_bloge_approvals_approve_sends_the_decision_to_a_child_workflow(
         decided = bloge("approvals", "approve", caller, waiting["call_id"], cwd=vetted_app,
                         env=on_temporal)
         assert decided.returncode == 0, decided.stderr
-        assert f"sent to the workflow of run {caller}" in decided.stdout
+        # It followed the caller to its end, as in process: its answer is printed.
+        assert decided.stdout.startswith(f"approved {waiting['call_id']} of run "
+                                         f"{waiting['run_id']}\n")
+        assert "KB-" in decided.stdout
         with httpx.stream("GET", f"{url}/runs/{caller}/stream", timeout=60,
                           headers={"Last-Event-ID": str(paused["events"])}) as stream:
             kinds = [line[7:] for line in stream.iter_lines() if line.startswith("event: ")]
@@ -276,7 +279,7 @@ def guarded_app(app: Path) -> Path:  # noqa: F811 -- app is the fixture
     return app
 
 
-def test_bloge_run_stops_at_an_approval_on_temporal_and_approve_continues_it(
+def test_bloge_run_stops_at_an_approval_on_temporal_and_approve_prints_its_answer(
         guarded_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
     run = bloge("run", "guardedSupport", QUESTION, cwd=guarded_app, env=on_temporal)
     assert run.returncode == 3, run.stderr
@@ -287,9 +290,10 @@ def test_bloge_run_stops_at_an_approval_on_temporal_and_approve_continues_it(
     assert f"bloge approvals approve {run_id} {call_id}" in run.stderr
     approved = bloge("approvals", "approve", run_id, call_id, cwd=guarded_app, env=on_temporal)
     assert approved.returncode == 0, approved.stderr
-    assert f"sent to the workflow of run {run_id}" in approved.stdout
+    # As in process: the decision, then the answer of the run it continued.
     output = asyncio.run(_output(on_temporal, run_id))
     assert "KB-RESET-001" in output.content
+    assert approved.stdout == f"approved {call_id} of run {run_id}\n{output.content}\n"
     shown = bloge("runs", "show", run_id, "--json", cwd=guarded_app)
     assert json.loads(shown.stdout)["status"] == "succeeded"
 
@@ -337,3 +341,33 @@ async def _output(on_temporal: dict[str, str], run_id: str) -> AgentOutput:
     """Run ``run_id``'s output, once its workflow ended."""
     client = await connect(Connection(on_temporal["BLOGE_TEMPORAL__ADDRESS"]))
     return await TemporalRunner(client, on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"]).result(run_id)
+
+
+def test_bloge_runs_resume_max_turns_holds_on_temporal_as_in_process(
+        guarded_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    # The run's round is decided, then it is resumed with too few turns for its answer.
+    for env in ({}, on_temporal):
+        run = bloge("run", "guardedSupport", QUESTION, cwd=guarded_app, env=env)
+        assert run.returncode == 3, run.stderr
+        found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
+        assert found is not None, run.stderr
+        decided = bloge("approvals", "approve", found[1], found[2], "--no-continue",
+                        cwd=guarded_app, env=env)
+        assert decided.returncode == 0, decided.stderr
+        resumed = bloge("runs", "resume", found[1], "--max-turns", "1", cwd=guarded_app,
+                        env=env)
+        assert resumed.returncode == 1, resumed.stderr
+        assert "needed another model call after max_turns=1 turns" in resumed.stderr
+
+
+@pytest.mark.parametrize(("limit", "why"), [
+    ("thread.tokens=500", "keep their run's budget only, not their thread's"),
+    ("time=5m", "keeps no time limit"),
+])
+def test_a_budget_limit_a_workflow_does_not_keep_is_refused_on_temporal(
+        guarded_app: Path, on_temporal: dict[str, str], limit: str, why: str) -> None:
+    refused = bloge("run", "guardedSupport", QUESTION, "--budget", limit, cwd=guarded_app,
+                    env=on_temporal)
+    assert refused.returncode == 2
+    assert f"error: --budget {limit}: " in refused.stderr
+    assert why in refused.stderr

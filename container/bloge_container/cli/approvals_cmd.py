@@ -3,8 +3,9 @@ them, and the audit of every decision.
 
 Whoever runs the command decides as ``user:<login name>`` (the autopilot's principal for its
 own commands). When a decision is the last one a run's round waits for, the run continues in
-this process and its answer is printed, as ``bloge runs resume`` would (``--no-continue``
-leaves it paused for a server or another command to continue).
+this process and its answer is printed, as ``bloge runs resume`` would — on Temporal its
+workflow is sent the decisions and followed here as it goes on on the workers
+(``--no-continue`` leaves it paused for a server or another command to continue).
 """
 
 from __future__ import annotations
@@ -112,12 +113,6 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
         store = opened_store(container)
         who = principal()
         four_eyes = container.settings().approvals.four_eyes
-        # On Temporal the run's workflow goes on once it is sent the decisions.
-        workflows = None
-        if container.settings().runner == "temporal" and not no_continue:
-            from bloge_container import temporal
-
-            workflows = temporal.runs_store(container.settings(), store)
 
         async def decided(store: Store) -> tuple[Decided, str]:
             run = await store.find_run(run_id)
@@ -126,12 +121,7 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
                                          audit=audited(approved=approve, principal=who,
                                                        reason=reason))
             # A sub-agent's run goes on inside the caller that waits on it.
-            to_continue = await run_to_continue(store, decision.call.run_id)
-            if workflows is not None and decision.remaining == 0 and not (
-                    await workflows.send_answers(to_continue)):
-                # Followed right after, it goes on (not found still paused, and so over).
-                await workflows.taken_back(to_continue)
-            return decision, to_continue
+            return decision, await run_to_continue(store, decision.call.run_id)
 
         decision, to_continue = with_store(store, decided)
         if as_json:
@@ -142,17 +132,14 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
             left = (f"; {decision.remaining} call(s) of the run still wait"
                     if decision.remaining else "")
             out.print(f"{verb} {call_id} of run {decision.call.run_id}{left}", markup=False)
-        if decision.remaining == 0 and workflows is not None:
-            if not as_json:
-                out.print(f"sent to the workflow of run {to_continue}, which goes on on the "
-                          f"workers (bloge runs show {to_continue})", markup=False)
-        elif decision.remaining == 0 and not no_continue:
+        if decision.remaining == 0 and not no_continue:
             _continue(to_continue, as_json=as_json, config=config, profile=profile)
 
 
 def _continue(run_id: str, *, as_json: bool, config: ConfigOption,
               profile: ProfileOption) -> None:
-    """Continue the run here, as ``bloge runs resume RUN`` does."""
+    """Continue the run here, as ``bloge runs resume RUN`` does (on Temporal: send its
+    workflow the decisions and follow it on the workers to its answer)."""
     from bloge_container.cli.runs_cmd import resume
 
     resume(run_id, as_json=as_json, config=config, profile=profile)

@@ -116,7 +116,7 @@ def run_until_answered(container: ApplicationContainer, definition: AgentDef, st
                 ended_elsewhere(run, as_json=as_json)
                 return
             container = open_container(invocation.config, invocation.profile)
-            start = Start(run_id=run_id)
+            start = Start(run_id=run_id, started_here=True)
             continue
         return
 
@@ -129,6 +129,9 @@ class Start:
     checkpoint: AgentCheckpoint | None = None
     thread_id: str | None = None
     run_id: str | None = None
+    started_here: bool = False
+    """A run this command started and goes on with (``--wait``): on Temporal, its workflow
+    has the command's limits (``--max-turns``, ``--budget``) from its start already."""
 
 
 def run_agent(container: ApplicationContainer, definition: AgentDef, start: Start,
@@ -308,10 +311,10 @@ def _execute(container: ApplicationContainer,
     if container.settings().runner == "temporal":
         from bloge_container.cli import temporal_run
 
-        temporal_run.check(container, operator.agent_def, start)
+        budget = temporal_run.check(container, operator.agent_def, start, invocation.budget)
         agent_run = temporal_run.run_on_temporal(container, operator.agent_def, start,
-                                                 max_turns=invocation.max_turns, live=live,
-                                                 as_json=as_json)
+                                                 max_turns=invocation.max_turns, budget=budget,
+                                                 live=live, as_json=as_json)
     else:
         agent_run = (_streamed(container, operator, start, ctx, as_json=as_json)
                      if isinstance(operator, StreamingAgentLoopOperator)

@@ -148,31 +148,53 @@ def resume(
 
 @runs.command("cancel")
 def cancel(run_id: RunId, config: ConfigOption = None, profile: ProfileOption = None) -> None:
-    """Stop a run: a running one stops at its worker's next check; one nobody runs any more
-    (interrupted, paused) is cancelled at once — on Temporal, its workflow too."""
+    """Stop a run: a running one stops at its worker's next check — on Temporal at once, its
+    workflow cancelled; one nobody runs any more (interrupted, paused) is cancelled at once —
+    on Temporal, its workflow too."""
     with reported_errors():
         container = open_container(config, profile)
+        settings = container.settings()
         store = opened_store(container)
         cancels: RunCanceller = store
-        if container.settings().runner == "temporal":
+        on_temporal = settings.runner == "temporal"
+        if on_temporal:
             from bloge_container import temporal
 
-            # A paused run's workflow waits for answers: it is cancelled too.
-            cancels = temporal.runs_store(container.settings(), store)
+            # Its workflow is cancelled too: a running one ends at once, a paused one, which
+            # waits for answers, with it.
+            cancels = temporal.runs_store(settings, store)
 
         async def cancelled(store: Store) -> Run:
+            from bloge.store import run_moved_on
+
             run = await store.find_run(run_id)
             found: Run = await cancels.cancel_run(run.id)
+            if on_temporal:  # its workflow's last activity records it cancelled
+                found = await run_moved_on(store, found, _running, every=STOP_POLL_SECONDS,
+                                           within=settings.temporal.workflow_task_timeout)
             return found
 
         run = with_store(store, cancelled)
-        if run.cancel_requested and run.status.value == "running":
+        if run.cancel_requested and _running(run) and on_temporal:
+            # No worker took the cancelled workflow's task yet: the next one to poll does.
+            out.print(f"run {run.id}: asked to stop; its workflow is cancelled, and it ends "
+                      f"once a worker of task queue {settings.temporal.task_queue!r} takes "
+                      "that", markup=False)
+        elif run.cancel_requested and _running(run):
             # Its worker stops it when it next renews the lease; a worker that died leaves
             # it cancelled when the lease ends. Either way, within a lease.
             out.print(f"run {run.id}: asked to stop; it stops within {store.lease:g} s",
                       markup=False)
         else:
             out.print(f"run {run.id}: {run.status.value}", markup=False)
+
+
+#: How often ``bloge runs cancel`` on Temporal reads the run again until it stopped, in s.
+STOP_POLL_SECONDS = 0.05
+
+
+def _running(run: Run) -> bool:
+    return run.status.value in ("running", "queued")
 
 
 def _tokens(usage: AgentUsage) -> str:

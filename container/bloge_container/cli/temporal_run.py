@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bloge_container.cli.console import err, failure, out
 
@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from bloge_container.cli.run import Start
 
 
-def check(container: ApplicationContainer, definition: AgentDef, start: Start) -> None:
-    """Refuse what a worker could not run, before anything starts."""
+def check(container: ApplicationContainer, definition: AgentDef, start: Start,
+          budget: Sequence[str] = ()) -> dict[str, Any]:
+    """Refuse what a worker could not run, before anything starts: the run budget limits of
+    ``budget`` (``--budget``'s texts) the workers keep, by measure."""
     from bloge_container import temporal
 
     temporal.require_extra("bloge.runner: temporal")
@@ -37,13 +39,39 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start) -
     if start.run_id is not None and container.run_store() is None:
         raise failure("a Temporal run continues by itself after a crash; there is no stored "
                       "run to resume (bloge.runner is temporal)")
+    return _kept_limits(definition, budget)
+
+
+def _kept_limits(definition: AgentDef, budget: Sequence[str]) -> dict[str, Any]:
+    """The run budget limits of ``--budget``'s texts, refusing those a workflow does not
+    keep: a thread's (the workers keep their runs' budgets only) and ``time`` (a workflow
+    decides alike when replayed, never by the wall clock)."""
+    from dataclasses import replace
+
+    from bloge.agent import with_budget_limits
+
+    # The limits the texts give, on a definition of no budget of its own.
+    given = with_budget_limits(replace(definition, budget=None, thread_budget=None), budget)
+    for text in budget:
+        name = text.partition("=")[0].strip().replace("-", "_")
+        if name.startswith("thread."):
+            raise failure(f"--budget {text}: runs on Temporal workers (bloge.runner: temporal) "
+                          "keep their run's budget only, not their thread's; leave it out, or "
+                          "run with bloge.runner: local")
+        if name == "time":
+            raise failure(f"--budget {text}: a run on Temporal workers (bloge.runner: "
+                          "temporal) keeps no time limit, for its workflow must decide alike "
+                          "when replayed (its execution timeout limits its time); leave it out")
+    return {} if given.budget is None else given.budget.limits()
 
 
 async def run_on_temporal(container: ApplicationContainer, definition: AgentDef, start: Start,
-                          *, max_turns: int | None, live: bool,
+                          *, max_turns: int | None, budget: Mapping[str, Any], live: bool,
                           as_json: bool) -> AgentOutput:
     """Start the run (or, given ``start.run_id``, go on with that paused run) and wait for
-    its output; :class:`~bloge.agent.RunPaused` once it waits (with a run store)."""
+    its output; :class:`~bloge.agent.RunPaused` once it waits (with a run store). The run
+    takes ``max_turns`` and the run ``budget``'s limits (see :func:`check`): from its start,
+    or, resumed, as its round goes on (a run this command started has them already)."""
     from bloge.temporal import TemporalRunner, connect
     from bloge_container import temporal
     from bloge_container.application import close_container
@@ -66,7 +94,8 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
         run_id = start.run_id
         if run_id is None:
             handle = await runner.start(definition.id, start.text, thread_id=start.thread_id,
-                                        checkpoint=start.checkpoint, max_turns=max_turns)
+                                        checkpoint=start.checkpoint, max_turns=max_turns,
+                                        budget=budget)
             run_id = handle.id
             err.print(f"workflow {run_id} on task queue {queue!r}", markup=False, style="dim")
         hint = None if store is None else asyncio.create_task(waiting_for_a_worker(
@@ -78,9 +107,12 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
         served = container.agents()[definition.id].definition
         if live and runs is not None and served.streaming:
             printer = StreamPrinter(out, err, as_json=as_json)
+        resumed = start.run_id is not None and not start.started_here
         try:
             output = await _outcome(runner, runs, run_id, start,
-                                    None if printer is None else _sink(printer))
+                                    None if printer is None else _sink(printer),
+                                    max_turns=max_turns if resumed else None,
+                                    budget=budget if resumed else None)
         finally:
             if hint is not None:
                 hint.cancel()
@@ -94,12 +126,14 @@ async def run_on_temporal(container: ApplicationContainer, definition: AgentDef,
 
 
 async def _outcome(runner: TemporalRunner, runs: TemporalRunStore | None, run_id: str,
-                   start: Start, sink: ChunkSink | None) -> AgentOutput:
+                   start: Start, sink: ChunkSink | None, *, max_turns: int | None,
+                   budget: Mapping[str, Any] | None) -> AgentOutput:
     """The run's output: followed in the store by ``runs`` (which raises
     :class:`~bloge.agent.RunPaused` when it waits, and cancels its workflow on Ctrl-C), or
-    with no store, the workflow's result."""
+    with no store, the workflow's result. A resumed run goes on with ``max_turns`` and
+    ``budget`` if given."""
     if runs is not None and start.run_id is not None:
-        return await runs.go_on(run_id, sink=sink)
+        return await runs.go_on(run_id, sink=sink, max_turns=max_turns, budget=budget)
     if runs is not None:
         return await runs.follow(run_id, start.thread_id, sink)
     try:

@@ -1,0 +1,74 @@
+"""New limits for a paused run on Temporal, as a local run resumed with them takes them
+(``bloge runs resume --max-turns/--budget``): ``TemporalRunStore.go_on`` sends them to its
+workflow with the answers, and the run goes on under them; a run started with limits
+(``bloge run --max-turns/--budget``) keeps them. ``guarded`` asks for its ``count``, which
+waits for approval, in turn 1 and answers in turn 2 (a second model call)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bloge import AgentRunError, MaxTurnsExceededError, RunPaused
+from bloge.core.errors import BlogeUsageError
+from bloge.store import RunStatus, Store, decide_call
+from tests.temporal.conftest import StoredAgents
+
+pytestmark = pytest.mark.usefixtures("temporal_server")
+
+
+async def _approved(worked: StoredAgents, store: Store, run_id: str, **limits: Any) -> None:
+    """A run of ``guarded`` started with ``limits``, paused at its call, which is approved."""
+    runs = worked.runs()
+    await (await runs.runner()).start("guarded", "hello", run_id=run_id, **limits)
+    with pytest.raises(RunPaused):
+        await runs.follow(run_id, None, None)
+    await decide_call(store, run_id, "c1", approve=True, principal="bob")
+
+
+async def test_a_run_started_with_max_turns_keeps_them_when_it_goes_on(
+        worked: StoredAgents, store: Store) -> None:
+    await _approved(worked, store, "turns-1", max_turns=1)
+    with pytest.raises(MaxTurnsExceededError) as caught:
+        await worked.runs().go_on("turns-1")
+    assert caught.value.max_turns == 1
+    assert (await store.get_run("turns-1")).exit_reason == "max_turns"
+
+
+async def test_max_turns_given_to_a_paused_run_hold_as_it_goes_on(
+        worked: StoredAgents, store: Store) -> None:
+    await _approved(worked, store, "turns-2", max_turns=1)
+    output = await worked.runs().go_on("turns-2", max_turns=2)
+    assert output.content.startswith("answer: counted hello")
+    assert output.turns_used == 2
+    assert (await store.get_run("turns-2")).status is RunStatus.SUCCEEDED
+
+
+async def test_a_run_started_with_a_budget_keeps_it_when_it_goes_on(
+        worked: StoredAgents, store: Store) -> None:
+    await _approved(worked, store, "budget-1", budget={"model_calls": 1})
+    with pytest.raises(AgentRunError) as caught:
+        await worked.runs().go_on("budget-1")
+    assert caught.value.exit_reason == "budget"
+    assert "model_calls" in str(caught.value)
+
+
+async def test_a_budget_raised_for_a_paused_run_holds_as_it_goes_on(
+        worked: StoredAgents, store: Store) -> None:
+    await _approved(worked, store, "budget-2", budget={"model_calls": 1})
+    output = await worked.runs().go_on("budget-2", budget={"model_calls": 2})
+    assert output.content.startswith("answer: counted hello")
+    assert (await store.get_run("budget-2")).status is RunStatus.SUCCEEDED
+
+
+async def test_new_limits_for_a_caller_waiting_on_its_sub_agent_are_refused(
+        worked: StoredAgents, store: Store) -> None:
+    with pytest.raises(RunPaused):
+        await worked.operator("overseer").aexecute("delegate pay", run_id="waits-1")
+    with pytest.raises(BlogeUsageError, match=(
+            r"run 'waits-1' waits on its sub-agent's run \(\w+\) on Temporal, where its "
+            r"workflow is inside the round that asked it and takes no new limits "
+            r"\(--max-turns 9\) there")):
+        await worked.runs().go_on("waits-1", max_turns=9)
+    assert (await store.get_run("waits-1")).status is RunStatus.AWAITING_APPROVAL
