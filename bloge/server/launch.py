@@ -91,7 +91,7 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
     def cancel() -> None:
         state.tasks.cancel(run_id)
 
-    response = event_stream(state, run_id, _after(first, events),
+    response = event_stream(state, run_id, events, first=first,
                             on_disconnect=cancel if on_disconnect == "cancel" else None)
     response.raw_headers.append((b"bloge-run-id", run_id.encode()))
     return response
@@ -150,17 +150,20 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
 
 
 def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent], *,
+                 first: RunEvent | None = None,
                  on_disconnect: Callable[[], None] | None = None) -> EventStream:
-    """The SSE response showing ``events`` of run ``run_id``; when the server stops first,
-    the stream ends with an ``error`` event (``exit_reason: cancelled``) saying so."""
+    """The SSE response showing ``events`` of run ``run_id`` (after ``first``, when one was
+    taken from them already); when the server stops first, the stream ends with an ``error``
+    event (``exit_reason: cancelled``) saying so."""
     stopping = {"error_type": "ServerStoppingError",
                 "error_message": str(ServerStoppingError(run_id)), "exit_reason": "cancelled"}
-    return EventStream(frames(events), keepalive=state.config.keepalive,
+    return EventStream(frames(events, first=first), keepalive=state.config.keepalive,
                        send_timeout=state.config.send_timeout, on_disconnect=on_disconnect,
                        closing=frame(json.dumps(stopping), event="error"))
 
 
-async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
+async def frames(events: AsyncIterator[RunEvent], *,
+                 first: RunEvent | None = None) -> AsyncIterator[bytes]:
     """``event: token|tool_start|tool_end|handoff|done|error|subagent`` (and a paused run's
     ``approval_required``, ``tool_results_required``, ``subagent_paused`` — a call waiting on
     a sub-agent's paused run, whose calls follow it with their ``subagent_run_id``), ``id:``
@@ -176,11 +179,19 @@ async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
     numbers of the stream's own would have to be rebuilt by counting, and would change what
     a client holding an older id resumes from. An event numbered 0 is no stored event (the
     ``error`` that ends the stream of a run whose worker died): it has no ``id:``, and a
-    client's ``Last-Event-ID`` stays at the event before it."""
+    client's ``Last-Event-ID`` stays at the event before it.
+
+    ``first``, an event taken from ``events`` already, comes first."""
+    if first is not None and first.type in STREAMED:
+        yield _frame_of(first)
     async for event in events:
         if event.type in STREAMED:
-            yield frame(json.dumps(event.body, ensure_ascii=False), event=event.type,
-                        event_id=event.seq or None)
+            yield _frame_of(event)
+
+
+def _frame_of(event: RunEvent) -> bytes:
+    return frame(json.dumps(event.body, ensure_ascii=False), event=event.type,
+                 event_id=event.seq or None)
 
 
 async def discard(chunk: AgentStreamChunk) -> None:
@@ -202,13 +213,6 @@ async def failed_run_response(state: ServerState,
     # record, as it ended.
     status = GUARDRAIL_RUN_STATUS if isinstance(error, GuardrailTrippedError) else 200
     return JSONResponse(run.to_dict(), status_code=status)
-
-
-async def _after(first: RunEvent, events: AsyncIterator[RunEvent]) -> AsyncIterator[RunEvent]:
-    """``first``, then the rest of ``events``."""
-    yield first
-    async for event in events:
-        yield event
 
 
 async def _disconnected(request: Request) -> None:
