@@ -94,7 +94,9 @@ class EventStream(Response):
                                  loop.time() + self.send_timeout))
             try:
                 async with asyncio.timeout_at(deadline):
-                    await _disconnected(receive)  # waiting for a message takes none of it
+                    # Waiting for a message takes none of it.
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
                 break
             except TimeoutError:
                 pass
@@ -190,11 +192,6 @@ class _SendClock:
         if self._ping is not None:
             self._ping.cancel()
             self._ping = None
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 async def _close(frames: AsyncIterator[bytes]) -> None:
