@@ -64,7 +64,18 @@ class EventStream(Response):
         # as the iterator gives it; the watcher waits for the client's disconnect.
         watcher = asyncio.create_task(self._watch(clock, receive, sending))
         try:
-            await self._send_all(clock)
+            # The frames as they come, then the end of the body; frames that fail end the body
+            # too (what failed is the run's to tell, in its events). In this frame, not one
+            # of its own: every open stream keeps it.
+            await clock.timed({"type": "http.response.start", "status": self.status,
+                               "headers": self.raw_headers})
+            clock.started = True
+            with contextlib.suppress(Exception):
+                async for item in self.frames:
+                    await clock.timed({"type": "http.response.body", "body": item,
+                                       "more_body": True})
+            clock.stop_pinging()
+            await clock.timed({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError as cancelled:
             if _GONE not in cancelled.args:  # the server ended the response (its shutdown)
                 await self._disconnected()
@@ -122,19 +133,6 @@ class EventStream(Response):
                               "headers": self.raw_headers})
         await clock.send({"type": "http.response.body", "body": self.closing,
                           "more_body": False})
-
-    async def _send_all(self, clock: _SendClock) -> None:
-        """Send the frames as they come, then the end of the body; frames that fail end the
-        body too (what failed is the run's to tell, in its events)."""
-        await clock.timed({"type": "http.response.start", "status": self.status,
-                           "headers": self.raw_headers})
-        clock.started = True
-        with contextlib.suppress(Exception):
-            async for item in self.frames:
-                await clock.timed({"type": "http.response.body", "body": item,
-                                   "more_body": True})
-        clock.stop_pinging()
-        await clock.timed({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _disconnected(self) -> None:
         if self.on_disconnect is not None:
