@@ -4,6 +4,7 @@ happens when the client goes away, and what a client is told of a run that faile
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -155,11 +156,16 @@ def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent
     """The SSE response showing ``events`` of run ``run_id`` (after ``first``, when one was
     taken from them already); when the server stops first, the stream ends with an ``error``
     event (``exit_reason: cancelled``) saying so."""
-    stopping = {"error_type": "ServerStoppingError",
-                "error_message": str(ServerStoppingError(run_id)), "exit_reason": "cancelled"}
     return EventStream(frames(events, first=first), keepalive=state.config.keepalive,
                        send_timeout=state.config.send_timeout, on_disconnect=on_disconnect,
-                       closing=frame(json.dumps(stopping), event="error"))
+                       closing=functools.partial(_stopped, run_id))
+
+
+def _stopped(run_id: str) -> bytes:
+    """The ``error`` event that ends the stream of run ``run_id`` when the server stops."""
+    stopping = {"error_type": "ServerStoppingError",
+                "error_message": str(ServerStoppingError(run_id)), "exit_reason": "cancelled"}
+    return frame(json.dumps(stopping), event="error")
 
 
 async def frames(events: AsyncIterator[RunEvent], *,

@@ -5,7 +5,8 @@ came for ``keepalive`` seconds (proxies drop idle connections), and gives up on 
 has not taken a frame for ``send_timeout`` seconds (a client that stops reading must not hold
 the server). When the client goes away the iterator is closed and ``on_disconnect`` is called.
 When the server ends the response (its shutdown grace is over), ``on_disconnect`` is called too
-and the stream ends with ``closing`` (a frame saying why), a well-formed end of the body.
+and the stream ends with what ``closing()`` gives (a frame saying why; made only then, for
+every open stream would keep it), a well-formed end of the body.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class EventStream(Response):
 
     def __init__(self, frames: AsyncIterator[bytes], *, keepalive: float, send_timeout: float,
                  on_disconnect: Callable[[], Awaitable[None] | None] | None = None,
-                 closing: bytes = b"", status: int = 200) -> None:
+                 closing: Callable[[], bytes] | None = None, status: int = 200) -> None:
         # Not Response.__init__, which would send a body and its content-length.
         self.status_code = status
         self.background = None
@@ -121,7 +122,7 @@ class EventStream(Response):
             sending.cancel(_GONE)
 
     async def _close_at_shutdown(self, clock: _SendClock) -> None:
-        """End the body with ``closing`` instead of letting the cancellation escape: uvicorn
+        """End the body with ``closing()`` instead of letting the cancellation escape: uvicorn
         would log it as an "Exception in ASGI application" traceback and cut the body off
         mid-stream. The cancellation is taken back (``uncancel``) because it is answered."""
         task = asyncio.current_task()
@@ -131,8 +132,8 @@ class EventStream(Response):
         if not clock.started:
             await clock.send({"type": "http.response.start", "status": self.status,
                               "headers": self.raw_headers})
-        await clock.send({"type": "http.response.body", "body": self.closing,
-                          "more_body": False})
+        closing = b"" if self.closing is None else self.closing()
+        await clock.send({"type": "http.response.body", "body": closing, "more_body": False})
 
     async def _disconnected(self) -> None:
         if self.on_disconnect is not None:
