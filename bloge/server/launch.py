@@ -26,7 +26,12 @@ from bloge.core.ids import new_id
 from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
-from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
+from bloge.server.tasks import (
+    RunCancelledError,
+    ServerStoppingError,
+    answered_shutdown,
+    retrieved,
+)
 from bloge.store import RunEvent, Store, StoreError, follow
 
 _log = logging.getLogger("bloge.server")
@@ -146,7 +151,7 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
                              timeout=state.config.request_timeout)
     state.store.live.started(run_id)
     # Its failure is told in the stream (an error event) or by the caller: never unretrieved.
-    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    task.add_done_callback(retrieved)
     return task, follow(state.store, run_id, after=after)
 
 

@@ -61,6 +61,14 @@ def answered_shutdown(run_id: str) -> ServerStoppingError:
     return ServerStoppingError(run_id)
 
 
+def retrieved(task: asyncio.Task[Any]) -> None:
+    """A run task's done callback, for a run whose failure is told another way (its stream's
+    error event, its record): the task's exception counts as retrieved, never logged as
+    unretrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
 class RunTasks:
     """At most ``limit`` runs at once; ``finished(agent_id, seconds, error)`` is told of each
     run's end (for metrics)."""
