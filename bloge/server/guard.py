@@ -152,7 +152,7 @@ class _Exchange:
     counted against ``limit`` (:class:`BodyTooLargeError` past it), the CORS headers of an
     allowed ``origin`` added to the response; ``started`` once the response began."""
 
-    __slots__ = ("_limit", "_origin", "_receive", "_received", "_send", "started")
+    __slots__ = ("_body_read", "_limit", "_origin", "_receive", "_received", "_send", "started")
 
     def __init__(self, receive: Receive, send: Send, *, limit: int,
                  origin: str | None) -> None:
@@ -161,14 +161,23 @@ class _Exchange:
         self._limit = limit
         self._origin = origin
         self._received = 0
+        self._body_read = False
         self.started = False
 
-    async def receive(self) -> Message:
+    def receive(self) -> Awaitable[Message]:
+        if self._body_read:
+            # Nothing left to count: the server's own wait, without a frame of ours (a stream
+            # waits so for its client's disconnect as long as it is open).
+            return self._receive()
+        return self._counted()
+
+    async def _counted(self) -> Message:
         message = await self._receive()
         if message["type"] == "http.request":
             self._received += len(message.get("body", b""))
             if self._received > self._limit:
                 raise BodyTooLargeError
+            self._body_read = not message.get("more_body", False)
         return message
 
     async def send(self, message: Message) -> None:
