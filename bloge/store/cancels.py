@@ -51,7 +51,8 @@ class CancelSignals:
         self._asked = asked
         self._listen = listen
         self._lock = threading.Lock()  # runs of several event loops (a server, sync calls)
-        self._waiting: dict[str, set[_Waiter]] = {}
+        # A run's waiters: one, or a few (a list: a set's table alone would be 216 B a run).
+        self._waiting: dict[str, list[_Waiter]] = {}
         self._watchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                                   asyncio.Task[None]] = (
             weakref.WeakKeyDictionary())
@@ -64,7 +65,7 @@ class CancelSignals:
     def _watch_for(self, run_id: str, waiter: _Waiter) -> None:
         loop = waiter[0]
         with self._lock:
-            self._waiting.setdefault(run_id, set()).add(waiter)
+            self._waiting.setdefault(run_id, []).append(waiter)
             watcher = self._watchers.get(loop)
             if watcher is None or watcher.done():
                 self._watchers[loop] = loop.create_task(self._watch(loop),
@@ -72,8 +73,9 @@ class CancelSignals:
 
     def _stop_watching(self, run_id: str, waiter: _Waiter) -> None:
         with self._lock:
-            waiters = self._waiting.get(run_id, set())
-            waiters.discard(waiter)
+            waiters = self._waiting.get(run_id, [])
+            if waiter in waiters:
+                waiters.remove(waiter)
             if not waiters:
                 self._waiting.pop(run_id, None)
 

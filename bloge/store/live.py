@@ -28,7 +28,7 @@ class _LiveRun:
         self.dropped = (0, 0)
         self.ended = False
         self.loop = asyncio.get_running_loop()
-        self.watchers: set[_Watcher] = set()
+        self.watchers: list[_Watcher] = []  # one, or a few: a set's table would be 216 B
 
     def changed(self) -> None:
         """Wake the watchers waiting for the run's next event (or its end)."""
@@ -120,7 +120,7 @@ class LiveRuns:
         if live is None:
             return
         watcher = _Watcher(live.dropped[0])
-        live.watchers.add(watcher)
+        live.watchers.append(watcher)
         try:
             while True:
                 while watcher.position - live.dropped[0] < len(live.events):
@@ -133,4 +133,4 @@ class LiveRuns:
                 watcher.waiting = live.loop.create_future()
                 await watcher.waiting
         finally:
-            live.watchers.discard(watcher)
+            live.watchers.remove(watcher)
