@@ -212,9 +212,12 @@ class ListenerChain:
     do-nothing method of :class:`AgentExecutionListener`) costs nothing per event. ``wanted``
     holds the callbacks some listener has: a caller builds an event's payload only when its
     callback is there.
+
+    A run's own listeners (its recorder's) come last through :meth:`then`, which shares what
+    the chain looked up: every run in progress keeps its chain.
     """
 
-    __slots__ = ("_handlers", "listeners", "wanted")
+    __slots__ = ("_handlers", "_own", "listeners", "wanted")
 
     def __init__(self, listeners: Iterable[AgentExecutionListener]) -> None:
         self.listeners = tuple(listeners)
@@ -223,8 +226,20 @@ class ListenerChain:
                             if (handler := _handler(listener, callback)) is not None)
             for callback in CALLBACKS
         }
-        self.wanted: frozenset[str] = frozenset(
-            callback for callback, handlers in self._handlers.items() if handlers)
+        self._own: tuple[AgentExecutionListener, ...] = ()
+        self.wanted: frozenset[str] = _shared(frozenset(
+            callback for callback, handlers in self._handlers.items() if handlers))
+
+    def then(self, listener: AgentExecutionListener) -> ListenerChain:
+        """This chain, then ``listener``, a listener of one run: its methods are looked up
+        when an event comes (a run has few), not for a table of its own."""
+        chain = ListenerChain.__new__(ListenerChain)
+        chain.listeners = (*self.listeners, listener)
+        chain._handlers = self._handlers  # noqa: SLF001 -- a chain of its own class
+        chain._own = (*self._own, listener)  # noqa: SLF001 -- as above
+        chain.wanted = _shared(self.wanted | {callback for callback in CALLBACKS
+                                              if _handler(listener, callback) is not None})
+        return chain
 
     def __bool__(self) -> bool:
         return bool(self.listeners)
@@ -232,11 +247,28 @@ class ListenerChain:
     def notify(self, callback: Callback, context: AgentCallbackContext, payload: object) -> None:
         """Deliver one event to every listener that has ``callback``."""
         for handler in self._handlers[callback]:
-            try:
-                handler(context, payload)
-            except Exception:  # noqa: BLE001 -- a raising listener is logged and skipped
-                _log.warning("listener %r raised in %s; skipped",
-                             getattr(handler, "__self__", handler), callback, exc_info=True)
+            _deliver(handler, callback, context, payload)
+        for listener in self._own:
+            own = _handler(listener, callback)
+            if own is not None:
+                _deliver(own, callback, context, payload)
+
+
+#: Each set of callbacks wanted, once: the chains of the runs in progress share them.
+_WANTED: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _shared(wanted: frozenset[str]) -> frozenset[str]:
+    return _WANTED.setdefault(wanted, wanted)
+
+
+def _deliver(handler: Handler, callback: str, context: AgentCallbackContext,
+             payload: object) -> None:
+    try:
+        handler(context, payload)
+    except Exception:  # noqa: BLE001 -- a raising listener is logged and skipped
+        _log.warning("listener %r raised in %s; skipped",
+                     getattr(handler, "__self__", handler), callback, exc_info=True)
 
 
 def _handler(listener: object, callback: str) -> Handler | None:

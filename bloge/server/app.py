@@ -30,7 +30,6 @@ from bloge.server.config import ServerConfig
 from bloge.server.expiry import CHECK_SECONDS, continuing_expired
 from bloge.server.failures import HANDLERS
 from bloge.server.guard import Guard
-from bloge.server.inputs import PrintablePaths
 from bloge.server.metrics import Metrics
 from bloge.server.problems import problem
 from bloge.server.state import RunCanceller, ServerState
@@ -118,9 +117,7 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
                               else _mcp_off_routes(mcp_off)),
                             *(_a2a_routes(state) if a2a else _a2a_off_routes(a2a_off))],
                     exception_handlers=HANDLERS, lifespan=lifespan,
-                    middleware=[Middleware(PrintablePaths),
-                                *([Middleware(TraceContext)] if store.tracing is not None
-                                  else [])])
+                    middleware=[Middleware(TraceContext)] if store.tracing is not None else [])
     app.state.bloge = state
     app.state.autopilot = autopilot
     return Guard(app, settings)

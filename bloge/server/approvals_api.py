@@ -29,6 +29,7 @@ from bloge.server.inputs import STRICT_BODY, BadRequestError, json_body
 from bloge.server.launch import reported
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.state import ServerState, state_of
+from bloge.server.tasks import retrieved
 from bloge.store import decide_call, post_tool_results, run_moved_on, run_to_continue
 
 _log = logging.getLogger("bloge.server")
@@ -127,7 +128,7 @@ async def continue_run(state: ServerState, paused_id: str, owner: str | None) ->
         _log.warning("run %s could not continue here; POST /runs/%s/resume continues it",
                      run_id, run_id, exc_info=True)
         return None
-    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    task.add_done_callback(retrieved)
     await _taken_back(state, run_id, task)
     return run_id
 

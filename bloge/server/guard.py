@@ -1,5 +1,6 @@
 """``Guard``: the ASGI middleware in front of every endpoint — Host and Origin checks (against
-DNS rebinding), CORS, API keys, and the body limit.
+DNS rebinding), CORS, API keys, the body limit, and paths holding a control character (a 400
+naming it, before any route takes an id from the path).
 
 A browser page on another site can make a browser send requests to a server on loopback; a
 rebound DNS name makes them look same-origin. So the ``Host`` header must name this server,
@@ -24,6 +25,7 @@ from urllib.parse import urlsplit
 from bloge.core.context import Principal
 from bloge.rpc.errors import code_of_status
 from bloge.server.config import ServerConfig
+from bloge.server.inputs import BadRequestError, printable_id
 from bloge.server.principals import SCOPE_KEY, key_principal
 from bloge.server.problems import error_body
 
@@ -43,6 +45,11 @@ _CORS_HEADERS = ("Authorization, Content-Type, Last-Event-ID, Mcp-Protocol-Versi
                  "Mcp-Session-Id, A2A-Version, A2A-Extensions")
 #: Headers a credential may travel in: each may come once.
 _CREDENTIAL_HEADERS = (b"authorization", b"x-api-key")
+
+Answer = tuple[int, bytes, list[tuple[bytes, bytes]]]
+"""What the guard answers itself: a status, a body and headers."""
+
+
 class BodyTooLargeError(Exception):
     """The request's body is larger than the server takes."""
 
@@ -62,43 +69,62 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # Judged by a function of its own: what it reads (the headers, decoded) is not kept
+        # while the request is served, which for a stream may be hours.
+        answer, origin = self._admit(scope)
+        if answer is not None:
+            await _respond(send, *answer)
+            return
+        exchange = _Exchange(receive, send, limit=self.config.max_body_bytes, origin=origin)
+        try:
+            await self.app(scope, exchange.receive, exchange.send)
+        except BodyTooLargeError:
+            if not exchange.started:
+                await _respond(send, *_refusal(
+                    413, f"the request body is larger than {self.config.max_body_bytes} bytes",
+                    rpc=scope["path"].startswith(_RPC_PREFIX)))
+
+    def _admit(self, scope: Scope) -> tuple[Answer | None, str | None]:
+        """The guard's own answer to the request (a refusal, a CORS preflight's 204), or
+        ``None`` to let it through; and the allowed origin whose CORS headers its response
+        gets. Puts the request's principal in ``scope``."""
         headers = {name.decode("latin-1").lower(): value.decode("latin-1")
                    for name, value in scope["headers"]}
         rpc = scope["path"].startswith(_RPC_PREFIX)
         repeated = _repeated_credential(scope["headers"])
         if repeated is not None:
-            await _refuse(send, 400, f"the request has more than one {repeated} header; send "
-                          "one credential", rpc=rpc)
-            return
+            return _refusal(400, f"the request has more than one {repeated} header; send one "
+                            "credential", rpc=rpc), None
         host = _host_name(headers.get("host", ""))
         if host not in self._hosts:
-            await _refuse(send, 400, f"Host {host!r} is not served here; add it to "
-                          "bloge.server.allowed-hosts", rpc=rpc)
-            return
+            return _refusal(400, f"Host {host!r} is not served here; add it to "
+                            "bloge.server.allowed-hosts", rpc=rpc), None
         origin = headers.get("origin")
         cors = origin is not None and origin.rstrip("/") in self._origins
         foreign = origin is not None and not _same_origin(origin, headers.get("host", ""))
         if foreign and not cors:
-            await _refuse(send, 403, f"Origin {origin!r} may not call this server; add it to "
-                          "bloge.server.cors-origins", rpc=rpc)
-            return
+            return _refusal(403, f"Origin {origin!r} may not call this server; add it to "
+                            "bloge.server.cors-origins", rpc=rpc), None
         method = scope["method"]
         if cors and method == "OPTIONS":
-            await _respond(send, 204, b"", _cors_headers(origin or "", preflight=True))
-            return
+            return (204, b"", _cors_headers(origin or "", preflight=True)), None
         principal = self._principal(headers) if self._keys else None
         if self._keys and (method, scope["path"]) not in PUBLIC and principal is None:
-            await _refuse(send, 401, "a valid API key is needed: send Authorization: Bearer "
-                          "<key>", extra=[(b"www-authenticate", b"Bearer")], rpc=rpc)
-            return
+            return _refusal(401, "a valid API key is needed: send Authorization: Bearer <key>",
+                            extra=[(b"www-authenticate", b"Bearer")], rpc=rpc), None
         scope[SCOPE_KEY] = principal
         declared = headers.get("content-length")
         limit = self.config.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _refuse(send, 413, f"the request body is larger than {limit} bytes", rpc=rpc)
-            return
-        await self._forward(scope, _limited(receive, limit), send,
-                            origin if cors else None, rpc=rpc)
+            return _refusal(413, f"the request body is larger than {limit} bytes",
+                            rpc=rpc), None
+        allowed = origin if cors else None
+        try:  # before any route takes an id from it
+            printable_id(scope["path"], "path")
+        except BadRequestError as unprintable:  # an answer to an allowed page, which reads it
+            cors_headers = None if allowed is None else _cors_headers(allowed, preflight=False)
+            return _refusal(400, unprintable.message, cors_headers, param="path", rpc=rpc), None
+        return None, allowed
 
     def _principal(self, headers: dict[str, str]) -> Principal | None:
         """The principal of the request's valid key; ``None`` without one."""
@@ -113,26 +139,6 @@ class Guard:
         admin = any(matched and admin for matched, admin in matches)
         return Principal(key_principal(token.strip()), admin=admin)
 
-    async def _forward(self, scope: Scope, receive: Receive, send: Send,
-                       origin: str | None, *, rpc: bool) -> None:
-        started = False
-
-        async def sending(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                if origin is not None:
-                    message["headers"] = [*message.get("headers", ()),
-                                          *_cors_headers(origin, preflight=False)]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        except BodyTooLargeError:
-            if not started:
-                await _refuse(send, 413, f"the request body is larger than "
-                              f"{self.config.max_body_bytes} bytes", rpc=rpc)
-
 
 def _repeated_credential(raw: list[tuple[bytes, bytes]]) -> str | None:
     """The name of a credential header the request carries more than once, if any."""
@@ -141,19 +147,46 @@ def _repeated_credential(raw: list[tuple[bytes, bytes]]) -> str | None:
                  if names.count(name) > 1), None)
 
 
-def _limited(receive: Receive, limit: int) -> Receive:
-    received = 0
+class _Exchange:
+    """The request's ``receive`` and ``send`` as the app behind the guard sees them: the body
+    counted against ``limit`` (:class:`BodyTooLargeError` past it), the CORS headers of an
+    allowed ``origin`` added to the response; ``started`` once the response began."""
 
-    async def counting() -> Message:
-        nonlocal received
-        message = await receive()
+    __slots__ = ("_body_read", "_limit", "_origin", "_receive", "_received", "_send", "started")
+
+    def __init__(self, receive: Receive, send: Send, *, limit: int,
+                 origin: str | None) -> None:
+        self._receive = receive
+        self._send = send
+        self._limit = limit
+        self._origin = origin
+        self._received = 0
+        self._body_read = False
+        self.started = False
+
+    def receive(self) -> Awaitable[Message]:
+        if self._body_read:
+            # Nothing left to count: the server's own wait, without a frame of ours (a stream
+            # waits so for its client's disconnect as long as it is open).
+            return self._receive()
+        return self._counted()
+
+    async def _counted(self) -> Message:
+        message = await self._receive()
         if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
+            self._received += len(message.get("body", b""))
+            if self._received > self._limit:
                 raise BodyTooLargeError
+            self._body_read = not message.get("more_body", False)
         return message
 
-    return counting
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            if self._origin is not None:
+                message["headers"] = [*message.get("headers", ()),
+                                      *_cors_headers(self._origin, preflight=False)]
+        await self._send(message)
 
 
 def _host_name(netloc: str) -> str:
@@ -188,15 +221,14 @@ def _cors_headers(origin: str, *, preflight: bool) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-async def _refuse(send: Send, status: int, message: str,
-                  extra: list[tuple[bytes, bytes]] | None = None, *, rpc: bool = False) -> None:
-    """Refuse the request: the OpenAI-style error body, or for an RPC call the RPC wire's
-    ``{"code", "message", "details"}`` (413 is ``resource_exhausted``)."""
+def _refusal(status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None, *,
+             param: str | None = None, rpc: bool = False) -> Answer:
+    """A refusal of the request: the OpenAI-style error body, or for an RPC call the RPC
+    wire's ``{"code", "message", "details"}`` (413 is ``resource_exhausted``)."""
     shaped = ({"code": code_of_status(status), "message": message, "details": {}} if rpc
-              else error_body(message, status=status))
-    body = json.dumps(shaped).encode()
-    await _respond(send, status, body, [(b"content-type", b"application/json"),
-                                        *(extra or [])])
+              else error_body(message, status=status, param=param))
+    return status, json.dumps(shaped).encode(), [(b"content-type", b"application/json"),
+                                                 *(extra or [])]
 
 
 async def _respond(send: Send, status: int, body: bytes,

@@ -10,12 +10,10 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bloge.agent import Budget
 from bloge.core.errors import BlogeUsageError
 from bloge.llm import LlmMessage
-from bloge.server.problems import problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -131,23 +129,6 @@ def _unprintable(value: str) -> str | None:
     if found is None:
         return None
     return f"an id may not hold a control character; {value!r} holds U+{ord(found[0]):04X}"
-
-
-class PrintablePaths:
-    """ASGI middleware: a request whose path holds a control character (``/runs/a%00b``) is
-    a 400 naming it, before any route takes an id from it."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            try:
-                printable_id(scope["path"], "path")
-            except BadRequestError as exc:
-                await problem(exc.message, status=400, param="path")(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def _json_kind(value: object) -> str:

@@ -4,6 +4,7 @@ happens when the client goes away, and what a client is told of a run that faile
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,7 +26,12 @@ from bloge.core.ids import new_id
 from bloge.server.inputs import BadRequestError
 from bloge.server.sse import EventStream, frame
 from bloge.server.state import ServerState
-from bloge.server.tasks import RunCancelledError, ServerStoppingError, answered_shutdown
+from bloge.server.tasks import (
+    RunCancelledError,
+    ServerStoppingError,
+    answered_shutdown,
+    retrieved,
+)
 from bloge.store import RunEvent, Store, StoreError, follow
 
 _log = logging.getLogger("bloge.server")
@@ -91,7 +97,7 @@ async def stream_events(state: ServerState, agent_id: str, run_id: str, work: St
     def cancel() -> None:
         state.tasks.cancel(run_id)
 
-    response = event_stream(state, run_id, _after(first, events),
+    response = event_stream(state, run_id, events, first=first,
                             on_disconnect=cancel if on_disconnect == "cancel" else None)
     response.raw_headers.append((b"bloge-run-id", run_id.encode()))
     return response
@@ -145,22 +151,30 @@ def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamW
                              timeout=state.config.request_timeout)
     state.store.live.started(run_id)
     # Its failure is told in the stream (an error event) or by the caller: never unretrieved.
-    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    task.add_done_callback(retrieved)
     return task, follow(state.store, run_id, after=after)
 
 
 def event_stream(state: ServerState, run_id: str, events: AsyncIterator[RunEvent], *,
+                 first: RunEvent | None = None,
                  on_disconnect: Callable[[], None] | None = None) -> EventStream:
-    """The SSE response showing ``events`` of run ``run_id``; when the server stops first,
-    the stream ends with an ``error`` event (``exit_reason: cancelled``) saying so."""
+    """The SSE response showing ``events`` of run ``run_id`` (after ``first``, when one was
+    taken from them already); when the server stops first, the stream ends with an ``error``
+    event (``exit_reason: cancelled``) saying so."""
+    return EventStream(frames(events, first=first), keepalive=state.config.keepalive,
+                       send_timeout=state.config.send_timeout, on_disconnect=on_disconnect,
+                       closing=functools.partial(_stopped, run_id))
+
+
+def _stopped(run_id: str) -> bytes:
+    """The ``error`` event that ends the stream of run ``run_id`` when the server stops."""
     stopping = {"error_type": "ServerStoppingError",
                 "error_message": str(ServerStoppingError(run_id)), "exit_reason": "cancelled"}
-    return EventStream(frames(events), keepalive=state.config.keepalive,
-                       send_timeout=state.config.send_timeout, on_disconnect=on_disconnect,
-                       closing=frame(json.dumps(stopping), event="error"))
+    return frame(json.dumps(stopping), event="error")
 
 
-async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
+async def frames(events: AsyncIterator[RunEvent], *,
+                 first: RunEvent | None = None) -> AsyncIterator[bytes]:
     """``event: token|tool_start|tool_end|handoff|done|error|subagent`` (and a paused run's
     ``approval_required``, ``tool_results_required``, ``subagent_paused`` — a call waiting on
     a sub-agent's paused run, whose calls follow it with their ``subagent_run_id``), ``id:``
@@ -176,11 +190,19 @@ async def frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[bytes]:
     numbers of the stream's own would have to be rebuilt by counting, and would change what
     a client holding an older id resumes from. An event numbered 0 is no stored event (the
     ``error`` that ends the stream of a run whose worker died): it has no ``id:``, and a
-    client's ``Last-Event-ID`` stays at the event before it."""
+    client's ``Last-Event-ID`` stays at the event before it.
+
+    ``first``, an event taken from ``events`` already, comes first."""
+    if first is not None and first.type in STREAMED:
+        yield _frame_of(first)
     async for event in events:
         if event.type in STREAMED:
-            yield frame(json.dumps(event.body, ensure_ascii=False), event=event.type,
-                        event_id=event.seq or None)
+            yield _frame_of(event)
+
+
+def _frame_of(event: RunEvent) -> bytes:
+    return frame(json.dumps(event.body, ensure_ascii=False), event=event.type,
+                 event_id=event.seq or None)
 
 
 async def discard(chunk: AgentStreamChunk) -> None:
@@ -202,13 +224,6 @@ async def failed_run_response(state: ServerState,
     # record, as it ended.
     status = GUARDRAIL_RUN_STATUS if isinstance(error, GuardrailTrippedError) else 200
     return JSONResponse(run.to_dict(), status_code=status)
-
-
-async def _after(first: RunEvent, events: AsyncIterator[RunEvent]) -> AsyncIterator[RunEvent]:
-    """``first``, then the rest of ``events``."""
-    yield first
-    async for event in events:
-        yield event
 
 
 async def _disconnected(request: Request) -> None:

@@ -20,6 +20,7 @@ tools may have acted.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import replace
@@ -157,10 +158,15 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.Comp
 
     writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
                               include_usage=chat.include_usage)
-    stopping = error_body(str(ServerStoppingError(run_id)), status=503, code="server_stopping")
     return EventStream(_frames(state, run, writer, first, shown, task),
                        keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
-                       on_disconnect=cancel, closing=_data(wire.dumps(stopping)) + DONE)
+                       on_disconnect=cancel, closing=functools.partial(_stopped, run_id))
+
+
+def _stopped(run_id: str) -> bytes:
+    """The error that ends the stream of run ``run_id`` when the server stops, then ``[DONE]``."""
+    stopping = error_body(str(ServerStoppingError(run_id)), status=503, code="server_stopping")
+    return _data(wire.dumps(stopping)) + DONE
 
 
 async def _failed_before(state: ServerState, run: rounds.CompletionRun,

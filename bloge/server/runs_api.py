@@ -57,10 +57,11 @@ async def start_run(request: Request) -> Response:
     streamed = body.stream or "text/event-stream" in request.headers.get("accept", "")
     if streamed:
         streaming = state.agents.streaming(agent_id, max_turns=body.max_turns)
+        thread_id = body.thread_id  # what the run keeps of the request's body, as it runs
         return await stream_events(
             state, agent_id, new_id(),
             lambda run_id, sink: streaming.arun(agent_input, ctx, on_chunk=sink,
-                                                thread_id=body.thread_id, run_id=run_id),
+                                                thread_id=thread_id, run_id=run_id),
             on_disconnect=body.on_disconnect or "cancel")
     operator = state.agents.whole(agent_id, max_turns=body.max_turns)
     try:

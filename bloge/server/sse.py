@@ -5,7 +5,8 @@ came for ``keepalive`` seconds (proxies drop idle connections), and gives up on 
 has not taken a frame for ``send_timeout`` seconds (a client that stops reading must not hold
 the server). When the client goes away the iterator is closed and ``on_disconnect`` is called.
 When the server ends the response (its shutdown grace is over), ``on_disconnect`` is called too
-and the stream ends with ``closing`` (a frame saying why), a well-formed end of the body.
+and the stream ends with what ``closing()`` gives (a frame saying why; made only then, for
+every open stream would keep it), a well-formed end of the body.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class EventStream(Response):
 
     def __init__(self, frames: AsyncIterator[bytes], *, keepalive: float, send_timeout: float,
                  on_disconnect: Callable[[], Awaitable[None] | None] | None = None,
-                 closing: bytes = b"", status: int = 200) -> None:
+                 closing: Callable[[], bytes] | None = None, status: int = 200) -> None:
         # Not Response.__init__, which would send a body and its content-length.
         self.status_code = status
         self.background = None
@@ -64,7 +65,18 @@ class EventStream(Response):
         # as the iterator gives it; the watcher waits for the client's disconnect.
         watcher = asyncio.create_task(self._watch(clock, receive, sending))
         try:
-            await self._send_all(clock)
+            # The frames as they come, then the end of the body; frames that fail end the body
+            # too (what failed is the run's to tell, in its events). In this frame, not one
+            # of its own: every open stream keeps it.
+            await clock.timed({"type": "http.response.start", "status": self.status,
+                               "headers": self.raw_headers})
+            clock.started = True
+            with contextlib.suppress(Exception):
+                async for item in self.frames:
+                    await clock.timed({"type": "http.response.body", "body": item,
+                                       "more_body": True})
+            clock.stop_pinging()
+            await clock.timed({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError as cancelled:
             if _GONE not in cancelled.args:  # the server ended the response (its shutdown)
                 await self._disconnected()
@@ -94,7 +106,9 @@ class EventStream(Response):
                                  loop.time() + self.send_timeout))
             try:
                 async with asyncio.timeout_at(deadline):
-                    await _disconnected(receive)  # waiting for a message takes none of it
+                    # Waiting for a message takes none of it.
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
                 break
             except TimeoutError:
                 pass
@@ -108,7 +122,7 @@ class EventStream(Response):
             sending.cancel(_GONE)
 
     async def _close_at_shutdown(self, clock: _SendClock) -> None:
-        """End the body with ``closing`` instead of letting the cancellation escape: uvicorn
+        """End the body with ``closing()`` instead of letting the cancellation escape: uvicorn
         would log it as an "Exception in ASGI application" traceback and cut the body off
         mid-stream. The cancellation is taken back (``uncancel``) because it is answered."""
         task = asyncio.current_task()
@@ -118,21 +132,8 @@ class EventStream(Response):
         if not clock.started:
             await clock.send({"type": "http.response.start", "status": self.status,
                               "headers": self.raw_headers})
-        await clock.send({"type": "http.response.body", "body": self.closing,
-                          "more_body": False})
-
-    async def _send_all(self, clock: _SendClock) -> None:
-        """Send the frames as they come, then the end of the body; frames that fail end the
-        body too (what failed is the run's to tell, in its events)."""
-        await clock.timed({"type": "http.response.start", "status": self.status,
-                           "headers": self.raw_headers})
-        clock.started = True
-        with contextlib.suppress(Exception):
-            async for item in self.frames:
-                await clock.timed({"type": "http.response.body", "body": item,
-                                   "more_body": True})
-        clock.stop_pinging()
-        await clock.timed({"type": "http.response.body", "body": b"", "more_body": False})
+        closing = b"" if self.closing is None else self.closing()
+        await clock.send({"type": "http.response.body", "body": closing, "more_body": False})
 
     async def _disconnected(self) -> None:
         if self.on_disconnect is not None:
@@ -190,11 +191,6 @@ class _SendClock:
         if self._ping is not None:
             self._ping.cancel()
             self._ping = None
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 async def _close(frames: AsyncIterator[bytes]) -> None:

@@ -61,6 +61,14 @@ def answered_shutdown(run_id: str) -> ServerStoppingError:
     return ServerStoppingError(run_id)
 
 
+def retrieved(task: asyncio.Task[Any]) -> None:
+    """A run task's done callback, for a run whose failure is told another way (its stream's
+    error event, its record): the task's exception counts as retrieved, never logged as
+    unretrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
 class RunTasks:
     """At most ``limit`` runs at once; ``finished(agent_id, seconds, error)`` is told of each
     run's end (for metrics)."""
@@ -89,10 +97,11 @@ class RunTasks:
             if close is not None:
                 close()
             raise refusal
+        # Named by its run: its end is told by the task alone (no callback made for each run).
         task: asyncio.Task[T] = asyncio.create_task(
-            self._run(run_id, agent_id, work, limit=timeout))
+            self._run(run_id, agent_id, work, limit=timeout), name=run_id)
         self._tasks[run_id] = task
-        task.add_done_callback(lambda _: self._ended(run_id))
+        task.add_done_callback(self._ended)
         return task
 
     def cancel(self, run_id: str) -> bool:
@@ -114,7 +123,8 @@ class RunTasks:
             self.cancel(run_id)
         await asyncio.gather(*late, return_exceptions=True)
 
-    def _ended(self, run_id: str) -> None:
+    def _ended(self, task: asyncio.Task[Any]) -> None:
+        run_id = task.get_name()
         self._tasks.pop(run_id, None)
         self._cancelled.discard(run_id)
 

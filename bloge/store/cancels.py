@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection
 
 from bloge.store.errors import StoreError
 
@@ -38,6 +38,10 @@ Listen = Callable[[], AsyncGenerator[str | None, None]]
 listening began, then at least every :data:`POLL_SECONDS`)."""
 
 
+_Waiter = tuple[asyncio.AbstractEventLoop, Callable[[], None]]
+"""Who waits for a run's ask: its event loop, and what to call there."""
+
+
 class CancelSignals:
     """The runs of one store that this process runs, each with a function called when the run
     may have been asked to stop. ``asked`` reads the asks; ``listen``, where the store notifies,
@@ -47,31 +51,33 @@ class CancelSignals:
         self._asked = asked
         self._listen = listen
         self._lock = threading.Lock()  # runs of several event loops (a server, sync calls)
-        self._waiting: dict[str, set[tuple[asyncio.AbstractEventLoop, Callable[[], None]]]] = {}
+        # A run's waiters: one, or a few (a list: a set's table alone would be 216 B a run).
+        self._waiting: dict[str, list[_Waiter]] = {}
         self._watchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                                   asyncio.Task[None]] = (
             weakref.WeakKeyDictionary())
 
-    @contextlib.contextmanager
-    def watching(self, run_id: str, told: Callable[[], None]) -> Iterator[None]:
+    def watching(self, run_id: str, told: Callable[[], None]) -> _Watch:
         """Call ``told`` (in this event loop) when run ``run_id`` may have been asked to
-        stop, while the block runs."""
-        loop = asyncio.get_running_loop()
-        waiter = (loop, told)
+        stop, while the ``with`` block runs."""
+        return _Watch(self, run_id, told)
+
+    def _watch_for(self, run_id: str, waiter: _Waiter) -> None:
+        loop = waiter[0]
         with self._lock:
-            self._waiting.setdefault(run_id, set()).add(waiter)
+            self._waiting.setdefault(run_id, []).append(waiter)
             watcher = self._watchers.get(loop)
             if watcher is None or watcher.done():
                 self._watchers[loop] = loop.create_task(self._watch(loop),
                                                         name="bloge-store-cancels")
-        try:
-            yield
-        finally:
-            with self._lock:
-                waiters = self._waiting.get(run_id, set())
-                waiters.discard(waiter)
-                if not waiters:
-                    self._waiting.pop(run_id, None)
+
+    def _stop_watching(self, run_id: str, waiter: _Waiter) -> None:
+        with self._lock:
+            waiters = self._waiting.get(run_id, [])
+            if waiter in waiters:
+                waiters.remove(waiter)
+            if not waiters:
+                self._waiting.pop(run_id, None)
 
     def wake(self, run_id: str) -> None:
         """Run ``run_id`` was asked to stop: whoever waits for it here hears it."""
@@ -129,3 +135,25 @@ class CancelSignals:
         if run_ids:
             for run_id in await self._asked(run_ids):
                 self.wake(run_id)
+
+
+class _Watch:
+    """One run watched for its ask while a ``with`` block runs (see
+    :meth:`CancelSignals.watching`): an object rather than a generator, for a run keeps it
+    as long as it runs."""
+
+    __slots__ = ("_run_id", "_signals", "_told", "_waiter")
+
+    def __init__(self, signals: CancelSignals, run_id: str, told: Callable[[], None]) -> None:
+        self._signals = signals
+        self._run_id = run_id
+        self._told = told
+        self._waiter: _Waiter | None = None
+
+    def __enter__(self) -> None:
+        self._waiter = (asyncio.get_running_loop(), self._told)
+        self._signals._watch_for(self._run_id, self._waiter)  # noqa: SLF001 -- its module's own
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._waiter is not None:
+            self._signals._stop_watching(self._run_id, self._waiter)  # noqa: SLF001 -- as above

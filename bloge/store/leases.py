@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 
 from bloge.store.errors import StoreError
 
@@ -34,10 +34,13 @@ class Leases:
         self._lock = threading.Lock()  # runs of several event loops (a server, sync calls)
         self._loops: dict[asyncio.AbstractEventLoop, _Held] = {}
 
-    @contextlib.contextmanager
-    def held(self, run_id: str, renew: Renew) -> Iterator[Callable[[], None]]:
-        """Renew run ``run_id``'s lease with ``renew`` while the block runs (in this event
-        loop); gives the function that asks for a renewal at once (call it in this loop)."""
+    def held(self, run_id: str, renew: Renew) -> _Hold:
+        """Renew run ``run_id``'s lease with ``renew`` while the ``with`` block runs (in this
+        event loop); it gives the function that asks for a renewal at once (call it in this
+        loop)."""
+        return _Hold(self, run_id, renew)
+
+    def _hold(self, run_id: str, renew: Renew) -> _Held:
         loop = asyncio.get_running_loop()
         with self._lock:
             held = self._loops.get(loop)
@@ -46,14 +49,14 @@ class Leases:
                 held.keeper = loop.create_task(self._keep(loop, held),
                                                name="bloge-store-leases")
             held.renewals[run_id] = renew
-        try:
-            yield lambda: held.ask(run_id)
-        finally:
-            with self._lock:
-                if held.renewals.get(run_id) is renew:
-                    del held.renewals[run_id]
-                if not held.renewals:
-                    held.asked.set()  # the keeper ends now, not at its next round
+        return held
+
+    def _let_go(self, held: _Held, run_id: str, renew: Renew) -> None:
+        with self._lock:
+            if held.renewals.get(run_id) is renew:
+                del held.renewals[run_id]
+            if not held.renewals:
+                held.asked.set()  # the keeper ends now, not at its next round
 
     async def _keep(self, loop: asyncio.AbstractEventLoop, held: _Held) -> None:
         """Renew ``held`` every ``every()`` seconds, and the asked ones at once, until no
@@ -87,6 +90,32 @@ class Leases:
             return
         if not going_on and held.renewals.get(run_id) is renew:
             del held.renewals[run_id]
+
+
+class _Hold:
+    """One run's lease while a ``with`` block runs (see :meth:`Leases.held`): an object
+    rather than a generator, for a run keeps it as long as it runs."""
+
+    __slots__ = ("_held", "_leases", "_renew", "_run_id")
+
+    def __init__(self, leases: Leases, run_id: str, renew: Renew) -> None:
+        self._leases = leases
+        self._run_id = run_id
+        self._renew = renew
+        self._held: _Held | None = None
+
+    def __enter__(self) -> Callable[[], None]:
+        self._held = self._leases._hold(self._run_id, self._renew)  # noqa: SLF001 -- its module's own
+        return self.renew_now
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._held is not None:
+            self._leases._let_go(self._held, self._run_id, self._renew)  # noqa: SLF001 -- as above
+
+    def renew_now(self) -> None:
+        """Ask for the run's renewal at once."""
+        if self._held is not None:
+            self._held.ask(self._run_id)
 
 
 class _Held:

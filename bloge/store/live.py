@@ -20,25 +20,34 @@ from bloge.store.records import RunEvent
 
 
 class _LiveRun:
-    __slots__ = ("changed", "dropped", "ended", "events", "loop", "watchers")
+    __slots__ = ("dropped", "ended", "events", "loop", "watchers")
 
     def __init__(self) -> None:
         self.events: list[RunEvent] = []
         # Events let go of from the front of `events`: their count, and the last one's number.
         self.dropped = (0, 0)
         self.ended = False
-        self.changed = asyncio.Event()
         self.loop = asyncio.get_running_loop()
-        self.watchers: set[_Watcher] = set()
+        self.watchers: list[_Watcher] = []  # one, or a few: a set's table would be 216 B
+
+    def changed(self) -> None:
+        """Wake the watchers waiting for the run's next event (or its end)."""
+        for watcher in self.watchers:
+            if watcher.waiting is not None and not watcher.waiting.done():
+                watcher.waiting.set_result(None)
 
 
 class _Watcher:
-    """Where one watcher is: the index of the next event it reads, counting dropped ones."""
+    """Where one watcher is: the index of the next event it reads, counting dropped ones;
+    and while it waits for the next, the future that wakes it (a future of its own rather
+    than an ``asyncio.Event`` per run, which would keep a queue of waiters for each open
+    stream)."""
 
-    __slots__ = ("position",)
+    __slots__ = ("position", "waiting")
 
     def __init__(self, position: int) -> None:
         self.position = position
+        self.waiting: asyncio.Future[None] | None = None
 
 
 class LiveRuns:
@@ -61,7 +70,7 @@ class LiveRuns:
         if live is None:
             return
         live.events.append(event)
-        live.changed.set()
+        live.changed()
 
     def stored(self, run_id: str, seq: int) -> None:
         """The store holds the run's events up to number ``seq``: those every watcher has
@@ -86,7 +95,7 @@ class LiveRuns:
         live = self._runs.pop(run_id, None)
         if live is not None:
             live.ended = True
-            live.changed.set()
+            live.changed()
 
     def is_live_here(self, run_id: str) -> bool:
         """Whether ``run_id`` runs in this process and in the running event loop."""
@@ -111,7 +120,7 @@ class LiveRuns:
         if live is None:
             return
         watcher = _Watcher(live.dropped[0])
-        live.watchers.add(watcher)
+        live.watchers.append(watcher)
         try:
             while True:
                 while watcher.position - live.dropped[0] < len(live.events):
@@ -121,7 +130,7 @@ class LiveRuns:
                         yield event
                 if live.ended:
                     return
-                live.changed.clear()
-                await live.changed.wait()
+                watcher.waiting = live.loop.create_future()
+                await watcher.waiting
         finally:
-            live.watchers.discard(watcher)
+            live.watchers.remove(watcher)

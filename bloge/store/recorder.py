@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bloge.agent import (
@@ -322,34 +322,54 @@ class Recorder:
 
     # -- the lease
 
-    @contextlib.asynccontextmanager
-    async def leased(self) -> AsyncIterator[None]:
-        """Renew the run's lease while the body runs (with the store's other leases, see
-        :mod:`bloge.store.leases`); cancel the body when someone asks the run to stop, or
-        when the lease was lost to another worker."""
-        owner = asyncio.current_task()
-        assert owner is not None
-        running = True  # a renewal may end after the body did: it then stops nothing
+    def leased(self) -> _Lease:
+        """Renew the run's lease while the ``async with`` block runs (with the store's other
+        leases, see :mod:`bloge.store.leases`); cancel the block's task when someone asks the
+        run to stop, or when the lease was lost to another worker."""
+        return _Lease(self)
 
-        async def renew() -> bool:
-            asked = await self.writer.renew_lease(run_id=self.run_id,
-                                                  thread_id=self.thread_id, worker=this_worker())
-            if not running or asked is False:
-                return running
-            if asked is None:
-                self.lost = True
-            else:
-                self.cancel_requested = True
-            owner.cancel()
-            return False
 
+class _Lease:
+    """A run's lease while a block runs (see :meth:`Recorder.leased`): an object rather than
+    a generator and a closure, for a run keeps it as long as it runs."""
+
+    __slots__ = ("_held", "_owner", "_recorder", "_running", "_watched")
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+        self._owner: asyncio.Task[Any] | None = None
+        self._running = False  # a renewal may end after the block did: it then stops nothing
+        self._held = recorder.store.leases.held(recorder.run_id, self._renew)
+        self._watched: contextlib.AbstractContextManager[None] | None = None
+
+    async def __aenter__(self) -> None:
+        self._owner = asyncio.current_task()
+        self._running = True
+        renew_now = self._held.__enter__()
         # The renewal reads whether the run was asked to stop: at once when it may have been.
-        with self.store.leases.held(self.run_id, renew) as renew_now, \
-                self.store.cancels.watching(self.run_id, renew_now):
-            try:
-                yield
-            finally:
-                running = False
+        self._watched = self._recorder.store.cancels.watching(self._recorder.run_id, renew_now)
+        self._watched.__enter__()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._running = False
+        if self._watched is not None:
+            self._watched.__exit__(None, None, None)
+        self._held.__exit__(None, None, None)
+
+    async def _renew(self) -> bool:
+        recorder = self._recorder
+        asked = await recorder.writer.renew_lease(run_id=recorder.run_id,
+                                                  thread_id=recorder.thread_id,
+                                                  worker=this_worker())
+        if not self._running or asked is False:
+            return self._running
+        if asked is None:
+            recorder.lost = True
+        else:
+            recorder.cancel_requested = True
+        assert self._owner is not None
+        self._owner.cancel()
+        return False
 
 
 def refused_request(error: BaseException) -> str | None:

@@ -555,7 +555,7 @@ def _with(listeners: ListenerChain, events: RunEvents | None) -> ListenerChain:
     """The agent's listeners, then the run's events in the store, if it is kept there."""
     if events is None:
         return listeners
-    return ListenerChain((*listeners.listeners, events.listener))
+    return listeners.then(events.listener)
 
 
 async def _flushed(events: RunEvents | None, call: ToolCall) -> None:

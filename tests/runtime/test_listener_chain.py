@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -57,3 +58,40 @@ def test_a_listeners_callbacks_are_looked_up_once_when_the_chain_is_built() -> N
 def test_the_chain_says_which_callbacks_some_listener_has() -> None:
     assert ListenerChain([OnlyExits()]).wanted == {"on_agent_loop_exited"}
     assert ListenerChain([]).wanted == frozenset()
+
+
+def test_a_runs_own_listener_comes_last_and_is_called_for_the_callbacks_it_has() -> None:
+    heard: list[str] = []
+
+    class Agents:
+        def on_agent_loop_exited(self, context: Any, payload: Any) -> None:
+            heard.append("agent's")
+
+    class Runs:
+        def on_agent_turn_started(self, context: Any, payload: Any) -> None:
+            heard.append("run's turn")
+
+        def on_agent_loop_exited(self, context: Any, payload: Any) -> None:
+            heard.append("run's exit")
+
+    chain = ListenerChain([Agents()])
+    run = chain.then(Runs())
+    assert run.wanted == {"on_agent_loop_exited", "on_agent_turn_started"}
+    assert chain.wanted == {"on_agent_loop_exited"}
+    for callback in CALLBACKS:
+        run.notify(callback, CONTEXT, None)
+    assert heard == ["run's turn", "agent's", "run's exit"]
+
+
+def test_a_runs_own_listener_that_raises_is_logged_and_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Raising:
+        def on_agent_loop_exited(self, context: Any, payload: Any) -> None:
+            raise RuntimeError("boom")
+
+    exits = OnlyExits()
+    run = ListenerChain([]).then(Raising()).then(exits)
+    run.notify("on_agent_loop_exited", CONTEXT, SimpleNamespace(exit_reason="stop"))
+    assert exits.reasons == ["stop"]
+    assert "raised in on_agent_loop_exited" in caplog.text

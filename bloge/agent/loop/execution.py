@@ -17,7 +17,6 @@ from bloge.agent.handoffs import HandoffDef, reason_of
 from bloge.agent.listeners import (
     AgentCallbackContext,
     HandoffPayload,
-    ListenerChain,
     LlmCalledPayload,
     LoopExitedPayload,
     TurnStartedPayload,
@@ -101,7 +100,7 @@ class Execution:
         self._cache_key = (observer.thread_id if observer is not None and observer.thread_id
                            else f"{definition.id}:{ctx.execution_id}")
         self._listeners = (engine.listeners if observer is None
-                           else ListenerChain((*engine.listeners.listeners, observer.listener)))
+                           else engine.listeners.then(observer.listener))
         self._chat = chat
         # A typed answer streams as Partial chunks too.
         self._typed = None if definition.output is None else TypedAnswers(definition.output)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from bloge.agent.loop.base import AgentOperatorBase, Context
 from bloge.agent.loop.checkpoint import AgentCheckpoint
@@ -24,16 +25,17 @@ class StreamingAgentLoopOperator(AgentOperatorBase):
     __slots__ = ()
     streaming = True
 
-    async def arun(self, input: object, ctx: Context = None, *, on_chunk: ChunkSink,
-                   thread_id: str | None = None, run_id: str | None = None,
-                   tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
+    def arun(self, input: object, ctx: Context = None, *, on_chunk: ChunkSink,
+             thread_id: str | None = None, run_id: str | None = None,
+             tools: Sequence[ToolDefinition] = ()) -> Coroutine[Any, Any, AgentOutput]:
         """Run the agent streaming, awaiting ``on_chunk(chunk)`` for each ``Token``,
         ``ToolStart`` and ``ToolEnd`` as it happens, in the run's own task (no channel between
         them), and return its output. For callers that watch the run another way: a server
         follows a recorded run's events in ``store.live``. ``thread_id``, ``run_id`` and
-        ``tools`` as for :meth:`stream`."""
-        return await self._start(AgentInput.of(input), ctx, thread_id=thread_id, run_id=run_id,
-                                 sink=on_chunk, tools=tools)
+        ``tools`` as for :meth:`stream`. The run's own coroutine, to await: none of ours
+        around it (every run in progress keeps each frame of its chain)."""
+        return self._start(AgentInput.of(input), ctx, thread_id=thread_id, run_id=run_id,
+                           sink=on_chunk, tools=tools)
 
     async def arun_resumed(self, run_id: str, ctx: Context = None, *,
                            on_chunk: ChunkSink) -> AgentOutput:

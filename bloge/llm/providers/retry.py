@@ -296,6 +296,10 @@ async def call_with_retries(
             raise
         message = f"no answer within the call's total_timeout of {total:g} s ({_tried(attempts)})"
         raise ProviderError(message, provider=provider, retryable=True) from exc
+    finally:
+        # The retrying keeps its last actions, methods of its own: a cycle that the collector
+        # would free only later, with the closures above. Emptied, it goes with this call.
+        retrying.iter_state.reset()
 
 
 def _refusal(failure: AttemptError, attempts: int, *, left: float, total: float | None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -141,3 +142,27 @@ async def test_the_total_timeout_ends_an_attempt_that_never_answers(
     assert str(caught.value) == (
         "test: no answer within the call's total_timeout of 0.05 s (gave up after 1 attempt)")
     assert isinstance(caught.value.__cause__, TimeoutError)
+
+
+async def test_a_call_leaves_nothing_for_the_collector(sleeps: RecordedSleeps) -> None:
+    failures = [AttemptError("busy", status_code=503, retryable=True)]
+
+    async def attempt() -> str:
+        if failures:
+            raise failures.pop()
+        return "ok"
+
+    gc.collect()
+    gc.disable()
+    try:
+        answer = await call_with_retries(attempt, policy=RetryPolicy(jitter=False),
+                                         sleep=sleeps, provider="test")
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [type(thing).__name__ for thing in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert answer == "ok"
+    assert "AsyncRetrying" not in left
