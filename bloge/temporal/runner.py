@@ -83,19 +83,24 @@ class TemporalRunner:
                     context: Mapping[str, Any] | None = None,
                     principal: Principal | None = None,
                     tools: Sequence[ToolDefinition] = (),
-                    budget: Mapping[str, Any] | None = None) -> WorkflowHandle[Any, Any]:
+                    budget: Mapping[str, Any] | None = None,
+                    resume: bool = False) -> WorkflowHandle[Any, Any]:
         """Start a run of ``agent_id`` (``input`` as ``AgentInput.of`` takes it); its
         workflow id is ``run_id`` (a new id when ``None``). A recorded run and its new
         thread belong to ``principal`` (see :class:`~bloge.core.context.Principal`);
         ``tools``: the run's own external tools (see ``RunStart.tools``); ``budget``: its
         run budget's limits raised or set (``{"tokens": 80000}``; not ``time``, which a
-        workflow does not keep)."""
+        workflow does not keep). With ``resume``, recorded run ``run_id``, which ended
+        (failed, out of turns, cancelled), is taken back and goes on from its checkpoint
+        in the workers' run store, on its thread: a new execution of its workflow id,
+        which Temporal allows once the last one closed."""
         payload = start_payload(agent_id,
                                 input=None if input is None else AgentInput.of(input),
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
                                 local_model_calls=self.local_model_calls, principal=principal,
-                                trace_parent=_caller(), tools=tools, budget=budget)
+                                trace_parent=_caller(), tools=tools, budget=budget,
+                                resume=resume)
         run_id = run_id or new_id()
         size = wire.size(payload)
         if size > self.max_payload_bytes:
