@@ -151,7 +151,7 @@ class RecordedRuns:
                 view = None
                 restart = input
             else:
-                await self._check_not_a_guest(run)
+                await check_not_a_guest(self.store, run)
                 claim = await self.writer.reclaim_run(run, worker=this_worker())
                 log = ThreadLog(store, run.thread_id, holder=run.id, next_seq=claim.next_seq)
                 view = claim.view
@@ -204,19 +204,6 @@ class RecordedRuns:
                                   f"{caller.log.store.url}: give both agents one store")
         return caller
 
-    async def _check_not_a_guest(self, run: Run) -> None:
-        """Refuse to resume by itself a run on its caller's thread: it would take the thread
-        from its caller, and move its memory view."""
-        if run.parent_run_id is None:
-            return
-        try:
-            parent = await self.store.get_run(run.parent_run_id)
-        except StoreNotFoundError:
-            return
-        if parent.thread_id == run.thread_id:
-            raise BlogeUsageError(f"run {run.id!r} runs on the thread of its caller, run "
-                                  f"{parent.id!r}: resume the caller, which takes it up")
-
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:
         """Record ``decisions`` on, and ``tool_results`` of, the waiting calls of the paused
@@ -254,7 +241,7 @@ async def _resume(store: Store, engine: AgentEngine, run: Run, thread_view: Any,
               recorder: Recorder, ctx: OperatorContext, sink: ChunkSink | None, *,
               restart: AgentInput | None = None) -> AgentOutput:
     checkpoint = await store.latest_checkpoint(run.id)
-    tools = [tool_of(data) for data in await store.run_script(pending_sql.run_tools(run.id))]
+    tools = await run_tools(store, run.id)
     if checkpoint is None:  # it stopped before its first model call: start it again
         history = await _history(store, run.thread_id, thread_view, recorder)
         return await _run(engine, recorder, ctx, sink, input=restart or AgentInput(run.input),
@@ -293,9 +280,33 @@ def _check_resumable(run: Run, engine: AgentEngine) -> None:
     if run.agent_id != engine.definition.id:
         raise BlogeUsageError(f"run {run.id!r} is a run of agent {run.agent_id!r}, not of "
                               f"{engine.definition.id!r}")
+    check_not_succeeded(run)
+
+
+async def run_tools(store: Store, run_id: str) -> list[ToolDefinition]:
+    """The run's own tools (a ``/v1`` client's), as ``record_run(tools=…)`` kept them."""
+    return [tool_of(data) for data in await store.run_script(pending_sql.run_tools(run_id))]
+
+
+def check_not_succeeded(run: Run) -> None:
+    """Refuse to resume ``run`` once it succeeded: its thread goes on in a new run."""
     if run.status is RunStatus.SUCCEEDED:
         raise BlogeUsageError(f"run {run.id!r} already succeeded; continue its thread "
                               f"{run.thread_id!r} with a new run instead")
+
+
+async def check_not_a_guest(store: Store, run: Run) -> None:
+    """Refuse to resume by itself ``run`` when it runs on its caller's thread: it would take
+    the thread from its caller, and move its memory view."""
+    if run.parent_run_id is None:
+        return
+    try:
+        parent = await store.get_run(run.parent_run_id)
+    except StoreNotFoundError:
+        return
+    if parent.thread_id == run.thread_id:
+        raise BlogeUsageError(f"run {run.id!r} runs on the thread of its caller, run "
+                              f"{parent.id!r}: resume the caller, which takes it up")
 
 
 def _current(run: Run, engine: AgentEngine) -> AgentEngine:

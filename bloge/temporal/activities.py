@@ -168,8 +168,9 @@ class AgentActivities:
 
     @activity.defn(name=BEGIN_ACTIVITY)
     async def begin(self, payload: Json) -> Json:
-        """Start a recorded run on its thread; a guest on its caller's thread (``holder``
-        given) joins it under the holder's hold instead."""
+        """Start a recorded run on its thread, or (``resume``) take back one that ended; a
+        guest on its caller's thread (``holder`` given) joins it under the holder's hold
+        instead."""
         agent = self._agent(payload)
         recording = self._recorded()
         async with _heartbeating():
@@ -191,7 +192,8 @@ class AgentActivities:
                     metadata=payload.get("metadata") or {},
                     principal=_principal(payload.get("principal")),
                     trace_parent=payload.get("trace_parent"), tools=payload.get("tools") or (),
-                    parent_run_id=payload.get("parent_run_id"))
+                    parent_run_id=payload.get("parent_run_id"),
+                    resume=bool(payload.get("resume")))
             except ThreadBusyError as error:
                 raise ApplicationError(str(error), type="ThreadBusyError",
                                        non_retryable=True) from None

@@ -12,7 +12,9 @@ carries the view; a run that continues as new writes its messages and its progre
 checkpoint of its view by reference); its last activity writes the last messages and ends
 the run. Temporal holds the run's progress, so the store keeps no per-turn checkpoints (one
 at each continue-as-new) or tool ledger for it: a crashed worker's run is continued by
-Temporal, not by ``bloge runs resume``.
+Temporal, not by ``bloge runs resume``; one that ended (out of turns, failed, cancelled) is
+taken back from its last checkpoint by a new execution of its workflow
+(:meth:`StoreRecording.take_up`).
 
 A sub-agent's child workflow on its caller's thread (``thread = "parent"``) is a guest there
 (:meth:`StoreRecording.join`): it neither takes nor frees the thread, its messages are
@@ -81,14 +83,19 @@ class StoreRecording:
                     principal: Principal | None = None,
                     trace_parent: str | None = None,
                     tools: Sequence[Mapping[str, Any]] = (),
-                    parent_run_id: str | None = None) -> dict[str, Any]:
+                    parent_run_id: str | None = None,
+                    resume: bool = False) -> dict[str, Any]:
         """Start the run on its thread (again, when this is a retry of the same start):
         where the thread's log goes on (``next_seq``) and the history the run starts after,
         as ``[seq, message]`` pairs (``seq`` ``None`` for a summary the log does not hold).
         The run and a new thread are ``principal``'s, as a local recorded run's are;
         ``trace_parent`` is the trace context it was started in, and ``tools`` its own
         tools (as :func:`bloge.store.paused.tool_json` gives them), kept with it;
-        ``parent_run_id`` the run whose sub-agent call started it (a child workflow)."""
+        ``parent_run_id`` the run whose sub-agent call started it (a child workflow).
+        With ``resume``, the run ended (failed, out of turns, cancelled) and is taken back
+        instead (see :meth:`take_up`)."""
+        if resume:
+            return await self.take_up(run_id)
         try:
             run = await self.store.get_run(run_id)
         except StoreNotFoundError:
@@ -110,6 +117,26 @@ class StoreRecording:
         if kept:
             await self.writer.write(kept)
         return {"next_seq": claim.next_seq, "view": view_to_json(claim.view or ())}
+
+    async def take_up(self, run_id: str) -> dict[str, Any]:
+        """Take back run ``run_id``, which ended, to go on from its last checkpoint, as a
+        local run is resumed (:meth:`~bloge.store.RunWriter.reclaim_run`: running again,
+        with its thread): where the thread's log goes on (``next_seq``), the checkpoint's
+        view by reference (``view``), and what the run goes on from (``resumed``: its
+        ``turns``, ``usage`` and the ``agent`` it goes on with). A retry once it runs on
+        this task queue's workers takes nothing."""
+        run = await self.store.get_run(run_id)
+        checkpoint = await self.store.latest_checkpoint(run_id)
+        if checkpoint is None:
+            raise StoreNotFoundError(f"run {run_id!r} has no checkpoint to go on from",
+                                     store=self.store.url)
+        if run.status is RunStatus.RUNNING and run.worker == self.worker:
+            next_seq = await self.log_end(run.thread_id)
+        else:
+            next_seq = (await self.writer.reclaim_run(run, worker=self.worker)).next_seq
+        return {"next_seq": next_seq, "view": view_to_json(checkpoint.view),
+                "resumed": {"turns": checkpoint.turn, "usage": checkpoint.usage.to_dict(),
+                            "agent": run.agent}}
 
     async def join(self, *, run_id: str, thread_id: str, holder: str, parent_run_id: str,
                    agent_id: str, input: Sequence[LlmMessage],

@@ -40,11 +40,12 @@ from bloge.core.errors import BlogeUsageError, RunError
 from bloge.core.ids import new_id
 from bloge.llm.messages import LlmMessage
 from bloge.llm.types import ToolDefinition
-from bloge.store import Store
+from bloge.store import RunStatus, Store, StoreNotFoundError
 from bloge.temporal import wire
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.patches import current_memo
 from bloge.temporal.waiting import ANSWER_SIGNAL, LIMITS_SIGNAL
+from bloge.temporal.wire import View
 from bloge.temporal.workflow import MAX_TURNS_ERROR, RUN_ERROR, WORKFLOW, start_payload
 
 
@@ -83,19 +84,24 @@ class TemporalRunner:
                     context: Mapping[str, Any] | None = None,
                     principal: Principal | None = None,
                     tools: Sequence[ToolDefinition] = (),
-                    budget: Mapping[str, Any] | None = None) -> WorkflowHandle[Any, Any]:
+                    budget: Mapping[str, Any] | None = None,
+                    resume: bool = False) -> WorkflowHandle[Any, Any]:
         """Start a run of ``agent_id`` (``input`` as ``AgentInput.of`` takes it); its
         workflow id is ``run_id`` (a new id when ``None``). A recorded run and its new
         thread belong to ``principal`` (see :class:`~bloge.core.context.Principal`);
         ``tools``: the run's own external tools (see ``RunStart.tools``); ``budget``: its
         run budget's limits raised or set (``{"tokens": 80000}``; not ``time``, which a
-        workflow does not keep)."""
+        workflow does not keep). With ``resume``, recorded run ``run_id``, which ended
+        (failed, out of turns, cancelled), is taken back and goes on from its checkpoint
+        in the workers' run store, on its thread: a new execution of its workflow id,
+        which Temporal allows once the last one closed."""
         payload = start_payload(agent_id,
                                 input=None if input is None else AgentInput.of(input),
                                 history=history, checkpoint=checkpoint, max_turns=max_turns,
                                 context=context, thread_id=thread_id,
                                 local_model_calls=self.local_model_calls, principal=principal,
-                                trace_parent=_caller(), tools=tools, budget=budget)
+                                trace_parent=_caller(), tools=tools, budget=budget,
+                                resume=resume)
         run_id = run_id or new_id()
         size = wire.size(payload)
         if size > self.max_payload_bytes:
@@ -114,12 +120,17 @@ class TemporalRunner:
         return await self.result(handle.id)
 
     async def result(self, run_id: str) -> AgentOutput:
-        """The output of run ``run_id``, waiting for it; its failure raised as bloge's."""
+        """The output of run ``run_id``, waiting for it; its failure raised as bloge's. A
+        cancelled recorded run's :class:`RunCancelledError` has for its ``__cause__`` the
+        ``AgentRunError`` a local run's cancellation carries (exit reason ``cancelled``,
+        its checkpoint as the store kept it), when the workers' ``store`` recorded it."""
         handle = self.client.get_workflow_handle(run_id)
         try:
             data = await handle.result()
         except WorkflowFailureError as failure:
             error = _error(run_id, failure.cause)
+            if isinstance(error, RunCancelledError) and self.store is not None:
+                raise error from await self._cancelled(run_id)
             if isinstance(error, AgentRunError) and self.store is not None:
                 stored = _stored(failure.cause)
                 if stored is not None:
@@ -135,13 +146,38 @@ class TemporalRunner:
                        checkpoint=replace(output.checkpoint, conversation=await self._resolved(
                            output.thread_id, stored["view"])))
 
+    async def _cancelled(self, run_id: str) -> AgentRunError | None:
+        """What run ``run_id``'s workflow recorded of its cancellation in the store: its
+        error, with its last checkpoint; ``None`` when it recorded none."""
+        assert self.store is not None
+        try:
+            run = await self.store.get_run(run_id)
+        except StoreNotFoundError:
+            return None
+        checkpoint = await self.store.latest_checkpoint(run_id)
+        if run.status is not RunStatus.CANCELLED or checkpoint is None:
+            return None
+        conversation = await self._read(run.thread_id, checkpoint.view)
+        message = (run.error.message if run.error is not None
+                   else f"agent {run.agent!r} was cancelled in turn {checkpoint.turn}")
+        error = AgentRunError(message, agent_id=run.agent, exit_reason="cancelled",
+                              checkpoint=AgentCheckpoint(conversation, checkpoint.turn, {},
+                                                         run.agent, checkpoint.usage))
+        error.run_id = run_id
+        error.thread_id = run.thread_id
+        return error
+
     async def _resolved(self, thread_id: str | None,
                         view: Sequence[Any]) -> tuple[LlmMessage, ...]:
         """A view by reference to ``thread_id``'s log, read from the store."""
-        assert self.store is not None
         if thread_id is None:
             return ()
-        found = await self.store.resolve_view(thread_id, wire.view_from_json(view))
+        return await self._read(thread_id, wire.view_from_json(view))
+
+    async def _read(self, thread_id: str, view: View) -> tuple[LlmMessage, ...]:
+        """The messages of ``view``, read from ``thread_id``'s log in the store."""
+        assert self.store is not None
+        found = await self.store.resolve_view(thread_id, view)
         return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
 
     async def answer(self, run_id: str, decisions: Mapping[str, Decision],

@@ -16,7 +16,9 @@ workflow by :meth:`TemporalRunStore.resume_recorded_run`, as ``aresume_run`` (an
 ``bloge serve``, ``/v1`` and ``bloge approvals``) continue any paused run. Cancelled through
 :meth:`TemporalRunStore.cancel_run` (``bloge runs cancel``, ``bloge serve``), a run's workflow
 is cancelled at once: a running run stops without waiting for a worker's lease renewal, and
-a paused run's workflow ends rather than wait for answers to a run that is over.
+a paused run's workflow ends rather than wait for answers to a run that is over. A run that
+ended without succeeding (out of turns, failed, cancelled) is resumed by its id as a local
+one is (:meth:`TemporalRunStore.take_up`): a new execution of its workflow takes it back.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from bloge.agent import (
@@ -56,7 +59,7 @@ from bloge.agent.runtime import (
     ListenerChain,
     PendingRound,
 )
-from bloge.core.context import OperatorContext
+from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.llm import LlmResponse, ToolCall, ToolDefinition
@@ -65,11 +68,14 @@ from bloge.store import (
     RunEvent,
     RunStatus,
     Store,
+    check_not_a_guest,
+    check_not_succeeded,
     decide_call,
     event_chunk,
     post_tool_results,
     posted_results,
     round_calls,
+    run_tools,
 )
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
@@ -154,21 +160,29 @@ class TemporalRunStore:
         """Continue run ``run_id``, which waits: its workflow — and those of the paused
         runs it waits on, its child workflows' — are sent the decisions and results taken
         in the store (see :mod:`bloge.temporal.waiting`), and it is followed until it ends,
-        or waits again (:class:`~bloge.agent.RunPaused`)."""
+        or waits again (:class:`~bloge.agent.RunPaused`). One that ended without
+        succeeding goes on from its last checkpoint with ``engine``'s ``max_turns``
+        (:meth:`take_up`)."""
         stored = await self.store.get_run(run_id)
         if not stored.status.paused and not stored.status.finished:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
+        if stored.status.finished:  # the operator's turn cap, as a local resume has it
+            return await self.take_up(stored, sink=sink, principal=ctx.principal,
+                                      max_turns=engine.definition.max_turns)
         return await self.go_on(run_id, sink=sink)
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,
                     max_turns: int | None = None,
-                    budget: Mapping[str, Any] | None = None) -> AgentOutput:
+                    budget: Mapping[str, Any] | None = None,
+                    principal: Principal | None = None) -> AgentOutput:
         """Run ``run_id``'s output: paused, its workflows are sent the answers taken in the
         store (:meth:`send_answers`) — :class:`~bloge.agent.RunPaused` while a call still
         waits — and it is followed from its last event on (:meth:`follow`); one its workflow
         took back already (the answers were sent by whoever gave them) is followed so too.
-        ``bloge run --wait`` and ``bloge runs resume`` go on with a run this way.
+        A run that ended without succeeding (failed, out of turns, cancelled) goes on from
+        its last checkpoint, as a local run resumed (:meth:`take_up`); one that succeeded is
+        refused. ``bloge run --wait`` and ``bloge runs resume`` go on with a run this way.
 
         ``max_turns`` and ``budget`` (its run budget's limits raised or set, ``{"tokens":
         80000}``; not ``time``, which a workflow does not keep) hold for the rest of the run,
@@ -178,10 +192,8 @@ class TemporalRunStore:
         (:class:`~bloge.core.errors.BlogeUsageError`)."""
         stored = await self.store.get_run(run_id)
         if stored.status.finished:
-            raise BlogeUsageError(
-                f"run {run_id!r} is {stored.status.value} and ran on Temporal, where a run "
-                f"that ended is not taken up again; go on with its conversation in a new run "
-                f"on its thread (bloge run {stored.agent_id} --thread {stored.thread_id} …)")
+            return await self.take_up(stored, sink=sink, max_turns=max_turns, budget=budget,
+                                      principal=principal)
         if max_turns is not None or budget:
             await self._takes_limits(stored, _limits_named(max_turns, budget))
         if stored.status.paused and await self.send_answers(run_id, max_turns=max_turns,
@@ -189,6 +201,39 @@ class TemporalRunStore:
             raise await self._paused(run_id)  # it goes on once the others are decided
         seen = await self.store.run_events(run_id)
         return await self.follow(run_id, stored.thread_id, sink,
+                                 after=seen[-1].seq if seen else 0)
+
+    async def take_up(self, run: Run, *, sink: ChunkSink | None = None,
+                      max_turns: int | None = None, budget: Mapping[str, Any] | None = None,
+                      principal: Principal | None = None) -> AgentOutput:
+        """Go on with ``run``, which ended without succeeding, from its last checkpoint in
+        the store, as a local run is resumed: a new execution of its workflow (the same id)
+        whose first activity takes the run back in the store (running again, the same run
+        on the same thread, its turns and usage going on), with ``max_turns`` and
+        ``budget`` from there; followed as :meth:`follow` does. A run that succeeded, a run
+        on its caller's thread and one that kept no checkpoint (cancelled while it waited for
+        answers, or before its first turn) are refused
+        (:class:`~bloge.core.errors.BlogeUsageError`)."""
+        check_not_succeeded(run)
+        await check_not_a_guest(self.store, run)
+        if await self.store.latest_checkpoint(run.id) is None:
+            raise BlogeUsageError(
+                f"run {run.id!r} is {run.status.value} and ran on Temporal, where it kept no "
+                f"checkpoint to go on from (it ended while it waited, or before its first "
+                f"turn); go on with its conversation in a new run on its thread (bloge run "
+                f"{run.agent_id} --thread {run.thread_id} …)")
+        runner = await self.runner()
+        tools = await run_tools(self.store, run.id)
+        seen = await self.store.run_events(run.id)
+        try:
+            await runner.start(run.agent_id, run_id=run.id, thread_id=run.thread_id,
+                               max_turns=max_turns, budget=budget, principal=principal,
+                               tools=tools, resume=True)
+        except WorkflowAlreadyStartedError:  # its workflow records its end before it closes
+            raise BlogeUsageError(f"run {run.id!r} is {run.status.value}, and its workflow on "
+                                  "Temporal has not closed yet; resume it again in a moment"
+                                  ) from None
+        return await self.follow(run.id, run.thread_id, sink,
                                  after=seen[-1].seq if seen else 0)
 
     async def follow(self, run_id: str, thread_id: str | None, sink: ChunkSink | None, *,

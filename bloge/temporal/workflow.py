@@ -33,6 +33,12 @@ external tool, or a tool of the run's own such as a ``/v1`` client's), pauses: i
 as waiting and its workflow waits for the answers, holding no worker
 (:mod:`bloge.temporal.waiting`).
 
+A recorded run that ended without succeeding (out of turns, failed, cancelled) is resumed by
+a new execution of its workflow id whose start says ``resume``: its first activity takes the
+run back in the store (:meth:`~bloge.temporal.recording.StoreRecording.take_up`), and it goes
+on from its last checkpoint there, its view read from the thread's log by reference, as a
+later history goes on from what the last one carried.
+
 A sub-agent call (``tool research : agent researcher``, ``Agent.as_tool()``) of an agent the
 task queue serves runs its child as a child workflow: the call's tool activity only works out
 the question (its arguments checked, its ``input { … }`` evaluated), then the workflow starts
@@ -242,7 +248,7 @@ class AgentWorkflow:
         turns.guest = guest is not None
         # A checkpoint given by value: the messages of it the thread's log holds are found
         # by equality.
-        turns.by_value = carried is None and checkpoint is not None
+        turns.by_value = carried is None and start.get("checkpoint") is not None
         own_tools = list(start.get("tools") or ())
         # A child workflow's callers, nearest first: its pause pauses them too.
         callers: list[Json] = list(start.get("callers") or ())
@@ -380,6 +386,11 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
                   else AgentCheckpoint.from_json(DEFAULT_CODEC.encode(start["checkpoint"])))
     history = wire.messages_from_json(start["history"]) if start.get("history") else None
     if not agent.recorded:
+        if start.get("resume"):
+            raise ApplicationError(
+                f"run {run_id!r} goes on from its checkpoint in the run store, and the workers "
+                f"of task queue {task_queue!r} keep none: give them the run store "
+                "(bloge.store)", type="BlogeUsageError", non_retryable=True)
         return _Begun(thread_id, workflow.time(), checkpoint, history, None)
     if start.get("holder") is not None:
         # A guest on its caller's thread: it joins the thread under its caller's hold, from
@@ -399,10 +410,16 @@ async def _begin(agent: ServedAgent, start: Json, run_id: str, task_queue: str) 
         "principal": start.get("principal"), "trace_parent": start.get("trace_parent"),
         **({"tools": start["tools"]} if start.get("tools") else {}),
         **({"parent_run_id": start["parent_run_id"]} if start.get("parent_run_id") else {}),
+        **({"resume": True} if start.get("resume") else {}),
     }, **agent.plan.finish)
     pairs = (begun["history"] if "history" in begun  # begun by an earlier worker
              else await read_view(agent, run_id, thread_id, begun["view"]))
     log = ThreadLog(int(begun["next_seq"]), pairs)
+    resumed: Json | None = begun.get("resumed")
+    if resumed is not None:  # a run that ended, taken back: it goes on from its checkpoint
+        checkpoint = AgentCheckpoint(log.messages, int(resumed["turns"]), {},
+                                     str(resumed["agent"]),
+                                     AgentUsage.from_dict(resumed["usage"]))
     return _Begun(thread_id, workflow.time(), checkpoint,
                   log.messages if checkpoint is None else history, log)
 
@@ -427,13 +444,16 @@ def start_payload(agent_id: str, *, input: AgentInput | None = None,
                   thread_id: str | None = None, local_model_calls: bool = False,
                   principal: Principal | None = None, trace_parent: str | None = None,
                   tools: Sequence[ToolDefinition] = (),
-                  budget: Mapping[str, Any] | None = None) -> Json:
+                  budget: Mapping[str, Any] | None = None, resume: bool = False) -> Json:
     """What :class:`AgentWorkflow` starts from: JSON data only (``context`` too);
     ``trace_parent``: the trace context of its caller, kept with the run (see
     :class:`~bloge.core.tracecontext.TraceParent`); ``tools``: the run's own external tools
     (a ``/v1`` client's); ``budget``: run budget limits raised or set over the agent's
-    (``{"tokens": 80000}``, what ``bloge run --budget`` gives)."""
+    (``{"tokens": 80000}``, what ``bloge run --budget`` gives); ``resume``: the recorded
+    run that ended (its workflow's id) is taken back and goes on from its checkpoint in the
+    run store, on its thread."""
     return {
+        **({"resume": True} if resume else {}),
         **({"tools": [wire.tool_to_json(tool) for tool in tools]} if tools else {}),
         **({"budget": dict(budget)} if budget else {}),
         "trace_parent": trace_parent,

@@ -371,3 +371,40 @@ def test_a_budget_limit_a_workflow_does_not_keep_is_refused_on_temporal(
     assert refused.returncode == 2
     assert f"error: --budget {limit}: " in refused.stderr
     assert why in refused.stderr
+
+
+def test_a_run_out_of_turns_on_temporal_resumes_by_its_id_as_in_process(
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811 -- app: the fixture
+    ended = {}
+    for where, env in (("local", {}), ("temporal", on_temporal)):
+        failed = bloge("run", "customerSupport", QUESTION, "--max-turns", "1", "--json",
+                       cwd=app, env=env)
+        assert failed.returncode == 1, failed.stderr
+        document = json.loads(failed.stdout)
+        run_id = document["run_id"]
+        assert document["resume_run_command"] == f"bloge runs resume {run_id} --max-turns 2"
+        before = json.loads(bloge("runs", "show", run_id, "--json", cwd=app).stdout)
+        resumed = bloge("runs", "resume", run_id, "--max-turns", "2", "--json", cwd=app,
+                        env=env)
+        assert resumed.returncode == 0, resumed.stderr
+        output = json.loads(resumed.stdout)
+        after = json.loads(bloge("runs", "show", run_id, "--json", cwd=app).stdout)
+        # The same run on the same thread goes on: its turns and usage count on.
+        assert (output["run_id"], output["thread_id"]) == (run_id, before["thread_id"])
+        assert (before["status"], after["status"]) == ("failed", "succeeded")
+        assert (before["turns"], after["turns"]) == (1, 2)
+        ended[where] = (output["content"], output["turns_used"], output["usage"],
+                        after["usage"])
+    assert ended["temporal"] == ended["local"]
+
+
+def test_a_run_that_succeeded_on_temporal_is_not_resumed_as_in_process(
+        app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811 -- app: the fixture
+    for env in ({}, on_temporal):
+        ran = bloge("run", "customerSupport", QUESTION, "--json", cwd=app, env=env)
+        assert ran.returncode == 0, ran.stderr
+        run = json.loads(ran.stdout)
+        refused = bloge("runs", "resume", run["run_id"], cwd=app, env=env)
+        assert refused.returncode == 2
+        assert (f"run {run['run_id']!r} already succeeded; continue its thread "
+                f"{run['thread_id']!r} with a new run instead") in refused.stderr

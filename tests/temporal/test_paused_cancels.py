@@ -52,9 +52,10 @@ async def test_cancelling_a_run_waiting_for_approval_cancels_its_workflow(
         await decide_call(store, "wait-1", "c1", approve=True, principal="bob")
     assert not (tmp_path / "count.log").exists()
     with pytest.raises(BlogeUsageError, match=(
-            r"run 'wait-1' is cancelled and ran on Temporal, where a run that ended is not "
-            r"taken up again; go on with its conversation in a new run on its thread "
-            r"\(bloge run guarded --thread \w+")):
+            r"run 'wait-1' is cancelled and ran on Temporal, where it kept no checkpoint "
+            r"to go on from \(it ended while it waited, or before its first turn\); go on "
+            r"with its conversation in a new run on its thread \(bloge run guarded --thread "
+            r"\w+")):
         await worked.operator("guarded").aresume_run("wait-1", ALICE)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,14 @@ from bloge import (
     AgentLoopOperator,
     LlmChatOperator,
     LlmStreamingChatOperator,
+    MaxTurnsExceededError,
     OperatorRegistry,
 )
 from bloge.agent.materialize import agent_operator
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import RunError
 from bloge.llm import FunctionProvider
-from bloge.store import RunStatus, StoreNotFoundError, open_store
+from bloge.store import RunStatus, Store, StoreNotFoundError, open_store
 from bloge.store.timeline import run_timeline
 from bloge.temporal import (
     RunCancelledError,
@@ -29,6 +31,7 @@ from bloge.temporal import (
     served_agents,
 )
 from tests.temporal import agents
+from tests.temporal.conftest import StoredAgents
 
 
 def _shape(events: list[Any]) -> list[tuple[str, Any]]:
@@ -176,3 +179,21 @@ async def test_a_temporal_run_belongs_to_the_principal_it_was_started_for(
     finally:
         registry.get("Gate").release.set()
         await store.aclose()
+
+
+async def test_a_run_out_of_turns_goes_on_from_its_checkpoint_as_the_same_run(
+        worked: StoredAgents, store: Store) -> None:
+    definition = worked.definitions["counter"]
+    capped = AgentLoopOperator("counter", replace(definition, max_turns=1), worked.registry,
+                               store=worked.runs())
+    with pytest.raises(MaxTurnsExceededError):
+        await capped.aexecute("hello", run_id="capped-1")
+    assert (await store.get_run("capped-1")).status is RunStatus.FAILED
+    output = await worked.operator("counter").aresume_run("capped-1")
+    run = await store.get_run("capped-1")
+    assert (run.status, run.turns, output.turns_used) == (RunStatus.SUCCEEDED, 2, 2)
+    assert (output.run_id, output.thread_id) == ("capped-1", run.thread_id)
+    # The thread's log holds the run's messages once each, as a run never stopped does.
+    log = await store.thread_messages(run.thread_id)
+    assert [m.message.role for m in log] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert {m.run_id for m in log} == {"capped-1"}

@@ -132,15 +132,25 @@ async def _outcome(runner: TemporalRunner, runs: TemporalRunStore | None, run_id
     :class:`~bloge.agent.RunPaused` when it waits, and cancels its workflow on Ctrl-C), or
     with no store, the workflow's result. A resumed run goes on with ``max_turns`` and
     ``budget`` if given."""
-    if runs is not None and start.run_id is not None:
-        return await runs.go_on(run_id, sink=sink, max_turns=max_turns, budget=budget)
-    if runs is not None:
-        return await runs.follow(run_id, start.thread_id, sink)
+    from bloge import AgentRunError
+    from bloge.temporal import RunCancelledError
+
     try:
+        if runs is not None and start.run_id is not None:
+            return await runs.go_on(run_id, sink=sink, max_turns=max_turns, budget=budget)
+        if runs is not None:
+            return await runs.follow(run_id, start.thread_id, sink)
         return await runner.result(run_id)
+    except RunCancelledError as cancelled:
+        # Cancelled from elsewhere (bloge runs cancel): interrupted, as a local run is, with
+        # the checkpoint its workflow recorded.
+        if isinstance(cancelled.__cause__, AgentRunError):
+            raise asyncio.CancelledError(str(cancelled)) from cancelled.__cause__
+        raise
     except asyncio.CancelledError:
         # Ctrl-C: the workflow and its running activities are cancelled too.
-        await asyncio.shield(runner.cancel(run_id))
+        if runs is None:
+            await asyncio.shield(runner.cancel(run_id))
         raise
 
 
