@@ -209,6 +209,17 @@ async def test_a_lease_taken_over_by_another_worker_is_lost(store: Store, clock:
                                    worker="worker-a") is None
 
 
+async def test_a_run_taken_back_shows_no_end_while_it_runs(store: Store, clock: Clock) -> None:
+    await start(store)
+    ended = finish(status=RunStatus.FAILED)
+    await StoreWriter(store).write([FinishRun(
+        ended.run_id, ended.thread_id, ended.status, "error", ended.turns, ended.usage, None,
+        {"type": "ProviderError", "message": "down"}, None, ended.at)])
+    await StoreWriter(store).reclaim_run(await store.get_run("run-1"), worker="worker-b")
+    run = await store.get_run("run-1")
+    assert (run.status, run.exit_reason, run.error) == (RunStatus.RUNNING, None, None)
+
+
 async def test_the_tool_ledger_records_dispatch_then_completion(
         store: Store, clock: Clock) -> None:
     await start(store)

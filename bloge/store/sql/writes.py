@@ -199,7 +199,8 @@ def _take_run(run_id: str, *, worker: str, lease_until: float, now: float,
     owned = " AND status <> 'running'" if previous_worker is None else " AND worker = ?"
     taken = yield Query(
         "UPDATE bloge_runs SET status = ?, worker = ?, lease_until = ?, updated_at = ?, "
-        f"finished_at = NULL, cancel_requested = 0 WHERE id = ?{owned}",
+        "finished_at = NULL, exit_reason = NULL, error = NULL, cancel_requested = 0 "
+        f"WHERE id = ?{owned}",
         (RunStatus.RUNNING.value, worker, lease_until, now, run_id,
          *(() if previous_worker is None else (previous_worker,))),
     )
