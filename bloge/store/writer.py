@@ -37,8 +37,10 @@ class RunWriter(Protocol):
         ``thread_id`` is an id the caller has just made: no thread has it."""
         ...
 
-    async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
-        """Take ``run`` (stopped, not running) and its thread back, to continue it."""
+    async def reclaim_run(self, run: Run, *, worker: str, retried_start: bool = False) -> Claim:
+        """Take ``run`` (stopped, not running) and its thread back, to continue it; with
+        ``retried_start``, ``run`` is being started again by whoever started it (an activity
+        retried after its first attempt wrote the start), and is taken even while it runs."""
         ...
 
     async def join_run(self, *, run_id: str, thread_id: str, holder: str, parent_run_id: str,
@@ -124,10 +126,10 @@ class StoreWriter:
             raise StoreNotFoundError(f"no thread {thread_id!r}", store=store.url)
         return self._claimed(thread_id, claim)
 
-    async def reclaim_run(self, run: Run, *, worker: str) -> Claim:
+    async def reclaim_run(self, run: Run, *, worker: str, retried_start: bool = False) -> Claim:
         store = self.store
         now = store.clock()
-        if run.status is RunStatus.RUNNING:
+        if run.status is RunStatus.RUNNING and not retried_start:
             left = None if run.lease_until is None else run.lease_until - now
             raise ThreadBusyError(run.thread_id, run.id, store=store.url, lease_left=left)
         claim = await store.run_script(writes.resume_run(

@@ -105,8 +105,8 @@ class StoreRecording:
                                                 owner=principal.name if principal else None,
                                                 own_thread_only=principal is not None
                                                 and not principal.admin)
-        else:  # a retried start: the thread is this run's already
-            claim = await self.writer.reclaim_run(run, worker=self.worker)
+        else:  # a retried start: the thread is this run's already, its lease maybe too
+            claim = await self.writer.reclaim_run(run, worker=self.worker, retried_start=True)
         kept: list[ops.Op] = []
         if trace_parent and TraceParent.from_stored(trace_parent) is not None:
             kept.append(ops.TraceRun(run_id, trace_parent))
