@@ -161,15 +161,18 @@ class TemporalRunStore:
         runs it waits on, its child workflows' — are sent the decisions and results taken
         in the store (see :mod:`bloge.temporal.waiting`), and it is followed until it ends,
         or waits again (:class:`~bloge.agent.RunPaused`). One that ended without
-        succeeding goes on from its last checkpoint with ``engine``'s ``max_turns``
-        (:meth:`take_up`)."""
+        succeeding goes on from its last checkpoint with ``engine``'s ``max_turns`` and run
+        budget (:meth:`take_up`)."""
         stored = await self.store.get_run(run_id)
         if not stored.status.paused and not stored.status.finished:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
-        if stored.status.finished:  # the operator's turn cap, as a local resume has it
+        if stored.status.finished:  # the operator's limits, as a local resume has them
+            budget = engine.definition.budget
+            kept = {} if budget is None else {  # a workflow keeps no time limit
+                name: limit for name, limit in budget.limits().items() if name != "time"}
             return await self.take_up(stored, sink=sink, principal=ctx.principal,
-                                      max_turns=engine.definition.max_turns)
+                                      max_turns=engine.definition.max_turns, budget=kept)
         return await self.go_on(run_id, sink=sink)
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,

@@ -6,11 +6,13 @@ waits for approval, in turn 1 and answers in turn 2 (a second model call)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from bloge import AgentRunError, MaxTurnsExceededError, RunPaused
+from bloge import AgentLoopOperator, AgentRunError, MaxTurnsExceededError, RunPaused
+from bloge.agent import with_budget_limits
 from bloge.core.errors import BlogeUsageError
 from bloge.store import RunStatus, Store, decide_call
 from tests.temporal.conftest import StoredAgents
@@ -60,6 +62,28 @@ async def test_a_budget_raised_for_a_paused_run_holds_as_it_goes_on(
     output = await worked.runs().go_on("budget-2", budget={"model_calls": 2})
     assert output.content.startswith("answer: counted hello")
     assert (await store.get_run("budget-2")).status is RunStatus.SUCCEEDED
+
+
+@pytest.mark.parametrize(("model_calls", "ends"), [(1, "budget"), (3, "stop")])
+async def test_an_ended_run_resumed_by_an_operator_goes_on_under_its_run_budget(
+        worked: StoredAgents, store: Store, model_calls: int, ends: str) -> None:
+    # As POST /runs/{id}/resume with a "budget" resumes it: an operator with the limits. The
+    # run has made one model call: a limit of 1 stops it at once, 3 lets it answer.
+    await _approved(worked, store, "budget-3", budget={"model_calls": 1})
+    with pytest.raises(AgentRunError):
+        await worked.runs().go_on("budget-3")
+    # The model is asked again in a turn of its own (see README: a Temporal run keeps no
+    # tool ledger), so the operator allows one more turn too.
+    definition = replace(worked.definitions["guarded"], max_turns=3)
+    resumed = AgentLoopOperator("guarded", with_budget_limits(
+        definition, {"model_calls": model_calls}), worked.registry, store=worked.runs())
+    if ends == "budget":
+        with pytest.raises(AgentRunError) as caught:
+            await resumed.aresume_run("budget-3")
+        assert caught.value.exit_reason == "budget"
+    else:
+        assert (await resumed.aresume_run("budget-3")).content.startswith("answer: counted")
+    assert (await store.get_run("budget-3")).exit_reason == ends
 
 
 async def test_new_limits_for_a_caller_waiting_on_its_sub_agent_are_refused(
