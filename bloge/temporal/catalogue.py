@@ -17,12 +17,14 @@ from typing import Any
 from bloge.agent import (
     AgentDef,
     AgentExecutionListener,
+    Budget,
     ConversationMemory,
     with_budget_limits,
 )
 from bloge.agent.runtime import AgentEngine, ListenerChain
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.registry import OperatorRegistry
+from bloge.temporal.limits import kept_limits
 from bloge.temporal.options import ActivityPlan, TemporalOptions, plan_for
 
 
@@ -48,7 +50,8 @@ class ServedAgent:
                budget: Mapping[str, Any] | None = None) -> AgentEngine:
         """The workflow's engine, with ``max_turns`` instead of the agent's own if given, and
         its run budget's limits raised (or set) to ``budget``'s (``{"tokens": 80000}``, what
-        ``--budget`` gives, see :func:`~bloge.agent.with_budget_limits`)."""
+        ``--budget`` gives, see :func:`~bloge.agent.with_budget_limits`); with no ``time``
+        limit, which a workflow does not keep (:mod:`bloge.temporal.limits`)."""
         turns = self.definition.max_turns if max_turns is None else max_turns
         key = (turns, tuple(sorted((budget or {}).items())))
         found = self.engines.get(key)
@@ -56,10 +59,9 @@ class ServedAgent:
             definition = (self.definition if turns == self.definition.max_turns
                           else replace(self.definition, max_turns=turns))
             definition = with_budget_limits(definition, {**(budget or {})})
-            if definition.budget is not None and definition.budget.time is not None:
-                # A workflow decides the same way each time it is replayed: not by the wall
-                # clock (the workflow's own execution timeout limits its time).
-                definition = replace(definition, budget=definition.budget.replaced(time=None))
+            if definition.budget is not None:
+                kept = Budget.of(kept_limits(definition.budget))
+                definition = replace(definition, budget=kept)
             found = self.engines[key] = AgentEngine(
                 self.definition.id, definition, self.registry, summarizer=self.summarizer,
                 json_codec=self.codec)

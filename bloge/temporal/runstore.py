@@ -78,6 +78,7 @@ from bloge.store import (
     run_tools,
 )
 from bloge.temporal.connection import Connection, connect
+from bloge.temporal.limits import kept_limits
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
 
@@ -168,11 +169,9 @@ class TemporalRunStore:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
         if stored.status.finished:  # the operator's limits, as a local resume has them
-            budget = engine.definition.budget
-            kept = {} if budget is None else {  # a workflow keeps no time limit
-                name: limit for name, limit in budget.limits().items() if name != "time"}
             return await self.take_up(stored, sink=sink, principal=ctx.principal,
-                                      max_turns=engine.definition.max_turns, budget=kept)
+                                      max_turns=engine.definition.max_turns,
+                                      budget=kept_limits(engine.definition.budget))
         return await self.go_on(run_id, sink=sink)
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,

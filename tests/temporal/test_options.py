@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from bloge.agent import with_budget_limits
 from bloge.core.errors import BlogeUsageError
 from bloge.llm.providers import RetryPolicy
 from bloge.temporal import Connection, TemporalOptions, connect
+from bloge.temporal.catalogue import served
 from bloge.temporal.options import FINAL_PROVIDER_ERROR, plan_for
 from bloge_config import BlogeSettings, LoadedSettings
 from bloge_container import temporal
@@ -125,3 +127,13 @@ def test_the_long_run_settings_reach_the_workers_and_the_runs(tmp_path: Path) ->
         TemporalOptions(max_payload_bytes=100)
     with pytest.raises(BlogeUsageError, match="continue_as_new_events must be >= 0"):
         TemporalOptions(continue_as_new_events=-1)
+
+
+def test_a_workers_engine_keeps_its_agents_budget_but_its_time_limit(tmp_path: Path) -> None:
+    # A workflow decides alike when replayed, never by the wall clock.
+    registry = agents.registry(tmp_path / "count.log")
+    definition = with_budget_limits(agents.definitions(registry)["counter"],
+                                    {"tokens": 100, "time": "30s"})
+    engine = served(definition, registry, TemporalOptions()).engine(budget={"usd": 1.0})
+    assert engine.definition.budget is not None
+    assert engine.definition.budget.limits() == {"tokens": 100, "usd": 1.0}

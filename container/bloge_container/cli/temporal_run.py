@@ -49,20 +49,23 @@ def _kept_limits(definition: AgentDef, budget: Sequence[str]) -> dict[str, Any]:
     from dataclasses import replace
 
     from bloge.agent import with_budget_limits
+    from bloge.temporal.limits import kept_limits
 
     # The limits the texts give, on a definition of no budget of its own.
     given = with_budget_limits(replace(definition, budget=None, thread_budget=None), budget)
+    kept = kept_limits(given.budget)
     for text in budget:
         name = text.partition("=")[0].strip().replace("-", "_")
         if name.startswith("thread."):
             raise failure(f"--budget {text}: runs on Temporal workers (bloge.runner: temporal) "
                           "keep their run's budget only, not their thread's; leave it out, or "
                           "run with bloge.runner: local")
-        if name == "time":
+        if name not in kept:
             raise failure(f"--budget {text}: a run on Temporal workers (bloge.runner: "
-                          "temporal) keeps no time limit, for its workflow must decide alike "
-                          "when replayed (its execution timeout limits its time); leave it out")
-    return {} if given.budget is None else given.budget.limits()
+                          f"temporal) keeps no {name} limit, for its workflow must decide "
+                          "alike when replayed (its execution timeout limits its time); leave "
+                          "it out")
+    return kept
 
 
 async def run_on_temporal(container: ApplicationContainer, definition: AgentDef, start: Start,
