@@ -214,7 +214,7 @@ class ListenerChain:
     callback is there.
 
     A run's own listeners (its recorder's) come last through :meth:`then`, which shares what
-    the chain looked up: every run in progress keeps its chain.
+    the chain looked up and looks up theirs once too: every run in progress keeps its chain.
     """
 
     __slots__ = ("_handlers", "_own", "listeners", "wanted")
@@ -226,19 +226,21 @@ class ListenerChain:
                             if (handler := _handler(listener, callback)) is not None)
             for callback in CALLBACKS
         }
-        self._own: tuple[AgentExecutionListener, ...] = ()
+        self._own: dict[str, tuple[Handler, ...]] = {}
         self.wanted: frozenset[str] = _shared(frozenset(
             callback for callback, handlers in self._handlers.items() if handlers))
 
     def then(self, listener: AgentExecutionListener) -> ListenerChain:
         """This chain, then ``listener``, a listener of one run: its methods are looked up
-        when an event comes (a run has few), not for a table of its own."""
+        here, once, into a table of the run's listeners' beside the chain's shared one."""
+        own: dict[str, tuple[Handler, ...]] = {
+            callback: (*self._own.get(callback, ()), handler) for callback in CALLBACKS
+            if (handler := _handler(listener, callback)) is not None}
         chain = ListenerChain.__new__(ListenerChain)
         chain.listeners = (*self.listeners, listener)
         chain._handlers = self._handlers  # noqa: SLF001 -- a chain of its own class
-        chain._own = (*self._own, listener)  # noqa: SLF001 -- as above
-        chain.wanted = _shared(self.wanted | {callback for callback in CALLBACKS
-                                              if _handler(listener, callback) is not None})
+        chain._own = {**self._own, **own}  # noqa: SLF001 -- as above
+        chain.wanted = _shared(self.wanted | frozenset(own))
         return chain
 
     def __bool__(self) -> bool:
@@ -248,10 +250,8 @@ class ListenerChain:
         """Deliver one event to every listener that has ``callback``."""
         for handler in self._handlers[callback]:
             _deliver(handler, callback, context, payload)
-        for listener in self._own:
-            own = _handler(listener, callback)
-            if own is not None:
-                _deliver(own, callback, context, payload)
+        for handler in self._own.get(callback, ()):
+            _deliver(handler, callback, context, payload)
 
 
 #: Each set of callbacks wanted, once: the chains of the runs in progress share them.

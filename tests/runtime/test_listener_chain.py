@@ -55,6 +55,21 @@ def test_a_listeners_callbacks_are_looked_up_once_when_the_chain_is_built() -> N
     assert Counting.lookups == len(CALLBACKS)
 
 
+def test_a_runs_own_listeners_callbacks_are_looked_up_once_when_it_joins() -> None:
+    class Counting:
+        lookups = 0
+
+        def __getattr__(self, name: str) -> Any:
+            Counting.lookups += 1
+            raise AttributeError(name)
+
+    run = ListenerChain([]).then(Counting())
+    for callback in CALLBACKS:
+        for _ in range(3):
+            run.notify(callback, CONTEXT, None)
+    assert Counting.lookups == len(CALLBACKS)
+
+
 def test_the_chain_says_which_callbacks_some_listener_has() -> None:
     assert ListenerChain([OnlyExits()]).wanted == {"on_agent_loop_exited"}
     assert ListenerChain([]).wanted == frozenset()
