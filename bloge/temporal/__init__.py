@@ -16,6 +16,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("bloge.temporal needs temporalio: pip install 'bloge[temporal]'") from exc
 
 from bloge.temporal.connection import Connection, connect
+from bloge.temporal.limits import LimitsRefusedError
 from bloge.temporal.options import TemporalOptions
 from bloge.temporal.runner import RunCancelledError, TemporalRunner
 from bloge.temporal.runstore import TemporalRunStore
@@ -26,6 +27,7 @@ __all__ = [
     "WORKFLOW",
     "AgentWorkflow",
     "Connection",
+    "LimitsRefusedError",
     "RunCancelledError",
     "TemporalOptions",
     "TemporalRunStore",

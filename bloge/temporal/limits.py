@@ -1,15 +1,18 @@
-"""The run budget limits a workflow keeps: all but ``time``. A workflow must decide alike
-each time it is replayed, so never by the wall clock; its execution timeout limits its time.
+"""A workflow's limits: the run budget limits it keeps, and the error refusing new ones.
 
-The workers' engines drop the rest (:meth:`~bloge.temporal.catalogue.ServedAgent.engine`),
-as does a resume that takes an operator's budget
-(:meth:`~bloge.temporal.runstore.TemporalRunStore.resume_recorded_run`); ``bloge run``
-refuses ``--budget time=…`` on Temporal rather than drop it unsaid.
+A workflow keeps all but ``time``: it must decide alike each time it is replayed, so never by
+the wall clock; its execution timeout limits its time. The workers' engines drop the rest
+(:meth:`~bloge.temporal.catalogue.ServedAgent.engine`), as does a resume that takes an
+operator's budget (:meth:`~bloge.temporal.runstore.TemporalRunStore.resume_recorded_run`);
+``bloge run`` refuses ``--budget time=…`` on Temporal rather than drop it unsaid.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from bloge.core.errors import BlogeUsageError
 
 if TYPE_CHECKING:
     from bloge.agent import Budget
@@ -24,3 +27,23 @@ def kept_limits(budget: Budget | None) -> dict[str, float]:
     if budget is None:
         return {}
     return {name: limit for name, limit in budget.limits().items() if name not in _UNKEPT}
+
+
+class LimitsRefusedError(BlogeUsageError):
+    """New limits for a run on Temporal that its workflow cannot take now, being inside a
+    round (see :meth:`~bloge.temporal.runstore.TemporalRunStore.go_on`). The message names
+    them as the parameters that gave them (``max_turns 9, budget tokens=80000``);
+    :meth:`naming` words it with other names, as ``bloge runs resume`` does with its flags."""
+
+    def __init__(self, before: str, after: str, *, max_turns: int | None,
+                 budget: Mapping[str, Any] | None) -> None:
+        self.max_turns = max_turns
+        self.budget = dict(budget or {})
+        self._before, self._after = before, after
+        super().__init__(self.naming(max_turns="max_turns", budget="budget"))
+
+    def naming(self, *, max_turns: str, budget: str) -> str:
+        """The message, the limits named ``<max_turns> 9, <budget> tokens=80000``."""
+        named = [] if self.max_turns is None else [f"{max_turns} {self.max_turns}"]
+        named.extend(f"{budget} {name}={value}" for name, value in self.budget.items())
+        return f"{self._before}{', '.join(named)}{self._after}"

@@ -78,7 +78,7 @@ from bloge.store import (
     run_tools,
 )
 from bloge.temporal.connection import Connection, connect
-from bloge.temporal.limits import kept_limits
+from bloge.temporal.limits import LimitsRefusedError, kept_limits
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
 
@@ -190,14 +190,14 @@ class TemporalRunStore:
         80000}``; not ``time``, which a workflow does not keep) hold for the rest of the run,
         as for a local run resumed with them: sent to its workflow before the answers that
         let it go on. A run whose own calls do not wait — it runs, or waits on a sub-agent's
-        run — is inside its round, where its workflow takes no new limits: it is refused
-        (:class:`~bloge.core.errors.BlogeUsageError`)."""
+        run — is inside its round, where its workflow takes no new limits: they are refused
+        (:class:`~bloge.temporal.limits.LimitsRefusedError`, a ``BlogeUsageError``)."""
         stored = await self.store.get_run(run_id)
         if stored.status.finished:
             return await self.take_up(stored, sink=sink, max_turns=max_turns, budget=budget,
                                       principal=principal)
         if max_turns is not None or budget:
-            await self._takes_limits(stored, _limits_named(max_turns, budget))
+            await self._takes_limits(stored, max_turns=max_turns, budget=budget)
         if stored.status.paused and await self.send_answers(run_id, max_turns=max_turns,
                                                             budget=budget):
             raise await self._paused(run_id)  # it goes on once the others are decided
@@ -276,22 +276,25 @@ class TemporalRunStore:
             await runner.answer(run_id, decided, results)
         return waits
 
-    async def _takes_limits(self, run: Run, given: str) -> None:
-        """Refuse new limits (``given``) for ``run`` unless its own calls wait: only there
-        does its workflow take them (see :meth:`go_on`)."""
+    async def _takes_limits(self, run: Run, *, max_turns: int | None,
+                            budget: Mapping[str, Any] | None) -> None:
+        """Refuse new limits (``max_turns``, ``budget``) for ``run`` unless its own calls
+        wait: only there does its workflow take them (see :meth:`go_on`)."""
         if not run.status.paused:
-            raise BlogeUsageError(
-                f"run {run.id!r} is {run.status.value} on Temporal, where new limits ({given})"
-                f" reach a run only as its paused round goes on, and its workflow took it "
-                f"back already; follow it without them (bloge runs resume {run.id})")
+            raise LimitsRefusedError(
+                f"run {run.id!r} is {run.status.value} on Temporal, where new limits (",
+                ") reach a run only as its paused round goes on, and its workflow took it "
+                f"back already; follow it without them (bloge runs resume {run.id})",
+                max_turns=max_turns, budget=budget)
         if not await round_calls(self.store, run.id):
             children = [child.id for child in await self.store.child_runs(run.id)
                         if child.status.paused]
-            raise BlogeUsageError(
+            raise LimitsRefusedError(
                 f"run {run.id!r} waits on its sub-agent's run ({', '.join(children)}) on "
-                f"Temporal, where its workflow is inside the round that asked it and takes no"
-                f" new limits ({given}) there; go on without them (bloge runs resume "
-                f"{run.id}), and give them once its own calls wait or it stopped")
+                "Temporal, where its workflow is inside the round that asked it and takes no"
+                " new limits (", f") there; go on without them (bloge runs resume {run.id}),"
+                " and give them once its own calls wait or it stopped",
+                max_turns=max_turns, budget=budget)
 
     async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
         """Ask run ``run_id`` to stop, as :meth:`bloge.store.Store.cancel_run` does (with
@@ -415,10 +418,3 @@ class TemporalRunStore:
         context = AgentCallbackContext(event.run_id, None, None,
                                        str(body.get("operator_ref", "")))
         self.listeners.notify(callback, context, payload)
-
-
-def _limits_named(max_turns: int | None, budget: Mapping[str, Any] | None) -> str:
-    """New limits as a resume gives them: ``--max-turns 9, --budget tokens=80000``."""
-    named = [] if max_turns is None else [f"--max-turns {max_turns}"]
-    named.extend(f"--budget {name}={value}" for name, value in (budget or {}).items())
-    return ", ".join(named)

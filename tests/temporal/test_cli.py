@@ -233,6 +233,19 @@ def test_bloge_runs_cancel_ends_a_waiting_callers_workflow_and_its_childs(
     assert f"run {caller!r} is cancelled, not waiting for decisions" in approved.stderr
 
 
+def test_bloge_runs_resume_names_its_flags_when_a_waiting_caller_refuses_new_limits(
+        vetted_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    with serving(vetted_app, env=on_temporal) as url:
+        started = httpx.post(f"{url}/agents/triage/runs", json={"input": STUDY}, timeout=60)
+        assert started.status_code == 202, started.text
+        caller = started.json()["id"]
+        resumed = bloge("runs", "resume", caller, "--max-turns", "9", "--budget",
+                        "model_calls=5", cwd=vetted_app, env=on_temporal)
+    assert resumed.returncode == 2, resumed.stderr
+    assert ("takes no new limits (--max-turns 9, --budget model_calls=5) there"
+            in resumed.stderr)
+
+
 async def _workflows_ended(on_temporal: dict[str, str],
                            *run_ids: str) -> list[WorkflowExecutionStatus | None]:
     """How the workflows of ``run_ids`` ended, once they did."""

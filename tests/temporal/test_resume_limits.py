@@ -93,6 +93,6 @@ async def test_new_limits_for_a_caller_waiting_on_its_sub_agent_are_refused(
     with pytest.raises(BlogeUsageError, match=(
             r"run 'waits-1' waits on its sub-agent's run \(\w+\) on Temporal, where its "
             r"workflow is inside the round that asked it and takes no new limits "
-            r"\(--max-turns 9\) there")):
+            r"\(max_turns 9\) there")):
         await worked.runs().go_on("waits-1", max_turns=9)
     assert (await store.get_run("waits-1")).status is RunStatus.AWAITING_APPROVAL

@@ -135,12 +135,16 @@ async def _outcome(runner: TemporalRunner, runs: TemporalRunStore | None, run_id
     :class:`~bloge.agent.RunPaused` when it waits, and cancels its workflow on Ctrl-C), or
     with no store, the workflow's result. A resumed run goes on with ``max_turns`` and
     ``budget`` if given."""
-    from bloge import AgentRunError
-    from bloge.temporal import RunCancelledError
+    from bloge import AgentRunError, BlogeUsageError
+    from bloge.temporal import LimitsRefusedError, RunCancelledError
 
     try:
         if runs is not None and start.run_id is not None:
-            return await runs.go_on(run_id, sink=sink, max_turns=max_turns, budget=budget)
+            try:
+                return await runs.go_on(run_id, sink=sink, max_turns=max_turns, budget=budget)
+            except LimitsRefusedError as refused:  # in the words of the flags that gave them
+                raise BlogeUsageError(refused.naming(max_turns="--max-turns",
+                                                     budget="--budget")) from None
         if runs is not None:
             return await runs.follow(run_id, start.thread_id, sink)
         return await runner.result(run_id)
