@@ -40,34 +40,33 @@ def test_a_listener_with_only_some_callbacks_runs_silently(
     assert not [r for r in caplog.records if r.name == "bloge.agent.listeners"]
 
 
-def test_a_listeners_callbacks_are_looked_up_once_when_the_chain_is_built() -> None:
-    class Counting:
-        lookups = 0
+class Counting:
+    """A listener of no callbacks that counts how often one is looked up."""
 
-        def __getattr__(self, name: str) -> Any:
-            Counting.lookups += 1
-            raise AttributeError(name)
+    def __init__(self) -> None:
+        self.lookups = 0
 
-    chain = ListenerChain([Counting()])
+    def __getattr__(self, name: str) -> Any:
+        self.lookups += 1
+        raise AttributeError(name)
+
+
+def _every_event_thrice(chain: ListenerChain) -> None:
     for callback in CALLBACKS:
         for _ in range(3):
             chain.notify(callback, CONTEXT, None)
-    assert Counting.lookups == len(CALLBACKS)
+
+
+def test_a_listeners_callbacks_are_looked_up_once_when_the_chain_is_built() -> None:
+    counting = Counting()
+    _every_event_thrice(ListenerChain([counting]))
+    assert counting.lookups == len(CALLBACKS)
 
 
 def test_a_runs_own_listeners_callbacks_are_looked_up_once_when_it_joins() -> None:
-    class Counting:
-        lookups = 0
-
-        def __getattr__(self, name: str) -> Any:
-            Counting.lookups += 1
-            raise AttributeError(name)
-
-    run = ListenerChain([]).then(Counting())
-    for callback in CALLBACKS:
-        for _ in range(3):
-            run.notify(callback, CONTEXT, None)
-    assert Counting.lookups == len(CALLBACKS)
+    counting = Counting()
+    _every_event_thrice(ListenerChain([]).then(counting))
+    assert counting.lookups == len(CALLBACKS)
 
 
 def test_the_chain_says_which_callbacks_some_listener_has() -> None:
