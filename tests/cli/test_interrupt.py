@@ -8,13 +8,12 @@ import json
 import shlex
 import signal
 import subprocess
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import BLOGE, bloge, environment
+from tests.cli.conftest import bloge, started, waiting_agent, write_project
 
 OPERATORS = '''
 import asyncio
@@ -45,31 +44,8 @@ async def ignore_cancellation(input):
             Path("cancellation-ignored").write_text("ignored")
 '''
 
-AGENT = """
-agent waiter {
-  model = "gpt-4o"
-  tool waitForAnswer : Wait {
-    description = "Wait for the answer"
-    input { question = tool_args.question }
-  }
-}
-
-stream agent streamer {
-  model = "gpt-4o"
-  tool waitForAnswer : Wait {
-    description = "Wait for the answer"
-    input { question = tool_args.question }
-  }
-}
-
-agent stubborn {
-  model = "gpt-4o"
-  tool waitForAnswer : Stubborn {
-    description = "Wait for the answer"
-    input { question = tool_args.question }
-  }
-}
-"""
+AGENT = (waiting_agent("waiter", "Wait") + waiting_agent("streamer", "Wait", streaming=True)
+         + waiting_agent("stubborn", "Stubborn"))
 
 QUESTION = "Please wait for the answer"
 
@@ -77,22 +53,12 @@ QUESTION = "Please wait for the answer"
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project whose tools wait: for ever (sync, in a thread) or ignoring cancellation."""
-    (tmp_path / "waiting_operators.py").write_text(OPERATORS, encoding="utf-8")
-    (tmp_path / "agents.bloge").write_text(AGENT, encoding="utf-8")
-    (tmp_path / "settings.yaml").write_text(textwrap.dedent("""
-        bloge:
-          agents: {dsl-locations: ["*.bloge"]}
-          operators:
-            Wait: "waiting_operators:wait_for_answer"
-            Stubborn: "waiting_operators:ignore_cancellation"
-    """), encoding="utf-8")
-    return tmp_path
+    return write_project(tmp_path, agents=AGENT, source=OPERATORS, operators={
+        "Wait": "wait_for_answer", "Stubborn": "ignore_cancellation"})
 
 
 def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([str(BLOGE), *args], cwd=cwd, text=True,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=environment({"WAIT_FOREVER": "1"}))
+    return started(*args, cwd=cwd, env={"WAIT_FOREVER": "1"})
 
 
 def wait_for(marker: Path, process: subprocess.Popen[str]) -> None:

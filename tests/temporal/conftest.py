@@ -8,6 +8,7 @@ import asyncio
 import importlib.util
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -15,8 +16,8 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager, contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -31,7 +32,7 @@ if importlib.util.find_spec("temporalio") is None:  # the whole folder needs the
     pytest.skip("temporalio is not installed: pip install 'bloge[temporal]'",
                 allow_module_level=True)
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
@@ -43,12 +44,15 @@ from bloge.server.guard import Guard
 from bloge.store import Store, open_store
 from bloge.temporal import (
     Connection,
+    RunCancelledError,
     TemporalOptions,
+    TemporalRunner,
     TemporalRunStore,
     agent_worker,
     connect,
     served_agents,
 )
+from tests.cli.conftest import BLOGE, environment
 from tests.temporal import agents
 
 STARTUP_SECONDS = 60.0
@@ -156,6 +160,37 @@ def task_queue() -> str:
     return f"test-{uuid.uuid4().hex[:12]}"
 
 
+@pytest.fixture
+def on_temporal(temporal_server: DevServer, task_queue: str) -> dict[str, str]:
+    """The environment that runs a ``bloge`` command's agents on this test's task queue."""
+    return {"BLOGE_RUNNER": "temporal", "BLOGE_TEMPORAL__ADDRESS": temporal_server.address,
+            "BLOGE_TEMPORAL__TASK_QUEUE": task_queue}
+
+
+@contextmanager
+def bloge_worker(project: Path, on_temporal: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """``bloge worker`` in ``project`` with ``on_temporal``'s environment, once it serves;
+    stopped with SIGTERM after, which it exits 0 on."""
+    process = subprocess.Popen([str(BLOGE), "worker"], cwd=project,
+                               env=environment(on_temporal), stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    assert line.startswith("worker: "), line
+    assert on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"] in line
+    yield process
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    process.stderr.close()
+
+
+async def ended_cancelled(client: Client, task_queue: str, run_id: str) -> None:
+    """Waits for run ``run_id``'s workflow to end, and checks that it was cancelled."""
+    with pytest.raises(RunCancelledError):
+        await TemporalRunner(client, task_queue).result(run_id)
+    described = await client.get_workflow_handle(run_id).describe()
+    assert described.status is WorkflowExecutionStatus.CANCELED
+
+
 
 #: The repository's root, where a worker process runs (it imports ``tests``).
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,9 +252,13 @@ class StoredAgents:
     task_queue: str
     address: str
 
-    def worker(self) -> AbstractAsyncContextManager[Worker]:
-        """A worker serving the agents, with the store (started on entering)."""
+    def worker(self, *, heartbeat_timeout: float | None = None,
+               ) -> AbstractAsyncContextManager[Worker]:
+        """A worker serving the agents, with the store (started on entering); its
+        activities' ``heartbeat_timeout`` if given (see :class:`TemporalOptions`)."""
         options = TemporalOptions(task_queue=self.task_queue)
+        if heartbeat_timeout is not None:
+            options = replace(options, heartbeat_timeout=heartbeat_timeout)
         return agent_worker(self.client, served_agents(self.definitions, self.registry,
                                                        options), options, store=self.store)
 

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import json
 import re
-import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,29 +22,15 @@ from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- a
 from tests.cli.test_approvals_commands import GUARDED
 from tests.server.test_runs_api import sse_events
 from tests.server.test_serve_command import serving
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import bloge_worker
 
 QUESTION = "How do I reset my password?"
 
 
 @pytest.fixture
-def on_temporal(temporal_server: DevServer, task_queue: str) -> dict[str, str]:
-    return {"BLOGE_RUNNER": "temporal", "BLOGE_TEMPORAL__ADDRESS": temporal_server.address,
-            "BLOGE_TEMPORAL__TASK_QUEUE": task_queue}
-
-
-@pytest.fixture
 def worker(app: Path, on_temporal: dict[str, str]) -> Iterator[subprocess.Popen[str]]:  # noqa: F811 -- app is the fixture
-    process = subprocess.Popen([str(BLOGE), "worker"], cwd=app, env=environment(on_temporal),
-                               stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    line = process.stderr.readline()
-    assert line.startswith("worker: "), line
-    assert on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"] in line
-    yield process
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=60) == 0
-    process.stderr.close()
+    with bloge_worker(app, on_temporal) as process:
+        yield process
 
 
 def test_the_support_agent_runs_on_a_worker(app: Path, on_temporal: dict[str, str],  # noqa: F811 -- app: the fixture

@@ -5,17 +5,15 @@ resume it and exits 130; ``bloge runs resume`` then goes on with the run."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import BLOGE, bloge, environment
+from tests.cli.conftest import bloge, started, waiting_agent, write_project
 from tests.cli.test_interrupt import QUESTION, resume_command, wait_for
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import bloge_worker
 
 OPERATORS = '''
 import time
@@ -34,60 +32,28 @@ def wait_for_answer(input):
 wait_for_answer.idempotent = True
 '''
 
-AGENT = """
-agent waiter {
-  model = "gpt-4o"
-  tool waitForAnswer : Wait {
-    description = "Wait for the answer"
-    input { question = tool_args.question }
-  }
-}
-"""
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project whose tool holds while the file ``hold`` is there."""
-    (tmp_path / "holding_operators.py").write_text(OPERATORS, encoding="utf-8")
-    (tmp_path / "agents.bloge").write_text(AGENT, encoding="utf-8")
-    (tmp_path / "settings.yaml").write_text(textwrap.dedent("""
-        bloge:
-          agents: {dsl-locations: ["*.bloge"]}
-          operators:
-            Wait: "holding_operators:wait_for_answer"
-    """), encoding="utf-8")
+    write_project(tmp_path, agents=waiting_agent("waiter", "Wait"), source=OPERATORS,
+                  operators={"Wait": "wait_for_answer"})
     (tmp_path / "hold").write_text("", encoding="utf-8")
     return tmp_path
 
 
 @pytest.fixture
-def on_temporal(temporal_server: DevServer, task_queue: str) -> dict[str, str]:
-    return {"BLOGE_RUNNER": "temporal", "BLOGE_TEMPORAL__ADDRESS": temporal_server.address,
-            "BLOGE_TEMPORAL__TASK_QUEUE": task_queue}
-
-
-@pytest.fixture
 def worker(project: Path, on_temporal: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen([str(BLOGE), "worker"], cwd=project,
-                               env=environment(on_temporal), stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    line = process.stderr.readline()
-    assert line.startswith("worker: "), line
-    yield process
-    (project / "hold").unlink(missing_ok=True)  # the held tool's thread ends
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=60) == 0
-    process.stderr.close()
+    with bloge_worker(project, on_temporal) as process:
+        yield process
+        (project / "hold").unlink(missing_ok=True)  # the held tool's thread ends
 
 
 def cancelled_from_elsewhere(project: Path, on_temporal: dict[str, str],
                              *options: str) -> tuple[subprocess.Popen[str], str, str, str]:
     """``bloge run waiter`` on Temporal, cancelled with ``bloge runs cancel`` while its tool
     holds: the command, its output, and the run's id."""
-    process = subprocess.Popen([str(BLOGE), "run", "waiter", QUESTION, *options], cwd=project,
-                               env=environment(on_temporal), text=True,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    process = started("run", "waiter", QUESTION, *options, cwd=project, env=on_temporal)
     try:
         wait_for(project / "tool-started", process)
         (run,) = json.loads(bloge("runs", "list", "--json", cwd=project).stdout)

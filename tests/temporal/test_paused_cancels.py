@@ -11,16 +11,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from temporalio.client import Client, WorkflowExecutionStatus
 
 from bloge import AgentLoopOperator, RunPaused
 from bloge.agent.runtime import child_run_id
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import BlogeUsageError
 from bloge.store import ApprovalConflictError, RunStatus, Store, decide_call, pending_approvals
-from bloge.temporal import RunCancelledError, TemporalRunner
 from tests.server.live_server import LiveServer
-from tests.temporal.conftest import StoredAgents
+from tests.temporal.conftest import StoredAgents, ended_cancelled
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
 REFUSED = "is cancelled, not waiting for decisions or tool results"
@@ -32,20 +30,12 @@ async def _paused(operator: AgentLoopOperator, run_id: str, question: str) -> Ru
     return caught.value
 
 
-async def _ended_cancelled(client: Client, task_queue: str, run_id: str) -> None:
-    """Waits for run ``run_id``'s workflow to end, and checks that it was cancelled."""
-    with pytest.raises(RunCancelledError):
-        await TemporalRunner(client, task_queue).result(run_id)
-    described = await client.get_workflow_handle(run_id).describe()
-    assert described.status is WorkflowExecutionStatus.CANCELED
-
-
 async def test_cancelling_a_run_waiting_for_approval_cancels_its_workflow(
         worked: StoredAgents, store: Store, tmp_path: Path) -> None:
     await _paused(worked.operator("guarded"), "wait-1", "hello")
     cancelled = await worked.runs().cancel_run("wait-1")
     assert cancelled.status is RunStatus.CANCELLED
-    await _ended_cancelled(worked.client, worked.task_queue, "wait-1")
+    await ended_cancelled(worked.client, worked.task_queue, "wait-1")
     assert (await store.get_run("wait-1")).status is RunStatus.CANCELLED
     assert await pending_approvals(store) == []
     with pytest.raises(ApprovalConflictError, match=REFUSED):
@@ -65,8 +55,8 @@ async def test_cancelling_a_waiting_caller_cancels_it_and_the_child_it_waits_on(
     child = child_run_id("wait-2:1:r1")
     cancelled = await worked.runs().cancel_run("wait-2")
     assert cancelled.status is RunStatus.CANCELLED
-    await _ended_cancelled(worked.client, worked.task_queue, "wait-2")
-    await _ended_cancelled(worked.client, worked.task_queue, child)
+    await ended_cancelled(worked.client, worked.task_queue, "wait-2")
+    await ended_cancelled(worked.client, worked.task_queue, child)
     assert (await store.get_run("wait-2")).status is RunStatus.CANCELLED
     assert (await store.get_run(child)).status is RunStatus.CANCELLED
     assert await pending_approvals(store) == []
@@ -86,7 +76,7 @@ async def test_a_cancel_over_http_cancels_the_workflow_and_refuses_a_later_decis
             cancelled = await http.post(server.url(f"/runs/{run_id}/cancel"))
             assert cancelled.status_code == 200, cancelled.text
             assert cancelled.json()["status"] == "cancelled"
-            await _ended_cancelled(worked.client, worked.task_queue, run_id)
+            await ended_cancelled(worked.client, worked.task_queue, run_id)
             decided = await http.post(server.url(f"/runs/{run_id}/approvals/c1"),
                                       json={"approve": True})
     assert decided.status_code == 409

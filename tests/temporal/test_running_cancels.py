@@ -13,22 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client
 
-from bloge import AgentLoopOperator, OperatorRegistry
-from bloge.store import RunStatus, Store, open_store
-from bloge.temporal import (
-    Connection,
-    RunCancelledError,
-    TemporalOptions,
-    TemporalRunner,
-    TemporalRunStore,
-    agent_worker,
-    served_agents,
-)
+from bloge.store import RunStatus, open_store
+from bloge.temporal import RunCancelledError
 from tests.cli.conftest import app, bloge  # noqa: F401 -- app: a fixture
 from tests.temporal import agents
-from tests.temporal.conftest import DevServer
+from tests.temporal.conftest import DevServer, StoredAgents, ended_cancelled
 
 #: Longer than any test: the worker renews a run's lease every third of it, and the lease
 #: lasts as long.
@@ -39,20 +30,16 @@ WAIT_SECONDS = 60
 
 @dataclass(frozen=True, slots=True)
 class Holding:
-    """``held`` on a worker of the test's task queue, recorded in ``store`` and run through
-    ``runs``; ``hold``, the tool it holds in."""
+    """The test agents on a worker of the test's task queue (``stored``); ``hold``, the tool
+    ``held`` holds in."""
 
-    registry: OperatorRegistry
-    store: Store
-    runs: TemporalRunStore
+    stored: StoredAgents
     hold: agents.Hold
 
     async def started(self, run_id: str) -> asyncio.Task[object]:
         """A run of ``held`` as ``run_id``, once it holds in its tool call."""
-        operator = AgentLoopOperator("held", agents.definitions(self.registry)["held"],
-                                     self.registry, store=self.runs)
         running: asyncio.Task[object] = asyncio.create_task(
-            operator.aexecute("hold on", run_id=run_id))
+            self.stored.operator("held").aexecute("hold on", run_id=run_id))
         assert await asyncio.to_thread(self.hold.entered.wait, WAIT_SECONDS)
         return running
 
@@ -61,13 +48,12 @@ async def _holding(client: Client, task_queue: str, address: str,
                    store_url: str, tmp_path: Path) -> AsyncIterator[Holding]:
     registry = agents.registry(tmp_path / "count.log")
     store = open_store(store_url, lease=SLOW_SECONDS)
-    options = TemporalOptions(task_queue=task_queue, heartbeat_timeout=SLOW_SECONDS)
-    served = served_agents(agents.definitions(registry), registry, options)
+    stored = StoredAgents(registry, agents.definitions(registry), store, client, task_queue,
+                          address)
     hold: agents.Hold = registry.get("Hold")
     try:
-        async with agent_worker(client, served, options, store=store):
-            yield Holding(registry, store, TemporalRunStore(
-                store, Connection(address), task_queue, client=client), hold)
+        async with stored.worker(heartbeat_timeout=SLOW_SECONDS):
+            yield Holding(stored, hold)
             hold.release.set()  # the cancelled call's thread, which nothing else ends
     finally:
         hold.release.set()
@@ -82,34 +68,25 @@ async def holding(client: Client, task_queue: str, temporal_server: DevServer,
         yield serving
 
 
-async def _ended_cancelled(client: Client, task_queue: str, run_id: str) -> None:
-    """Waits for run ``run_id``'s workflow to end, and checks that it was cancelled."""
-    with pytest.raises(RunCancelledError):
-        await TemporalRunner(client, task_queue).result(run_id)
-    described = await client.get_workflow_handle(run_id).describe()
-    assert described.status is WorkflowExecutionStatus.CANCELED
-
-
 async def test_cancelling_a_running_run_cancels_its_workflow_at_once(
         holding: Holding, client: Client, task_queue: str) -> None:
     running = await holding.started("held-1")
-    asked = await holding.runs.cancel_run("held-1")
+    asked = await holding.stored.runs().cancel_run("held-1")
     assert asked.cancel_requested
-    await _ended_cancelled(client, task_queue, "held-1")
+    await ended_cancelled(client, task_queue, "held-1")
     with pytest.raises(RunCancelledError):
         await running
-    run = await holding.store.get_run("held-1")
+    run = await holding.stored.store.get_run("held-1")
     assert (run.status, run.exit_reason) == (RunStatus.CANCELLED, "cancelled")
     assert not holding.hold.release.is_set()  # its call still held: the cancel ended it
 
 
 async def test_bloge_runs_cancel_stops_a_running_run_on_temporal_at_once(
         client: Client, task_queue: str, temporal_server: DevServer, app: Path,  # noqa: F811 -- app: the fixture
-        tmp_path: Path) -> None:
+        on_temporal: dict[str, str], tmp_path: Path) -> None:
     (app / "var").mkdir(exist_ok=True)
     store_url = f"sqlite:///{app / 'var' / 'bloge.db'}"
-    env = {"BLOGE_RUNNER": "temporal", "BLOGE_TEMPORAL__ADDRESS": temporal_server.address,
-           "BLOGE_TEMPORAL__TASK_QUEUE": task_queue, "BLOGE_STORE__URL": store_url}
+    env = {**on_temporal, "BLOGE_STORE__URL": store_url}
     async for serving in _holding(client, task_queue, temporal_server.address, store_url,
                                   tmp_path):
         running = await serving.started("held-2")
@@ -117,8 +94,8 @@ async def test_bloge_runs_cancel_stops_a_running_run_on_temporal_at_once(
                                             env=env)
         assert cancelled.returncode == 0, cancelled.stderr
         assert cancelled.stdout.strip() == "run held-2: cancelled"
-        await _ended_cancelled(client, task_queue, "held-2")
+        await ended_cancelled(client, task_queue, "held-2")
         with pytest.raises(RunCancelledError):
             await running
-        run = await serving.store.get_run("held-2")
+        run = await serving.stored.store.get_run("held-2")
         assert (run.status, run.exit_reason) == (RunStatus.CANCELLED, "cancelled")
