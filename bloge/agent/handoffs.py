@@ -129,11 +129,13 @@ def reason_of(arguments: str) -> str:
     return reason if isinstance(reason, str) else ""
 
 
-def check_targets(definitions: Iterable[AgentDef], known: Collection[str]) -> None:
+def check_targets(definitions: Iterable[AgentDef], known: Collection[str], *,
+                  unknown: str = "which no DSL file declares") -> None:
     """Raise a :class:`~bloge.core.errors.CompileError` (each problem at its handoff's
     ``file:line:column``, with the closest agent id) when a handoff of ``definitions`` goes
     to an agent not in ``known``: the check of a whole project, once all its agents are
-    compiled (one file may hand over to an agent of another)."""
+    compiled (one file may hand over to an agent of another). ``unknown`` says, after the
+    agent's id, where it was looked for."""
     errors: list[DslError] = []
     for definition in definitions:
         for handoff in definition.handoffs:
@@ -143,6 +145,6 @@ def check_targets(definitions: Iterable[AgentDef], known: Collection[str]) -> No
             if hint is not None:
                 errors.append(handoff.where.error(
                     f"handoff {handoff.name!r} of agent {definition.id!r} goes to agent "
-                    f"{handoff.agent_id!r}, which no DSL file declares{hint}"))
+                    f"{handoff.agent_id!r}, {unknown}{hint}"))
     if errors:
         raise DslError.collect(errors)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bloge import Agent, BlogeUsageError, CompileError
+from bloge import Agent, BlogeUsageError, CompileError, Done
 from bloge.llm import ScriptedProvider, tool_call_response
+from tests.handoffs.agents import billing, transfer
 
 CALCULATOR = """\
 agent calculator {
@@ -93,3 +94,60 @@ def test_the_dsl_agent_streams_and_runs_with_one_operator() -> None:
     agent = Agent.from_dsl(CALCULATOR, llm=ScriptedProvider("4", "5"), tools=[add])
     assert agent.run("2 + 2?") == "4"
     assert [type(c).__name__ for c in agent.stream("2 + 3?")] == ["Token", "Done"]
+
+
+TRIAGE = """\
+agent triage {
+  model = "gpt-4o"
+  system_prompt = "You triage."
+  max_turns = 6
+
+  handoff billing : agent billing {
+    description = "Refunds and invoices."
+  }
+}
+"""
+
+
+def test_a_handoff_block_hands_over_to_the_agent_of_its_name() -> None:
+    billing_agent, billing_model = billing()
+    model = ScriptedProvider(transfer())
+    agent = Agent.from_dsl(TRIAGE, llm=model, agents=[billing_agent])
+    output = agent.run_output("I want a refund for A1")
+    assert output.content == "Refunded A1."
+    (offered,) = model.requests[0].tools
+    assert offered.name == "transfer_to_billing"
+    assert "Refunds and invoices." in offered.description
+    assert billing_model.requests[0].messages[0].content == "You are billing."
+    assert output.checkpoint.agent_id == "billing"
+
+
+def test_a_handoff_streams_and_runs_twice() -> None:
+    billing_agent, _ = billing("Refunded.", "Refunded again.")
+    agent = Agent.from_dsl(TRIAGE, llm=ScriptedProvider(transfer(), transfer()),
+                           agents=[billing_agent])
+    assert agent.run("refund A1") == "Refunded."
+    chunks = list(agent.stream("refund A2"))
+    assert isinstance(chunks[-1], Done)
+    assert chunks[-1].final_output.content == "Refunded again."
+
+
+def test_a_handoff_to_an_agent_not_given_is_a_compile_error_at_its_name(
+        tmp_path: Path) -> None:
+    path = tmp_path / "triage.bloge"
+    path.write_text(TRIAGE, encoding="utf-8")
+    billing_agent, _ = billing()
+    with pytest.raises(CompileError, match=r"triage\.bloge:6:\d+: handoff 'billing' of agent "
+                                           r"'triage' goes to agent 'billing', which is not "
+                                           r"among the agents given to Agent.from_dsl"):
+        Agent.from_dsl(path, llm=ScriptedProvider("hi"))
+    misspelt = TRIAGE.replace("agent billing {", "agent biling {")
+    with pytest.raises(CompileError, match=r"agent 'biling'.*did you mean 'billing'\?"):
+        Agent.from_dsl(misspelt, llm=ScriptedProvider("hi"), agents=[billing_agent])
+
+
+def test_a_dsl_agent_hands_over_to_another_dsl_agent() -> None:
+    billing_agent = Agent.from_dsl(CALCULATOR.replace("calculator", "billing"),
+                                   llm=adding(), tools=[add])
+    agent = Agent.from_dsl(TRIAGE, llm=ScriptedProvider(transfer()), agents=[billing_agent])
+    assert agent.run("2 + 3?") == "5"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bloge import Agent
-from bloge.llm import ScriptedProvider, tool_call_response
+from bloge.llm import LlmResponse, ScriptedProvider, tool_call_response
 
 
 def refund(order_id: str) -> str:
@@ -13,7 +13,7 @@ def refund(order_id: str) -> str:
     return f"refunded {order_id}"
 
 
-def transfer(reason: str = "a refund", *, call_id: str = "h1") -> object:
+def transfer(reason: str = "a refund", *, call_id: str = "h1") -> LlmResponse:
     return tool_call_response("transfer_to_billing", json.dumps({"reason": reason}),
                               call_id=call_id)
 

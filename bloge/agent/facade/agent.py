@@ -171,9 +171,11 @@ class Agent:
         ``listeners`` and ``store`` as for :class:`Agent`. ``output_types`` are the types
         (pydantic models, dataclasses, TypedDicts) ``output = <Name>`` may name, by class name.
         ``agents`` are the agents a ``tool <name> : agent <agentName> { … }`` block may ask,
-        by their ``name``: each call runs that agent as a sub-agent (see :meth:`as_tool`); a
-        block naming none of them, or agents asking each other in a cycle, is a
-        :class:`~bloge.CompileError` at the name in the block.
+        by their ``name``: each call runs that agent as a sub-agent (see :meth:`as_tool`);
+        and those a ``handoff <name> : agent <agentName> { … }`` block hands the
+        conversation over to (as ``Agent(…, handoffs=[…])`` does). A block naming none of
+        them, or agents asking each other in a cycle, is a :class:`~bloge.CompileError` at
+        the name in the block.
         """
         from bloge.agent.facade.dsl import compile_agent  # noqa: PLC0415 -- loads the DSL compiler when used
 
@@ -181,7 +183,9 @@ class Agent:
         named = {agent.operator.agent_def.id: agent.operator for agent in agents}
         definition = compile_agent(source, registry, tools, output_types, named)
         # The model's operators join after the compilation: a tool block may not name them.
-        return cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
+        agent = cls._of(definition, _with_chat(registry, llm), listeners=listeners, store=store)
+        agent.operator.engine.link({name: operator.engine for name, operator in named.items()})
+        return agent
 
     @classmethod
     def _of(cls, definition: AgentDef, registry: OperatorRegistry, *,

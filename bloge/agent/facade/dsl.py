@@ -12,6 +12,7 @@ from bloge.agent.agent_calls import AGENT_TOOL_PREFIX, check_agent_calls
 from bloge.agent.compiler import AgentDslCompiler
 from bloge.agent.definition import AgentDef, AgentToolRef
 from bloge.agent.facade.tools import Tool, ToolLike, ToolOperator, tool_operator
+from bloge.agent.handoffs import check_targets
 from bloge.agent.subagent import SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
@@ -30,7 +31,9 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
     block naming no tool is the compiler's error at its ``file:line``, a tool no block names
     a ``BlogeUsageError``. ``output_types`` are the types ``output = <Name>`` may name, by
     their ``__name__``. ``agents`` are the operators of the agents a ``tool x : agent y``
-    block may run, by agent name (an agent named by no block is left alone)."""
+    block may run, or a ``handoff x : agent y`` block hand over to, by agent name (an agent
+    named by no block is left alone); a block naming none of them is a located
+    :class:`~bloge.core.errors.CompileError`."""
     if isinstance(tools, Tool) or callable(tools):
         raise BlogeUsageError(f"Agent.from_dsl's tools are a list: tools=[{tools!r}]")
     made: dict[str, ToolOperator] = {}
@@ -56,6 +59,8 @@ def compile_agent(source: str | os.PathLike[str], registry: OperatorRegistry,
                 "makes its operator with the key of its bloge.a2a.remotes entry")
     known = agents or {}
     check_agent_calls({definition.id: definition}, others=known)
+    check_targets([definition], known, unknown="which is not among the agents given to "
+                                               "Agent.from_dsl")
     for ref, call in {call.operator_ref: call for call in definition.agent_calls}.items():
         registry.register(ref, SubAgentTool(known[call.agent], context=call.context or "fresh",
                                             thread=call.thread or "fresh"))
