@@ -76,8 +76,8 @@ async def test_an_ended_run_resumed_by_an_operator_goes_on_under_its_run_budget(
     await _approved(worked, store, "budget-3", budget={"model_calls": 1})
     with pytest.raises(AgentRunError):
         await worked.runs().go_on("budget-3")
-    # The model is asked again in a turn of its own (see README: a Temporal run keeps no
-    # tool ledger), so the operator allows one more turn too.
+    # Stopped before turn 2's model call, it counted turn 2 (as a local run does): the
+    # operator allows a third.
     definition = replace(worked.definitions["guarded"], max_turns=3)
     resumed = AgentLoopOperator("guarded", with_budget_limits(
         definition, {"model_calls": model_calls}), worked.registry, store=worked.runs())
