@@ -6,16 +6,18 @@ request that runs the run hears its answer whole."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bloge.agent import AgentInput, AgentRunError, RunPaused
+from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.server.approvals_api import paused_response
-from bloge.server.inputs import ResumeBody, RunBody, json_body
+from bloge.server.inputs import BadRequestError, ResumeBody, RunBody, json_body
 from bloge.server.launch import (
     answer_whole,
     event_stream,
@@ -25,7 +27,7 @@ from bloge.server.launch import (
     stream_events,
 )
 from bloge.server.principals import owner_filter, run_context
-from bloge.server.state import state_of
+from bloge.server.state import LimitsChecker, ServerState, state_of
 from bloge.server.tasks import RunCancelledError
 from bloge.store import (
     Run,
@@ -83,6 +85,8 @@ async def resume_run(request: Request) -> Response:
     state = state_of(request)
     run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     body = await json_body(request, ResumeBody, empty_ok=True)
+    if body.budget:
+        _check_limits(state, body.budget)
     ctx = run_context(request)
     if body.stream:
         streaming = state.agents.streaming(run.agent_id, max_turns=body.max_turns,
@@ -102,6 +106,16 @@ async def resume_run(request: Request) -> Response:
     except RunPaused as paused:
         return await paused_response(state, paused)
     return output_response(output) if output is not None else Response(status_code=499)
+
+
+def _check_limits(state: ServerState, budget: Mapping[str, Any]) -> None:
+    """Refuse (400) the limits of a resume's ``budget`` the runs cannot keep (on Temporal,
+    a thread's and ``time``), as ``bloge runs resume --budget`` refuses them."""
+    if isinstance(state.cancels, LimitsChecker):
+        try:
+            state.cancels.check_limits(budget)
+        except BlogeUsageError as exc:
+            raise BadRequestError(str(exc), param="budget") from None
 
 
 async def follow_run(request: Request) -> Response:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from starlette.requests import Request
 
@@ -21,6 +22,16 @@ class RunCanceller(Protocol):
 
     async def cancel_run(self, run_id: str, *, owner: str | None = None) -> Run:
         """Ask run ``run_id`` (``owner``'s, when given) to stop: its record now."""
+        ...
+
+
+@runtime_checkable
+class LimitsChecker(Protocol):
+    """A run canceller that refuses the budget limits its runs cannot keep: on Temporal,
+    the ``bloge.temporal.TemporalRunStore`` (a thread's budget, ``time``)."""
+
+    def check_limits(self, budget: Mapping[str, Any]) -> None:
+        """Raise a ``BlogeUsageError`` naming a limit of ``budget`` its runs do not keep."""
         ...
 
 

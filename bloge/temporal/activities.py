@@ -520,7 +520,9 @@ class AgentActivities:
             run_id=run_id, thread_id=str(payload["thread_id"]), messages=messages, view=view,
             usage=AgentUsage.from_dict(usage),
             turns=int(payload["turns"]), exit_reason=str(payload["exit_reason"]),
-            output=recorded.get("output"), error=recorded.get("error"), spans=events.spans)
+            output=recorded.get("output"), error=recorded.get("error"), spans=events.spans,
+            checkpoint_turns=(None if recorded.get("checkpoint_turns") is None
+                              else int(recorded["checkpoint_turns"])))
 
 
 async def _guest_append(recording: StoreRecording, run_id: str, thread_id: str,

@@ -233,6 +233,16 @@ class Turns:
             return None
         return (*self._asked[1], self._asked[2])
 
+    def cut_short(self, checkpoint: AgentCheckpoint) -> bool:
+        """Whether ``checkpoint``, the engine's at the run's end, leaves out a tool round
+        that never got its results (the run stopped while its tools ran): the model asked
+        for calls in its turn, and it is the view the model was shown then. Its turn was
+        not done: a resume asks the model it again (the engine counts it all the same)."""
+        asked = self._asked
+        return (asked is not None and asked[0] == checkpoint.turn_count
+                and asked[2] is not None and bool(asked[2].tool_calls)
+                and tuple(checkpoint.conversation) == tuple(asked[1]))
+
     def calls_waiting(self, turn: int, calls: Sequence[Any]) -> None:
         pass
 

@@ -47,6 +47,11 @@ TOOL_RESULTS = "bloge.tool-results"
 #: answers (``LIMITS_SIGNAL``). Asked of ``workflow.patched`` itself, and only by a run given
 #: such limits: a history made by a worker without it replays without them.
 RESUME_LIMITS = "bloge.resume-limits"
+#: The patch after which a recorded run that ends in the middle of a tool round (cancelled
+#: while its tools ran, say) keeps the checkpoint before that round, of the turn before, as
+#: a local run does: resumed, it asks the model that turn again rather than count one more.
+#: Asked of ``workflow.patched`` itself, and only by a run that ends so.
+ROUND_CHECKPOINTS = "bloge.round-checkpoints"
 #: The patches a run begun after :data:`BASELINE` takes without their markers.
 EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
                      CHILD_SHARES, PAUSES, TOOL_RESULTS})

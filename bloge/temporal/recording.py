@@ -362,10 +362,14 @@ class StoreRecording:
                      messages: Sequence[tuple[int, LlmMessage]], view: View | None,
                      usage: AgentUsage, turns: int, exit_reason: str,
                      output: Mapping[str, Any] | None, error: Mapping[str, str] | None,
-                     spans: traced.Spans | None = None) -> None:
+                     spans: traced.Spans | None = None,
+                     checkpoint_turns: int | None = None) -> None:
         """End the run: its last new ``messages`` in the thread's log (numbered by the run;
         those a retry wrote already left out), its end, the thread's ``view`` (``None``: the
-        thread's view stays as it was); ``spans``, the run's, end with it."""
+        thread's view stays as it was) and its checkpoint, of ``view`` after
+        ``checkpoint_turns`` turns (``turns`` when ``None``; one fewer for a run that ended
+        in the middle of a tool round, whose ``view`` is from before it); ``spans``, the
+        run's, end with it."""
         if (await self.store.get_run(run_id)).status.finished:
             # A retried finish that was written already. (A caller its child workflow's
             # pause paused in the store, or whose lease ran out while it waited on a child,
@@ -374,7 +378,7 @@ class StoreRecording:
         await self.append(run_id=run_id, thread_id=thread_id, messages=messages)
         await self._end(run_id=run_id, thread_id=thread_id, view=view, usage=usage,
                         turns=turns, exit_reason=exit_reason, output=output, error=error,
-                        spans=spans)
+                        spans=spans, checkpoint_turns=checkpoint_turns)
 
     async def finish_guest(self, *, run_id: str, thread_id: str, holder: str, first: int,
                            messages: Sequence[LlmMessage], usage: AgentUsage, turns: int,
@@ -396,9 +400,10 @@ class StoreRecording:
     async def _end(self, *, run_id: str, thread_id: str, view: View | None,
                    usage: AgentUsage, turns: int, exit_reason: str,
                    output: Mapping[str, Any] | None, error: Mapping[str, str] | None,
-                   spans: traced.Spans | None) -> None:
+                   spans: traced.Spans | None, checkpoint_turns: int | None = None) -> None:
         """The run's end: its end event, its status, the thread's ``view`` (``None``: as it
-        was), the thread let go when the run holds it."""
+        was) and its checkpoint (see :meth:`finish`), the thread let go when the run holds
+        it."""
         now = time.time()
         segments = view
         status = RunStatus.ended(exit_reason, succeeded=output is not None)
@@ -409,7 +414,9 @@ class StoreRecording:
             failure = {"type": error["type"], "message": described["error_message"]}
         kept: list[ops.Op] = []
         if segments is not None:
-            kept.append(ops.SaveCheckpoint(run_id, turns, segments, usage.to_dict(), now))
+            kept.append(ops.SaveCheckpoint(
+                run_id, turns if checkpoint_turns is None else checkpoint_turns, segments,
+                usage.to_dict(), now))
         await self.writer.write([
             ops.AppendRunEvents(run_id, (RunEvent(run_id, 0, kind, now, body),), now),
             *kept,

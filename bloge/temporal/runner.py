@@ -159,7 +159,7 @@ class TemporalRunner:
             return None
         conversation = await self._read(run.thread_id, checkpoint.view)
         message = (run.error.message if run.error is not None
-                   else f"agent {run.agent!r} was cancelled in turn {checkpoint.turn}")
+                   else f"agent {run.agent!r} was cancelled in turn {run.turns}")
         error = AgentRunError(message, agent_id=run.agent, exit_reason="cancelled",
                               checkpoint=AgentCheckpoint(conversation, checkpoint.turn, {},
                                                          run.agent, checkpoint.usage))

@@ -161,18 +161,43 @@ class TemporalRunStore:
         """Continue run ``run_id``, which waits: its workflow — and those of the paused
         runs it waits on, its child workflows' — are sent the decisions and results taken
         in the store (see :mod:`bloge.temporal.waiting`), and it is followed until it ends,
-        or waits again (:class:`~bloge.agent.RunPaused`). One that ended without
-        succeeding goes on from its last checkpoint with ``engine``'s ``max_turns`` and run
-        budget (:meth:`take_up`)."""
+        or waits again (:class:`~bloge.agent.RunPaused`). It goes on with ``engine``'s
+        ``max_turns`` and run budget, as a local run resumed does: a run whose own calls
+        wait is sent them with its answers (as :meth:`go_on` sends new limits); one that
+        waits on its sub-agent's run alone goes on with its own, for its workflow is inside
+        the round that asked and takes none there. One that ended without succeeding goes
+        on from its last checkpoint with them (:meth:`take_up`)."""
         stored = await self.store.get_run(run_id)
         if not stored.status.paused and not stored.status.finished:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
-        if stored.status.finished:  # the operator's limits, as a local resume has them
+        max_turns, budget = engine.definition.max_turns, kept_limits(engine.definition.budget)
+        if stored.status.finished:
             return await self.take_up(stored, sink=sink, principal=ctx.principal,
-                                      max_turns=engine.definition.max_turns,
-                                      budget=kept_limits(engine.definition.budget))
-        return await self.go_on(run_id, sink=sink)
+                                      max_turns=max_turns, budget=budget)
+        if not stored.status.paused or not await round_calls(self.store, run_id):
+            return await self.go_on(run_id, sink=sink)
+        # Not refused as go_on refuses them: these are the operator's own limits, not ones
+        # asked for; a run another resume took back meanwhile goes on with that one's.
+        return await self._answered(stored, sink, max_turns=max_turns, budget=budget)
+
+    @staticmethod
+    def check_limits(budget: Mapping[str, Any]) -> None:
+        """Refuse the budget limits a resume asks for (``{"tokens": 80000, "thread":
+        {…}}``, a ``POST /runs/{id}/resume`` body's) that a workflow does not keep, as
+        ``bloge runs resume --budget`` refuses them: a thread's (the workers keep their
+        runs' budgets only) and ``time`` (a workflow decides alike when replayed, never by
+        the wall clock; its execution timeout limits its time)."""
+        if budget.get("thread"):
+            raise BlogeUsageError(
+                "budget.thread: runs on Temporal workers (bloge.runner: temporal) keep their "
+                "run's budget only, not their thread's; leave it out, or run with "
+                "bloge.runner: local")
+        if budget.get("time") is not None:
+            raise BlogeUsageError(
+                "budget.time: a run on Temporal workers (bloge.runner: temporal) keeps no "
+                "time limit, for its workflow must decide alike when replayed (its execution "
+                "timeout limits its time); leave it out")
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,
                     max_turns: int | None = None,
@@ -198,11 +223,17 @@ class TemporalRunStore:
                                       principal=principal)
         if max_turns is not None or budget:
             await self._takes_limits(stored, max_turns=max_turns, budget=budget)
-        if stored.status.paused and await self.send_answers(run_id, max_turns=max_turns,
+        return await self._answered(stored, sink, max_turns=max_turns, budget=budget)
+
+    async def _answered(self, stored: Run, sink: ChunkSink | None, *, max_turns: int | None,
+                        budget: Mapping[str, Any] | None) -> AgentOutput:
+        """``stored``'s output once its workflows are sent the answers (and, paused, the
+        limits) taken in the store: see :meth:`go_on`."""
+        if stored.status.paused and await self.send_answers(stored.id, max_turns=max_turns,
                                                             budget=budget):
-            raise await self._paused(run_id)  # it goes on once the others are decided
-        seen = await self.store.run_events(run_id)
-        return await self.follow(run_id, stored.thread_id, sink,
+            raise await self._paused(stored.id)  # it goes on once the others are decided
+        seen = await self.store.run_events(stored.id)
+        return await self.follow(stored.id, stored.thread_id, sink,
                                  after=seen[-1].seq if seen else 0)
 
     async def take_up(self, run: Run, *, sink: ChunkSink | None = None,

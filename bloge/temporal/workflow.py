@@ -37,7 +37,9 @@ A recorded run that ended without succeeding (out of turns, failed, cancelled) i
 a new execution of its workflow id whose start says ``resume``: its first activity takes the
 run back in the store (:meth:`~bloge.temporal.recording.StoreRecording.take_up`), and it goes
 on from its last checkpoint there, its view read from the thread's log by reference, as a
-later history goes on from what the last one carried.
+later history goes on from what the last one carried. A run that ended in the middle of a tool
+round keeps the checkpoint from before the round, of the turn before (``ROUND_CHECKPOINTS``),
+as a local run does: the round is asked of the model again in its own turn.
 
 A sub-agent call (``tool research : agent researcher``, ``Agent.as_tool()``) of an agent the
 task queue serves runs its child as a child workflow: the call's tool activity only works out
@@ -167,6 +169,7 @@ from bloge.temporal.patches import (
     QUIET_ENDS,
     REPORT_FAILED_TOOLS,
     RESUME_LIMITS,
+    ROUND_CHECKPOINTS,
     current_memo,
     patched,
 )
@@ -890,6 +893,7 @@ class ActivityEffects:
                 "messages": numbered_pairs(log.unwritten),
                 "view": log.refer(checkpoint.conversation),
                 **self._end_of(usage, output, error),
+                **self._cut_short(checkpoint, output),
             }
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id,
                    "thread_id": self._thread_id, "recorded": recorded,
@@ -905,6 +909,18 @@ class ActivityEffects:
             log.written(len(log.unwritten))
         if guest is not None:
             guest.wrote(transcript)
+
+    def _cut_short(self, checkpoint: AgentCheckpoint, output: AgentOutput | None) -> Json:
+        """For a recorded run that ended in the middle of a tool round, the turns its kept
+        checkpoint goes on from (``checkpoint_turns``): the turn before the round's, whose
+        view the checkpoint is, as a local run keeps its checkpoint from before the round
+        (a resume asks the model that turn again; without a tool ledger it cannot continue
+        the round as a local run does)."""
+        if output is not None or not self._turns.cut_short(checkpoint):
+            return {}
+        if not workflow.patched(ROUND_CHECKPOINTS):  # a history made before: as it ended
+            return {}
+        return {"checkpoint_turns": checkpoint.turn_count - 1}
 
     @staticmethod
     def _end_of(usage: AgentUsage, output: AgentOutput | None,

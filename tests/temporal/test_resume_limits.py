@@ -1,20 +1,24 @@
 """New limits for a paused run on Temporal, as a local run resumed with them takes them
 (``bloge runs resume --max-turns/--budget``): ``TemporalRunStore.go_on`` sends them to its
 workflow with the answers, and the run goes on under them; a run started with limits
-(``bloge run --max-turns/--budget``) keeps them. ``guarded`` asks for its ``count``, which
-waits for approval, in turn 1 and answers in turn 2 (a second model call)."""
+(``bloge run --max-turns/--budget``) keeps them. An operator's resume (``aresume_run``,
+``POST /runs/{id}/resume``) sends its own, as a local resume goes on under them.
+``guarded`` asks for its ``count``, which waits for approval, in turn 1 and answers in turn
+2 (a second model call)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 
 from bloge import AgentLoopOperator, AgentRunError, MaxTurnsExceededError, RunPaused
 from bloge.agent import with_budget_limits
 from bloge.core.errors import BlogeUsageError
 from bloge.store import RunStatus, Store, decide_call
+from tests.server.live_server import LiveServer
 from tests.temporal.conftest import StoredAgents
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
@@ -72,8 +76,8 @@ async def test_an_ended_run_resumed_by_an_operator_goes_on_under_its_run_budget(
     await _approved(worked, store, "budget-3", budget={"model_calls": 1})
     with pytest.raises(AgentRunError):
         await worked.runs().go_on("budget-3")
-    # The model is asked again in a turn of its own (see README: a Temporal run keeps no
-    # tool ledger), so the operator allows one more turn too.
+    # Stopped before turn 2's model call, it counted turn 2 (as a local run does): the
+    # operator allows a third.
     definition = replace(worked.definitions["guarded"], max_turns=3)
     resumed = AgentLoopOperator("guarded", with_budget_limits(
         definition, {"model_calls": model_calls}), worked.registry, store=worked.runs())
@@ -96,3 +100,60 @@ async def test_new_limits_for_a_caller_waiting_on_its_sub_agent_are_refused(
             r"\(max_turns 9\) there")):
         await worked.runs().go_on("waits-1", max_turns=9)
     assert (await store.get_run("waits-1")).status is RunStatus.AWAITING_APPROVAL
+
+
+def _limited(worked: StoredAgents, *, max_turns: int = 2,
+             budget: dict[str, Any] | None = None) -> AgentLoopOperator:
+    """``guarded``'s operator with ``max_turns`` and its run budget raised to ``budget``,
+    as ``POST /runs/{id}/resume`` builds it for its body."""
+    definition = with_budget_limits(replace(worked.definitions["guarded"],
+                                            max_turns=max_turns), budget)
+    return AgentLoopOperator("guarded", definition, worked.registry, store=worked.runs())
+
+
+async def test_an_operator_resuming_a_paused_run_sends_it_its_max_turns(
+        worked: StoredAgents, store: Store) -> None:
+    await _approved(worked, store, "op-turns-1")  # started with the agent's 2 turns
+    with pytest.raises(MaxTurnsExceededError) as caught:
+        await _limited(worked, max_turns=1).aresume_run("op-turns-1")
+    assert caught.value.max_turns == 1
+    assert (await store.get_run("op-turns-1")).exit_reason == "max_turns"
+
+
+async def test_an_operator_resuming_a_paused_run_sends_it_its_run_budget(
+        worked: StoredAgents, store: Store) -> None:
+    await _approved(worked, store, "op-budget-1", budget={"model_calls": 1})
+    output = await _limited(worked, budget={"model_calls": 2}).aresume_run("op-budget-1")
+    assert output.content.startswith("answer: counted hello")
+    assert (await store.get_run("op-budget-1")).status is RunStatus.SUCCEEDED
+
+
+async def test_a_resume_over_http_gives_a_paused_run_its_limits(
+        worked: StoredAgents, store: Store) -> None:
+    await _approved(worked, store, "http-turns-1")
+    await _approved(worked, store, "http-budget-1", budget={"model_calls": 1})
+    with LiveServer(worked.app("guarded")) as server:
+        async with httpx.AsyncClient(timeout=60) as http:
+            capped = await http.post(server.url("/runs/http-turns-1/resume"),
+                                     json={"max_turns": 1})
+            raised = await http.post(server.url("/runs/http-budget-1/resume"),
+                                     json={"budget": {"model_calls": 2}})
+    assert capped.status_code == 200, capped.text
+    assert (capped.json()["status"], capped.json()["exit_reason"]) == ("failed", "max_turns")
+    assert raised.status_code == 200, raised.text
+    assert raised.json()["content"].startswith("answer: counted hello")
+
+
+@pytest.mark.parametrize(("budget", "named"), [
+    ({"time": 30}, "budget.time"), ({"thread": {"tokens": 800}}, "budget.thread")])
+async def test_a_resume_over_http_refuses_limits_a_workflow_does_not_keep(
+        worked: StoredAgents, store: Store, budget: dict[str, Any], named: str) -> None:
+    run_id = f"http-refused-{named[7:]}"  # workflow ids are the namespace's
+    await _approved(worked, store, run_id)
+    with LiveServer(worked.app("guarded")) as server:
+        async with httpx.AsyncClient(timeout=60) as http:
+            refused = await http.post(server.url(f"/runs/{run_id}/resume"),
+                                      json={"budget": budget})
+    assert refused.status_code == 400, refused.text
+    assert named in refused.text
+    assert (await store.get_run(run_id)).status is RunStatus.AWAITING_APPROVAL
