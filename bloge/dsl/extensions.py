@@ -13,18 +13,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
+from bloge.core.entry_points import entry_points
 from bloge.core.errors import BlogeUsageError, CompileError, DslError
 from bloge.core.registry import OperatorRegistry
 from bloge.dsl import syntax as s
 from bloge.dsl.expression.functions import STANDARD_LIBRARY, Function
 from bloge.dsl.parser import parse_document
 from bloge.dsl.source import SourceText
-
-if TYPE_CHECKING:
-    from importlib.metadata import EntryPoints
 
 ENTRY_POINT_GROUP = "bloge.dsl.extensions"
 
@@ -103,14 +101,6 @@ class CompiledBlock:
     name: str | None
     definition: Any
     span: s.Span
-
-
-def entry_points(*, group: str) -> EntryPoints:
-    """The installed entry points of ``group``."""
-    # importlib.metadata costs ~20 ms to import; only discovery needs it, `import bloge` not.
-    from importlib.metadata import entry_points as installed  # noqa: PLC0415 -- see above
-
-    return installed(group=group)
 
 
 @functools.cache

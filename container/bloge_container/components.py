@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from bloge import (
     LlmStreamingChatOperator,
     OperatorRegistry,
 )
+from bloge.core.entry_points import entry_points
 from bloge.llm import LLM_CHAT, LLM_STREAMING_CHAT, LlmProvider
 from bloge.llm.aliases import ModelAliases
 from bloge_config import BlogeSettings
