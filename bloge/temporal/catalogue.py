@@ -18,13 +18,15 @@ from bloge.agent import (
     AgentDef,
     AgentExecutionListener,
     Budget,
+    BudgetPolicy,
     ConversationMemory,
     with_budget_limits,
 )
+from bloge.agent.budget import DEFAULT_POLICY
 from bloge.agent.runtime import AgentEngine, ListenerChain
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.registry import OperatorRegistry
-from bloge.temporal.limits import kept_limits
+from bloge.temporal.limits import kept_limits, kept_policy
 from bloge.temporal.options import ActivityPlan, TemporalOptions, plan_for
 
 
@@ -43,17 +45,28 @@ class ServedAgent:
     recorded: bool = False
     """Whether the worker keeps its runs in a run store (the same on every worker of a
     task queue: the workflow's activities depend on it)."""
-    engines: dict[tuple[int, tuple[tuple[str, Any], ...]], AgentEngine] = field(
+    budgets: BudgetPolicy | None = None
+    """The deployment's budget policy as a workflow keeps it (default run limits, prices,
+    answer cap: see :func:`~bloge.temporal.limits.kept_policy`), or ``None`` for none (the
+    shipped prices). The same on every worker of a task queue: the workflow decides with
+    it."""
+    engines: dict[tuple[int, tuple[tuple[str, Any], ...], bool], AgentEngine] = field(
         default_factory=dict)
 
     def engine(self, max_turns: int | None = None,
-               budget: Mapping[str, Any] | None = None) -> AgentEngine:
+               budget: Mapping[str, Any] | None = None, *,
+               policy: bool = False) -> AgentEngine:
         """The workflow's engine, with ``max_turns`` instead of the agent's own if given, and
         its run budget's limits raised (or set) to ``budget``'s (``{"tokens": 80000}``, what
         ``--budget`` gives, see :func:`~bloge.agent.with_budget_limits`); with no ``time``
-        limit, which a workflow does not keep (:mod:`bloge.temporal.limits`)."""
+        limit, which a workflow does not keep (:mod:`bloge.temporal.limits`). With
+        ``policy``, budgeted with :attr:`budgets` (its default run limits under the agent's
+        own, one by one, and its prices), as a local run is with the settings' policy; a
+        ``usd`` limit on a model the prices lack raises
+        :class:`~bloge.core.errors.BlogeUsageError` naming the setting."""
         turns = self.definition.max_turns if max_turns is None else max_turns
-        key = (turns, tuple(sorted((budget or {}).items())))
+        budgets = self.budgets if policy else None
+        key = (turns, tuple(sorted((budget or {}).items())), budgets is not None)
         found = self.engines.get(key)
         if found is None:
             definition = (self.definition if turns == self.definition.max_turns
@@ -62,17 +75,30 @@ class ServedAgent:
             if definition.budget is not None:
                 kept = Budget.of(kept_limits(definition.budget))
                 definition = replace(definition, budget=kept)
+            _check_priced(definition, budgets)
             found = self.engines[key] = AgentEngine(
                 self.definition.id, definition, self.registry, summarizer=self.summarizer,
-                json_codec=self.codec)
+                json_codec=self.codec, budgets=budgets)
         return found
+
+
+def _check_priced(definition: AgentDef, budgets: BudgetPolicy | None) -> None:
+    """Refuse a ``usd`` limit on a model without a price, as a local run's ledger does when
+    the run starts: here, before the workflow begins the run, rather than in its loop (where
+    the error would fail the workflow's task again and again)."""
+    policy = budgets or DEFAULT_POLICY
+    limits = (definition.budget or Budget()).over(policy.run)
+    if limits.usd is not None:
+        policy.prices.price(definition.model)
 
 
 def served(definition: AgentDef, registry: OperatorRegistry, options: TemporalOptions, *,
            listeners: Sequence[AgentExecutionListener] = (),
-           summarizer: ConversationMemory.Summarizer | None = None) -> ServedAgent:
+           summarizer: ConversationMemory.Summarizer | None = None,
+           budgets: BudgetPolicy | None = None) -> ServedAgent:
     return ServedAgent(definition, registry, ListenerChain(listeners),
-                       plan_for(definition, registry, options), summarizer=summarizer)
+                       plan_for(definition, registry, options), summarizer=summarizer,
+                       budgets=None if budgets is None else kept_policy(budgets))
 
 
 # task queue → agent id → (the agent, how many workers of this process filed it)

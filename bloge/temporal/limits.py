@@ -1,21 +1,25 @@
-"""A workflow's limits: the run budget limits it keeps, and the error refusing new ones.
+"""A workflow's limits: the run budget limits it keeps, the part of a deployment's budget
+policy it keeps, and the error refusing new limits.
 
 A workflow keeps all but ``time``: it must decide alike each time it is replayed, so never by
 the wall clock; its execution timeout limits its time. The workers' engines drop the rest
 (:meth:`~bloge.temporal.catalogue.ServedAgent.engine`), as does a resume that takes an
 operator's budget (:meth:`~bloge.temporal.runstore.TemporalRunStore.resume_recorded_run`);
 ``bloge run`` refuses ``--budget time=…`` on Temporal rather than drop it unsaid.
+
+Of a :class:`~bloge.agent.BudgetPolicy` a workflow keeps the default run limits (but
+``time``), the prices and the answer cap (:func:`kept_policy`): they are data its engine
+decides with. Thread and key budgets are kept in the run store with reservations a workflow
+does not make, so it keeps none; the deployments refuse them (see ``bloge worker``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.core.errors import BlogeUsageError
-
-if TYPE_CHECKING:
-    from bloge.agent import Budget
 
 #: The run budget measures a workflow does not keep.
 _UNKEPT = frozenset({"time"})
@@ -27,6 +31,15 @@ def kept_limits(budget: Budget | None) -> dict[str, float]:
     if budget is None:
         return {}
     return {name: limit for name, limit in budget.limits().items() if name not in _UNKEPT}
+
+
+def kept_policy(policy: BudgetPolicy) -> BudgetPolicy:
+    """What a workflow keeps of ``policy`` (see the module docs): its default run limits
+    but ``time``, its prices and its answer cap; no thread nor key budgets."""
+    run = Budget.of(kept_limits(policy.run))
+    return BudgetPolicy(run=run if run is not None and run.limited else None,
+                        period=policy.period, prices=policy.prices,
+                        answer_cap=policy.answer_cap)
 
 
 class LimitsRefusedError(BlogeUsageError):

@@ -52,6 +52,16 @@ RESUME_LIMITS = "bloge.resume-limits"
 #: a local run does: resumed, it asks the model that turn again rather than count one more.
 #: Asked of ``workflow.patched`` itself, and only by a run that ends so.
 ROUND_CHECKPOINTS = "bloge.round-checkpoints"
+#: The patch after which a run is budgeted with its worker's budget policy (the settings'
+#: default run limits, prices and answer cap, see :func:`~bloge.temporal.limits.kept_policy`).
+#: Asked of ``workflow.patched`` itself, and only by a run whose worker has such a policy: a
+#: history made before replays with the agent's own budget and the shipped prices.
+POLICY_BUDGETS = "bloge.policy-budgets"
+#: The patch after which a run of an agent with a thread budget of its own (``budget thread
+#: { … }``, its own or that of an agent it hands over to) is refused at its start, since a
+#: workflow keeps no thread budget. Asked of ``workflow.patched`` itself, and only by such a
+#: run: a history made before replays as it ran, without that budget.
+THREAD_BUDGETS_REFUSED = "bloge.thread-budgets-refused"
 #: The patches a run begun after :data:`BASELINE` takes without their markers.
 EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
                      CHILD_SHARES, PAUSES, TOOL_RESULTS})

@@ -17,7 +17,13 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from bloge.agent import AgentDef, AgentExecutionListener, AgentMemoryStrategy, LlmSummarizer
+from bloge.agent import (
+    AgentDef,
+    AgentExecutionListener,
+    AgentMemoryStrategy,
+    BudgetPolicy,
+    LlmSummarizer,
+)
 from bloge.core.registry import OperatorRegistry
 from bloge.store import Store
 from bloge.temporal import catalogue
@@ -34,9 +40,12 @@ PASSED_THROUGH = ("bloge", "pydantic", "pydantic_core", "structlog", "orjson", "
 
 def served_agents(definitions: Mapping[str, AgentDef], registry: OperatorRegistry,
                   options: TemporalOptions, *,
-                  listeners: Sequence[AgentExecutionListener] = ()) -> dict[str, ServedAgent]:
+                  listeners: Sequence[AgentExecutionListener] = (),
+                  budgets: BudgetPolicy | None = None) -> dict[str, ServedAgent]:
     """What a worker needs of each agent; a ``summary(n)`` memory summarizes through a model
-    activity."""
+    activity. ``budgets``: the deployment's budget policy (``bloge.budgets``), of which the
+    runs keep the default run limits but ``time``, the prices and the answer cap (see
+    :func:`~bloge.temporal.limits.kept_policy`); give every worker of a task queue the same."""
     agents: dict[str, ServedAgent] = {}
     for agent_id, definition in definitions.items():
         probe = served(definition, registry, options, listeners=listeners)
@@ -46,7 +55,7 @@ def served_agents(definitions: Mapping[str, AgentDef], registry: OperatorRegistr
                 summary_chat(definition.id, probe.plan.model,
                              probe.plan.limits.max_payload_bytes), definition.model)
         agents[agent_id] = served(definition, registry, options, listeners=listeners,
-                                  summarizer=summarizer)
+                                  summarizer=summarizer, budgets=budgets)
     return agents
 
 

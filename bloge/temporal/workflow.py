@@ -121,6 +121,7 @@ from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 from bloge.agent import (
     AgentCheckpoint,
+    AgentDef,
     AgentInput,
     AgentOutput,
     AgentRunError,
@@ -144,6 +145,7 @@ from bloge.agent.runtime import (
 )
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext, Principal
+from bloge.core.errors import BlogeUsageError
 from bloge.core.masking import mask_credentials
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition
@@ -166,10 +168,12 @@ from bloge.temporal.patches import (
     CHILD_SHARES,
     CHILD_WORKFLOWS,
     LONG_RUNS,
+    POLICY_BUDGETS,
     QUIET_ENDS,
     REPORT_FAILED_TOOLS,
     RESUME_LIMITS,
     ROUND_CHECKPOINTS,
+    THREAD_BUDGETS_REFUSED,
     current_memo,
     patched,
 )
@@ -211,6 +215,8 @@ class AgentWorkflow:
         # keys: they are carried when it continues as new).
         self._limits: Json = {}
         self._applied: Json = {}
+        # Whether the run is budgeted with its worker's policy (see POLICY_BUDGETS).
+        self._policy = False
 
     @workflow.signal(name=ANSWER_SIGNAL)
     def answer(self, decisions: Json) -> None:
@@ -236,9 +242,10 @@ class AgentWorkflow:
         values = dict(start.get("context") or {})
         carried: Json | None = start.get("carried")
         messages = start.get("input")
-        # Linked before the run begins: a handoff that cannot be taken fails it there.
-        engine = _linked(agent.engine(start.get("max_turns"), start.get("budget")),
-                         info.task_queue)
+        self._policy = agent.budgets is not None and workflow.patched(POLICY_BUDGETS)
+        # Linked before the run begins: a handoff that cannot be taken fails it there, as
+        # does a budget the run cannot keep.
+        engine = _startable(agent, start, info.task_queue, policy=self._policy)
         begun = await _begin(agent, start, run_id, info.task_queue)
         thread_id, started, checkpoint, log = (begun.thread_id, begun.started,
                                                begun.checkpoint, begun.log)
@@ -349,8 +356,9 @@ class AgentWorkflow:
             budget = self._applied.get("budget", start.get("budget")) or {}
             self._applied["budget"] = {**budget, **limits["budget"]}
         going = {**start, **self._applied}
-        return _linked(agent.engine(going.get("max_turns"), going.get("budget")),
-                       workflow.info().task_queue)
+        return _linked(agent.engine(going.get("max_turns"), going.get("budget"),
+                                    policy=self._policy),
+                       workflow.info().task_queue, policy=self._policy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -493,17 +501,50 @@ def _served(task_queue: str, agent_id: str) -> ServedAgent:
     return agent
 
 
-def _linked(engine: AgentEngine, task_queue: str) -> AgentEngine:
+def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
+               policy: bool) -> AgentEngine:
+    """The engine the run starts with, its handoffs linked (see :func:`_linked`); a run the
+    workers cannot keep within its budgets fails here, before it begins: a ``usd`` limit on
+    a model without a price, or a thread budget of an agent it may run (a workflow keeps
+    none: see :mod:`bloge.temporal.limits`)."""
+    try:
+        engine = _linked(agent.engine(start.get("max_turns"), start.get("budget"),
+                                      policy=policy), task_queue, policy=policy)
+    except BlogeUsageError as error:
+        raise ApplicationError(str(error), type="BlogeUsageError", non_retryable=True) from None
+    held = sorted(definition.id for definition in _reached(engine)
+                  if definition.thread_budget is not None and definition.thread_budget.limited)
+    if held and workflow.patched(THREAD_BUDGETS_REFUSED):
+        raise ApplicationError(
+            f"agent {held[0]!r} has a thread budget (budget thread {{ … }}), which runs on "
+            "Temporal workers do not keep (only a run's budget): remove it, or run with "
+            "bloge.runner: local", type="BlogeUsageError", non_retryable=True)
+    return engine
+
+
+def _reached(engine: AgentEngine) -> list[AgentDef]:
+    """The definitions of ``engine``'s agent and of those its handoffs reach."""
+    seen = {engine.definition.id: engine.definition}
+    queue = [engine]
+    while queue:
+        for other in queue.pop().linked.values():
+            if other.definition.id not in seen:
+                seen[other.definition.id] = other.definition
+                queue.append(other)
+    return list(seen.values())
+
+
+def _linked(engine: AgentEngine, task_queue: str, *, policy: bool = False) -> AgentEngine:
     """``engine``, its handoffs (and theirs, at any distance) linked to the engines of the
-    agents ``task_queue`` serves: the same ones on every replay, since a worker's agents do not
-    change while it runs. A handoff to an agent the queue does not serve fails the run,
-    naming it."""
+    agents ``task_queue`` serves (budgeted with their worker's policy if ``policy``): the same
+    ones on every replay, since a worker's agents do not change while it runs. A handoff to
+    an agent the queue does not serve fails the run, naming it."""
     if not engine.definition.handoffs:
         return engine
     agents = {agent_id: found for agent_id in catalogue.known(task_queue)
               if (found := catalogue.find(task_queue, agent_id)) is not None}
     engine.link_all({agent_id: agent.definition for agent_id, agent in agents.items()},
-                    lambda definition: agents[definition.id].engine())
+                    lambda definition: agents[definition.id].engine(policy=policy))
     seen: set[str] = set()
     queue = [engine]
     while queue:

@@ -1,5 +1,6 @@
 """The budget policy of ``bloge.budgets``: defaults for every agent, limits per API key, and
-the price table (the shipped list prices, with the settings' over them)."""
+the price table (the shipped list prices, with the settings' over them); and what of it runs
+on Temporal workers keep (see :mod:`bloge.temporal.limits`)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,60 @@ def _limited(limits: Any) -> bool:
 
 def _budget(kind: Any, limits: Any) -> Any:
     return kind(**limits.model_dump()) if _limited(limits) else None
+
+
+#: What runs on Temporal workers cannot keep, and why (the settings naming it follow).
+_UNKEPT_ON_TEMPORAL = ("runs on Temporal workers keep their run's budget only: thread and "
+                       "key budgets are kept by reservations in the run store, which a "
+                       "workflow does not make")
+
+
+def unkept_on_temporal(settings: BlogeSettings) -> list[str]:
+    """The settings of ``bloge.budgets`` that runs on Temporal workers cannot keep: the
+    thread's and the keys' limits."""
+    section = settings.budgets
+    named = [name for name, limits in (("bloge.budgets.thread", section.thread),
+                                       ("bloge.budgets.per-key", section.per_key))
+             if _limited(limits)]
+    named.extend(f"bloge.budgets.keys.{key}" for key, limits in section.keys.items()
+                 if _limited(limits))
+    return named
+
+
+def refuse_unkept_on_temporal(settings: BlogeSettings, what: str) -> None:
+    """Refuse to start ``what`` (``bloge worker``…) with budgets its runs would not keep,
+    rather than let runs spend past them unsaid."""
+    named = unkept_on_temporal(settings)
+    if named:
+        raise ConfigurationError(f"{what}: {', '.join(named)}: {_UNKEPT_ON_TEMPORAL}; remove "
+                                 f"{'it' if len(named) == 1 else 'them'}, or run with "
+                                 "bloge.runner: local")
+
+
+def thread_budget_refusal(agent_id: str) -> str:
+    """Why a run of ``agent_id``, whose agent has a thread budget, is refused on Temporal."""
+    return (f"agent {agent_id!r} has a thread budget (budget thread {{ … }}), and "
+            f"{_UNKEPT_ON_TEMPORAL}; remove it, or run with bloge.runner: local")
+
+
+def temporal_policy(settings: BlogeSettings) -> Any:
+    """The :class:`~bloge.agent.BudgetPolicy` a worker gives its runs (they keep its default
+    run limits but ``time``, its prices and answer cap), or ``None`` when the settings set
+    none of those (the runs are then budgeted as before there was a policy, with no marker
+    in their histories)."""
+    section = settings.budgets
+    defaults = type(section)()
+    if not (_limited(section.run) or section.prices
+            or section.answer_cap != defaults.answer_cap):
+        return None
+    return budget_policy(settings)
+
+
+def dropped_on_temporal(settings: BlogeSettings) -> str | None:
+    """Why ``bloge.budgets.run.time`` is not kept by the runs of a worker, if it is set."""
+    time = settings.budgets.run.time
+    if time is None:
+        return None
+    return (f"bloge.budgets.run.time ({time:g}s) is not kept by runs on Temporal workers: a "
+            "workflow must decide alike when replayed, never by the wall clock (its execution "
+            "timeout limits its time); the other default run limits are kept")

@@ -10,7 +10,7 @@ from bloge_config import BlogeSettings
 from bloge_container.a2a import a2a_endpoint
 from bloge_container.application import ApplicationContainer, create_container
 from bloge_container.autopilot import watches
-from bloge_container.budgets import budget_policy
+from bloge_container.budgets import budget_policy, refuse_unkept_on_temporal
 from bloge_container.errors import ConfigurationError
 from bloge_container.mcp import mcp_endpoint
 
@@ -57,6 +57,9 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
     report = container.report()
 
     from bloge_container.temporal import runs_store
+
+    if container.settings().runner == "temporal":
+        refuse_unkept_on_temporal(container.settings(), "bloge serve (bloge.runner: temporal)")
 
     # bloge.runner: temporal runs on workers; the metrics count them from their events, and
     # its cancels end a paused run's workflow too.

@@ -12,6 +12,12 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from bloge_config import BlogeSettings, LoadedSettings
+from bloge_container.budgets import (
+    dropped_on_temporal,
+    refuse_unkept_on_temporal,
+    temporal_policy,
+    thread_budget_refusal,
+)
 from bloge_container.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -62,12 +68,29 @@ def worker_settings(loaded: LoadedSettings) -> LoadedSettings:
 
 def served(container: ApplicationContainer, chosen: TemporalOptions,
            listeners: tuple[Any, ...] = ()) -> dict[str, Any]:
-    """Every configured agent, as a worker serves it."""
+    """Every configured agent, as a worker serves it, budgeted with ``bloge.budgets``' default
+    run limits, prices and answer cap. Thread and key budgets in the settings refuse the
+    worker (:class:`ConfigurationError`): its runs could not keep them."""
     from bloge.temporal import served_agents
 
+    settings = container.settings()
+    refuse_unkept_on_temporal(settings, "bloge worker")
     definitions = {agent_id: agent.definition for agent_id, agent in container.agents().items()}
     return served_agents(definitions, container.operator_registry(), chosen,
-                         listeners=(*container.listeners(), *listeners))
+                         listeners=(*container.listeners(), *listeners),
+                         budgets=temporal_policy(settings))
+
+
+def budget_warnings(container: ApplicationContainer) -> list[str]:
+    """What of the budgets the worker's runs do not keep, said at its start:
+    ``bloge.budgets.run.time``, dropped as an agent's own ``time`` is;
+    and the agents with a thread budget, whose runs the workflow refuses at their start."""
+    warnings = [dropped] if (dropped := dropped_on_temporal(container.settings())) else []
+    warnings.extend(f"{thread_budget_refusal(agent_id)} (its runs are refused at their start)"
+                    for agent_id, agent in sorted(container.agents().items())
+                    if agent.definition.thread_budget is not None
+                    and agent.definition.thread_budget.limited)
+    return warnings
 
 
 def runs_store(settings: BlogeSettings, store: Any, *, listeners: tuple[Any, ...] = (),

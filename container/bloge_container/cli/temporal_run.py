@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 
 def check(container: ApplicationContainer, definition: AgentDef, start: Start,
           budget: Sequence[str] = ()) -> dict[str, Any]:
-    """Refuse what a worker could not run, before anything starts: the run budget limits of
-    ``budget`` (``--budget``'s texts) the workers keep, by measure."""
+    """Refuse what a worker could not run, before anything starts (thread and key budgets
+    included, which its runs would not keep); the run budget limits of ``budget``
+    (``--budget``'s texts) the workers keep, by measure."""
     from bloge_container import temporal
+    from bloge_container.budgets import refuse_unkept_on_temporal, thread_budget_refusal
 
     temporal.require_extra("bloge.runner: temporal")
     agents = container.agents()
@@ -36,10 +38,14 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start,
         raise failure(f"bloge.runner is temporal, and the workers run the agents of "
                       f"bloge.agents.dsl-locations: {definition.id!r} is not one of them "
                       f"({', '.join(sorted(agents)) or 'none'})")
+    refuse_unkept_on_temporal(container.settings(), "bloge.runner: temporal")
+    kept = _kept_limits(definition, budget)  # refuses --budget thread.… by its name first
+    if definition.thread_budget is not None and definition.thread_budget.limited:
+        raise failure(thread_budget_refusal(definition.id))
     if start.run_id is not None and container.run_store() is None:
         raise failure("a Temporal run continues by itself after a crash; there is no stored "
                       "run to resume (bloge.runner is temporal)")
-    return _kept_limits(definition, budget)
+    return kept
 
 
 def _kept_limits(definition: AgentDef, budget: Sequence[str]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ async def _serve(container: ApplicationContainer, connection: Connection,
 
     try:
         served = temporal.served(container, chosen)
+        warnings = temporal.budget_warnings(container)
         client = await connect(connection)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -49,6 +50,8 @@ async def _serve(container: ApplicationContainer, connection: Connection,
             err.print(f"worker: {len(served)} agent(s) ({', '.join(sorted(served)) or 'none'}) "
                       f"on task queue {chosen.task_queue!r} at {connection.address} (namespace "
                       f"{connection.namespace!r}); Ctrl-C to stop", markup=False)
+            for warning in warnings:
+                err.print(f"worker: warning: {warning}", markup=False)
             freeze_startup_objects()
             await stop.wait()
             err.print("worker: stopping (running calls get "

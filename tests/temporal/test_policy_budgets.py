@@ -1,0 +1,197 @@
+"""A worker's budget policy (``bloge.budgets``): its runs keep its default run limits, prices
+and answer cap as a local run does; not its ``time``, and no thread budget (refused). On a
+real dev server, with a worker in this process; ``counter`` makes two model calls."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from bloge import AgentDef, AgentLoopOperator, AgentOutput, AgentRunError, OperatorRegistry
+from bloge.agent import Budget, BudgetExceededError, BudgetPolicy
+from bloge.core.errors import BlogeUsageError, RunError
+from bloge.llm.prices import ModelPrice, PriceTable
+from bloge.temporal import (
+    AgentWorkflow,
+    TemporalOptions,
+    TemporalRunner,
+    agent_worker,
+    catalogue,
+    served_agents,
+)
+from bloge.temporal.activities import AgentActivities
+from bloge.temporal.patches import POLICY_BUDGETS, THREAD_BUDGETS_REFUSED
+from bloge.temporal.worker import PASSED_THROUGH
+from tests.temporal import agents
+from tests.temporal.test_workflow import _patches, _replayed
+
+pytestmark = pytest.mark.usefixtures("temporal_server")
+
+#: ``test-model``'s price, in US dollars per million tokens.
+PRICED = PriceTable(overrides={"test-model": ModelPrice(1_000.0, 2_000.0)})
+
+Serving = Callable[..., AbstractAsyncContextManager[TemporalRunner]]
+
+
+@pytest.fixture
+def serving(client: Client, task_queue: str, tmp_path: Path) -> Serving:
+    """``async with serving(policy, counter=…) as runner:`` a worker for the test agents
+    budgeted with ``policy`` (``counter``'s definition changed by ``counter`` if given)."""
+
+    @asynccontextmanager
+    async def serve(policy: BudgetPolicy | None, *,
+                    counter: dict[str, Any] | None = None) -> AsyncIterator[TemporalRunner]:
+        registry = agents.registry(tmp_path / "count.log")
+        options = TemporalOptions(task_queue=task_queue)
+        served = served_agents(_definitions(registry, counter), registry, options,
+                               budgets=policy)
+        async with agent_worker(client, served, options):
+            try:
+                yield TemporalRunner(client, task_queue)
+            finally:
+                registry.get("Gate").release.set()
+
+    return serve
+
+
+def _definitions(registry: OperatorRegistry,
+                 counter: dict[str, Any] | None = None) -> dict[str, AgentDef]:
+    definitions: dict[str, AgentDef] = agents.definitions(registry)
+    if counter:
+        definitions["counter"] = replace(definitions["counter"], **counter)
+    return definitions
+
+
+async def _in_process(tmp_path: Path, policy: BudgetPolicy) -> AgentOutput:
+    """``counter``'s run in this process, budgeted with ``policy``, as a local run is."""
+    registry = agents.registry(tmp_path / "here.log")
+    try:
+        operator = AgentLoopOperator("counter", _definitions(registry)["counter"], registry,
+                                     budgets=policy)
+        return await operator.aexecute("hello")
+    finally:
+        registry.get("Gate").release.set()
+
+
+async def test_a_workers_default_run_budget_stops_a_run_as_in_process(
+        serving: Serving, tmp_path: Path) -> None:
+    policy = BudgetPolicy(run=Budget(model_calls=1))
+    with pytest.raises(BudgetExceededError) as here:
+        await _in_process(tmp_path, policy)
+    async with serving(policy) as runner:
+        with pytest.raises(AgentRunError) as there:
+            await runner.run("counter", "hello", run_id="default-1")
+    assert there.value.exit_reason == here.value.exit_reason == "budget"
+    assert "the run's model_calls budget of 1 would be exceeded (used 1" in str(here.value)
+    assert "the run's model_calls budget of 1 would be exceeded (used 1" in str(there.value)
+    # Stopped before its second model call, with the first one's tool round done.
+    assert there.value.checkpoint.turn_count == here.value.checkpoint.turn_count
+
+
+async def test_the_agents_own_run_limits_win_over_the_workers_defaults(
+        serving: Serving) -> None:
+    async with serving(BudgetPolicy(run=Budget(model_calls=1, tool_calls=9))) as runner:
+        output = await runner.run("counter", "hello", budget={"model_calls": 2})
+    assert output.exit_reason == "stop"
+    assert output.usage.llm_calls == 2
+
+
+async def test_a_run_on_a_worker_is_priced_with_its_workers_prices(
+        serving: Serving, tmp_path: Path) -> None:
+    policy = BudgetPolicy(run=Budget(usd=100.0), prices=PRICED)
+    here = await _in_process(tmp_path, policy)
+    async with serving(policy) as runner:
+        there = await runner.run("counter", "hello")
+    assert here.usage.cost_usd > 0
+    assert there.usage.cost_usd == pytest.approx(here.usage.cost_usd)
+
+
+async def test_a_usd_limit_on_a_model_without_a_price_fails_the_run_at_its_start(
+        serving: Serving, tmp_path: Path) -> None:
+    policy = BudgetPolicy(run=Budget(usd=1.0))
+    with pytest.raises(BlogeUsageError, match="no price for model 'test-model'") as here:
+        await _in_process(tmp_path, policy)
+    async with serving(policy) as runner:
+        with pytest.raises(RunError) as there:
+            await runner.run("counter", "hello")
+    assert str(here.value) in str(there.value)
+    assert "bloge.budgets.prices" in str(there.value)
+
+
+async def test_a_workers_default_time_is_not_kept(serving: Serving) -> None:
+    # A local run with no time left stops before its first model call.
+    async with serving(BudgetPolicy(run=Budget(time=0.0))) as runner:
+        output = await runner.run("counter", "hello")
+    assert output.exit_reason == "stop"
+
+
+async def test_a_run_of_an_agent_with_a_thread_budget_is_refused_on_a_worker(
+        serving: Serving, tmp_path: Path) -> None:
+    async with serving(None, counter={"thread_budget": Budget(usd=5.0)}) as runner:
+        with pytest.raises(RunError, match=r"agent 'counter' has a thread budget \(budget "
+                                           r"thread \{ … \}\), which runs on Temporal"):
+            await runner.run("counter", "hello")
+    assert not (tmp_path / "count.log").exists()  # refused before anything ran
+
+
+async def test_a_run_under_a_workers_policy_replays(serving: Serving, client: Client,
+                                                    task_queue: str) -> None:
+    async with serving(BudgetPolicy(run=Budget(model_calls=1))) as runner:
+        with pytest.raises(AgentRunError):
+            await runner.run("counter", "hello", run_id="policy-replay")
+        history = await client.get_workflow_handle("policy-replay").fetch_history()
+        await _replayed(history, client, task_queue, "counter")
+    assert _patches(history) == [POLICY_BUDGETS]
+
+
+async def test_a_run_without_a_policy_asks_no_patch(serving: Serving, client: Client) -> None:
+    async with serving(None) as runner:
+        await runner.run("counter", "hello", run_id="no-policy")
+    assert _patches(await client.get_workflow_handle("no-policy").fetch_history()) == []
+
+
+@pytest.mark.parametrize(("patch", "counter"), [
+    (POLICY_BUDGETS, None), (THREAD_BUDGETS_REFUSED, {"thread_budget": Budget(usd=5.0)})])
+async def test_a_run_begun_before_the_patch_replays_on_todays_worker(
+        serving: Serving, client: Client, task_queue: str, tmp_path: Path, patch: str,
+        counter: dict[str, Any] | None) -> None:
+    """A worker from before ``patch`` ran ``counter`` to its answer, its policy (or its
+    thread budget) not kept; today's worker, which would stop (or refuse) it, replays it."""
+    policy = BudgetPolicy(run=Budget(model_calls=1))
+    history = await _run_before(client, task_queue, tmp_path, policy, counter, patch)
+    async with serving(policy, counter=counter):
+        await _replayed(history, client, task_queue, "counter")
+    assert _patches(history) == []
+
+
+async def _run_before(client: Client, task_queue: str, tmp_path: Path,
+                      policy: BudgetPolicy, counter: dict[str, Any] | None,
+                      refused: str) -> WorkflowHistory:
+    """The history of a ``counter`` run on a worker of today's code that does not take the
+    ``refused`` patch, as a worker from before it ran it."""
+    registry = agents.registry(tmp_path / "before.log")
+    options = TemporalOptions(task_queue=task_queue)
+    served = served_agents(_definitions(registry, counter), registry, options,
+                           budgets=policy if refused == POLICY_BUDGETS else None)
+    catalogue.file(task_queue, served)
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    try:
+        async with Worker(client, task_queue=task_queue, workflows=[AgentWorkflow],
+                          activities=AgentActivities(served).all(),
+                          workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+                          patch_activation_callback=lambda asked: asked.patch_id != refused):
+            output = await TemporalRunner(client, task_queue).run(
+                "counter", "hello", run_id=f"before-{refused}")
+    finally:
+        catalogue.withdraw(task_queue, list(served))
+        registry.get("Gate").release.set()
+    assert output.exit_reason == "stop"
+    return await client.get_workflow_handle(f"before-{refused}").fetch_history()
