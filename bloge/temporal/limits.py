@@ -35,7 +35,17 @@ def kept_limits(budget: Budget | None) -> dict[str, float]:
 
 def kept_policy(policy: BudgetPolicy) -> BudgetPolicy:
     """What a workflow keeps of ``policy`` (see the module docs): its default run limits
-    but ``time``, its prices and its answer cap; no thread nor key budgets."""
+    but ``time``, its prices and its answer cap. A policy with thread or key budgets raises
+    :class:`~bloge.core.errors.BlogeUsageError`: a workflow keeps none, and would spend past
+    them unsaid."""
+    unkept = [name for name, budget in (("thread", policy.thread), ("per_key", policy.per_key))
+              if budget is not None and budget.limited]
+    if any(budget.limited for budget in policy.keys.values()):
+        unkept.append("keys")
+    if unkept:
+        raise BlogeUsageError(f"a budget policy with {' and '.join(unkept)} budgets cannot be "
+                              "kept by runs on Temporal workers, which keep their run's budget "
+                              "only; leave them out")
     run = Budget.of(kept_limits(policy.run))
     return BudgetPolicy(run=run if run is not None and run.limited else None,
                         period=policy.period, prices=policy.prices,

@@ -195,3 +195,14 @@ async def _run_before(client: Client, task_queue: str, tmp_path: Path,
         registry.get("Gate").release.set()
     assert output.exit_reason == "stop"
     return await client.get_workflow_handle(f"before-{refused}").fetch_history()
+
+
+@pytest.mark.parametrize("policy", [BudgetPolicy(thread=Budget(usd=5.0)),
+                                    BudgetPolicy(per_key=Budget(usd=20.0)),
+                                    BudgetPolicy(keys={"key:1a2b3c4d5e6f": Budget(usd=1.0)})])
+def test_a_worker_refuses_a_policy_with_thread_or_key_budgets(
+        tmp_path: Path, policy: BudgetPolicy) -> None:
+    registry = agents.registry(tmp_path / "count.log")
+    with pytest.raises(BlogeUsageError, match="cannot be kept by runs on Temporal workers"):
+        served_agents(_definitions(registry), registry, TemporalOptions(task_queue="q"),
+                      budgets=policy)
