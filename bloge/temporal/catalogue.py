@@ -22,7 +22,6 @@ from bloge.agent import (
     ConversationMemory,
     with_budget_limits,
 )
-from bloge.agent.budget import DEFAULT_POLICY
 from bloge.agent.runtime import AgentEngine, ListenerChain
 from bloge.core.codec import DEFAULT_CODEC, JsonCodec
 from bloge.core.registry import OperatorRegistry
@@ -61,9 +60,7 @@ class ServedAgent:
         ``--budget`` gives, see :func:`~bloge.agent.with_budget_limits`); with no ``time``
         limit, which a workflow does not keep (:mod:`bloge.temporal.limits`). With
         ``policy``, budgeted with :attr:`budgets` (its default run limits under the agent's
-        own, one by one, and its prices), as a local run is with the settings' policy; a
-        ``usd`` limit on a model the prices lack raises
-        :class:`~bloge.core.errors.BlogeUsageError` naming the setting."""
+        own, one by one, and its prices), as a local run is with the settings' policy."""
         turns = self.definition.max_turns if max_turns is None else max_turns
         budgets = self.budgets if policy else None
         key = (turns, tuple(sorted((budget or {}).items())), budgets is not None)
@@ -75,21 +72,10 @@ class ServedAgent:
             if definition.budget is not None:
                 kept = Budget.of(kept_limits(definition.budget))
                 definition = replace(definition, budget=kept)
-            _check_priced(definition, budgets)
             found = self.engines[key] = AgentEngine(
                 self.definition.id, definition, self.registry, summarizer=self.summarizer,
                 json_codec=self.codec, budgets=budgets)
         return found
-
-
-def _check_priced(definition: AgentDef, budgets: BudgetPolicy | None) -> None:
-    """Refuse a ``usd`` limit on a model without a price, as a local run's ledger does when
-    the run starts: here, before the workflow begins the run, rather than in its loop (where
-    the error would fail the workflow's task again and again)."""
-    policy = budgets or DEFAULT_POLICY
-    limits = (definition.budget or Budget()).over(policy.run)
-    if limits.usd is not None:
-        policy.prices.price(definition.model)
 
 
 def served(definition: AgentDef, registry: OperatorRegistry, options: TemporalOptions, *,

@@ -16,10 +16,13 @@ does not make, so it keeps none; the deployments refuse them (see ``bloge worker
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.core.errors import BlogeUsageError
+
+if TYPE_CHECKING:
+    from bloge.agent.definition import AgentDef
 
 #: The run budget measures a workflow does not keep.
 _UNKEPT = frozenset({"time"})
@@ -50,6 +53,15 @@ def kept_policy(policy: BudgetPolicy) -> BudgetPolicy:
     return BudgetPolicy(run=run if run is not None and run.limited else None,
                         period=policy.period, prices=policy.prices,
                         answer_cap=policy.answer_cap)
+
+
+def check_priced(definition: AgentDef, policy: BudgetPolicy) -> None:
+    """Refuse a ``usd`` limit (``definition``'s own, else ``policy``'s default) on a model
+    ``policy`` has no price for (:class:`~bloge.core.errors.BlogeUsageError`, naming the
+    setting), as a local run's ledger does when the run starts: a workflow asks before it
+    begins the run, rather than fail its task again and again in the loop."""
+    if (definition.budget or Budget()).over(policy.run).usd is not None:
+        policy.prices.price(definition.model)
 
 
 class LimitsRefusedError(BlogeUsageError):

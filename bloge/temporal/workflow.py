@@ -121,7 +121,6 @@ from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 from bloge.agent import (
     AgentCheckpoint,
-    AgentDef,
     AgentInput,
     AgentOutput,
     AgentRunError,
@@ -163,6 +162,7 @@ from bloge.temporal.histories import (
     numbered_pairs,
     read_view,
 )
+from bloge.temporal.limits import check_priced
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
 from bloge.temporal.patches import (
     CHILD_SHARES,
@@ -507,13 +507,17 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
     workers cannot keep within its budgets fails here, before it begins: a ``usd`` limit on
     a model without a price, or a thread budget of an agent it may run (a workflow keeps
     none: see :mod:`bloge.temporal.limits`)."""
+    engine = _linked(agent.engine(start.get("max_turns"), start.get("budget"), policy=policy),
+                     task_queue, policy=policy)
+    reached = _reached(engine)
     try:
-        engine = _linked(agent.engine(start.get("max_turns"), start.get("budget"),
-                                      policy=policy), task_queue, policy=policy)
+        for each in reached:
+            check_priced(each.definition, each.budgets)
     except BlogeUsageError as error:
         raise ApplicationError(str(error), type="BlogeUsageError", non_retryable=True) from None
-    held = sorted(definition.id for definition in _reached(engine)
-                  if definition.thread_budget is not None and definition.thread_budget.limited)
+    held = sorted(each.definition.id for each in reached
+                  if each.definition.thread_budget is not None
+                  and each.definition.thread_budget.limited)
     if held and workflow.patched(THREAD_BUDGETS_REFUSED):
         raise ApplicationError(
             f"agent {held[0]!r} has a thread budget (budget thread {{ … }}), which runs on "
@@ -522,14 +526,14 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
     return engine
 
 
-def _reached(engine: AgentEngine) -> list[AgentDef]:
-    """The definitions of ``engine``'s agent and of those its handoffs reach."""
-    seen = {engine.definition.id: engine.definition}
+def _reached(engine: AgentEngine) -> list[AgentEngine]:
+    """``engine`` and the engines its handoffs reach, at any distance."""
+    seen = {engine.definition.id: engine}
     queue = [engine]
     while queue:
         for other in queue.pop().linked.values():
             if other.definition.id not in seen:
-                seen[other.definition.id] = other.definition
+                seen[other.definition.id] = other
                 queue.append(other)
     return list(seen.values())
 
