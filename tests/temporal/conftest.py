@@ -15,10 +15,12 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -196,6 +198,49 @@ async def ended_cancelled(client: Client, task_queue: str, run_id: str) -> None:
 ROOT = Path(__file__).resolve().parents[2]
 #: ``spawn(*args, hang_gate=…, env=…)``: see :func:`spawn`.
 Spawn = Callable[..., subprocess.Popen[str]]
+#: How long a test waits for a worker process to say something, or for a run it killed a
+#: worker of to end: far longer than either takes on a busy 2-core machine (under a minute),
+#: so that only what is stuck fails, and fails saying what it waited for instead of hanging
+#: the suite.
+WAIT_SECONDS = 120.0
+T = TypeVar("T")
+
+
+def said_until(process: subprocess.Popen[str], wanted: Callable[[list[str]], bool],
+               what: str, seconds: float = WAIT_SECONDS) -> list[str]:
+    """The lines worker ``process`` prints (stripped) until ``wanted`` holds of them. Fails,
+    naming ``what`` and the lines read, if it ends first or has not said it within
+    ``seconds``; it is killed then, which ends the read left waiting (a pipe's read has no
+    timeout of its own). Blocking: an async test calls it through ``asyncio.to_thread``."""
+    assert process.stdout is not None
+    said: list[str] = []
+    deadline = time.monotonic() + seconds
+    with ThreadPoolExecutor(1) as reader:
+        while not wanted(said):
+            read = reader.submit(process.stdout.readline)
+            try:
+                line = read.result(timeout=max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                process.kill()
+                pytest.fail(f"the worker process did not say {what} within {seconds:g} s; "
+                            f"it said {said}")
+            if not line:
+                pytest.fail(f"the worker process ended (exit {process.wait()}) before it said "
+                            f"{what}; it said {said}")
+            said.append(line.strip())
+    return said
+
+
+async def within(awaitable: Awaitable[T], what: str, seconds: float = WAIT_SECONDS) -> T:
+    """What ``awaitable`` gives; fails naming ``what`` if it has not come within
+    ``seconds``."""
+    try:
+        async with asyncio.timeout(seconds) as limit:
+            return await awaitable
+    except TimeoutError:
+        if not limit.expired():
+            raise  # the awaitable's own
+        pytest.fail(f"{what} did not come within {seconds:g} s")
 
 
 @pytest.fixture
@@ -217,8 +262,7 @@ def spawn(temporal_server: DevServer, task_queue: str, tmp_path: Path) -> Iterat
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
                                    env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
         started.append(process)
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready"
+        assert said_until(process, bool, '"ready"') == ["ready"]
         return process
 
     yield start

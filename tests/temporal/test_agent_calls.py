@@ -4,6 +4,7 @@ researcher, triage and biller)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -21,7 +22,7 @@ from bloge.temporal import TemporalOptions, TemporalRunner, agent_worker, catalo
 from bloge.temporal.worker import PASSED_THROUGH
 from bloge.temporal.workflow import AgentWorkflow
 from tests.temporal import agents
-from tests.temporal.conftest import Spawn
+from tests.temporal.conftest import Spawn, said_until, within
 
 #: The task queue a Replayer of build id "bloge-test" runs its workflows on.
 REPLAYED = "replay-bloge-test"
@@ -97,14 +98,13 @@ async def test_a_killed_worker_resumes_without_running_a_finished_child_again(
     first = spawn(hang_gate=True)
     runner = TemporalRunner(client, task_queue)
     handle = await runner.start("delegator", "delegate twice", run_id="parent-3")
-    assert first.stdout is not None
     # The child counted and answered; the parent's next call (gate) holds: kill it there.
-    while not (line := first.stdout.readline()).startswith("gate"):
-        assert line, "the worker process ended"
+    await asyncio.to_thread(said_until, first, lambda said: any(
+        line.startswith("gate") for line in said), "a gate")
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
     spawn()
-    output = await runner.result(handle.id)
+    output = await within(runner.result(handle.id), f"the end of run {handle.id}")
     assert output.content == ("delegated: found: counted research twice | "
                               "opened delegate twice")
     # The child's tool ran once: the child was not run again.

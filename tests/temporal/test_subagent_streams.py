@@ -35,7 +35,7 @@ from bloge.temporal import (
 from tests.server.live_server import LiveServer
 from tests.server.test_runs_api import sse_events
 from tests.temporal import agents
-from tests.temporal.conftest import DevServer, Spawn
+from tests.temporal.conftest import DevServer, Spawn, said_until, within
 from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
@@ -171,16 +171,15 @@ async def test_a_child_taken_up_by_another_worker_goes_on_relaying_its_chunks(
     first = spawn("--store", url, hang_gate=True)
     streaming = asyncio.ensure_future(_streamed(herald, "delegate relay pay",
                                                 run_id="herald-2"))
-    assert first.stdout is not None
     # middle's gate holds: its worker is killed there, and another takes middle up.
-    while not (line := await asyncio.to_thread(first.stdout.readline)).startswith("gate"):
-        assert line, "the worker process ended"
+    said = await asyncio.to_thread(said_until, first, lambda said: any(
+        line.startswith("gate") for line in said), "a gate")
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
     spawn("--store", url)
-    chunks = await streaming
+    chunks = await within(streaming, "the end of run herald-2's stream")
     middle = child_run_id("herald-2:1:r1")
-    assert line.strip() == f"gate {middle}:2:g1"
+    assert said[-1] == f"gate {middle}:2:g1"
     assert isinstance(chunks[-1], Done)
     assert chunks[-1].final_output.content == HERALDED
     # The gate's end came from the worker that took middle up, relayed as before.

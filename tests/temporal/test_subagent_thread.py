@@ -39,7 +39,7 @@ from bloge.temporal import (
 from bloge_container.cli.threads_cmd import message_line
 from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
 from tests.temporal import agents
-from tests.temporal.conftest import Spawn, StoredAgents
+from tests.temporal.conftest import Spawn, StoredAgents, said_until, within
 from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))
@@ -181,19 +181,15 @@ async def test_a_worker_killed_during_a_fan_out_on_the_thread_leaves_one_sequenc
     runner = TemporalRunner(client, task_queue)
     first = spawn("--store", thread_store_url, hang_gate=True)
     await runner.start("watcher", "watch w", run_id="watch-1")
-    assert first.stdout is not None
     # The three children counted; prober's gate holds: its worker is killed there, and
     # another takes the run up.
-    seen: list[str] = []
-    while sum(line.startswith("counted") for line in seen) < 3 or not any(
-            line.startswith("gate") for line in seen):
-        line = await asyncio.to_thread(first.stdout.readline)
-        assert line, "the worker process ended"
-        seen.append(line)
+    await asyncio.to_thread(said_until, first, lambda said: sum(
+        line.startswith("counted") for line in said) >= 3 and any(
+            line.startswith("gate") for line in said), "three counts and a gate")
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
     spawn("--store", thread_store_url)
-    output = await runner.result("watch-1")
+    output = await within(runner.result("watch-1"), "the end of run watch-1")
     children = [child_run_id(f"watch-1:1:w{n}") or "" for n in (1, 2, 3)]
     assert output.content.startswith("watched: found: ")
     assert "probed: " in output.content

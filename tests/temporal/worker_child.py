@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import threading
 from pathlib import Path
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -40,8 +41,15 @@ def options(task_queue: str) -> TemporalOptions:
                            workflow_task_timeout=WORKFLOW_TASK_TIMEOUT)
 
 
+#: One announcement at a time: tools run in threads, and ``print`` writes its text and its
+#: newline in two writes, so that two calls at once could print ``counted acounted b`` and an
+#: empty line, and a test counting lines that start with ``counted`` waited for ever.
+_ANNOUNCING = threading.Lock()
+
+
 def announce(line: str) -> None:
-    print(line, flush=True)  # noqa: T201 -- the parent reads these lines
+    with _ANNOUNCING:
+        print(line, flush=True)  # noqa: T201 -- the parent reads these lines
 
 
 async def serve(address: str, task_queue: str, count_log: Path, gate_log: Path, *,
