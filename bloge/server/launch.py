@@ -7,7 +7,7 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,7 +142,8 @@ def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
 
 
 def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamWork, *,
-                   after: int = 0) -> tuple[asyncio.Task[AgentOutput], AsyncIterator[RunEvent]]:
+                   after: int = 0
+                   ) -> tuple[asyncio.Task[AgentOutput], AsyncGenerator[RunEvent, None]]:
     """Start the streamed run ``run_id`` in its task; the task, and the run's events numbered
     above ``after`` (followed before the task runs, so none is missed: the task runs from the
     next await on). A run refused a task touches nothing of a run ``run_id`` running here."""
