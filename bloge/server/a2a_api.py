@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -49,7 +49,7 @@ from bloge.core.ids import new_id
 from bloge.server.a2a_tasks import ENDED, STATES, submitted, task_of, updates
 from bloge.server.agents import UnknownAgentError
 from bloge.server.failures import UNAVAILABLE
-from bloge.server.launch import reported, start_streamed
+from bloge.server.launch import start_streamed
 from bloge.server.principals import owner_filter, run_context
 from bloge.server.problems import problem
 from bloge.server.runs_api import stopped
@@ -133,7 +133,7 @@ class _RunsHandler(RequestHandler):
         run_id = new_id()
         operator = self.state.agents.whole(agent_id)
         ctx = context.state["run_context"]
-        task = self._start(run_id, agent_id, lambda: operator.aexecute(
+        task = self._start(run_id, agent_id, operator.aexecute(
             text, ctx, thread_id=thread_id, run_id=run_id))
         if params.configuration.return_immediately:
             return submitted(run_id, thread_id, text)
@@ -243,10 +243,10 @@ class _RunsHandler(RequestHandler):
         raise UnsupportedOperationError("there is no extended agent card: the card is the "
                                         "same for every key")
 
-    def _start(self, run_id: str, agent_id: str, work: Any) -> asyncio.Task[AgentOutput]:
+    def _start(self, run_id: str, agent_id: str,
+               work: Awaitable[AgentOutput]) -> asyncio.Task[AgentOutput]:
         try:
-            return self.state.tasks.start(run_id, agent_id,
-                                          reported(self.state.store, run_id, work),
+            return self.state.tasks.start(run_id, agent_id, work,
                                           timeout=self.state.config.request_timeout)
         except TooManyRunsError:
             raise self._busy() from None

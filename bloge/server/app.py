@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ from bloge.server.config import ServerConfig
 from bloge.server.expiry import CHECK_SECONDS, continuing_expired
 from bloge.server.failures import HANDLERS
 from bloge.server.guard import Guard
+from bloge.server.launch import log_failure
 from bloge.server.metrics import Metrics
 from bloge.server.problems import problem
 from bloge.server.state import RunCanceller, ServerState
@@ -84,7 +86,8 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
     counted = metrics or Metrics()
     if not isinstance(agents, ServedAgents):
         agents = ServedAgents.of(agents, store=store, listeners=(counted,))
-    tasks = RunTasks(settings.max_concurrent_runs, finished=counted.run_finished)
+    tasks = RunTasks(settings.max_concurrent_runs, finished=counted.run_finished,
+                     failed=functools.partial(log_failure, store))
     endpoint = None
     if mcp:
         from bloge.server.mcp_api import McpEndpoint  # noqa: PLC0415 -- the extra [mcp] is optional

@@ -26,7 +26,6 @@ from bloge.agent import RunPaused
 from bloge.autopilot.calls import audited
 from bloge.core.context import OperatorContext, Principal
 from bloge.server.inputs import STRICT_BODY, BadRequestError, json_body
-from bloge.server.launch import reported
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.state import ServerState, state_of
 from bloge.server.tasks import retrieved
@@ -119,7 +118,7 @@ async def continue_run(state: ServerState, paused_id: str, owner: str | None) ->
 
     async def resume_paused() -> None:
         with contextlib.suppress(RunPaused):  # it waits again: its record says on what
-            await reported(state.store, run_id, lambda: operator.aresume_run(run_id, ctx))
+            await operator.aresume_run(run_id, ctx)
 
     try:
         task = state.tasks.start(run_id, run.agent_id, resume_paused(),

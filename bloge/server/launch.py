@@ -7,7 +7,7 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,7 @@ async def answer_whole(state: ServerState, request: Request, agent_id: str, work
     its output; ``None`` when the client left (the run is then cancelled, or goes on with
     ``on_disconnect="continue"``)."""
     run_id = run_id or new_id()
-    task = state.tasks.start(run_id, agent_id, reported(state.store, run_id, lambda: work(run_id)),
+    task = state.tasks.start(run_id, agent_id, work(run_id),
                              timeout=state.config.request_timeout)
     gone = asyncio.create_task(_disconnected(request))
     try:
@@ -111,20 +111,17 @@ class RunTimedOutError(TimeoutError):
         self.run_id = run_id
 
 
-async def reported(store: Store, run_id: str,
-                   work: Callable[[], Awaitable[AgentOutput]]) -> AgentOutput:
-    """Run ``work()``; a run that fails is told in the server's log (one warning: the run and
-    why, as :func:`failed_because` tells it), beside the access line of its request. The run
-    is made only when this starts: a run refused a task is never made, nor left unawaited."""
+async def log_failure(store: Store, run_id: str, error: Exception) -> None:
+    """The server's :class:`~bloge.server.tasks.RunTasks` ``failed`` hook: a run that failed
+    is told in the server's log (one warning: the run and why, as :func:`failed_because`
+    tells it), beside the access line of its request."""
+    if not isinstance(error, AgentRunError):
+        return
     try:
-        return await work()
-    except AgentRunError as error:
-        try:
-            why = await failed_because(store, run_id, error)
-        except StoreError:  # the store is down: the run's own failure still goes to its client
-            why = error.exit_reason
-        _log.warning("run %s failed: %s", run_id, why)
-        raise
+        why = await failed_because(store, run_id, error)
+    except StoreError:  # the store is down: the run's own failure still goes to its client
+        why = error.exit_reason
+    _log.warning("run %s failed: %s", run_id, why)
 
 
 def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
@@ -142,12 +139,12 @@ def _output(task: asyncio.Task[AgentOutput], run_id: str) -> AgentOutput:
 
 
 def start_streamed(state: ServerState, agent_id: str, run_id: str, work: StreamWork, *,
-                   after: int = 0) -> tuple[asyncio.Task[AgentOutput], AsyncIterator[RunEvent]]:
+                   after: int = 0
+                   ) -> tuple[asyncio.Task[AgentOutput], AsyncGenerator[RunEvent, None]]:
     """Start the streamed run ``run_id`` in its task; the task, and the run's events numbered
     above ``after`` (followed before the task runs, so none is missed: the task runs from the
     next await on). A run refused a task touches nothing of a run ``run_id`` running here."""
-    task = state.tasks.start(run_id, agent_id,
-                             reported(state.store, run_id, lambda: work(run_id, discard)),
+    task = state.tasks.start(run_id, agent_id, work(run_id, discard),
                              timeout=state.config.request_timeout)
     state.store.live.started(run_id)
     # Its failure is told in the stream (an error event) or by the caller: never unretrieved.

@@ -43,7 +43,7 @@ from bloge.mcp.agents import describe_agent
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
 from bloge.server.failures import UNAVAILABLE
-from bloge.server.launch import failed_because, reported
+from bloge.server.launch import failed_because
 from bloge.server.principals import run_context
 from bloge.server.problems import problem
 from bloge.server.tasks import RunCancelledError, RunTasks, TooManyRunsError, answered_shutdown
@@ -155,9 +155,8 @@ def _answer(agents: ServedAgents, tasks: RunTasks, config: ServerConfig, store: 
         run_id = new_id()
         ctx = run_context(request) if request is not None else None
         try:
-            task = tasks.start(run_id, agent_id, reported(
-                store, run_id, lambda: operator.aexecute(message, ctx, run_id=run_id)),
-                timeout=config.request_timeout)
+            task = tasks.start(run_id, agent_id, operator.aexecute(message, ctx, run_id=run_id),
+                               timeout=config.request_timeout)
             started = _STARTED.get()
             if started is not None:
                 started.append(run_id)

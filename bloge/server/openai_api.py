@@ -51,6 +51,10 @@ SHOWN = frozenset({"token", "done", "error"})
 DONE = b"data: [DONE]\n\n"
 NO_RETRY = {"x-should-retry": "false"}
 
+First = RunEvent | None | asyncio.Future[RunEvent | None]
+"""A stream's first shown event (``None``: the run's events ended without one), or the task
+still taking it from them when the stream starts without it (after ``keepalive`` seconds)."""
+
 
 async def list_models(request: Request) -> Response:
     """``GET /v1/models``: every agent, as a model."""
@@ -132,24 +136,27 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.Comp
                     created: int, ctx: OperatorContext | None, owner: str | None) -> Response:
     streaming = state.agents.streaming(chat.agent_id, sampling=run.changes)
     run_id = run.run_id
+    # What the new run keeps of the request as it runs: not the whole ChatRequest.
+    agent_input, tools = chat.input, run.tools
     task, events = start_streamed(
         state, chat.agent_id, run_id,
         (lambda resumed, sink: _continued(
             state, run, owner, lambda: streaming.arun_resumed(resumed, ctx, on_chunk=sink)))
         if run.resumed else
-        (lambda new, sink: streaming.arun(chat.input, ctx, on_chunk=sink, run_id=new,
-                                          tools=run.tools)),
+        (lambda new, sink: streaming.arun(agent_input, ctx, on_chunk=sink, run_id=new,
+                                          tools=tools)),
         after=run.events)
-    shown = (event async for event in events if event.type in SHOWN)
-    first = asyncio.ensure_future(anext(shown, None))
+    first = asyncio.ensure_future(_next_shown(events))
     try:
         await asyncio.wait({first}, timeout=state.config.keepalive)
     except asyncio.CancelledError:  # the server ended the request (its shutdown grace is over)
         first.cancel()
         task.cancel()
         raise answered_shutdown(run_id) from None
+    head: First = first
     if first.done():
-        failed = await _failed_before(state, run, first.result(), task)
+        head = first.result()  # an open stream keeps neither the task nor its coroutine
+        failed = await _failed_before(state, run, head, task)
         if failed is not None:
             return failed
 
@@ -158,7 +165,7 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.Comp
 
     writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
                               include_usage=chat.include_usage)
-    return EventStream(_frames(state, run, writer, first, shown, task),
+    return EventStream(_frames(state, run, writer, head, events, task),
                        keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
                        on_disconnect=cancel, closing=functools.partial(_stopped, run_id))
 
@@ -187,16 +194,21 @@ async def _failed_before(state: ServerState, run: rounds.CompletionRun,
 
 
 async def _frames(state: ServerState, run: rounds.CompletionRun, writer: wire.ChunkWriter,
-                  first: asyncio.Future[RunEvent | None], rest: AsyncGenerator[RunEvent, None],
+                  first: First, events: AsyncGenerator[RunEvent, None],
                   task: asyncio.Task[AgentOutput]) -> AsyncIterator[bytes]:
     """The role, the text of each token, then the run's ending (the client's tool calls it
     waits on, its finish reason and usage, or its error), then ``[DONE]``."""
     try:
         yield _data(writer.opening())
-        event = await first
-        while event is not None and not _ends(event):
-            yield _data(writer.token(event.body["text"], event.body["turn"]))
-            event = await anext(rest, None)
+        event = await first if isinstance(first, asyncio.Future) else first
+        if event is not None and not _ends(event):
+            yield _token(writer, event)
+            # In this frame, not a coroutine or generator of their own: an open stream keeps it.
+            async for event in events:
+                if event.type == "token":
+                    yield _token(writer, event)
+                elif event.type in SHOWN:  # the run's done or error: its ending follows
+                    break
         ending = await _outcome(state, run, task)
         if isinstance(ending, RunFailure):
             yield _data(wire.dumps(error_body(ending.message, status=ending.status,
@@ -206,9 +218,18 @@ async def _frames(state: ServerState, run: rounds.CompletionRun, writer: wire.Ch
                 yield _data(chunk)
         yield DONE
     finally:
-        first.cancel()
-        await asyncio.wait({first})  # its step of ``rest`` is over before ``rest`` is closed
-        await rest.aclose()
+        if isinstance(first, asyncio.Future):
+            first.cancel()
+            await asyncio.wait({first})  # its step of ``events`` is over before they close
+        await events.aclose()
+
+
+async def _next_shown(events: AsyncIterator[RunEvent]) -> RunEvent | None:
+    """The next of ``events`` a completion shows (``None``: they ended without one)."""
+    async for event in events:
+        if event.type in SHOWN:
+            return event
+    return None
 
 
 async def _outcome(state: ServerState, run: rounds.CompletionRun,
@@ -249,6 +270,10 @@ def _failure_response(failure: RunFailure) -> Response:
 
 def _completion_id(run_id: str | None) -> str:
     return f"chatcmpl-{run_id}"
+
+
+def _token(writer: wire.ChunkWriter, event: RunEvent) -> bytes:
+    return _data(writer.token(event.body["text"], event.body["turn"]))
 
 
 def _data(text: str) -> bytes:

@@ -163,6 +163,10 @@ def usage_since(total: AgentUsage, before: AgentUsage) -> AgentUsage:
                       total.unreported_calls - before.unreported_calls)
 
 
+#: A new run's usage before its completion: none (one value for every run: it is frozen).
+NO_USAGE = AgentUsage()
+
+
 @dataclass(frozen=True, slots=True)
 class CompletionRun:
     """The run a completion request is: a new one (``resumed`` false), or the paused run its
@@ -176,7 +180,7 @@ class CompletionRun:
     """A new run's own tools (the client's); a continued run has its own in the store."""
     results: Mapping[str, str] = field(default_factory=dict)
     """A continued run's tool results, by call id: posted by :func:`post_results`."""
-    usage: AgentUsage = field(default_factory=AgentUsage)
+    usage: AgentUsage = NO_USAGE
     events: int = 0
 
 

@@ -23,6 +23,7 @@ naming the field: several choices (``n`` > 1), the older ``functions`` (send ``t
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -317,7 +318,8 @@ class ChunkWriter:
         # A token's chunk is this text around its own: one string to encode per token.
         prefix, _, suffix = dumps(self._chunk({"content": _MARK}, None)).partition(
             dumps(_MARK))
-        self._token = (prefix, suffix)
+        # The suffix is the same in every stream (with or without usage): one string for all.
+        self._token = (prefix, sys.intern(suffix))
 
     def opening(self) -> str:
         return dumps(self._chunk({"role": "assistant", "content": ""}, None))

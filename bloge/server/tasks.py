@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 Finished = Callable[[str, float, BaseException | None], None]
+Failed = Callable[[str, Exception], Awaitable[None]]
 
 
 class TooManyRunsError(Exception):
@@ -71,13 +72,18 @@ def retrieved(task: asyncio.Task[Any]) -> None:
 
 class RunTasks:
     """At most ``limit`` runs at once; ``finished(agent_id, seconds, error)`` is told of each
-    run's end (for metrics)."""
+    run's end (for metrics); ``failed(run_id, error)`` is awaited in the task of each run
+    that fails, before the task ends with the error (the server logs why: see
+    :func:`bloge.server.launch.log_failure`). One hook for every run, rather than a
+    coroutine around each: every run in progress keeps each frame of its chain."""
 
-    def __init__(self, limit: int, *, finished: Finished | None = None) -> None:
+    def __init__(self, limit: int, *, finished: Finished | None = None,
+                 failed: Failed | None = None) -> None:
         self.limit = limit
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._cancelled: set[str] = set()
         self._finished = finished
+        self._failed = failed
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -139,6 +145,11 @@ class RunTasks:
             error = exc
             if run_id in self._cancelled:  # ours: an ordinary end of the task, told as such
                 raise RunCancelledError(run_id) from exc
+            raise
+        except Exception as exc:
+            error = exc
+            if self._failed is not None:
+                await self._failed(run_id, exc)
             raise
         except BaseException as exc:
             error = exc

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from bloge.store.records import Run, RunEvent, RunStatus
 from bloge.store.store import Store
@@ -15,7 +15,7 @@ POLL_SECONDS = 0.25
 
 
 async def follow(store: Store, run_id: str, *, after: int = 0,
-                 poll: float = POLL_SECONDS) -> AsyncIterator[RunEvent]:
+                 poll: float = POLL_SECONDS) -> AsyncGenerator[RunEvent, None]:
     """The run's events numbered above ``after``, in order, then each new one until the run
     ends (with its ``done`` or ``error`` event). A run live in this event loop is followed as
     it happens; one that another process or another loop runs is read from the store every

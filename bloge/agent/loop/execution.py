@@ -175,7 +175,7 @@ class Execution:
             while True:
                 match step:
                     case steps.CallModel(turn):
-                        step = await self._model_step(turn, max_turns, started)
+                        step = await self._model_turn(turn, max_turns, started)
                     case steps.RunTools(turn, response):
                         step = await self._tools_step(turn, max_turns, response, pending,
                                                       started)
@@ -226,16 +226,6 @@ class Execution:
                 f"agent {agent_id!r} failed in turn {self.turn}: {type(exc).__name__}: {exc}",
                 agent_id=agent_id, checkpoint=self.checkpoint(), exit_reason=steps.ERROR,
             ) from exc
-
-    async def _model_step(self, turn: int, max_turns: int, started: float) -> steps.Step:
-        """Ask the model in ``turn``; the step its answer leads to."""
-        answer = await self._model_turn(turn)
-        if answer is None:  # a guard refused it: the model is asked again
-            return steps.next_turn(turn, max_turns)
-        step = steps.after_model(turn, answer)
-        if self._typed is not None and isinstance(step, steps.Finish):
-            return await self._typed_step(turn, max_turns, step.response, started)
-        return step
 
     async def _tools_step(self, turn: int, max_turns: int, response: LlmResponse,
                           pending: PendingRound | None, started: float) -> steps.Step:
@@ -297,9 +287,11 @@ class Execution:
 
     # -- steps
 
-    async def _model_turn(self, turn: int) -> LlmResponse | None:
-        """Ask the model; its answer, or ``None`` when an output guard refused it (the model
-        is asked again)."""
+    async def _model_turn(self, turn: int, max_turns: int, started: float) -> steps.Step:
+        """Ask the model in ``turn`` of the run begun at ``started``; the step its answer
+        leads to (the next turn when an output guard refused it: the model is asked again).
+        The step itself, rather than the answer to a coroutine of its own that makes the
+        step: a run in progress keeps each frame of its chain."""
         self.turn = turn
         engine, definition = self._engine, self._engine.definition
         if self._prepare:
@@ -327,7 +319,7 @@ class Execution:
                              output=engine.output_request, cache_key=self._cache_key)
         held = None if guards is None else guards.held(self._sink, racing=racing is not None)
         sink = self._sink if held is None else held
-        started = time.perf_counter()
+        asked = time.perf_counter()
         waited = self._pool_wait.seconds
         try:
             if racing is not None and guards is not None:
@@ -338,14 +330,14 @@ class Execution:
         except BaseException:
             await budget.release_model_call(reserved)
             raise
-        self._count(turn, response, started, waited)
+        self._count(turn, response, asked, waited)
         await budget.settle_model_call(reserved, turn, response)
         refusal = (await guards.check_output(turn, response.content)
                    if guards is not None and guards.checks_output(response) else None)
         if refusal is not None:
             self._append(LlmMessage("assistant", WITHHELD.format(name=refusal[0])))
             self._append(LlmMessage.user(refusal[1]))
-            return None
+            return steps.next_turn(turn, max_turns)
         if held is not None:
             await held.release()
         self._append(LlmMessage("assistant", response.content, tool_calls=response.tool_calls))
@@ -359,7 +351,10 @@ class Execution:
                 observer.calls_waiting(turn, plan.waiting)
         if observer is not None:
             await observer.model_answered(turn, self.transcript, response, self.usage)
-        return response
+        step = steps.after_model(turn, response)
+        if self._typed is not None and isinstance(step, steps.Finish):
+            return await self._typed_step(turn, max_turns, response, started)
+        return step
 
     def _count(self, turn: int, response: LlmResponse, started: float, waited: float) -> None:
         """Count the model call of ``turn`` that began at ``started`` (after ``waited``
