@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bloge.agent.budget import Budget, BudgetPolicy
+from bloge.agent import Budget, BudgetPolicy
 from bloge.core.errors import BlogeUsageError
 
 if TYPE_CHECKING:
-    from bloge.agent.definition import AgentDef
+    from bloge.agent import AgentDef
 
 #: The run budget measures a workflow does not keep.
 _UNKEPT = frozenset({"time"})
