@@ -227,8 +227,10 @@ def _error(run_id: str, cause: BaseException) -> BaseException:
             error = MaxTurnsExceededError(agent_id=agent_id, max_turns=int(details[1]),
                                           checkpoint=checkpoint)
         else:
-            error = AgentRunError(cause.message, agent_id=agent_id, checkpoint=checkpoint,
-                                  exit_reason=str(details[1]))
+            error = (wire.budget_stop_from_json(details[4:], agent_id=agent_id,
+                                                checkpoint=checkpoint)
+                     or AgentRunError(cause.message, agent_id=agent_id,
+                                      checkpoint=checkpoint, exit_reason=str(details[1])))
         error.run_id = run_id
         return error
     if isinstance(cause, (CancelledError, TerminatedError)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bloge.agent import AgentCheckpoint, AgentOutput, AgentUsage
+from bloge.agent import AgentCheckpoint, AgentOutput, AgentUsage, BudgetExceededError
 from bloge.agent.runtime import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import LlmMessage, ToolCall
@@ -121,6 +121,34 @@ def view_to_json(view: View) -> list[Any]:
 def view_from_json(data: Sequence[Any]) -> View:
     return tuple((int(part[0]), int(part[1])) if isinstance(part, list)
                  else LlmMessage.from_dict(part["message"], strict=False) for part in data)
+
+
+#: The key of a budget stop's detail in a failed run's error (see :func:`budget_stop_to_json`).
+BUDGET_STOP = "budget_stop"
+
+
+def budget_stop_to_json(error: BudgetExceededError) -> Json:
+    """What a budget stop says of its budget, as a failed run's error detail: the client
+    raises the same :class:`~bloge.agent.BudgetExceededError` (``bloge run`` prints the
+    ``--budget`` that lets the run go on)."""
+    return {BUDGET_STOP: {"scope": error.scope, "limit_name": error.limit_name,
+                          "limit": error.limit, "used": error.used, "needed": error.needed,
+                          "step": error.step, "sub_agents": dict(error.sub_agents)}}
+
+
+def budget_stop_from_json(details: Sequence[Any], *, agent_id: str,
+                          checkpoint: AgentCheckpoint) -> BudgetExceededError | None:
+    """The budget stop among a failed run's error ``details``, if it is one."""
+    for detail in details:
+        found = detail.get(BUDGET_STOP) if isinstance(detail, Mapping) else None
+        if isinstance(found, Mapping):
+            return BudgetExceededError(
+                agent_id=agent_id, scope=str(found["scope"]),
+                limit_name=str(found["limit_name"]), limit=float(found["limit"]),
+                used=float(found["used"]), needed=float(found["needed"]),
+                step=str(found["step"]), checkpoint=checkpoint,
+                sub_agents={str(k): float(v) for k, v in (found.get("sub_agents") or {}).items()})
+    return None
 
 
 def size(data: Any) -> int:

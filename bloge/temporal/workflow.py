@@ -125,6 +125,7 @@ from bloge.agent import (
     AgentOutput,
     AgentRunError,
     AgentUsage,
+    BudgetExceededError,
     HandoffPayload,
     MaxTurnsExceededError,
     RunPaused,
@@ -292,9 +293,12 @@ class AgentWorkflow:
                                       error.__cause__.turn - 1)
             await effects.finish(error.checkpoint, error.exit_reason, started,
                                  error.__cause__ or error)
+            # The budget stop's own detail before the caller's report (which comes last).
+            stopped = ((wire.budget_stop_to_json(error),)
+                       if isinstance(error, BudgetExceededError) else ())
             raise ApplicationError(mask_credentials(str(error)), error.agent_id,
                                    error.exit_reason,
-                                   *turns.checkpoint_details(error.checkpoint),
+                                   *turns.checkpoint_details(error.checkpoint), *stopped,
                                    *effects.shares.details(),
                                    type=RUN_ERROR, non_retryable=True) from None
         except RunPaused as paused:

@@ -5,6 +5,7 @@ start (thread and key budgets) or said at the worker's start (``time``)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -27,6 +28,9 @@ def test_a_workers_default_run_budget_stops_a_run_as_a_local_run(
     assert local.returncode == remote.returncode == 1, (local.stderr, remote.stderr)
     for result in (local, remote):
         assert "the run's model_calls budget of 1 would be exceeded (used 1" in result.stderr
+        # The command that lets it go on raises the limit that stopped it.
+        assert re.search(r"bloge runs resume \w+ --budget model_calls=3\n", result.stderr), \
+            result.stderr
     listed = bloge("runs", "list", "--json", cwd=app)
     assert listed.returncode == 0, listed.stderr
     assert [run["exit_reason"] for run in json.loads(listed.stdout)] == ["budget", "budget"]

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Worker
@@ -30,7 +31,9 @@ from bloge.temporal import (
 from bloge.temporal.activities import AgentActivities
 from bloge.temporal.patches import POLICY_BUDGETS, THREAD_BUDGETS_REFUSED
 from bloge.temporal.worker import PASSED_THROUGH
+from tests.server.live_server import LiveServer
 from tests.temporal import agents
+from tests.temporal.conftest import StoredAgents
 from tests.temporal.test_workflow import _patches, _replayed
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
@@ -87,11 +90,15 @@ async def test_a_workers_default_run_budget_stops_a_run_as_in_process(
     with pytest.raises(BudgetExceededError) as here:
         await _in_process(tmp_path, policy)
     async with serving(policy) as runner:
-        with pytest.raises(AgentRunError) as there:
+        with pytest.raises(BudgetExceededError) as there:
             await runner.run("counter", "hello", run_id="default-1")
     assert there.value.exit_reason == here.value.exit_reason == "budget"
     assert "the run's model_calls budget of 1 would be exceeded (used 1" in str(here.value)
-    assert "the run's model_calls budget of 1 would be exceeded (used 1" in str(there.value)
+    # The same stop, named alike (bloge run prints the --budget that lets it go on).
+    assert str(there.value) == str(here.value)
+    assert ((there.value.scope, there.value.limit_name, there.value.limit, there.value.used,
+             there.value.needed) == (here.value.scope, here.value.limit_name,
+                                     here.value.limit, here.value.used, here.value.needed))
     # Stopped before its second model call, with the first one's tool round done.
     assert there.value.checkpoint.turn_count == here.value.checkpoint.turn_count
 
@@ -206,3 +213,20 @@ def test_a_worker_refuses_a_policy_with_thread_or_key_budgets(
     with pytest.raises(BlogeUsageError, match="cannot be kept by runs on Temporal workers"):
         served_agents(_definitions(registry), registry, TemporalOptions(task_queue="q"),
                       budgets=policy)
+
+
+async def test_a_completion_a_budget_stopped_on_a_worker_is_a_402_as_in_process(
+        stored_agents: StoredAgents) -> None:
+    definitions = stored_agents.definitions
+    budgeted = replace(stored_agents, definitions={
+        **definitions, "counter": replace(definitions["counter"],
+                                          budget=Budget(model_calls=1))})
+    async with budgeted.worker():
+        with LiveServer(budgeted.app("counter")) as server:
+            async with httpx.AsyncClient(timeout=60) as http:
+                stopped = await http.post(server.url("/v1/chat/completions"), json={
+                    "model": "counter", "messages": [{"role": "user", "content": "hello"}]})
+    assert stopped.status_code == 402, stopped.text
+    error = stopped.json()["error"]
+    assert (error["type"], error["code"]) == ("insufficient_quota", "budget_exceeded")
+    assert '{"budget": {"model_calls": <higher>}}' in error["message"]
