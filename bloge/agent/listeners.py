@@ -12,7 +12,7 @@ is called for the callbacks it has and not for the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -214,7 +214,8 @@ class ListenerChain:
     callback is there.
 
     A run's own listeners (its recorder's) come last through :meth:`then`, which shares what
-    the chain looked up and looks up theirs once too: every run in progress keeps its chain.
+    the chain looked up; their methods' table is shared by listeners of a class
+    (:func:`_methods`), so the chain every run in progress keeps holds no table of its own.
     """
 
     __slots__ = ("_handlers", "_own", "listeners", "wanted")
@@ -226,21 +227,18 @@ class ListenerChain:
                             if (handler := _handler(listener, callback)) is not None)
             for callback in CALLBACKS
         }
-        self._own: dict[str, tuple[Handler, ...]] = {}
+        self._own: tuple[tuple[object, Mapping[str, Method]], ...] = ()
         self.wanted: frozenset[str] = _shared(frozenset(
             callback for callback, handlers in self._handlers.items() if handlers))
 
     def then(self, listener: AgentExecutionListener) -> ListenerChain:
-        """This chain, then ``listener``, a listener of one run: its methods are looked up
-        here, once, into a table of the run's listeners' beside the chain's shared one."""
-        own: dict[str, tuple[Handler, ...]] = {
-            callback: (*self._own.get(callback, ()), handler) for callback in CALLBACKS
-            if (handler := _handler(listener, callback)) is not None}
+        """This chain, then ``listener``, a listener of one run."""
+        methods = _methods(listener)
         chain = ListenerChain.__new__(ListenerChain)
         chain.listeners = (*self.listeners, listener)
         chain._handlers = self._handlers  # noqa: SLF001 -- a chain of its own class
-        chain._own = {**self._own, **own}  # noqa: SLF001 -- as above
-        chain.wanted = _shared(self.wanted | frozenset(own))
+        chain._own = (*self._own, (listener, methods))  # noqa: SLF001 -- as above
+        chain.wanted = _shared(self.wanted | frozenset(methods))
         return chain
 
     def __bool__(self) -> bool:
@@ -250,8 +248,57 @@ class ListenerChain:
         """Deliver one event to every listener that has ``callback``."""
         for handler in self._handlers[callback]:
             _deliver(handler, callback, context, payload)
-        for handler in self._own.get(callback, ()):
-            _deliver(handler, callback, context, payload)
+        for listener, methods in self._own:
+            if (method := methods.get(callback)) is not None:
+                try:
+                    method(listener, context, payload)
+                except Exception:  # noqa: BLE001 -- a raising listener is logged and skipped
+                    _log.warning("listener %r raised in %s; skipped", listener, callback,
+                                 exc_info=True)
+
+
+#: A listener's callback method, called with the listener first.
+Method = Callable[[Any, AgentCallbackContext, Any], object]
+
+#: Each table of class methods :func:`_methods` found, once: the runs in progress share them.
+_TABLES: dict[tuple[tuple[str, Method], ...], Mapping[str, Method]] = {}
+
+
+def _methods(listener: object) -> Mapping[str, Method]:
+    """``listener``'s methods for the callbacks it has (as :func:`_handler` finds them), by
+    callback. Looked up for each run (a method patched on its class is seen by the next
+    run), but the table of a listener whose methods are its class's is shared by every
+    listener with those same methods; one with a method of its own (an attribute, a static
+    or class method) gets a table of its own."""
+    methods: dict[str, Method] = {}
+    of_class = True
+    for callback in CALLBACKS:
+        handler = _handler(listener, callback)
+        if handler is None:
+            continue
+        if (function := _of_its_class(listener, callback, handler)) is not None:
+            methods[callback] = function
+        else:
+            methods[callback] = _bound(handler)
+            of_class = False
+    return _TABLES.setdefault(tuple(methods.items()), methods) if of_class else methods
+
+
+def _of_its_class(listener: object, callback: str, handler: Handler) -> Method | None:
+    """The function of ``handler``, ``listener``'s method for ``callback``, when that is the
+    method of its class (not an attribute of its own, a static or a class method)."""
+    function = getattr(handler, "__func__", None)
+    if function is None or getattr(handler, "__self__", None) is not listener:
+        return None
+    of_class: Method | None = getattr(type(listener), callback, None)
+    return of_class if of_class is function else None
+
+
+def _bound(handler: Handler) -> Method:
+    """``handler``, one listener's own, called as a :data:`Method` is."""
+    def method(_listener: object, context: AgentCallbackContext, payload: object) -> object:
+        return handler(context, payload)
+    return method
 
 
 #: Each set of callbacks wanted, once: the chains of the runs in progress share them.

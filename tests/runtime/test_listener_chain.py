@@ -109,3 +109,28 @@ def test_a_runs_own_listener_that_raises_is_logged_and_skipped(
     run.notify("on_agent_loop_exited", CONTEXT, SimpleNamespace(exit_reason="stop"))
     assert exits.reasons == ["stop"]
     assert "raised in on_agent_loop_exited" in caplog.text
+
+
+def test_a_runs_own_listener_with_a_callback_of_its_own_is_called_so() -> None:
+    heard: list[str] = []
+    own = OnlyExits()
+    own.on_agent_turn_started = lambda context, payload: heard.append("own")  # type: ignore[attr-defined]  # an attribute of its own
+    plain = OnlyExits()
+    first, second = ListenerChain([]).then(own), ListenerChain([]).then(plain)
+    for chain in (first, second):
+        chain.notify("on_agent_turn_started", CONTEXT, None)
+        chain.notify("on_agent_loop_exited", CONTEXT, SimpleNamespace(exit_reason="stop"))
+    assert heard == ["own"]
+    assert own.reasons == plain.reasons == ["stop"]
+
+
+def test_a_method_patched_on_a_runs_listener_class_is_called_in_the_next_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = ListenerChain([]).then(OnlyExits())
+    heard: list[str] = []
+    monkeypatch.setattr(OnlyExits, "on_agent_loop_exited",
+                        lambda self, context, payload: heard.append("patched"))
+    ListenerChain([]).then(OnlyExits()).notify("on_agent_loop_exited", CONTEXT, None)
+    before.notify("on_agent_loop_exited", CONTEXT, SimpleNamespace(exit_reason="stop"))
+    assert heard == ["patched"]
