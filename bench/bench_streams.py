@@ -4,6 +4,7 @@ fake upstream model over real HTTP, against a bare Starlette + httpx relay of th
     nice .venv/bin/python bench/bench_streams.py [--n 100,200,1000,2000] [--rounds 1]
         [--only "memory  runs"] [--before CHECKOUT]
     nice .venv/bin/python bench/bench_streams.py --ttft [--n 1,5,10,25,50] [--only memory]
+        [--samples 100]
 
 The upstream (a process of its own, raw asyncio) answers a streamed chat completion after
 300 ms with 200 tokens at 50 tokens/s, as an OpenAI-compatible server does. Each figure starts
@@ -19,7 +20,10 @@ is shared: the floor is measured in the same minute as bloge). Printed per confi
   RSS after the warm-up, over N;
 * time to the first token, p50 and p99 (the upstream's own 300 ms included), and what bloge
   adds to the floor's p50 and p99 (the N is flagged where the floor itself is saturated:
-  its p99 more than :data:`SATURATED_MS` past the upstream's 300 ms);
+  its p99 more than :data:`SATURATED_MS` past the upstream's 300 ms); and the p99 of what the
+  relay itself added to each first token, both ways, which leaves out the upstream's own
+  300 ms wait and how late a loaded machine fires it (the upstream stamps the first token:
+  :func:`first_token`);
 * dropped streams: those that did not end with their ``done`` (or ``[DONE]``) and 200 tokens.
 
 ``--ttft`` measures only the time to the first token, below saturation: N ramps (1, 5, 10,
@@ -36,6 +40,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import statistics
@@ -110,6 +115,16 @@ HEAD = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
         b"transfer-encoding: chunked\r\n\r\n")
 ROLE = _event(_chunk({"role": "assistant", "content": ""}))
 TOKEN = _event(_chunk({"content": f" {MARK}"}))
+
+
+def first_token(received: float, sent: float) -> bytes:
+    """The first token, stamped with when the upstream had the request and when it sent this
+    token (``time.monotonic``, which every process here shares): the client takes from
+    them what the relay itself added, both ways, leaving out the upstream's own wait."""
+    return _event(_chunk({"content": f" {MARK}@{received:.6f},{sent:.6f}"}))
+
+
+STAMP = re.compile(rb"@(\d+\.\d+),(\d+\.\d+)")
 DONE = b"data: [DONE]\n\n"
 TAIL = (_event(_chunk({}, "stop"))
         + _event({**_chunk({}), "choices": [],
@@ -142,6 +157,7 @@ class Upstream(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.held = False
+        self.received = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a socket's transport
@@ -166,6 +182,7 @@ class Upstream(asyncio.Protocol):
                 return
             body = self.buffer[end + 4:end + 4 + length]
             self.buffer = self.buffer[end + 4 + length:]
+            self.received = time.monotonic()
             if b'"stream": true' in body or b'"stream":true' in body:
                 self.answer(warm=b"warm" in body, hold=b"hold" in body)
             else:
@@ -191,7 +208,8 @@ class Upstream(asyncio.Protocol):
     def send(self, at: float, sent: int) -> None:
         if self.transport is None:
             return
-        self.transport.write(ROLE + TOKEN if sent == 0 else TOKEN)
+        self.transport.write(ROLE + first_token(self.received, time.monotonic()) if sent == 0
+                             else TOKEN)
         if sent + 1 < TOKENS:
             holds = self.held and sent + 1 == HOLD_AFTER
             self.tick(at + (HOLD_SECONDS if holds else TOKEN_SECONDS), sent + 1)
@@ -348,10 +366,13 @@ class Stream(asyncio.Protocol):
         self.tokens = 0
         self.done = False
         self.first_token: float | None = None
+        self.sent = 0.0
+        self.relay: float | None = None  # what the relay added to the first token, both ways
         self.last_frame = b""  # the last frame without a token (an error event says why)
         self.closed = self.loop.create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.sent = time.monotonic()
         transport.write(self.request)  # type: ignore[attr-defined]  # a socket's transport
 
     def data_received(self, data: bytes) -> None:
@@ -364,6 +385,9 @@ class Stream(asyncio.Protocol):
                 self.tokens += 1
                 if self.first_token is None:
                     self.first_token = self.loop.time() - self.started
+                    if stamp := STAMP.search(piece):
+                        received, sent = float(stamp[1]), float(stamp[2])
+                        self.relay = (received - self.sent) + (time.monotonic() - sent)
                     if self.opened is not None:
                         self.opened.first_token()
             elif self.done_mark in piece:
@@ -401,6 +425,8 @@ class Figures:
     kib_per_stream: float
     ttft_p50: float
     ttft_p99: float
+    relay_p50: float  # what the relay added to the first token (see first_token)
+    relay_p99: float
     dropped: int
     wall: float
 
@@ -430,6 +456,7 @@ async def load(server: Server, config: Config, count: int) -> Figures:
     cpu = server.cpu_seconds() - cpu_before
     tokens = sum(s.tokens for s in streams)
     ttfts = sorted(s.first_token for s in streams if s.first_token is not None)
+    relays = [s.relay for s in streams if s.relay is not None]
     dropped = [s for s in streams if not (s.status_ok and s.done and s.tokens == TOKENS)]
     for stream in dropped[:3]:
         print(f"   dropped ({config.name}): status ok {stream.status_ok}, done {stream.done}, "
@@ -439,6 +466,8 @@ async def load(server: Server, config: Config, count: int) -> Figures:
                    statistics.median(ttfts) * 1e3 if ttfts else float("nan"),
                    ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))] * 1e3
                    if ttfts else float("nan"),
+                   percentile(relays, 0.5) * 1e3 if relays else float("nan"),
+                   percentile(relays, 0.99) * 1e3 if relays else float("nan"),
                    len(dropped), wall)
 
 
@@ -453,19 +482,19 @@ def measure(config: Config, count: int, upstream_port: int, workdir: Path) -> Fi
 # --- time to the first token below saturation (--ttft) ----------------------------------------
 
 TTFT_SAMPLES = 100  # first tokens wanted per configuration and N: rounds = this / N ...
-TTFT_MAX_ROUNDS = 20  # ... but no more rounds than this (each lasts a stream, 4.3 s)
+TTFT_MAX_ROUNDS = 40  # ... but no more rounds than this (each lasts a stream, 4.3 s)
 
 
 async def ttft_round(servers: dict[str, Server], configs: list[Config],
-                     count: int) -> dict[str, list[float]]:
+                     count: int) -> dict[str, list[Stream]]:
     """One round: for each configuration in turn, N streams opened over
-    :data:`RAMP_SECONDS`, read to their end; their times to the first token, in seconds."""
-    firsts: dict[str, list[float]] = {}
+    :data:`RAMP_SECONDS`, read to their end; those that had a first token."""
+    firsts: dict[str, list[Stream]] = {}
     for config in configs:
         streams = await asyncio.gather(*(
             one_stream(servers[config.name].port, config, "Tell me a story.",
                        RAMP_SECONDS * n / count, None) for n in range(count)))
-        firsts[config.name] = [s.first_token for s in streams if s.first_token is not None]
+        firsts[config.name] = [s for s in streams if s.first_token is not None]
         dropped = sum(1 for s in streams if not (s.status_ok and s.done and s.tokens == TOKENS))
         if dropped:
             print(f"   {config.name}: {dropped} streams dropped at N = {count}", flush=True)
@@ -486,20 +515,23 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 
 def ttft_ramp(configs: list[Config], counts: list[int], upstream_port: int,
-              workdir: Path) -> None:
+              workdir: Path, samples: int) -> None:
     """What bloge adds to the floor's time to the first token as N grows: one server per
     configuration for the whole ramp (warmed up once); at each N, rounds of N streams per
     configuration, the configurations taking turns within a round, until
-    :data:`TTFT_SAMPLES` first tokens (at most :data:`TTFT_MAX_ROUNDS` rounds). The p50
-    and p99 are of all the round's first tokens pooled; "saturated" flags an N where the
+    ``samples`` first tokens (at most :data:`TTFT_MAX_ROUNDS` rounds). The p50 and p99 are
+    of all the round's first tokens pooled, and of what the relay added to each (its
+    time from the request to the upstream, and from the upstream's first token to the
+    client: the upstream's own wait, which the machine's load delays for every
+    configuration alike, left out); "saturated" flags an N where the
     floor's own p99 is more than :data:`SATURATED_MS` past the upstream's 300 ms: what
     bloge adds there is the machine's, not bloge's."""
     servers = {c.name: Server(c, upstream_port, workdir) for c in configs}
     try:
         asyncio.run(warm_up(servers, configs))
         for count in counts:
-            rounds = min(TTFT_MAX_ROUNDS, -(-TTFT_SAMPLES // count))
-            pooled: dict[str, list[float]] = {c.name: [] for c in configs}
+            rounds = min(TTFT_MAX_ROUNDS, -(-samples // count))
+            pooled: dict[str, list[Stream]] = {c.name: [] for c in configs}
             for round_ in range(rounds):
                 order = configs[round_ % len(configs):] + configs[:round_ % len(configs)]
                 for name, firsts in asyncio.run(ttft_round(servers, order, count)).items():
@@ -510,19 +542,27 @@ def ttft_ramp(configs: list[Config], counts: list[int], upstream_port: int,
             server.stop()
 
 
-def report_ttft(count: int, rounds: int, pooled: dict[str, list[float]]) -> None:
+def report_ttft(count: int, rounds: int, pooled: dict[str, list[Stream]]) -> None:
     def ms(name: str, fraction: float) -> float:
-        return percentile(pooled[name], fraction) * 1e3 if pooled[name] else float("nan")
+        firsts = [s.first_token for s in pooled[name] if s.first_token is not None]
+        return percentile(firsts, fraction) * 1e3 if firsts else float("nan")
+
+    def relay_ms(name: str, fraction: float) -> float:
+        relays = [s.relay for s in pooled[name] if s.relay is not None]
+        return percentile(relays, fraction) * 1e3 if relays else float("nan")
 
     saturated = ms("floor", 0.99) > FIRST_TOKEN_SECONDS * 1e3 + SATURATED_MS
     print(f"N = {count}: {rounds} round(s), {len(pooled['floor'])} first tokens each"
           + ("  SATURATED (the floor's p99 is more than "
              f"{SATURATED_MS:g} ms past the upstream's)" if saturated else ""), flush=True)
     for name in pooled:
-        line = (f"   {name:<19} TTFT p50 {ms(name, 0.5):7.1f} p99 {ms(name, 0.99):7.1f} ms")
+        line = (f"   {name:<19} TTFT p50 {ms(name, 0.5):7.1f} p99 {ms(name, 0.99):7.1f} ms"
+                f"  relay p50 {relay_ms(name, 0.5):6.2f} p99 {relay_ms(name, 0.99):6.2f} ms")
         if name != "floor":
             line += (f"  | added p50 {ms(name, 0.5) - ms('floor', 0.5):+6.1f} "
-                     f"p99 {ms(name, 0.99) - ms('floor', 0.99):+6.1f} ms")
+                     f"p99 {ms(name, 0.99) - ms('floor', 0.99):+6.1f} ms; by the relay "
+                     f"p50 {relay_ms(name, 0.5) - relay_ms('floor', 0.5):+6.2f} "
+                     f"p99 {relay_ms(name, 0.99) - relay_ms('floor', 0.99):+6.2f} ms")
         print(line, flush=True)
 
 
@@ -535,6 +575,9 @@ def main() -> None:
                         help="ramp N and print only the time to the first token bloge adds to "
                         "the floor's at each N, with the saturation flag")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=TTFT_SAMPLES,
+                        help="with --ttft: the first tokens wanted per configuration and N "
+                        f"(at most {TTFT_MAX_ROUNDS} rounds of N)")
     parser.add_argument("--only", default="", help="configurations whose name has this")
     parser.add_argument("--before", metavar="CHECKOUT",
                         help="also run each bloge configuration on this checkout's bloge "
@@ -555,7 +598,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as workdir:
             if args.ttft:
-                ttft_ramp(configs, counts, upstream_port, Path(workdir))
+                ttft_ramp(configs, counts, upstream_port, Path(workdir), args.samples)
                 return
             for count in counts:
                 results: dict[str, list[Figures]] = {c.name: [] for c in configs}
@@ -584,6 +627,9 @@ def report(count: int, results: dict[str, list[Figures]]) -> None:
     def p50(figures: list[Figures]) -> float:
         return statistics.median(f.ttft_p50 for f in figures)
 
+    def relay99(figures: list[Figures]) -> float:
+        return statistics.median(f.relay_p99 for f in figures)
+
     floor = results["floor"]
     # Past saturation the floor's own first tokens wait for its event loop: what bloge adds
     # to them then is no figure of bloge's.
@@ -600,7 +646,8 @@ def report(count: int, results: dict[str, list[Figures]]) -> None:
             line += (f"  | x{cpu_per_token(figures) / cpu_per_token(floor):.2f} CPU  "
                      f"x{kib(figures) / max(kib(floor), 0.1):.2f} mem  "
                      f"added TTFT p50 {p50(figures) - p50(floor):+.1f} "
-                     f"p99 {p99(figures) - p99(floor):+.1f} ms")
+                     f"p99 {p99(figures) - p99(floor):+.1f} ms, by the relay p99 "
+                     f"{relay99(figures) - relay99(floor):+.2f} ms")
         print(line, flush=True)
 
 

@@ -54,6 +54,8 @@ def _census(rss, uncollected, garbage):
         name = kind.__module__ + '.' + kind.__qualname__
         if kind.__name__ in ('coroutine', 'async_generator', 'generator'):
             name += ' ' + thing.__qualname__  # which: the chain of awaits, frame by frame
+        elif kind.__name__ == 'method':
+            name += ' ' + thing.__func__.__qualname__  # which: a callback kept, mostly
         count, size = by_type.get(name, (0, 0))
         by_type[name] = (count + 1, size + sys.getsizeof(thing))
     return {'types': by_type, 'rss_kib': rss, 'traced': tracemalloc.get_traced_memory()[0],
