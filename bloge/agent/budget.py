@@ -135,18 +135,22 @@ def _seconds(raw: Any, name: str) -> Any:
     return raw
 
 
-def parse_limits(texts: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``["usd=1.00", "thread.tokens=80000"]`` (what ``--budget`` takes) as the limits of the
-    run's budget (``"budget"``) and of its thread's (``"thread_budget"``, the ``thread.``
-    ones)."""
+def parse_limits(texts: Sequence[str], *, option: str | None = None,
+                 ) -> dict[str, dict[str, Any]]:
+    """``["usd=1.00", "thread.tokens=80000"]`` (what ``bloge run --budget`` takes) as the
+    limits of the run's budget (``"budget"``) and of its thread's (``"thread_budget"``, the
+    ``thread.`` ones). A text that is not ``<limit>=<value>`` is refused
+    (:class:`~bloge.core.errors.BlogeUsageError`) as a budget limit, or, given ``option``,
+    as that command-line option's value (``--budget``)."""
     limits: dict[str, dict[str, Any]] = {}
     for text in texts:
         name, equals, raw = text.partition("=")
         name = name.strip().replace("-", "_")
         scope, _, measure = name.rpartition(".")
         if not equals or not raw.strip() or scope not in ("", "thread"):
-            raise BlogeUsageError(f"--budget takes <limit>=<value> or thread.<limit>=<value> "
-                                  f"(e.g. usd=1.00), got {text!r}")
+            forms = "<limit>=<value> or thread.<limit>=<value> (e.g. usd=1.00)"
+            raise BlogeUsageError(f"{option} takes {forms}, got {text!r}" if option else
+                                  f"budget limit {text!r} is not {forms}")
         if measure not in MEASURES:
             hint = did_you_mean_hint(measure, MEASURES)
             raise BlogeUsageError(f"unknown budget limit {measure!r} in {text!r}{hint}; the "
@@ -165,10 +169,12 @@ def parse_limits(texts: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 
 def with_budget_limits(definition: AgentDef,
-                limits: Sequence[str] | Mapping[str, Any] | None) -> AgentDef:
-    """``definition`` with the budget limits ``limits`` raised (or set): ``--budget`` texts
-    (see :func:`parse_limits`), or a mapping of the run's limits, ``thread`` a mapping of
-    its thread's (``{"usd": 1.0, "thread": {"usd": 5.0}}``, an HTTP resume body's)."""
+                       limits: Sequence[str] | Mapping[str, Any] | None, *,
+                       option: str | None = None) -> AgentDef:
+    """``definition`` with the budget limits ``limits`` raised (or set): texts such as
+    ``"usd=1.00"`` (see :func:`parse_limits`, which ``option`` is passed to), or a mapping
+    of the run's limits, ``thread`` a mapping of its thread's (``{"usd": 1.0, "thread":
+    {"usd": 5.0}}``, an HTTP resume body's)."""
     if not limits:
         return definition
     if isinstance(limits, Mapping):
@@ -178,7 +184,7 @@ def with_budget_limits(definition: AgentDef,
             raise BlogeUsageError(f"a budget's thread limits are a mapping, got {thread!r}")
         parsed = {"budget": run, "thread_budget": dict(thread)}
     else:
-        parsed = parse_limits(limits)
+        parsed = parse_limits(limits, option=option)
     changes: dict[str, Budget] = {}
     for name, found in parsed.items():
         if found:

@@ -4,8 +4,9 @@ policy it keeps, and the error refusing new limits.
 A workflow keeps all but ``time``: it must decide alike each time it is replayed, so never by
 the wall clock; its execution timeout limits its time. The workers' engines drop the rest
 (:meth:`~bloge.temporal.catalogue.ServedAgent.engine`), as does a resume that takes an
-operator's budget (:meth:`~bloge.temporal.runstore.TemporalRunStore.resume_recorded_run`);
-``bloge run`` refuses ``--budget time=…`` on Temporal rather than drop it unsaid.
+operator's budget (:meth:`~bloge.temporal.runstore.TemporalRunStore.resume_recorded_run`).
+Limits asked for — ``bloge run --budget time=…``, a ``POST /runs/{id}/resume`` body's —
+are refused rather than dropped unsaid (:func:`refuse_unkept`), as are a thread's.
 
 Of a :class:`~bloge.agent.BudgetPolicy` a workflow keeps the default run limits (but
 ``time``), the prices and the answer cap (:func:`kept_policy`): they are data its engine
@@ -34,6 +35,29 @@ def kept_limits(budget: Budget | None) -> dict[str, float]:
     if budget is None:
         return {}
     return {name: limit for name, limit in budget.limits().items() if name not in _UNKEPT}
+
+
+#: Why a workflow keeps no thread's limits, and no ``time`` limit.
+_NO_THREAD = ("runs on Temporal workers (bloge.runner: temporal) keep their run's budget "
+              "only, not their thread's; leave it out, or run with bloge.runner: local")
+_NO_TIME = ("a run on Temporal workers (bloge.runner: temporal) keeps no time limit, for its "
+            "workflow must decide alike when replayed (its execution timeout limits its "
+            "time); leave it out")
+
+
+def refuse_unkept(budget: Mapping[str, Any] | None) -> None:
+    """Refuse the limits of ``budget`` a workflow never keeps (see the module docs): a
+    thread's, then ``time``. ``budget`` holds a run's limits as a resume asks for them,
+    ``thread`` a mapping of its thread's (``{"tokens": 80000, "thread": {…}}``, a ``POST
+    /runs/{id}/resume`` body's, see :func:`~bloge.agent.with_budget_limits`). Raises
+    :class:`LimitsRefusedError` naming the first as ``budget.thread`` or ``budget.time``."""
+    limits = budget or {}
+    if limits.get("thread"):
+        raise LimitsRefusedError("", "", max_turns=None, budget={"thread": limits["thread"]},
+                                 why=_NO_THREAD)
+    if limits.get("time") is not None:
+        raise LimitsRefusedError("", "", max_turns=None, budget={"time": limits["time"]},
+                                 why=_NO_TIME)
 
 
 def kept_policy(policy: BudgetPolicy) -> BudgetPolicy:
@@ -65,20 +89,29 @@ def check_priced(definition: AgentDef, policy: BudgetPolicy) -> None:
 
 
 class LimitsRefusedError(BlogeUsageError):
-    """New limits for a run on Temporal that its workflow cannot take now, being inside a
-    round (see :meth:`~bloge.temporal.runstore.TemporalRunStore.go_on`). The message names
-    them as the parameters that gave them (``max_turns 9, budget tokens=80000``);
-    :meth:`naming` words it with other names, as ``bloge runs resume`` does with its flags."""
+    """Limits for a run on Temporal that its workflow does not take: those no workflow
+    keeps, a thread's and ``time`` (:func:`refuse_unkept`; :attr:`why` says why), or new
+    ones while it is inside a round (see
+    :meth:`~bloge.temporal.runstore.TemporalRunStore.go_on`). The message names them as the
+    library's parameters (``budget.time: …``, ``… new limits (max_turns 9, budget
+    tokens=80000) …``); :meth:`naming` words the latter with other names, as ``bloge runs
+    resume`` does with its options."""
 
     def __init__(self, before: str, after: str, *, max_turns: int | None,
-                 budget: Mapping[str, Any] | None) -> None:
+                 budget: Mapping[str, Any] | None, why: str | None = None) -> None:
         self.max_turns = max_turns
         self.budget = dict(budget or {})
+        #: Why no workflow keeps the one limit of :attr:`budget`, if it is one of those
+        #: (:func:`refuse_unkept`: ``{"time": 30}``, ``{"thread": {…}}``).
+        self.why = why
         self._before, self._after = before, after
         super().__init__(self.naming(max_turns="max_turns", budget="budget"))
 
     def naming(self, *, max_turns: str, budget: str) -> str:
-        """The message, the limits named ``<max_turns> 9, <budget> tokens=80000``."""
+        """The message, the limits named ``<max_turns> 9, <budget> tokens=80000``; one no
+        workflow keeps as ``<budget>.time``."""
+        if self.why is not None:
+            return f"{budget}.{next(iter(self.budget))}: {self.why}"
         named = [] if self.max_turns is None else [f"{max_turns} {self.max_turns}"]
         named.extend(f"{budget} {name}={value}" for name, value in self.budget.items())
         return f"{self._before}{', '.join(named)}{self._after}"

@@ -78,7 +78,7 @@ from bloge.store import (
     run_tools,
 )
 from bloge.temporal.connection import Connection, connect
-from bloge.temporal.limits import LimitsRefusedError, kept_limits
+from bloge.temporal.limits import LimitsRefusedError, kept_limits, refuse_unkept
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
 
@@ -185,19 +185,9 @@ class TemporalRunStore:
     def check_limits(budget: Mapping[str, Any]) -> None:
         """Refuse the budget limits a resume asks for (``{"tokens": 80000, "thread":
         {…}}``, a ``POST /runs/{id}/resume`` body's) that a workflow does not keep, as
-        ``bloge runs resume --budget`` refuses them: a thread's (the workers keep their
-        runs' budgets only) and ``time`` (a workflow decides alike when replayed, never by
-        the wall clock; its execution timeout limits its time)."""
-        if budget.get("thread"):
-            raise BlogeUsageError(
-                "budget.thread: runs on Temporal workers (bloge.runner: temporal) keep their "
-                "run's budget only, not their thread's; leave it out, or run with "
-                "bloge.runner: local")
-        if budget.get("time") is not None:
-            raise BlogeUsageError(
-                "budget.time: a run on Temporal workers (bloge.runner: temporal) keeps no "
-                "time limit, for its workflow must decide alike when replayed (its execution "
-                "timeout limits its time); leave it out")
+        ``bloge runs resume --budget`` refuses them: see
+        :func:`~bloge.temporal.limits.refuse_unkept`."""
+        refuse_unkept(budget)
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,
                     max_turns: int | None = None,

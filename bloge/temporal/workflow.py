@@ -513,7 +513,7 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
     none: see :mod:`bloge.temporal.limits`)."""
     engine = _linked(agent.engine(start.get("max_turns"), start.get("budget"), policy=policy),
                      task_queue, policy=policy)
-    reached = _reached(engine)
+    reached = engine.reached()
     try:
         for each in reached:
             check_priced(each.definition, each.budgets)
@@ -530,18 +530,6 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
     return engine
 
 
-def _reached(engine: AgentEngine) -> list[AgentEngine]:
-    """``engine`` and the engines its handoffs reach, at any distance."""
-    seen = {engine.definition.id: engine}
-    queue = [engine]
-    while queue:
-        for other in queue.pop().linked.values():
-            if other.definition.id not in seen:
-                seen[other.definition.id] = other
-                queue.append(other)
-    return list(seen.values())
-
-
 def _linked(engine: AgentEngine, task_queue: str, *, policy: bool = False) -> AgentEngine:
     """``engine``, its handoffs (and theirs, at any distance) linked to the engines of the
     agents ``task_queue`` serves (budgeted with their worker's policy if ``policy``): the same
@@ -553,22 +541,14 @@ def _linked(engine: AgentEngine, task_queue: str, *, policy: bool = False) -> Ag
               if (found := catalogue.find(task_queue, agent_id)) is not None}
     engine.link_all({agent_id: agent.definition for agent_id, agent in agents.items()},
                     lambda definition: agents[definition.id].engine(policy=policy))
-    seen: set[str] = set()
-    queue = [engine]
-    while queue:
-        linked = queue.pop()
-        if linked.definition.id in seen:
-            continue
-        seen.add(linked.definition.id)
+    for linked in engine.reached():
         for handoff in linked.definition.handoffs:
-            target = linked.linked.get(handoff.agent_id)
-            if target is None:
+            if handoff.agent_id not in linked.linked:
                 raise ApplicationError(
                     f"agent {linked.definition.id!r} hands over to agent {handoff.agent_id!r}, "
                     f"which task queue {task_queue!r} does not serve (it serves: "
                     f"{', '.join(sorted(agents)) or 'none'})",
                     type="UnknownAgent", non_retryable=True)
-            queue.append(target)
     return engine
 
 

@@ -67,8 +67,8 @@ def test_budget_limits_parse_as_the_cli_gives_them() -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("usd", "--budget takes <limit>=<value>"),
-    ("team.usd=1", "--budget takes <limit>=<value>"),
+    ("usd", "budget limit 'usd' is not <limit>=<value> or thread.<limit>=<value>"),
+    ("team.usd=1", "budget limit 'team.usd=1' is not <limit>=<value>"),
     ("usdd=1", "unknown budget limit 'usdd' in 'usdd=1'; did you mean 'usd'?"),
     ("tokens=many", "budget limit tokens must be a number, got 'many'"),
     ("tokens=-5", "tokens must be at least 0, got -5"),
@@ -76,6 +76,18 @@ def test_budget_limits_parse_as_the_cli_gives_them() -> None:
 def test_a_bad_budget_limit_is_refused_naming_it(text: str, message: str) -> None:
     with pytest.raises(BlogeUsageError, match=message.replace("?", r"\?").replace(".", r"\.")):
         parse_limits([text])
+
+
+def test_a_bad_limit_given_from_python_is_named_as_a_limit_not_as_the_cli_option() -> None:
+    definition = AgentBuilder.create("a").model("m").build()
+    with pytest.raises(BlogeUsageError) as refused:
+        with_budget_limits(definition, ["usd"])
+    assert str(refused.value) == ("budget limit 'usd' is not <limit>=<value> or "
+                                  "thread.<limit>=<value> (e.g. usd=1.00)")
+    with pytest.raises(BlogeUsageError) as refused:
+        with_budget_limits(definition, ["usd"], option="--budget")
+    assert str(refused.value) == ("--budget takes <limit>=<value> or thread.<limit>=<value> "
+                                  "(e.g. usd=1.00), got 'usd'")
 
 
 def test_raised_limits_keep_the_others() -> None:

@@ -192,6 +192,13 @@ def test_a_budget_limit_that_is_not_one_is_refused_with_the_limits(app: Path) ->
     assert "unknown budget limit 'dollars'" in failed.stderr
 
 
+def test_a_budget_option_that_is_not_a_limit_is_refused_in_the_options_words(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--budget", "usd", cwd=app)
+    assert failed.returncode == 2
+    assert ("error: --budget takes <limit>=<value> or thread.<limit>=<value> (e.g. usd=1.00), "
+            "got 'usd'") in failed.stderr
+
+
 def test_usage_sums_the_model_calls_by_agent_and_by_model(app: Path) -> None:
     bloge("run", "customerSupport", QUESTION, cwd=app)
     bloge("run", "customerSupport", QUESTION, cwd=app)

@@ -171,3 +171,19 @@ async def test_a_run_resumed_inside_its_handing_over_round_hands_over_again() ->
         billing_model.add(tool_call_response("refund", '{"order_id": "A1"}', call_id="r1"),
                           "Refunded A1.")
     assert not triage_model.requests
+
+
+def test_an_engine_reaches_the_agents_its_handoffs_lead_to_at_any_distance_once_each() -> None:
+    model = ScriptedProvider("unused")
+    refunds = Agent(model, name="refunds")
+    billing_agent = Agent(model, name="billing", handoffs=[refunds])
+    sales = Agent(model, name="sales", handoffs=[billing_agent])
+    agent = Agent(model, name="triage", handoffs=[billing_agent, sales])
+    engine = agent.operator.engine
+    reached = engine.reached()
+    assert sorted(other.definition.id for other in reached) == [
+        "billing", "refunds", "sales", "triage"]
+    assert reached[0] is engine
+    assert engine.find("refunds") is refunds.operator.engine
+    assert engine.find("nobody") is None
+    assert [other.definition.id for other in refunds.operator.engine.reached()] == ["refunds"]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bloge.store import Store, open_store
+from tests.processes import said_until
 
 POSTGRES_DSN = os.environ.get("BLOGE_TEST_POSTGRES_DSN",
                               "postgresql://postgres@127.0.0.1:5432/test")
@@ -98,12 +99,11 @@ def killed_when_ready(script: Path, *arguments: str) -> None:
     with subprocess.Popen([sys.executable, str(script), *arguments],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
         assert child.stderr is not None
-        line = child.stdout.readline()  # blocks until the child hangs, or it exits
+        said = said_until(child, bool, '"ready"')  # once the child hangs, or it fails
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
-        assert line == "ready\n", child.stderr.read()
+        assert said == ["ready"], child.stderr.read()
 
 
 def lines(logs: Path, name: str) -> list[str]:

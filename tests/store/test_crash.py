@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bloge.store import RunStatus, Store, ThreadBusyError
+from tests.processes import said_until
 from tests.store.conftest import CRASH_CHILD, ROOT, lines
 from tests.store.crash_child import shop
 
@@ -63,9 +64,8 @@ def hung_child(store_url: str, logs: Path) -> Iterator[None]:
             [sys.executable, str(CRASH_CHILD), store_url, str(logs)], stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
         try:
-            assert child.stdout.readline() == "ready\n"
+            assert said_until(child, bool, '"ready"') == ["ready"]
             yield
         finally:
             child.send_signal(signal.SIGKILL)

@@ -16,6 +16,7 @@ from bloge import Agent, AgentRunError, ProviderError
 from bloge.llm import FunctionProvider, tool_call_response
 from bloge.store import RunStatus, Store
 from tests.handoffs.agents import billing, refund, triage
+from tests.processes import said_until
 from tests.store.conftest import ROOT
 from tests.store.handoff_child import agents
 
@@ -79,12 +80,11 @@ def killed_after_handoff(durable_store_url: str, tmp_path: Path) -> Path:
             [sys.executable, str(HANDOFF_CHILD), durable_store_url, str(tmp_path)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
         assert child.stderr is not None
-        line = child.stdout.readline()  # blocks until billing's refund runs, or the child exits
+        said = said_until(child, bool, '"ready"')  # once billing's refund runs, or it fails
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
-        assert line == "ready\n", child.stderr.read()
+        assert said == ["ready"], child.stderr.read()
     return tmp_path
 
 

@@ -16,7 +16,6 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,6 +54,7 @@ from bloge.temporal import (
     served_agents,
 )
 from tests.cli.conftest import BLOGE, environment
+from tests.processes import WAIT_SECONDS, said_until
 from tests.temporal import agents
 
 STARTUP_SECONDS = 60.0
@@ -198,37 +198,7 @@ async def ended_cancelled(client: Client, task_queue: str, run_id: str) -> None:
 ROOT = Path(__file__).resolve().parents[2]
 #: ``spawn(*args, hang_gate=…, env=…)``: see :func:`spawn`.
 Spawn = Callable[..., subprocess.Popen[str]]
-#: How long a test waits for a worker process to say something, or for a run it killed a
-#: worker of to end: far longer than either takes on a busy 2-core machine (under a minute),
-#: so that only what is stuck fails, and fails saying what it waited for instead of hanging
-#: the suite.
-WAIT_SECONDS = 120.0
 T = TypeVar("T")
-
-
-def said_until(process: subprocess.Popen[str], wanted: Callable[[list[str]], bool],
-               what: str, seconds: float = WAIT_SECONDS) -> list[str]:
-    """The lines worker ``process`` prints (stripped) until ``wanted`` holds of them. Fails,
-    naming ``what`` and the lines read, if it ends first or has not said it within
-    ``seconds``; it is killed then, which ends the read left waiting (a pipe's read has no
-    timeout of its own). Blocking: an async test calls it through ``asyncio.to_thread``."""
-    assert process.stdout is not None
-    said: list[str] = []
-    deadline = time.monotonic() + seconds
-    with ThreadPoolExecutor(1) as reader:
-        while not wanted(said):
-            read = reader.submit(process.stdout.readline)
-            try:
-                line = read.result(timeout=max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                process.kill()
-                pytest.fail(f"the worker process did not say {what} within {seconds:g} s; "
-                            f"it said {said}")
-            if not line:
-                pytest.fail(f"the worker process ended (exit {process.wait()}) before it said "
-                            f"{what}; it said {said}")
-            said.append(line.strip())
-    return said
 
 
 async def within(awaitable: Awaitable[T], what: str, seconds: float = WAIT_SECONDS) -> T:

@@ -21,8 +21,9 @@ from bloge.store import RunStatus, Store
 from bloge.temporal import TemporalOptions, TemporalRunner, agent_worker, catalogue, served_agents
 from bloge.temporal.worker import PASSED_THROUGH
 from bloge.temporal.workflow import AgentWorkflow
+from tests.processes import said_until
 from tests.temporal import agents
-from tests.temporal.conftest import Spawn, said_until, within
+from tests.temporal.conftest import Spawn, within
 
 #: The task queue a Replayer of build id "bloge-test" runs its workflows on.
 REPLAYED = "replay-bloge-test"

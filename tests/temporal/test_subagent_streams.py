@@ -32,10 +32,11 @@ from bloge.temporal import (
     agent_worker,
     served_agents,
 )
+from tests.processes import said_until
 from tests.server.live_server import LiveServer
 from tests.server.test_runs_api import sse_events
 from tests.temporal import agents
-from tests.temporal.conftest import DevServer, Spawn, said_until, within
+from tests.temporal.conftest import DevServer, Spawn, within
 from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))

@@ -37,9 +37,10 @@ from bloge.temporal import (
     served_agents,
 )
 from bloge_container.cli.threads_cmd import message_line
+from tests.processes import said_until
 from tests.store.conftest import POSTGRES_DSN, postgres_schema  # noqa: F401 -- a fixture
 from tests.temporal import agents
-from tests.temporal.conftest import Spawn, StoredAgents, said_until, within
+from tests.temporal.conftest import Spawn, StoredAgents, within
 from tests.temporal.test_agent_calls import _replays
 
 ALICE = OperatorContext.root(principal=Principal("alice"))

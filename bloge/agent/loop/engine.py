@@ -154,20 +154,24 @@ class AgentEngine:
                     queue.append(target)
             engine.link({k: v for k, v in engines.items() if k not in engine.linked})
 
-    def find(self, agent_id: str) -> AgentEngine | None:
-        """The engine of ``agent_id`` among this one and those its handoffs reach, at any
-        distance: the agent a run handed over to, which its resume continues with."""
+    def reached(self) -> list[AgentEngine]:
+        """This engine and those its handoffs reach (linked, see :meth:`link`), at any
+        distance: each agent once, this one first, then in the order they are found."""
         seen: dict[str, AgentEngine] = {self.definition.id: self}
         queue = [self]
         while queue:
-            engine = queue.pop()
-            if engine.definition.id == agent_id:
-                return engine
-            for other in engine.linked.values():
+            for other in queue.pop().linked.values():
                 if other.definition.id not in seen:
                     seen[other.definition.id] = other
                     queue.append(other)
-        return None
+        return list(seen.values())
+
+    def find(self, agent_id: str) -> AgentEngine | None:
+        """The engine of ``agent_id`` among this one and those its handoffs reach, at any
+        distance (:meth:`reached`): the agent a run handed over to, which its resume
+        continues with."""
+        return next((engine for engine in self.reached() if engine.definition.id == agent_id),
+                    None)
 
     def handed_to(self, agent_id: str) -> AgentEngine:
         """The engine a handoff of this agent to ``agent_id`` continues with."""

@@ -145,7 +145,7 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
     if invocation.budget:
         from bloge.agent import with_budget_limits
 
-        definition = with_budget_limits(definition, invocation.budget)
+        definition = with_budget_limits(definition, invocation.budget, option="--budget")
     from bloge_container.cli.progress import ProgressListener
 
     live = stream or definition.streaming  # a streaming agent always shows its chunks

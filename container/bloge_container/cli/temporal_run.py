@@ -49,29 +49,23 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start,
 
 
 def _kept_limits(definition: AgentDef, budget: Sequence[str]) -> dict[str, Any]:
-    """The run budget limits of ``--budget``'s texts, refusing those a workflow does not
-    keep: a thread's (the workers keep their runs' budgets only) and ``time`` (a workflow
-    decides alike when replayed, never by the wall clock)."""
+    """The run budget limits of ``--budget``'s texts, refusing, text by text, those a
+    workflow does not keep (:func:`~bloge.temporal.limits.refuse_unkept`)."""
     from dataclasses import replace
 
-    from bloge.agent import with_budget_limits
-    from bloge.temporal.limits import kept_limits
+    from bloge.agent import Budget, with_budget_limits
+    from bloge.temporal.limits import LimitsRefusedError, kept_limits, refuse_unkept
 
-    # The limits the texts give, on a definition of no budget of its own.
-    given = with_budget_limits(replace(definition, budget=None, thread_budget=None), budget)
-    kept = kept_limits(given.budget)
+    bare = replace(definition, budget=None, thread_budget=None)
     for text in budget:
-        name = text.partition("=")[0].strip().replace("-", "_")
-        if name.startswith("thread."):
-            raise failure(f"--budget {text}: runs on Temporal workers (bloge.runner: temporal) "
-                          "keep their run's budget only, not their thread's; leave it out, or "
-                          "run with bloge.runner: local")
-        if name not in kept:
-            raise failure(f"--budget {text}: a run on Temporal workers (bloge.runner: "
-                          f"temporal) keeps no {name} limit, for its workflow must decide "
-                          "alike when replayed (its execution timeout limits its time); leave "
-                          "it out")
-    return kept
+        # The limits the text gives, on a definition of no budget of its own.
+        given = with_budget_limits(bare, [text], option="--budget")
+        try:
+            refuse_unkept({**(given.budget or Budget()).limits(),
+                           "thread": (given.thread_budget or Budget()).limits()})
+        except LimitsRefusedError as refused:  # named by the text that gave it
+            raise failure(f"--budget {text}: {refused.why}") from None
+    return kept_limits(with_budget_limits(bare, budget, option="--budget").budget)
 
 
 async def run_on_temporal(container: ApplicationContainer, definition: AgentDef, start: Start,
