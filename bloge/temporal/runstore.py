@@ -132,13 +132,20 @@ class TemporalRunStore:
                          metadata: Mapping[str, Any] | None,
                          run_id: str | None = None,
                          tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
+        """Run ``input`` as a new run ``run_id`` (a new id when ``None``) on ``thread_id``
+        (a new thread when ``None``), a workflow on the workers, followed until it ends or
+        waits (:class:`~bloge.agent.RunPaused`). It runs with ``engine``'s ``max_turns`` and
+        run budget (the operator's, retuned or not), as a local run does: its limits but
+        ``time``, which a workflow does not keep (see :mod:`bloge.temporal.limits`)."""
         run = run_id or new_id()
         thread = thread_id or new_id()
         runner = await self.runner()
+        definition = engine.definition
         self.store.live.started(run)
         try:
-            await runner.start(engine.definition.id, input, run_id=run, thread_id=thread,
-                               max_turns=engine.definition.max_turns, principal=ctx.principal,
+            await runner.start(definition.id, input, run_id=run, thread_id=thread,
+                               max_turns=definition.max_turns,
+                               budget=kept_limits(definition.budget), principal=ctx.principal,
                                tools=tools)
             return await self._follow(runner, run, thread, sink)
         finally:
