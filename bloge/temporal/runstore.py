@@ -78,7 +78,7 @@ from bloge.store import (
     run_tools,
 )
 from bloge.temporal.connection import Connection, connect
-from bloge.temporal.limits import LimitsRefusedError, kept_limits
+from bloge.temporal.limits import LimitsRefusedError, check_priced, kept_limits
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
 
@@ -178,6 +178,9 @@ class TemporalRunStore:
         if not stored.status.paused and not stored.status.finished:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
+        # A usd limit on a model without a price is refused before anything is sent, as a
+        # local resume's ledger refuses it: the run waits on, for a resume with other limits.
+        check_priced(engine.definition, engine.budgets)
         max_turns, budget = engine.definition.max_turns, kept_limits(engine.definition.budget)
         if stored.status.finished:
             return await self.take_up(stored, sink=sink, principal=ctx.principal,
@@ -189,12 +192,14 @@ class TemporalRunStore:
         return await self._answered(stored, sink, max_turns=max_turns, budget=budget)
 
     @staticmethod
-    def check_limits(budget: Mapping[str, Any]) -> None:
+    def check_limits(budget: Mapping[str, Any], *, engine: AgentEngine | None = None) -> None:
         """Refuse the budget limits a resume asks for (``{"tokens": 80000, "thread":
         {…}}``, a ``POST /runs/{id}/resume`` body's) that a workflow does not keep, as
         ``bloge runs resume --budget`` refuses them: a thread's (the workers keep their
         runs' budgets only) and ``time`` (a workflow decides alike when replayed, never by
-        the wall clock; its execution timeout limits its time)."""
+        the wall clock; its execution timeout limits its time); and, given the ``engine``
+        that resumes (its definition with those limits, its prices), a ``usd`` limit on a
+        model without a price, as a local run's ledger refuses it."""
         if budget.get("thread"):
             raise BlogeUsageError(
                 "budget.thread: runs on Temporal workers (bloge.runner: temporal) keep their "
@@ -205,6 +210,11 @@ class TemporalRunStore:
                 "budget.time: a run on Temporal workers (bloge.runner: temporal) keeps no "
                 "time limit, for its workflow must decide alike when replayed (its execution "
                 "timeout limits its time); leave it out")
+        if engine is not None and budget.get("usd") is not None:
+            try:
+                check_priced(engine.definition, engine.budgets)
+            except BlogeUsageError as exc:
+                raise BlogeUsageError(f"budget.usd: {exc}") from None
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,
                     max_turns: int | None = None,
