@@ -62,6 +62,11 @@ POLICY_BUDGETS = "bloge.policy-budgets"
 #: workflow keeps no thread budget. Asked of ``workflow.patched`` itself, and only by such a
 #: run: a history made before replays as it ran, without that budget.
 THREAD_BUDGETS_REFUSED = "bloge.thread-budgets-refused"
+#: The patch after which new limits a paused run cannot keep (``usd`` on a model its worker
+#: has no price for, signalled by a client that did not refuse them) fail the run as it goes
+#: on, as a local resume refuses them (before it, its workflow task failed again and again).
+#: Asked of ``workflow.patched`` itself, and only by such a run.
+UNPRICED_LIMITS = "bloge.unpriced-limits"
 #: The patches a run begun after :data:`BASELINE` takes without their markers.
 EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
                      CHILD_SHARES, PAUSES, TOOL_RESULTS})

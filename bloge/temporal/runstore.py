@@ -78,7 +78,7 @@ from bloge.store import (
     run_tools,
 )
 from bloge.temporal.connection import Connection, connect
-from bloge.temporal.limits import LimitsRefusedError, kept_limits, refuse_unkept
+from bloge.temporal.limits import LimitsRefusedError, check_priced, kept_limits, refuse_unkept
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
 
@@ -132,13 +132,20 @@ class TemporalRunStore:
                          metadata: Mapping[str, Any] | None,
                          run_id: str | None = None,
                          tools: Sequence[ToolDefinition] = ()) -> AgentOutput:
+        """Run ``input`` as a new run ``run_id`` (a new id when ``None``) on ``thread_id``
+        (a new thread when ``None``), a workflow on the workers, followed until it ends or
+        waits (:class:`~bloge.agent.RunPaused`). It runs with ``engine``'s ``max_turns`` and
+        run budget (the operator's, retuned or not), as a local run does: its limits but
+        ``time``, which a workflow does not keep (see :mod:`bloge.temporal.limits`)."""
         run = run_id or new_id()
         thread = thread_id or new_id()
         runner = await self.runner()
+        definition = engine.definition
         self.store.live.started(run)
         try:
-            await runner.start(engine.definition.id, input, run_id=run, thread_id=thread,
-                               max_turns=engine.definition.max_turns, principal=ctx.principal,
+            await runner.start(definition.id, input, run_id=run, thread_id=thread,
+                               max_turns=definition.max_turns,
+                               budget=kept_limits(definition.budget), principal=ctx.principal,
                                tools=tools)
             return await self._follow(runner, run, thread, sink)
         finally:
@@ -171,6 +178,9 @@ class TemporalRunStore:
         if not stored.status.paused and not stored.status.finished:
             raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
                                   "itself after a crash; there is nothing to resume")
+        # A usd limit on a model without a price is refused before anything is sent, as a
+        # local resume's ledger refuses it: the run waits on, for a resume with other limits.
+        check_priced(engine.definition, engine.budgets)
         max_turns, budget = engine.definition.max_turns, kept_limits(engine.definition.budget)
         if stored.status.finished:
             return await self.take_up(stored, sink=sink, principal=ctx.principal,
@@ -182,12 +192,19 @@ class TemporalRunStore:
         return await self._answered(stored, sink, max_turns=max_turns, budget=budget)
 
     @staticmethod
-    def check_limits(budget: Mapping[str, Any]) -> None:
+    def check_limits(budget: Mapping[str, Any], *, engine: AgentEngine | None = None) -> None:
         """Refuse the budget limits a resume asks for (``{"tokens": 80000, "thread":
         {…}}``, a ``POST /runs/{id}/resume`` body's) that a workflow does not keep, as
-        ``bloge runs resume --budget`` refuses them: see
-        :func:`~bloge.temporal.limits.refuse_unkept`."""
+        ``bloge runs resume --budget`` refuses them (see
+        :func:`~bloge.temporal.limits.refuse_unkept`); and, given the ``engine`` that resumes
+        (its definition with those limits, its prices), a ``usd`` limit on a model without a
+        price, as a local run's ledger refuses it."""
         refuse_unkept(budget)
+        if engine is not None and budget.get("usd") is not None:
+            try:
+                check_priced(engine.definition, engine.budgets)
+            except BlogeUsageError as exc:
+                raise BlogeUsageError(f"budget.usd: {exc}") from None
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,
                     max_turns: int | None = None,

@@ -175,6 +175,7 @@ from bloge.temporal.patches import (
     RESUME_LIMITS,
     ROUND_CHECKPOINTS,
     THREAD_BUDGETS_REFUSED,
+    UNPRICED_LIMITS,
     current_memo,
     patched,
 )
@@ -343,26 +344,42 @@ class AgentWorkflow:
                     raise
                 # Paused in the store; the round goes on once its calls are decided.
                 pending = await self._answers.wait(agent, run_id, paused, callers=callers)
-                engine = self._limited(agent, engine, start)
+                engine = self._limited(agent, engine, start, paused)
                 run_start = RunStart(checkpoint=paused.checkpoint, pending=pending,
                                      tools=run_start.tools)
 
-    def _limited(self, agent: ServedAgent, engine: AgentEngine, start: Json) -> AgentEngine:
+    def _limited(self, agent: ServedAgent, engine: AgentEngine, start: Json,
+                 paused: RunPaused) -> AgentEngine:
         """``engine``, or, when new limits came with the answers, the engine of the run's
         agent with them (its ``max_turns``, its run budget raised), for the rest of the run
-        and its later histories: as a local run resumed with them goes on."""
+        and its later histories: as a local run resumed with them goes on. Limits it cannot
+        keep (``usd`` on a model its worker has no price for) fail the run with the
+        checkpoint before ``paused``'s round, as a local resume's ledger refuses them: a
+        resume with other limits takes it up (a client that knows its worker's prices
+        refuses them before it sends them, see ``TemporalRunStore``)."""
         limits, self._limits = self._limits, {}
         if not limits or not workflow.patched(RESUME_LIMITS):
             return engine
+        applied = dict(self._applied)
         if limits.get("max_turns") is not None:
-            self._applied["max_turns"] = int(limits["max_turns"])
+            applied["max_turns"] = int(limits["max_turns"])
         if limits.get("budget"):
-            budget = self._applied.get("budget", start.get("budget")) or {}
-            self._applied["budget"] = {**budget, **limits["budget"]}
-        going = {**start, **self._applied}
-        return _linked(agent.engine(going.get("max_turns"), going.get("budget"),
-                                    policy=self._policy),
-                       workflow.info().task_queue, policy=self._policy)
+            budget = applied.get("budget", start.get("budget")) or {}
+            applied["budget"] = {**budget, **limits["budget"]}
+        going = {**start, **applied}
+        limited = _linked(agent.engine(going.get("max_turns"), going.get("budget"),
+                                       policy=self._policy),
+                          workflow.info().task_queue, policy=self._policy)
+        refused = _unpriced(limited)
+        # Asked only by such a run: before it, its workflow task failed in the engine, again
+        # and again (a history made so has no later events to replay).
+        if refused is not None and workflow.patched(UNPRICED_LIMITS):
+            before = replace(paused.checkpoint,
+                             conversation=paused.checkpoint.conversation[:-1])
+            raise AgentRunError(refused, agent_id=agent.definition.id, checkpoint=before,
+                                exit_reason="error")
+        self._applied = applied
+        return limited
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,12 +530,10 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
     none: see :mod:`bloge.temporal.limits`)."""
     engine = _linked(agent.engine(start.get("max_turns"), start.get("budget"), policy=policy),
                      task_queue, policy=policy)
+    refused = _unpriced(engine)
+    if refused is not None:
+        raise ApplicationError(refused, type="BlogeUsageError", non_retryable=True)
     reached = engine.reached()
-    try:
-        for each in reached:
-            check_priced(each.definition, each.budgets)
-    except BlogeUsageError as error:
-        raise ApplicationError(str(error), type="BlogeUsageError", non_retryable=True) from None
     held = sorted(each.definition.id for each in reached
                   if each.definition.thread_budget is not None
                   and each.definition.thread_budget.limited)
@@ -528,6 +543,17 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
             "Temporal workers do not keep (only a run's budget): remove it, or run with "
             "bloge.runner: local", type="BlogeUsageError", non_retryable=True)
     return engine
+
+
+def _unpriced(engine: AgentEngine) -> str | None:
+    """Why ``engine`` cannot keep its budget, or one its handoffs reach cannot: a ``usd``
+    limit on a model without a price (see :func:`~bloge.temporal.limits.check_priced`)."""
+    try:
+        for each in engine.reached():
+            check_priced(each.definition, each.budgets)
+    except BlogeUsageError as error:
+        return str(error)
+    return None
 
 
 def _linked(engine: AgentEngine, task_queue: str, *, policy: bool = False) -> AgentEngine:

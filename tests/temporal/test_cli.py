@@ -371,6 +371,42 @@ def test_a_budget_limit_a_workflow_does_not_keep_is_refused_on_temporal(
     assert why in refused.stderr
 
 
+@pytest.fixture
+def unpriced_app(app: Path) -> Path:  # noqa: F811 -- app is the fixture
+    """The application with ``guardedSupport`` on a model without a price (before the worker
+    starts)."""
+    (app / "examples" / "support" / "guarded.bloge").write_text(
+        GUARDED.replace('"gpt-4o"', '"house-model"'))
+    return app
+
+
+def test_bloge_runs_resume_refuses_a_usd_budget_on_a_model_without_a_price_as_in_process(
+        unpriced_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
+    unpriced = ("no price for model 'house-model', so a usd budget cannot be kept; add it to "
+                "bloge.budgets.prices")
+    for env in ({}, on_temporal):
+        run = bloge("run", "guardedSupport", QUESTION, cwd=unpriced_app, env=env)
+        assert run.returncode == 3, run.stderr
+        found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
+        assert found is not None, run.stderr
+        decided = bloge("approvals", "approve", found[1], found[2], "--no-continue",
+                        cwd=unpriced_app, env=env)
+        assert decided.returncode == 0, decided.stderr
+        refused = bloge("runs", "resume", found[1], "--budget", "usd=1", cwd=unpriced_app,
+                        env=env)
+        assert refused.returncode == 2, refused.stderr
+        assert unpriced in refused.stderr
+    # On Temporal, refused before its workflow is told: the run waits on, and goes on once
+    # resumed with limits it can keep.
+    assert "error: --budget usd=1: no price for model 'house-model'" in refused.stderr
+    shown = bloge("runs", "show", found[1], "--json", cwd=unpriced_app)
+    assert json.loads(shown.stdout)["status"] == "awaiting_approval"
+    resumed = bloge("runs", "resume", found[1], "--budget", "model_calls=5", cwd=unpriced_app,
+                    env=on_temporal)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+
+
 def test_a_run_out_of_turns_on_temporal_resumes_by_its_id_as_in_process(
         app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:  # noqa: F811 -- app: the fixture
     ended = {}

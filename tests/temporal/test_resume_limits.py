@@ -18,10 +18,16 @@ from bloge import AgentLoopOperator, AgentRunError, MaxTurnsExceededError, RunPa
 from bloge.agent import with_budget_limits
 from bloge.core.errors import BlogeUsageError
 from bloge.store import RunStatus, Store, decide_call
+from bloge.temporal.patches import RESUME_LIMITS, UNPRICED_LIMITS
 from tests.server.live_server import LiveServer
-from tests.temporal.conftest import StoredAgents
+from tests.temporal.conftest import StoredAgents, within
+from tests.temporal.test_workflow import _patches, _replayed
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
+
+#: Why a usd limit on ``test-model`` is refused, in process too (it has no price).
+UNPRICED = ("no price for model 'test-model', so a usd budget cannot be kept; add it to "
+            "bloge.budgets.prices")
 
 
 async def _approved(worked: StoredAgents, store: Store, run_id: str, **limits: Any) -> None:
@@ -102,6 +108,39 @@ async def test_new_limits_for_a_caller_waiting_on_its_sub_agent_are_refused(
     assert (await store.get_run("waits-1")).status is RunStatus.AWAITING_APPROVAL
 
 
+async def test_a_usd_budget_on_a_model_without_a_price_is_refused_and_the_run_waits_on(
+        worked: StoredAgents, store: Store) -> None:
+    # As a local resume's ledger refuses it (with the same words), before the workflow is
+    # sent anything: the run waits on, and goes on once resumed with limits it can keep.
+    await _approved(worked, store, "unpriced-1", budget={"model_calls": 1})
+    with pytest.raises(BlogeUsageError) as caught:
+        await within(_limited(worked, budget={"usd": 1}).aresume_run("unpriced-1"),
+                     "the refused resume")
+    assert str(caught.value).startswith(UNPRICED)
+    assert (await store.get_run("unpriced-1")).status is RunStatus.AWAITING_APPROVAL
+    output = await within(_limited(worked, budget={"model_calls": 2}).aresume_run(
+        "unpriced-1"), "the resume that goes on")
+    assert output.content.startswith("answer: counted hello")
+    assert (await store.get_run("unpriced-1")).status is RunStatus.SUCCEEDED
+
+
+async def test_a_usd_budget_a_worker_cannot_price_fails_the_run_as_a_local_resume_does(
+        worked: StoredAgents, store: Store) -> None:
+    # Sent to the workflow by a client that did not refuse it (go_on knows no prices): the
+    # run fails, resumable by its id, as a local resume's ledger fails it, rather than its
+    # workflow task again and again; its history replays.
+    await _approved(worked, store, "unpriced-2")
+    with pytest.raises(AgentRunError) as caught:
+        await within(worked.runs().go_on("unpriced-2", budget={"usd": 1}), "the run's end")
+    assert str(caught.value).startswith(UNPRICED)
+    assert caught.value.exit_reason == "error"
+    run = await store.get_run("unpriced-2")
+    assert (run.status, run.exit_reason) == (RunStatus.FAILED, "error")
+    history = await worked.client.get_workflow_handle("unpriced-2").fetch_history()
+    await _replayed(history, worked.client, worked.task_queue, "guarded")
+    assert _patches(history) == [RESUME_LIMITS, UNPRICED_LIMITS]
+
+
 def _limited(worked: StoredAgents, *, max_turns: int = 2,
              budget: dict[str, Any] | None = None) -> AgentLoopOperator:
     """``guarded``'s operator with ``max_turns`` and its run budget raised to ``budget``,
@@ -145,10 +184,11 @@ async def test_a_resume_over_http_gives_a_paused_run_its_limits(
 
 
 @pytest.mark.parametrize(("budget", "named"), [
-    ({"time": 30}, "budget.time"), ({"thread": {"tokens": 800}}, "budget.thread")])
+    ({"time": 30}, "budget.time"), ({"thread": {"tokens": 800}}, "budget.thread"),
+    ({"usd": 1}, f"budget.usd: {UNPRICED}")])
 async def test_a_resume_over_http_refuses_limits_a_workflow_does_not_keep(
         worked: StoredAgents, store: Store, budget: dict[str, Any], named: str) -> None:
-    run_id = f"http-refused-{named[7:]}"  # workflow ids are the namespace's
+    run_id = f"http-refused-{next(iter(budget))}"  # workflow ids are the namespace's
     await _approved(worked, store, run_id)
     with LiveServer(worked.app("guarded")) as server:
         async with httpx.AsyncClient(timeout=60) as http:
