@@ -13,7 +13,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bloge.agent import AgentInput, AgentRunError, RunPaused
+from bloge.agent import (
+    AgentInput,
+    AgentLoopOperator,
+    AgentRunError,
+    RunPaused,
+    StreamingAgentLoopOperator,
+)
+from bloge.agent.runtime import AgentEngine, check_priced
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.server.approvals_api import paused_response
@@ -85,18 +92,18 @@ async def resume_run(request: Request) -> Response:
     state = state_of(request)
     run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     body = await json_body(request, ResumeBody, empty_ok=True)
-    if body.budget:
-        _check_limits(state, body.budget)
     ctx = run_context(request)
     if body.stream:
         streaming = state.agents.streaming(run.agent_id, max_turns=body.max_turns,
                                            budget=body.budget)
+        _check_limits(state, body.budget, streaming)
         return await stream_events(state, run.agent_id, run.id,
                                    lambda run_id, sink: streaming.arun_resumed(
                                        run_id, ctx, on_chunk=sink),
                                    on_disconnect=body.on_disconnect or "cancel",
                                    after=run.event_count)
     operator = state.agents.whole(run.agent_id, max_turns=body.max_turns, budget=body.budget)
+    _check_limits(state, body.budget, operator)
     try:
         output = await answer_whole(state, request, run.agent_id,
                                     lambda _: operator.aresume_run(run.id, ctx),
@@ -108,14 +115,35 @@ async def resume_run(request: Request) -> Response:
     return output_response(output) if output is not None else Response(status_code=499)
 
 
-def _check_limits(state: ServerState, budget: Mapping[str, Any]) -> None:
+def _check_limits(state: ServerState, budget: Mapping[str, Any] | None,
+                  operator: AgentLoopOperator | StreamingAgentLoopOperator) -> None:
     """Refuse (400) the limits of a resume's ``budget`` the runs cannot keep (on Temporal,
-    a thread's and ``time``), as ``bloge runs resume --budget`` refuses them."""
-    if isinstance(state.cancels, LimitsChecker):
-        try:
+    a thread's and ``time``; anywhere, ``usd`` on a model the resuming ``operator`` has no
+    price for), as ``bloge runs resume --budget`` refuses them: before the run is taken
+    back, so that it stays as it was."""
+    if not budget:
+        return
+    try:
+        if isinstance(state.cancels, LimitsChecker):
             state.cancels.check_limits(budget)
-        except BlogeUsageError as exc:
-            raise BadRequestError(str(exc), param="budget") from None
+        _check_priced(budget, operator.engine)
+    except BlogeUsageError as exc:
+        raise BadRequestError(str(exc), param="budget") from None
+
+
+def _check_priced(budget: Mapping[str, Any], engine: AgentEngine) -> None:
+    """Refuse ``budget``'s ``usd`` limit (its thread's) on a model ``engine`` has no price
+    for, naming it (``budget.usd: no price for model …``), as its run's ledger would."""
+    thread = budget.get("thread")
+    named = ("budget.usd" if budget.get("usd") is not None
+             else "budget.thread.usd" if isinstance(thread, Mapping)
+             and thread.get("usd") is not None else None)
+    if named is None:
+        return
+    try:
+        check_priced(engine.definition, engine.budgets, recorded=True)
+    except BlogeUsageError as exc:
+        raise BlogeUsageError(f"{named}: {exc}") from None
 
 
 async def follow_run(request: Request) -> Response:
