@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.budget import Spend as Spend
     from bloge.agent.loop.budget import caller_ledger as caller_ledger
     from bloge.agent.loop.budget import calls_that_fit as calls_that_fit
+    from bloge.agent.loop.budget import check_priced as check_priced
     from bloge.agent.loop.budget import refusal as refusal
     from bloge.agent.loop.budget import spending_under as spending_under
     from bloge.agent.loop.engine import AgentEngine as AgentEngine

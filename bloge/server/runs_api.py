@@ -20,6 +20,7 @@ from bloge.agent import (
     RunPaused,
     StreamingAgentLoopOperator,
 )
+from bloge.agent.runtime import AgentEngine, check_priced
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
 from bloge.server.approvals_api import paused_response
@@ -117,13 +118,32 @@ async def resume_run(request: Request) -> Response:
 def _check_limits(state: ServerState, budget: Mapping[str, Any] | None,
                   operator: AgentLoopOperator | StreamingAgentLoopOperator) -> None:
     """Refuse (400) the limits of a resume's ``budget`` the runs cannot keep (on Temporal,
-    a thread's, ``time``, and ``usd`` on a model the resuming ``operator`` has no price
-    for), as ``bloge runs resume --budget`` refuses them."""
-    if budget and isinstance(state.cancels, LimitsChecker):
-        try:
-            state.cancels.check_limits(budget, engine=operator.engine)
-        except BlogeUsageError as exc:
-            raise BadRequestError(str(exc), param="budget") from None
+    a thread's and ``time``; anywhere, ``usd`` on a model the resuming ``operator`` has no
+    price for), as ``bloge runs resume --budget`` refuses them: before the run is taken
+    back, so that it stays as it was."""
+    if not budget:
+        return
+    try:
+        if isinstance(state.cancels, LimitsChecker):
+            state.cancels.check_limits(budget)
+        _check_priced(budget, operator.engine)
+    except BlogeUsageError as exc:
+        raise BadRequestError(str(exc), param="budget") from None
+
+
+def _check_priced(budget: Mapping[str, Any], engine: AgentEngine) -> None:
+    """Refuse ``budget``'s ``usd`` limit (its thread's) on a model ``engine`` has no price
+    for, naming it (``budget.usd: no price for model …``), as its run's ledger would."""
+    thread = budget.get("thread")
+    named = ("budget.usd" if budget.get("usd") is not None
+             else "budget.thread.usd" if isinstance(thread, Mapping)
+             and thread.get("usd") is not None else None)
+    if named is None:
+        return
+    try:
+        check_priced(engine.definition, engine.budgets, recorded=True)
+    except BlogeUsageError as exc:
+        raise BlogeUsageError(f"{named}: {exc}") from None
 
 
 async def follow_run(request: Request) -> Response:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from starlette.requests import Request
 
@@ -13,9 +13,6 @@ from bloge.server.config import ServerConfig
 from bloge.server.metrics import Metrics
 from bloge.server.tasks import RunTasks
 from bloge.store import Run, Store
-
-if TYPE_CHECKING:
-    from bloge.agent.runtime import AgentEngine
 
 
 class RunCanceller(Protocol):
@@ -31,13 +28,10 @@ class RunCanceller(Protocol):
 @runtime_checkable
 class LimitsChecker(Protocol):
     """A run canceller that refuses the budget limits its runs cannot keep: on Temporal,
-    the ``bloge.temporal.TemporalRunStore`` (a thread's budget, ``time``, ``usd`` on a model
-    without a price)."""
+    the ``bloge.temporal.TemporalRunStore`` (a thread's budget, ``time``)."""
 
-    def check_limits(self, budget: Mapping[str, Any], *,
-                     engine: AgentEngine | None = None) -> None:
-        """Raise a ``BlogeUsageError`` naming a limit of ``budget`` its runs do not keep,
-        ``engine`` resuming them with it."""
+    def check_limits(self, budget: Mapping[str, Any]) -> None:
+        """Raise a ``BlogeUsageError`` naming a limit of ``budget`` its runs do not keep."""
         ...
 
 

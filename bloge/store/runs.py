@@ -29,6 +29,7 @@ from bloge.agent.runtime import (
     RunEffects,
     RunObserver,
     RunStart,
+    check_priced,
     run_store_of,
 )
 from bloge.core.codec import DEFAULT_CODEC
@@ -144,6 +145,11 @@ class RecordedRuns:
             run = await store.get_run(run_id)
             _check_resumable(run, engine)
             engine = _current(run, engine)
+            # Before the run is taken back: a run its limits refuse stays as it was (a
+            # paused one waits on), for a resume with limits it can keep.
+            principal = ctx.principal
+            check_priced(engine.definition, engine.budgets, recorded=True,
+                         principal=None if principal is None else principal.name)
             restart = None
             if host is not None and host.log.thread_id == run.thread_id:
                 log = host.log
@@ -165,7 +171,7 @@ class RecordedRuns:
                 return await _resume(store, engine, run, view, recorder, ctx, sink,
                                      restart=restart)
             except BaseException as error:
-                await _unfinished(recorder, error)
+                await _unfinished(recorder, error, usage=run.usage, turns=run.turns)
                 raise
         finally:
             store.live.ended(run_id)
@@ -370,14 +376,18 @@ def _observed(sink: ChunkSink | None, recorder: Recorder) -> ChunkSink | None:
     return observed
 
 
-async def _unfinished(recorder: Recorder, error: BaseException) -> None:
+async def _unfinished(recorder: Recorder, error: BaseException, *,
+                      usage: AgentUsage | None = None, turns: int = 0) -> None:
     """Record the end of a run that failed before the loop could (while loading its thread,
-    say), so that its thread is freed at once rather than when its lease runs out."""
+    say), so that its thread is freed at once rather than when its lease runs out. ``usage``
+    and ``turns``: what its record counted when it was taken up (a resumed run's), which
+    its end keeps; a new run's are none."""
     if recorder.finished_writing or recorder.lost or recorder.ended:
         return  # written, another worker's, or tried by the loop already
     reason = "error" if isinstance(error, Exception) else "cancelled"
     # No view: the thread keeps its own, and a resume starts the run from its input.
-    await recorder.finished(reason, transcript=(), view=None, usage=AgentUsage(), turns=0,
+    await recorder.finished(reason, transcript=(), view=None,
+                            usage=AgentUsage() if usage is None else usage, turns=turns,
                             output=None, error=error)
 
 

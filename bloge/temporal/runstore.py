@@ -192,19 +192,13 @@ class TemporalRunStore:
         return await self._answered(stored, sink, max_turns=max_turns, budget=budget)
 
     @staticmethod
-    def check_limits(budget: Mapping[str, Any], *, engine: AgentEngine | None = None) -> None:
+    def check_limits(budget: Mapping[str, Any]) -> None:
         """Refuse the budget limits a resume asks for (``{"tokens": 80000, "thread":
         {…}}``, a ``POST /runs/{id}/resume`` body's) that a workflow does not keep, as
-        ``bloge runs resume --budget`` refuses them (see
-        :func:`~bloge.temporal.limits.refuse_unkept`); and, given the ``engine`` that resumes
-        (its definition with those limits, its prices), a ``usd`` limit on a model without a
-        price, as a local run's ledger refuses it."""
+        ``bloge runs resume --budget`` refuses them: see
+        :func:`~bloge.temporal.limits.refuse_unkept`. (A ``usd`` limit on a model without a
+        price is refused for any run, by the server: ``runs_api``.)"""
         refuse_unkept(budget)
-        if engine is not None and budget.get("usd") is not None:
-            try:
-                check_priced(engine.definition, engine.budgets)
-            except BlogeUsageError as exc:
-                raise BlogeUsageError(f"budget.usd: {exc}") from None
 
     async def go_on(self, run_id: str, *, sink: ChunkSink | None = None,
                     max_turns: int | None = None,

@@ -144,3 +144,21 @@ def test_a_sub_agents_call_is_decided_by_its_callers_run_which_then_finishes(
     ended = json.loads(bloge("runs", "show", caller, "--json", cwd=app).stdout)
     assert ended["status"] == "succeeded"
     assert [child["status"] for child in ended["children"]] == ["succeeded"]
+
+
+def test_a_usd_limit_on_a_model_without_a_price_is_refused_and_the_run_waits_on(
+        app: Path) -> None:
+    (app / "examples" / "support" / "guarded.bloge").write_text(
+        GUARDED.replace('"gpt-4o"', '"house-model"'))
+    run_id, call_id = paused_run(app)
+    refused = bloge("runs", "resume", run_id, "--budget", "usd=1", cwd=app)
+    assert refused.returncode == 2
+    assert ("error: --budget usd=1: no price for model 'house-model', so a usd budget cannot "
+            "be kept; add it to bloge.budgets.prices") in refused.stderr
+    shown = bloge("runs", "show", run_id, cwd=app).stdout
+    assert "status awaiting_approval · 1 turn · 1 model calls" in shown
+    assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown
+    bloge("approvals", "approve", run_id, call_id, "--no-continue", cwd=app)
+    resumed = bloge("runs", "resume", run_id, "--budget", "tokens=100000", cwd=app)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout

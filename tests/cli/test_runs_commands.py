@@ -216,3 +216,14 @@ def test_usage_refuses_an_unknown_grouping(app: Path) -> None:
     refused = bloge("usage", "--by", "colour", cwd=app)
     assert refused.returncode == 2
     assert "--by takes agent, key, model, thread" in refused.stderr
+
+
+def test_a_usd_limit_on_a_model_without_a_price_is_refused_before_the_run_starts(
+        app: Path) -> None:
+    (app / "examples" / "support" / "house.bloge").write_text(
+        'agent houseSupport {\n  model = "house-model"\n}\n')
+    refused = bloge("run", "houseSupport", QUESTION, "--budget", "thread.usd=5", cwd=app)
+    assert refused.returncode == 2
+    assert ("error: --budget thread.usd=5: no price for model 'house-model', so a usd budget "
+            "cannot be kept") in refused.stderr
+    assert json.loads(bloge("runs", "list", "--json", cwd=app).stdout) == []

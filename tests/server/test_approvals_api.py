@@ -206,3 +206,25 @@ def test_a_streamed_run_ends_its_stream_announcing_the_approval(serve: Any) -> N
     assert kinds[-1] == "approval_required"
     shown = httpx.get(server.url(f"/runs/{run_id}")).json()
     assert shown["status"] == "awaiting_approval"
+
+
+def test_a_usd_limit_on_a_model_without_a_price_is_a_400_and_the_run_waits_on(
+        serve: Any) -> None:
+    server = serve(calls(("transfer", {"amount": 500}, "a")), "done")
+    paused = start_paused(server)
+    run_id = paused["id"]
+    for body in ({"budget": {"usd": 1}}, {"budget": {"usd": 1}, "stream": True}):
+        refused = httpx.post(server.url(f"/runs/{run_id}/resume"), json=body, timeout=30)
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert error["message"].startswith(
+            "budget.usd: no price for model 'default', so a usd budget cannot be kept")
+        assert error["param"] == "budget"
+    shown = httpx.get(server.url(f"/runs/{run_id}")).json()
+    assert (shown["status"], shown["turns"]) == ("awaiting_approval", 1)
+    assert shown["usage"] == paused["usage"]
+    assert [p["state"] for p in shown["pending_approvals"]] == ["waiting"]
+    approved = httpx.post(server.url(f"/runs/{run_id}/approvals/a"), json={"approve": True})
+    assert approved.json()["continued"] is True
+    assert streamed(server, run_id, after=paused["events"])[-1][0] == "done"
+    assert sent == [500]

@@ -246,3 +246,21 @@ async def test_every_answer_counts_in_how_long_calls_waited(store: Store) -> Non
     scraped = metrics.render_with({}, store.clock()).decode()
     assert 'bloge_approval_wait_seconds_count{kind="approval"} 2.0' in scraped
     assert 'bloge_approval_wait_seconds_count{kind="external"} 1.0' in scraped
+
+
+async def test_a_call_id_repeated_in_a_later_round_waits_for_its_own_decision(
+        store: Store) -> None:
+    # Some models number their calls afresh each turn: the rounds' calls are kept apart.
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "c1")),
+                               calls(("transfer", {"amount": 700}, "c1")), "done")
+    run_id = pause.run_id or ""
+    await decide_call(store, run_id, "c1", approve=True)
+    with pytest.raises(RunPaused):
+        await made.aresume(run_id)
+    waiting = (await store.get_run(run_id)).pending_approvals
+    assert [(p.turn, p.call_id, p.arguments, p.state) for p in waiting] == [
+        (2, "c1", '{"amount": 700}', "waiting")]
+    await decide_call(store, run_id, "c1", approve=True)
+    assert (await made.aresume(run_id)).content == "done"
+    assert sent == [500, 700]
+    assert (await store.get_run(run_id)).status is RunStatus.SUCCEEDED

@@ -230,6 +230,33 @@ def spending_under(allowance: CallerAllowance) -> Iterator[None]:
             _CALLER.reset(token)
 
 
+def check_priced(definition: AgentDef, policy: BudgetPolicy, *, recorded: bool = False,
+                 principal: str | None = None) -> None:
+    """Refuse a ``usd`` limit on a model ``policy`` has no price for
+    (:class:`~bloge.core.errors.BlogeUsageError`, naming the setting), as a run's
+    :class:`RunLedger` refuses it when the run starts: ``definition``'s run budget over the
+    policy's default and, for a ``recorded`` run (one whose store keeps its shared budgets),
+    its thread's and ``principal``'s key budget. Asked before a run is taken up (a paused
+    run's resume, a run on Temporal), so that a run refused so is left as it was."""
+    budgets = [(definition.budget or Budget()).over(policy.run)]
+    if recorded:
+        budgets.extend(b for b in _shared_budgets(definition, policy, principal) if b is not None)
+    if _usd_limited(budgets):
+        policy.prices.price(definition.model)
+
+
+def _shared_budgets(definition: AgentDef, policy: BudgetPolicy,
+                    principal: str | None) -> tuple[Budget | None, Budget | None]:
+    """The thread's and ``principal``'s key budget a recorded run of ``definition`` spends
+    against, when limited."""
+    thread = (definition.thread_budget or Budget()).over(policy.thread)
+    return (thread if thread.limited else None), policy.key_budget(principal)
+
+
+def _usd_limited(budgets: Sequence[Budget]) -> bool:
+    return any(budget.usd is not None for budget in budgets)
+
+
 class RunLedger:
     """What one run spent, and the budgets it spends against (see the module docs).
     ``caller`` is the ledger of the run whose tool call started this one (a sub-agent's);
@@ -250,15 +277,14 @@ class RunLedger:
         self.budget = (definition.budget or Budget()).over(policy.run)
         claims: list[Claim] = []
         if counters is not None:
-            thread = (definition.thread_budget or Budget()).over(policy.thread)
-            if thread.limited and thread_id is not None:
+            thread, key = _shared_budgets(definition, policy, principal)
+            if thread is not None and thread_id is not None:
                 claims.append(Claim("thread", thread_id, "", thread))
-            key = policy.key_budget(principal)
             if key is not None and principal is not None:
                 claims.append(Claim("key", principal, _period(policy.period), key))
         self._claims = tuple(claims)
         self._counters = counters
-        priced = any(b.usd is not None for b in (self.budget, *(c.budget for c in claims)))
+        priced = _usd_limited([self.budget, *(c.budget for c in claims)])
         # A money limit needs the model's price now, not at its first call.
         self.price: ModelPrice | None = (policy.prices.price(self.model) if priced
                                          else policy.prices.get(self.model))
