@@ -341,19 +341,25 @@ async def _output(on_temporal: dict[str, str], run_id: str) -> AgentOutput:
     return await TemporalRunner(client, on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"]).result(run_id)
 
 
+def _decided(project: Path, env: dict[str, str]) -> str:
+    """A ``guardedSupport`` run paused at its approval, the call approved without going on:
+    its id."""
+    run = bloge("run", "guardedSupport", QUESTION, cwd=project, env=env)
+    assert run.returncode == 3, run.stderr
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
+    assert found is not None, run.stderr
+    decided = bloge("approvals", "approve", found[1], found[2], "--no-continue", cwd=project,
+                    env=env)
+    assert decided.returncode == 0, decided.stderr
+    return found[1]
+
+
 def test_bloge_runs_resume_max_turns_holds_on_temporal_as_in_process(
         guarded_app: Path, on_temporal: dict[str, str], worker: subprocess.Popen[str]) -> None:
     # The run's round is decided, then it is resumed with too few turns for its answer.
     for env in ({}, on_temporal):
-        run = bloge("run", "guardedSupport", QUESTION, cwd=guarded_app, env=env)
-        assert run.returncode == 3, run.stderr
-        found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
-        assert found is not None, run.stderr
-        decided = bloge("approvals", "approve", found[1], found[2], "--no-continue",
-                        cwd=guarded_app, env=env)
-        assert decided.returncode == 0, decided.stderr
-        resumed = bloge("runs", "resume", found[1], "--max-turns", "1", cwd=guarded_app,
-                        env=env)
+        run_id = _decided(guarded_app, env)
+        resumed = bloge("runs", "resume", run_id, "--max-turns", "1", cwd=guarded_app, env=env)
         assert resumed.returncode == 1, resumed.stderr
         assert "needed another model call after max_turns=1 turns" in resumed.stderr
 
@@ -385,23 +391,17 @@ def test_bloge_runs_resume_refuses_a_usd_budget_on_a_model_without_a_price_as_in
     unpriced = ("no price for model 'house-model', so a usd budget cannot be kept; add it to "
                 "bloge.budgets.prices")
     for env in ({}, on_temporal):
-        run = bloge("run", "guardedSupport", QUESTION, cwd=unpriced_app, env=env)
-        assert run.returncode == 3, run.stderr
-        found = re.search(r"bloge approvals approve (\w+) (\S+)", run.stderr)
-        assert found is not None, run.stderr
-        decided = bloge("approvals", "approve", found[1], found[2], "--no-continue",
-                        cwd=unpriced_app, env=env)
-        assert decided.returncode == 0, decided.stderr
-        refused = bloge("runs", "resume", found[1], "--budget", "usd=1", cwd=unpriced_app,
+        run_id = _decided(unpriced_app, env)
+        refused = bloge("runs", "resume", run_id, "--budget", "usd=1", cwd=unpriced_app,
                         env=env)
         assert refused.returncode == 2, refused.stderr
         assert unpriced in refused.stderr
     # On Temporal, refused before its workflow is told: the run waits on, and goes on once
     # resumed with limits it can keep.
     assert "error: --budget usd=1: no price for model 'house-model'" in refused.stderr
-    shown = bloge("runs", "show", found[1], "--json", cwd=unpriced_app)
+    shown = bloge("runs", "show", run_id, "--json", cwd=unpriced_app)
     assert json.loads(shown.stdout)["status"] == "awaiting_approval"
-    resumed = bloge("runs", "resume", found[1], "--budget", "model_calls=5", cwd=unpriced_app,
+    resumed = bloge("runs", "resume", run_id, "--budget", "model_calls=5", cwd=unpriced_app,
                     env=on_temporal)
     assert resumed.returncode == 0, resumed.stderr
     assert "KB-RESET-001" in resumed.stdout
