@@ -145,7 +145,8 @@ class PriceTable:
         if found is None:
             raise BlogeUsageError(
                 f"no price for model {model!r}, so a usd budget cannot be kept; add it to "
-                f"bloge.budgets.prices (dollars per million tokens: input, output)")
+                "bloge.budgets.prices (its input and output prices, in dollars per million "
+                "tokens)")
         return found
 
 

@@ -8,6 +8,7 @@ import pytest
 from bloge import BlogeUsageError, CompileError, DslError
 from bloge.agent import AgentBuilder, AgentDslCompiler, Budget, with_budget_limits
 from bloge.agent.budget import parse_limits
+from bloge.core.masking import mask_credentials
 from bloge.llm.prices import DEFAULT_PRICES, ModelPrice, PriceTable
 from bloge_config import BlogeSettings
 from bloge_container.budgets import budget_policy
@@ -106,6 +107,14 @@ def test_a_dated_model_is_priced_as_its_family_and_a_provider_prefix_is_dropped(
     assert table.get("openai/gpt-4.1-mini") == DEFAULT_PRICES["gpt-4.1-mini"]
     assert table.get("claude-sonnet-4-20250514") == DEFAULT_PRICES["claude-sonnet-4"]
     assert table.get("llama3") is None
+
+
+def test_a_model_without_a_price_is_named_in_words_the_credential_mask_leaves_whole() -> None:
+    # A run's recorded error is masked: "tokens: input" once read as a credential.
+    with pytest.raises(BlogeUsageError) as refused:
+        PriceTable().price("house-model")
+    assert "no price for model 'house-model'" in str(refused.value)
+    assert mask_credentials(str(refused.value)) == str(refused.value)
 
 
 def test_cache_reads_and_writes_are_priced_at_their_rates() -> None:
