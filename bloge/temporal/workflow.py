@@ -708,7 +708,11 @@ class ActivityEffects:
             async with limit:
                 return await self._call_tool(turn, call)
 
-        outcomes = list(await asyncio.gather(*(one(call) for call in calls)))
+        # A round of one call (most are) runs it in the run's own task, as ToolDispatcher
+        # does: a task of its own, and the gather around it, cost each round steps of the
+        # workflow's event loop in the sandbox. Its command is the same either way.
+        outcomes = ([await one(calls[0])] if len(calls) == 1
+                    else list(await asyncio.gather(*(one(call) for call in calls))))
         await self._caught_up()
         return outcomes
 
