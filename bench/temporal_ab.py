@@ -44,9 +44,9 @@ def start_worker(address: str, task_queue: str, kind: str,
                  bloge_at: str | None) -> subprocess.Popen[str]:
     """A worker process (this script with --worker), once it polls; ``bloge_at``: the
     directory whose ``bloge`` package it imports instead of this tree's."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    if bloge_at is not None:
-        env["PYTHONPATH"] = bloge_at
+    # Its bloge comes first on its path: this tree's when none is given (main's venv installs
+    # the main checkout's, which would otherwise stand in for this one).
+    env = {**os.environ, "PYTHONPATH": bloge_at or str(BENCH.parent)}
     process = subprocess.Popen([sys.executable, __file__, "--worker", address, task_queue,
                                 kind], stdout=subprocess.PIPE, text=True, env=env, cwd=BENCH)
     assert process.stdout is not None

@@ -346,13 +346,12 @@ class AgentActivities:
         ctx = OperatorContext(payload.get("context"), execution_id=run_id,
                               idempotency_key=f"{run_id}:{turn}:{call.id}",
                               principal=_principal(payload.get("principal")))
-        # Temporal enforces the timeouts (the activity's start-to-close timeout).
-        tools = tuple(replace(tool, timeout=None) for tool in definition.tools)
         events = self._events(payload)
         if events is not None:
             await events.trace(definition.model)  # what the tool calls carries its span
-        dispatcher = ToolDispatcher(tools, agent.registry, ctx=ctx, codec=agent.codec,
-                                    listeners=_with(agent.listeners, events),
+        # Its tools have no timeouts of their own: Temporal enforces the activity's.
+        dispatcher = ToolDispatcher(agent.activity_tools, agent.registry, ctx=ctx,
+                                    codec=agent.codec, listeners=_with(agent.listeners, events),
                                     context=_callback_context(agent, ctx),
                                     max_concurrency=None, default_timeout=None,
                                     sink=events.chunk if events is not None

@@ -17,6 +17,7 @@ from typing import Any
 from bloge.agent import (
     AgentDef,
     AgentExecutionListener,
+    AgentToolRef,
     Budget,
     BudgetPolicy,
     ConversationMemory,
@@ -51,6 +52,13 @@ class ServedAgent:
     it."""
     engines: dict[tuple[int, tuple[tuple[str, Any], ...], bool], AgentEngine] = field(
         default_factory=dict)
+    activity_tools: tuple[AgentToolRef, ...] = field(init=False)
+    """The agent's tools as its tool activities run them: without timeouts of their own,
+    since Temporal enforces the activity's (made once, not for each call)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "activity_tools", tuple(
+            replace(tool, timeout=None) for tool in self.definition.tools))
 
     def engine(self, max_turns: int | None = None,
                budget: Mapping[str, Any] | None = None, *,

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any, NoReturn
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from bloge.agent import (
@@ -262,9 +263,11 @@ class Turns:
         """A run kept by value: its whole transcript, the earlier histories' first."""
         return (*self.earlier, *transcript[self.skip:])
 
-    def bound(self, payload: Any, what: str) -> None:
-        """Fail the run, naming it, rather than hand Temporal a payload over the limit."""
-        size = wire.size(payload)
+    def bound(self, payload: Any, what: str) -> RawValue:
+        """``payload`` as Temporal is handed it (:func:`~bloge.temporal.wire.encoded`); the run
+        fails, naming it, rather than hand Temporal a payload over the limit."""
+        data = wire.encoded(payload)
+        size = len(data.payload.data)
         if size > self.max_bytes:
             remedy = ("a message that large cannot cross Temporal" if self.log is not None
                       else "a sub-agent on its caller's thread (thread = \"parent\") sends "
@@ -276,6 +279,7 @@ class Turns:
                 f"run {self.run_id!r}: {what} would be {size:,} bytes, over the "
                 f"{self.max_bytes:,} of bloge.temporal.max-payload-bytes (Temporal refuses a "
                 f"payload over 2 MiB); {remedy}", type=PAYLOAD_TOO_LARGE, non_retryable=True)
+        return data
 
     def result(self, output: AgentOutput) -> Json:
         """The workflow's result: the output; a recorded run's messages and view by

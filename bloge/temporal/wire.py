@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from temporalio.api.common.v1 import Payload
+from temporalio.common import RawValue
+
 from bloge.agent import AgentCheckpoint, AgentOutput, AgentUsage, BudgetExceededError
 from bloge.agent.runtime import ToolOutcome
 from bloge.core.codec import DEFAULT_CODEC
@@ -154,3 +157,11 @@ def budget_stop_from_json(details: Sequence[Any], *, agent_id: str,
 def size(data: Any) -> int:
     """The bytes of ``data``'s JSON form, about what Temporal's payload of it holds."""
     return len(DEFAULT_CODEC.encode_lenient(data).encode())
+
+
+def encoded(data: Any) -> RawValue:
+    """``data`` as the payload Temporal is handed: its JSON form, encoded here, once, so that
+    the bytes whose size a workflow bounds are the bytes Temporal sends (rather than encoded
+    to be measured, then again by Temporal's converter)."""
+    return RawValue(Payload(metadata={"encoding": b"json/plain"},
+                            data=DEFAULT_CODEC.encode_lenient(data).encode()))

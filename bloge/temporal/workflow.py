@@ -679,13 +679,13 @@ class ActivityEffects:
         guest, transcript = self._guest, self._turns.transcript
         if guest is not None:  # its new messages go to the log first, numbered there
             payload["guest"] = guest.append(transcript)
-        self._turns.bound(payload, f"the model call of turn {turn}")
+        encoded = self._turns.bound(payload, f"the model call of turn {turn}")
         try:
             if self._local:
-                result = await workflow.execute_local_activity(MODEL_ACTIVITY, payload,
+                result = await workflow.execute_local_activity(MODEL_ACTIVITY, encoded,
                                                                **self._agent.plan.local_model)
             else:
-                result = await workflow.execute_activity(MODEL_ACTIVITY, payload,
+                result = await workflow.execute_activity(MODEL_ACTIVITY, encoded,
                                                          **self._agent.plan.model)
         except ActivityError as error:
             _raise_if_cancelled(error)
@@ -714,7 +714,11 @@ class ActivityEffects:
             async with limit:
                 return await self._call_tool(turn, call)
 
-        outcomes = list(await asyncio.gather(*(one(call) for call in calls)))
+        # A round of one call (most are) runs it in the run's own task, as ToolDispatcher
+        # does: a task of its own, and the gather around it, cost each round steps of the
+        # workflow's event loop in the sandbox. Its command is the same either way.
+        outcomes = ([await one(calls[0])] if len(calls) == 1
+                    else list(await asyncio.gather(*(one(call) for call in calls))))
         await self._caught_up()
         return outcomes
 
@@ -756,8 +760,9 @@ class ActivityEffects:
                     log.number(transcript, by_value=self._turns.by_value)
                     written = len(log.unwritten)
                     payload["messages"] = numbered_pairs(log.unwritten)
-                self._turns.bound(payload, f"the messages of turn {turn} before its sub-agents")
-                await workflow.execute_activity(APPEND_ACTIVITY, payload,
+                encoded = self._turns.bound(
+                    payload, f"the messages of turn {turn} before its sub-agents")
+                await workflow.execute_activity(APPEND_ACTIVITY, encoded,
                                                 **self._agent.plan.finish)
                 if guest is not None:
                     guest.wrote(transcript)
@@ -922,8 +927,8 @@ class ActivityEffects:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id,
                    "thread_id": self._thread_id, "messages": numbered_pairs(log.unwritten),
                    "turns": turns, "view": view, "usage": usage.to_dict()}
-        self._turns.bound(payload, "the messages it keeps before it continues as new")
-        await workflow.execute_activity(APPEND_ACTIVITY, payload, **self._agent.plan.finish)
+        encoded = self._turns.bound(payload, "the messages it keeps before it continues as new")
+        await workflow.execute_activity(APPEND_ACTIVITY, encoded, **self._agent.plan.finish)
         log.written(written)
 
     async def finish(self, checkpoint: AgentCheckpoint, exit_reason: str, started: float,
@@ -958,8 +963,8 @@ class ActivityEffects:
                    "exit_reason": exit_reason,
                    "error_type": None if error is None else type(error).__name__,
                    "error_message": None if error is None else mask_credentials(str(error))}
-        self._turns.bound(payload, "its end")
-        await workflow.execute_activity(FINISH_ACTIVITY, payload, **self._agent.plan.finish)
+        encoded = self._turns.bound(payload, "its end")
+        await workflow.execute_activity(FINISH_ACTIVITY, encoded, **self._agent.plan.finish)
         if log is not None:
             log.written(len(log.unwritten))
         if guest is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from temporalio.converter import DataConverter
+
 from bloge.llm.messages import ToolCall
 from bloge.llm.types import LlmResponse
 from bloge.temporal import wire
@@ -16,3 +18,11 @@ def test_a_model_answer_crosses_without_the_fields_left_at_their_defaults() -> N
     full = LlmResponse("hi", "stop", 10, 3, model="m-2", cache_read_tokens=4,
                        cache_write_tokens=2, fallback_from=("m-1",))
     assert wire.response_from_json(wire.response_to_json(full)) == full
+
+
+def test_a_payload_encoded_once_reads_back_through_temporals_converter() -> None:
+    data = {"agent": "a", "messages": [{"role": "user", "content": "héllo \u2603"}], "turn": 1}
+    encoded = wire.encoded(data)
+    (read,) = DataConverter.default.payload_converter.from_payloads([encoded.payload])
+    assert read == data
+    assert len(encoded.payload.data) == wire.size(data)  # the bytes a bound measures
