@@ -714,11 +714,12 @@ class ActivityEffects:
             async with limit:
                 return await self._call_tool(turn, call)
 
-        # A round of one call (most are) runs it in the run's own task, as ToolDispatcher
-        # does: a task of its own, and the gather around it, cost each round steps of the
-        # workflow's event loop in the sandbox. Its command is the same either way.
-        outcomes = ([await one(calls[0])] if len(calls) == 1
-                    else list(await asyncio.gather(*(one(call) for call in calls))))
+        # Every call in a task of its own under gather, also a round of one: awaited in the
+        # run's own task instead, a child workflow's call (a sub-agent waiting for an
+        # approval) does not end cancelled when the caller's workflow is cancelled, and the
+        # caller ends completed (tests/temporal/test_subagent_pauses.py, test_cli.py's
+        # cancel of a waiting caller). Tried twice for a few instructions a round; keep it.
+        outcomes = list(await asyncio.gather(*(one(call) for call in calls)))
         await self._caught_up()
         return outcomes
 
