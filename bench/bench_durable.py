@@ -15,11 +15,17 @@ run / 5 one at a time; wall / (runs x 5) at 50), and this process's CPU time per
 loaded machine the steadier figure; on PostgreSQL it leaves out the server's. Target: bloge
 <= 1.3x the floor.
 
+``--instructions`` counts instead, under callgrind (valgrind), the instructions per turn of
+the floor, the 2-commit floor, bloge and bloge's loop with no store, one run at a time on
+SQLite: deterministic, where CPU time on a shared machine is not. Each is counted in two
+processes of different run counts; the difference, per extra turn, leaves start-up out.
+
 ``--langgraph PYTHON`` adds LangGraph's SQLite and Postgres checkpointers on the same
 databases and workload (bench_durable_langgraph.py, run by PYTHON: a venv with langgraph,
 langgraph-checkpoint-sqlite and langgraph-checkpoint-postgres, not bloge's).
 
     .venv/bin/python bench/bench_durable.py [--rounds 5] [--langgraph .benchvenv/bin/python]
+    .venv/bin/python bench/bench_durable.py --instructions [--valgrind /usr/bin/valgrind]
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -313,6 +320,66 @@ async def backend(name: str, url: str, rounds: int, langgraph_python: str | None
                   f"{bloge_cpu / langgraph_cpu:.2f}x LangGraph)")
 
 
+# -- instructions per turn, under callgrind
+
+KINDS = ("floor", "split", "bloge", "loop")
+#: Runs in the two processes compared: 250 turns apart, over which the WAL's checkpoints
+#: (one every 1,000 pages written) and the random ids' page splits average out.
+COUNTED = (10, 60)
+
+
+async def count(kind: str, runs: int) -> None:
+    """``runs`` runs of ``kind`` on SQLite after a warm-up, for callgrind to count."""
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{folder}/bloge.db"
+        store: Store = open_store(url)
+        await operator(ToolModel(), store).aexecute("go")  # the schema
+        if kind in ("floor", "split"):
+            write = sqlite_writer(Path(url.removeprefix("sqlite:///")))
+
+            async def run() -> None:
+                await hand_run(write, split=kind == "split")
+        else:
+            agent = operator(ToolModel(), store if kind == "bloge" else None)
+
+            async def run() -> None:
+                await agent.aexecute("go")
+        for _ in range(5):  # the caches, the statements prepared
+            await run()
+        for _ in range(runs):
+            await run()
+        await store.aclose()
+
+
+def instructions(valgrind: str, kind: str, runs: int) -> int:
+    """The instructions a process running ``runs`` runs of ``kind`` executes."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(
+            [valgrind, "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.out",
+             sys.executable, str(Path(__file__).resolve()), "--count", kind, str(runs)],
+            env={**os.environ, "PYTHONHASHSEED": "0"}, check=True, capture_output=True,
+            text=True)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1])
+    raise RuntimeError(f"callgrind printed no count:\n{done.stderr}")
+
+
+def per_turn_instructions(valgrind: str) -> None:
+    few, many = COUNTED
+    per_turn = {kind: (instructions(valgrind, kind, many) - instructions(valgrind, kind, few))
+                / ((many - few) * TURNS) for kind in KINDS}
+    floor, split = per_turn["floor"], per_turn["split"]
+    print("sqlite: instructions per turn (callgrind), 1 run at a time")
+    print(f"  floor {floor / 1e3:8.0f} K   2 commits {split / 1e3:8.0f} K   "
+          f"bloge {per_turn['bloge'] / 1e3:8.0f} K ({per_turn['bloge'] / floor:.2f}x floor, "
+          f"{per_turn['bloge'] / split:.2f}x 2 commits)")
+    added = per_turn["bloge"] - per_turn["loop"]
+    print(f"  bloge's loop with no store {per_turn['loop'] / 1e3:8.0f} K; the store adds "
+          f"{added / 1e3:.0f} K ({added / floor:.2f}x the floor, {added / split:.2f}x "
+          f"2 commits)")
+
+
 async def main(rounds: int, langgraph_python: str | None) -> None:
     with tempfile.TemporaryDirectory() as folder:
         await backend("sqlite", f"sqlite:///{folder}/bloge.db", rounds, langgraph_python,
@@ -332,7 +399,17 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--langgraph", metavar="PYTHON",
                         help="an interpreter with langgraph and its checkpointers")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per turn on SQLite under callgrind")
+    parser.add_argument("--valgrind", default="/usr/bin/valgrind")
+    parser.add_argument("--count", nargs=2, metavar=("KIND", "RUNS"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.count:
+        asyncio.run(count(arguments.count[0], int(arguments.count[1])))
+        sys.exit()
+    if arguments.instructions:
+        per_turn_instructions(arguments.valgrind)
+        sys.exit()
     if arguments.langgraph and not Path(arguments.langgraph).exists():
         sys.exit(f"no interpreter at {arguments.langgraph}")
     asyncio.run(main(arguments.rounds, arguments.langgraph))

@@ -10,7 +10,8 @@ Nothing here loads structlog: a recorded run needs none of it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from bloge.agent import (
@@ -72,17 +73,28 @@ Fields = TypeVar("Fields", bound=MutableMapping[str, Any])
 def record_fields(fields: Fields, record: object) -> Fields:
     """``fields`` with those of ``record`` (a dataclass instance) added in declaration
     order. ``TypeError`` when ``record`` is not a dataclass instance."""
-    for name in field_names(type(record)):
-        fields[name] = getattr(record, name)
+    reader = _READERS.get(type(record)) or _reader(type(record))
+    fields.update(zip(reader.names, reader.values(record), strict=True))
     return fields
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Reader:
+    """The field names of a dataclass, in declaration order, and what reads their values
+    off an instance in one call."""
+
+    names: tuple[str, ...]
+    values: Callable[[object], tuple[Any, ...]]
 
 
-def field_names(cls: type) -> tuple[str, ...]:
-    """The field names of the dataclass ``cls``, in declaration order (remembered)."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(field.name for field in dataclasses.fields(cls))
-    return names
+_READERS: dict[type, _Reader] = {}
+
+
+def _reader(cls: type) -> _Reader:
+    """The reader of the dataclass ``cls`` (remembered)."""
+    names = tuple(field.name for field in dataclasses.fields(cls))
+    # attrgetter of one name gives the value itself, not a tuple of one.
+    values = attrgetter(*names) if len(names) > 1 else lambda record: tuple(
+        getattr(record, name) for name in names)
+    reader = _READERS[cls] = _Reader(names, values)
+    return reader

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from bloge.core.masking import (
@@ -73,7 +74,8 @@ class Redactor:
     copied, never modified.
     """
 
-    __slots__ = ("_extra", "_hints", "_json_keys", "_kinds", "_masker", "_scanned", "_secrets")
+    __slots__ = ("_extra", "_hints", "_json_keys", "_kept", "_kinds", "_masker", "_plain",
+                 "_scanned", "_secrets")
 
     def __init__(
         self,
@@ -92,9 +94,22 @@ class Redactor:
         self._hints = (*_HINTS, *sorted(self._extra))
         self._masker = CredentialMasker(keys, mask=REDACTED)
         self._kinds: dict[str, NameKind] = {}
+        #: Whether a field keeps its value as it is when the value is plain (of a type in
+        #: ``_plain``), by field name: most fields of most events, passed over at once.
+        self._kept: dict[str, bool] = {}
+        #: Plain values: they hold no text, or text that is neither scanned nor searched for
+        #: secrets (there are none) under a field that keeps them.
+        self._plain = NON_TEXT if self._secrets else NON_TEXT | {str}
 
     def __call__(self, logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+        plain, kept = self._plain, self._kept
         for key, value in event_dict.items():
+            if type(value) in plain:
+                keeps = kept.get(key)
+                if keeps is None:
+                    keeps = self._keeps(key)
+                if keeps:
+                    continue
             if type(value) in NON_TEXT and type(key) is str:
                 # Most fields: a number, a flag or nothing hides a secret only by its name.
                 if (self._kinds.get(key) or self._kind(key)) == SENSITIVE:
@@ -121,7 +136,7 @@ class Redactor:
     def suspicious(self, text: str) -> bool:
         """Whether ``text`` might hold a credential (if not, scanning it finds none)."""
         folded = text.lower().replace("-", "").replace("_", "")
-        return any(hint in folded for hint in self._hints)
+        return any(map(folded.__contains__, self._hints))
 
     def redact(self, value: Any) -> Any:
         """``value`` with its secrets redacted; ``value`` itself if nothing was."""
@@ -133,10 +148,21 @@ class Redactor:
             return value if _same_items(redacted, value) else redacted
         if isinstance(value, list | tuple):
             items = [self.redact(item) for item in value]
-            if all(new is old for new, old in zip(items, value, strict=True)):
+            if all(map(is_, items, value)):
                 return value
             return items if isinstance(value, list) else tuple(items)
         return value
+
+    def _keeps(self, key: object) -> bool:
+        """Whether a plain value under ``key`` is kept as it is: a name neither sensitive
+        nor a count, of a field that is not scanned (remembered)."""
+        if type(key) is not str:
+            return False
+        keeps = (self._kinds.get(key) or self._kind(key)) == SAFE and (
+            self._scanned is not None and key not in self._scanned)
+        if len(self._kept) < _KINDS_KEPT:
+            self._kept[key] = keeps
+        return keeps
 
     def _kind(self, key: str) -> NameKind:
         """The kind of ``key``, remembered."""
@@ -177,7 +203,7 @@ class Redactor:
 
 
 def _same_items(new: dict[Any, Any], old: dict[Any, Any]) -> bool:
-    return all(new[key] is value for key, value in old.items())
+    return all(map(is_, new.values(), old.values()))  # built in the order of ``old``
 
 
 def callback_redactor(redact_keys: Iterable[str] = (), secrets: Iterable[str] = ()) -> Redactor:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
-    """One statement. With ``many``, ``params`` is a sequence of parameter tuples."""
+class Query(NamedTuple):
+    """One statement. With ``many``, ``params`` is a sequence of parameter tuples.
+
+    A named tuple rather than a frozen dataclass: every durable point of a turn makes a few
+    (some ten a turn), and a frozen dataclass sets each field through
+    ``object.__setattr__``, a call of its own."""
 
     sql: str
     params: Sequence[Any] = ()
