@@ -6,7 +6,8 @@ the wall clock; its execution timeout limits its time. The workers' engines drop
 (:meth:`~bloge.temporal.catalogue.ServedAgent.engine`), as does a resume that takes an
 operator's budget (:meth:`~bloge.temporal.runstore.TemporalRunStore.resume_recorded_run`).
 Limits asked for — ``bloge run --budget time=…``, a ``POST /runs/{id}/resume`` body's —
-are refused rather than dropped unsaid (:func:`refuse_unkept`), as are a thread's.
+are refused rather than dropped unsaid (:func:`refuse_unkept`), as are a thread's, and an
+agent's own thread budget (:func:`refuse_thread_budget`).
 
 Of a :class:`~bloge.agent.BudgetPolicy` a workflow keeps the default run limits (but
 ``time``), the prices and the answer cap (:func:`kept_policy`): they are data its engine
@@ -58,6 +59,20 @@ def refuse_unkept(budget: Mapping[str, Any] | None) -> None:
     if limits.get("time") is not None:
         raise LimitsRefusedError("", "", max_turns=None, budget={"time": limits["time"]},
                                  why=_NO_TIME)
+
+
+def thread_budget_refusal(agent_id: str) -> str:
+    """Why a run of agent ``agent_id``, which has a thread budget, is refused on Temporal."""
+    return (f"agent {agent_id!r} has a thread budget (budget thread {{ … }}), which runs on "
+            "Temporal workers do not keep (only a run's budget): remove it, or run with "
+            "bloge.runner: local")
+
+
+def refuse_thread_budget(definition: AgentDef) -> None:
+    """Refuse a run of ``definition`` with a thread budget — its DSL's, or one its operator
+    was retuned with — rather than let it spend past it unsaid: a workflow keeps none."""
+    if definition.thread_budget is not None and definition.thread_budget.limited:
+        raise BlogeUsageError(thread_budget_refusal(definition.id))
 
 
 def kept_policy(policy: BudgetPolicy) -> BudgetPolicy:

@@ -78,7 +78,13 @@ from bloge.store import (
     run_tools,
 )
 from bloge.temporal.connection import Connection, connect
-from bloge.temporal.limits import LimitsRefusedError, check_priced, kept_limits, refuse_unkept
+from bloge.temporal.limits import (
+    LimitsRefusedError,
+    check_priced,
+    kept_limits,
+    refuse_thread_budget,
+    refuse_unkept,
+)
 from bloge.temporal.options import MAX_PAYLOAD_BYTES
 from bloge.temporal.runner import TemporalRunner
 
@@ -136,11 +142,13 @@ class TemporalRunStore:
         (a new thread when ``None``), a workflow on the workers, followed until it ends or
         waits (:class:`~bloge.agent.RunPaused`). It runs with ``engine``'s ``max_turns`` and
         run budget (the operator's, retuned or not), as a local run does: its limits but
-        ``time``, which a workflow does not keep (see :mod:`bloge.temporal.limits`)."""
+        ``time``, which a workflow does not keep (see :mod:`bloge.temporal.limits`); one
+        with a thread budget is refused before it starts."""
+        definition = engine.definition
+        refuse_thread_budget(definition)
         run = run_id or new_id()
         thread = thread_id or new_id()
         runner = await self.runner()
-        definition = engine.definition
         self.store.live.started(run)
         try:
             await runner.start(definition.id, input, run_id=run, thread_id=thread,
@@ -181,6 +189,7 @@ class TemporalRunStore:
         # A usd limit on a model without a price is refused before anything is sent, as a
         # local resume's ledger refuses it: the run waits on, for a resume with other limits.
         check_priced(engine.definition, engine.budgets)
+        refuse_thread_budget(engine.definition)
         max_turns, budget = engine.definition.max_turns, kept_limits(engine.definition.budget)
         if stored.status.finished:
             return await self.take_up(stored, sink=sink, principal=ctx.principal,

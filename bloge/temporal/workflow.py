@@ -163,7 +163,7 @@ from bloge.temporal.histories import (
     numbered_pairs,
     read_view,
 )
-from bloge.temporal.limits import check_priced
+from bloge.temporal.limits import check_priced, thread_budget_refusal
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
 from bloge.temporal.patches import (
     CHILD_SHARES,
@@ -538,10 +538,8 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
                   if each.definition.thread_budget is not None
                   and each.definition.thread_budget.limited)
     if held and workflow.patched(THREAD_BUDGETS_REFUSED):
-        raise ApplicationError(
-            f"agent {held[0]!r} has a thread budget (budget thread {{ … }}), which runs on "
-            "Temporal workers do not keep (only a run's budget): remove it, or run with "
-            "bloge.runner: local", type="BlogeUsageError", non_retryable=True)
+        raise ApplicationError(thread_budget_refusal(held[0]), type="BlogeUsageError",
+                               non_retryable=True)
     return engine
 
 
