@@ -11,6 +11,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
 
 import pytest
 
@@ -21,17 +22,19 @@ WAIT_SECONDS = 120.0
 
 
 def said_until(process: subprocess.Popen[str], wanted: Callable[[list[str]], bool],
-               what: str, seconds: float = WAIT_SECONDS) -> list[str]:
-    """The lines ``process`` prints on its stdout (stripped) until ``wanted`` holds of them.
-    Fails, naming ``what``, the lines read and (when it is a pipe) what the process wrote to
-    stderr, if it ends first or has not said it within ``seconds``; it is killed then. Blocking:
-    an async test calls it through ``asyncio.to_thread``."""
-    assert process.stdout is not None
+               what: str, seconds: float = WAIT_SECONDS, *,
+               stream: Literal["stdout", "stderr"] = "stdout") -> list[str]:
+    """The lines ``process`` prints on its ``stream`` (stripped) until ``wanted`` holds of
+    them. Fails, naming ``what``, the lines read and (when it is a pipe) what the process
+    wrote to stderr, if it ends first or has not said it within ``seconds``; it is killed
+    then. Blocking: an async test calls it through ``asyncio.to_thread``."""
+    pipe = process.stdout if stream == "stdout" else process.stderr
+    assert pipe is not None
     said: list[str] = []
     deadline = time.monotonic() + seconds
     with ThreadPoolExecutor(1) as reader:
         while not wanted(said):
-            read = reader.submit(process.stdout.readline)
+            read = reader.submit(pipe.readline)
             try:
                 line = read.result(timeout=max(0.0, deadline - time.monotonic()))
             except TimeoutError:

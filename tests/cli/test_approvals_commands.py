@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import BLOGE, bloge, environment
+from tests.processes import said_until
 
 QUESTION = "How do I reset my password?"
 GUARDED = """
@@ -91,12 +92,9 @@ def test_run_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
     waiting = subprocess.Popen([str(BLOGE), "run", "guardedSupport", QUESTION, "--wait"],
                                cwd=guarded, env=environment(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    assert waiting.stderr is not None
-    line = ""
-    while "bloge approvals approve" not in line:
-        line = waiting.stderr.readline()
-        assert line, "the run ended before it paused"
-    found = re.search(r"bloge approvals approve (\w+) (\S+)", line)
+    said = said_until(waiting, lambda said: bool(said) and "bloge approvals approve" in said[-1],
+                      "the command that approves its call", stream="stderr")
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", said[-1])
     assert found is not None
     decided = bloge("approvals", "approve", found[1], found[2], "--no-continue", cwd=guarded)
     assert decided.returncode == 0, decided.stderr

@@ -18,6 +18,7 @@ from starlette.routing import Route
 from bloge.rpc import jetstream
 from bloge_config.models import RpcRepliesSettings
 from tests.cli.conftest import BLOGE, REPO, bloge, environment
+from tests.processes import said_until
 from tests.rpc.conftest import NATS_URL, nats_or_skip
 from tests.uvicorn_server import UvicornServer
 
@@ -120,8 +121,7 @@ def test_the_support_agent_uses_a_knowledge_base_behind_nats(app: Path) -> None:
     service = subprocess.Popen([str(BLOGE), "rpc", "serve"], cwd=app, env=environment(env),
                                stderr=subprocess.PIPE, text=True)
     try:
-        assert service.stderr is not None
-        ready = service.stderr.readline()
+        (ready,) = said_until(service, bool, "that it serves", stream="stderr")
         assert "bloge rpc serve: kb on NATS" in ready
         assert "de-duplicated across replicas, in the JetStream bucket kb_replies" in ready
         done = bloge("run", "customerSupport", QUESTION, "--profile", "kb-remote", cwd=app,

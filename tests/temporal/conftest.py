@@ -175,13 +175,13 @@ def bloge_worker(project: Path, on_temporal: dict[str, str]) -> Iterator[subproc
     stopped with SIGTERM after, which it exits 0 on."""
     process = subprocess.Popen([str(BLOGE), "worker"], cwd=project,
                                env=environment(on_temporal), stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    line = process.stderr.readline()
+    (line,) = said_until(process, bool, "that it serves", stream="stderr")
     assert line.startswith("worker: "), line
     assert on_temporal["BLOGE_TEMPORAL__TASK_QUEUE"] in line
     yield process
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
+    assert process.stderr is not None
     process.stderr.close()
 
 

@@ -20,6 +20,7 @@ from bloge.store import open_store
 from bloge.temporal import Connection, RunCancelledError, TemporalRunner, connect
 from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
 from tests.cli.test_approvals_commands import GUARDED
+from tests.processes import said_until
 from tests.server.test_runs_api import sse_events
 from tests.server.test_serve_command import serving
 from tests.temporal.conftest import bloge_worker
@@ -301,12 +302,9 @@ def test_bloge_run_wait_on_temporal_sends_the_decision_and_prints_the_answer(
     waiting = subprocess.Popen([str(BLOGE), "run", "guardedSupport", QUESTION, "--wait"],
                                cwd=guarded_app, env=environment(on_temporal),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert waiting.stderr is not None
-    line = ""
-    while "bloge approvals approve" not in line:
-        line = waiting.stderr.readline()
-        assert line, "the run ended before it paused"
-    found = re.search(r"bloge approvals approve (\w+) (\S+)", line)
+    said = said_until(waiting, lambda said: bool(said) and "bloge approvals approve" in said[-1],
+                      "the command that approves its call", stream="stderr")
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", said[-1])
     assert found is not None
     # Only recorded: the waiting command sends it to the workflow, and follows the run.
     decided = bloge("approvals", "approve", found[1], found[2], "--no-continue",

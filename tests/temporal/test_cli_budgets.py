@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import BLOGE, app, bloge, environment  # noqa: F401 -- app: a fixture
+from tests.processes import said_until
 from tests.temporal.conftest import bloge_worker
 
 QUESTION = "How do I reset my password?"
@@ -66,8 +67,7 @@ def test_an_agent_with_a_thread_budget_is_refused_by_bloge_run_on_temporal(
 def test_a_worker_says_at_its_start_that_it_keeps_no_default_time(
         app: Path, on_temporal: dict[str, str]) -> None:  # noqa: F811 -- app: the fixture
     with bloge_worker(app, {**on_temporal, "BLOGE_BUDGETS__RUN__TIME": "5m"}) as worker:
-        assert worker.stderr is not None
-        warning = worker.stderr.readline()
+        (warning,) = said_until(worker, bool, "its warning", stream="stderr")
     assert warning.startswith("worker: warning: bloge.budgets.run.time (300s) is not kept by "
                               "runs on Temporal workers"), warning
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bloge.store import RunStatus
 from bloge.tracing import RunTracing
+from tests.processes import said_until
 from tests.server.live_server import LiveServer
 from tests.tracing.killed_child import shop
 from tests.tracing.receiver import Receiver
@@ -29,12 +30,10 @@ def killed_in_its_second_tool_call(store_url: str, traces_url: str) -> None:
              f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)}) as child:
-        assert child.stdout is not None
-        line = child.stdout.readline()  # blocks until the second call runs, or the child exits
+        # Said once the second call runs.
+        said_until(child, lambda said: said == ["ready"], "'ready' (and nothing before)")
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
-        assert child.stderr is not None
-        assert line == "ready\n", child.stderr.read()
 
 
 async def test_a_killed_and_resumed_run_is_one_trace_without_duplicates(
