@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
+    from bloge import AgentDef
     from bloge.store import Store
     from bloge_container.application import ApplicationContainer
 
@@ -94,6 +95,28 @@ def opened_store(container: ApplicationContainer) -> Store:
     if found is None:
         raise failure("the run store is off (bloge.store.enabled is false)")
     return found
+
+
+def check_budget_priced(container: ApplicationContainer, definition: AgentDef,
+                        budget: Sequence[str], *, recorded: bool) -> None:
+    """Refuse ``--budget usd=…`` (``thread.usd=…``) on a model the settings' prices do not
+    price, before anything runs or is sent, as the run's ledger would once it started (see
+    :func:`~bloge.agent.runtime.check_priced`, ``recorded`` as there): named by the last
+    such text (``--budget usd=1: no price for model …``). A paused run resumed with it waits
+    on. Nothing is checked when ``budget`` (``--budget``'s texts) sets no ``usd`` limit."""
+    from bloge import BlogeUsageError
+    from bloge.agent.runtime import check_priced
+    from bloge_container.budgets import budget_policy
+    from bloge_container.cli.console import failure
+
+    given = [text for text in budget
+             if text.partition("=")[0].strip().replace("-", "_") in ("usd", "thread.usd")]
+    if not given:
+        return
+    try:
+        check_priced(definition, budget_policy(container.settings()), recorded=recorded)
+    except BlogeUsageError as exc:
+        raise failure(f"--budget {given[-1]}: {exc}") from None
 
 
 def with_store(store: Store, work: Callable[[Store], Awaitable[T]]) -> T:

@@ -16,6 +16,7 @@ from bloge_container.cli.console import err, failure, out, reported_errors
 from bloge_container.cli.options import (
     ConfigOption,
     ProfileOption,
+    check_budget_priced,
     missing_settings_file,
     open_container,
 )
@@ -316,7 +317,8 @@ def _execute(container: ApplicationContainer,
                                                  max_turns=invocation.max_turns, budget=budget,
                                                  live=live, as_json=as_json)
     else:
-        _check_priced(container, operator.agent_def, invocation.budget)
+        check_budget_priced(container, operator.agent_def, invocation.budget,
+                            recorded=container.run_store() is not None)
         agent_run = (_streamed(container, operator, start, ctx, as_json=as_json)
                      if isinstance(operator, StreamingAgentLoopOperator)
                      else _whole(container, operator, start, ctx))
@@ -341,26 +343,6 @@ def _execute(container: ApplicationContainer,
         run_interrupted(exc, invocation, reporting)
     _journal_hint(container, output.run_id or ctx.execution_id)
     return output
-
-
-def _check_priced(container: ApplicationContainer, definition: AgentDef,
-                  budget: Sequence[str]) -> None:
-    """Refuse ``--budget usd=…`` (``thread.usd=…``) on a model the settings' prices do not
-    price before anything runs, naming it, as the run's ledger would refuse it once started:
-    a paused run resumed with it waits on (the same words as on Temporal)."""
-    from bloge import BlogeUsageError
-    from bloge.agent.runtime import check_priced
-    from bloge_container.budgets import budget_policy
-
-    given = [text for text in budget
-             if text.partition("=")[0].strip().replace("-", "_") in ("usd", "thread.usd")]
-    if not given:
-        return
-    try:
-        check_priced(definition, budget_policy(container.settings()),
-                     recorded=container.run_store() is not None)
-    except BlogeUsageError as exc:
-        raise failure(f"--budget {given[-1]}: {exc}") from None
 
 
 async def _whole(container: ApplicationContainer, operator: AgentLoopOperator, start: Start,

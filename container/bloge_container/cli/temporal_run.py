@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bloge_container.cli.console import err, failure, out
+from bloge_container.cli.options import check_budget_priced
 
 if TYPE_CHECKING:
     from bloge import AgentDef, AgentOutput, AgentStreamChunk
@@ -40,7 +41,8 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start,
                       f"({', '.join(sorted(agents)) or 'none'})")
     refuse_unkept_on_temporal(container.settings(), "bloge.runner: temporal")
     kept = _kept_limits(definition, budget)  # refuses --budget thread.… by its name first
-    _check_priced(container, definition, budget)
+    # A workflow keeps its run's limits only (the thread's were refused above).
+    check_budget_priced(container, definition, budget, recorded=False)
     if definition.thread_budget is not None and definition.thread_budget.limited:
         raise failure(thread_budget_refusal(definition.id))
     if start.run_id is not None and container.run_store() is None:
@@ -67,25 +69,6 @@ def _kept_limits(definition: AgentDef, budget: Sequence[str]) -> dict[str, Any]:
         except LimitsRefusedError as refused:  # named by the text that gave it
             raise failure(f"--budget {text}: {refused.why}") from None
     return kept_limits(with_budget_limits(bare, budget, option="--budget").budget)
-
-
-def _check_priced(container: ApplicationContainer, definition: AgentDef,
-                  budget: Sequence[str]) -> None:
-    """Refuse ``--budget usd=…`` on a model the settings' prices (the workers') do not
-    price, as a local run's ledger does, before anything is sent: a paused run resumed with
-    it waits on, its workflow never told."""
-    from bloge import BlogeUsageError
-    from bloge.temporal.limits import check_priced
-    from bloge_container.budgets import budget_policy
-
-    given = [text for text in budget
-             if text.partition("=")[0].strip().replace("-", "_") == "usd"]
-    if not given:
-        return
-    try:
-        check_priced(definition, budget_policy(container.settings()))
-    except BlogeUsageError as exc:
-        raise failure(f"--budget {given[-1]}: {exc}") from None
 
 
 async def run_on_temporal(container: ApplicationContainer, definition: AgentDef, start: Start,
