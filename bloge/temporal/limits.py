@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bloge.agent import Budget, BudgetPolicy, runtime
+from bloge.agent import Budget, BudgetPolicy
 from bloge.core.errors import BlogeUsageError
 
 if TYPE_CHECKING:
@@ -92,15 +92,6 @@ def kept_policy(policy: BudgetPolicy) -> BudgetPolicy:
     return BudgetPolicy(run=run if run is not None and run.limited else None,
                         period=policy.period, prices=policy.prices,
                         answer_cap=policy.answer_cap)
-
-
-def check_priced(definition: AgentDef, policy: BudgetPolicy) -> None:
-    """Refuse a ``usd`` limit (``definition``'s own, else ``policy``'s default) on a model
-    ``policy`` has no price for (:class:`~bloge.core.errors.BlogeUsageError`, naming the
-    setting), as a local run's ledger does when the run starts (its check, on the run's
-    limits: a workflow keeps no others): a workflow asks before it begins the run, rather
-    than fail its task again and again in the loop."""
-    runtime.check_priced(definition, policy)
 
 
 class LimitsRefusedError(BlogeUsageError):

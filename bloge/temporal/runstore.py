@@ -58,6 +58,7 @@ from bloge.agent.runtime import (
     ChunkSink,
     ListenerChain,
     PendingRound,
+    check_priced,
 )
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.errors import BlogeUsageError
@@ -80,7 +81,6 @@ from bloge.store import (
 from bloge.temporal.connection import Connection, connect
 from bloge.temporal.limits import (
     LimitsRefusedError,
-    check_priced,
     kept_limits,
     refuse_thread_budget,
     refuse_unkept,

@@ -139,6 +139,7 @@ from bloge.agent.runtime import (
     ToolOutcome,
     ToolRound,
     caller_ledger,
+    check_priced,
     child_run_id,
     opening_of,
     spending_under,
@@ -163,7 +164,7 @@ from bloge.temporal.histories import (
     numbered_pairs,
     read_view,
 )
-from bloge.temporal.limits import check_priced, thread_budget_refusal
+from bloge.temporal.limits import thread_budget_refusal
 from bloge.temporal.options import MAX_PAYLOAD_BYTES, ToolPlan
 from bloge.temporal.patches import (
     CHILD_SHARES,
@@ -545,7 +546,9 @@ def _startable(agent: ServedAgent, start: Json, task_queue: str, *,
 
 def _unpriced(engine: AgentEngine) -> str | None:
     """Why ``engine`` cannot keep its budget, or one its handoffs reach cannot: a ``usd``
-    limit on a model without a price (see :func:`~bloge.temporal.limits.check_priced`)."""
+    limit on a model without a price (:func:`~bloge.agent.runtime.check_priced`, on the run's
+    limits: a workflow keeps no others), asked before the run begins rather than failing its
+    task again and again in the loop."""
     try:
         for each in engine.reached():
             check_priced(each.definition, each.budgets)
