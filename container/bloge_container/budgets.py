@@ -66,12 +66,6 @@ def refuse_unkept_on_temporal(settings: BlogeSettings, what: str) -> None:
                                  "bloge.runner: local")
 
 
-def thread_budget_refusal(agent_id: str) -> str:
-    """Why a run of ``agent_id``, whose agent has a thread budget, is refused on Temporal."""
-    return (f"agent {agent_id!r} has a thread budget (budget thread {{ … }}), and "
-            f"{_UNKEPT_ON_TEMPORAL}; remove it, or run with bloge.runner: local")
-
-
 def temporal_policy(settings: BlogeSettings) -> Any:
     """The :class:`~bloge.agent.BudgetPolicy` a worker gives its runs (they keep its default
     run limits but ``time``, its prices and answer cap), or ``None`` when the settings set

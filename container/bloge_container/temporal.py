@@ -16,7 +16,6 @@ from bloge_container.budgets import (
     dropped_on_temporal,
     refuse_unkept_on_temporal,
     temporal_policy,
-    thread_budget_refusal,
 )
 from bloge_container.errors import ConfigurationError
 
@@ -84,7 +83,10 @@ def served(container: ApplicationContainer, chosen: TemporalOptions,
 def budget_warnings(container: ApplicationContainer) -> list[str]:
     """What of the budgets the worker's runs do not keep, said at its start:
     ``bloge.budgets.run.time``, dropped as an agent's own ``time`` is;
-    and the agents with a thread budget, whose runs the workflow refuses at their start."""
+    and the agents with a thread budget, whose runs the workflow refuses at their start
+    (in its words)."""
+    from bloge.temporal.limits import thread_budget_refusal
+
     warnings = [dropped] if (dropped := dropped_on_temporal(container.settings())) else []
     warnings.extend(f"{thread_budget_refusal(agent_id)} (its runs are refused at their start)"
                     for agent_id, agent in sorted(container.agents().items())

@@ -31,7 +31,7 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start,
     included, which its runs would not keep); the run budget limits of ``budget``
     (``--budget``'s texts) the workers keep, by measure."""
     from bloge_container import temporal
-    from bloge_container.budgets import refuse_unkept_on_temporal, thread_budget_refusal
+    from bloge_container.budgets import refuse_unkept_on_temporal
 
     temporal.require_extra("bloge.runner: temporal")
     agents = container.agents()
@@ -44,6 +44,8 @@ def check(container: ApplicationContainer, definition: AgentDef, start: Start,
     # A workflow keeps its run's limits only (the thread's were refused above).
     check_budget_priced(container, definition, budget, recorded=False)
     if definition.thread_budget is not None and definition.thread_budget.limited:
+        from bloge.temporal.limits import thread_budget_refusal  # the extra is there
+
         raise failure(thread_budget_refusal(definition.id))
     if start.run_id is not None and container.run_store() is None:
         raise failure("a Temporal run continues by itself after a crash; there is no stored "
