@@ -143,13 +143,7 @@ class RecordedRuns:
         store.live.started(run_id)
         try:
             run = await store.get_run(run_id)
-            _check_resumable(run, engine)
-            engine = _current(run, engine)
-            # Before the run is taken back: a run its limits refuse stays as it was (a
-            # paused one waits on), for a resume with limits it can keep.
-            principal = ctx.principal
-            check_priced(engine.definition, engine.budgets, recorded=True,
-                         principal=None if principal is None else principal.name)
+            engine = _resumable(run, engine, ctx)
             restart = None
             if host is not None and host.log.thread_id == run.thread_id:
                 log = host.log
@@ -209,6 +203,12 @@ class RecordedRuns:
                                   f"{self.store.url}, not in its caller's store "
                                   f"{caller.log.store.url}: give both agents one store")
         return caller
+
+    async def check_resume(self, engine: AgentEngine, run_id: str,
+                           ctx: OperatorContext) -> None:
+        """Refuse a resume of run ``run_id`` with ``engine`` as :meth:`resume_recorded_run`
+        does before it takes the run back."""
+        _resumable(await self.store.get_run(run_id), engine, ctx)
 
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:
@@ -282,11 +282,20 @@ def _recorded_output(run: Run) -> AgentOutput:
                        output=document.get("output"), output_data=document.get("output"))
 
 
-def _check_resumable(run: Run, engine: AgentEngine) -> None:
+def _resumable(run: Run, engine: AgentEngine, ctx: OperatorContext) -> AgentEngine:
+    """The engine ``run`` goes on with (see :func:`_current`), refusing, before the run is
+    taken back, a resume with ``engine`` of another agent's run or of one that succeeded, and
+    limits ``run`` cannot keep: a run refused so stays as it was (a paused one waits on), for
+    a resume with limits it can keep."""
     if run.agent_id != engine.definition.id:
         raise BlogeUsageError(f"run {run.id!r} is a run of agent {run.agent_id!r}, not of "
                               f"{engine.definition.id!r}")
     check_not_succeeded(run)
+    engine = _current(run, engine)
+    principal = ctx.principal
+    check_priced(engine.definition, engine.budgets, recorded=True,
+                 principal=None if principal is None else principal.name)
+    return engine
 
 
 async def run_tools(store: Store, run_id: str) -> list[ToolDefinition]:

@@ -159,6 +159,12 @@ class TemporalRunStore:
         finally:
             self.store.live.ended(run)
 
+    async def check_resume(self, engine: AgentEngine, run_id: str,
+                           ctx: OperatorContext) -> None:
+        """Refuse a resume of run ``run_id`` with ``engine`` as :meth:`resume_recorded_run`
+        does before it sends anything."""
+        _check_resumable(await self.store.get_run(run_id), engine)
+
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:
         """Record ``decisions`` on, and ``tool_results`` of, the waiting calls of the paused
@@ -183,13 +189,7 @@ class TemporalRunStore:
         the round that asked and takes none there. One that ended without succeeding goes
         on from its last checkpoint with them (:meth:`take_up`)."""
         stored = await self.store.get_run(run_id)
-        if not stored.status.paused and not stored.status.finished:
-            raise BlogeUsageError(f"run {run_id!r} runs on Temporal, which continues it by "
-                                  "itself after a crash; there is nothing to resume")
-        # A usd limit on a model without a price is refused before anything is sent, as a
-        # local resume's ledger refuses it: the run waits on, for a resume with other limits.
-        check_priced(engine.definition, engine.budgets)
-        refuse_thread_budget(engine.definition)
+        _check_resumable(stored, engine)
         max_turns, budget = engine.definition.max_turns, kept_limits(engine.definition.budget)
         if stored.status.finished:
             return await self.take_up(stored, sink=sink, principal=ctx.principal,
@@ -459,3 +459,15 @@ class TemporalRunStore:
         context = AgentCallbackContext(event.run_id, None, None,
                                        str(body.get("operator_ref", "")))
         self.listeners.notify(callback, context, payload)
+
+
+def _check_resumable(stored: Run, engine: AgentEngine) -> None:
+    """Refuse a resume of ``stored`` with ``engine`` before anything is sent: of a run its
+    workflow still runs, or with limits a workflow does not keep (a ``usd`` limit on a model
+    without a price, as a local resume's ledger refuses it; a thread budget): the run waits
+    on, for a resume with other limits."""
+    if not stored.status.paused and not stored.status.finished:
+        raise BlogeUsageError(f"run {stored.id!r} runs on Temporal, which continues it by "
+                              "itself after a crash; there is nothing to resume")
+    check_priced(engine.definition, engine.budgets)
+    refuse_thread_budget(engine.definition)

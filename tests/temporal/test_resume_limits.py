@@ -124,6 +124,21 @@ async def test_a_usd_budget_on_a_model_without_a_price_is_refused_and_the_run_wa
     assert (await store.get_run("unpriced-1")).status is RunStatus.SUCCEEDED
 
 
+async def test_a_resume_refused_for_a_usd_budget_records_none_of_its_decisions(
+        worked: StoredAgents, store: Store) -> None:
+    runs = worked.runs()
+    await (await runs.runner()).start("guarded", "hello", run_id="unpriced-3")
+    with pytest.raises(RunPaused):
+        await runs.follow("unpriced-3", None, None)
+    with pytest.raises(BlogeUsageError) as caught:
+        await within(_limited(worked, budget={"usd": 1}).aresume_run(
+            "unpriced-3", decisions={"c1": False}), "the refused resume")
+    assert str(caught.value).startswith(UNPRICED)
+    run = await store.get_run("unpriced-3")
+    assert run.status is RunStatus.AWAITING_APPROVAL
+    assert [(p.call_id, p.state) for p in run.pending_approvals] == [("c1", "waiting")]
+
+
 async def test_a_usd_budget_a_worker_cannot_price_fails_the_run_as_a_local_resume_does(
         worked: StoredAgents, store: Store) -> None:
     # Sent to the workflow by a client that did not refuse it (go_on knows no prices): the

@@ -200,6 +200,7 @@ class AgentOperatorBase:
                                       "decisions on paused runs")
             from bloge.agent.loop.approval import decision_of  # noqa: PLC0415 -- loaded when used
 
+            await self._runs.check_resume(self._engine, run_id, context)
             principal = context.principal
             await self._runs.decide_run(
                 run_id, decisions={k: decision_of(v) for k, v in (decisions or {}).items()},

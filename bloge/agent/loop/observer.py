@@ -150,6 +150,13 @@ class RunDecider(Protocol):
     """A run store that takes decisions on, and results of, a paused run's calls
     (``bloge.store.RecordedRuns``, ``bloge.temporal.TemporalRunStore``)."""
 
+    async def check_resume(self, engine: AgentEngine, run_id: str,
+                           ctx: OperatorContext) -> None:
+        """Refuse what ``resume_recorded_run`` would refuse before it takes the run back
+        (limits the run cannot keep…): asked before decisions are recorded, so that a
+        resume refused so records none."""
+        ...
+
     async def decide_run(self, run_id: str, *, decisions: Mapping[str, Decision],
                          tool_results: Mapping[str, Any], principal: str | None) -> None:
         """Record each decision and result (a conflict raises, naming the call)."""
