@@ -231,11 +231,14 @@ class AgentActivities:
         problem = (f"run {run_id!r}: message {seq} of thread {thread_id!r} is over the "
                    f"{limit:,} bytes of bloge.temporal.max-payload-bytes (Temporal refuses a "
                    "payload over 2 MiB): a message that large cannot cross Temporal")
-        # Only a thread's earlier messages can be that large (the run's own were bounded
-        # as it wrote them): the run ends here, before its first turn.
-        await self._recorded().finish(
-            run_id=run_id, thread_id=thread_id, messages=(), view=None, usage=AgentUsage(),
-            turns=0, exit_reason="error", output=None,
+        # The run ends here, before its next turn: a message that large was written before
+        # the run's workflow (the thread's earlier runs', or this run's before it was taken
+        # up here). It keeps the turns and usage its record counted, as a local run does.
+        recording = self._recorded()
+        run = await recording.store.get_run(run_id)
+        await recording.finish(
+            run_id=run_id, thread_id=thread_id, messages=(), view=None, usage=run.usage,
+            turns=run.turns, exit_reason="error", output=None,
             error={"type": PAYLOAD_TOO_LARGE, "message": problem})
         raise ApplicationError(problem, type=PAYLOAD_TOO_LARGE, non_retryable=True)
 

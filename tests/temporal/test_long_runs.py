@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from bloge.temporal import (
 from bloge.temporal.worker import PASSED_THROUGH
 from tests.runtime.helpers import Recorder
 from tests.temporal import agents
+from tests.temporal.conftest import StoredAgents, within
 
 pytestmark = pytest.mark.usefixtures("temporal_server")
 
@@ -279,6 +281,23 @@ async def test_a_thread_message_over_the_limit_fails_the_run_naming_it(
         assert (await store.get_thread(str(thread))).active_run_id is None
     finally:
         await store.aclose()
+
+
+async def test_a_run_taken_up_past_the_payload_limit_keeps_its_turns_and_usage(
+        worked: StoredAgents, store: Store) -> None:
+    looper = worked.definitions["looper"]
+    local = AgentLoopOperator("looper", looper, worked.registry, store=store)
+    with pytest.raises(MaxTurnsExceededError):  # its 2 turns, on a message of 3 MB
+        await local.aexecute("loop " + "a" * (3 * MEGABYTE), run_id="taken-up")
+    before = await store.get_run("taken-up")
+    assert (before.turns, before.usage.llm_calls) == (2, 2)
+    raised = AgentLoopOperator("looper", replace(looper, max_turns=4), worked.registry,
+                               store=worked.runs())
+    with pytest.raises(RunError, match="PayloadTooLarge: run 'taken-up': message 1 of thread"):
+        await within(raised.aresume_run("taken-up"), "the refused take-up")
+    run = await store.get_run("taken-up")
+    assert (run.status, run.exit_reason) == (RunStatus.FAILED, "error")
+    assert (run.turns, run.usage) == (2, before.usage)
 
 
 async def test_without_a_store_a_run_past_the_payload_limit_fails_naming_itself(
