@@ -133,6 +133,16 @@ class HandOver:
 
 
 @dataclass(frozen=True, slots=True)
+class ForgetPendingCalls:
+    """The calls that waited in the run's rounds after turn ``turn``, forgotten: the run is
+    taken up from its checkpoint of that turn and asked those rounds anew (on Temporal), so
+    that a call id asked again (``c1``) waits for a decision of its own."""
+
+    run_id: str
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
 class KeepRunTools:
     """A run's own external tools (JSON ToolDefinitions), for its resumes."""
 
@@ -190,5 +200,5 @@ class HandOffRun:
 
 
 Op = AppendMessages | AppendEvents | AppendRunEvents | SaveCheckpoint | DispatchToolCalls | \
-    CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | KeepRunTools | \
-    SettleSpend | TraceRun | ParentRun | HandOffRun
+    CompleteToolCall | UpdateRun | FinishRun | AwaitCalls | PauseRun | HandOver | \
+    ForgetPendingCalls | KeepRunTools | SettleSpend | TraceRun | ParentRun | HandOffRun

@@ -134,6 +134,10 @@ class StoreRecording:
             next_seq = await self.log_end(run.thread_id)
         else:
             next_seq = (await self.writer.reclaim_run(run, worker=self.worker)).next_seq
+        # Its model is asked the rounds after the checkpoint anew: the calls they waited on
+        # go, or one asked again by the same id (c1) would find its old row, decided (or
+        # with other arguments), and none of its own would wait.
+        await self.writer.write([ops.ForgetPendingCalls(run_id, checkpoint.turn)])
         return {"next_seq": next_seq, "view": view_to_json(checkpoint.view),
                 "resumed": {"turns": checkpoint.turn, "usage": checkpoint.usage.to_dict(),
                             "agent": run.agent}}

@@ -5,6 +5,8 @@ start (``worker_child.py``).
 ``held`` calls ``hold`` (not idempotent), which holds until released. A message that starts
 with ``ask`` makes turn 1 call ``asker``'s external ``ask_user``, one that starts with
 ``client`` the run's own tool ``client_fn``.
+``keeper`` (``keep X``) asks for its ``gate``, which waits for approval, as ``c1`` in turn 1
+(as ``c1`` again when the turn is asked again), and answers in turn 2.
 ``counter`` counts: its turn 1 asks for ``count`` (non-idempotent, one line per call in
 ``COUNT_LOG``) and ``gate`` (idempotent; it blocks for ever where ``hang_gate`` is set, the
 worker a test kills) at once; turn 2 answers with what the tools returned. A message that
@@ -58,6 +60,8 @@ COUNT = "tool count : Count { input { key = tool_args.key } }"
 HOLD = "tool hold : Hold { input { name = tool_args.name } }"
 APPROVED_COUNT = "tool count : Count { input { key = tool_args.key }  requires_approval = true }"
 GATE = "tool gate : Gate { input { name = tool_args.name } }"
+APPROVED_GATE = ("tool gate : Gate { input { name = tool_args.name }  "
+                 "requires_approval = true }")
 
 
 def _agent(name: str, max_turns: int, *body: str, stream: bool = False) -> str:
@@ -88,6 +92,7 @@ AGENTS = "\n".join((
     _agent("marathon", 1000, "tool step : Step { input { n = tool_args.n } }"),
     _agent("reader", 3),
     _agent("guarded", 2, APPROVED_COUNT),
+    _agent("keeper", 2, APPROVED_GATE),
     _agent("asker", 2, 'tool ask_user : external { description = "Ask the user"  '
                        'parameters { q = "string" } }'),
     _asking("delegator", "researcher"),
@@ -171,6 +176,9 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
         name = "ask_user" if user.startswith("ask") else "client_fn"
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall("e1", name, json.dumps({"q": user})),))
+    if user.startswith("keep") and answered == 0:
+        return LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall("c1", "gate", json.dumps({"name": user})),))
     if user.startswith("loop"):
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall(f"c{answered}", "count", json.dumps({"key": user})),))

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from bloge import AgentLoopOperator, AgentOutput, AgentRunError, OperatorRegistry
+from bloge import AgentLoopOperator, AgentOutput, AgentRunError, OperatorRegistry, RunPaused
 from bloge.agent import with_budget_limits
-from bloge.store import Store
+from bloge.store import Store, decide_call
 from bloge.temporal import (
     Connection,
     RunCancelledError,
@@ -130,6 +130,31 @@ async def test_a_run_cancelled_in_its_tool_round_resumes_in_as_many_turns_as_in_
     # The cut run's history took the patch, and replays.
     assert ROUND_CHECKPOINTS in patches_of(history)
     await replayed(history, client, gated.runs.task_queue, "counter")
+
+
+async def test_a_run_cut_after_an_approval_waits_again_for_the_call_asked_again(
+        gated: Both, store: Store) -> None:
+    keeper = AgentLoopOperator("keeper", agents.definitions(gated.there)["keeper"],
+                               gated.there, store=gated.runs)
+    with pytest.raises(RunPaused):
+        await keeper.aexecute("keep it", run_id="wf-kept")
+    await decide_call(store, "wf-kept", "c1", approve=True, principal="bob")
+    gate: agents.Gate = gated.there.get("Gate")
+    going = asyncio.create_task(keeper.aresume_run("wf-kept"))
+    assert await asyncio.to_thread(gate.entered.wait, WAIT_SECONDS)
+    await gated.runs.cancel_run("wf-kept")  # cut while its approved call runs
+    with pytest.raises((asyncio.CancelledError, RunCancelledError)):
+        await going
+    gate.release.set()
+    # Taken up from before its round, its model asks for c1 again (the same id): a new
+    # call, which waits for a decision of its own.
+    with pytest.raises(RunPaused):
+        await keeper.aresume_run("wf-kept")
+    run = await store.get_run("wf-kept")
+    assert [(p.turn, p.call_id, p.state) for p in run.pending_approvals] == [
+        (1, "c1", "waiting")]
+    await decide_call(store, "wf-kept", "c1", approve=True, principal="bob")
+    assert (await keeper.aresume_run("wf-kept")).content.startswith("answer: ")
 
 
 async def test_a_run_stopped_by_its_budget_resumes_in_as_many_turns_as_in_process(

@@ -340,7 +340,8 @@ def _apply(op: ops.Op) -> Script[None]:
             numbered = [replace(event, seq=base + offset)
                         for offset, event in enumerate(events, start=1)]
             yield Query(_INSERT_EVENTS, event_rows(numbered), many=True)
-        case ops.AwaitCalls() | ops.PauseRun() | ops.HandOver() | ops.KeepRunTools():
+        case (ops.AwaitCalls() | ops.PauseRun() | ops.HandOver() | ops.ForgetPendingCalls()
+              | ops.KeepRunTools()):
             yield from pending.apply(op)
         case ops.SettleSpend():
             yield from budgets.settled(op)
