@@ -32,9 +32,11 @@ class LiveServer:
                  **options: Any) -> None:
         """``options``: more of uvicorn's settings (``bloge serve``'s, from
         :func:`bloge.server.connections.uvicorn_options`)."""
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                lifespan="on", timeout_graceful_shutdown=timeout_graceful_shutdown,
-                                **options)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **options,
+            # Config says int; it goes to asyncio.timeout, which takes the float tests give.
+            timeout_graceful_shutdown=timeout_graceful_shutdown,  # type: ignore[arg-type]  # see above
+        )
         self.server = _Server(config)
         self._thread = threading.Thread(target=self.server.run, daemon=True)
 
