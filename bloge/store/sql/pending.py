@@ -22,8 +22,7 @@ def pending_of(row: Sequence[Any]) -> PendingApproval:
                            decided_at)
 
 
-def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver | ops.ForgetPendingCalls
-          | ops.KeepRunTools) -> Script[None]:
+def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver | ops.KeepRunTools) -> Script[None]:
     match op:
         case ops.KeepRunTools(run_id, tools):
             yield Query("UPDATE bloge_runs SET tools = ? WHERE id = ?",
@@ -54,9 +53,6 @@ def apply(op: ops.AwaitCalls | ops.PauseRun | ops.HandOver | ops.ForgetPendingCa
                 yield Query("UPDATE bloge_pending_calls SET state = 'expired', decided_at = ? "
                             "WHERE run_id = ? AND turn = ? AND call_id = ? AND state = 'waiting'",
                             [(at, run_id, turn, call_id) for call_id in expired], many=True)
-        case ops.ForgetPendingCalls(run_id, turn):
-            yield Query("DELETE FROM bloge_pending_calls WHERE run_id = ? AND turn > ?",
-                        (run_id, turn))
 
 
 def run_tools(run_id: str) -> Script[list[Any]]:

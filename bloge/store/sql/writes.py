@@ -340,8 +340,7 @@ def _apply(op: ops.Op) -> Script[None]:
             numbered = [replace(event, seq=base + offset)
                         for offset, event in enumerate(events, start=1)]
             yield Query(_INSERT_EVENTS, event_rows(numbered), many=True)
-        case (ops.AwaitCalls() | ops.PauseRun() | ops.HandOver() | ops.ForgetPendingCalls()
-              | ops.KeepRunTools()):
+        case ops.AwaitCalls() | ops.PauseRun() | ops.HandOver() | ops.KeepRunTools():
             yield from pending.apply(op)
         case ops.SettleSpend():
             yield from budgets.settled(op)
@@ -430,6 +429,11 @@ def _finish(op: ops.FinishRun) -> list[Query]:
     return finished
 
 
+def _forget_pending_calls(op: ops.ForgetPendingCalls) -> list[Query]:
+    return [Query("DELETE FROM bloge_pending_calls WHERE run_id = ? AND turn > ?",
+                  (op.run_id, op.turn))]
+
+
 #: The statements of each op made from the op alone (the others: :func:`_apply`).
 STATEMENTS: dict[type[Any], Callable[[Any], list[Query]]] = {
     ops.AppendMessages: _append_messages,
@@ -442,6 +446,7 @@ STATEMENTS: dict[type[Any], Callable[[Any], list[Query]]] = {
     ops.HandOffRun: _hand_off_run,
     ops.TraceRun: _trace_run,
     ops.ParentRun: _parent_run,
+    ops.ForgetPendingCalls: _forget_pending_calls,
 }
 
 
