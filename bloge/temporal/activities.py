@@ -286,20 +286,8 @@ class AgentActivities:
         definition = agent.definition
         summary = bool(payload.get("summary"))
         messages = await self._messages(payload)
-        # The agent's tools and handoffs (as its engine offers them), then the run's own (a
-        # /v1 client's).
-        request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
-                             tools=() if summary else (
-                                 *agent.engine().tool_definitions,
-                                 *map(wire.tool_from_json, payload.get("tools") or ())))
-        if not summary:
-            request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
-                              tool_choice=definition.tool_choice, seed=definition.seed,
-                              parallel_tool_calls=definition.parallel_tool_calls,
-                              output=None if definition.output is None
-                              else definition.output.request(),
-                              fallback=definition.fallback,
-                              cache_key=str(payload.get("thread_id") or "") or None)
+        request = (LlmRequest(str(payload["model"]), messages, payload.get("temperature"))
+                   if summary else _request(agent, payload, messages))
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))
@@ -581,6 +569,22 @@ def _seconds_left(info: activity.Info) -> float | None:
     if not deadlines:
         return None
     return max(0.0, (min(deadlines) - datetime.now(UTC)).total_seconds())
+
+
+def _request(agent: ServedAgent, payload: Mapping[str, Any],
+             messages: tuple[LlmMessage, ...]) -> LlmRequest:
+    """A turn's request, as the run's engine makes it (its engine's tools and handoffs, then
+    the run's own, a /v1 client's; its typed answer's request)."""
+    definition, engine = agent.definition, agent.engine()
+    run_tools = payload.get("tools")
+    return LlmRequest(
+        str(payload["model"]), messages, payload.get("temperature"),
+        max_tokens=definition.max_tokens, stop=definition.stop,
+        tools=(*engine.tool_definitions, *map(wire.tool_from_json, run_tools)) if run_tools
+        else engine.tool_definitions,
+        tool_choice=definition.tool_choice, seed=definition.seed,
+        parallel_tool_calls=definition.parallel_tool_calls, output=engine.output_request,
+        fallback=definition.fallback, cache_key=str(payload.get("thread_id") or "") or None)
 
 
 def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:
