@@ -43,6 +43,7 @@ from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.service import RPCError
 
@@ -324,7 +325,7 @@ class AgentActivities:
         return wire.response_to_json(response)
 
     @activity.defn(name=TOOL_ACTIVITY)
-    async def tool(self, payload: Json) -> Json:
+    async def tool(self, payload: Json) -> Json | RawValue:
         agent = self._agent(payload)
         definition = agent.definition
         call = wire.call_from_json(payload["call"])
@@ -376,7 +377,7 @@ class AgentActivities:
             if elsewhere is not None:
                 CHILDREN_ELSEWHERE.reset(elsewhere)
         await self._written(events, payload)
-        return wire.outcome_to_json(outcome)
+        return wire.outcome_encoded(outcome)
 
     @activity.defn(name=TOOL_FAILED_ACTIVITY)
     async def tool_failed(self, payload: Json) -> None:
