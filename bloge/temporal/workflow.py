@@ -110,6 +110,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -234,7 +235,7 @@ class AgentWorkflow:
         self._limits = {**self._limits, **limits, **({"budget": budget} if budget else {})}
 
     @workflow.run
-    async def run(self, start: Json) -> Json:
+    async def run(self, start: Json) -> RawValue:
         info = workflow.info()
         agent_id = str(start["agent"])
         agent = _served(info.task_queue, agent_id)
@@ -324,7 +325,7 @@ class AgentWorkflow:
             raise
         named = _named(output, run_id, thread_id)
         await effects.finish(output.checkpoint, output.exit_reason, started, None, named)
-        return {**turns.result(named), **effects.shares.report()}
+        return turns.result(named, effects.shares.report())
 
     async def _ran(self, agent: ServedAgent, engine: AgentEngine, run_start: RunStart,
                    ctx: OperatorContext, effects: ActivityEffects, turns: Turns, start: Json, *,
