@@ -282,7 +282,7 @@ class AgentActivities:
         return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
 
     @activity.defn(name=MODEL_ACTIVITY)
-    async def model(self, payload: Json) -> Json:
+    async def model(self, payload: Json) -> RawValue:
         agent = self._agent(payload)
         definition = agent.definition
         summary = bool(payload.get("summary"))
@@ -322,7 +322,7 @@ class AgentActivities:
         if events is not None:
             events.answered(response)
         await self._written(events, payload)
-        return wire.response_to_json(response)
+        return wire.encoded(wire.response_to_json(response))  # Temporal sends it as it is
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool(self, payload: Json) -> Json | RawValue:
