@@ -795,7 +795,8 @@ class ActivityEffects:
                 await self._report_failed(payload, outcome, started)
             return outcome
         try:
-            result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
+            result = await workflow.execute_activity(TOOL_ACTIVITY, wire.encoded(payload),
+                                                     **options)
         except ActivityError as error:
             _raise_if_cancelled(error)
             outcome = _failed(call, error, plan.timeout if plan else None,
