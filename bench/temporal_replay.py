@@ -99,8 +99,9 @@ def calling(directory: Path, runs: int) -> dict[str, Callable[[], Awaitable[None
     environment = ActivityEnvironment()
 
     converter = DataConverter.default
-    # What a worker decodes an activity's input to: its parameters' types.
-    types = {name: activity._Definition.must_from_callable(function).arg_types
+    # What a worker decodes an activity's input to: its parameters' types, as temporalio's
+    # worker reads them (its definition's).
+    types = {name: activity._Definition.must_from_callable(function).arg_types  # noqa: SLF001 -- no public way to them
              for name, function in functions.items()}
 
     def calls(side: str) -> Callable[[], Awaitable[None]]:
