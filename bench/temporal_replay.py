@@ -1,10 +1,11 @@
 """The worker's share of a Temporal turn (bench_temporal_turn.py's workload), bloge beside its
 floor, without a service: each side's recorded history replayed (the workflow code in the
 sandbox, payload conversion, the bridge), or its activities run through temporalio's
-ActivityEnvironment, many times in this process. On a loaded machine CPU time moves more
-than a change makes; under callgrind the instruction counts do not: with ``--callgrind``
-this process asks callgrind to dump its counts after each side's runs, so that each dump
-(``summary:`` line) holds one side's.
+ActivityEnvironment (their input decoded and their result encoded as a worker does), many
+times in this process. On a loaded machine CPU time moves more than a change makes; under
+callgrind the instruction counts do not: with ``--callgrind`` this process asks callgrind to
+dump its counts after each side's runs, so that each dump (``summary:`` line) holds one
+side's.
 
     .venv/bin/python bench/temporal_replay.py record DIR
     .venv/bin/python bench/temporal_replay.py replay|activities DIR [--runs 200] [--callgrind]
@@ -26,7 +27,10 @@ from typing import Any
 
 from bench_temporal import TURNS, agent
 from temporal_floor import FloorWorkflow, model, tool
+from temporalio import activity
+from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowHistory
+from temporalio.converter import DataConverter
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -94,18 +98,29 @@ def calling(directory: Path, runs: int) -> dict[str, Callable[[], Awaitable[None
         "bloge.model": activities.model, "bloge.tool": activities.tool}
     environment = ActivityEnvironment()
 
+    converter = DataConverter.default
+    # What a worker decodes an activity's input to: its parameters' types, as temporalio's
+    # worker reads them (its definition's).
+    types = {name: activity._Definition.must_from_callable(function).arg_types  # noqa: SLF001 -- no public way to them
+             for name, function in functions.items()}
+
     def calls(side: str) -> Callable[[], Awaitable[None]]:
         events = json.loads((directory / f"{side}.json").read_text())["events"]
         scheduled = [(attributes["activityType"]["name"],
-                      [json.loads(base64.b64decode(payload["data"]))
+                      [Payload(metadata={key: base64.b64decode(value)
+                                         for key, value in payload["metadata"].items()},
+                               data=base64.b64decode(payload["data"]))
                        for payload in attributes["input"]["payloads"]])
                      for event in events
                      if (attributes := event.get("activityTaskScheduledEventAttributes"))]
 
         async def call() -> None:
+            # As a worker runs an activity: its input decoded, its result encoded.
             for _ in range(runs):
-                for name, arguments in scheduled:
-                    await environment.run(functions[name], *arguments)
+                for name, payloads in scheduled:
+                    arguments = await converter.decode(payloads, type_hints=types[name])
+                    await converter.encode([await environment.run(functions[name],
+                                                                  *arguments)])
 
         return call
 

@@ -43,6 +43,7 @@ from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.service import RPCError
 
@@ -284,25 +285,13 @@ class AgentActivities:
         return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
 
     @activity.defn(name=MODEL_ACTIVITY)
-    async def model(self, payload: Json) -> Json:
+    async def model(self, payload: Json) -> RawValue:
         agent = self._agent(payload)
         definition = agent.definition
         summary = bool(payload.get("summary"))
         messages = await self._messages(payload)
-        # The agent's tools and handoffs (as its engine offers them), then the run's own (a
-        # /v1 client's).
-        request = LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
-                             tools=() if summary else (
-                                 *agent.engine().tool_definitions,
-                                 *map(wire.tool_from_json, payload.get("tools") or ())))
-        if not summary:
-            request = replace(request, max_tokens=definition.max_tokens, stop=definition.stop,
-                              tool_choice=definition.tool_choice, seed=definition.seed,
-                              parallel_tool_calls=definition.parallel_tool_calls,
-                              output=None if definition.output is None
-                              else definition.output.request(),
-                              fallback=definition.fallback,
-                              cache_key=str(payload.get("thread_id") or "") or None)
+        request = (LlmRequest(str(payload["model"]), messages, payload.get("temperature"))
+                   if summary else _request(agent, payload, messages))
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))
@@ -336,10 +325,10 @@ class AgentActivities:
         if events is not None:
             events.answered(response)
         await self._written(events, payload)
-        return wire.response_to_json(response)
+        return wire.encoded(wire.response_to_json(response))  # Temporal sends it as it is
 
     @activity.defn(name=TOOL_ACTIVITY)
-    async def tool(self, payload: Json) -> Json:
+    async def tool(self, payload: Json) -> Json | RawValue:
         agent = self._agent(payload)
         definition = agent.definition
         call = wire.call_from_json(payload["call"])
@@ -391,7 +380,7 @@ class AgentActivities:
             if elsewhere is not None:
                 CHILDREN_ELSEWHERE.reset(elsewhere)
         await self._written(events, payload)
-        return wire.outcome_to_json(outcome)
+        return wire.outcome_encoded(outcome)
 
     @activity.defn(name=TOOL_FAILED_ACTIVITY)
     async def tool_failed(self, payload: Json) -> None:
@@ -584,6 +573,22 @@ def _seconds_left(info: activity.Info) -> float | None:
     if not deadlines:
         return None
     return max(0.0, (min(deadlines) - datetime.now(UTC)).total_seconds())
+
+
+def _request(agent: ServedAgent, payload: Mapping[str, Any],
+             messages: tuple[LlmMessage, ...]) -> LlmRequest:
+    """A turn's request, as the run's engine makes it (its engine's tools and handoffs, then
+    the run's own, a /v1 client's; its typed answer's request)."""
+    definition, engine = agent.definition, agent.engine()
+    run_tools = payload.get("tools")
+    return LlmRequest(
+        str(payload["model"]), messages, payload.get("temperature"),
+        max_tokens=definition.max_tokens, stop=definition.stop,
+        tools=(*engine.tool_definitions, *map(wire.tool_from_json, run_tools)) if run_tools
+        else engine.tool_definitions,
+        tool_choice=definition.tool_choice, seed=definition.seed,
+        parallel_tool_calls=definition.parallel_tool_calls, output=engine.output_request,
+        fallback=definition.fallback, cache_key=str(payload.get("thread_id") or "") or None)
 
 
 def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:

@@ -281,24 +281,24 @@ class Turns:
                 f"payload over 2 MiB); {remedy}", type=PAYLOAD_TOO_LARGE, non_retryable=True)
         return data
 
-    def result(self, output: AgentOutput) -> Json:
-        """The workflow's result: the output; a recorded run's messages and view by
-        reference when it continued as new or they would pass the payload limit."""
+    def result(self, output: AgentOutput, report: Json) -> RawValue:
+        """The workflow's result, encoded once (see :meth:`bound`): the output, then
+        ``report``; a recorded run's messages and view by reference when it continued as new
+        or they would pass the payload limit."""
         if self.log is None:
             if self.carried is not None:
                 output = replace(output, messages=self.whole(output.messages))
-            data = wire.output_to_json(output)
-            self.bound(data, "its output")
-            return data
-        data = wire.output_to_json(output)
-        if self.carried is not None or wire.size(data) > self.max_bytes:
-            self.log.number(output.messages)
-            data["messages"] = []
-            data["checkpoint"]["conversation"] = []
-            data["stored"] = {"transcript": self.log.transcript(output.messages),
-                              "view": self.log.refer(output.checkpoint.conversation)}
-            self.bound(data, "its output")
-        return data
+            return self.bound({**wire.output_to_json(output), **report}, "its output")
+        data = {**wire.output_to_json(output), **report}
+        encoded = wire.encoded(data)
+        if self.carried is None and len(encoded.payload.data) <= self.max_bytes:
+            return encoded
+        self.log.number(output.messages)
+        data["messages"] = []
+        data["checkpoint"]["conversation"] = []
+        data["stored"] = {"transcript": self.log.transcript(output.messages),
+                          "view": self.log.refer(output.checkpoint.conversation)}
+        return self.bound(data, "its output")
 
     def checkpoint_details(self, checkpoint: AgentCheckpoint) -> tuple[Json, Json | None]:
         """A failed run's checkpoint, for its error's details: by value, or, when that would

@@ -75,13 +75,13 @@ def response_from_json(data: Mapping[str, Any]) -> LlmResponse:
                        fallback_from=tuple(str(m) for m in data.get("fallback_from", ())))
 
 
-def outcome_to_json(outcome: ToolOutcome) -> Json:
-    """A tool call's outcome; a result with no JSON form in its lenient form (see
+def outcome_encoded(outcome: ToolOutcome) -> RawValue:
+    """A tool call's outcome as its activity returns it, encoded once (see :func:`encoded`);
+    a result with no JSON form in its lenient form (see
     :meth:`~bloge.core.codec.JsonCodec.encode_lenient`), as a checkpoint keeps it."""
-    return {"success": outcome.success, "content": outcome.content,
-            "result": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(outcome.result)),
-            "arguments": DEFAULT_CODEC.decode(DEFAULT_CODEC.encode_lenient(outcome.arguments)),
-            "latency_ms": outcome.latency_ms}
+    return encoded({"success": outcome.success, "content": outcome.content,
+                    "result": outcome.result, "arguments": outcome.arguments,
+                    "latency_ms": outcome.latency_ms})
 
 
 def outcome_from_json(call: ToolCall, data: Mapping[str, Any]) -> ToolOutcome:

@@ -110,6 +110,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -235,7 +236,7 @@ class AgentWorkflow:
         self._limits = {**self._limits, **limits, **({"budget": budget} if budget else {})}
 
     @workflow.run
-    async def run(self, start: Json) -> Json:
+    async def run(self, start: Json) -> RawValue:
         info = workflow.info()
         agent_id = str(start["agent"])
         agent = _served(info.task_queue, agent_id)
@@ -325,7 +326,7 @@ class AgentWorkflow:
             raise
         named = _named(output, run_id, thread_id)
         await effects.finish(output.checkpoint, output.exit_reason, started, None, named)
-        return {**turns.result(named), **effects.shares.report()}
+        return turns.result(named, effects.shares.report())
 
     async def _ran(self, agent: ServedAgent, engine: AgentEngine, run_start: RunStart,
                    ctx: OperatorContext, effects: ActivityEffects, turns: Turns, start: Json, *,
@@ -797,7 +798,8 @@ class ActivityEffects:
                 await self._report_failed(payload, outcome, started)
             return outcome
         try:
-            result = await workflow.execute_activity(TOOL_ACTIVITY, payload, **options)
+            result = await workflow.execute_activity(TOOL_ACTIVITY, wire.encoded(payload),
+                                                     **options)
         except ActivityError as error:
             _raise_if_cancelled(error)
             outcome = _failed(call, error, plan.timeout if plan else None,

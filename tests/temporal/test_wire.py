@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from temporalio.converter import DataConverter
 
+from bloge.agent.runtime import ToolOutcome
+from bloge.core.codec import UNSERIALIZABLE
 from bloge.llm.messages import ToolCall
 from bloge.llm.types import LlmResponse
 from bloge.temporal import wire
@@ -26,3 +28,17 @@ def test_a_payload_encoded_once_reads_back_through_temporals_converter() -> None
     (read,) = DataConverter.default.payload_converter.from_payloads([encoded.payload])
     assert read == data
     assert len(encoded.payload.data) == wire.size(data)  # the bytes a bound measures
+
+
+def test_a_tool_outcome_crosses_with_a_result_that_has_no_json_form_marked() -> None:
+    call = ToolCall("c1", "lookup", '{"query": "status"}')
+    outcome = ToolOutcome(call, success=True, content="done",
+                          result={"status": "ok", "handle": object()},
+                          arguments={"query": "status"}, latency_ms=1.5)
+    (data,) = DataConverter.default.payload_converter.from_payloads(
+        [wire.outcome_encoded(outcome).payload])
+    read = wire.outcome_from_json(call, data)
+    assert (read.success, read.content, read.arguments, read.latency_ms) == (
+        True, "done", {"query": "status"}, 1.5)
+    assert read.result["status"] == "ok"
+    assert read.result["handle"][UNSERIALIZABLE] == "object"
