@@ -578,12 +578,14 @@ def _seconds_left(info: activity.Info) -> float | None:
 def _request(agent: ServedAgent, payload: Mapping[str, Any],
              messages: tuple[LlmMessage, ...]) -> LlmRequest:
     """A turn's request, as the run's engine makes it (its engine's tools and handoffs, then
-    the run's own, a /v1 client's; its typed answer's request)."""
+    the run's own, a /v1 client's; its typed answer's request), with the ``max_tokens`` its
+    workflow reserved for: the agent's, else its budget's answer cap (the agent's in the
+    payload of a workflow begun before workflows sent theirs)."""
     definition, engine = agent.definition, agent.engine()
     run_tools = payload.get("tools")
     return LlmRequest(
         str(payload["model"]), messages, payload.get("temperature"),
-        max_tokens=definition.max_tokens, stop=definition.stop,
+        max_tokens=payload.get("max_tokens", definition.max_tokens), stop=definition.stop,
         tools=(*engine.tool_definitions, *map(wire.tool_from_json, run_tools)) if run_tools
         else engine.tool_definitions,
         tool_choice=definition.tool_choice, seed=definition.seed,

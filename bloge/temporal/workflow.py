@@ -666,8 +666,8 @@ class ActivityEffects:
     async def _call_model(self, request: LlmRequest, turn: int) -> LlmResponse:
         payload = {"agent": self._agent.definition.id, "run_id": self._run_id, "turn": turn,
                    "thread_id": self._thread_id, "model": request.model,
-                   "temperature": request.temperature, "context": self._values,
-                   **self._watchers(), **self._waiting()}
+                   "temperature": request.temperature, "max_tokens": request.max_tokens,
+                   "context": self._values, **self._watchers(), **self._waiting()}
         if self._tools:
             payload["tools"] = self._tools
         log, view = self._log, self._turns.view

@@ -143,7 +143,8 @@ async def _stall() -> LlmResponse:
 def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     """counter: tools in turn 1, the answer in turn 2; looper: a tool call every turn;
     ``marathon N`` (the last user message): a step a turn until the answer in turn N;
-    ``read …``: how many bytes of content in how many messages the model was shown."""
+    ``read …``: how many bytes of content in how many messages the model was shown;
+    ``cap``: the ``max_tokens`` the request carried."""
     answered = sum(1 for m in request.messages if m.role == "assistant")
     last = next(m.content for m in reversed(request.messages) if m.role == "user")
     if last.startswith("marathon"):
@@ -152,6 +153,8 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
         shown = sum(len(m.content) for m in request.messages)
         return LlmResponse(f"read {shown} bytes in {len(request.messages)} messages",
                            prompt_tokens=1, completion_tokens=1)
+    if last == "cap":
+        return LlmResponse(f"max_tokens {request.max_tokens}")
     if last.startswith("recall"):
         return LlmResponse("recalled: " + " / ".join(f"{m.role}:{m.content}"
                                                      for m in request.messages))

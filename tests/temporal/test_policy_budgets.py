@@ -4,6 +4,7 @@ real dev server, with a worker in this process; ``counter`` makes two model call
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client, WorkflowHistory
+from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
@@ -27,6 +29,7 @@ from bloge.temporal import (
     agent_worker,
     catalogue,
     served_agents,
+    wire,
 )
 from bloge.temporal.activities import AgentActivities
 from bloge.temporal.patches import POLICY_BUDGETS, THREAD_BUDGETS_REFUSED
@@ -73,13 +76,15 @@ def _definitions(registry: OperatorRegistry,
     return definitions
 
 
-async def _in_process(tmp_path: Path, policy: BudgetPolicy) -> AgentOutput:
-    """``counter``'s run in this process, budgeted with ``policy``, as a local run is."""
+async def _in_process(tmp_path: Path, policy: BudgetPolicy,
+                      message: str = "hello") -> AgentOutput:
+    """``counter``'s run of ``message`` in this process, budgeted with ``policy``, as a local
+    run is."""
     registry = agents.registry(tmp_path / "here.log")
     try:
         operator = AgentLoopOperator("counter", _definitions(registry)["counter"], registry,
                                      budgets=policy)
-        return await operator.aexecute("hello")
+        return await operator.aexecute(message)
     finally:
         registry.get("Gate").release.set()
 
@@ -119,6 +124,30 @@ async def test_a_run_on_a_worker_is_priced_with_its_workers_prices(
         there = await runner.run("counter", "hello")
     assert here.usage.cost_usd > 0
     assert there.usage.cost_usd == pytest.approx(here.usage.cost_usd)
+
+
+async def test_a_run_on_a_worker_asks_for_its_workers_answer_cap_as_in_process(
+        serving: Serving, tmp_path: Path) -> None:
+    # counter has no max_tokens of its own: a token limit makes its calls reserve, and
+    # carry, the policy's answer cap (the model answers with the max_tokens it was sent).
+    policy = BudgetPolicy(run=Budget(tokens=100_000), answer_cap=256)
+    here = await _in_process(tmp_path, policy, "cap")
+    async with serving(policy) as runner:
+        there = await runner.run("counter", "cap")
+    assert there.content == here.content == "max_tokens 256"
+
+
+async def test_a_model_call_scheduled_before_workflows_sent_max_tokens_asks_the_agents(
+        tmp_path: Path) -> None:
+    # Its payload, from a workflow begun on an older worker, has no max_tokens.
+    registry = agents.registry(tmp_path / "count.log")
+    served = served_agents(_definitions(registry, {"max_tokens": 64}), registry,
+                           TemporalOptions(task_queue="q"))
+    payload = {"agent": "counter", "run_id": "older", "turn": 1, "thread_id": None,
+               "model": "test-model", "temperature": None, "context": {},
+               "messages": [{"role": "user", "content": "cap"}]}
+    answer = await ActivityEnvironment().run(AgentActivities(served).model, payload)
+    assert wire.response_from_json(json.loads(answer.payload.data)).content == "max_tokens 64"
 
 
 async def test_a_usd_limit_on_a_model_without_a_price_fails_the_run_at_its_start(
