@@ -301,7 +301,12 @@ CONFIGS = (
 class Server:
     def __init__(self, config: Config, upstream_port: int, workdir: Path) -> None:
         self.port = free_port()
-        env = {**os.environ, "PYTHONPATH": config.root or str(HERE.parent)}
+        # The checkout's three packages: with bloge alone on the path, bloge_container and
+        # bloge_config would come from wherever the venv installed them (another checkout).
+        root = Path(config.root or HERE.parent)
+        env = {**os.environ,
+               "PYTHONPATH": os.pathsep.join(str(p) for p in (root, root / "config",
+                                                              root / "container"))}
         if config.kind == "floor":
             command = [sys.executable, __file__, "floor", str(self.port), str(upstream_port)]
             cwd = None
