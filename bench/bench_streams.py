@@ -660,8 +660,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "upstream":
         asyncio.run(upstream(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "floor":
+        # uvicorn's default backlog (2048), as bloge serve's: the same accept queue for both.
         uvicorn.run(floor_app(int(sys.argv[3])), host="127.0.0.1",
-                    port=int(sys.argv[2]), log_level="warning", access_log=False,
-                    backlog=4096)
+                    port=int(sys.argv[2]), log_level="warning", access_log=False)
     else:
         main()
