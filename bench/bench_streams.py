@@ -24,7 +24,13 @@ is shared: the floor is measured in the same minute as bloge). Printed per confi
   relay itself added to each first token, both ways, which leaves out the upstream's own
   300 ms wait and how late a loaded machine fires it (the upstream stamps the first token:
   :func:`first_token`);
-* dropped streams: those that did not end with their ``done`` (or ``[DONE]``) and 200 tokens.
+* dropped streams: those that did not end with their ``done`` (or ``[DONE]``) and 200 tokens,
+  counted by what they ended with (:func:`why_dropped`). Past saturation (N = 2,000 on a
+  loaded 2-core machine) the floor drops a few too, as bloge does: httpx's wait for the
+  upstream's answer fails (``ReadError``). Both relays have the same timeouts (60 s) and
+  pool, and no retries (bloge's ``retry.max-attempts: 1``; by default bloge retries such a
+  failure, before a stream's first byte). ``BENCH_SERVER_LOGS=DIR`` keeps each server's
+  stderr there (the floor's tracebacks, bloge's failed runs).
 
 ``--ttft`` measures only the time to the first token, below saturation: N ramps (1, 5, 10,
 25, 50), with the servers kept up across the ramp and enough rounds at each N for a p99 of
@@ -48,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -71,6 +78,10 @@ HOLD_SECONDS = 20.0  # how long a "hold" request's stream stays open, once it ho
 #: After how many tokens a "hold" request's stream holds (1: after its first; the upstream
 #: process reads it from its environment).
 HOLD_AFTER = int(os.environ.get("BENCH_HOLD_AFTER", "1"))
+#: A folder to keep each server's stderr in (the floor's tracebacks, bloge's failed runs),
+#: one file per server: why a stream was dropped, which its client sees only as a 500 or
+#: an error event.
+SERVER_LOGS = os.environ.get("BENCH_SERVER_LOGS", "")
 SATURATED_MS = 50.0  # the floor's TTFT p99 past the upstream's that means it is saturated
 MARK = "zq"  # every token's text, and nowhere else in an upstream event
 
@@ -301,7 +312,12 @@ CONFIGS = (
 class Server:
     def __init__(self, config: Config, upstream_port: int, workdir: Path) -> None:
         self.port = free_port()
-        env = {**os.environ, "PYTHONPATH": config.root or str(HERE.parent)}
+        # The checkout's three packages: with bloge alone on the path, bloge_container and
+        # bloge_config would come from wherever the venv installed them (another checkout).
+        root = Path(config.root or HERE.parent)
+        env = {**os.environ,
+               "PYTHONPATH": os.pathsep.join(str(p) for p in (root, root / "config",
+                                                              root / "container"))}
         if config.kind == "floor":
             command = [sys.executable, __file__, "floor", str(self.port), str(upstream_port)]
             cwd = None
@@ -313,8 +329,13 @@ class Server:
                 SETTINGS.format(upstream=upstream_port, store=store))
             command = [str(BLOGE), "serve", "--port", str(self.port)]
             cwd = project
-        self.process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+        log = Path(os.devnull)
+        if SERVER_LOGS:
+            name = re.sub(r"\W+", "-", config.name)
+            log = Path(SERVER_LOGS) / f"{name}-{self.port}.log"
+        with log.open("wb") as err:
+            self.process = subprocess.Popen(command, cwd=cwd, env=env,
+                                            stdout=subprocess.DEVNULL, stderr=err)
         wait_for(self.port, self.process)
 
     def cpu_seconds(self) -> float:
@@ -418,6 +439,19 @@ async def one_stream(port: int, config: Config, text: str, delay: float,
     return stream
 
 
+def why_dropped(stream: Stream) -> str:
+    """What a dropped stream ended with: the server's error (a run's id taken out, so that
+    alike failures count together), its HTTP status, or how far it got."""
+    if stream.status_ok is None:
+        return "no answer"
+    if not stream.status_ok:
+        return stream.buffer.split(b"\r\n", 1)[0].decode(errors="replace") or "no connection"
+    said = re.search(rb'"(?:error_)?message": ?"((?:[^"\\]|\\.)*)"', stream.last_frame)
+    if said:
+        return re.sub(r"\brun [0-9a-f]{32}\b", "run …", said[1].decode(errors="replace"))
+    return f"{stream.tokens} tokens, {'done' if stream.done else 'no end'}"
+
+
 @dataclass(frozen=True)
 class Figures:
     tokens: int
@@ -462,6 +496,8 @@ async def load(server: Server, config: Config, count: int) -> Figures:
         print(f"   dropped ({config.name}): status ok {stream.status_ok}, done {stream.done}, "
               f"{stream.tokens} tokens, last frame {stream.last_frame[-300:]!r}, last bytes "
               f"{stream.buffer[-300:]!r}", flush=True)
+    for reason, times in Counter(why_dropped(s) for s in dropped).most_common():
+        print(f"   dropped ({config.name}): {times} x {reason}", flush=True)
     return Figures(tokens, cpu, (rss_open - rss_before) / count,
                    statistics.median(ttfts) * 1e3 if ttfts else float("nan"),
                    ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))] * 1e3
@@ -655,8 +691,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "upstream":
         asyncio.run(upstream(int(sys.argv[2])))
     elif len(sys.argv) > 1 and sys.argv[1] == "floor":
+        # uvicorn's default backlog (2048), as bloge serve's: the same accept queue for both.
         uvicorn.run(floor_app(int(sys.argv[3])), host="127.0.0.1",
-                    port=int(sys.argv[2]), log_level="warning", access_log=False,
-                    backlog=4096)
+                    port=int(sys.argv[2]), log_level="warning", access_log=False)
     else:
         main()
