@@ -10,6 +10,8 @@ holds, however busy the machine; more tokens show what a stream keeps per token 
 snapshots again once every stream has them, and prints the difference per stream:
 
 * the RSS (inflated by tracemalloc's own traces unless ``--frames 0``) and the live tasks;
+* pymalloc's blocks in use (the small objects: steadier than the RSS, which moves by how the
+  frees left its pools and pages) and its free blocks (``sys._debugmallocstats``);
 * the cyclic garbage the collector had not freed yet, by type (then collected: what follows
   is what is live);
 * the objects the collector tracks, by type (coroutines and generators by their function:
@@ -41,10 +43,26 @@ import bench_streams as bench
 
 #: Run in the server process: snapshots (and the count of live tasks) on SIGUSR1.
 PRELUDE = """
-import asyncio, gc, json, signal, sys, tracemalloc
+import asyncio, gc, json, os, re, signal, sys, tempfile, tracemalloc
 def _rss_kib():
     return next(int(line.split()[1]) for line in open('/proc/self/status')
                 if line.startswith('VmRSS'))
+def _pymalloc():
+    # What pymalloc holds for objects (of up to 512 B), in bytes: in blocks in use, and in
+    # free blocks of its pools. Less noisy than the RSS, which moves by what pools and
+    # pages the frees left half used; sys._debugmallocstats writes to C's stderr.
+    with tempfile.TemporaryFile() as out:
+        saved = os.dup(2)
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode()
+    return {name: int(value.replace(',', '')) for name, value in re.findall(
+        r'# bytes in (allocated|available) blocks *= *([0-9,]+)', text)}
 def _census(rss, uncollected, garbage):
     # The live objects the collector tracks, by type: how many and their sys.getsizeof
     # (a coroutine's or generator's includes its frame), and the process's RSS in KiB.
@@ -59,7 +77,7 @@ def _census(rss, uncollected, garbage):
         count, size = by_type.get(name, (0, 0))
         by_type[name] = (count + 1, size + sys.getsizeof(thing))
     return {'types': by_type, 'rss_kib': rss, 'traced': tracemalloc.get_traced_memory()[0],
-            'uncollected': uncollected, 'garbage': garbage}
+            'uncollected': uncollected, 'garbage': garbage, 'pymalloc': _pymalloc()}
 def _tracing(frames):
     # From the first snapshot on (the imports go at speed), unless told not to trace.
     if frames and not tracemalloc.is_tracing():
@@ -202,6 +220,10 @@ def report(count: int, before: Taken, during: Taken, top: int) -> None:
     print(f"   RSS: {rss / count:.1f} KiB/stream" + ("" if before.snapshot is None else
                                                      " (tracemalloc's own traces included)")
           + f"; {(during.tasks - before.tasks) / count:.2f} live tasks/stream")
+    pymalloc = {name: (during.census["pymalloc"][name] - before.census["pymalloc"][name])
+                / count / 1024 for name in ("allocated", "available")}
+    print(f"   pymalloc: {pymalloc['allocated']:.2f} KiB/stream in blocks in use, "
+          f"{pymalloc['available']:.2f} KiB/stream in free blocks of its pools")
     kinds = during.census["garbage"]
     print(f"   cyclic garbage the collector had not yet freed: "
           f"{sum(kinds.values()) / count:.0f} objects/stream (" + ", ".join(

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bloge.agent import AgentOutput, AgentRunError, MaxTurnsExceededError, RunPaused
+from bloge.agent import AgentOutput, AgentRunError, AgentUsage, MaxTurnsExceededError, RunPaused
 from bloge.core.context import OperatorContext
 from bloge.server import openai_rounds as rounds
 from bloge.server import openai_wire as wire
@@ -103,7 +103,7 @@ async def _completion(state: ServerState, request: Request, chat: wire.ChatReque
             run_id=run.run_id)
     except MaxTurnsExceededError as error:
         return JSONResponse(wire.completion(_completion_id(run.run_id), chat.agent_id,
-                                            created, _own(wire.out_of_turns(error), run)))
+                                            created, _own(wire.out_of_turns(error), run.usage)))
     except RunPaused as paused:
         said = rounds.paused_answer(paused, since=run.usage)
         if isinstance(said, RunFailure):
@@ -115,7 +115,7 @@ async def _completion(state: ServerState, request: Request, chat: wire.ChatReque
     if output is None:
         return Response(status_code=499)  # the client left; its run was cancelled
     return JSONResponse(wire.completion(_completion_id(run.run_id), chat.agent_id, created,
-                                        _own(wire.answer(output), run)))
+                                        _own(wire.answer(output), run.usage)))
 
 
 async def _continued(state: ServerState, run: rounds.CompletionRun, owner: str | None,
@@ -126,10 +126,10 @@ async def _continued(state: ServerState, run: rounds.CompletionRun, owner: str |
     return await resume()
 
 
-def _own(said: wire.Answer, run: rounds.CompletionRun) -> wire.Answer:
-    """``said`` with the usage of this completion's model calls only (a continued run's
-    earlier calls were told in its earlier completions)."""
-    return replace(said, usage=rounds.usage_since(said.usage, run.usage))
+def _own(said: wire.Answer, since: AgentUsage) -> wire.Answer:
+    """``said`` with the usage of this completion's model calls only (``since``: the run's
+    before it; a continued run's earlier calls were told in its earlier completions)."""
+    return replace(said, usage=rounds.usage_since(said.usage, since))
 
 
 async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.CompletionRun,
@@ -165,7 +165,8 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.Comp
 
     writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
                               include_usage=chat.include_usage)
-    return EventStream(_frames(state, run, writer, head, events, task),
+    # The stream keeps of the run what its ending needs, not the CompletionRun (its mappings).
+    return EventStream(_frames(state, run_id, run.usage, writer, head, events, task),
                        keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
                        on_disconnect=cancel, closing=functools.partial(_stopped, run_id))
 
@@ -189,12 +190,13 @@ async def _failed_before(state: ServerState, run: rounds.CompletionRun,
             task.result()
     if first is not None and not _ends(first):
         return None
-    ending = await _outcome(state, run, task)
+    ending = await _outcome(state, run.run_id, run.usage, task)
     return _failure_response(ending) if isinstance(ending, RunFailure) else None
 
 
-async def _frames(state: ServerState, run: rounds.CompletionRun, writer: wire.ChunkWriter,
-                  first: First, events: AsyncGenerator[RunEvent, None],
+async def _frames(state: ServerState, run_id: str, since: AgentUsage,
+                  writer: wire.ChunkWriter, first: First,
+                  events: AsyncGenerator[RunEvent, None],
                   task: asyncio.Task[AgentOutput]) -> AsyncIterator[bytes]:
     """The role, the text of each token, then the run's ending (the client's tool calls it
     waits on, its finish reason and usage, or its error), then ``[DONE]``."""
@@ -209,7 +211,7 @@ async def _frames(state: ServerState, run: rounds.CompletionRun, writer: wire.Ch
                     yield _token(writer, event)
                 elif event.type in SHOWN:  # the run's done or error: its ending follows
                     break
-        ending = await _outcome(state, run, task)
+        ending = await _outcome(state, run_id, since, task)
         if isinstance(ending, RunFailure):
             yield _data(wire.dumps(error_body(ending.message, status=ending.status,
                                               code=ending.code)))
@@ -232,21 +234,22 @@ async def _next_shown(events: AsyncIterator[RunEvent]) -> RunEvent | None:
     return None
 
 
-async def _outcome(state: ServerState, run: rounds.CompletionRun,
+async def _outcome(state: ServerState, run_id: str, since: AgentUsage,
                    task: asyncio.Task[AgentOutput]) -> wire.Answer | RunFailure:
-    """What a client is told of the finished run: its answer; out of turns, the answer so
-    far (``"length"``); paused, the client's tool calls it waits on; else its failure."""
+    """What a client is told of the finished run ``run_id``: its answer; out of turns, the
+    answer so far (``"length"``); paused, the client's tool calls it waits on; else its
+    failure. Its usage is since ``since`` (the run's before this completion)."""
     await asyncio.wait({task})
     error = task.exception()
     if error is None:
-        return _own(wire.answer(task.result()), run)
+        return _own(wire.answer(task.result()), since)
     if isinstance(error, MaxTurnsExceededError):
-        return _own(wire.out_of_turns(error), run)
+        return _own(wire.out_of_turns(error), since)
     if isinstance(error, RunPaused):
-        return rounds.paused_answer(error, since=run.usage)
+        return rounds.paused_answer(error, since=since)
     if isinstance(error, rounds.ToolRoundError):  # its results came already
         return RunFailure(error.status, error.message, error.code)
-    return await run_failure(state, run.run_id, error)
+    return await run_failure(state, run_id, error)
 
 
 def _ends(event: RunEvent | None) -> bool:

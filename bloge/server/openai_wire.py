@@ -307,12 +307,13 @@ class ChunkWriter:
     later turn than the last text comes after a blank line: what the model said before its
     tool calls is not run into what it says after them."""
 
-    __slots__ = ("_head", "_include_usage", "_token", "_turn")
+    __slots__ = ("_created", "_id", "_include_usage", "_model", "_token", "_turn")
 
     def __init__(self, completion_id: str, model: str, created: int, *,
                  include_usage: bool) -> None:
-        self._head = {"id": completion_id, "object": "chat.completion.chunk",
-                      "created": created, "model": model, "system_fingerprint": None}
+        # Not the head of every chunk as a dict: only the ending needs it again, and every
+        # open stream would keep it (184 B).
+        self._id, self._model, self._created = completion_id, model, created
         self._include_usage = include_usage
         self._turn: int | None = None
         # A token's chunk is this text around its own: one string to encode per token.
@@ -335,11 +336,15 @@ class ChunkWriter:
         chunks = [dumps(self._chunk(delta, None)) for delta in tool_call_deltas(said.tool_calls)]
         chunks.append(dumps(self._chunk({}, said.finish_reason)))
         if self._include_usage:
-            chunks.append(dumps({**self._head, "choices": [], "usage": usage(said.usage)}))
+            chunks.append(dumps({**self._head(), "choices": [], "usage": usage(said.usage)}))
         return chunks
 
+    def _head(self) -> dict[str, Any]:
+        return {"id": self._id, "object": "chat.completion.chunk", "created": self._created,
+                "model": self._model, "system_fingerprint": None}
+
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
-        chunk = {**self._head, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+        chunk = {**self._head(), "choices": [{"index": 0, "delta": delta, "logprobs": None,
                                             "finish_reason": finish_reason}]}
         if self._include_usage:
             chunk["usage"] = None

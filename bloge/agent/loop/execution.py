@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from bloge.agent.loop.engine import AgentEngine, ModelCall, RunEffects, ToolRound
 
 _log = logging.getLogger("bloge.agent")
+#: The names of a run's external tools when it has none (most runs): one set for them all,
+#: not an empty frozenset of 216 B that every open run keeps.
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 class Execution:
@@ -110,7 +113,7 @@ class Execution:
         if sink is not None and definition.output is not None:
             sink = PartialSink(sink)
         self._sink = sink
-        self._external = frozenset(tool.name for tool in external)
+        self._external = frozenset(tool.name for tool in external) if external else _NO_NAMES
         self._may_wait = engine.may_wait or bool(external)
         self._tool_definitions = engine.tool_definitions + external if external \
             else engine.tool_definitions
