@@ -380,6 +380,7 @@ class Stream(asyncio.Protocol):
         self.first_token: float | None = None
         self.sent = 0.0
         self.relay: float | None = None  # what the relay added to the first token, both ways
+        self.legs = (0.0, 0.0)  # of which on the way to the upstream, and on the way back
         self.last_frame = b""  # the last frame without a token (an error event says why)
         self.closed = self.loop.create_future()
 
@@ -399,7 +400,8 @@ class Stream(asyncio.Protocol):
                     self.first_token = self.loop.time() - self.started
                     if stamp := STAMP.search(piece):
                         received, sent = float(stamp[1]), float(stamp[2])
-                        self.relay = (received - self.sent) + (time.monotonic() - sent)
+                        self.legs = (received - self.sent, time.monotonic() - sent)
+                        self.relay = sum(self.legs)
                     if self.opened is not None:
                         self.opened.first_token()
             elif self.done_mark in piece:
@@ -563,13 +565,18 @@ def report_ttft(count: int, rounds: int, pooled: dict[str, list[Stream]]) -> Non
         relays = [s.relay for s in pooled[name] if s.relay is not None]
         return percentile(relays, fraction) * 1e3 if relays else float("nan")
 
+    def leg_ms(name: str, leg: int) -> float:
+        legs = [s.legs[leg] for s in pooled[name] if s.relay is not None]
+        return percentile(legs, 0.5) * 1e3 if legs else float("nan")
+
     saturated = ms("floor", 0.99) > FIRST_TOKEN_SECONDS * 1e3 + SATURATED_MS
     print(f"N = {count}: {rounds} round(s), {len(pooled['floor'])} first tokens each"
           + ("  SATURATED (the floor's p99 is more than "
              f"{SATURATED_MS:g} ms past the upstream's)" if saturated else ""), flush=True)
     for name in pooled:
         line = (f"   {name:<19} TTFT p50 {ms(name, 0.5):7.1f} p99 {ms(name, 0.99):7.1f} ms"
-                f"  relay p50 {relay_ms(name, 0.5):6.2f} p99 {relay_ms(name, 0.99):6.2f} ms")
+                f"  relay p50 {relay_ms(name, 0.5):6.2f} (to {leg_ms(name, 0):5.2f} back "
+                f"{leg_ms(name, 1):5.2f}) p99 {relay_ms(name, 0.99):6.2f} ms")
         if name != "floor":
             line += (f"  | added p50 {ms(name, 0.5) - ms('floor', 0.5):+6.1f} "
                      f"p99 {ms(name, 0.99) - ms('floor', 0.99):+6.1f} ms; by the relay "
