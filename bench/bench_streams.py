@@ -4,7 +4,7 @@ fake upstream model over real HTTP, against a bare Starlette + httpx relay of th
     nice .venv/bin/python bench/bench_streams.py [--n 100,200,1000,2000] [--rounds 1]
         [--only "memory  runs"] [--before CHECKOUT]
     nice .venv/bin/python bench/bench_streams.py --ttft [--n 1,5,10,25,50] [--only memory]
-        [--samples 100]
+        [--samples 100] [--awake {halt,spin,poll}] [--priority {inherit,nice,fifo}]
 
 The upstream (a process of its own, raw asyncio) answers a streamed chat completion after
 300 ms with 200 tokens at 50 tokens/s, as an OpenAI-compatible server does. Each figure starts
@@ -36,6 +36,17 @@ is shared: the floor is measured in the same minute as bloge). Printed per confi
 25, 50), with the servers kept up across the ramp and enough rounds at each N for a p99 of
 pooled first tokens (see :func:`ttft_ramp`).
 
+``--awake`` keeps this VM's vCPUs from halting while it measures. A halted vCPU leaves the
+host, and waking it costs milliseconds (tens, on an idle host): each hop between the client,
+the server and the upstream can wait for one, which moves the floor's own p99 between two
+identical runs. ``spin``: one busy loop per core at nice 19; ``poll``: a PM QoS request of 0 µs
+latency held on ``/dev/cpu_dma_latency`` for the run, so that an idle vCPU polls instead of
+halting; ``halt`` (the default) changes nothing. ``--priority`` runs this process and its
+children at nice -15 (``nice``) or in the real-time class (``fifo``): on a shared machine,
+other benches at nice -15 take turns with these too, and only ``fifo`` goes first (below
+saturation these processes use a fraction of a core: the others keep the rest). Both need
+root. The CPU the rest of the machine used meanwhile (in cores) is printed at the end.
+
 The load client (this process) reads the streams with raw asyncio sockets, so that what it
 costs is not the servers'.
 """
@@ -44,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -55,7 +67,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -389,6 +401,7 @@ class Stream(asyncio.Protocol):
         self.first_token: float | None = None
         self.sent = 0.0
         self.relay: float | None = None  # what the relay added to the first token, both ways
+        self.legs = (0.0, 0.0)  # of which on the way to the upstream, and on the way back
         self.last_frame = b""  # the last frame without a token (an error event says why)
         self.closed = self.loop.create_future()
 
@@ -408,7 +421,8 @@ class Stream(asyncio.Protocol):
                     self.first_token = self.loop.time() - self.started
                     if stamp := STAMP.search(piece):
                         received, sent = float(stamp[1]), float(stamp[2])
-                        self.relay = (received - self.sent) + (time.monotonic() - sent)
+                        self.legs = (received - self.sent, time.monotonic() - sent)
+                        self.relay = sum(self.legs)
                     if self.opened is not None:
                         self.opened.first_token()
             elif self.done_mark in piece:
@@ -587,19 +601,72 @@ def report_ttft(count: int, rounds: int, pooled: dict[str, list[Stream]]) -> Non
         relays = [s.relay for s in pooled[name] if s.relay is not None]
         return percentile(relays, fraction) * 1e3 if relays else float("nan")
 
+    def leg_ms(name: str, leg: int) -> float:
+        legs = [s.legs[leg] for s in pooled[name] if s.relay is not None]
+        return percentile(legs, 0.5) * 1e3 if legs else float("nan")
+
     saturated = ms("floor", 0.99) > FIRST_TOKEN_SECONDS * 1e3 + SATURATED_MS
     print(f"N = {count}: {rounds} round(s), {len(pooled['floor'])} first tokens each"
           + ("  SATURATED (the floor's p99 is more than "
              f"{SATURATED_MS:g} ms past the upstream's)" if saturated else ""), flush=True)
     for name in pooled:
         line = (f"   {name:<19} TTFT p50 {ms(name, 0.5):7.1f} p99 {ms(name, 0.99):7.1f} ms"
-                f"  relay p50 {relay_ms(name, 0.5):6.2f} p99 {relay_ms(name, 0.99):6.2f} ms")
+                f"  relay p50 {relay_ms(name, 0.5):6.2f} (to {leg_ms(name, 0):5.2f} back "
+                f"{leg_ms(name, 1):5.2f}) p99 {relay_ms(name, 0.99):6.2f} ms")
         if name != "floor":
             line += (f"  | added p50 {ms(name, 0.5) - ms('floor', 0.5):+6.1f} "
                      f"p99 {ms(name, 0.99) - ms('floor', 0.99):+6.1f} ms; by the relay "
                      f"p50 {relay_ms(name, 0.5) - relay_ms('floor', 0.5):+6.2f} "
                      f"p99 {relay_ms(name, 0.99) - relay_ms('floor', 0.99):+6.2f} ms")
         print(line, flush=True)
+
+
+#: A busy loop in the ordinary class at nice 19, whatever its parent's (see --priority).
+SPIN = ("import os\nos.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))\n"
+        "os.setpriority(os.PRIO_PROCESS, 0, 19)\nwhile True: pass")
+
+
+@contextlib.contextmanager
+def awake(how: str) -> Iterator[None]:
+    """Keeps the vCPUs from halting, as ``how`` says (see the module's docstring)."""
+    if how == "halt":
+        yield
+        return
+    if how == "poll":
+        with Path("/dev/cpu_dma_latency").open("wb", buffering=0) as latency:
+            latency.write((0).to_bytes(4, sys.byteorder))
+            yield  # the request holds while the file is open
+        return
+    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(os.cpu_count() or 1)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def prioritise(how: str) -> None:
+    """Run this process, and the servers and the upstream it starts, at nice -15 (``nice``)
+    or in the real-time class (``fifo``: ``SCHED_FIFO`` 1, before every ordinary process of
+    the machine, whatever its nice); ``inherit``: as started."""
+    if how == "nice":
+        os.setpriority(os.PRIO_PROCESS, 0, -15)
+    elif how == "fifo":
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+
+
+def busy_seconds() -> float:
+    """The CPU time every process on the machine has used (/proc/stat, idle and iowait left
+    out)."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def own_seconds() -> float:
+    """The CPU time this process and its waited-for children have used."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def main() -> None:
@@ -618,7 +685,24 @@ def main() -> None:
     parser.add_argument("--before", metavar="CHECKOUT",
                         help="also run each bloge configuration on this checkout's bloge "
                         "(git worktree add --detach DIR main), interleaved: before and after")
+    parser.add_argument("--awake", choices=("halt", "spin", "poll"), default="halt",
+                        help="keep the vCPUs from halting while measuring: busy loops at nice "
+                        "19 (spin) or a 0 µs PM QoS request (poll); halt: as the machine is")
+    parser.add_argument("--priority", choices=("inherit", "nice", "fifo"), default="inherit",
+                        help="this process's and its children's: nice -15, or SCHED_FIFO (a "
+                        "shared machine's other processes wait while these run)")
     args = parser.parse_args()
+    prioritise(args.priority)
+    started, busy, own = time.monotonic(), busy_seconds(), own_seconds()
+    with awake(args.awake):
+        run(args)
+    others = (busy_seconds() - busy) - (own_seconds() - own)
+    print(f"the rest of the machine used {others / (time.monotonic() - started):.2f} cores "
+          f"meanwhile (load average {os.getloadavg()[0]:.2f}; --awake {args.awake}, --priority "
+          f"{args.priority})", flush=True)
+
+
+def run(args: argparse.Namespace) -> None:
     counts = [int(n) for n in (args.n or ("1,5,10,25,50" if args.ttft
                                           else "100,200,1000,2000")).split(",")]
     configs = [c for c in CONFIGS if c.kind == "floor" or args.only in c.name]

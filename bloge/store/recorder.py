@@ -294,8 +294,12 @@ class Recorder:
     async def flush_if_due(self) -> None:
         """Write the events kept so far when the last batch is older than
         :data:`EVENT_FLUSH_SECONDS`, so that a stream followed from another process (which
-        reads the store) falls no further behind."""
+        reads the store) falls no further behind. The write waits one turn of the event
+        loop: the watchers the last event woke send it first. Without it, the first token
+        after a model's wait (more than that since the batch before the call) would reach
+        its stream only after a transaction, which a SQLite store runs in the loop."""
         if self._events and time.monotonic() - self._flushed_at >= EVENT_FLUSH_SECONDS:
+            await asyncio.sleep(0)
             await self.flush()
 
     # -- messages and views

@@ -441,6 +441,49 @@ async def test_a_live_run_lets_go_of_what_is_stored_and_seen_and_a_late_watcher_
     assert seen[-1].type == "done"
 
 
+async def test_a_token_reaches_its_live_watchers_before_the_write_it_is_due_for(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream is not held up by the store's write (a SQLite store's runs in the loop): the
+    first token after a model's wait is sent before the batch it is due for is written."""
+    monkeypatch.setattr(recorder, "EVENT_FLUSH_SECONDS", 0.0)  # each token is written at once
+    order: list[tuple[str, str]] = []
+    write = StoreWriter.write
+
+    async def written(writer: StoreWriter, batch: Sequence[ops.Op]) -> None:
+        order.extend(("written", event.body["text"]) for op in batch
+                     if isinstance(op, ops.AppendEvents) for event in op.events
+                     if event.type == "token")
+        await write(writer, batch)
+
+    monkeypatch.setattr(StoreWriter, "write", written)
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    class Waiting(FunctionProvider):
+        async def stream_chat(self, request: LlmRequest) -> AsyncIterator[LlmChunk]:
+            asked.set()
+            await answer.wait()
+            for word in ("one ", "two "):
+                yield LlmChunk(word)
+            yield LlmChunk(done=True, finish_reason="stop")
+
+    run = asyncio.create_task(agent(store, Waiting(lambda _: LlmResponse("")), Tools(),
+                                    streaming=True).aexecute("Hi"))
+    await asked.wait()
+    (running,) = await store.list_runs()
+
+    async def watch() -> None:
+        async for event in follow(store, running.id):
+            if event.type == "token":
+                order.append(("shown", event.body["text"]))
+            answer.set()  # watched from the run's events before its first token
+
+    watcher = asyncio.create_task(watch())
+    await run
+    await watcher
+    assert order == [("shown", "one "), ("written", "one "), ("shown", "two "),
+                     ("written", "two ")]
+
+
 async def test_a_run_in_another_event_loop_is_followed_from_the_store(store: Store) -> None:
     """An asyncio event cannot wake another loop: a run that another thread's loop runs (a
     server in a thread, bloge's sync facade) is followed through the store instead."""

@@ -1,0 +1,63 @@
+"""A SQLite store's checkpoints (the WAL copied back into the file, both synced: tens of ms)
+run on the driver's thread, never in the event loop whose writes run inline: a checkpoint
+there held every stream the loop serves."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from bloge.store.sql import sqlite
+from bloge.store.sql.script import Query, Result
+from bloge.store.sql.sqlite import SqliteDriver
+
+ROW = "x" * 8000  # two pages a row
+
+
+def insert_rows(count: int) -> Generator[Query, Result, None]:
+    yield Query("INSERT INTO filler (body) VALUES (?)", [(ROW,)] * count, many=True)
+
+
+def frames_in_wal(path: Path) -> int:
+    """How many frames the WAL holds (a passive checkpoint tells, copying them)."""
+    with sqlite3.connect(path) as observer:
+        _, frames, _ = observer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return int(frames)
+
+
+def create_filler() -> Generator[Query, Result, None]:
+    yield Query("CREATE TABLE filler (body TEXT)")
+
+
+async def test_writes_in_the_event_loop_never_checkpoint(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite, "CHECKPOINT_WRITES", 1_000_000)  # the driver's thread starts none
+    path = tmp_path / "bloge.db"
+    driver = SqliteDriver(path, display="test")
+    await driver.run(create_filler(), write=True)
+    for _ in range(sqlite.CHECKPOINT_PAGES // 100 + 2):  # past SQLite's own threshold
+        await driver.run(insert_rows(50), write=True)
+    assert frames_in_wal(path) > sqlite.CHECKPOINT_PAGES  # none copied back, none restarted
+    await driver.aclose()
+
+
+async def test_the_drivers_thread_checkpoints_every_so_many_inline_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite, "CHECKPOINT_WRITES", 2)
+    checkpointed: list[str] = []
+    checkpoint = SqliteDriver._checkpointed  # noqa: SLF001 -- which thread runs it is the point
+
+    def on_its_thread(driver: SqliteDriver) -> None:
+        checkpointed.append(threading.current_thread().name)
+        checkpoint(driver)
+
+    monkeypatch.setattr(SqliteDriver, "_checkpointed", on_its_thread)
+    driver = SqliteDriver(tmp_path / "bloge.db", display="test")
+    await driver.run(create_filler(), write=True)
+    await driver.run(insert_rows(1), write=True)
+    await driver.aclose()  # after the checkpoint, on the same thread
+    assert [name.startswith("bloge-store-sqlite") for name in checkpointed] == [True]
