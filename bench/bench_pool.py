@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
 import socket
 import statistics
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from checkout import child_env
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
@@ -156,7 +156,7 @@ def measure(runs: int, hold: float, max_connections: int | None) -> tuple[list[f
                                max_connections=max_connections)
             bloge = Path(sys.executable).with_name("bloge")
             server = subprocess.Popen([str(bloge), "serve", "-c", str(settings)], cwd=folder,
-                                      env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+                                      env=child_env())
             try:
                 wait_for(port, server)
                 return asyncio.run(load(f"http://127.0.0.1:{port}", runs))

@@ -30,6 +30,7 @@ from typing import Protocol
 
 import nats
 import uvicorn
+from checkout import child_env
 
 from bloge import rpc
 from bloge.rpc.asgi import rpc_app
@@ -83,7 +84,7 @@ def free_port() -> int:
 def start(kind: str, where: str) -> subprocess.Popen[str]:
     process = subprocess.Popen([sys.executable, __file__, "--serve", kind, where],
                                stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+                               env=child_env())
     assert process.stdout is not None
     if process.stdout.readline().strip() != "ready":
         raise RuntimeError(f"the {kind} service did not start")

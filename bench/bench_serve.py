@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import shutil
 import signal
@@ -29,6 +28,7 @@ import time
 from pathlib import Path
 
 import httpx
+from checkout import child_env
 
 HERE = Path(__file__).parent
 RUN = {"input": "What is the answer?"}
@@ -55,7 +55,7 @@ class Server:
         self.port = free_port()
         self.process = subprocess.Popen(
             [sys.executable, str(HERE / "serve_apps.py"), kind, str(self.port), model],
-            env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+            env=child_env())
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from checkout import child_env
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
@@ -57,7 +58,6 @@ TURNS = 5
 #: workflow task reaches matching, and so a worker) read up to 1000 times a second per shard
 #: instead of 20 (the same flags as tests/temporal/conftest.py).
 DEV_SERVER_FLAGS = ("--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000")
-ROOT = Path(__file__).resolve().parents[1]
 AGENT = """
 agent bench {
   model = "m"
@@ -175,7 +175,7 @@ def start_worker(address: str, task_queue: str) -> subprocess.Popen[str]:
     """A worker process (this script with --worker), once it polls."""
     process = subprocess.Popen([sys.executable, __file__, "--worker", address, task_queue],
                                stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               env=child_env())
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "ready"
     return process

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_streams as bench
+from checkout import ROOT, child_env
 
 #: Run in the server process: snapshots (and the count of live tasks) on SIGUSR1.
 PRELUDE = """
@@ -119,7 +120,7 @@ class TracedServer(bench.Server):
         if config.kind == "floor":
             run = (f"import bench_streams, uvicorn\nuvicorn.run(bench_streams.floor_app("
                    f"{upstream_port}), host='127.0.0.1', port={self.port}, "
-                   f"log_level='warning', access_log=False, backlog=4096)")
+                   f"log_level='warning', access_log=False)")
         else:
             (project / "relay.bloge").write_text(bench.AGENT)
             store = "memory://" if config.store == "memory" else "sqlite:///var/bloge.db"
@@ -130,7 +131,7 @@ class TracedServer(bench.Server):
         script = project / "traced.py"
         script.write_text(PRELUDE + f"FRAMES = {frames}\nsys.argv[0] = {str(self.dumps)!r}\n"
                           + run + "\n")
-        env = {**os.environ, "PYTHONPATH": f"{bench.HERE.parent}:{bench.HERE}"}
+        env = child_env(ROOT, bench.HERE)
         self.process = subprocess.Popen([sys.executable, str(script)],
                                         cwd=project, env=env, stdout=subprocess.DEVNULL,
                                         stderr=(workdir / "server.log").open("wb"))

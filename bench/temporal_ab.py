@@ -25,6 +25,7 @@ from typing import Any
 
 from bench_temporal import DEV_SERVER_FLAGS, TURNS, binary, worker
 from bench_temporal_turn import CONCURRENT, floor_worker
+from checkout import ROOT, child_env
 from temporal_floor import FloorWorkflow
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
@@ -44,9 +45,9 @@ def start_worker(address: str, task_queue: str, kind: str,
                  bloge_at: str | None) -> subprocess.Popen[str]:
     """A worker process (this script with --worker), once it polls; ``bloge_at``: the
     directory whose ``bloge`` package it imports instead of this tree's."""
-    # Its bloge comes first on its path: this tree's when none is given (main's venv installs
-    # the main checkout's, which would otherwise stand in for this one).
-    env = {**os.environ, "PYTHONPATH": bloge_at or str(BENCH.parent)}
+    # Its checkout comes first on its path: this tree's when none is given (main's venv
+    # installs the main checkout's, which would otherwise stand in for this one).
+    env = child_env(Path(bloge_at) if bloge_at else ROOT)
     process = subprocess.Popen([sys.executable, __file__, "--worker", address, task_queue,
                                 kind], stdout=subprocess.PIPE, text=True, env=env, cwd=BENCH)
     assert process.stdout is not None
