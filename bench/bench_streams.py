@@ -73,6 +73,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from checkout import ROOT, child_env
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
@@ -324,12 +325,7 @@ CONFIGS = (
 class Server:
     def __init__(self, config: Config, upstream_port: int, workdir: Path) -> None:
         self.port = free_port()
-        # The checkout's three packages: with bloge alone on the path, bloge_container and
-        # bloge_config would come from wherever the venv installed them (another checkout).
-        root = Path(config.root or HERE.parent)
-        env = {**os.environ,
-               "PYTHONPATH": os.pathsep.join(str(p) for p in (root, root / "config",
-                                                              root / "container"))}
+        env = child_env(Path(config.root) if config.root else ROOT)
         if config.kind == "floor":
             command = [sys.executable, __file__, "floor", str(self.port), str(upstream_port)]
             cwd = None
