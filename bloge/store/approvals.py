@@ -136,13 +136,17 @@ async def _holder(store: Store, run_id: str, call_ids: Sequence[str], *,
     return found[0]
 
 
-async def posted_results(store: Store, run_id: str) -> dict[str, tuple[str, bool]]:
+async def posted_results(store: Store, run_id: str, *,
+                         turn: int | None = None) -> dict[str, tuple[str, bool]]:
     """The results posted for the external calls the paused run ``run_id`` waits on in its
-    round: call id → (the tool message, whether it is text rather than JSON)."""
-    run = await store.get_run(run_id)
-    if not run.status.paused:
-        return {}
-    return await store.run_script(pending.posted_results(run_id, run.turns))
+    round (that of ``turn`` if given: the round whose calls a caller read): call id → (the
+    tool message, whether it is text rather than JSON)."""
+    if turn is None:
+        run = await store.get_run(run_id)
+        if not run.status.paused:
+            return {}
+        turn = run.turns
+    return await store.run_script(pending.posted_results(run_id, turn))
 
 
 async def pending_approvals(store: Store, *, run_id: str | None = None,

@@ -67,6 +67,12 @@ THREAD_BUDGETS_REFUSED = "bloge.thread-budgets-refused"
 #: on, as a local resume refuses them (before it, its workflow task failed again and again).
 #: Asked of ``workflow.patched`` itself, and only by such a run.
 UNPRICED_LIMITS = "bloge.unpriced-limits"
+#: The patch after which a paused round drops an answer sent for another turn's round (a
+#: resumer that read the store before that round went on sends its answers again, by call
+#: ids a later round may reuse); before it, a round took the first answer to each of its call
+#: ids, whatever its turn. Asked of ``workflow.patched`` itself, and only by a run sent such
+#: an answer: a history made before replays taking it.
+STALE_ANSWERS = "bloge.stale-answers"
 #: The patches a run begun after :data:`BASELINE` takes without their markers.
 EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
                      CHILD_SHARES, PAUSES, TOOL_RESULTS})

@@ -181,15 +181,18 @@ class TemporalRunner:
         return tuple(item if isinstance(item, LlmMessage) else item.message for item in found)
 
     async def answer(self, run_id: str, decisions: Mapping[str, Decision],
-                     results: Mapping[str, tuple[str, bool]] | None = None) -> None:
+                     results: Mapping[str, tuple[str, bool]] | None = None, *,
+                     turn: int | None = None) -> None:
         """Send run ``run_id``, which waits, ``decisions`` and the ``results`` of external
         calls (the tool message, whether it is text) by call id (taken in the store first:
-        see :mod:`bloge.temporal.waiting`)."""
+        see :mod:`bloge.temporal.waiting`), for its round of ``turn``: a round of another
+        turn drops them."""
+        told = {} if turn is None else {"turn": turn}
         answers: dict[str, Any] = {
             call_id: {"approved": decision.approved, "reason": decision.reason,
-                      "principal": decision.principal}
+                      "principal": decision.principal, **told}
             for call_id, decision in decisions.items()}
-        answers.update((call_id, {"result": content, "text": text})
+        answers.update((call_id, {"result": content, "text": text, **told})
                        for call_id, (content, text) in (results or {}).items())
         await self.client.get_workflow_handle(run_id).signal(ANSWER_SIGNAL, answers)
 

@@ -309,12 +309,17 @@ class TemporalRunStore:
                 waits = await self.send_answers(child.id) or waits
         if not waits and (max_turns is not None or budget):
             await runner.limit(run_id, max_turns=max_turns, budget=budget)
+        if not calls:
+            return waits
+        # The round these rows are of: a resumer that read them before the round went on
+        # sends them to a later round, which may reuse their call ids, and drops them.
+        turn = calls[0].turn
         decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
                                          principal=row.decided_by)
                    for row in calls if row.state in ("approved", "denied")}
-        results = await posted_results(self.store, run_id)
+        results = await posted_results(self.store, run_id, turn=turn)
         if decided or results:
-            await runner.answer(run_id, decided, results)
+            await runner.answer(run_id, decided, results, turn=turn)
         return waits
 
     async def _takes_limits(self, run: Run, *, max_turns: int | None,

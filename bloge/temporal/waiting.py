@@ -38,13 +38,14 @@ from bloge.agent.runtime import PendingRound, RecordedResult, ToolOutcome, unans
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import ToolCall
 from bloge.temporal.catalogue import ServedAgent
-from bloge.temporal.patches import PAUSES, TOOL_RESULTS, patched
+from bloge.temporal.patches import PAUSES, STALE_ANSWERS, TOOL_RESULTS, patched
 from bloge.temporal.wire import Json
 
 PAUSE_ACTIVITY = "bloge.pause"
 GO_ON_ACTIVITY = "bloge.go_on"
 #: The signal that carries answers by call id: a decision ``{"approved", "reason",
-#: "principal"}``, or an external call's posted result ``{"result", "text"}``.
+#: "principal"}``, or an external call's posted result ``{"result", "text"}``, each with the
+#: ``turn`` of the round it answers (see :class:`Answers`).
 ANSWER_SIGNAL = "bloge.answer"
 #: The signal that carries new limits for the round that goes on once the answers come
 #: (``bloge runs resume --max-turns/--budget``): ``{"max_turns"?, "budget"?}``, sent before
@@ -63,25 +64,47 @@ def waits_here(agent: ServedAgent, paused: RunPaused) -> bool:
 
 
 class Answers:
-    """The answers a run's workflow received, by call id (the first one of each counts): a
-    decision, or an external call's result."""
+    """The answers a run's workflow received, by call id, each with the turn whose round it
+    answers (``None`` from a client that sent none): a decision, or an external call's
+    result. A round takes, of each of its calls, the first answer of its own turn (or of
+    none); an answer of another turn is stale (``STALE_ANSWERS``): a resumer that read the
+    store before the round went on sent it again, and the call it names is a later round's
+    call that took the same id, which no one decided."""
 
     __slots__ = ("got",)
 
     def __init__(self) -> None:
-        self.got: dict[str, Decision | RecordedResult] = {}
+        self.got: dict[str, list[tuple[int | None, Decision | RecordedResult]]] = {}
 
     def take(self, data: Json) -> None:
         for call_id, body in data.items():
-            if not isinstance(body, dict) or call_id in self.got:
+            if not isinstance(body, dict):
                 continue
+            turn = body.get("turn")
             if "result" in body:
-                self.got[call_id] = RecordedResult(success=True, content=str(body["result"]),
-                                                   text_result=body.get("text") is True)
+                answer: Decision | RecordedResult = RecordedResult(
+                    success=True, content=str(body["result"]),
+                    text_result=body.get("text") is True)
             else:
-                self.got[call_id] = Decision(approved=body.get("approved") is True,
-                                             reason=_text(body.get("reason")),
-                                             principal=_text(body.get("principal")))
+                answer = Decision(approved=body.get("approved") is True,
+                                  reason=_text(body.get("reason")),
+                                  principal=_text(body.get("principal")))
+            self.got.setdefault(call_id, []).append(
+                (turn if isinstance(turn, int) else None, answer))
+
+    def _answer(self, run_id: str, turn: int, call_id: str) -> Decision | RecordedResult | None:
+        """The answer round ``turn`` takes for ``call_id``, if one came; stale ones before it
+        are dropped — but taken, as before, by a run whose history was made without
+        ``STALE_ANSWERS`` (only a run sent one asks for it)."""
+        got = self.got.get(call_id, [])
+        while got:
+            answered, answer = got[0]
+            if answered in (None, turn) or not workflow.patched(STALE_ANSWERS):
+                return answer
+            workflow.logger.warning("run %s: an answer to call %s of turn %s came while turn"
+                                    " %s waits; it is dropped", run_id, call_id, answered, turn)
+            got.pop(0)
+        return None
 
     async def wait(self, agent: ServedAgent, run_id: str, paused: RunPaused, *,
                    callers: Sequence[Json] = ()) -> PendingRound:
@@ -98,26 +121,41 @@ class Answers:
         }, **agent.plan.finish)
         ids = [call.call_id for call in paused.pending]
         tools = {call.call_id: (call.tool, call.kind) for call in paused.pending}
+        taken: dict[str, Decision | RecordedResult] = {}
         expired: list[str] = []
-        while missing := [call_id for call_id in ids if call_id not in self.got]:
+        while True:
+            for call_id in ids:
+                if call_id not in taken and (
+                        answer := self._answer(run_id, turn, call_id)) is not None:
+                    taken[call_id] = answer
+            if not (missing := [call_id for call_id in ids if call_id not in taken]):
+                break
             deadlines = [float(expiries[c]) for c in missing if expiries.get(c) is not None]
             timeout = None if not deadlines else min(deadlines) - workflow.time()
             if timeout is None or timeout > 0:
                 try:
+                    # Until every call has an answer, stale or not (as before stale ones were
+                    # told apart: the same timers), or the first expiry.
                     await workflow.wait_condition(
-                        lambda: all(call_id in self.got for call_id in ids), timeout=timeout)
+                        lambda: all(c in taken or self.got.get(c) for c in ids),
+                        timeout=timeout)
                     continue
                 except TimeoutError:
                     pass
             now = workflow.time()
             for call_id in missing:
+                if (answer := self._answer(run_id, turn, call_id)) is not None:
+                    taken[call_id] = answer
+                    continue
                 due = expiries.get(call_id)
-                if due is not None and float(due) <= now and call_id not in self.got:
+                if due is not None and float(due) <= now:
                     tool, kind = tools[call_id]
-                    self.got[call_id] = (Decision(approved=False, reason=EXPIRED)
-                                         if kind == "approval" else unanswered(tool))
+                    taken[call_id] = (Decision(approved=False, reason=EXPIRED)
+                                      if kind == "approval" else unanswered(tool))
                     expired.append(call_id)
-        answers = {call_id: self.got.pop(call_id) for call_id in ids}
+        for call_id in ids:
+            self.got.pop(call_id, None)
+        answers = {call_id: taken[call_id] for call_id in ids}
         decisions = {c: a for c, a in answers.items() if isinstance(a, Decision)}
         results = {c: a for c, a in answers.items() if isinstance(a, RecordedResult)}
         await workflow.execute_activity(GO_ON_ACTIVITY, {

@@ -6,7 +6,8 @@ start (``worker_child.py``).
 with ``ask`` makes turn 1 call ``asker``'s external ``ask_user``, one that starts with
 ``client`` the run's own tool ``client_fn``.
 ``keeper`` (``keep X``) asks for its ``gate``, which waits for approval, as ``c1`` in turn 1
-(as ``c1`` again when the turn is asked again), and answers in turn 2.
+(as ``c1`` again when the turn is asked again), and answers in turn 2; ``rekeeper`` (``again
+X``) asks for it as ``c1`` in turn 1 and in turn 2, and answers in turn 3.
 ``counter`` counts: its turn 1 asks for ``count`` (non-idempotent, one line per call in
 ``COUNT_LOG``) and ``gate`` (idempotent; it blocks for ever where ``hang_gate`` is set, the
 worker a test kills) at once; turn 2 answers with what the tools returned. A message that
@@ -93,6 +94,7 @@ AGENTS = "\n".join((
     _agent("reader", 3),
     _agent("guarded", 2, APPROVED_COUNT),
     _agent("keeper", 2, APPROVED_GATE),
+    _agent("rekeeper", 3, APPROVED_GATE),
     _agent("asker", 2, 'tool ask_user : external { description = "Ask the user"  '
                        'parameters { q = "string" } }'),
     _asking("delegator", "researcher"),
@@ -182,6 +184,9 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     if user.startswith("keep") and answered == 0:
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall("c1", "gate", json.dumps({"name": user})),))
+    if user.startswith("again") and answered < 2:
+        return LlmResponse("", "tool_calls", tool_calls=(
+            ToolCall("c1", "gate", json.dumps({"name": f"{user} {answered}"})),))
     if user.startswith("loop"):
         return LlmResponse("", "tool_calls", tool_calls=(
             ToolCall(f"c{answered}", "count", json.dumps({"key": user})),))
