@@ -4,10 +4,12 @@ there held every stream the loop serves."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,3 +63,54 @@ async def test_the_drivers_thread_checkpoints_every_so_many_inline_writes(
     await driver.run(insert_rows(1), write=True)
     await driver.aclose()  # after the checkpoint, on the same thread
     assert [name.startswith("bloge-store-sqlite") for name in checkpointed] == [True]
+
+
+
+class HeldCheckpoint:
+    """The driver's thread's connection, whose checkpoint says it began and waits to be let
+    go: what the loop's writes do meanwhile is the point."""
+
+    def __init__(self) -> None:
+        self.connection: sqlite3.Connection | None = None
+        self.began = threading.Event()
+        self.go_on = threading.Event()
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if "wal_checkpoint" in sql:
+            self.began.set()
+            self.go_on.wait()
+        assert self.connection is not None
+        return self.connection.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.connection, name)
+
+
+async def test_a_write_asked_while_a_checkpoint_copies_waits_for_it_on_the_drivers_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Written beside it, in the loop, its frames would keep the checkpoint from copying the
+    # whole WAL, and under steady writes the WAL would never start over.
+    monkeypatch.setattr(sqlite, "CHECKPOINT_WRITES", 1)
+    held = HeldCheckpoint()
+    waiting = SqliteDriver._waiting_connection  # noqa: SLF001 -- the connection it checkpoints on
+
+    def held_connection(driver: SqliteDriver) -> Any:
+        if held.connection is None:
+            held.connection = waiting(driver)
+        return held
+
+    monkeypatch.setattr(SqliteDriver, "_waiting_connection", held_connection)
+    driver = SqliteDriver(tmp_path / "bloge.db", display="test")
+    await driver.run(create_filler(), write=True)  # its checkpoint begins, and waits
+    await asyncio.to_thread(held.began.wait)
+    threads: list[str] = []
+
+    def recorded() -> Generator[Query, Result, None]:
+        threads.append(threading.current_thread().name)
+        yield from insert_rows(1)
+
+    write = asyncio.ensure_future(driver.run(recorded(), write=True))
+    asyncio.get_running_loop().call_soon(held.go_on.set)  # once the write was asked
+    await write
+    await driver.aclose()
+    assert [name.startswith("bloge-store-sqlite") for name in threads] == [True]

@@ -14,7 +14,9 @@ SQLite's own checkpoints, which copy the WAL back into the file and sync both, w
 the commit that crosses :data:`CHECKPOINT_PAGES`: inline, they held the event loop, and every
 stream it serves, for 10-60 ms every few seconds under load. The inline connection makes
 none; every :data:`CHECKPOINT_WRITES` inline writes, one (``PASSIVE``: it waits for no one)
-runs on the driver's thread, beside the loop.
+runs on the driver's thread, beside the loop, holding the inline connection: the loop's
+writes meanwhile wait on that thread, so that the checkpoint copies the whole WAL and the next
+write starts it over (with writes added as it copied, a busy server's WAL would grow).
 """
 
 from __future__ import annotations
@@ -96,8 +98,12 @@ class SqliteDriver:
         self._checkpoint.add_done_callback(self._checkpoint_done)
 
     def _checkpointed(self) -> None:
-        if not self._closed:
-            self._waiting_connection().execute("PRAGMA wal_checkpoint(PASSIVE)")
+        # The inline connection is held meanwhile: the loop's writes wait on this thread, so
+        # that no frame is added as the WAL is copied, and the next write starts it over.
+        # Otherwise a steady stream of writes would never let it start over, and it would grow.
+        with self._inline_lock:
+            if not self._closed:
+                self._waiting_connection().execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _checkpoint_done(self, checkpoint: asyncio.Future[None]) -> None:
         self._checkpoint = None
