@@ -73,6 +73,12 @@ UNPRICED_LIMITS = "bloge.unpriced-limits"
 #: ids, whatever its turn. Asked of ``workflow.patched`` itself, and only by a run sent such
 #: an answer: a history made before replays taking it.
 STALE_ANSWERS = "bloge.stale-answers"
+#: The patch after which a paused round drops new limits sent for another turn's round (a
+#: resumer that read the store before that round went on sends them again, and they would
+#: hold for the rest of the run, though the later round's resumer gave none); before it, a
+#: round took every limit that came, whatever its turn. Asked of ``workflow.patched``
+#: itself, and only by a run sent such limits: a history made before replays taking them.
+STALE_LIMITS = "bloge.stale-limits"
 #: The patches a run begun after :data:`BASELINE` takes without their markers.
 EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
                      CHILD_SHARES, PAUSES, TOOL_RESULTS})

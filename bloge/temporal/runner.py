@@ -197,11 +197,12 @@ class TemporalRunner:
         await self.client.get_workflow_handle(run_id).signal(ANSWER_SIGNAL, answers)
 
     async def limit(self, run_id: str, *, max_turns: int | None = None,
-                    budget: Mapping[str, Any] | None = None) -> None:
+                    budget: Mapping[str, Any] | None = None, turn: int | None = None) -> None:
         """Give run ``run_id``, which waits, new limits for when it goes on: ``max_turns``,
         and its run budget's limits raised or set to ``budget``'s. Sent before the answers
-        that let it go on (see :mod:`bloge.temporal.waiting`)."""
-        limits: dict[str, Any] = {}
+        that let it go on (see :mod:`bloge.temporal.waiting`), for its round of ``turn``: a
+        round of another turn drops them."""
+        limits: dict[str, Any] = {} if turn is None else {"turn": turn}
         if max_turns is not None:
             limits["max_turns"] = max_turns
         if budget:

@@ -307,13 +307,14 @@ class TemporalRunStore:
         for child in await self.store.child_runs(run_id):
             if child.status.paused:
                 waits = await self.send_answers(child.id) or waits
-        if not waits and (max_turns is not None or budget):
-            await runner.limit(run_id, max_turns=max_turns, budget=budget)
-        if not calls:
-            return waits
         # The round these rows are of: a resumer that read them before the round went on
-        # sends them to a later round, which may reuse their call ids, and drops them.
-        turn = calls[0].turn
+        # sends its answers and limits to a later round, which drops them (it may reuse
+        # their call ids).
+        turn = calls[0].turn if calls else None
+        if not waits and (max_turns is not None or budget):
+            await runner.limit(run_id, max_turns=max_turns, budget=budget, turn=turn)
+        if turn is None:
+            return waits
         decided = {row.call_id: Decision(approved=row.state == "approved", reason=row.reason,
                                          principal=row.decided_by)
                    for row in calls if row.state in ("approved", "denied")}

@@ -38,7 +38,7 @@ from bloge.agent.runtime import PendingRound, RecordedResult, ToolOutcome, unans
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.llm.messages import ToolCall
 from bloge.temporal.catalogue import ServedAgent
-from bloge.temporal.patches import PAUSES, STALE_ANSWERS, TOOL_RESULTS, patched
+from bloge.temporal.patches import PAUSES, STALE_ANSWERS, STALE_LIMITS, TOOL_RESULTS, patched
 from bloge.temporal.wire import Json
 
 PAUSE_ACTIVITY = "bloge.pause"
@@ -48,8 +48,9 @@ GO_ON_ACTIVITY = "bloge.go_on"
 #: ``turn`` of the round it answers (see :class:`Answers`).
 ANSWER_SIGNAL = "bloge.answer"
 #: The signal that carries new limits for the round that goes on once the answers come
-#: (``bloge runs resume --max-turns/--budget``): ``{"max_turns"?, "budget"?}``, sent before
-#: the answers that let the run go on.
+#: (``bloge runs resume --max-turns/--budget``): ``{"max_turns"?, "budget"?, "turn"?}``, sent
+#: before the answers that let the run go on, with the ``turn`` of the round it is for (see
+#: :class:`Limits`).
 LIMITS_SIGNAL = "bloge.limits"
 #: The reason an expired request gives the model (as :data:`bloge.store.paused.EXPIRED`).
 EXPIRED = "the approval request expired before anyone decided it"
@@ -191,11 +192,45 @@ def unknown_outcome(call: ToolCall) -> ToolOutcome:
         "took effect before calling it again"))
 
 
+class Limits:
+    """The new limits a run's workflow received (:data:`LIMITS_SIGNAL`), in the order they
+    came, each with the turn whose round it is for (``None`` from a client that sent none).
+    A round goes on with those of its own turn (or of none); those of another turn are stale
+    (``STALE_LIMITS``): a resumer that read the store before the round went on sent them
+    again, and they would hold for the rest of the run, though no one gave them to it."""
+
+    __slots__ = ("got",)
+
+    def __init__(self) -> None:
+        self.got: list[Json] = []
+
+    def take(self, limits: Json) -> None:
+        self.got.append(limits)
+
+    def taken(self, run_id: str, turn: int) -> Json:
+        """The limits that came, merged (a budget's limits one by one), for round ``turn``
+        to go on with; stale ones are dropped — but taken, as before, by a run whose history
+        was made without ``STALE_LIMITS`` (only a run sent some asks for it)."""
+        got, self.got = self.got, []
+        merged: Json = {}
+        for limits in got:
+            sent_for = limits.get("turn")
+            if (isinstance(sent_for, int) and sent_for != turn
+                    and workflow.patched(STALE_LIMITS)):
+                workflow.logger.warning("run %s: limits for turn %s came while turn %s"
+                                        " waits; they are dropped", run_id, sent_for, turn)
+                continue
+            given = {key: value for key, value in limits.items() if key != "turn"}
+            budget = {**(merged.get("budget") or {}), **(given.get("budget") or {})}
+            merged = {**merged, **given, **({"budget": budget} if budget else {})}
+        return merged
+
+
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
 __all__ = ["ANSWER_SIGNAL", "GO_ON_ACTIVITY", "LIMITS_SIGNAL", "PAUSES", "PAUSE_ACTIVITY",
            "TOOL_RESULTS",
-           "Answers",
+           "Answers", "Limits",
            "recorded_outcome", "unknown_outcome", "waits_here"]

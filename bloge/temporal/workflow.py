@@ -187,6 +187,7 @@ from bloge.temporal.waiting import (
     ANSWER_SIGNAL,
     LIMITS_SIGNAL,
     Answers,
+    Limits,
     recorded_outcome,
     unknown_outcome,
     waits_here,
@@ -217,7 +218,7 @@ class AgentWorkflow:
         self._answers = Answers()
         # New limits sent with the answers, and those the run goes on with since (its start's
         # keys: they are carried when it continues as new).
-        self._limits: Json = {}
+        self._limits = Limits()
         self._applied: Json = {}
         # Whether the run is budgeted with its worker's policy (see POLICY_BUDGETS).
         self._policy = False
@@ -231,9 +232,9 @@ class AgentWorkflow:
     @workflow.signal(name=LIMITS_SIGNAL)
     def limit(self, limits: Json) -> None:
         """New limits for the round that goes on once the run's waiting calls are answered:
-        ``max_turns``, and ``budget``'s run limits (see :mod:`bloge.temporal.waiting`)."""
-        budget = {**(self._limits.get("budget") or {}), **(limits.get("budget") or {})}
-        self._limits = {**self._limits, **limits, **({"budget": budget} if budget else {})}
+        ``max_turns``, and ``budget``'s run limits, for the round of ``turn`` (see
+        :mod:`bloge.temporal.waiting`)."""
+        self._limits.take(limits)
 
     @workflow.run
     async def run(self, start: Json) -> RawValue:
@@ -359,7 +360,7 @@ class AgentWorkflow:
         checkpoint before ``paused``'s round, as a local resume's ledger refuses them: a
         resume with other limits takes it up (a client that knows its worker's prices
         refuses them before it sends them, see ``TemporalRunStore``)."""
-        limits, self._limits = self._limits, {}
+        limits = self._limits.taken(workflow.info().workflow_id, paused.tool_round.turn)
         if not limits or not workflow.patched(RESUME_LIMITS):
             return engine
         applied = dict(self._applied)

@@ -64,7 +64,7 @@ async def test_a_stale_answer_of_an_earlier_turn_does_not_settle_a_later_pause(
 
 async def test_a_history_whose_round_took_a_stale_answer_replays(
         stored_agents: StoredAgents) -> None:
-    async with _worker_before(stored_agents):
+    async with _worker_before(stored_agents, STALE_ANSWERS):
         await _paused_in_turn_2(stored_agents, "run-took")
         handle = stored_agents.client.get_workflow_handle("run-took")
         output = await handle.result()  # it went on by itself, as workers before the patch
@@ -75,9 +75,9 @@ async def test_a_history_whose_round_took_a_stale_answer_replays(
 
 
 @asynccontextmanager
-async def _worker_before(agents: StoredAgents) -> AsyncIterator[None]:
-    """A worker of today's code with the store that does not take ``STALE_ANSWERS``, as a
-    worker from before it ran."""
+async def _worker_before(agents: StoredAgents, patch_id: str) -> AsyncIterator[None]:
+    """A worker of today's code with the store that does not take ``patch_id``, as a worker
+    from before it ran."""
     options = TemporalOptions(task_queue=agents.task_queue)
     served = {agent_id: replace(agent, recorded=True) for agent_id, agent
               in served_agents(agents.definitions, agents.registry, options).items()}
@@ -91,7 +91,7 @@ async def _worker_before(agents: StoredAgents) -> AsyncIterator[None]:
                                                      client=agents.client).all(),
                           workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
                           patch_activation_callback=(
-                              lambda asked: asked.patch_id != STALE_ANSWERS)):
+                              lambda asked: asked.patch_id != patch_id)):
             yield
     finally:
         catalogue.withdraw(agents.task_queue, list(served))
