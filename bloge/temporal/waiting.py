@@ -100,7 +100,7 @@ class Answers:
         got = self.got.get(call_id, [])
         while got:
             answered, answer = got[0]
-            if answered in (None, turn) or not workflow.patched(STALE_ANSWERS):
+            if not _stale(answered, turn, STALE_ANSWERS):
                 return answer
             workflow.logger.warning("run %s: an answer to call %s of turn %s came while turn"
                                     " %s waits; it is dropped", run_id, call_id, answered, turn)
@@ -215,8 +215,7 @@ class Limits:
         merged: Json = {}
         for limits in got:
             sent_for = limits.get("turn")
-            if (isinstance(sent_for, int) and sent_for != turn
-                    and workflow.patched(STALE_LIMITS)):
+            if _stale(sent_for, turn, STALE_LIMITS):
                 workflow.logger.warning("run %s: limits for turn %s came while turn %s"
                                         " waits; they are dropped", run_id, sent_for, turn)
                 continue
@@ -224,6 +223,14 @@ class Limits:
             budget = {**(merged.get("budget") or {}), **(given.get("budget") or {})}
             merged = {**merged, **given, **({"budget": budget} if budget else {})}
         return merged
+
+
+def _stale(sent_for: object, turn: int, patch: str) -> bool:
+    """Whether what a client sent for the round of turn ``sent_for`` is stale for round
+    ``turn`` (``sent_for`` not a turn: a client from before turns were sent). ``patch`` is
+    asked only then, by a run sent something stale: a history made before it replays taking
+    it."""
+    return isinstance(sent_for, int) and sent_for != turn and workflow.patched(patch)
 
 
 def _text(value: Any) -> str | None:
