@@ -88,8 +88,8 @@ ANSWER_SECONDS = 0.05  # a whole (unstreamed) answer's wait, for bench_served_tu
 RAMP_SECONDS = 1.0
 WARM_STREAMS = 20
 HOLD_SECONDS = 20.0  # how long a "hold" request's stream stays open, once it holds
-#: After how many tokens a "hold" request's stream holds (1: after its first; the upstream
-#: process reads it from its environment).
+#: After how many tokens a "hold" request's stream holds (1: after its first; 0: before it,
+#: still waiting for the model; the upstream process reads it from its environment).
 HOLD_AFTER = int(os.environ.get("BENCH_HOLD_AFTER", "1"))
 #: A folder to keep each server's stderr in (the floor's tracebacks, bloge's failed runs),
 #: one file per server: why a stream was dropped, which its client sees only as a 500 or
@@ -219,7 +219,8 @@ class Upstream(asyncio.Protocol):
             return
         self.transport.write(HEAD)
         self.held = hold
-        self.tick(self.loop.time() + FIRST_TOKEN_SECONDS, 0)
+        waits = HOLD_SECONDS if hold and HOLD_AFTER == 0 else FIRST_TOKEN_SECONDS
+        self.tick(self.loop.time() + waits, 0)
 
     def send_whole(self) -> None:
         if self.transport is not None:

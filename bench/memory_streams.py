@@ -1,17 +1,19 @@
 """What each open stream of bench_streams.py holds (issue 36's memory row):
 
     nice .venv/bin/python bench/memory_streams.py "bloge memory  runs" 200 [--top 25]
-        [--frames 40 | --frames 0] [--tokens 1] [--keep DIR]
+        [--frames 40 | --frames 0] [--tokens 1] [--ramp 1.0] [--keep DIR]
 
 Starts the configuration's server (whose SIGUSR1 dumps a snapshot, the first starting
-tracemalloc with ``--frames`` frames), warms it up, snapshots, opens N streams whose upstream
-holds them open after their first ``--tokens`` tokens (each then holds what an open stream
-holds, however busy the machine; more tokens show what a stream keeps per token relayed),
-snapshots again once every stream has them, and prints the difference per stream:
+tracemalloc with ``--frames`` frames), warms it up, snapshots, opens N streams over ``--ramp``
+seconds whose upstream holds them open after their first ``--tokens`` tokens (each then holds
+what an open stream holds, however busy the machine; more tokens show what a stream keeps per
+token relayed; 0, what it holds while it waits for the model), snapshots again once every
+stream has them, and prints the difference per stream:
 
 * the RSS (inflated by tracemalloc's own traces unless ``--frames 0``) and the live tasks;
 * pymalloc's blocks in use (the small objects: steadier than the RSS, which moves by how the
-  frees left its pools and pages) and its free blocks (``sys._debugmallocstats``);
+  frees left its pools and pages) and its free blocks, by size class (``sys._debugmallocstats``;
+  not under tracemalloc, whose hooks leave them unprinted);
 * the cyclic garbage the collector had not freed yet, by type (then collected: what follows
   is what is live);
 * the objects the collector tracks, by type (coroutines and generators by their function:
@@ -62,8 +64,13 @@ def _pymalloc():
             os.close(saved)
         out.seek(0)
         text = out.read().decode()
-    return {name: int(value.replace(',', '')) for name, value in re.findall(
+    stats = {name: int(value.replace(',', '')) for name, value in re.findall(
         r'# bytes in (allocated|available) blocks *= *([0-9,]+)', text)}
+    if stats:  # the arenas' bytes, and the free blocks by size class
+        stats['arenas'] = int(re.search(r'\\nTotal *= *([0-9,]+)', text)[1].replace(',', ''))
+        stats['classes'] = {size: int(avail) for size, avail in re.findall(
+            r'\\n *[0-9]+ +([0-9]+) +[0-9]+ +[0-9]+ +([0-9]+)', text)}
+    return stats
 def _census(rss, uncollected, garbage):
     # The live objects the collector tracks, by type: how many and their sys.getsizeof
     # (a coroutine's or generator's includes its frame), and the process's RSS in KiB.
@@ -161,7 +168,7 @@ class Taken:
 
 
 async def open_streams(server: TracedServer, config: bench.Config, count: int,
-                       tokens: int) -> tuple[Taken, Taken]:
+                       tokens: int, ramp: float) -> tuple[Taken, Taken]:
     warm = await asyncio.gather(*(bench.one_stream(server.port, config, "warm", 0, None)
                                   for _ in range(bench.WARM_STREAMS)))
     if any(not s.done for s in warm):
@@ -170,9 +177,15 @@ async def open_streams(server: TracedServer, config: bench.Config, count: int,
     before = await asyncio.to_thread(server.snapshot)
     opened = bench.Countdown(count)
     streams = [asyncio.create_task(bench.one_stream(
-        server.port, config, "hold: tell me a story.", bench.RAMP_SECONDS * n / count, opened))
+        server.port, config, "hold: tell me a story.", ramp * n / count, opened))
         for n in range(count)]
     everyone = asyncio.gather(*streams)
+    if not tokens:  # each stream waits for its first token: what a stream holds meanwhile
+        await asyncio.sleep(ramp + 2)
+        during = await asyncio.to_thread(server.snapshot)
+        everyone.cancel()
+        await asyncio.gather(everyone, return_exceptions=True)
+        return before, during
     all_open = asyncio.create_task(opened.event.wait())
     await asyncio.wait([all_open, everyone],  # type: ignore[type-var]  # a task and a gather
                        return_when=asyncio.FIRST_COMPLETED)
@@ -221,10 +234,12 @@ def report(count: int, before: Taken, during: Taken, top: int) -> None:
     print(f"   RSS: {rss / count:.1f} KiB/stream" + ("" if before.snapshot is None else
                                                      " (tracemalloc's own traces included)")
           + f"; {(during.tasks - before.tasks) / count:.2f} live tasks/stream")
-    pymalloc = {name: (during.census["pymalloc"][name] - before.census["pymalloc"][name])
-                / count / 1024 for name in ("allocated", "available")}
-    print(f"   pymalloc: {pymalloc['allocated']:.2f} KiB/stream in blocks in use, "
-          f"{pymalloc['available']:.2f} KiB/stream in free blocks of its pools")
+    if during.census["pymalloc"]:  # tracemalloc's hooks leave pymalloc's stats unprinted
+        pymalloc = {name: (during.census["pymalloc"][name] - before.census["pymalloc"][name])
+                    / count / 1024 for name in ("allocated", "available")}
+        print(f"   pymalloc: {pymalloc['allocated']:.2f} KiB/stream in blocks in use, "
+              f"{pymalloc['available']:.2f} KiB/stream in free blocks of its pools")
+        free_blocks(count, before.census["pymalloc"], during.census["pymalloc"])
     kinds = during.census["garbage"]
     print(f"   cyclic garbage the collector had not yet freed: "
           f"{sum(kinds.values()) / count:.0f} objects/stream (" + ", ".join(
@@ -234,6 +249,18 @@ def report(count: int, before: Taken, during: Taken, top: int) -> None:
     census(count, before.census["types"], during.census["types"], top)
     if before.snapshot is not None and during.snapshot is not None:
         traced(count, before.snapshot, during.snapshot, during.census, top)
+
+
+def free_blocks(count: int, before: dict[str, Any], during: dict[str, Any]) -> None:
+    """Print what pymalloc's arenas grew by per stream, and its free blocks by size class
+    (those over 32 B per stream): temporaries that many streams held at once (a burst of
+    starts, say) leave them behind."""
+    arenas = (during["arenas"] - before["arenas"]) / count / 1024
+    free = {size: (blocks - before["classes"].get(size, 0)) * int(size) / count
+            for size, blocks in during["classes"].items()}
+    print(f"   pymalloc's arenas: {arenas:.2f} KiB/stream (blocks, free blocks, empty pools "
+          "and headers); free blocks by size class, B/stream: "
+          + ", ".join(f"{size}: {per:.0f}" for size, per in free.items() if abs(per) > 32))
 
 
 def traced(count: int, before: tracemalloc.Snapshot, during: tracemalloc.Snapshot,
@@ -284,7 +311,11 @@ def main() -> None:
                         "(RSS, tasks and the collector's census only, at full speed)")
     parser.add_argument("--tokens", type=int, default=1,
                         help="the tokens each stream relays before it holds (what a stream "
-                        "holds per token relayed shows as the difference with --tokens 1)")
+                        "holds per token relayed shows as the difference with --tokens 1; 0: "
+                        "snapshot while every stream still waits for its first token)")
+    parser.add_argument("--ramp", type=float, default=bench.RAMP_SECONDS,
+                        help="the seconds over which the streams start (bench_streams.py's "
+                        "%(default)s by default; slower keeps the server below saturation)")
     parser.add_argument("--keep", metavar="DIR", type=Path,
                         help="also save the two snapshots there (before.snap, during.snap), "
                         "to read their tracebacks")
@@ -298,7 +329,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as workdir:
             server = TracedServer(config, upstream_port, Path(workdir), args.frames)
             try:
-                before, during = asyncio.run(open_streams(server, config, args.count, args.tokens))
+                before, during = asyncio.run(open_streams(server, config, args.count, args.tokens,
+                                                          args.ramp))
             finally:
                 server.stop()
             if args.keep and before.snapshot and during.snapshot:
