@@ -183,16 +183,16 @@ class ProviderHttpClient:
 
         return await self._with_retries(attempt)
 
-    async def stream_events(
-        self, path: str, body: Mapping[str, Any]
-    ) -> AsyncGenerator[SseEvent, None]:
-        """POST ``body`` to ``path`` and yield the server-sent events of the answer.
+    async def stream_events(self, path: str, content: bytes) -> AsyncGenerator[SseEvent, None]:
+        """POST ``content`` (a JSON body, see :func:`json_content`) to ``path`` and yield the
+        server-sent events of the answer.
 
         The request is retried only until the first byte of the body arrives; a failure after
         that raises :class:`ProviderError` at once, since part of the answer was already
         delivered. Closing this iterator closes the response.
         """
-        response, chunks, first = await self._with_retries(lambda: self._open_stream(path, body))
+        response, chunks, first = await self._with_retries(
+            lambda: self._open_stream(path, content))
         decoder = SseDecoder()
         watch = StreamWatch(idle=self._attempt_timeout, limit=self._max_bytes)
         chunk = first
@@ -221,7 +221,7 @@ class ProviderHttpClient:
 
     def error(
         self, message: str, *, status_code: int | None = None, retryable: bool = False,
-        request: Mapping[str, Any] | None = None,
+        request: Mapping[str, Any] | bytes | None = None,
     ) -> ProviderError:
         """A :class:`ProviderError` of this provider, with the secrets taken out; ``request``
         is the body the server did not answer, kept as the error's ``request``."""
@@ -242,18 +242,19 @@ class ProviderHttpClient:
         return f"{type(self).__name__}(provider={self._provider!r}, base_url={self.base_url!r})"
 
     async def _open_stream(
-        self, path: str, body: Mapping[str, Any]
+        self, path: str, content: bytes
     ) -> tuple[httpx.Response, AsyncIterator[bytes], bytes]:
-        headers = with_trace_headers({**self._headers, "Accept": "text/event-stream"})
+        headers = with_trace_headers({"Content-Type": "application/json", **self._headers,
+                                      "Accept": "text/event-stream"})
         client = await self._client()
         request = client.build_request(
-            "POST", self._base_url + path, json=body, headers=headers, timeout=self._timeout,
-            extensions=_pool_clock(),
+            "POST", self._base_url + path, content=content, headers=headers,
+            timeout=self._timeout, extensions=_pool_clock(),
         )
         try:
             response = await client.send(request, stream=True)
             try:
-                chunks, first = await self._first_bytes(response, body)
+                chunks, first = await self._first_bytes(response, content)
             except BaseException:
                 await response.aclose()
                 raise
@@ -264,11 +265,11 @@ class ProviderHttpClient:
         return response, chunks, first
 
     async def _first_bytes(
-        self, response: httpx.Response, body: Mapping[str, Any]
+        self, response: httpx.Response, content: bytes
     ) -> tuple[AsyncIterator[bytes], bytes]:
         if response.is_error:
             raw = await read_body(response, limit=self._max_bytes)
-            raise self._status_failure(response, raw, body)
+            raise self._status_failure(response, raw, content)
         if response.headers.get("content-type", "").startswith("application/json"):
             # A server that answers a streaming request with plain JSON is reporting an error
             # in a 200 (some proxies and OpenAI-compatible servers do).
@@ -282,8 +283,9 @@ class ProviderHttpClient:
             return await self._clients.current()
         return self._clients
 
-    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        return await call_with_retries(
+    def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        # The retries' own coroutine, not one around it: a stream holds it until its first byte.
+        return call_with_retries(
             attempt, policy=self._retry, sleep=self._sleep, provider=self._provider
         )
 
@@ -294,7 +296,7 @@ class ProviderHttpClient:
         retryable: bool,
         status_code: int | None = None,
         retry_after: float | None = None,
-        request: Mapping[str, Any] | None = None,
+        request: Mapping[str, Any] | bytes | None = None,
     ) -> AttemptError:
         return AttemptError(
             redact(message, self._secrets),
@@ -325,7 +327,7 @@ class ProviderHttpClient:
         return exc if redact(text, self._secrets) == text else None
 
     def _status_failure(
-        self, response: httpx.Response, body: bytes, request: Mapping[str, Any]
+        self, response: httpx.Response, body: bytes, request: Mapping[str, Any] | bytes
     ) -> AttemptError:
         status = response.status_code
         message = server_error_message(quoted(body))
@@ -348,6 +350,14 @@ class ProviderHttpClient:
     def _timed_out(self, without: str) -> AttemptError:
         message = f"{self._base_url}: timed out after {self._attempt_timeout:g} s {without}"
         return self._failure(message, retryable=True)
+
+
+def json_content(body: Mapping[str, Any]) -> bytes:
+    """``body`` as a streamed request's content (compact JSON, non-ASCII kept, as httpx's
+    ``json=`` sends it), encoded once for all its attempts: a stream keeps these bytes, which
+    httpx's request keeps anyway, rather than the mapping and its parts."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode()
 
 
 def _pool_clock() -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import random
@@ -19,13 +20,14 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm.attempts import attempt_cap
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
+    from tenacity.retry import retry_base
 
 Sleep: TypeAlias = Callable[[float], Awaitable[None]]
 """How a provider waits between attempts; ``asyncio.sleep`` unless a test injects another."""
@@ -219,73 +221,17 @@ async def call_with_retries(
     chained to the transport error.
     """
     # tenacity loads with the first HTTP call: an offline run never makes one.
-    from tenacity import AsyncRetrying, retry_if_exception  # noqa: PLC0415 -- see above
+    from tenacity import AsyncRetrying  # noqa: PLC0415 -- see above
 
-    attempts = 0
-    cap = attempt_cap()
-    most = policy.max_attempts if cap is None else max(1, min(cap, policy.max_attempts))
-    loop = asyncio.get_running_loop()
-    total = policy.total_timeout
-    deadline = None if total is None else loop.time() + total
-    # Seconds left when the budget refused a wait; None while it has refused none.
-    refused_with: float | None = None
-
-    async def counted() -> T:
-        nonlocal attempts
-        attempts += 1
-        return await attempt()
-
-    def wait(state: RetryCallState) -> float:
-        return policy.wait(state.attempt_number, _failure_of(state).retry_after)
-
-    def stop(state: RetryCallState) -> bool:
-        nonlocal refused_with
-        if state.attempt_number >= most:
-            return True
-        if deadline is None:
-            return False
-        left = deadline - loop.time()
-        if state.upcoming_sleep < left:
-            return False
-        refused_with = max(left, 0.0)
-        return True
-
-    def log_retry(state: RetryCallState) -> None:
-        failure = _failure_of(state)
-        pause = state.next_action.sleep if state.next_action else 0.0
-        _log.warning(
-            "%s: %s; retrying in %.2fs (attempt %d of %d)",
-            provider,
-            _with_status(failure),
-            pause,
-            state.attempt_number,
-            policy.max_attempts,
-        )
-        reason = failure.message if failure.status_code is None else f"HTTP {failure.status_code}"
-        _notify(RetryNotice(provider, state.attempt_number, policy.max_attempts, pause, reason,
-                            failure.status_code,
-                            "" if failure.status_code is None else failure.message))
-
-    retrying = AsyncRetrying(
-        stop=stop,
-        wait=wait,
-        retry=retry_if_exception(lambda exc: isinstance(exc, AttemptError) and exc.retryable),
-        sleep=sleep,
-        before_sleep=log_retry,
-        reraise=True,
-    )
+    call = _Call(attempt, policy, provider)
+    retrying = AsyncRetrying(stop=call.stop, wait=call.wait, retry=_retryable(), sleep=sleep,
+                             before_sleep=call.log_retry, reraise=True)
     try:
-        async with asyncio.timeout_at(deadline) as budget:
-            return await retrying(counted)
+        async with asyncio.timeout_at(call.deadline) as budget:
+            return await retrying(call.counted)
     except AttemptError as failure:
-        if refused_with is not None:
-            message = failure.message + _refusal(failure, attempts, left=refused_with, total=total)
-        elif attempts > 1:
-            message = f"{failure.message} ({_tried(attempts)})"
-        else:
-            message = failure.message
         raise ProviderError(
-            message,
+            call.message(failure),
             provider=provider,
             status_code=failure.status_code,
             retryable=failure.retryable,
@@ -294,12 +240,91 @@ async def call_with_retries(
     except TimeoutError as exc:
         if not budget.expired():
             raise
-        message = f"no answer within the call's total_timeout of {total:g} s ({_tried(attempts)})"
+        message = (f"no answer within the call's total_timeout of {policy.total_timeout:g} s "
+                   f"({_tried(call.attempts)})")
         raise ProviderError(message, provider=provider, retryable=True) from exc
     finally:
         # The retrying keeps its last actions, methods of its own: a cycle that the collector
-        # would free only later, with the closures above. Emptied, it goes with this call.
+        # would free only later, with the call above. Emptied, it goes with this call.
         retrying.iter_state.reset()
+
+
+class _Call:
+    """One call's attempts: what tenacity asks of it (stop, wait, log), and what it counts.
+
+    One object with its methods rather than closures: a streamed call holds them until its
+    first byte, and a server holds thousands of streams waiting for theirs.
+    """
+
+    __slots__ = ("_attempt", "_loop", "_most", "_policy", "_provider", "attempts", "deadline",
+                 "refused_with")
+
+    def __init__(self, attempt: Callable[[], Awaitable[Any]], policy: RetryPolicy,
+                 provider: str) -> None:
+        self._attempt = attempt
+        self._policy = policy
+        self._provider = provider
+        cap = attempt_cap()
+        self._most = policy.max_attempts if cap is None else max(1, min(cap, policy.max_attempts))
+        self._loop = asyncio.get_running_loop()
+        total = policy.total_timeout
+        self.deadline = None if total is None else self._loop.time() + total
+        self.attempts = 0
+        # Seconds left when the budget refused a wait; None while it has refused none.
+        self.refused_with: float | None = None
+
+    async def counted(self) -> Any:
+        self.attempts += 1
+        return await self._attempt()
+
+    def wait(self, state: RetryCallState) -> float:
+        return self._policy.wait(state.attempt_number, _failure_of(state).retry_after)
+
+    def stop(self, state: RetryCallState) -> bool:
+        if state.attempt_number >= self._most:
+            return True
+        if self.deadline is None:
+            return False
+        left = self.deadline - self._loop.time()
+        if state.upcoming_sleep < left:
+            return False
+        self.refused_with = max(left, 0.0)
+        return True
+
+    def log_retry(self, state: RetryCallState) -> None:
+        failure = _failure_of(state)
+        pause = state.next_action.sleep if state.next_action else 0.0
+        _log.warning(
+            "%s: %s; retrying in %.2fs (attempt %d of %d)",
+            self._provider,
+            _with_status(failure),
+            pause,
+            state.attempt_number,
+            self._policy.max_attempts,
+        )
+        reason = failure.message if failure.status_code is None else f"HTTP {failure.status_code}"
+        _notify(RetryNotice(self._provider, state.attempt_number, self._policy.max_attempts,
+                            pause, reason, failure.status_code,
+                            "" if failure.status_code is None else failure.message))
+
+    def message(self, failure: AttemptError) -> str:
+        """The last failure's message, with how the attempts ended if there were several or
+        the time budget refused a wait."""
+        if self.refused_with is not None:
+            return failure.message + _refusal(failure, self.attempts, left=self.refused_with,
+                                              total=self._policy.total_timeout)
+        if self.attempts > 1:
+            return f"{failure.message} ({_tried(self.attempts)})"
+        return failure.message
+
+
+@functools.cache
+def _retryable() -> retry_base:
+    """tenacity's retry predicate: an :class:`AttemptError` that says another may succeed
+    (one for every call: it keeps nothing of a call's)."""
+    from tenacity import retry_if_exception  # noqa: PLC0415 -- with the first HTTP call
+
+    return retry_if_exception(lambda exc: isinstance(exc, AttemptError) and exc.retryable)
 
 
 def _refusal(failure: AttemptError, attempts: int, *, left: float, total: float | None) -> str:
