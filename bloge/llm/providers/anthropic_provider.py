@@ -13,7 +13,12 @@ from bloge.llm.providers.anthropic import messages_request_for, parse_messages_r
 from bloge.llm.providers.anthropic_cache import with_breakpoints
 from bloge.llm.providers.anthropic_stream import AnthropicStreamAssembler
 from bloge.llm.providers.chunk_stream import assembled_stream
-from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
+from bloge.llm.providers.http_client import (
+    HttpProvider,
+    ProviderHttpClient,
+    Timeout,
+    json_content,
+)
 from bloge.llm.providers.response_body import DEFAULT_MAX_RESPONSE_BYTES
 from bloge.llm.providers.retry import DEFAULT_RETRY, RetryPolicy, Sleep
 from bloge.llm.providers.wire import WireFormatError
@@ -120,7 +125,7 @@ class AnthropicProvider(HttpProvider):
         streamed = {**body, "stream": True}
         model = body.get("model")
         assembler = AnthropicStreamAssembler(model=model if isinstance(model, str) else "")
-        return assembled_stream(self._http, _PATH, streamed, assembler)
+        return assembled_stream(self._http, _PATH, json_content(streamed), assembler)
 
     def parse(self, body: Mapping[str, Any], *, model: str = "") -> LlmResponse:
         """The neutral answer in a response body, answered by ``model`` (else the model the

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import Any, Protocol
+from typing import Protocol
 
 from bloge.core.errors import ProviderError
 from bloge.llm.providers.http_client import ProviderHttpClient
@@ -39,14 +39,15 @@ class StreamAssembler(Protocol):
 
 
 async def assembled_stream(
-    http: ProviderHttpClient, path: str, body: Mapping[str, Any], assembler: StreamAssembler
+    http: ProviderHttpClient, path: str, content: bytes, assembler: StreamAssembler
 ) -> AsyncGenerator[LlmChunk, None]:
-    """POST ``body`` as a stream and yield the chunks ``assembler`` makes of its events.
+    """POST ``content`` (a JSON body: :func:`json_content`) as a stream and yield the chunks
+    ``assembler`` makes of its events.
 
     The HTTP stream is closed however the consumer stops; a stream that ends before the
     answer is complete, a malformed event or an error event raises :class:`ProviderError`.
     """
-    events = http.stream_events(path, body)
+    events = http.stream_events(path, content)
     seen = False
     async with aclosing(events):
         try:
@@ -61,7 +62,7 @@ async def assembled_stream(
                 # llama-cpp-python does so when it fails after its 200 (a tool_choice it
                 # cannot stream, say): what it was asked is the clue.
                 raise http.error("the server ended the stream without sending any event (did "
-                                 "it fail after answering 200? its log says why)", request=body)
+                                 "it fail after answering 200? its log says why)", request=content)
             if not assembler.finished:
                 raise http.error("the stream ended before the answer was complete")
             final = assembler.finish()

@@ -11,7 +11,12 @@ import httpx
 
 from bloge.core.errors import BlogeUsageError, ProviderError
 from bloge.llm.providers.chunk_stream import assembled_stream
-from bloge.llm.providers.http_client import HttpProvider, ProviderHttpClient, Timeout
+from bloge.llm.providers.http_client import (
+    HttpProvider,
+    ProviderHttpClient,
+    Timeout,
+    json_content,
+)
 from bloge.llm.providers.openai import chat_request_body, parse_chat_response
 from bloge.llm.providers.openai_stream import OpenAIStreamAssembler
 from bloge.llm.providers.response_body import DEFAULT_MAX_RESPONSE_BYTES
@@ -154,7 +159,7 @@ class OpenAIChatProvider(HttpProvider):
 
     def _stream(self, request: LlmRequest, mode: OutputMode) -> AsyncGenerator[LlmChunk, None]:
         body = self._body(prepared(request, mode), stream=True)
-        chunks = assembled_stream(self._http, _PATH, body,
+        chunks = assembled_stream(self._http, _PATH, json_content(body),
                                   OpenAIStreamAssembler(model=request.model))
         return chunks if mode != "tool" or request.output is None else answered_stream(chunks)
 

@@ -74,10 +74,12 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def request_excerpt(body: Mapping[str, Any], secrets: Iterable[str]) -> str:
-    """A request body as an error keeps it: compact JSON, secrets and credentials taken out,
-    at most about :data:`MAX_REQUEST` characters (its start and its end)."""
-    text = redact(json.dumps(body, ensure_ascii=False, separators=(",", ":")), secrets)
+def request_excerpt(body: Mapping[str, Any] | bytes, secrets: Iterable[str]) -> str:
+    """A request body (or its JSON, encoded) as an error keeps it: compact JSON, secrets and
+    credentials taken out, at most about :data:`MAX_REQUEST` characters (its start and its
+    end)."""
+    text = redact(body.decode(errors="replace") if isinstance(body, bytes)
+                  else json.dumps(body, ensure_ascii=False, separators=(",", ":")), secrets)
     if len(text) <= MAX_REQUEST:
         return text
     head = MAX_REQUEST - _REQUEST_TAIL
