@@ -28,6 +28,7 @@ from dataclasses import replace
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from bloge.agent import AgentOutput, AgentRunError, AgentUsage, MaxTurnsExceededError, RunPaused
 from bloge.core.context import OperatorContext
@@ -91,7 +92,7 @@ async def _completion(state: ServerState, request: Request, chat: wire.ChatReque
     created = int(time.time())
     ctx = run_context(request)
     if chat.stream:
-        return await _streamed(state, chat, run, created, ctx, owner)
+        return _streamed(state, chat, run, created, ctx, owner)
     operator = state.agents.whole(chat.agent_id, sampling=run.changes)
     try:
         output = await answer_whole(
@@ -132,8 +133,8 @@ def _own(said: wire.Answer, since: AgentUsage) -> wire.Answer:
     return replace(said, usage=rounds.usage_since(said.usage, since))
 
 
-async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.CompletionRun,
-                    created: int, ctx: OperatorContext | None, owner: str | None) -> Response:
+def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.CompletionRun,
+              created: int, ctx: OperatorContext | None, owner: str | None) -> Response:
     streaming = state.agents.streaming(chat.agent_id, sampling=run.changes)
     run_id = run.run_id
     # What the new run keeps of the request as it runs: not the whole ChatRequest.
@@ -146,6 +147,36 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.Comp
         (lambda new, sink: streaming.arun(agent_input, ctx, on_chunk=sink, run_id=new,
                                           tools=tools)),
         after=run.events)
+    writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
+                              include_usage=chat.include_usage)
+    # The stream keeps of the run what its ending needs, not the CompletionRun (its mappings).
+    return _Opening(functools.partial(_opened, state, run_id, run.usage, writer, events, task))
+
+
+class _Opening(Response):
+    """A completion's response, decided as it is sent (:func:`_opened`): the handler has
+    returned by then, and its frames, which would keep the request's body and the
+    completion's run, are let go of while the run works towards its first token."""
+
+    def __init__(self, opened: Callable[[], Awaitable[Response]]) -> None:
+        self.background = None
+        self._opened: Callable[[], Awaitable[Response]] | None = opened
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self._decided()
+        await response(scope, receive, send)
+
+    async def _decided(self) -> Response:
+        opened, self._opened = self._opened, None
+        assert opened is not None, "a response is sent once"
+        return await opened()
+
+
+async def _opened(state: ServerState, run_id: str, since: AgentUsage,
+                  writer: wire.ChunkWriter, events: AsyncGenerator[RunEvent, None],
+                  task: asyncio.Task[AgentOutput]) -> Response:
+    """The stream of run ``run_id``, once it shows its first event or has worked
+    ``keepalive`` seconds without one; the error response of a run that failed before."""
     first = asyncio.ensure_future(_next_shown(events))
     try:
         await asyncio.wait({first}, timeout=state.config.keepalive)
@@ -156,17 +187,14 @@ async def _streamed(state: ServerState, chat: wire.ChatRequest, run: rounds.Comp
     head: First = first
     if first.done():
         head = first.result()  # an open stream keeps neither the task nor its coroutine
-        failed = await _failed_before(state, run, head, task)
+        failed = await _failed_before(state, run_id, since, head, task)
         if failed is not None:
             return failed
 
     def cancel() -> None:
         state.tasks.cancel(run_id)
 
-    writer = wire.ChunkWriter(_completion_id(run_id), chat.agent_id, created,
-                              include_usage=chat.include_usage)
-    # The stream keeps of the run what its ending needs, not the CompletionRun (its mappings).
-    return EventStream(_frames(state, run_id, run.usage, writer, head, events, task),
+    return EventStream(_frames(state, run_id, since, writer, head, events, task),
                        keepalive=state.config.keepalive, send_timeout=state.config.send_timeout,
                        on_disconnect=cancel, closing=functools.partial(_stopped, run_id))
 
@@ -177,7 +205,7 @@ def _stopped(run_id: str) -> bytes:
     return _data(wire.dumps(stopping)) + DONE
 
 
-async def _failed_before(state: ServerState, run: rounds.CompletionRun,
+async def _failed_before(state: ServerState, run_id: str, since: AgentUsage,
                          first: RunEvent | None,
                          task: asyncio.Task[AgentOutput]) -> Response | None:
     """The error response of a run that failed before its first token; ``None`` when it
@@ -190,7 +218,7 @@ async def _failed_before(state: ServerState, run: rounds.CompletionRun,
             task.result()
     if first is not None and not _ends(first):
         return None
-    ending = await _outcome(state, run.run_id, run.usage, task)
+    ending = await _outcome(state, run_id, since, task)
     return _failure_response(ending) if isinstance(ending, RunFailure) else None
 
 
