@@ -353,9 +353,9 @@ class ProviderHttpClient:
 
 
 def json_content(body: Mapping[str, Any]) -> bytes:
-    """``body`` as a streamed request's content (compact JSON, non-ASCII kept, as httpx's
-    ``json=`` sends it), encoded once for all its attempts: a stream keeps these bytes, which
-    httpx's request keeps anyway, rather than the mapping and its parts."""
+    """``body`` as a streamed request's content (compact JSON, non-ASCII kept, as httpx
+    0.28's ``json=`` sends it), encoded once for all its attempts: a stream keeps these bytes,
+    which httpx's request keeps anyway, rather than the mapping and its parts."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False).encode()
 

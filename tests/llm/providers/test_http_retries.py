@@ -284,6 +284,23 @@ async def test_a_stream_is_retried_when_it_fails_before_its_first_byte(
     assert sleeps == [3.0, 2.0]
 
 
+@pytest.mark.parametrize("api", APIS)
+async def test_every_attempt_of_a_stream_sends_the_same_json(
+    api: Api, sleeps: RecordedSleeps,
+) -> None:
+    asked = LlmRequest(api.request.model, (LlmMessage.user("Météo à Paris ?"),))
+    script = Script([failure(api, 503), api.ok_stream()])
+    chunks = api.make(script, retry=NO_JITTER, sleep=sleeps).stream_chat(asked)
+    assert [c async for c in chunks][-1].done
+    first, second = script.requests
+    assert first.headers["content-type"] == second.headers["content-type"] == "application/json"
+    assert first.content == second.content
+    assert "Météo à Paris ?".encode() in first.content  # UTF-8, not \u escapes
+    body = json.loads(first.content)
+    assert body["stream"] is True
+    assert "Météo à Paris ?" in json.dumps(body["messages"], ensure_ascii=False)
+
+
 class StallingStream(httpx.AsyncByteStream):
     """A body whose first read times out."""
 
