@@ -49,6 +49,7 @@ from bloge.llm.providers.server_errors import (
     truncate,
 )
 from bloge.llm.providers.sse import SseDecoder, SseEvent
+from bloge.llm.providers.wire import compact_json
 
 Timeout = float | httpx.Timeout
 T = TypeVar("T")
@@ -356,8 +357,7 @@ def json_content(body: Mapping[str, Any]) -> bytes:
     """``body`` as a streamed request's content (compact JSON, non-ASCII kept, as httpx
     0.28's ``json=`` sends it), encoded once for all its attempts: a stream keeps these bytes,
     which httpx's request keeps anyway, rather than the mapping and its parts."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False).encode()
+    return compact_json(body, allow_nan=False).encode()
 
 
 def _pool_clock() -> dict[str, Any]:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bloge.core.masking import mask_credentials
+from bloge.llm.providers.wire import compact_json
 
 #: Longest server message we repeat; HTML error pages from proxies can be huge.
 MAX_MESSAGE = 500
@@ -79,7 +80,7 @@ def request_excerpt(body: Mapping[str, Any] | bytes, secrets: Iterable[str]) -> 
     credentials taken out, at most about :data:`MAX_REQUEST` characters (its start and its
     end)."""
     text = redact(body.decode(errors="replace") if isinstance(body, bytes)
-                  else json.dumps(body, ensure_ascii=False, separators=(",", ":")), secrets)
+                  else compact_json(body), secrets)
     if len(text) <= MAX_REQUEST:
         return text
     head = MAX_REQUEST - _REQUEST_TAIL

@@ -15,9 +15,10 @@ def count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def compact_json(value: Any) -> str:
-    """``value`` as the compact JSON text models write (``{"a":1}``, non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def compact_json(value: Any, *, allow_nan: bool = True) -> str:
+    """``value`` as the compact JSON text models write (``{"a":1}``, non-ASCII kept); with
+    ``allow_nan=False``, a NaN or an infinity is a ``ValueError`` rather than invalid JSON."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)
 
 
 def payload(data: str) -> dict[str, Any]:
