@@ -114,3 +114,26 @@ async def test_a_write_asked_while_a_checkpoint_copies_waits_for_it_on_the_drive
     await write
     await driver.aclose()
     assert [name.startswith("bloge-store-sqlite") for name in threads] == [True]
+
+
+async def test_a_checkpoint_that_failed_is_told_and_fails_no_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(sqlite, "CHECKPOINT_WRITES", 1)
+    held = HeldCheckpoint()
+    held.go_on.set()
+    waiting = SqliteDriver._waiting_connection  # noqa: SLF001 -- the connection it checkpoints on
+
+    def failing(driver: SqliteDriver) -> Any:
+        held.connection = waiting(driver)
+        held.connection.close()  # its checkpoint fails: "Cannot operate on a closed database"
+        return held
+
+    monkeypatch.setattr(SqliteDriver, "_waiting_connection", failing)
+    driver = SqliteDriver(tmp_path / "bloge.db", display="sqlite:///var/bloge.db")
+    await driver.run(create_filler(), write=True)  # the one write: its checkpoint fails
+    await asyncio.to_thread(held.began.wait)
+    await driver.aclose()  # after the checkpoint, whose failure is told first
+    told = [r.getMessage() for r in caplog.records if r.name == "bloge.store"]
+    assert told == [("a checkpoint failed (the next one copies what it did not): run store "
+                     "sqlite:///var/bloge.db: ProgrammingError: Cannot operate on a closed "
+                     "database.")]

@@ -22,6 +22,7 @@ write starts it over (with writes added as it copied, a busy server's WAL would 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from bloge.store.errors import StoreError
 from bloge.store.sql.script import Query, Result, Script
 
 T = TypeVar("T")
+_log = logging.getLogger("bloge.store")
 Connect: TypeAlias = Callable[[], sqlite3.Connection]
 
 #: SQLite's own threshold for a checkpoint (``wal_autocheckpoint``), kept by the driver's
@@ -107,9 +109,10 @@ class SqliteDriver:
 
     def _checkpoint_done(self, checkpoint: asyncio.Future[None]) -> None:
         self._checkpoint = None
-        if not checkpoint.cancelled():
-            # A checkpoint that failed fails no write: the next one copies what it did not.
-            checkpoint.exception()
+        error = None if checkpoint.cancelled() else checkpoint.exception()
+        if error is not None:  # it fails no write: the next one copies what it did not
+            told = self._translated(error) if isinstance(error, sqlite3.Error) else error
+            _log.warning("a checkpoint failed (the next one copies what it did not): %s", told)
 
     async def aclose(self) -> None:
         if self._closed:
