@@ -29,7 +29,8 @@ class ServerConfig:
     its first byte (or after the connection opened), and all its body ``body_timeout``
     seconds after its headers; a connection idle between requests is closed after
     ``idle_timeout`` seconds; past ``max_connections`` open connections, requests are
-    answered 503 (see :mod:`bloge.server.connections`).
+    answered 503 (see :mod:`bloge.server.connections`); ``backlog`` connections wait to be
+    accepted (the listen backlog).
     """
 
     host: str = "127.0.0.1"
@@ -49,6 +50,7 @@ class ServerConfig:
     body_timeout: float = 30.0
     idle_timeout: float = 5.0
     max_connections: int = 1000
+    backlog: int = 2048
     four_eyes: bool = False
     """``bloge.approvals.four-eyes``: who started a run may not decide its calls."""
 

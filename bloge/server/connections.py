@@ -92,8 +92,9 @@ class DeadlineH11Protocol(H11Protocol):
 
 def uvicorn_options(config: ServerConfig) -> dict[str, Any]:
     """uvicorn's settings for a server run as ``config`` says: the protocol with its deadlines
-    (picklable, for ``--workers N``), the keep-alive timeout and the connection cap."""
+    (picklable, for ``--workers N``), the keep-alive timeout, the connection cap and the
+    listen backlog."""
     return {"http": functools.partial(DeadlineH11Protocol, header_timeout=config.header_timeout,
                                       body_timeout=config.body_timeout),
             "timeout_keep_alive": config.idle_timeout,
-            "limit_concurrency": config.max_connections}
+            "limit_concurrency": config.max_connections, "backlog": config.backlog}

@@ -36,6 +36,7 @@ def server_config(settings: BlogeSettings, *, host: str | None = None,
         send_timeout=section.send_timeout, shutdown_grace=section.shutdown_grace,
         header_timeout=section.header_timeout, body_timeout=section.body_timeout,
         idle_timeout=section.idle_timeout, max_connections=section.max_connections,
+        backlog=section.backlog,
         four_eyes=settings.approvals.four_eyes)
 
 

@@ -93,8 +93,8 @@ def test_sources_cover_every_leaf_key(tmp_path: Path) -> None:
     # budgets 25 (run, thread and per-key limits 7 each, keys, period, answer-cap, prices),
     # llm routes 1, fallback 4, prompt caching 2, agents.window-block 1, tracing 2,
     # agents.max-descendant-tool-calls 1, a2a 2 (serve, remotes), agents.sub-agent-context and
-    # sub-agent-thread 2
-    assert len(sources) == 135
+    # sub-agent-thread 2, server.backlog 1
+    assert len(sources) == 136
     assert set(sources.values()) == {"default"}
     assert {"bloge.llm.model-aliases", "bloge.operators", "bloge.listeners",
             "bloge.llm.retry.on-http-codes"} <= set(sources)

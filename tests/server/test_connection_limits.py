@@ -4,13 +4,19 @@ too, and the server stays answerable while they are open (real sockets, a real s
 from __future__ import annotations
 
 import contextlib
+import shutil
 import socket
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from bloge.llm import ScriptedProvider
+from bloge.server.connections import uvicorn_options
+from bloge_config import SettingsError, load_settings
+from bloge_container.serving import server_config
 from tests.server.conftest import Serve, Served
 
 # Generous: only reached when the server never closes the connection, i.e. the test fails.
@@ -83,3 +89,26 @@ def test_past_max_connections_a_request_is_answered_503(serve: Serve) -> None:
             held.enter_context(connected(served))
         refused = httpx.get(served.url("/healthz"), timeout=WAIT_SECONDS)
     assert refused.status_code == 503
+
+
+def listen_backlog(port: int) -> int:
+    """The backlog of the socket listening on ``port``, as the system holds it (``ss``: a
+    listening socket's Send-Q)."""
+    listed = subprocess.run(["ss", "-Htln", f"sport = :{port}"], capture_output=True,
+                            text=True, check=True).stdout.split()
+    return int(listed[2])
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2) to read a backlog")
+def test_the_server_listens_with_its_backlog(serve: Serve) -> None:
+    served = serve(ScriptedProvider("Hi."), backlog=37)
+    assert listen_backlog(served.server.port) == 37
+
+
+def test_bloge_serve_listens_with_bloge_server_backlog(tmp_path: Path) -> None:
+    (tmp_path / "settings.yaml").write_text("bloge:\n  server:\n    backlog: 4096\n")
+    settings = load_settings(settings_file=tmp_path / "settings.yaml", environ={})
+    assert uvicorn_options(server_config(settings))["backlog"] == 4096
+    (tmp_path / "settings.yaml").write_text("bloge:\n  server:\n    backlog: 0\n")
+    with pytest.raises(SettingsError, match=r"bloge\.server\.backlog"):
+        load_settings(settings_file=tmp_path / "settings.yaml", environ={})

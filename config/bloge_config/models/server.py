@@ -63,6 +63,10 @@ class ServerSettings(MaskedSection):
     max_connections: int = Field(
         default=1000, ge=1, description="Connections each server process holds open at "
         "once; past them, requests are answered 503")
+    backlog: int = Field(
+        default=2048, ge=1, description="Connections the system queues until the server "
+        "accepts them (the listen backlog, capped by net.core.somaxconn); in a burst past "
+        "it, a client's connection waits for its own retry, a second or more")
 
     @field_validator("api_keys", "admin_keys")
     @classmethod
