@@ -290,7 +290,8 @@ class AgentActivities:
         definition = agent.definition
         summary = bool(payload.get("summary"))
         messages = await self._messages(payload)
-        request = (LlmRequest(str(payload["model"]), messages, payload.get("temperature"))
+        request = (LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
+                              max_tokens=payload.get("max_tokens"))
                    if summary else _request(agent, payload, messages))
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)

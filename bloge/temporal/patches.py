@@ -79,6 +79,11 @@ STALE_ANSWERS = "bloge.stale-answers"
 #: round took every limit that came, whatever its turn. Asked of ``workflow.patched``
 #: itself, and only by a run sent such limits: a history made before replays taking them.
 STALE_LIMITS = "bloge.stale-limits"
+#: The patch after which a ``summary(n)`` memory's summaries are model calls of the run:
+#: reserved against its budget, sent with the ``max_tokens`` its own calls carry, and priced
+#: (before it, they counted toward its token limits only). Asked of ``workflow.patched``
+#: itself, and only by a run that summarizes: a history made before replays without them.
+SUMMARY_CALLS = "bloge.summary-calls"
 #: The patches a run begun after :data:`BASELINE` takes without their markers.
 EARLIER = frozenset({LONG_RUNS, REPORT_FAILED_TOOLS, QUIET_ENDS, CHILD_WORKFLOWS,
                      CHILD_SHARES, PAUSES, TOOL_RESULTS})

@@ -22,7 +22,6 @@ from bloge.agent import (
     AgentExecutionListener,
     AgentMemoryStrategy,
     BudgetPolicy,
-    LlmSummarizer,
 )
 from bloge.core.registry import OperatorRegistry
 from bloge.store import Store
@@ -31,7 +30,7 @@ from bloge.temporal.activities import AgentActivities
 from bloge.temporal.catalogue import ServedAgent, served
 from bloge.temporal.options import TemporalOptions
 from bloge.temporal.recording import StoreRecording
-from bloge.temporal.workflow import AgentWorkflow, summary_chat
+from bloge.temporal.workflow import AgentWorkflow, WorkflowSummarizer, summary_chat
 
 #: Modules a workflow shares with its worker instead of importing them afresh.
 PASSED_THROUGH = ("bloge", "pydantic", "pydantic_core", "structlog", "orjson", "lark", "httpx",
@@ -51,7 +50,7 @@ def served_agents(definitions: Mapping[str, AgentDef], registry: OperatorRegistr
         probe = served(definition, registry, options, listeners=listeners)
         summarizer = None
         if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary):
-            summarizer = LlmSummarizer(
+            summarizer = WorkflowSummarizer(
                 summary_chat(definition.id, probe.plan.model,
                              probe.plan.limits.max_payload_bytes), definition.model)
         agents[agent_id] = served(definition, registry, options, listeners=listeners,

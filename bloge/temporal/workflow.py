@@ -128,6 +128,7 @@ from bloge.agent import (
     AgentUsage,
     BudgetExceededError,
     HandoffPayload,
+    LlmSummarizer,
     MaxTurnsExceededError,
     RunPaused,
 )
@@ -176,6 +177,7 @@ from bloge.temporal.patches import (
     REPORT_FAILED_TOOLS,
     RESUME_LIMITS,
     ROUND_CHECKPOINTS,
+    SUMMARY_CALLS,
     THREAD_BUDGETS_REFUSED,
     UNPRICED_LIMITS,
     current_memo,
@@ -1052,6 +1054,17 @@ def _failed(call: ToolCall, error: ActivityError, timeout: float | None, *,
     return ToolOutcome(call, success=False, content=f"Error: {problem}")
 
 
+class WorkflowSummarizer(LlmSummarizer):
+    """A ``summary(n)`` memory's summarizer in a workflow (its chat a :func:`summary_chat`):
+    its summaries are model calls of the run, reserved, capped and priced, in a run begun
+    after :data:`~bloge.temporal.patches.SUMMARY_CALLS` (asked as a run first summarizes)."""
+
+    __slots__ = ()
+
+    def spends(self) -> bool:
+        return workflow.patched(SUMMARY_CALLS)
+
+
 def summary_chat(agent_id: str, options: Mapping[str, Any],
                  max_bytes: int = MAX_PAYLOAD_BYTES) -> Any:
     """The chat a ``summary(n)`` memory summarizes with inside a workflow: a model activity
@@ -1060,7 +1073,7 @@ def summary_chat(agent_id: str, options: Mapping[str, Any],
 
     async def chat(request: LlmRequest) -> LlmResponse:
         payload = {"agent": agent_id, "summary": True, "model": request.model,
-                   "temperature": request.temperature,
+                   "temperature": request.temperature, "max_tokens": request.max_tokens,
                    "messages": wire.messages_to_json(request.messages), "context": {}}
         size = wire.size(payload)
         if size > max_bytes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -13,14 +13,12 @@ from bloge import (
     AgentExecutionListener,
     AgentLoopOperator,
     AgentMemoryStrategy,
-    OperatorContext,
     OperatorRegistry,
     StreamingAgentLoopOperator,
     agent_operator,
 )
 from bloge.agent import AGENT_TOOL_PREFIX, LlmSummarizer, SubAgentTool, check_agent_calls
 from bloge.agent.runtime import check_targets
-from bloge.llm import LLM_CHAT, LlmRequest, LlmResponse
 from bloge_config import BlogeSettings
 from bloge_config.loading import DEFAULT_SETTINGS_FILE
 from bloge_container.a2a import register_remote_tools
@@ -216,24 +214,12 @@ def materialize(
     in ``store`` when there is one."""
     summarizer = None
     if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary):
-        summarizer = LlmSummarizer(_chat_through(registry), definition.model)
+        summarizer = LlmSummarizer.through(registry, definition.model)
         report.record(f"Summarizer[{definition.id}]", registered=True, kind="on-property",
                       reason=f"agent {definition.id!r} uses summary memory; an llmChat call "
                              f"with model {definition.model!r}")
     return agent_operator(definition.id, definition, registry, listeners=listeners,
                           summarizer=summarizer, store=store, budgets=budgets)
-
-
-def _chat_through(registry: OperatorRegistry) -> Callable[[LlmRequest], Awaitable[LlmResponse]]:
-    """Summaries go through the registry's ``llmChat`` operator, like the agent's own calls
-    (so a user's own chat operator serves them too)."""
-    chat = registry.bound(LLM_CHAT, purpose="chat operator")
-
-    async def call(request: LlmRequest) -> LlmResponse:
-        response: LlmResponse = await chat.invoke(request, OperatorContext.root())
-        return response
-
-    return call
 
 
 def display(path: Path, project_dir: Path) -> str:

@@ -151,3 +151,19 @@ def test_a_dsl_agent_hands_over_to_another_dsl_agent() -> None:
                                    llm=adding(), tools=[add])
     agent = Agent.from_dsl(TRIAGE, llm=ScriptedProvider(transfer()), agents=[billing_agent])
     assert agent.run("2 + 3?") == "5"
+
+
+def test_a_summary_memory_summarizes_with_the_agents_model() -> None:
+    # summary(2): turn 2 goes on from a summary of turn 1's question, asked of the agent's
+    # model through the agent's chat (before, such an agent only dropped the question).
+    model = ScriptedProvider(tool_call_response("add", json.dumps({"a": 2, "b": 3})),
+                             "They asked for 2 + 3.", "5")
+    source = CALCULATOR.replace("max_turns = 3", "max_turns = 3\n  memory = summary(2)")
+    output = Agent.from_dsl(source, llm=model, tools=[add]).run_output("2 + 3?")
+    assert output.content == "5"
+    summary = model.requests[1]
+    assert summary.model == "gpt-4o"
+    assert "user: 2 + 3?" in summary.messages[1].content
+    assert [m.content for m in model.requests[2].messages[:2]] == [
+        "Add with the tool.", "Summary of the earlier conversation:\nThey asked for 2 + 3."]
+    assert output.usage.llm_calls == 3

@@ -10,7 +10,14 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bloge import AgentRunError, BudgetExceededError, ProviderError
-from bloge.agent import AgentBuilder, AgentLoopOperator, Budget, BudgetPolicy
+from bloge.agent import (
+    AgentBuilder,
+    AgentLoopOperator,
+    AgentMemoryStrategy,
+    Budget,
+    BudgetPolicy,
+    LlmSummarizer,
+)
 from bloge.agent.runtime import Claim, Spend
 from bloge.core.context import OperatorContext, Principal
 from bloge.core.registry import OperatorRegistry
@@ -32,13 +39,21 @@ def text(content: str = "done") -> LlmResponse:
 
 
 def operator(store: Store, provider: ScriptedProvider, *, thread_budget: Budget | None = None,
-             policy: BudgetPolicy | None = None, agent_id: str = "helper") -> AgentLoopOperator:
+             policy: BudgetPolicy | None = None, agent_id: str = "helper",
+             summary: int | None = None) -> AgentLoopOperator:
+    """``agent_id`` answering with ``provider``; with a ``summary(summary)`` memory if given,
+    which summarizes with it too."""
     registry = OperatorRegistry()
     registry.register(LLM_CHAT, LlmChatOperator(provider))
     builder = AgentBuilder.create(agent_id, registry=registry).model("gpt-4o-mini")
     if thread_budget is not None:
         builder.thread_budget(thread_budget)
-    return AgentLoopOperator(agent_id, builder.build(), registry, store=store, budgets=policy)
+    summarizer = None
+    if summary is not None:
+        builder.memory(AgentMemoryStrategy.Summary(summary))
+        summarizer = LlmSummarizer.through(registry, "gpt-4o-mini")
+    return AgentLoopOperator(agent_id, builder.build(), registry, store=store, budgets=policy,
+                             summarizer=summarizer)
 
 
 @pytest.fixture
@@ -61,6 +76,23 @@ async def test_a_thread_budget_counts_every_run_on_the_thread(store: Store) -> N
     assert first.thread_id == "t1"
     # Another thread has its own budget.
     assert (await agent.aexecute("hi", thread_id="t2")).content == "three"
+
+
+async def test_a_thread_budget_counts_the_summaries_of_its_runs(store: Store) -> None:
+    # The second run starts over 3 messages of the thread: it summarizes the first two.
+    provider = ScriptedProvider(text("one"), LlmResponse("they said hi", "stop", 300, 20),
+                                text("two"), text("three"))
+    agent = operator(store, provider, thread_budget=Budget(model_calls=3), summary=2)
+    await agent.aexecute("hi", thread_id="t1")
+    second = await agent.aexecute("again", thread_id="t1")
+    assert second.checkpoint.conversation[0].content.endswith("they said hi")
+    spent = await budget_spent(store, "thread", "t1")
+    assert spent is not None
+    assert (spent.model_calls, spent.input_tokens, spent.output_tokens) == (3, 500, 60)
+    with pytest.raises(BudgetExceededError) as caught:
+        await agent.aexecute("once more", thread_id="t1")
+    assert (caught.value.scope, caught.value.limit_name, caught.value.used) == (
+        "thread", "model_calls", 3)
 
 
 async def test_a_key_budget_counts_the_keys_runs_for_the_period(store: Store) -> None:

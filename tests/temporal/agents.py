@@ -54,6 +54,7 @@ from bloge import (
 )
 from bloge.agent import SubAgentTool
 from bloge.agent.caller_thread import SubAgentThread
+from bloge.agent.memory.summary import SUMMARIZE_PROMPT
 from bloge.core.context import OperatorContext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 
@@ -146,9 +147,14 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     """counter: tools in turn 1, the answer in turn 2; looper: a tool call every turn;
     ``marathon N`` (the last user message): a step a turn until the answer in turn N;
     ``read …``: how many bytes of content in how many messages the model was shown;
-    ``cap``: the ``max_tokens`` the request carried."""
+    ``cap``: the ``max_tokens`` the request carried. A ``summary(n)`` memory's summary
+    (``counter``'s, given one) costs 40,000 prompt tokens, and tells its ``max_tokens``."""
+    if request.messages and request.messages[0].content == SUMMARIZE_PROMPT:
+        return LlmResponse(f"summarized, max_tokens {request.max_tokens}",
+                           prompt_tokens=40_000, completion_tokens=8)
     answered = sum(1 for m in request.messages if m.role == "assistant")
-    last = next(m.content for m in reversed(request.messages) if m.role == "user")
+    # A summarized view may have folded the user's message into its summary.
+    last = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
     if last.startswith("marathon"):
         return _marathon(request, int(last.split()[1]))
     if last.startswith("read"):
@@ -165,7 +171,7 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
             return LlmResponse("Asking.", "tool_calls", tool_calls=(ToolCall(
                 "r1", "research", json.dumps({"input": "recall " + last.split(" ", 1)[1]})),))
         return LlmResponse("briefed: " + request.messages[-1].content)
-    user = next(m.content for m in request.messages if m.role == "user")
+    user = next((m.content for m in request.messages if m.role == "user"), "")
     if user.startswith("fan"):
         return _fanned(request, user, answered)
     if user.startswith(("watch", "probe")):

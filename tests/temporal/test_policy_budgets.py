@@ -19,7 +19,13 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from bloge import AgentDef, AgentLoopOperator, AgentOutput, AgentRunError, OperatorRegistry
-from bloge.agent import Budget, BudgetExceededError, BudgetPolicy
+from bloge.agent import (
+    AgentMemoryStrategy,
+    Budget,
+    BudgetExceededError,
+    BudgetPolicy,
+    LlmSummarizer,
+)
 from bloge.core.errors import BlogeUsageError, RunError
 from bloge.llm.prices import ModelPrice, PriceTable
 from bloge.temporal import (
@@ -32,7 +38,7 @@ from bloge.temporal import (
     wire,
 )
 from bloge.temporal.activities import AgentActivities
-from bloge.temporal.patches import POLICY_BUDGETS, THREAD_BUDGETS_REFUSED
+from bloge.temporal.patches import POLICY_BUDGETS, SUMMARY_CALLS, THREAD_BUDGETS_REFUSED
 from bloge.temporal.worker import PASSED_THROUGH
 from tests.server.live_server import LiveServer
 from tests.temporal import agents
@@ -43,6 +49,9 @@ pytestmark = pytest.mark.usefixtures("temporal_server")
 
 #: ``test-model``'s price, in US dollars per million tokens.
 PRICED = PriceTable(overrides={"test-model": ModelPrice(1_000.0, 2_000.0)})
+
+#: ``counter`` with a ``summary(2)`` memory: its turn 2 summarizes turn 1's user message.
+SUMMARIZED = {"memory_strategy": AgentMemoryStrategy.Summary(2)}
 
 Serving = Callable[..., AbstractAsyncContextManager[TemporalRunner]]
 
@@ -76,14 +85,18 @@ def _definitions(registry: OperatorRegistry,
     return definitions
 
 
-async def _in_process(tmp_path: Path, policy: BudgetPolicy,
-                      message: str = "hello") -> AgentOutput:
-    """``counter``'s run of ``message`` in this process, budgeted with ``policy``, as a local
-    run is."""
+async def _in_process(tmp_path: Path, policy: BudgetPolicy, message: str = "hello", *,
+                      counter: dict[str, Any] | None = None) -> AgentOutput:
+    """``counter``'s run of ``message`` in this process (its definition changed by
+    ``counter`` if given), budgeted with ``policy``, as a local run is."""
     registry = agents.registry(tmp_path / "here.log")
+    definition = _definitions(registry, counter)["counter"]
+    summarizer = (LlmSummarizer.through(registry, definition.model)
+                  if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary)
+                  else None)
     try:
-        operator = AgentLoopOperator("counter", _definitions(registry)["counter"], registry,
-                                     budgets=policy)
+        operator = AgentLoopOperator("counter", definition, registry, budgets=policy,
+                                     summarizer=summarizer)
         return await operator.aexecute(message)
     finally:
         registry.get("Gate").release.set()
@@ -216,7 +229,8 @@ async def _run_before(client: Client, task_queue: str, tmp_path: Path,
     registry = agents.registry(tmp_path / "before.log")
     options = TemporalOptions(task_queue=task_queue)
     served = served_agents(_definitions(registry, counter), registry, options,
-                           budgets=policy if refused == POLICY_BUDGETS else None)
+                           budgets=policy if refused in (POLICY_BUDGETS, SUMMARY_CALLS)
+                           else None)
     catalogue.file(task_queue, served)
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
     try:
@@ -231,6 +245,42 @@ async def _run_before(client: Client, task_queue: str, tmp_path: Path,
         registry.get("Gate").release.set()
     assert output.exit_reason == "stop"
     return await client.get_workflow_handle(f"before-{refused}").fetch_history()
+
+
+async def test_a_summary_on_a_worker_is_a_model_call_of_the_run_as_in_process(
+        serving: Serving, client: Client, task_queue: str, tmp_path: Path) -> None:
+    # counter's turn 2 goes on from a summary of its turn 1: reserved, sent with the answer
+    # cap a money limit needs, and priced (its 40,000 prompt tokens: $40).
+    policy = BudgetPolicy(run=Budget(usd=100.0), prices=PRICED, answer_cap=64)
+    here = await _in_process(tmp_path, policy, counter=SUMMARIZED)
+    async with serving(policy, counter=SUMMARIZED) as runner:
+        there = await runner.run("counter", "hello", run_id="summarized")
+        history = await client.get_workflow_handle("summarized").fetch_history()
+        await _replayed(history, client, task_queue, "counter")
+    summary = "Summary of the earlier conversation:\nsummarized, max_tokens 64"
+    assert there.checkpoint.conversation[0].content == summary
+    assert here.checkpoint.conversation[0].content == summary
+    assert there.usage.llm_calls == here.usage.llm_calls == 3
+    spent = PRICED.price("test-model")
+    assert there.usage.cost_usd == pytest.approx(
+        spent.cost(5, 1) + spent.cost(40_000, 8) + spent.cost(7, 3))
+    assert there.usage.cost_usd == pytest.approx(here.usage.cost_usd)
+    assert _patches(history) == [POLICY_BUDGETS, SUMMARY_CALLS]
+
+
+async def test_a_run_begun_before_summaries_were_model_calls_replays_on_todays_worker(
+        serving: Serving, client: Client, task_queue: str, tmp_path: Path) -> None:
+    """A worker from before ``SUMMARY_CALLS`` ran ``counter`` to its answer, its summary
+    unpriced; today's worker, which prices the summary ($40) and so stops such a run at its
+    next model call, replays it."""
+    policy = BudgetPolicy(run=Budget(usd=1.0), prices=PRICED, answer_cap=64)
+    history = await _run_before(client, task_queue, tmp_path, policy, SUMMARIZED,
+                                SUMMARY_CALLS)
+    async with serving(policy, counter=SUMMARIZED) as runner:
+        await _replayed(history, client, task_queue, "counter")
+        with pytest.raises(BudgetExceededError, match=r"usd budget of \$1.0000 would be exceeded \(used \$40"):
+            await runner.run("counter", "hello", run_id="summarized-today")
+    assert _patches(history) == [POLICY_BUDGETS]
 
 
 @pytest.mark.parametrize("policy", [BudgetPolicy(thread=Budget(usd=5.0)),

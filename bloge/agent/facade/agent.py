@@ -24,6 +24,8 @@ from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
+from bloge.agent.memory.strategy import AgentMemoryStrategy
+from bloge.agent.memory.summary import LlmSummarizer
 from bloge.agent.subagent import DEFAULT_MAX_DESCENDANT_TOOL_CALLS, SubAgentTool
 from bloge.core.errors import BlogeUsageError
 from bloge.core.registry import OperatorRegistry
@@ -167,8 +169,9 @@ class Agent:
         ``input`` passes the model's arguments whole and shows the tool's schema. A block
         naming a tool not in ``tools`` is a :class:`~bloge.CompileError` at the block's
         ``file:line``; a tool no block names is a :class:`~bloge.BlogeUsageError`. The model,
-        turn cap, prompt, memory and exit condition are the definition's; ``llm``,
-        ``listeners`` and ``store`` as for :class:`Agent`. ``output_types`` are the types
+        turn cap, prompt, memory (``summary(n)`` summarizes with the agent's model) and exit
+        condition are the definition's; ``llm``, ``listeners`` and ``store`` as for
+        :class:`Agent`. ``output_types`` are the types
         (pydantic models, dataclasses, TypedDicts) ``output = <Name>`` may name, by class name.
         ``agents`` are the agents a ``tool <name> : agent <agentName> { … }`` block may ask,
         by their ``name``: each call runs that agent as a sub-agent (see :meth:`as_tool`);
@@ -192,8 +195,13 @@ class Agent:
             listeners: Sequence[AgentExecutionListener],
             store: object | None) -> Agent:
         agent = cls.__new__(cls)
+        # A summary(n) memory summarizes with the agent's model, as a deployed agent's does.
+        summarizer = (LlmSummarizer.through(registry, definition.model)
+                      if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary)
+                      else None)
         agent._operator = AgentLoopOperator(  # noqa: SLF001 -- the class builds its own
-            definition.id, definition, registry, listeners=listeners, store=store)
+            definition.id, definition, registry, listeners=listeners, store=store,
+            summarizer=summarizer)
         agent.handoff_description = ""
         return agent
 

@@ -5,7 +5,8 @@ tokens as the engine's token estimator counts them, the request's ``max_tokens``
 policy's ``answer_cap``, which the request then carries) for the answer, their price — against
 the run's budget and, through :class:`BudgetCounters`, the thread's and the API key's; after
 it, the call settles at what the provider reported (a call without reported usage is charged
-its reservation). Before a tool round it reserves the round's calls: the calls that fit run,
+its reservation). A ``summary(n)`` memory's summaries are model calls of the run too
+(:class:`RunSummaries`). Before a tool round it reserves the round's calls: the calls that fit run,
 in the model's order; the others are not run and the model is told that the budget refused
 them; a round none of whose calls fits stops the run before anything is dispatched.
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from bloge.agent.loop.engine import ToolRound
     from bloge.agent.loop.observer import RecordedResult, RunObserver
     from bloge.agent.loop.records import AgentUsage
+    from bloge.agent.memory.summary import LlmSummarizer
 
 _TOKEN_LIMITS = ("tokens", "input_tokens", "output_tokens", "usd")
 
@@ -487,6 +489,36 @@ class RunLedger:
                                    limit_name=refused.measure, limit=refused.limit,
                                    used=refused.used, needed=refused.needed, step=step,
                                    checkpoint=self._checkpoint(), sub_agents=below)
+
+
+class RunSummaries:
+    """The summaries of a run's memory by an :class:`~bloge.agent.memory.LlmSummarizer`:
+    model calls of the run, each reserved against its budgets before it is made (its answer
+    bounded as the run's own are: the agent's ``max_tokens``, else the answer cap a token or
+    money limit needs), then settled at what it spent, priced like them."""
+
+    __slots__ = ("_ledger", "_max_tokens", "_summarizer", "_turn")
+
+    def __init__(self, summarizer: LlmSummarizer, ledger: RunLedger, max_tokens: int | None,
+                 turn: Callable[[], int]) -> None:
+        self._summarizer = summarizer
+        self._ledger = ledger
+        self._max_tokens = max_tokens
+        self._turn = turn
+
+    async def summarize(self, messages: Sequence[LlmMessage]) -> LlmResponse:
+        summarizer, ledger = self._summarizer, self._ledger
+        if not summarizer.spends():
+            return await summarizer.summarize(messages)
+        request = summarizer.request(messages, max_tokens=ledger.max_tokens(self._max_tokens))
+        reserved = await ledger.reserve_model_call(request.messages, request.max_tokens)
+        try:
+            response = await summarizer.chat(request)
+        except BaseException:
+            await ledger.release_model_call(reserved)
+            raise
+        await ledger.settle_model_call(reserved, self._turn(), response)
+        return response
 
 
 def _allowance(ledger: RunLedger | CallerAllowance | None) -> CallerAllowance | None:

@@ -23,7 +23,7 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
-from bloge.agent.loop.budget import BudgetCounters, BudgetedRound, RunLedger
+from bloge.agent.loop.budget import BudgetCounters, BudgetedRound, RunLedger, RunSummaries
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import Handoff
 from bloge.agent.loop.errors import (
@@ -42,6 +42,7 @@ from bloge.agent.loop.start import Opening, handed_over
 from bloge.agent.loop.tools import ChunkSink, ToolDispatcher, ToolOutcome
 from bloge.agent.memory.conversation import ConversationMemory
 from bloge.agent.memory.factory import create_memory
+from bloge.agent.memory.summary import LlmSummarizer
 from bloge.agent.output.answers import PartialSink, TypedAnswers
 from bloge.agent.output.problems import OUTPUT_INVALID, OutputValidationError, repair_prompt
 from bloge.core.context import OperatorContext
@@ -86,9 +87,20 @@ class Execution:
         self._ctx = ctx
         self._context = AgentCallbackContext(ctx.execution_id, ctx.graph_name, ctx.node_id,
                                              engine.ref)
+        principal = ctx.principal
+        self._budget = RunLedger(definition, engine.budgets, counters=counters,
+                                 thread_id=None if observer is None else observer.thread_id,
+                                 principal=None if principal is None else principal.name,
+                                 base=start.base_usage, estimator=engine.token_estimator,
+                                 checkpoint=self.checkpoint, usage=lambda: self.usage,
+                                 run_id=None if observer is None else observer.run_id)
+        summarizer = engine.summarizer
+        if isinstance(summarizer, LlmSummarizer):  # its summaries are model calls of the run
+            summarizer = RunSummaries(summarizer, self._budget, definition.max_tokens,
+                                      lambda: self.turn)
         self._memory = create_memory(definition.memory_strategy, start.messages,
                                      token_estimator=engine.token_estimator,
-                                     summarizer=engine.summarizer)
+                                     summarizer=summarizer)
         self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
         # A run handed over goes on with the same transcript: its observer's, appended to.
         self.transcript = list(start.messages) if transcript is None else transcript
@@ -134,13 +146,6 @@ class Execution:
             listeners=self._listeners, context=self._context, observer=observer)
         if self._guards is not None and self._guards.checks_tools:
             self._dispatcher = GuardedRound(self._dispatcher, self._guards, observer)
-        principal = ctx.principal
-        self._budget = RunLedger(definition, engine.budgets, counters=counters,
-                                 thread_id=None if observer is None else observer.thread_id,
-                                 principal=None if principal is None else principal.name,
-                                 base=start.base_usage, estimator=engine.token_estimator,
-                                 checkpoint=self.checkpoint, usage=lambda: self.usage,
-                                 run_id=None if observer is None else observer.run_id)
         self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
         if engine.handoffs:
             self._dispatcher = HandoffRound(self._dispatcher, engine.handoffs, observer)

@@ -42,7 +42,9 @@ class ConversationMemory(ABC):
     class Summarizer(Protocol):
         """Condenses older messages into a summary text (``summary(n)`` memory).
 
-        May be async, and may return an ``LlmResponse`` so that its token usage is counted.
+        May be async, and may return an ``LlmResponse`` so that its token usage is counted
+        in the run's. The calls of an :class:`~bloge.agent.memory.LlmSummarizer` are more:
+        model calls of the run, reserved against its budgets and priced.
         """
 
         def summarize(

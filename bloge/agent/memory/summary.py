@@ -7,7 +7,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from bloge.agent.memory.conversation import ConversationMemory, MemoryUsage
 from bloge.agent.memory.units import Units
+from bloge.core.context import OperatorContext
+from bloge.core.registry import OperatorRegistry
 from bloge.llm.messages import LlmMessage
+from bloge.llm.operators import LLM_CHAT
 from bloge.llm.types import LlmRequest, LlmResponse
 
 SUMMARY_HEADER = "Summary of the earlier conversation:\n"
@@ -53,20 +56,21 @@ class SummaryMemory(ConversationMemory):
             self._system.append(message)
 
     async def prepare(self) -> None:
-        """Fold the oldest messages into the summary when over the threshold."""
-        folded = self._units.drop_oldest_while(lambda: self._units.count > self.threshold)
-        if not folded or self.summarizer is None:
-            return
-        previous = [self._summary] if self._summary is not None else []
-        answer = self.summarizer.summarize([*previous, *folded])
-        if inspect.isawaitable(answer):
-            answer = await answer
-        if isinstance(answer, LlmResponse):
-            self._calls += 1
-            self._prompt += answer.prompt_tokens
-            self._completion += answer.completion_tokens
-            answer = answer.content
-        self._summary = LlmMessage.system(SUMMARY_HEADER + answer.strip())
+        """Fold the oldest messages into the summary when over the threshold. A summary not
+        made (its call failed, a budget refused it) folds nothing: they stay in the view."""
+        folded = self._units.oldest_beyond(self.threshold)
+        if folded and self.summarizer is not None:
+            previous = [self._summary] if self._summary is not None else []
+            answer = self.summarizer.summarize([*previous, *folded])
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if isinstance(answer, LlmResponse):
+                self._calls += 1
+                self._prompt += answer.prompt_tokens
+                self._completion += answer.completion_tokens
+                answer = answer.content
+            self._summary = LlmMessage.system(SUMMARY_HEADER + answer.strip())
+        self._units.drop_oldest(len(folded))
 
     def messages(self) -> list[LlmMessage]:
         summary = [self._summary] if self._summary is not None else []
@@ -81,10 +85,13 @@ class LlmSummarizer:
     """The usual summarizer: one chat call with the agent's model.
 
     ``chat`` is any ``async (LlmRequest) -> LlmResponse`` — a provider's ``chat`` method, or
-    a registry's chat operator wrapped in a lambda.
+    a registry's chat operator (:meth:`through`). In a run of an agent, each summary is one
+    of the run's model calls: the run reserves it against its budgets, sends it with the
+    ``max_tokens`` its own calls carry (:meth:`request`), and prices it (see
+    :mod:`bloge.agent.loop.budget`).
     """
 
-    __slots__ = ("_chat", "model", "prompt")
+    __slots__ = ("chat", "model", "prompt")
 
     def __init__(
         self,
@@ -93,16 +100,39 @@ class LlmSummarizer:
         *,
         prompt: str = SUMMARIZE_PROMPT,
     ) -> None:
-        self._chat = chat
+        self.chat = chat
         self.model = model
         self.prompt = prompt
 
-    async def summarize(self, messages: Sequence[LlmMessage]) -> LlmResponse:
-        request = LlmRequest(
+    @classmethod
+    def through(cls, registry: OperatorRegistry, model: str) -> LlmSummarizer:
+        """Summaries with ``model`` through ``registry``'s ``llmChat`` operator, as the
+        agent's own calls go (so a user's own chat operator serves them too)."""
+        chat = registry.bound(LLM_CHAT, purpose="chat operator")
+
+        async def call(request: LlmRequest) -> LlmResponse:
+            response: LlmResponse = await chat.invoke(request, OperatorContext.root())
+            return response
+
+        return cls(call, model)
+
+    def request(self, messages: Sequence[LlmMessage], *,
+                max_tokens: int | None = None) -> LlmRequest:
+        """The request that summarizes ``messages``, its answer bounded by ``max_tokens``."""
+        return LlmRequest(
             model=self.model,
             messages=(LlmMessage.system(self.prompt), LlmMessage.user(render(messages))),
+            max_tokens=max_tokens,
         )
-        return await self._chat(request)
+
+    def spends(self) -> bool:
+        """Whether a run counts this summarizer's calls as its model calls (reserved,
+        capped and priced): yes, but for a durable runner's summarizer replaying a run begun
+        before they were."""
+        return True
+
+    async def summarize(self, messages: Sequence[LlmMessage]) -> LlmResponse:
+        return await self.chat(self.request(messages))
 
 
 def render(messages: Sequence[LlmMessage]) -> str:

@@ -7,6 +7,7 @@ whose call was pruned (and a call left without its result), so pruning works on 
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
@@ -63,6 +64,27 @@ class Units:
             self.count -= len(unit.messages)
             dropped.extend(unit.messages)
         return dropped
+
+    def oldest_beyond(self, count: int) -> list[LlmMessage]:
+        """The messages of the oldest units, oldest first, that leave ``count`` messages or
+        fewer after them (the newest unit always stays): what :meth:`drop_oldest` drops."""
+        oldest: list[LlmMessage] = []
+        left = self.count
+        for unit in itertools.islice(self._units, len(self._units) - 1):
+            if left <= count:
+                break
+            oldest.extend(unit.messages)
+            left -= len(unit.messages)
+        return oldest
+
+    def drop_oldest(self, count: int) -> None:
+        """Drop the oldest units, of ``count`` messages in all (what :meth:`oldest_beyond`
+        returned)."""
+        while count > 0:
+            unit = self._units.popleft()
+            self.weight -= unit.weight
+            self.count -= len(unit.messages)
+            count -= len(unit.messages)
 
     def messages(self) -> Iterator[LlmMessage]:
         for unit in self._units:
