@@ -72,6 +72,34 @@ async def test_each_call_of_a_parallel_batch_is_decided_on_its_own() -> None:
     assert tool_messages[1].is_error
 
 
+def broken(input: dict[str, Any]) -> str:
+    raise RuntimeError("the ledger is down")
+
+
+async def test_a_round_with_a_failed_call_goes_on_once_its_waiting_call_is_decided() -> None:
+    # The failed call's result is its error's text: the round goes on with it as it is
+    # (it was read as JSON, and the resumed round failed).
+    provider = ScriptedProvider(calls(("pay", {"amount": 500}, "a"), ("look", {"q": "x"}, "b")),
+                                "done")
+    registry = OperatorRegistry({"Pay": pay, "Look": broken, "llmChat": LlmChatOperator(provider)})
+    definition = (AgentBuilder.create("payer", registry=registry).model("m")
+                  .tool("pay", "Pay", input={"amount": "tool_args.amount"}, parameters=AMOUNT,
+                        requires_approval=True)
+                  .tool("look", "Look", input={"q": "tool_args.q"})
+                  .build())
+    engine = AgentEngine("payer", definition, registry)
+    with pytest.raises(RunPaused) as paused:
+        await engine.run(_start("pay"), None)
+    assert not paused.value.tool_round.results["b"].success
+    resumed = paused.value.resumed(decisions={"a": True})
+    output = await engine.run(RunStart(checkpoint=paused.value.checkpoint, pending=resumed), None)
+    assert output.content == "done"
+    assert ran == [{"amount": 500}]
+    failed = [m for m in output.messages if m.role == "tool" and m.tool_call_id == "b"]
+    assert failed[0].is_error
+    assert "the ledger is down" in failed[0].content
+
+
 async def test_a_partial_decision_pauses_again_with_the_rest() -> None:
     provider = ScriptedProvider(calls(("pay", {"amount": 500}, "a"), ("pay", {"amount": 900}, "b")),
                                  "done")

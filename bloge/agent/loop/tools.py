@@ -242,8 +242,10 @@ class ToolDispatcher:
         when its operator is idempotent, or else a failure saying its outcome is unknown."""
         found = recorded.get(call.id)
         if found is not None:
-            result = found.content if found.text_result else self._codec.decode(found.content)
-            return found.success, found.content, result if found.success else None, \
+            result = None  # a failed call's content is its error's text
+            if found.success:
+                result = found.content if found.text_result else self._codec.decode(found.content)
+            return found.success, found.content, result, \
                 _arguments_or_none(call.arguments, self._codec)
         tool = self._tools.get(call.name)
         if tool is not None and operator_metadata(self._registry.get(tool.operator_ref)).idempotent:
