@@ -73,10 +73,42 @@ def _expected(names: set[str] | frozenset[str], parser: Lark) -> str:
     return ", ".join(described[:-1]) + " or " + described[-1]
 
 
+#: Python's words for the logical operators, and how the DSL writes them.
+_WORD_OPERATORS = {"and": "&&", "or": "||", "not": "!"}
+
+
+def _word_operator(source: SourceText, parser: Lark, line: int,
+                   column: int) -> tuple[int, int, str] | None:
+    """Where the last ``and``, ``or`` or ``not`` written as an operator up to ``line:column``
+    is, on that line or the one before (a parse failure soon after such a word is its doing:
+    the word is a name to the DSL, which reads on until something does not fit)."""
+    found: tuple[int, int, str] | None = None
+    previous = ""
+    try:
+        for token in parser.lex(source.text):
+            at = (token.line or 0, token.column or 0)
+            if at > (line, column):
+                break
+            if token.type == "NAME" and token.value in _WORD_OPERATORS \
+                    and previous not in ("DOT", "SAFE_DOT"):
+                found = (*at, str(token.value))
+            previous = token.type
+    except UnexpectedInput:  # text the lexer cannot read: the error says so already
+        return None
+    return found if found is not None and line - 1 <= found[0] <= line else None
+
+
 def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslSyntaxError:
     """``exc`` as a located ``DslSyntaxError`` saying what was expected."""
     line = exc.line if isinstance(exc.line, int) and exc.line > 0 else 1
     column = exc.column if isinstance(exc.column, int) and exc.column > 0 else 1
+    if isinstance(exc, UnexpectedToken | UnexpectedEOF) and (
+            operator := _word_operator(source, parser, line, column)) is not None:
+        at_line, at_column, name = operator
+        message = (f"{name!r} is not an operator: write {_WORD_OPERATORS[name]} "
+                   "(and, or, not are &&, ||, !)")
+        span = s.Span(at_line, at_column, at_line, at_column + len(name))
+        return source.error(DslSyntaxError, message, span)
     match exc:
         case UnexpectedToken(token=token, expected=expected):
             if exc.interactive_parser is not None:
@@ -85,7 +117,7 @@ def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslS
             found = "end of the text" if token.type == "$END" else f"{str(token)!r}"
             if token.type == "$END":
                 line, column = _end_position(source)
-            message = f"unexpected {found}; expected {_expected(expected, parser)}"
+            message = _unexpected(found, _expected(expected, parser))
             width = len(str(token)) if token.type != "$END" else 1
         case UnexpectedCharacters(char=char, allowed=allowed):
             message = f"unexpected character {char!r}"
@@ -107,12 +139,17 @@ def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslS
                 message += f"; expected {_expected(allowed, parser)}"
         case UnexpectedEOF(expected=expected):
             line, column = _end_position(source)
-            message = f"unexpected end of the text; expected {_expected(set(expected), parser)}"
+            message = _unexpected("end of the text", _expected(set(expected), parser))
             width = 1
         case _:
             message, width = "syntax error", 1
     span = s.Span(line, column, line, column + width)
     return source.error(DslSyntaxError, message, span)
+
+
+def _unexpected(found: str, expected: str) -> str:
+    # lark knows of nothing expected at some failures (after a whole expression, say).
+    return f"unexpected {found}; expected {expected}" if expected else f"unexpected {found}"
 
 
 def _number_word(text: str, pos: int) -> tuple[int, str] | None:

@@ -9,7 +9,7 @@ import pytest
 from lark import Lark
 
 from bloge import DslSyntaxError
-from bloge.dsl import parse_document, syntax_errors
+from bloge.dsl import parse_document, parse_expression, syntax_errors
 from bloge.dsl import syntax as s
 
 GRAMMAR = resources.files("bloge.dsl").joinpath("bloge.lark").read_text(encoding="utf-8")
@@ -127,6 +127,15 @@ def test_an_escaped_interpolation_stays_literal_text() -> None:
          "unexpected character '\u00e9'; a name is ASCII letters, digits and _"),
         ("x = \u65e5\u672c", "<string>:1:5:", "unexpected character '\u65e5'; a name is ASCII"),
         ("x = [1, 12abc]", "<string>:1:9:", "'12abc' is not a number or a duration"),
+        # Python's and, or, not: the DSL reads them as names, and fails further on.
+        ("agent a {\n  max_turns = 3 and 4\n}", "<string>:2:17:",
+         "'and' is not an operator: write && (and, or, not are &&, ||, !)"),
+        ("agent a {\n  exit_when = turn > 2 or done\n}", "<string>:2:24:",
+         "'or' is not an operator: write ||"),
+        ("x = not done", "<string>:1:5:", "'not' is not an operator: write !"),
+        # A name after a member is a name: tool_args.not is the argument 'not'.
+        ("x = tool_args.not y", "<string>:1:20:", "unexpected end of the text"),
+        ('x = "a and b" c', "<string>:1:16:", "unexpected end of the text"),
     ],
 )
 def test_syntax_errors_say_where_and_what_was_expected(source: str, where: str, expected: str) -> None:
@@ -135,6 +144,24 @@ def test_syntax_errors_say_where_and_what_was_expected(source: str, where: str, 
     message = str(caught.value)
     assert message.startswith(where)
     assert expected in message
+
+
+@pytest.mark.parametrize(("text", "column", "word"), [
+    ('tool_name == "refund" and tool_args.amount > 100', 23, "and"),
+    ("a or b", 3, "or"),
+    ("not a", 1, "not"),
+])
+def test_an_expression_with_pythons_logical_words_says_how_the_dsl_writes_them(
+        text: str, column: int, word: str) -> None:
+    with pytest.raises(DslSyntaxError) as caught:
+        parse_expression(text, filename="<when>")
+    assert str(caught.value).startswith(f"<when>:1:{column}: {word!r} is not an operator")
+
+
+def test_a_failure_with_nothing_expected_names_what_was_found() -> None:
+    with pytest.raises(DslSyntaxError) as caught:
+        parse_expression("a b")
+    assert str(caught.value).splitlines()[0].endswith("unexpected 'b'")
 
 
 def test_every_terminal_of_the_grammar_has_the_name_bloge_lark_gives_it() -> None:
