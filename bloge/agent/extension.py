@@ -56,7 +56,7 @@ from bloge.core.suggest import did_you_mean_hint
 from bloge.dsl import syntax as s
 from bloge.dsl.expression import Expression, Function, walk
 from bloge.dsl.extensions import CompileOptions
-from bloge.dsl.source import SourceText
+from bloge.dsl.source import SourceText, unquoted_text
 
 #: What a block's choice of a few words is made into (a sub-agent tool's context, its thread).
 _Choice = TypeVar("_Choice")
@@ -270,12 +270,13 @@ class _AgentBlock:
         self.values["model"], self.values["fallback"] = model, fallback
 
     def _constant(self, key: str, node: s.Expr) -> Any:
+        text = self.source.slice(node.span)
         for variable in (n for n in walk(node) if isinstance(n, s.Var)):
             if variable.name == TOOL_ARGS:
                 self._error(TOOL_ARGS_SCOPE, variable.span, width=len(TOOL_ARGS))
-            elif isinstance(node, s.Var):
-                self._error(f"{key} must be a constant; did you mean the string "
-                            f'"{variable.name}"?', variable.span)
+            elif isinstance(node, s.Var) or unquoted_text(text):  # gpt4, claude-3-5-sonnet
+                self._error(f'{key} must be a constant; did you mean the string "{text}"?',
+                            node.span)
             else:
                 self._error(f"{key} must be a constant; {variable.name!r} is not defined here",
                             variable.span)

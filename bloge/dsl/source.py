@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -74,3 +75,14 @@ class SourceText:
 
     def location(self, span: Span) -> str:
         return f"{self.filename}:{span.line}:{span.column}"
+
+
+#: A word of names and numbers joined by dots or dashes: text such as a model's name
+#: (``gpt-4o``, ``llama3.1``), which the DSL reads as names, numbers and operators.
+_UNQUOTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.-][A-Za-z0-9_]+)+")
+
+
+def unquoted_text(text: str) -> bool:
+    """Whether ``text`` is a word like ``gpt-4o`` or ``claude-3-5-sonnet``: text its writer
+    meant as a string, which the DSL reads as names, numbers and operators."""
+    return _UNQUOTED.fullmatch(text) is not None

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+import string
 
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from bloge.core.errors import DslSyntaxError
+from bloge.core.suggest import did_you_mean
 from bloge.dsl import syntax as s
-from bloge.dsl.source import SourceText
+from bloge.dsl.expression.functions import STANDARD_LIBRARY
+from bloge.dsl.source import SourceText, unquoted_text
 
 _TERMINAL_NAMES = {
     "NAME": "a name",
@@ -98,17 +101,77 @@ def _word_operator(source: SourceText, parser: Lark, line: int,
     return found if found is not None and line - 1 <= found[0] <= line else None
 
 
-def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslSyntaxError:
-    """``exc`` as a located ``DslSyntaxError`` saying what was expected."""
-    line = exc.line if isinstance(exc.line, int) and exc.line > 0 else 1
-    column = exc.column if isinstance(exc.column, int) and exc.column > 0 else 1
+#: What a word like ``gpt-4o`` is made of.
+_WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+#: ``value.method(`` just before a parenthesis.
+_METHOD_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\.([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+def _unquoted_text(text: str, pos: int) -> tuple[int, str] | None:
+    """The word like ``gpt-4o`` that ``pos`` falls inside (after its start), and where it
+    starts: text its writer meant as a string."""
+    start = end = pos
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    while end < len(text) and text[end] in _WORD_CHARS:
+        end += 1
+    word = text[start:end]
+    return (start, word) if start < pos and unquoted_text(word) else None
+
+
+def _method_call(text: str, pos: int) -> str | None:
+    """What to write instead of ``value.method(`` when the ``(`` at ``pos`` calls one: the
+    expressions have functions, which take the value first."""
+    found = _METHOD_CALL.search(text, 0, pos)
+    if found is None:
+        return None
+    value, method = found.groups()
+    close = did_you_mean(method, STANDARD_LIBRARY, limit=1)
+    if close:
+        return (f"{value}.{method}(…) calls a method; the expressions have functions, which "
+                f"take the value first: write {close[0]}({value}, …)")
+    return (f"{value}.{method}(…) calls a method; the expressions have none, only functions "
+            f"such as len({value}), lower({value}) and contains({value}, …)")
+
+
+def _hint(source: SourceText, exc: UnexpectedInput, parser: Lark, line: int,
+          column: int) -> tuple[str, s.Span] | None:
+    """The message for a failure a common slip explains, and where the slip is: Python's
+    ``and``, ``or``, ``not``; unquoted text such as ``gpt-4o``; a method call."""
     if isinstance(exc, UnexpectedToken | UnexpectedEOF) and (
             operator := _word_operator(source, parser, line, column)) is not None:
         at_line, at_column, name = operator
         message = (f"{name!r} is not an operator: write {_WORD_OPERATORS[name]} "
                    "(and, or, not are &&, ||, !)")
-        span = s.Span(at_line, at_column, at_line, at_column + len(name))
-        return source.error(DslSyntaxError, message, span)
+        return message, s.Span(at_line, at_column, at_line, at_column + len(name))
+    if isinstance(exc, UnexpectedToken):
+        pos = exc.token.start_pos
+    elif isinstance(exc, UnexpectedCharacters):
+        pos = getattr(exc, "pos_in_stream", None)  # lark types it None; it is the offset
+    else:
+        return None
+    if not isinstance(pos, int):
+        return None
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "LPAR" and (
+            instead := _method_call(source.text, pos)) is not None:
+        return instead, s.Span(line, column, line, column + 1)
+    unquoted = _unquoted_text(source.text, pos)
+    if unquoted is None:
+        return None
+    start, word = unquoted
+    column -= pos - start
+    message = (f"{word!r} is not a name, a number or an expression: write text in quotes "
+               f'("{word}")')
+    return message, s.Span(line, column, line, column + len(word))
+
+
+def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslSyntaxError:
+    """``exc`` as a located ``DslSyntaxError`` saying what was expected."""
+    line = exc.line if isinstance(exc.line, int) and exc.line > 0 else 1
+    column = exc.column if isinstance(exc.column, int) and exc.column > 0 else 1
+    hinted = _hint(source, exc, parser, line, column)
+    if hinted is not None:
+        return source.error(DslSyntaxError, *hinted)
     match exc:
         case UnexpectedToken(token=token, expected=expected):
             if exc.interactive_parser is not None:

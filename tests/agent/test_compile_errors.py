@@ -66,6 +66,9 @@ def agent(body: str) -> str:
          "'tool' in agent 'support' is a block: write tool <name> : <Operator> { … }"),
         (agent("  model_name = gpt"), "3:3", "unknown keyword 'model_name'"),
         ("agent support {\n  model = gpt4o\n}", "2:11", 'model must be a constant; did you mean the string "gpt4o"?'),
+        # The DSL reads it as claude - 3 - 5 - sonnet.
+        ("agent support {\n  model = claude-3-5-sonnet\n}", "2:11",
+         'model must be a constant; did you mean the string "claude-3-5-sonnet"?'),
         (agent("  max_turns = 1 / 0"), "3:15", "division by zero"),
         ('stream agent s {\n  model = "m"\n  streaming = false\n}', "3:3",
          "'stream agent' declares a streaming agent"),

@@ -136,6 +136,18 @@ def test_an_escaped_interpolation_stays_literal_text() -> None:
         # A name after a member is a name: tool_args.not is the argument 'not'.
         ("x = tool_args.not y", "<string>:1:20:", "unexpected end of the text"),
         ('x = "a and b" c', "<string>:1:16:", "unexpected end of the text"),
+        # Text without its quotes.
+        ("agent a {\n  model = gpt-4o\n}", "<string>:2:11:",
+         ("'gpt-4o' is not a name, a number or an expression: write text in quotes "
+          '("gpt-4o")')),
+        ("x = llama3.1", "<string>:1:5:", "'llama3.1' is not a name, a number or an expression"),
+        # A method call: the expressions have functions.
+        ('x = last_message.contains("bye")', "<string>:1:26:",
+         ("last_message.contains(…) calls a method; the expressions have functions, which take "
+          "the value first: write contains(last_message, …)")),
+        ('x = last_message.endswith("bye")', "<string>:1:26:", "write endsWith(last_message, …)"),
+        ('x = a.shout("!")', "<string>:1:12:", ("calls a method; the expressions have none, "
+                                                "only functions such as len(a), lower(a)")),
     ],
 )
 def test_syntax_errors_say_where_and_what_was_expected(source: str, where: str, expected: str) -> None:
