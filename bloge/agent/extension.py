@@ -69,6 +69,9 @@ _BLOCK_FORMS = {"tool": "tool <name> : <Operator> { … }",
                 "handoff": 'handoff <name> : agent <agentId> { description = "…" }',
                 "budget": "budget { tokens = …, usd = …, tool_calls = … }"}
 
+#: Python's constants, as the DSL writes them.
+_PYTHON_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+
 
 class AgentExtensionProvider:
     """Contributes the ``agent`` block kind (and its ``stream agent`` shorthand) and the
@@ -194,6 +197,9 @@ class _AgentBlock:
                               block=True)
             case s.Edge(span=span):
                 self._error("edges (a -> b) belong in a graph, not in an agent", span)
+            case s.Field(names=(name,), span=span) if name in AGENT_BODY_WORDS:
+                self._error(f"{name} takes its value after '=': write {name} = "
+                            f"{self.source.slice(statement.type.span)}", span)
             case s.Field(span=span):
                 self._error("fields (name: type) belong in an output { … } block", span)
 
@@ -220,7 +226,7 @@ class _AgentBlock:
             kind = "a block" if word in _BLOCK_FORMS else "a keyword"
             self._error(f"{word!r} in {where} is {kind}: write {form}", span, width=len(word))
             return
-        hint = did_you_mean_hint(word, known)
+        hint = did_you_mean_hint(word, known, otherwise=f" (known: {', '.join(known)})")
         what = "block" if block else "keyword"
         self._error(f"unknown {what} {word!r} in {where}{hint}", span, width=len(word))
 
@@ -274,6 +280,9 @@ class _AgentBlock:
         for variable in (n for n in walk(node) if isinstance(n, s.Var)):
             if variable.name == TOOL_ARGS:
                 self._error(TOOL_ARGS_SCOPE, variable.span, width=len(TOOL_ARGS))
+            elif isinstance(node, s.Var) and text in _PYTHON_CONSTANTS:
+                self._error(f"{key} must be a constant; {text} is not one (the DSL writes "
+                            f"{_PYTHON_CONSTANTS[text]}, in lower case)", node.span)
             elif isinstance(node, s.Var) or unquoted_text(text):  # gpt4, claude-3-5-sonnet
                 self._error(f'{key} must be a constant; did you mean the string "{text}"?',
                             node.span)

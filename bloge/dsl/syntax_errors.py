@@ -181,6 +181,8 @@ def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslS
             if token.type == "$END":
                 line, column = _end_position(source)
             message = _unexpected(found, _expected(expected, parser))
+            if token.type == "EQUAL" and "EQ_OP" in expected:
+                message += " (to compare, write ==)"
             width = len(str(token)) if token.type != "$END" else 1
         case UnexpectedCharacters(char=char, allowed=allowed):
             message = f"unexpected character {char!r}"
@@ -195,6 +197,8 @@ def syntax_error(source: SourceText, exc: UnexpectedInput, parser: Lark) -> DslS
                 width = len(text)
             elif char == '"':
                 message = "unterminated string"
+            elif char == "#":
+                message = "'#' does not start a comment: write // … (or /* … */)"
             elif not char.isascii() and char.isalnum():  # ä, é, 日: a name of other letters
                 message += ("; a name is ASCII letters, digits and _ (other text goes in a "
                             "string)")

@@ -66,6 +66,12 @@ def agent(body: str) -> str:
          "'tool' in agent 'support' is a block: write tool <name> : <Operator> { … }"),
         (agent("  model_name = gpt"), "3:3", "unknown keyword 'model_name'"),
         ("agent support {\n  model = gpt4o\n}", "2:11", 'model must be a constant; did you mean the string "gpt4o"?'),
+        # Python's habits.
+        (agent("  max_turns: 5"), "3:3", "max_turns takes its value after '=': write max_turns = 5"),
+        (agent("  streaming = False"), "3:15",
+         "streaming must be a constant; False is not one (the DSL writes false, in lower case)"),
+        (agent("  finish_when = 1"), "3:3",
+         "unknown keyword 'finish_when' in agent 'support' (known: model, system_prompt, "),
         # The DSL reads it as claude - 3 - 5 - sonnet.
         ("agent support {\n  model = claude-3-5-sonnet\n}", "2:11",
          'model must be a constant; did you mean the string "claude-3-5-sonnet"?'),

@@ -141,6 +141,9 @@ def test_an_escaped_interpolation_stays_literal_text() -> None:
          ("'gpt-4o' is not a name, a number or an expression: write text in quotes "
           '("gpt-4o")')),
         ("x = llama3.1", "<string>:1:5:", "'llama3.1' is not a name, a number or an expression"),
+        ("x = 5 # five", "<string>:1:7:", "'#' does not start a comment: write // …"),
+        ("agent a {\n  exit_condition = turn = 3\n}", "<string>:2:25:",
+         "(to compare, write ==)"),
         # A method call: the expressions have functions.
         ('x = last_message.contains("bye")', "<string>:1:26:",
          ("last_message.contains(…) calls a method; the expressions have functions, which take "
