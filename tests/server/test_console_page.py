@@ -427,6 +427,10 @@ def test_autopilot_proposals_are_approved_from_the_inbox_never_by_their_proposer
     expect(own.locator(".tool-name")).to_have_text("turns: 4 → 8")
     own.get_by_role("button", name="Approve").click()
     expect(own.locator(".decision.refused")).to_contain_text("403")
+    # The inbox drawn again (it refreshes on focus, on opening, at the page's start: one of
+    # them could land after the click) still shows the answer.
+    alice.click("#inbox-refresh")
+    expect(own.locator(".decision.refused")).to_contain_text("403")
     bob = inbox_of(browser, server, BOB)
     theirs = bob.locator("#proposal-list .proposal")
     theirs.get_by_role("button", name="Approve").click()
