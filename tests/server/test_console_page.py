@@ -405,6 +405,8 @@ def test_four_eyes_refuses_the_starter_plainly_and_another_key_decides(
     expect(mine.locator(".note")).to_contain_text("Four eyes")
     mine.get_by_role("button", name="Approve transfer p1").click()
     expect(mine.locator(".decision.refused")).to_contain_text("Refused (four eyes) — 403:")
+    alice.click("#inbox-refresh")  # drawn again, the row still says why
+    expect(mine.locator(".decision.refused")).to_contain_text("Refused (four eyes) — 403:")
     admin = inbox_of(browser, server, ADMIN)
     theirs = admin.locator('#approval-list .inbox-item[data-call-id="p1"]')
     theirs.get_by_role("button", name="Approve transfer p1").click()
