@@ -50,8 +50,14 @@ def field_named(model: type[BaseModel], key: str) -> str | None:
 
 
 def is_secret(field: FieldInfo) -> bool:
-    """Whether the field holds a secret, whose value no message may show."""
-    return field.annotation is SecretStr
+    """Whether the field holds a secret, whose value no message may show: a secret, or
+    secrets (an optional one, a list or a map of them: ``bloge.server.api-keys``)."""
+    return _holds_secret(field.annotation)
+
+
+def _holds_secret(annotation: Any) -> bool:
+    # Annotated[SecretStr, …], tuple[Secret, ...], dict[str, Secret], Secret | None
+    return annotation is SecretStr or any(map(_holds_secret, get_args(annotation)))
 
 
 def describe(value: Any) -> str:

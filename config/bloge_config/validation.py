@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +12,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from bloge.core.masking import MASK, mask_url_credentials
+from bloge.core.suggest import did_you_mean
 from bloge_config.errors import SettingsError
 from bloge_config.layers import DEFAULT, KeyPath, Origin, nearest, show
 from bloge_config.models import BlogeSettings
@@ -50,6 +53,8 @@ class _Problem:
         value = MASK if secret else _shown(error["input"])
         hint = next((hints[path[:end]] for end in range(len(path), 0, -1)
                      if path[:end] in hints), None)
+        if hint is None:
+            hint = _value_hint(error, secret=secret)
         return cls(str(nearest(origins, path, DEFAULT)), show(path), value, _expected(error),
                    hint)
 
@@ -66,6 +71,22 @@ def _expected(error: ErrorDetails) -> str:
     if message.startswith("Input should be "):
         return "expected " + message.removeprefix("Input should be ")
     return message[:1].lower() + message[1:]
+
+
+def _value_hint(error: ErrorDetails, *, secret: bool) -> str | None:
+    """What the writer of a text probably meant: the choice closest to a misspelled one
+    (``opneai``), or a list of one for a list setting given a single text (shown only
+    when it is no secret)."""
+    written = error["input"]
+    if not isinstance(written, str):
+        return None
+    if error["type"] == "literal_error":
+        choices = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+        close = did_you_mean(written, choices, limit=1)
+        return f"did you mean {close[0]!r}?" if close else None
+    if error["type"] in ("tuple_type", "list_type"):
+        return f"write a list: [{json.dumps(MASK if secret else written)}]"
+    return None
 
 
 def _shown(value: Any) -> str:

@@ -173,7 +173,7 @@ def test_a_bad_file_value_names_file_line_key_value_and_expectation(write: Write
     caught = error(tmp_path)
     assert str(caught) == (
         f"{path}:3:5: bloge.llm.provider = 'openia' is not valid: expected 'offline', 'openai' "
-        "or 'anthropic'")
+        "or 'anthropic' (did you mean 'openai'?)")
     assert (caught.key, caught.source) == ("bloge.llm.provider", f"{path}:3:5")
 
 
@@ -237,6 +237,41 @@ def test_a_bad_secret_is_masked(tmp_path: Path) -> None:
         "override: bloge.llm.openai.api-key = **** is not valid: expected a valid string")
     assert caught.__cause__ is None
     assert caught.__suppress_context__
+
+
+@pytest.mark.parametrize(("overrides", "told"), [
+    # One key where a list belongs, a key of the wrong kind in the list.
+    ({"server": {"api-keys": "sk-live-123"}},
+     'bloge.server.api-keys = **** is not valid: expected a list (write a list: ["****"])'),
+    ({"server": {"admin-keys": ["sk-live-1", 4242]}},
+     "bloge.server.admin-keys[1] = **** is not valid: expected a valid string"),
+    # An optional secret, a map of them.
+    ({"a2a": {"remotes": {"x": {"url": "http://h", "api-key": 4242}}}},
+     "bloge.a2a.remotes[x].api-key = **** is not valid: expected a valid string"),
+    ({"a2a": {"remotes": {"x": {"url": "http://h", "headers": {"X-Token": 4242}}}}},
+     "bloge.a2a.remotes[x].headers[X-Token] = **** is not valid: expected a valid string"),
+])
+def test_secrets_in_lists_maps_and_optionals_are_masked(tmp_path: Path, overrides: Any,
+                                                        told: str) -> None:
+    message = str(error(tmp_path, overrides=overrides))
+    assert message == f"override: {told}"
+    assert "sk-live" not in message
+    assert "4242" not in message
+
+
+def test_a_misspelled_choice_gets_a_did_you_mean(write: Write, tmp_path: Path) -> None:
+    path = write("bloge:\n  llm:\n    provider: opneai\n")
+    assert str(error(tmp_path)) == (
+        f"{path}:3:5: bloge.llm.provider = 'opneai' is not valid: expected 'offline', 'openai' "
+        "or 'anthropic' (did you mean 'openai'?)")
+
+
+def test_one_text_where_a_list_belongs_says_how_to_write_the_list(write: Write,
+                                                                 tmp_path: Path) -> None:
+    path = write('bloge:\n  agents:\n    dsl-locations: "agents/*.bloge"\n')
+    assert str(error(tmp_path)) == (
+        f"{path}:3:5: bloge.agents.dsl-locations = 'agents/*.bloge' is not valid: expected a "
+        'list (write a list: ["agents/*.bloge"])')
 
 
 def test_a_mapping_where_a_value_belongs_is_named_not_shown(tmp_path: Path) -> None:
