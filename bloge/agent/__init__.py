@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from bloge.agent.listeners import HandoffPayload as HandoffPayload
     from bloge.agent.listeners import LlmCalledPayload as LlmCalledPayload
     from bloge.agent.listeners import LoopExitedPayload as LoopExitedPayload
+    from bloge.agent.listeners import MemorySummarizedPayload as MemorySummarizedPayload
     from bloge.agent.listeners import ToolCompletedPayload as ToolCompletedPayload
     from bloge.agent.listeners import ToolDispatchedPayload as ToolDispatchedPayload
     from bloge.agent.listeners import TurnStartedPayload as TurnStartedPayload

@@ -4,7 +4,9 @@ Order per turn: ``on_agent_turn_started`` → ``on_agent_llm_called`` → one
 ``on_agent_tool_dispatched`` per call (in the model's order) → one ``on_agent_tool_completed``
 per call (as they finish) → the next turn, or ``on_agent_loop_exited``; our addition
 ``on_agent_guard_checked`` comes where a guard gives its verdict, and ``on_agent_handoff``
-after the tool round in which the model handed the conversation to another agent. A listener
+after the tool round in which the model handed the conversation to another agent, and
+``on_agent_memory_summarized`` where a ``summary(n)`` memory's model call folded the oldest
+messages into a summary (before the turn it makes room for starts). A listener
 that raises is logged and skipped; it never breaks the run. A listener may be any object: it
 is called for the callbacks it has and not for the others.
 """
@@ -152,6 +154,33 @@ class HandoffPayload:
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class MemorySummarizedPayload:
+    """A ``summary(n)`` memory summarized (our addition): before turn ``turn_number``, one
+    model call of the run summarized ``messages_summarized`` messages (the oldest, after the
+    previous summary if there was one), which the summary replaces in the view. ``model``
+    is the model that answered; the tokens count in the run's usage and budgets like a
+    turn's."""
+
+    turn_number: int
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    finish_reason: str
+    messages_summarized: int
+    response_model: str | None = None
+
+    @classmethod
+    def of(cls, turn: int, model: str, response: LlmResponse, latency_ms: float,
+           summarized: int) -> MemorySummarizedPayload:
+        """The payload of ``response``, a summary of ``summarized`` messages asked of
+        ``model`` before turn ``turn``."""
+        return cls(turn, response.model or model, response.prompt_tokens,
+                   response.completion_tokens, latency_ms, response.finish_reason, summarized,
+                   response.served_model)
+
+
 class AgentExecutionListener:
     """Subclass and override the callbacks you care about; the others do nothing."""
 
@@ -187,6 +216,11 @@ class AgentExecutionListener:
         """The run went on with another agent (our addition; see
         :mod:`bloge.agent.handoffs`)."""
 
+    def on_agent_memory_summarized(self, context: AgentCallbackContext,
+                                   payload: MemorySummarizedPayload) -> None:
+        """The memory folded the oldest messages into a summary, with a model call of the
+        run (our addition)."""
+
 
 Callback = Literal[
     "on_agent_turn_started",
@@ -196,6 +230,7 @@ Callback = Literal[
     "on_agent_loop_exited",
     "on_agent_guard_checked",
     "on_agent_handoff",
+    "on_agent_memory_summarized",
 ]
 CALLBACKS: tuple[Callback, ...] = get_args(Callback)
 

@@ -115,7 +115,8 @@ def trace_id_of(run_id: str) -> int:
 
 def span_id_of(run_id: str, *place: object) -> int:
     """The span of run ``run_id`` at ``place``: ``()`` the run, ``("chat", turn)`` a model
-    call, ``("tool", call_id)`` a tool call."""
+    call, ``("summary", turn)`` a memory's summary before that turn, ``("tool", call_id)`` a
+    tool call."""
     return _digest(8, ("bloge.span", run_id, *place))
 
 

@@ -21,6 +21,7 @@ from bloge.agent import (
     HandoffPayload,
     LlmCalledPayload,
     LoopExitedPayload,
+    MemorySummarizedPayload,
     ToolCompletedPayload,
     ToolDispatchedPayload,
     TurnStartedPayload,
@@ -60,6 +61,10 @@ class CallbackListener(AgentExecutionListener):
 
     def on_agent_handoff(self, context: AgentCallbackContext, payload: HandoffPayload) -> None:
         self.record("on_agent_handoff", context, payload)
+
+    def on_agent_memory_summarized(self, context: AgentCallbackContext,
+                                   payload: MemorySummarizedPayload) -> None:
+        self.record("on_agent_memory_summarized", context, payload)
 
     def on_agent_loop_exited(
         self, context: AgentCallbackContext, payload: LoopExitedPayload

@@ -193,6 +193,12 @@ def _llm_called(e: Mapping[str, Any]) -> str:
             f"{_ms(e.get('latency_ms'))}{pool}, finish {e.get('finish_reason')}")
 
 
+def _memory_summarized(e: Mapping[str, Any]) -> str:
+    return (f"{e.get('model')} summarized {e.get('messages_summarized')} messages: "
+            f"{e.get('prompt_tokens')}+{e.get('completion_tokens')} tokens, "
+            f"{_ms(e.get('latency_ms'))}, finish {e.get('finish_reason')}")
+
+
 def _cached(read: object, written: object) -> str:
     """The prompt cache's part of a model call: `` (900 cached, 100 written to cache)``."""
     parts = []
@@ -304,6 +310,7 @@ _DETAILS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "on_agent_loop_exited": _loop_exited,
     "on_agent_guard_checked": _guard_checked,
     "on_agent_handoff": _handoff,
+    "on_agent_memory_summarized": _memory_summarized,
 }
 
 

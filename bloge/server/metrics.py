@@ -28,6 +28,7 @@ from bloge.agent import (
     GuardrailTrippedError,
     LlmCalledPayload,
     MaxTurnsExceededError,
+    MemorySummarizedPayload,
     RunPaused,
     ToolCompletedPayload,
     TurnStartedPayload,
@@ -173,18 +174,30 @@ class Metrics(AgentExecutionListener):
         series = self._agent(context.operator_ref)
         series.model_seconds.observe(payload.latency_ms / 1000.0)
         series.pool_wait_seconds.observe(payload.pool_wait_ms / 1000.0)
-        series.prompt_tokens.inc(payload.prompt_tokens)
-        series.completion_tokens.inc(payload.completion_tokens)
-        price = self._prices.get(payload.model)
-        if price is not None:
-            self.cost.labels(context.operator_ref, payload.model).inc(
-                price.cost(payload.prompt_tokens, payload.completion_tokens))
+        self._spent(series, context.operator_ref, payload.model, payload.prompt_tokens,
+                    payload.completion_tokens)
         if payload.cache_read_tokens:
             series.cache_read_tokens.inc(payload.cache_read_tokens)
         if payload.cache_write_tokens:
             series.cache_write_tokens.inc(payload.cache_write_tokens)
         if payload.fallback_from:
             self.fallbacks.labels(context.operator_ref, payload.model).inc()
+
+    def on_agent_memory_summarized(self, context: AgentCallbackContext,
+                                   payload: MemorySummarizedPayload) -> None:
+        """A summary's tokens and price count as a turn's (its time is not a turn's model
+        call's)."""
+        self._spent(self._agent(context.operator_ref), context.operator_ref, payload.model,
+                    payload.prompt_tokens, payload.completion_tokens)
+
+    def _spent(self, series: _AgentSeries, agent_id: str, model: str, prompt: int,
+               completion: int) -> None:
+        """Count a model call's tokens, and its price when ``model`` has one."""
+        series.prompt_tokens.inc(prompt)
+        series.completion_tokens.inc(completion)
+        price = self._prices.get(model)
+        if price is not None:
+            self.cost.labels(agent_id, model).inc(price.cost(prompt, completion))
 
     def on_agent_tool_completed(self, context: AgentCallbackContext,
                                 payload: ToolCompletedPayload) -> None:

@@ -45,6 +45,7 @@ from bloge.agent import (
     HandoffPayload,
     LlmCalledPayload,
     LoopExitedPayload,
+    MemorySummarizedPayload,
     PendingCall,
     RunPaused,
     ToolCompletedPayload,
@@ -98,7 +99,8 @@ _PAUSES = frozenset({"approval_required", "tool_results_required"})
 _PAYLOADS: dict[str, tuple[Callback, type[Any]]] = {
     callback: (callback, kind) for callback, kind in zip(CALLBACKS, (
         TurnStartedPayload, LlmCalledPayload, ToolDispatchedPayload, ToolCompletedPayload,
-        LoopExitedPayload, GuardCheckedPayload, HandoffPayload), strict=True)}
+        LoopExitedPayload, GuardCheckedPayload, HandoffPayload, MemorySummarizedPayload),
+        strict=True)}
 _log = logging.getLogger("bloge.temporal")
 
 

@@ -1,6 +1,6 @@
 """``RunSpans``: one run's events as GenAI spans — ``invoke_agent <agent>`` for the run,
-``chat <model>`` for each model call and ``execute_tool <tool>`` for each tool call, its
-children.
+``chat <model>`` for each model call (a ``summary(n)`` memory's included, marked
+``bloge.memory.summary``) and ``execute_tool <tool>`` for each tool call, its children.
 
 The spans are read off the run's events (the journal's callbacks, as the run store keeps
 them: redacted), each handed to the exporter when its end event arrives, with ids derived from
@@ -119,6 +119,8 @@ class RunSpans:
                 if dispatched is not None and (not body.get("replayed")
                                                or self._refused(body["tool_call_id"])):
                     self._tool_span(body, dispatched, at)
+            case "on_agent_memory_summarized":
+                self._summary_span(body, at)
             case "on_agent_guard_checked":
                 guard = verdicts.guard_event(body, at,
                                              capture_content=self.tracing.capture_content)
@@ -182,27 +184,46 @@ class RunSpans:
         if held is None:
             return
         body, at = held
-        turn = body["turn_number"]
-        model = body["model"]
-        seconds = body["latency_ms"] / 1000.0
-        attributes = self._common("chat")
-        attributes.update({
-            "gen_ai.request.model": model,
-            "gen_ai.usage.input_tokens": body["prompt_tokens"],
-            "gen_ai.usage.output_tokens": body["completion_tokens"],
-            "gen_ai.response.finish_reasons": (body["finish_reason"],),
-            "bloge.turn": turn,
-        })
-        if body.get("response_model"):
-            attributes["gen_ai.response.model"] = body["response_model"]
+        attributes = self._chat_attributes(body)
         if self._messages is not None:
             attributes["gen_ai.input.messages"] = _json(self._messages)
         if self._answer is not None:
             attributes["gen_ai.output.messages"] = _json(self._answer)
         self._messages = self._answer = None
-        self._span(f"chat {model}", span_id_of(self.run_id, "chat", turn),
-                   self.context.span_id, kind=SpanKind.CLIENT, attributes=attributes,
-                   start=at - seconds, end=at)
+        self._chat_span(body, at, span_id_of(self.run_id, "chat", body["turn_number"]),
+                        attributes)
+
+    def _summary_span(self, body: Mapping[str, Any], at: float) -> None:
+        """The model call a ``summary(n)`` memory made before turn ``turn_number``: a
+        ``chat`` span of the run like a turn's, with ``bloge.memory.summary`` set."""
+        attributes = self._chat_attributes(body)
+        attributes["bloge.memory.summary"] = True
+        attributes["bloge.memory.summarized_messages"] = body["messages_summarized"]
+        self._chat_span(body, at, span_id_of(self.run_id, "summary", body["turn_number"]),
+                        attributes)
+
+    def _chat_attributes(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The attributes of the span of the model call ``body`` tells of."""
+        attributes = self._common("chat")
+        attributes.update({
+            "gen_ai.request.model": body["model"],
+            "gen_ai.usage.input_tokens": body["prompt_tokens"],
+            "gen_ai.usage.output_tokens": body["completion_tokens"],
+            "gen_ai.response.finish_reasons": (body["finish_reason"],),
+            "bloge.turn": body["turn_number"],
+        })
+        if body.get("response_model"):
+            attributes["gen_ai.response.model"] = body["response_model"]
+        return attributes
+
+    def _chat_span(self, body: Mapping[str, Any], at: float, span_id: int,
+                   attributes: Mapping[str, Any]) -> None:
+        """Export the span of the model call ``body`` tells of, which ended at ``at``, and
+        its GenAI client metrics: its duration and its tokens."""
+        model = body["model"]
+        seconds = body["latency_ms"] / 1000.0
+        self._span(f"chat {model}", span_id, self.context.span_id, kind=SpanKind.CLIENT,
+                   attributes=attributes, start=at - seconds, end=at)
         measured = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
         if self.tracing.provider:
             measured["gen_ai.provider.name"] = self.tracing.provider

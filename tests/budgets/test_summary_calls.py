@@ -5,13 +5,19 @@ priced; one that is not made leaves the messages it would have folded in the run
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from bloge import Agent, AgentRunError, BudgetExceededError, ProviderError
+from bloge import Agent, AgentRunError, BudgetExceededError, ProviderError, TurnStartedPayload
+from bloge.agent import MemorySummarizedPayload
 from bloge.agent.memory.summary import SUMMARIZE_PROMPT
+from bloge.journal import render_timeline
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
 from bloge.llm.prices import DEFAULT_PRICE_TABLE
+from bloge.server.metrics import Metrics
+from bloge.store import open_store
+from bloge.store.timeline import run_timeline
 
 SUMMARY = "Summary of the earlier conversation:\n"
 
@@ -94,3 +100,61 @@ def test_a_failed_summary_folds_nothing() -> None:
         agent.run("what is k?")
     assert [m.role for m in caught.value.checkpoint.conversation] == ["user", "assistant",
                                                                       "tool"]
+
+
+class Told:
+    """The callbacks a run makes, by name, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def on_agent_turn_started(self, context: object, payload: TurnStartedPayload) -> None:
+        self.calls.append(("turn", payload.turn_number))
+
+    def on_agent_llm_called(self, context: object, payload: object) -> None:
+        self.calls.append(("llm", payload))
+
+    def on_agent_memory_summarized(self, context: object,
+                                   payload: MemorySummarizedPayload) -> None:
+        self.calls.append(("summary", payload))
+
+
+def test_listeners_are_told_of_a_summary_before_the_turn_it_makes_room_for() -> None:
+    told = Told()
+    Agent.from_dsl(helper(), llm=script(), tools=[lookup], listeners=[told]).run("what is k?")
+    assert [name for name, _ in told.calls] == ["turn", "llm", "summary", "turn", "llm"]
+    summary = told.calls[2][1]
+    assert isinstance(summary, MemorySummarizedPayload)
+    assert (summary.turn_number, summary.model, summary.prompt_tokens,
+            summary.completion_tokens, summary.finish_reason,
+            summary.messages_summarized) == (2, "gpt-4o", 2_000, 20, "stop", 1)
+    assert summary.latency_ms >= 0
+
+
+async def test_a_summary_is_an_event_of_the_run_and_a_line_of_its_timeline(
+        tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'runs.db'}")
+    try:
+        agent = Agent.from_dsl(helper(), llm=script(), tools=[lookup], store=store)
+        output = await agent.arun_output("what is k?")
+        assert output.run_id is not None
+        events = await store.run_events(output.run_id)
+        assert [event.type for event in events
+                if event.type in ("on_agent_llm_called", "on_agent_memory_summarized")] == [
+            "on_agent_llm_called", "on_agent_memory_summarized", "on_agent_llm_called"]
+        [line] = [line for line in render_timeline(run_timeline(output.run_id, events))
+                  if "memory_summarized" in line]
+        assert "gpt-4o summarized 1 messages: 2000+20 tokens" in line
+    finally:
+        await store.aclose()
+
+
+async def test_metrics_count_a_summarys_tokens_and_price() -> None:
+    metrics = Metrics()
+    await Agent.from_dsl(helper(), llm=script(), tools=[lookup],
+                         listeners=[metrics]).arun("what is k?")
+    sample = metrics.registry.get_sample_value
+    assert sample("bloge_tokens_total", {"agent": "helper", "kind": "prompt"}) == 2_040
+    price = DEFAULT_PRICE_TABLE.price("gpt-4o")
+    assert sample("bloge_cost_usd_total", {"agent": "helper", "model": "gpt-4o"}) == (
+        pytest.approx(price.cost(10, 5) + price.cost(2_000, 20) + price.cost(30, 5)))

@@ -14,6 +14,8 @@ from bloge import (
     OperatorRegistry,
     ProviderError,
 )
+from bloge.agent import LlmSummarizer
+from bloge.agent.memory.summary import SUMMARIZE_PROMPT
 from bloge.core import tracecontext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RecordedRuns, open_store
@@ -138,6 +140,42 @@ async def test_the_genai_histograms_count_tokens_and_durations(
     assert duration.attributes == {"gen_ai.operation.name": "chat",
                                    "gen_ai.request.model": "gpt-4o",
                                    "gen_ai.provider.name": "offline"}
+
+
+async def test_a_memory_summary_is_a_chat_span_of_the_run_and_counts_in_the_histograms(
+        tmp_path: Path, receiver: tuple[Receiver, LiveServer], tracing: RunTracing) -> None:
+    def summarizing(request: LlmRequest) -> LlmResponse:
+        if request.messages[0].content == SUMMARIZE_PROMPT:
+            return LlmResponse("They asked about tea.", "stop", prompt_tokens=100,
+                               completion_tokens=10)
+        return model(request)
+
+    registry = (OperatorRegistry.builder()
+                .register("Lookup", lambda input: {"found": input["q"].upper()})
+                .register("llmChat", LlmChatOperator(FunctionProvider(summarizing))).build())
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    store.tracing = tracing
+    definition = AgentDslCompiler(registry).compile(AGENT.replace(
+        "max_turns = 4", "max_turns = 4\n  memory = summary(2)"))
+    received, _ = receiver
+    await AgentLoopOperator("clerk", definition, registry, store=RecordedRuns(store),
+                            summarizer=LlmSummarizer.through(registry, "gpt-4o"),
+                            ).aexecute("What is tea?")
+    assert tracing.flush()
+
+    spans = received.wait_for(lambda spans: len(spans) == 5)
+    (run,) = received.named("invoke_agent clerk")
+    chats = received.named("chat gpt-4o")
+    (summary,) = [span for span in chats if span.attributes.get("bloge.memory.summary")]
+    assert summary.parent == run.span_id
+    assert len({span.span_id for span in spans}) == 5
+    assert summary.attributes["bloge.turn"] == 2
+    assert summary.attributes["bloge.memory.summarized_messages"] == 1
+    assert summary.attributes["gen_ai.usage.input_tokens"] == 100
+    assert summary.attributes["gen_ai.usage.output_tokens"] == 10
+    tokens = {point.attributes["gen_ai.token.type"]: point for point in received.points
+              if point.metric == "gen_ai.client.token.usage"}
+    assert (tokens["input"].count, tokens["input"].sum) == (3, 132)
 
 
 async def test_a_run_started_in_a_callers_trace_is_its_child_and_its_calls_carry_it(

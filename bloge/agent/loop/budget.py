@@ -491,20 +491,27 @@ class RunLedger:
                                    checkpoint=self._checkpoint(), sub_agents=below)
 
 
+#: Told of a summary made before turn ``turn``: (turn, its answer, its latency in ms, how
+#: many messages it summarized).
+Summarized = Callable[[int, LlmResponse, float, int], None]
+
+
 class RunSummaries:
     """The summaries of a run's memory by an :class:`~bloge.agent.memory.LlmSummarizer`:
     model calls of the run, each reserved against its budgets before it is made (its answer
     bounded as the run's own are: the agent's ``max_tokens``, else the answer cap a token or
-    money limit needs), then settled at what it spent, priced like them."""
+    money limit needs), then settled at what it spent, priced like them, and told to
+    ``summarized`` (the run's ``on_agent_memory_summarized``)."""
 
-    __slots__ = ("_ledger", "_max_tokens", "_summarizer", "_turn")
+    __slots__ = ("_ledger", "_max_tokens", "_summarized", "_summarizer", "_turn")
 
     def __init__(self, summarizer: LlmSummarizer, ledger: RunLedger, max_tokens: int | None,
-                 turn: Callable[[], int]) -> None:
+                 turn: Callable[[], int], summarized: Summarized) -> None:
         self._summarizer = summarizer
         self._ledger = ledger
         self._max_tokens = max_tokens
         self._turn = turn
+        self._summarized = summarized
 
     async def summarize(self, messages: Sequence[LlmMessage]) -> LlmResponse:
         summarizer, ledger = self._summarizer, self._ledger
@@ -512,12 +519,15 @@ class RunSummaries:
             return await summarizer.summarize(messages)
         request = summarizer.request(messages, max_tokens=ledger.max_tokens(self._max_tokens))
         reserved = await ledger.reserve_model_call(request.messages, request.max_tokens)
+        asked = time.perf_counter()
         try:
             response = await summarizer.chat(request)
         except BaseException:
             await ledger.release_model_call(reserved)
             raise
-        await ledger.settle_model_call(reserved, self._turn(), response)
+        turn = self._turn()
+        await ledger.settle_model_call(reserved, turn, response)
+        self._summarized(turn, response, (time.perf_counter() - asked) * 1000.0, len(messages))
         return response
 
 

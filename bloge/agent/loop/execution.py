@@ -19,6 +19,7 @@ from bloge.agent.listeners import (
     HandoffPayload,
     LlmCalledPayload,
     LoopExitedPayload,
+    MemorySummarizedPayload,
     TurnStartedPayload,
 )
 from bloge.agent.loop import steps
@@ -94,10 +95,12 @@ class Execution:
                                  base=start.base_usage, estimator=engine.token_estimator,
                                  checkpoint=self.checkpoint, usage=lambda: self.usage,
                                  run_id=None if observer is None else observer.run_id)
+        self._listeners = (engine.listeners if observer is None
+                           else engine.listeners.then(observer.listener))
         summarizer = engine.summarizer
         if isinstance(summarizer, LlmSummarizer):  # its summaries are model calls of the run
             summarizer = RunSummaries(summarizer, self._budget, definition.max_tokens,
-                                      lambda: self.turn)
+                                      lambda: self.turn, self._summarized)
         self._memory = create_memory(definition.memory_strategy, start.messages,
                                      token_estimator=engine.token_estimator,
                                      summarizer=summarizer)
@@ -114,8 +117,6 @@ class Execution:
         # The conversation whose calls share a prompt prefix: the thread, else this run.
         self._cache_key = (observer.thread_id if observer is not None and observer.thread_id
                            else f"{definition.id}:{ctx.execution_id}")
-        self._listeners = (engine.listeners if observer is None
-                           else engine.listeners.then(observer.listener))
         self._chat = chat
         # A typed answer streams as Partial chunks too.
         self._typed = None if definition.output is None else TypedAnswers(definition.output)
@@ -380,6 +381,16 @@ class Execution:
             listeners.notify("on_agent_llm_called", self._context, LlmCalledPayload.of(
                 turn, self._engine.definition.model, response, latency,
                 (self._pool_wait.seconds - waited) * 1000.0))
+
+    def _summarized(self, turn: int, response: LlmResponse, latency_ms: float,
+                    summarized: int) -> None:
+        """Tell the listeners of a summary of ``summarized`` messages of the memory, made
+        before turn ``turn``."""
+        listeners = self._listeners
+        if "on_agent_memory_summarized" in listeners.wanted:
+            listeners.notify("on_agent_memory_summarized", self._context,
+                             MemorySummarizedPayload.of(turn, self._engine.definition.model,
+                                                        response, latency_ms, summarized))
 
     async def _answer(self, request: LlmRequest, turn: int,
                       sink: ChunkSink | None) -> LlmResponse:
