@@ -243,8 +243,9 @@ class StoreRecording:
         ``call_id`` and ``tool`` of the call that waits), nearest first: each is paused
         too, in the same transaction, as a local caller whose sub-agent paused is."""
         run = await self.store.get_run(run_id)
-        if run.status is not RunStatus.RUNNING:
-            return {row.call_id: row.expires_at for row in run.pending_approvals}
+        if run.status is not RunStatus.RUNNING:  # its own calls' rows, not its sub-agents'
+            return {row.call_id: row.expires_at for row in run.pending_approvals
+                    if row.run_id == run_id}
         now = self.store.clock()
         waiting = await_calls(self.store, run_id, turn, calls)
         kinds = {"approval": "approval_required"}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bloge.agent import AgentUsage, PendingCall
 from bloge.llm import LlmMessage
 from bloge.store import RunStatus, Store
 from bloge.temporal.recording import StoreRecording
@@ -31,3 +32,23 @@ async def test_a_retried_start_takes_its_run_back_while_the_first_attempts_lease
     run = await store.get_run("run-1")
     assert (run.status, run.worker) == (RunStatus.RUNNING, retrier)
     assert (await store.get_thread("thread-1")).active_run_id == "run-1"
+
+
+async def test_a_retried_pause_reads_back_the_expiries_of_its_own_calls_not_a_sub_agents(
+        store: Store) -> None:
+    # The caller paused on its own call c1; its sub-agent's run, which asked a c1 of its own,
+    # paused too. The caller's pause, tried again, reads back when its own c1 expires.
+    recording = StoreRecording(store, worker=FIRST)
+    await _begin(store, FIRST)
+    await recording.begin(run_id="run-2", thread_id="thread-2", agent_id="helper",
+                          input=[LlmMessage.user("hi")], metadata={}, parent_run_id="run-1")
+    caller = PendingCall("c1", "refund", "{}", "approval", "h1", 100.0, expires_at=500.0)
+    child = PendingCall("c1", "wire", "{}", "approval", "h2", 100.0, expires_at=900.0)
+
+    async def pause(run_id: str, call: PendingCall) -> dict[str, float | None]:
+        return await recording.pause(run_id=run_id, turn=1, status="awaiting_approval",
+                                     calls=[call], turns=1, usage=AgentUsage())
+
+    assert await pause("run-1", caller) == {"c1": 500.0}
+    assert await pause("run-2", child) == {"c1": 900.0}
+    assert await pause("run-1", caller) == {"c1": 500.0}
