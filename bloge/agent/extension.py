@@ -276,8 +276,8 @@ class _AgentBlock:
         self.values["model"], self.values["fallback"] = model, fallback
 
     def _constant(self, key: str, node: s.Expr) -> Any:
-        text = self.source.slice(node.span)
         for variable in (n for n in walk(node) if isinstance(n, s.Var)):
+            text = self.source.slice(node.span)  # only a mistake needs it
             if variable.name == TOOL_ARGS:
                 self._error(TOOL_ARGS_SCOPE, variable.span, width=len(TOOL_ARGS))
             elif isinstance(node, s.Var) and text in _PYTHON_CONSTANTS:
