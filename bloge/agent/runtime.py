@@ -14,10 +14,12 @@ package to that):
   :func:`run_store_of` finds the one of a ``store=`` value (a package registers its own).
 - :class:`RunEffects` performs a run's I/O elsewhere (a durable runner's activities): its
   :data:`ModelCall` and its :class:`ToolRound`, whose :class:`ToolOutcome` values the engine
-  continues with. :class:`ToolDispatcher` is the tool round the engine runs by default,
-  :func:`response_of` the one answer of a model call (whole, or streamed and joined),
-  :func:`not_an_answer` the error for anything else, :data:`SUMMARY_LENGTH` how much of a
-  tool's output a listener payload keeps.
+  continues with; effects that are :class:`SummaryEffects` make a ``summary(n)`` memory's
+  summaries too (a :data:`SummaryCall`), and tell the listeners of each.
+  :class:`ToolDispatcher` is the tool round the engine runs by default, :func:`response_of`
+  the one answer of a model call (whole, or streamed and joined), :func:`not_an_answer` the
+  error for anything else, :data:`SUMMARY_LENGTH` how much of a tool's output a listener
+  payload keeps.
 - A paused run (a tool round whose calls wait for approval or for results posted from
   outside) raises :class:`RunPaused` with its :class:`PendingCall` values; it resumes with a
   :class:`PendingRound` holding each call's :class:`Decision` (:func:`decision_of`) or posted
@@ -69,6 +71,8 @@ if TYPE_CHECKING:
     from bloge.agent.loop.budget import Refusal as Refusal
     from bloge.agent.loop.budget import RunLedger as RunLedger
     from bloge.agent.loop.budget import Spend as Spend
+    from bloge.agent.loop.budget import SummaryCall as SummaryCall
+    from bloge.agent.loop.budget import SummaryEffects as SummaryEffects
     from bloge.agent.loop.budget import caller_ledger as caller_ledger
     from bloge.agent.loop.budget import calls_that_fit as calls_that_fit
     from bloge.agent.loop.budget import check_priced as check_priced

@@ -55,6 +55,7 @@ from bloge.agent import (
     HandoffPayload,
     LlmCalledPayload,
     LoopExitedPayload,
+    MemorySummarizedPayload,
     PendingCall,
     ToolCompletedPayload,
     ToolEnd,
@@ -289,6 +290,9 @@ class AgentActivities:
         agent = self._agent(payload)
         definition = agent.definition
         summary = bool(payload.get("summary"))
+        # A summary of a run tells of itself; one of a run begun before summaries were the
+        # run's model calls (no run named: see summary_chat) tells no one.
+        told = not summary or "run_id" in payload
         messages = await self._messages(payload)
         request = (LlmRequest(str(payload["model"]), messages, payload.get("temperature"),
                               max_tokens=payload.get("max_tokens"))
@@ -296,11 +300,12 @@ class AgentActivities:
         ctx = OperatorContext.root(payload.get("context"), execution_id=payload.get("run_id"))
         context = _callback_context(agent, ctx)
         turn = int(payload.get("turn", 0))
-        events = None if summary else self._events(payload)
-        if events is not None and await events.trace(definition.model) is not None:
+        events = self._events(payload) if told else None
+        if (events is not None and await events.trace(definition.model) is not None
+                and not summary):
             events.model_call(turn, messages)  # the request carries the call's span
-        listeners = None if summary else _with(agent.listeners, events)
-        if listeners and activity.info().attempt == 1:
+        listeners = _with(agent.listeners, events) if told else None
+        if listeners and not summary and activity.info().attempt == 1:
             listeners.notify("on_agent_turn_started", context,
                              TurnStartedPayload(turn, len(messages)))
         chat = agent.registry.bound(LLM_STREAMING_CHAT if _streams(agent, payload) and not summary
@@ -320,10 +325,14 @@ class AgentActivities:
         if not isinstance(response, LlmResponse):
             raise ApplicationError(not_an_answer(chat.name, response), type="BlogeUsageError",
                                    non_retryable=True)
-        if listeners:
+        latency = (time.perf_counter() - started) * 1000.0
+        if listeners and summary:
+            listeners.notify("on_agent_memory_summarized", context, MemorySummarizedPayload.of(
+                turn, request.model, response, latency, int(payload["summarized"])))
+        elif listeners:
             listeners.notify("on_agent_llm_called", context, LlmCalledPayload.of(
-                turn, definition.model, response, (time.perf_counter() - started) * 1000.0))
-        if events is not None:
+                turn, definition.model, response, latency))
+        if events is not None and not summary:
             events.answered(response)
         await self._written(events, payload)
         return wire.encoded(wire.response_to_json(response))  # Temporal sends it as it is

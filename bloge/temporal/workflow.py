@@ -701,6 +701,23 @@ class ActivityEffects:
             guest.wrote(transcript)
         return wire.response_from_json(result)
 
+    async def call_summary(self, request: LlmRequest, turn: int,
+                           summarized: int) -> LlmResponse:
+        """A memory's summary before turn ``turn`` as a model activity (never a local one),
+        which tells the run's listeners of it (``on_agent_memory_summarized``): these
+        effects are :class:`~bloge.agent.runtime.SummaryEffects`."""
+        payload = summary_payload(
+            self._agent.definition.id, request, self._turns.max_bytes, run_id=self._run_id,
+            thread_id=self._thread_id, turn=turn, summarized=summarized,
+            **self._watchers(), **self._waiting())
+        try:
+            result = await workflow.execute_activity(MODEL_ACTIVITY, payload,
+                                                     **self._agent.plan.model)
+        except ActivityError as error:
+            _raise_if_cancelled(error)
+            raise
+        return wire.response_from_json(result)
+
     async def run(self, turn: int, calls: Sequence[ToolCall], *,
                   recorded: Mapping[str, RecordedResult] | None = None) -> list[ToolOutcome]:
         cap = self._agent.definition.max_tool_concurrency
@@ -1055,9 +1072,11 @@ def _failed(call: ToolCall, error: ActivityError, timeout: float | None, *,
 
 
 class WorkflowSummarizer(LlmSummarizer):
-    """A ``summary(n)`` memory's summarizer in a workflow (its chat a :func:`summary_chat`):
-    its summaries are model calls of the run, reserved, capped and priced, in a run begun
-    after :data:`~bloge.temporal.patches.SUMMARY_CALLS` (asked as a run first summarizes)."""
+    """A ``summary(n)`` memory's summarizer in a workflow. In a run begun after
+    :data:`~bloge.temporal.patches.SUMMARY_CALLS` (asked as a run first summarizes), its
+    summaries are model calls of the run, reserved, capped and priced, and made by the run's
+    :meth:`ActivityEffects.call_summary`; in a run begun before, by its chat (a
+    :func:`summary_chat`)."""
 
     __slots__ = ()
 
@@ -1067,22 +1086,32 @@ class WorkflowSummarizer(LlmSummarizer):
 
 def summary_chat(agent_id: str, options: Mapping[str, Any],
                  max_bytes: int = MAX_PAYLOAD_BYTES) -> Any:
-    """The chat a ``summary(n)`` memory summarizes with inside a workflow: a model activity
-    (without tools, and notifying no listener: it is the memory's call, not a turn); the
-    messages it summarizes within the payload limit."""
+    """The chat a ``summary(n)`` memory summarized with inside a workflow before its
+    summaries were the run's model calls (:data:`~bloge.temporal.patches.SUMMARY_CALLS`;
+    since, :meth:`ActivityEffects.call_summary` makes them): a model activity without tools,
+    notifying no listener."""
 
     async def chat(request: LlmRequest) -> LlmResponse:
-        payload = {"agent": agent_id, "summary": True, "model": request.model,
-                   "temperature": request.temperature, "max_tokens": request.max_tokens,
-                   "messages": wire.messages_to_json(request.messages), "context": {}}
-        size = wire.size(payload)
-        if size > max_bytes:
-            raise ApplicationError(
-                f"run {workflow.info().workflow_id!r}: the messages its memory summarizes "
-                f"would be {size:,} bytes, over the {max_bytes:,} of "
-                "bloge.temporal.max-payload-bytes; summarize more often (a smaller summary(n))",
-                type=PAYLOAD_TOO_LARGE, non_retryable=True)
+        payload = summary_payload(agent_id, request, max_bytes)
         result = await workflow.execute_activity(MODEL_ACTIVITY, payload, **options)
         return wire.response_from_json(result)
 
     return chat
+
+
+def summary_payload(agent_id: str, request: LlmRequest, max_bytes: int,
+                    **run: Any) -> Json:
+    """The model activity's payload of a memory's summary: ``request``'s messages, within
+    the payload limit; ``run``: the run's id, thread, turn… that the activity tells the
+    run's listeners of it with (see :meth:`ActivityEffects.call_summary`)."""
+    payload = {"agent": agent_id, "summary": True, "model": request.model,
+               "temperature": request.temperature, "max_tokens": request.max_tokens,
+               "messages": wire.messages_to_json(request.messages), "context": {}, **run}
+    size = wire.size(payload)
+    if size > max_bytes:
+        raise ApplicationError(
+            f"run {workflow.info().workflow_id!r}: the messages its memory summarizes "
+            f"would be {size:,} bytes, over the {max_bytes:,} of "
+            "bloge.temporal.max-payload-bytes; summarize more often (a smaller summary(n))",
+            type=PAYLOAD_TOO_LARGE, non_retryable=True)
+    return payload

@@ -25,6 +25,7 @@ from bloge.agent import (
     BudgetExceededError,
     BudgetPolicy,
     LlmSummarizer,
+    MemorySummarizedPayload,
 )
 from bloge.core.errors import BlogeUsageError, RunError
 from bloge.llm.prices import ModelPrice, PriceTable
@@ -266,6 +267,52 @@ async def test_a_summary_on_a_worker_is_a_model_call_of_the_run_as_in_process(
         spent.cost(5, 1) + spent.cost(40_000, 8) + spent.cost(7, 3))
     assert there.usage.cost_usd == pytest.approx(here.usage.cost_usd)
     assert _patches(history) == [POLICY_BUDGETS, SUMMARY_CALLS]
+
+
+class Summaries:
+    """The ``on_agent_memory_summarized`` callbacks a worker's listener is given."""
+
+    def __init__(self) -> None:
+        self.told: list[MemorySummarizedPayload] = []
+
+    def on_agent_memory_summarized(self, context: object,
+                                   payload: MemorySummarizedPayload) -> None:
+        self.told.append(payload)
+
+
+async def test_a_summary_on_a_worker_is_told_to_its_listeners_and_is_an_event_of_the_run(
+        stored_agents: StoredAgents, tmp_path: Path) -> None:
+    heard = Summaries()
+    here = Summaries()
+    registry = agents.registry(tmp_path / "here.log")
+    definition = _definitions(registry, SUMMARIZED)["counter"]
+    try:
+        await AgentLoopOperator("counter", definition, registry, listeners=[here],
+                                summarizer=LlmSummarizer.through(registry, definition.model),
+                                ).aexecute("hello")
+    finally:
+        registry.get("Gate").release.set()
+    options = TemporalOptions(task_queue=stored_agents.task_queue)
+    served = served_agents(_definitions(stored_agents.registry, SUMMARIZED),
+                           stored_agents.registry, options, listeners=[heard])
+    async with agent_worker(stored_agents.client, served, options,
+                            store=stored_agents.store):
+        runs = stored_agents.runs()
+        output = await AgentLoopOperator(
+            "counter", served["counter"].definition, stored_agents.registry,
+            store=runs).aexecute("hello")
+    assert output.run_id is not None
+    [summary] = heard.told
+    [local] = here.told
+    assert (summary.turn_number, summary.model, summary.prompt_tokens,
+            summary.completion_tokens, summary.messages_summarized) == (
+        local.turn_number, local.model, local.prompt_tokens, local.completion_tokens,
+        local.messages_summarized) == (2, "test-model", 40_000, 8, 1)
+    events = await stored_agents.store.run_events(output.run_id)
+    kinds = [event.type for event in events if event.type in (
+        "on_agent_turn_started", "on_agent_memory_summarized")]
+    assert kinds == ["on_agent_turn_started", "on_agent_memory_summarized",
+                     "on_agent_turn_started"]
 
 
 async def test_a_run_begun_before_summaries_were_model_calls_replays_on_todays_worker(

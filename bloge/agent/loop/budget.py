@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.loop.errors import BudgetExceededError
@@ -39,7 +39,7 @@ from bloge.agent.loop.tools import ToolOutcome
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.prices import ModelPrice
 from bloge.llm.tokens import TokenEstimator
-from bloge.llm.types import LlmResponse
+from bloge.llm.types import LlmRequest, LlmResponse
 
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentDef
@@ -491,27 +491,39 @@ class RunLedger:
                                    checkpoint=self._checkpoint(), sub_agents=below)
 
 
-#: Told of a summary made before turn ``turn``: (turn, its answer, its latency in ms, how
-#: many messages it summarized).
-Summarized = Callable[[int, LlmResponse, float, int], None]
+#: ``await call(request, turn, summarized)``: the answer to ``request``, a summary of
+#: ``summarized`` messages made before turn ``turn``, told to the run's listeners.
+SummaryCall = Callable[[LlmRequest, int, int], Awaitable[LlmResponse]]
+
+
+@runtime_checkable
+class SummaryEffects(Protocol):
+    """Effects (:class:`~bloge.agent.loop.engine.RunEffects`) that also make a ``summary(n)``
+    memory's summaries where they make the run's model calls (a Temporal activity), and tell
+    the run's listeners of each there."""
+
+    async def call_summary(self, request: LlmRequest, turn: int,
+                           summarized: int) -> LlmResponse:
+        """See :data:`SummaryCall`."""
+        ...
 
 
 class RunSummaries:
     """The summaries of a run's memory by an :class:`~bloge.agent.memory.LlmSummarizer`:
     model calls of the run, each reserved against its budgets before it is made (its answer
     bounded as the run's own are: the agent's ``max_tokens``, else the answer cap a token or
-    money limit needs), then settled at what it spent, priced like them, and told to
-    ``summarized`` (the run's ``on_agent_memory_summarized``)."""
+    money limit needs), made by ``call`` (which tells the run's listeners of it), then
+    settled at what it spent, priced like them."""
 
-    __slots__ = ("_ledger", "_max_tokens", "_summarized", "_summarizer", "_turn")
+    __slots__ = ("_call", "_ledger", "_max_tokens", "_summarizer", "_turn")
 
     def __init__(self, summarizer: LlmSummarizer, ledger: RunLedger, max_tokens: int | None,
-                 turn: Callable[[], int], summarized: Summarized) -> None:
+                 turn: Callable[[], int], call: SummaryCall) -> None:
         self._summarizer = summarizer
         self._ledger = ledger
         self._max_tokens = max_tokens
         self._turn = turn
-        self._summarized = summarized
+        self._call = call
 
     async def summarize(self, messages: Sequence[LlmMessage]) -> LlmResponse:
         summarizer, ledger = self._summarizer, self._ledger
@@ -519,15 +531,13 @@ class RunSummaries:
             return await summarizer.summarize(messages)
         request = summarizer.request(messages, max_tokens=ledger.max_tokens(self._max_tokens))
         reserved = await ledger.reserve_model_call(request.messages, request.max_tokens)
-        asked = time.perf_counter()
+        turn = self._turn()
         try:
-            response = await summarizer.chat(request)
+            response = await self._call(request, turn, len(messages))
         except BaseException:
             await ledger.release_model_call(reserved)
             raise
-        turn = self._turn()
         await ledger.settle_model_call(reserved, turn, response)
-        self._summarized(turn, response, (time.perf_counter() - asked) * 1000.0, len(messages))
         return response
 
 

@@ -6,6 +6,7 @@ may wait pause the run), and the end, told to the listeners and the observer.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import (
@@ -24,7 +25,13 @@ from bloge.agent.listeners import (
 )
 from bloge.agent.loop import steps
 from bloge.agent.loop.answers import response_of
-from bloge.agent.loop.budget import BudgetCounters, BudgetedRound, RunLedger, RunSummaries
+from bloge.agent.loop.budget import (
+    BudgetCounters,
+    BudgetedRound,
+    RunLedger,
+    RunSummaries,
+    SummaryEffects,
+)
 from bloge.agent.loop.checkpoint import AgentCheckpoint
 from bloge.agent.loop.chunks import Handoff
 from bloge.agent.loop.errors import (
@@ -99,8 +106,10 @@ class Execution:
                            else engine.listeners.then(observer.listener))
         summarizer = engine.summarizer
         if isinstance(summarizer, LlmSummarizer):  # its summaries are model calls of the run
+            made = (effects.call_summary if isinstance(effects, SummaryEffects)
+                    else functools.partial(self._summary, summarizer))
             summarizer = RunSummaries(summarizer, self._budget, definition.max_tokens,
-                                      lambda: self.turn, self._summarized)
+                                      lambda: self.turn, made)
         self._memory = create_memory(definition.memory_strategy, start.messages,
                                      token_estimator=engine.token_estimator,
                                      summarizer=summarizer)
@@ -382,15 +391,19 @@ class Execution:
                 turn, self._engine.definition.model, response, latency,
                 (self._pool_wait.seconds - waited) * 1000.0))
 
-    def _summarized(self, turn: int, response: LlmResponse, latency_ms: float,
-                    summarized: int) -> None:
-        """Tell the listeners of a summary of ``summarized`` messages of the memory, made
-        before turn ``turn``."""
+    async def _summary(self, summarizer: LlmSummarizer, request: LlmRequest, turn: int,
+                       summarized: int) -> LlmResponse:
+        """The memory's summary of ``summarized`` messages before turn ``turn``, made by
+        ``summarizer`` here and told to the run's listeners."""
+        asked = time.perf_counter()
+        response = await summarizer.chat(request)
         listeners = self._listeners
         if "on_agent_memory_summarized" in listeners.wanted:
             listeners.notify("on_agent_memory_summarized", self._context,
-                             MemorySummarizedPayload.of(turn, self._engine.definition.model,
-                                                        response, latency_ms, summarized))
+                             MemorySummarizedPayload.of(
+                                 turn, summarizer.model, response,
+                                 (time.perf_counter() - asked) * 1000.0, summarized))
+        return response
 
     async def _answer(self, request: LlmRequest, turn: int,
                       sink: ChunkSink | None) -> LlmResponse:
