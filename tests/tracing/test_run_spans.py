@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,14 +44,21 @@ def model(request: LlmRequest) -> LlmResponse:
     return LlmResponse("Tea is a drink.", "stop", prompt_tokens=20, completion_tokens=5)
 
 
-def clerk(tmp_path: Path, tracing: RunTracing) -> AgentLoopOperator:
+def clerk(tmp_path: Path, tracing: RunTracing, answer: Callable[[LlmRequest], LlmResponse] = model, *,
+          summarized: bool = False) -> AgentLoopOperator:
+    """The clerk, its model ``answer``, its runs recorded and traced; with ``summarized``, a
+    ``summary(2)`` memory that summarizes with its model."""
     registry = (OperatorRegistry.builder()
                 .register("Lookup", lambda input: {"found": input["q"].upper()})
-                .register("llmChat", LlmChatOperator(FunctionProvider(model))).build())
+                .register("llmChat", LlmChatOperator(FunctionProvider(answer))).build())
     store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
     store.tracing = tracing
-    return AgentLoopOperator("clerk", AgentDslCompiler(registry).compile(AGENT), registry,
-                             store=RecordedRuns(store))
+    source = AGENT.replace("max_turns = 4", "max_turns = 4\n  memory = summary(2)") \
+        if summarized else AGENT
+    return AgentLoopOperator("clerk", AgentDslCompiler(registry).compile(source), registry,
+                             store=RecordedRuns(store),
+                             summarizer=LlmSummarizer.through(registry, "gpt-4o")
+                             if summarized else None)
 
 
 async def test_a_tool_using_run_is_one_trace_of_agent_chat_and_tool_spans(
@@ -150,17 +158,8 @@ async def test_a_memory_summary_is_a_chat_span_of_the_run_and_counts_in_the_hist
                                completion_tokens=10)
         return model(request)
 
-    registry = (OperatorRegistry.builder()
-                .register("Lookup", lambda input: {"found": input["q"].upper()})
-                .register("llmChat", LlmChatOperator(FunctionProvider(summarizing))).build())
-    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
-    store.tracing = tracing
-    definition = AgentDslCompiler(registry).compile(AGENT.replace(
-        "max_turns = 4", "max_turns = 4\n  memory = summary(2)"))
     received, _ = receiver
-    await AgentLoopOperator("clerk", definition, registry, store=RecordedRuns(store),
-                            summarizer=LlmSummarizer.through(registry, "gpt-4o"),
-                            ).aexecute("What is tea?")
+    await clerk(tmp_path, tracing, summarizing, summarized=True).aexecute("What is tea?")
     assert tracing.flush()
 
     spans = received.wait_for(lambda spans: len(spans) == 5)
@@ -230,13 +229,7 @@ async def test_a_model_call_that_fails_is_an_error_span_and_so_is_the_run(
             raise ProviderError("the model went away", provider="test")
         return model(request)
 
-    registry = (OperatorRegistry.builder()
-                .register("Lookup", lambda input: {"found": input["q"].upper()})
-                .register("llmChat", LlmChatOperator(FunctionProvider(failing))).build())
-    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
-    store.tracing = tracing
-    agent = AgentLoopOperator("clerk", AgentDslCompiler(registry).compile(AGENT), registry,
-                              store=RecordedRuns(store))
+    agent = clerk(tmp_path, tracing, failing)
     with pytest.raises(AgentRunError):
         await agent.aexecute("What is tea?")
     assert tracing.flush()
