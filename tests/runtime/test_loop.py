@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from bloge import (
+    Agent,
     AgentCheckpoint,
     AgentInput,
     AgentRunError,
@@ -147,9 +148,34 @@ def test_a_provider_failure_ends_the_run_with_error_and_a_checkpoint() -> None:
         agent.execute("go")
     assert isinstance(caught.value.__cause__, ProviderError)
     assert caught.value.exit_reason == "error"
-    assert caught.value.checkpoint.turn_count == 2
+    # Turn 2's model call failed: one turn is done, and a resume makes turn 2 again.
+    assert caught.value.checkpoint.turn_count == 1
+    assert "failed in turn 2" in str(caught.value)
     assert "test (HTTP 429): rate limited" in str(caught.value)
-    assert recorder.payloads("loop_exited")[0].exit_reason == "error"
+    [exited] = recorder.payloads("loop_exited")
+    assert (exited.exit_reason, exited.total_turns) == ("error", 1)
+
+
+@pytest.mark.parametrize("stop", ["provider", "budget"])
+def test_a_turn_stopped_before_its_answer_is_made_again_by_a_resume(stop: str) -> None:
+    # max_turns = 1, and the one turn never got its answer: a resume makes it, rather than
+    # stop at once for want of turns.
+    answered = FunctionProvider(lambda request: LlmResponse("done", "stop", 5, 1))
+
+    def failing(request: LlmRequest) -> LlmResponse:
+        raise ProviderError("overloaded", provider="test", status_code=529)
+
+    lines = "max_turns = 1" + ("\n  budget { model_calls = 0 }" if stop == "budget" else "")
+    source = f'agent a {{\n  model = "gpt-4o"\n  {lines}\n}}'
+    agent = Agent.from_dsl(source, llm=FunctionProvider(failing) if stop == "provider"
+                           else answered)
+    with pytest.raises(AgentRunError) as caught:
+        agent.run("go")
+    checkpoint = caught.value.checkpoint
+    assert (checkpoint.turn_count, checkpoint.usage.llm_calls) == (0, 0)
+    output = Agent.from_dsl(source.replace("\n  budget { model_calls = 0 }", ""),
+                            llm=answered).resume(checkpoint)
+    assert (output.content, output.turns_used) == ("done", 1)
 
 
 async def test_cancelling_a_run_reports_cancelled_and_propagates() -> None:

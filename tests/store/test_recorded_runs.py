@@ -197,6 +197,30 @@ async def test_a_failed_run_resumes_without_running_its_tools_again(store: Store
     assert (await store.get_run(failed.id)).status is RunStatus.SUCCEEDED
 
 
+async def test_a_turn_whose_model_call_failed_is_made_again_within_the_same_max_turns(
+        store: Store) -> None:
+    # max_turns = 2: turn 1 looks kb up, turn 2's call fails; the resume makes turn 2 again
+    # (a turn counts once its model answered) instead of stopping for want of turns.
+    answers: list[object] = [[lookup("kb")], ProviderError("overloaded", provider="fake"),
+                             "Found it."]
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        step = answers.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        return LlmResponse(step) if isinstance(step, str) else LlmResponse(
+            "", "tool_calls", tool_calls=tuple(step))
+
+    helper = agent(store, FunctionProvider(answer), Tools(), max_turns=2)
+    with pytest.raises(AgentRunError, match="failed in turn 2"):
+        await helper.aexecute("Find kb")
+    (failed,) = await store.list_runs()
+    assert failed.turns == 1
+    output = await helper.aresume_run(failed.id)
+    assert (output.content, output.turns_used, output.usage.llm_calls) == ("Found it.", 2, 2)
+    assert (await store.get_run(failed.id)).turns == 2
+
+
 async def test_a_run_out_of_turns_resumes_with_a_higher_cap(store: Store) -> None:
     provider = model_calling([lookup("a")], [lookup("b")], "Both found.")
     tools = Tools()

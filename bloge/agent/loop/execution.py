@@ -81,7 +81,8 @@ class Execution:
                  "_prepare", "_sink", "_stream", "_tool_definitions", "_typed", "_value",
                  "base_usage", "cache_read",
                  "cache_written", "calls", "completion_tokens",
-                 "prompt_tokens", "tool_results", "transcript", "turn", "unreported")
+                 "prompt_tokens", "tool_results", "transcript", "turn", "turns_done",
+                 "unreported")
 
     def __init__(self, engine: AgentEngine, ctx: OperatorContext, start: Opening,
                  chat: BoundOperator, sink: ChunkSink | None,
@@ -116,7 +117,10 @@ class Execution:
         self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
         # A run handed over goes on with the same transcript: its observer's, appended to.
         self.transcript = list(start.messages) if transcript is None else transcript
-        self.turn = start.turns_done
+        #: The turn in progress (or the last one); ``turns_done``: the turns whose model
+        #: answered. A turn whose model call failed, or that a budget, a guard or a cancel
+        #: stopped before its answer, is not done: a resumed run makes it again.
+        self.turn = self.turns_done = start.turns_done
         self.base_usage = start.base_usage
         self.tool_results: Mapping[str, Any] = start.tool_results
         self.calls = self.prompt_tokens = self.completion_tokens = self.unreported = 0
@@ -187,7 +191,7 @@ class Execution:
         max_turns = self._engine.definition.max_turns
         step: steps.Step = steps.next_turn(self.turn, max_turns)
         if pending is not None:
-            self.turn = pending.turn
+            self.turn = self.turns_done = pending.turn
             step = steps.RunTools(pending.turn, pending.response)
         try:
             while True:
@@ -279,7 +283,7 @@ class Execution:
         # A durable runner's effects go on with the other agent's I/O.
         effects = None if self._effects is None else await self._effects.handed_to(payload)
         begun = handed_over(self._memory.messages(), self._engine.definition,
-                            target.definition, self.turn,
+                            target.definition, self.turns_done,
                             self.usage, dict(self.tool_results))
         return target.execution(self._ctx, begun, sink=self._stream, observer=self._observer,
                                 effects=effects, tools=self._external_tools,
@@ -295,7 +299,7 @@ class Execution:
         view = self.checkpoint().conversation
         try:
             await observer.finished(exit_reason, transcript=self.transcript, view=view,
-                                    usage=self.usage, turns=self.turn, output=output,
+                                    usage=self.usage, turns=self.turns_done, output=output,
                                     error=error)
         except Exception:
             if not failing:
@@ -348,6 +352,7 @@ class Execution:
         except BaseException:
             await budget.release_model_call(reserved)
             raise
+        self.turns_done = turn
         self._count(turn, response, asked, waited)
         await budget.settle_model_call(reserved, turn, response)
         refusal = (await guards.check_output(turn, response.content)
@@ -525,12 +530,12 @@ class Execution:
         view = self._memory.messages()
         if view and view[-1].tool_calls:
             view = view[:-1]
-        return AgentCheckpoint(tuple(view), self.turn, dict(self.tool_results),
+        return AgentCheckpoint(tuple(view), self.turns_done, dict(self.tool_results),
                                self._engine.definition.id, usage)
 
     def _tripped(self, tripped: GuardTripped) -> GuardrailTrippedError:
         """The run failure of a tripped guard; its checkpoint leaves out what tripped it."""
-        self.turn = tripped.turns_done
+        self.turn = self.turns_done = tripped.turns_done
         guard = tripped.guard
         return GuardrailTrippedError(agent_id=self._engine.definition.id, guard=guard.name,
                                      kind=guard.kind, verdict=tripped.verdict,
@@ -541,7 +546,7 @@ class Execution:
         return AgentOutput(
             content=response.content,
             finish_reason=response.finish_reason,
-            turns_used=self.turn,
+            turns_used=self.turns_done,
             messages=tuple(self.transcript),
             tool_results=self.tool_results,
             checkpoint=self._checkpoint(usage),
@@ -560,7 +565,7 @@ class Execution:
         if "on_agent_loop_exited" in listeners.wanted:
             usage = self.usage if usage is None else usage  # the output's, when there is one
             listeners.notify("on_agent_loop_exited", self._context, LoopExitedPayload(
-                self.turn, usage.llm_calls, usage.total_tokens,
+                self.turns_done, usage.llm_calls, usage.total_tokens,
                 (time.perf_counter() - started) * 1000.0, exit_reason,
                 *_described(error),
             ))
