@@ -154,7 +154,7 @@ def test_a_usd_limit_on_a_model_without_a_price_is_refused_and_the_run_waits_on(
     assert ("error: --budget usd=1: no price for model 'house-model', so a usd budget cannot "
             "be kept; add it to bloge.budgets.prices") in refused.stderr
     shown = bloge("runs", "show", run_id, cwd=app).stdout
-    assert "status awaiting_approval · 1 turn · 1 model calls" in shown
+    assert "status awaiting_approval · 1 turn · 1 model call," in shown
     assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown
     bloge("approvals", "approve", run_id, call_id, "--no-continue", cwd=app)
     resumed = bloge("runs", "resume", run_id, "--budget", "tokens=100000", cwd=app)

@@ -92,7 +92,7 @@ def test_a_model_that_reports_no_usage_is_shown_as_tokens_unknown(tmp_path: Path
     output = json.loads(result.stdout)
     assert output["usage"]["unreported_calls"] == 1
     shown = bloge("runs", "show", output["run_id"], cwd=tmp_path, env=env)
-    assert "1 model calls, tokens unknown (the model reported no usage)" in shown.stdout
+    assert "1 model call, tokens unknown (the model reported no usage)" in shown.stdout
 @pytest.mark.parametrize("command", [["config"], ["run", "customerSupport", "hi"], ["check"],
                                      ["threads", "list"]])
 def test_a_missing_settings_file_named_by_c_is_named_with_the_option(

@@ -220,7 +220,7 @@ def _summary(run: Run, chain: list[str]) -> list[str]:
              + (f" · child of run {run.parent_run_id}" if run.parent_run_id else ""),
              f"  status {run.status.value}"
              + (f", exit {run.exit_reason}" if run.exit_reason else "")
-             + f" · {_count(run.turns, 'turn')} · {run.usage.llm_calls} model calls, "
+             + f" · {_count(run.turns, 'turn')} · {_count(run.usage.llm_calls, 'model call')}, "
              f"{_tokens(run.usage)}, {_count(run.usage.tool_calls, 'tool call')}, "
              f"${run.usage.cost_usd:.4f}",
              f"  started {when(run.created_at)}"
