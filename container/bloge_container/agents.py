@@ -212,9 +212,8 @@ def materialize(
 ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """The agent's operator, with a summarizer for ``summary(n)`` memory, recording its runs
     in ``store`` when there is one."""
-    summarizer = None
-    if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary):
-        summarizer = LlmSummarizer.through(registry, definition.model)
+    summarizer = LlmSummarizer.of_agent(definition.memory_strategy, registry, definition.model)
+    if summarizer is not None:
         report.record(f"Summarizer[{definition.id}]", registered=True, kind="on-property",
                       reason=f"agent {definition.id!r} uses summary memory; an llmChat call "
                              f"with model {definition.model!r}")

@@ -92,9 +92,7 @@ async def _in_process(tmp_path: Path, policy: BudgetPolicy, message: str = "hell
     ``counter`` if given), budgeted with ``policy``, as a local run is."""
     registry = agents.registry(tmp_path / "here.log")
     definition = _definitions(registry, counter)["counter"]
-    summarizer = (LlmSummarizer.through(registry, definition.model)
-                  if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary)
-                  else None)
+    summarizer = LlmSummarizer.of_agent(definition.memory_strategy, registry, definition.model)
     try:
         operator = AgentLoopOperator("counter", definition, registry, budgets=policy,
                                      summarizer=summarizer)

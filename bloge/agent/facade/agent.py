@@ -24,7 +24,6 @@ from bloge.agent.loop.chunks import AgentStreamChunk
 from bloge.agent.loop.errors import MaxTurnsExceededError
 from bloge.agent.loop.operator import AgentLoopOperator
 from bloge.agent.loop.records import AgentOutput
-from bloge.agent.memory.strategy import AgentMemoryStrategy
 from bloge.agent.memory.summary import LlmSummarizer
 from bloge.agent.subagent import DEFAULT_MAX_DESCENDANT_TOOL_CALLS, SubAgentTool
 from bloge.core.errors import BlogeUsageError
@@ -196,9 +195,8 @@ class Agent:
             store: object | None) -> Agent:
         agent = cls.__new__(cls)
         # A summary(n) memory summarizes with the agent's model, as a deployed agent's does.
-        summarizer = (LlmSummarizer.through(registry, definition.model)
-                      if isinstance(definition.memory_strategy, AgentMemoryStrategy.Summary)
-                      else None)
+        summarizer = LlmSummarizer.of_agent(definition.memory_strategy, registry,
+                                            definition.model)
         agent._operator = AgentLoopOperator(  # noqa: SLF001 -- the class builds its own
             definition.id, definition, registry, listeners=listeners, store=store,
             summarizer=summarizer)

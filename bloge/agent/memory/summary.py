@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from bloge.agent.memory.conversation import ConversationMemory, MemoryUsage
+from bloge.agent.memory.strategy import AgentMemoryStrategy, MemoryStrategy
 from bloge.agent.memory.units import Units
 from bloge.core.context import OperatorContext
 from bloge.core.registry import OperatorRegistry
@@ -115,6 +116,16 @@ class LlmSummarizer:
             return response
 
         return cls(call, model)
+
+    @classmethod
+    def of_agent(cls, memory: MemoryStrategy, registry: OperatorRegistry,
+                 model: str) -> LlmSummarizer | None:
+        """The summarizer of an agent whose memory is ``memory`` and whose model is
+        ``model``: a ``summary(n)`` memory summarizes with that model, through ``registry``
+        (:meth:`through`); another memory makes no summaries (``None``)."""
+        if not isinstance(memory, AgentMemoryStrategy.Summary):
+            return None
+        return cls.through(registry, model)
 
     def request(self, messages: Sequence[LlmMessage], *,
                 max_tokens: int | None = None) -> LlmRequest:
