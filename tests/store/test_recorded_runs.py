@@ -49,12 +49,15 @@ agent helper {
 """
 
 
-def model_calling(*script: list[ToolCall] | str) -> FunctionProvider:
-    """A model that answers each call with the next step of ``script``: tool calls or text."""
+def model_calling(*script: list[ToolCall] | str | Exception) -> FunctionProvider:
+    """A model that answers each call with the next step of ``script``: tool calls or text,
+    or an error it raises."""
     steps = list(script)
 
     def answer(request: LlmRequest) -> LlmResponse:
         step = steps.pop(0)
+        if isinstance(step, Exception):
+            raise step
         if isinstance(step, str):
             return LlmResponse(step)
         return LlmResponse("", "tool_calls", tool_calls=tuple(step))
@@ -175,18 +178,10 @@ async def test_a_windowed_run_on_a_long_thread_sees_only_its_window(store: Store
 
 
 async def test_a_failed_run_resumes_without_running_its_tools_again(store: Store) -> None:
-    answers: list[object] = [[lookup("kb")], ProviderError("overloaded", provider="fake"),
-                             "Found it."]
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        step = answers.pop(0)
-        if isinstance(step, Exception):
-            raise step
-        return LlmResponse(step) if isinstance(step, str) else LlmResponse(
-            "", "tool_calls", tool_calls=tuple(step))
-
+    provider = model_calling([lookup("kb")], ProviderError("overloaded", provider="fake"),
+                             "Found it.")
     tools = Tools()
-    helper = agent(store, FunctionProvider(answer), tools)
+    helper = agent(store, provider, tools)
     with pytest.raises(AgentRunError):
         await helper.aexecute("Find kb")
     (failed,) = await store.list_runs()
@@ -201,17 +196,9 @@ async def test_a_turn_whose_model_call_failed_is_made_again_within_the_same_max_
         store: Store) -> None:
     # max_turns = 2: turn 1 looks kb up, turn 2's call fails; the resume makes turn 2 again
     # (a turn counts once its model answered) instead of stopping for want of turns.
-    answers: list[object] = [[lookup("kb")], ProviderError("overloaded", provider="fake"),
-                             "Found it."]
-
-    def answer(request: LlmRequest) -> LlmResponse:
-        step = answers.pop(0)
-        if isinstance(step, Exception):
-            raise step
-        return LlmResponse(step) if isinstance(step, str) else LlmResponse(
-            "", "tool_calls", tool_calls=tuple(step))
-
-    helper = agent(store, FunctionProvider(answer), Tools(), max_turns=2)
+    provider = model_calling([lookup("kb")], ProviderError("overloaded", provider="fake"),
+                             "Found it.")
+    helper = agent(store, provider, Tools(), max_turns=2)
     with pytest.raises(AgentRunError, match="failed in turn 2"):
         await helper.aexecute("Find kb")
     (failed,) = await store.list_runs()
