@@ -467,8 +467,10 @@ class Execution:
         if verdict.valid:
             self._value = verdict.value
             return steps.Finish(steps.STOP, response)
+        # The problems go back to the model now or, when repairs ran out, when the run resumes
+        # (its checkpoint never ends with the invalid answer).
+        self._append(LlmMessage.user(repair_prompt(verdict.problems)))
         if typed.may_repair():
-            self._append(LlmMessage.user(repair_prompt(verdict.problems)))
             return steps.next_turn(turn, max_turns)
         error = OutputValidationError(
             agent_id=self._engine.definition.id, problems=verdict.problems,

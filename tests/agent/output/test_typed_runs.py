@@ -96,6 +96,18 @@ def test_repairs_are_bounded_and_the_run_fails_with_the_problems() -> None:
     assert len(provider.requests) == 3
 
 
+def test_a_run_resumed_after_its_repairs_ran_out_is_sent_the_problems_again() -> None:
+    provider = ScriptedProvider("no", "no", "no", '{"title": "Jam", "priority": 2}')
+    agent = Agent(provider, model="m", output_type=Ticket)
+    with pytest.raises(OutputValidationError) as caught:
+        agent.run_output("file it")
+    output = agent.resume(caught.value.checkpoint)
+    assert output.output == Ticket(title="Jam", priority=2)
+    sent = provider.requests[3].messages
+    assert [message.role for message in sent[-2:]] == ["assistant", "user"]
+    assert sent[-1].content.startswith("Your answer does not match the required output schema")
+
+
 def test_a_dsl_agent_checks_literal_unions() -> None:
     schema = AgentDslCompiler().compile(TYPED).output
     assert schema is not None
