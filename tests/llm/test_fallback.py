@@ -7,6 +7,7 @@ never once a stream has delivered its first token.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -22,6 +23,7 @@ from bloge.llm import LlmChatOperator, LlmMessage, LlmRequest, LlmStreamingChatO
 from bloge.llm.breaker import CircuitBreaker
 from bloge.llm.fallback import fails_over
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider, RetryPolicy
+from bloge.llm.providers.retry import Sleep
 from bloge.llm.routing import ModelRouter
 from bloge.llm.types import LlmChunk, LlmResponse
 from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY
@@ -67,13 +69,15 @@ def claude_answers(request: httpx.Request) -> httpx.Response:
 
 
 @contextmanager
-def upstreams(openai: Upstream, *, timeout: float = 5.0,
-              openai_url: str | None = None) -> Iterator[tuple[ModelRouter, Upstream]]:
+def upstreams(openai: Upstream, *, timeout: float = 5.0, openai_url: str | None = None,
+              retry: RetryPolicy = ONCE, sleep: Sleep = asyncio.sleep,
+              ) -> Iterator[tuple[ModelRouter, Upstream]]:
     claude = Upstream(claude_answers)
     with LocalServer(openai) as primary, LocalServer(claude) as secondary:
         router = ModelRouter({
             "gpt-*": OpenAIChatProvider(base_url=openai_url or primary.url("/v1"),
-                                        api_key=OPENAI_KEY, retry=ONCE, timeout=timeout),
+                                        api_key=OPENAI_KEY, retry=retry, timeout=timeout,
+                                        sleep=sleep),
             "claude-*": AnthropicProvider(base_url=secondary.url(), api_key=ANTHROPIC_KEY,
                                           retry=ONCE),
         })
@@ -114,6 +118,21 @@ async def test_a_failing_status_fails_over_to_the_next_model(code: int, body: ob
     assert response.content == "Hi from Claude"
     assert (response.model, response.fallback_from) == ("claude-sonnet-4-5", ("gpt-4o",))
     assert (openai.calls, claude.calls) == (1, 1)
+
+
+async def test_a_rate_limit_asking_a_wait_past_the_cap_fails_over_without_waiting() -> None:
+    limited = openai_error("Rate limit reached for gpt-4o", "requests", "rate_limit_exceeded")
+    openai = Upstream(lambda request: httpx.Response(429, headers={"retry-after": "120"},
+                                                     json=limited))
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    with upstreams(openai, retry=RetryPolicy(), sleep=sleep) as (router, claude):
+        response = await chat(router)
+    assert (response.model, response.fallback_from) == ("claude-sonnet-4-5", ("gpt-4o",))
+    assert (openai.calls, claude.calls, slept) == (1, 1, [])
 
 
 async def test_a_timeout_fails_over_to_the_next_model() -> None:

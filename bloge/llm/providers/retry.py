@@ -50,7 +50,8 @@ class RetryPolicy:
     seconds, capped at ``max_backoff``; with ``jitter`` it is drawn uniformly from the upper half
     of that, so that clients which failed together do not come back together. When the server
     says how long to wait (``retry-after-ms`` or ``Retry-After``), that wins, capped at
-    ``max_retry_after``.
+    ``max_retry_after``; while another model stands by (:mod:`bloge.llm.attempts`), a longer
+    wait is not waited for: the call fails at once and that model answers.
 
     The default statuses include 529, Anthropic's ``overloaded_error``; OpenAI never sends it,
     but gateways that relay Anthropic-style backends behind an OpenAI API do, so one default
@@ -256,8 +257,8 @@ class _Call:
     first byte, and a server holds thousands of streams waiting for theirs.
     """
 
-    __slots__ = ("_attempt", "_loop", "_most", "_policy", "_provider", "attempts", "deadline",
-                 "refused_with")
+    __slots__ = ("_attempt", "_loop", "_most", "_policy", "_provider", "_standby", "attempts",
+                 "deadline", "outwaited", "refused_with")
 
     def __init__(self, attempt: Callable[[], Awaitable[Any]], policy: RetryPolicy,
                  provider: str) -> None:
@@ -266,12 +267,16 @@ class _Call:
         self._provider = provider
         cap = attempt_cap()
         self._most = policy.max_attempts if cap is None else max(1, min(cap, policy.max_attempts))
+        # Another model stands by: a wait longer than the policy honours is not waited for.
+        self._standby = cap is not None
         self._loop = asyncio.get_running_loop()
         total = policy.total_timeout
         self.deadline = None if total is None else self._loop.time() + total
         self.attempts = 0
         # Seconds left when the budget refused a wait; None while it has refused none.
         self.refused_with: float | None = None
+        # Whether the server asked for a wait past max_retry_after while a model stands by.
+        self.outwaited = False
 
     async def counted(self) -> Any:
         self.attempts += 1
@@ -282,6 +287,10 @@ class _Call:
 
     def stop(self, state: RetryCallState) -> bool:
         if state.attempt_number >= self._most:
+            return True
+        asked = _failure_of(state).retry_after
+        if self._standby and asked is not None and asked > self._policy.max_retry_after:
+            self.outwaited = True
             return True
         if self.deadline is None:
             return False
@@ -300,10 +309,10 @@ class _Call:
             _with_status(failure),
             pause,
             state.attempt_number,
-            self._policy.max_attempts,
+            self._most,
         )
         reason = failure.message if failure.status_code is None else f"HTTP {failure.status_code}"
-        _notify(RetryNotice(self._provider, state.attempt_number, self._policy.max_attempts,
+        _notify(RetryNotice(self._provider, state.attempt_number, self._most,
                             pause, reason, failure.status_code,
                             "" if failure.status_code is None else failure.message))
 
@@ -313,6 +322,11 @@ class _Call:
         if self.refused_with is not None:
             return failure.message + _refusal(failure, self.attempts, left=self.refused_with,
                                               total=self._policy.total_timeout)
+        if self.outwaited:
+            return (f"{failure.message}; the server asked to wait {failure.retry_after:g} s "
+                    f"before retrying, more than max_retry_after "
+                    f"({self._policy.max_retry_after:g} s), and another model stands by "
+                    f"({_tried(self.attempts)})")
         if self.attempts > 1:
             return f"{failure.message} ({_tried(self.attempts)})"
         return failure.message

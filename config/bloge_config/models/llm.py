@@ -102,7 +102,8 @@ class RetrySettings(BaseModel):
         "retried (529 is Anthropic's overloaded_error); timeouts and connection errors "
         "always are")
     max_retry_after: Duration = Field(default=60.0, description="Longest server Retry-After "
-                                      "honoured, in seconds")
+                                      "waited for, in seconds; a longer one is waited this "
+                                      "long, or not at all while a fallback model stands by")
     total_timeout: PositiveDuration | None = Field(
         default=600.0, description="Seconds a whole call may take, attempts and waits "
         "together (a stream: until its first byte); null: no bound")

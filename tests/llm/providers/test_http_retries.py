@@ -13,6 +13,7 @@ import pytest
 
 from bloge.core import ProviderError
 from bloge.llm import LlmMessage, LlmRequest
+from bloge.llm.attempts import attempts_capped
 from bloge.llm.providers import AnthropicProvider, OpenAIChatProvider, RetryPolicy
 from bloge.llm.providers.retry import RetryNotice, observing_retries
 from tests.llm.providers.conftest import ANTHROPIC_KEY, OPENAI_KEY, RecordedSleeps
@@ -153,6 +154,21 @@ async def test_a_retry_after_longer_than_the_time_left_fails_at_once(
         r"\d+\.\d s left of the call's total_timeout of 30 s \(gave up after 1 attempt\)$"
     )) as caught:
         await chat(api, script, sleeps, RetryPolicy(jitter=False, total_timeout=30.0))
+    assert (caught.value.status_code, caught.value.retryable) == (429, True)
+    assert (len(script.requests), sleeps) == (1, [])
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_retry_after_past_the_cap_is_not_waited_for_while_another_model_stands_by(
+    api: Api, sleeps: RecordedSleeps,
+) -> None:
+    script = Script([failure(api, 429, "Rate limited", headers={"retry-after": "120"}),
+                     api.ok()])
+    with attempts_capped(2), pytest.raises(ProviderError, match=(
+        r"Rate limited.*; the server asked to wait 120 s before retrying, more than "
+        r"max_retry_after \(60 s\), and another model stands by \(gave up after 1 attempt\)$"
+    )) as caught:
+        await chat(api, script, sleeps, NO_JITTER)
     assert (caught.value.status_code, caught.value.retryable) == (429, True)
     assert (len(script.requests), sleeps) == (1, [])
 
@@ -373,6 +389,15 @@ async def test_a_retry_observer_is_told_of_the_wait_and_its_reason(
     assert notices == [RetryNotice(api.name, 1, 4, 2.0, "HTTP 429", 429,
                                    notices[0].message)]
     assert "Rate limited" in notices[0].message
+
+
+async def test_a_retry_observer_is_told_the_attempts_a_call_has_while_another_model_stands_by(
+    sleeps: RecordedSleeps,
+) -> None:
+    notices: list[RetryNotice] = []
+    with observing_retries(notices.append), attempts_capped(2):
+        await chat(OPENAI, Script([failure(OPENAI, 503), OPENAI.ok()]), sleeps)
+    assert [(notice.attempt, notice.max_attempts) for notice in notices] == [(1, 2)]
 
 
 @pytest.mark.parametrize("api", APIS)
