@@ -7,6 +7,9 @@ import json
 import shlex
 from pathlib import Path
 
+from bloge import AgentCheckpoint
+from bloge.llm import LlmMessage
+from bloge_container.cli import failures
 from tests.cli.conftest import bloge
 from tests.cli.fake_openai import fake_openai
 from tests.llm.providers.wire_payloads import openai_error
@@ -72,3 +75,14 @@ def test_the_resume_command_names_the_settings_file_it_was_run_with(app: Path) -
     resumed = bloge(*command[1:], cwd=app.parent)
     assert resumed.returncode == 0, resumed.stderr
     assert "KB-RESET-001" in resumed.stdout
+
+
+def test_runs_of_one_agent_stopped_in_the_same_second_keep_a_checkpoint_each(
+    tmp_path: Path,
+) -> None:
+    first = AgentCheckpoint((LlmMessage.user("from Alice"),), 1, {}, "support")
+    second = AgentCheckpoint((LlmMessage.user("from Bob"),), 1, {}, "support")
+    saved = [failures.save_checkpoint(checkpoint, tmp_path) for checkpoint in (first, second)]
+    assert saved[0] != saved[1]
+    assert [AgentCheckpoint.from_json(path.read_text(encoding="utf-8")).conversation[0].content
+            for path in saved] == ["from Alice", "from Bob"]

@@ -91,7 +91,7 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
     from bloge import BudgetExceededError, MaxTurnsExceededError
     from bloge.llm.providers.server_errors import redact
 
-    saved = _shown(_save(error.checkpoint, reporting.project))
+    saved = _shown(save_checkpoint(error.checkpoint, reporting.project))
     max_turns = invocation.max_turns
     if isinstance(error, MaxTurnsExceededError):
         max_turns = max(error.max_turns * 2, error.checkpoint.turn_count + 1)
@@ -147,15 +147,23 @@ def raised_limit(error: Any) -> str:
     return f"{prefix}{name}={shown}"
 
 
-def _save(checkpoint: AgentCheckpoint, project: Path) -> Path:
+def save_checkpoint(checkpoint: AgentCheckpoint, project: Path) -> Path:
+    """A new file of ``var/checkpoints/`` holding ``checkpoint``, readable by its owner only:
+    named by the agent, the turn and the time, made unique (runs of one agent stopping in the
+    same second each keep their own)."""
     import datetime as dt
+    import os
+    import tempfile
 
     folder = project / CHECKPOINTS
     folder.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-    path = folder / f"{checkpoint.agent_id or 'agent'}-turn{checkpoint.turn_count}-{stamp}.json"
-    path.write_text(checkpoint.to_json(), encoding="utf-8")
-    return path
+    handle, name = tempfile.mkstemp(
+        prefix=f"{checkpoint.agent_id or 'agent'}-turn{checkpoint.turn_count}-{stamp}-",
+        suffix=".json", dir=folder)
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        file.write(checkpoint.to_json())
+    return Path(name)
 
 
 def _shown(path: Path) -> str:
