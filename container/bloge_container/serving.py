@@ -43,7 +43,7 @@ def server_config(settings: BlogeSettings, *, host: str | None = None,
 def server_app(container: ApplicationContainer, *, host: str | None = None,
                port: int | None = None) -> Any:
     """The ASGI application serving every agent of the container."""
-    from bloge.server import Metrics, ServedAgents, create_app
+    from bloge.server import Metrics, ServedAgents, UnknownAgentError, create_app
     from bloge_container.agents import materialize
 
     store = container.run_store()
@@ -70,7 +70,10 @@ def server_app(container: ApplicationContainer, *, host: str | None = None,
         return materialize(definition, registry, listeners, report, runs, budgets=budgets)
 
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
-    agents = ServedAgents(definitions, build, default=config.default_agent)
+    try:
+        agents = ServedAgents(definitions, build, default=config.default_agent)
+    except UnknownAgentError as exc:
+        raise ConfigurationError(f"bloge.server.default-agent: {exc}") from None
     wiring = container.autopilot()
     mcp_off = mcp_endpoint(report)
     a2a_off = a2a_endpoint(container.settings(), report)

@@ -104,6 +104,16 @@ def test_serve_refuses_an_open_address_without_keys(app: Path) -> None:
     assert "without API keys" in refused.stderr
 
 
+def test_serve_with_a_default_agent_no_agent_has_is_exit_2_naming_the_setting(
+    app: Path,
+) -> None:
+    result = bloge("serve", cwd=app, env={"BLOGE_SERVER__DEFAULT_AGENT": "customerSuport"})
+    assert result.returncode == 2
+    assert ("error: bloge.server.default-agent: no agent 'customerSuport'; did you mean "
+            "'customerSupport'?") in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_serve_on_a_port_in_use_is_exit_2_naming_the_address(app: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
