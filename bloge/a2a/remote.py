@@ -7,7 +7,8 @@ status message) as the call's result. The agent's card is read once, from
 ``url``, or the call is refused: the API key goes with every request, and a card must not be
 able to send it to another host.
 
-A call is bounded by ``timeout`` seconds, all its attempts together. Only an ``idempotent``
+A call is bounded by ``timeout`` seconds, all its attempts together, and each answer (the card
+too) by ``max_answer_bytes``: a larger one is refused as it arrives. Only an ``idempotent``
 agent's call is tried again — after a failure that may be passing (no connection, a timeout,
 HTTP 408, 429, 5xx) — for asking twice may do twice what was asked. Every failure is a
 :class:`RemoteAgentError` naming the agent's URL (and the HTTP status, when there is one),
@@ -19,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +38,8 @@ from bloge.core.operator import OperatorMetadata
 
 #: Seconds a call may take, all attempts together, unless the tool says otherwise.
 DEFAULT_TIMEOUT = 60.0
+#: The largest answer (an HTTP body) read from a remote agent, unless the tool says otherwise.
+DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024
 #: Statuses after which an idempotent call is tried again.
 PASSING_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Task states after which the task goes on without the caller (its answer is awaited).
@@ -63,15 +66,16 @@ class RemoteAgentError(BlogeError):
 class A2aAgentTool:
     """Asks the A2A agent at ``url`` (see the module docs). ``api_key`` is sent as
     ``Authorization: Bearer``, with ``headers``; ``max_attempts`` and ``backoff`` (seconds,
-    doubled each time) bound the tries of an ``idempotent`` call; ``transport`` replaces
-    httpx's (tests)."""
+    doubled each time) bound the tries of an ``idempotent`` call, ``max_answer_bytes`` the
+    size of an answer; ``transport`` replaces httpx's (tests)."""
 
-    __slots__ = ("_card", "_headers", "_transport", "backoff", "max_attempts", "metadata",
-                 "timeout", "url")
+    __slots__ = ("_card", "_headers", "_transport", "backoff", "max_answer_bytes",
+                 "max_attempts", "metadata", "timeout", "url")
 
     def __init__(self, url: str, *, idempotent: bool = False, timeout: float | None = None,
                  api_key: str | None = None, headers: Mapping[str, str] | None = None,
                  max_attempts: int = 3, backoff: float = 0.5,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         if max_attempts < 1:
             raise BlogeUsageError(f"A2A agent {url}: max_attempts must be 1 or more")
@@ -79,6 +83,7 @@ class A2aAgentTool:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.max_attempts = max_attempts if idempotent else 1
         self.backoff = backoff
+        self.max_answer_bytes = max_answer_bytes
         self.metadata = OperatorMetadata(prompt_hint=f"Ask the A2A agent at {self.url}",
                                          idempotent=idempotent)
         self._headers = {**(headers or {}),
@@ -112,8 +117,10 @@ class A2aAgentTool:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _ask(self, text: str) -> str:
+        transport = _Capped(self._transport or httpx.AsyncHTTPTransport(verify=_TLS),
+                            self.max_answer_bytes, self.url)
         async with httpx.AsyncClient(headers=self._headers, timeout=self.timeout,
-                                     verify=_TLS, transport=self._transport) as http:
+                                     transport=transport) as http:
             with _translated(self.url):
                 card = self._card or await self._resolve(http)
                 config = ClientConfig(httpx_client=http, streaming=False)
@@ -165,9 +172,14 @@ class A2aAgentTool:
 
 @contextlib.contextmanager
 def _translated(url: str) -> Iterator[None]:
-    """The SDK's and httpx's failures as :class:`RemoteAgentError` naming ``url``."""
+    """The SDK's and httpx's failures, and answers that are not A2A's, as
+    :class:`RemoteAgentError` naming ``url``."""
     try:
         yield
+    except ValueError as error:  # the SDK's checks of an answer, a body that does not decode
+        why = _excerpt(str(error)) or type(error).__name__
+        raise RemoteAgentError(f"the A2A agent at {url} answered something that is not an "
+                               f"A2A answer: {why}", url=url) from error
     except (A2AError, httpx.HTTPError) as error:
         status, passing = _cause(error)
         if status is not None:
@@ -204,3 +216,42 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 def _excerpt(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _QUOTED else text[:_QUOTED] + "…"
+
+
+class _Capped(httpx.AsyncBaseTransport):
+    """``inner``, its response bodies cut at ``cap`` bytes: past it, a
+    :class:`RemoteAgentError` naming ``url`` ends the read."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, cap: int, url: str) -> None:
+        self._inner = inner
+        self._cap = cap
+        self._url = url
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        response.stream = _CappedBody(response.stream, self._cap, self._url)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _CappedBody(httpx.AsyncByteStream):
+    def __init__(self, body: httpx.AsyncByteStream | httpx.SyncByteStream, cap: int,
+                 url: str) -> None:
+        assert isinstance(body, httpx.AsyncByteStream)
+        self._body = body
+        self._cap = cap
+        self._url = url
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        read = 0
+        async for chunk in self._body:
+            read += len(chunk)
+            if read > self._cap:
+                raise RemoteAgentError(f"the A2A agent at {self._url} answered more than "
+                                       f"{self._cap} bytes (max_answer_bytes)", url=self._url)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._body.aclose()

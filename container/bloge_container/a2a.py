@@ -57,7 +57,8 @@ def register_remote_tools(definition: AgentDef, registry: OperatorRegistry,
             else entry.api_key.get_secret_value(),
             headers={} if entry is None else {key: value.get_secret_value()
                                               for key, value in entry.headers.items()},
-            max_attempts=3 if entry is None else entry.max_attempts)
+            max_attempts=3 if entry is None else entry.max_attempts,
+            **({} if entry is None else {"max_answer_bytes": int(entry.max_answer_bytes)}))
         registry.register(tool.operator_ref, operator, replace=True)
         if entry is None:
             how = "no bloge.a2a.remotes entry matches it: asked without a key"

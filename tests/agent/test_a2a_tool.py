@@ -29,6 +29,12 @@ from bloge.llm.testing import tool_call_response
 from tests.server.live_server import LiveServer
 
 KEY = "sk-remote-secret"
+#: JSON-RPC answers that are not A2A's, by the header value that asks for them.
+ANSWERS = {
+    "no-task": {"jsonrpc": "2.0", "id": 1, "result": {"neither": "task nor message"}},
+    "huge": {"jsonrpc": "2.0", "id": 1, "result": {"message": {
+        "role": "ROLE_AGENT", "messageId": "m1", "parts": [{"text": "a" * 2_000_000}]}}},
+}
 
 
 class Pricing(AgentExecutor):
@@ -89,6 +95,9 @@ def remote() -> Iterator[tuple[Pricing, str, list[dict[str, str]]]]:
         headers.append(sent)
         if sent.get("x-fail-with") == "503":
             await JSONResponse({"error": "busy"}, status_code=503)(scope, receive, send)
+            return
+        if scope["method"] == "POST" and sent.get("x-answer") in ANSWERS:
+            await JSONResponse(ANSWERS[sent["x-answer"]])(scope, receive, send)
             return
         await holder["app"](scope, receive, send)
 
@@ -178,4 +187,22 @@ async def test_a_card_naming_another_host_is_refused(
     _, url, _ = remote
     tool = A2aAgentTool(url.replace("127.0.0.1", "localhost"), api_key=KEY)
     with pytest.raises(RemoteAgentError, match="names no endpoint on"):
+        await tool.execute("x", OperatorContext.root())
+
+
+async def test_an_answer_that_is_not_a2a_is_an_error_naming_the_agent(
+        remote: tuple[Pricing, str, list[dict[str, str]]]) -> None:
+    _, url, _ = remote
+    tool = A2aAgentTool(url, headers={"X-Answer": "no-task"})
+    with pytest.raises(RemoteAgentError, match=(
+            rf"the A2A agent at {url} answered something that is not an A2A answer: ")):
+        await tool.execute("x", OperatorContext.root())
+
+
+async def test_an_answer_larger_than_the_cap_is_refused_as_it_arrives(
+        remote: tuple[Pricing, str, list[dict[str, str]]]) -> None:
+    _, url, _ = remote
+    tool = A2aAgentTool(url, headers={"X-Answer": "huge"}, max_answer_bytes=100_000)
+    with pytest.raises(RemoteAgentError, match=(
+            rf"the A2A agent at {url} answered more than 100000 bytes \(max_answer_bytes\)")):
         await tool.execute("x", OperatorContext.root())

@@ -25,6 +25,7 @@ bloge:
         url: "http://127.0.0.1:9000/agents/pricing"
         api-key: "pricing-secret"
         headers: {X-Tenant: acme}
+        max-answer-bytes: 64KiB
 """
 AGENT = """
 agent shop {
@@ -50,6 +51,7 @@ def test_each_remote_tool_is_an_operator_with_the_key_of_its_url(tmp_path: Path)
     quote = registry.get("a2a:shop.quote")
     assert isinstance(quote, A2aAgentTool)
     assert (quote.timeout, quote.max_attempts, quote.metadata.idempotent) == (9.0, 3, True)
+    assert quote.max_answer_bytes == 64 * 1024
     report = container.report()
     assert report.find("RemoteAgent[shop.quote]").reason == (
         "A2A agent at http://127.0.0.1:9000/agents/pricing (its key and 1 headers from "

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import ByteSize, Field
 
 from bloge_config.fields import Secret, ServiceUrl
-from bloge_config.models.section import SECTION, MaskedSection
+from bloge_config.models.section import SECTION, MaskedSection, ResponseBytes
 
 RemoteName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")]
 
@@ -28,6 +28,9 @@ class A2aRemoteSettings(MaskedSection):
                                        "sent with each call; secrets, never shown")
     max_attempts: int = Field(default=3, ge=1, le=10, description="Tries of a call to an "
                               "idempotent agent (idempotent = true in its tool) that may pass")
+    max_answer_bytes: ResponseBytes = Field(default=ByteSize(1024 * 1024), description=(
+        "Largest answer read from the agent (its card too), in bytes; a larger one fails the "
+        "call as it arrives"))
 
 
 class A2aSettings(MaskedSection):
