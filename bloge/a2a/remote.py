@@ -35,6 +35,7 @@ from bloge.agent.runtime import question_of
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeError, BlogeUsageError
 from bloge.core.operator import OperatorMetadata
+from bloge.core.tracecontext import with_trace_headers
 
 #: Seconds a call may take, all attempts together, unless the tool says otherwise.
 DEFAULT_TIMEOUT = 60.0
@@ -119,8 +120,8 @@ class A2aAgentTool:
     async def _ask(self, text: str) -> str:
         transport = _Capped(self._transport or httpx.AsyncHTTPTransport(verify=_TLS),
                             self.max_answer_bytes, self.url)
-        async with httpx.AsyncClient(headers=self._headers, timeout=self.timeout,
-                                     transport=transport) as http:
+        async with httpx.AsyncClient(headers=with_trace_headers(self._headers),
+                                     timeout=self.timeout, transport=transport) as http:
             with _translated(self.url):
                 card = self._card or await self._resolve(http)
                 config = ClientConfig(httpx_client=http, streaming=False)

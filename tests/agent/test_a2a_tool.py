@@ -23,7 +23,9 @@ from starlette.responses import JSONResponse
 
 from bloge import AgentDslCompiler, LlmChatOperator, OperatorRegistry, agent_operator
 from bloge.a2a import A2aAgentTool, RemoteAgentError
+from bloge.core import tracecontext
 from bloge.core.context import OperatorContext
+from bloge.core.tracecontext import TraceParent
 from bloge.llm import ScriptedProvider
 from bloge.llm.testing import tool_call_response
 from tests.server.live_server import LiveServer
@@ -206,3 +208,16 @@ async def test_an_answer_larger_than_the_cap_is_refused_as_it_arrives(
     with pytest.raises(RemoteAgentError, match=(
             rf"the A2A agent at {url} answered more than 100000 bytes \(max_answer_bytes\)")):
         await tool.execute("x", OperatorContext.root())
+
+
+async def test_a_call_made_in_a_traced_run_carries_its_trace_context(
+        remote: tuple[Pricing, str, list[dict[str, str]]]) -> None:
+    _, url, headers = remote
+    context = TraceParent(0x1234, 0x5678, 1, "vendor=x")
+    token = tracecontext.outgoing.set(context)
+    try:
+        await A2aAgentTool(url).execute("x", OperatorContext.root())
+    finally:
+        tracecontext.outgoing.reset(token)
+    assert {(sent["traceparent"], sent["tracestate"]) for sent in headers} == {
+        (context.header, "vendor=x")}
