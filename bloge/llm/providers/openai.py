@@ -12,6 +12,7 @@ from typing import Any
 
 from bloge.core.ids import new_id
 from bloge.llm.messages import ImagePart, LlmMessage, TextPart, ToolCall
+from bloge.llm.providers.server_errors import message_of, truncate
 from bloge.llm.providers.wire import WireFormatError, count
 from bloge.llm.types import LlmRequest, LlmResponse, ToolDefinition, effective_finish_reason
 
@@ -138,7 +139,10 @@ def parse_chat_response(body: Mapping[str, Any], *, model: str = "") -> LlmRespo
     ``model`` (the model the request named)."""
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise WireFormatError("the response has no choices")
+        # Gateways relaying another server's failure answer 200 with an error body.
+        said = message_of(body) if "error" in body else None
+        raise WireFormatError("the response has no choices"
+                              + (f"; it holds an error: {truncate(said)}" if said else ""))
     choice = choices[0]
     message = choice.get("message")
     if not isinstance(message, Mapping):

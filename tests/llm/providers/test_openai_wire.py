@@ -196,3 +196,10 @@ def test_a_response_without_choices_is_a_wire_format_error() -> None:
     body["choices"] = []
     with pytest.raises(WireFormatError, match="no choices"):
         parse_chat_response(body)
+
+
+def test_a_response_holding_an_error_instead_of_choices_says_what_the_server_said() -> None:
+    body = {"error": {"message": "model overloaded", "code": 502}}
+    with pytest.raises(WireFormatError, match=(
+            r"^the response has no choices; it holds an error: model overloaded \(code: 502\)$")):
+        parse_chat_response(body)
