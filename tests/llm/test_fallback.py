@@ -238,6 +238,12 @@ async def test_a_breaker_closed_by_a_success_counts_failures_from_zero() -> None
     assert breaker.open_for(await breaker.state(route)) > 0
 
 
+def test_servers_on_two_ports_of_one_host_have_breakers_of_their_own() -> None:
+    routes = {OpenAIChatProvider(base_url=f"http://127.0.0.1:{port}/v1",
+                                 api_key=OPENAI_KEY).route("local") for port in (8001, 8002)}
+    assert routes == {"openai@127.0.0.1:8001:local", "openai@127.0.0.1:8002:local"}
+
+
 async def test_when_every_breaker_is_open_the_models_are_asked_anyway() -> None:
     breaker = CircuitBreaker(failures=1, cooldown=30.0)
     openai = Upstream(status(503, openai_error("overloaded", "server_error")))

@@ -414,10 +414,10 @@ class HttpProvider:
         await self._http.aclose()
 
     def route(self, model: str) -> str:
-        """Where a call of ``model`` goes: the provider, its host, the model (a circuit
-        breaker's key, see :mod:`bloge.llm.breaker`)."""
-        host = httpx.URL(self._http.base_url).host
-        return f"{self._http.provider}@{host}:{model}"
+        """Where a call of ``model`` goes: the provider, its host (and port, when the URL
+        names one), the model (a circuit breaker's key, see :mod:`bloge.llm.breaker`)."""
+        where = httpx.URL(self._http.base_url).netloc.decode("ascii")
+        return f"{self._http.provider}@{where}:{model}"
 
     @property
     def retry(self) -> RetryPolicy:
