@@ -26,7 +26,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,8 @@ from bloge.server.response_format import requested_output
 #: Where an image in a user message may come from: the model's provider fetches it, never
 #: this server.
 IMAGE_SCHEMES = ("https://", "http://", "data:")
+#: The most stop sequences a request may send, as OpenAI's API takes.
+_MOST_STOPS = 4
 
 
 class StreamOptions(BaseModel):
@@ -68,8 +70,7 @@ class CompletionBody(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
-    stop: str | Annotated[list[Annotated[str, Field(min_length=1)]],
-                          Field(max_length=4)] | None = None  # OpenAI takes up to 4
+    stop: str | list[str] | None = None  # OpenAI takes up to 4 (checked with the rest)
     seed: int | None = None
     # Checked, not applied.
     top_p: float | None = Field(default=None, ge=0, le=1)
@@ -126,6 +127,11 @@ def _refused(body: CompletionBody) -> tuple[str, str] | None:
                               "(max_tokens is the older name of max_completion_tokens)")
     if body.stop == "":
         return "stop", "a stop sequence must not be empty"
+    if isinstance(body.stop, list):
+        if len(body.stop) > _MOST_STOPS:
+            return "stop", f"up to {_MOST_STOPS} stop sequences, got {len(body.stop)}"
+        if not all(body.stop):
+            return "stop", "a stop sequence must not be empty"
     if body.logprobs:
         return "logprobs", "log probabilities are not available from an agent"
     if body.stream_options is not None and not body.stream:

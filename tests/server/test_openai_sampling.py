@@ -59,3 +59,15 @@ def test_sampling_that_cannot_be_honoured_is_a_bad_request(serve: Serve, v1_clie
         sdk.chat.completions.create(model="helper", messages=HI, **options)
     assert caught.value.param == param
     assert provider.requests == []
+
+
+@pytest.mark.parametrize(("stop", "said"), [
+    (["a", "b", "c", "d", "e"], "stop: up to 4 stop sequences, got 5"),
+    (["a", ""], "stop: a stop sequence must not be empty"),
+])
+def test_a_stop_list_out_of_bounds_is_told_what_the_bound_is(
+        serve: Serve, v1_client: V1Client, stop: list[str], said: str) -> None:
+    sdk = v1_client(serve(ScriptedProvider()).url())
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk.chat.completions.create(model="helper", messages=HI, stop=stop)
+    assert said in caught.value.message
