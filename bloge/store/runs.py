@@ -160,7 +160,7 @@ class RecordedRuns:
             if store.tracing is not None:  # its events say where its spans go on
                 _trace(recorder, engine, started_at=run.created_at,
                        parent=TraceParent.from_stored(run.trace_parent),
-                       history=await store.run_events(run.id))
+                       history=await store.run_events(run.id), agent=run.agent_id)
             try:
                 return await _resume(store, engine, run, view, recorder, ctx, sink,
                                      restart=restart)
@@ -224,13 +224,15 @@ class RecordedRuns:
 
 
 def _trace(recorder: Recorder, engine: AgentEngine, *, started_at: float,
-           parent: TraceParent | None, history: Sequence[Any] | None = None) -> None:
+           parent: TraceParent | None, history: Sequence[Any] | None = None,
+           agent: str | None = None) -> None:
     """Trace the recorder's run from its events; a new run keeps the trace context it was
     started in (written with its first batch), which a resume (``history``: its stored
-    events) continues."""
+    events; ``agent``: the one the run was started with, ``engine``'s that it goes on
+    with) continues."""
     recorder.spans = traced.run_spans(
         recorder.store.tracing, run_id=recorder.run_id, thread_id=recorder.thread_id,
-        agent=engine.definition.id, started_at=started_at, parent=parent,
+        agent=agent or engine.definition.id, started_at=started_at, parent=parent,
         model=engine.definition.model, history=history or ())
     if parent is not None and history is None:
         recorder.keep(ops.TraceRun(recorder.run_id, parent.stored()))

@@ -38,13 +38,13 @@ class Spans(Protocol):
 
 def run_spans(tracing: Any, *, run_id: str, thread_id: str, agent: str, started_at: float,
               parent: TraceParent | None, model: str | None = None,
-              history: Sequence[Any] = ()) -> Spans:
+              history: Sequence[Any] = (), answering: str | None = None) -> Spans:
     """The spans of run ``run_id`` under ``tracing`` (``history``: the stored events of a
-    run being resumed); the run's tool calls and rpc calls carry its trace from now on (in
-    this task, until :func:`ended`)."""
+    run being resumed; ``answering``: the agent it was handed to); the run's tool calls and
+    rpc calls carry its trace from now on (in this task, until :func:`ended`)."""
     spans: Spans = tracing.run(run_id=run_id, thread_id=thread_id, agent=agent,
                                started_at=started_at, parent=parent, model=model,
-                               history=history)
+                               history=history, answering=answering)
     spans.outer = (tracecontext.run_span.get(), tracecontext.outgoing.get())
     tracecontext.run_span.set((run_id, spans.context))
     tracecontext.outgoing.set(spans.context)

@@ -478,7 +478,7 @@ class RunEvents:
             self.spans = traced.run_spans(
                 tracing, run_id=run.id, thread_id=run.thread_id, agent=run.agent_id,
                 started_at=run.created_at, parent=TraceParent.from_stored(run.trace_parent),
-                model=model)
+                model=model, answering=run.agent)
         return self.spans
 
     def model_call(self, turn: int, messages: Sequence[LlmMessage]) -> None:

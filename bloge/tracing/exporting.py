@@ -96,14 +96,16 @@ class RunTracing:
 
     def run(self, *, run_id: str, thread_id: str, agent: str, started_at: float,
             parent: TraceParent | None, model: str | None = None,
-            history: Iterable[Any] = ()) -> RunSpans:
+            history: Iterable[Any] = (), answering: str | None = None) -> RunSpans:
         """The spans of run ``run_id`` (begun at ``started_at``) of ``agent``, which asks for
         ``model``, children of ``parent`` (the caller's span) when given; ``history``: the
-        stored events of a run being resumed (see :mod:`bloge.tracing.verdicts`)."""
+        stored events of a run being resumed (see :mod:`bloge.tracing.verdicts`);
+        ``answering``: the agent it was handed to, when not told by ``history``."""
         from bloge.tracing.spans import RunSpans  # noqa: PLC0415 -- one module per concept
 
         return RunSpans(self, run_id=run_id, thread_id=thread_id, agent=agent,
-                        started_at=started_at, parent=parent, model=model, history=history)
+                        started_at=started_at, parent=parent, model=model, history=history,
+                        answering=answering)
 
     def export(self, span: Any) -> None:
         """Hand one ended span to the processor."""

@@ -39,17 +39,23 @@ class RunSpans:
     """
 
     __slots__ = ("_answer", "_asked", "_call_guards", "_chat", "_decisions", "_ended", "_exit",
-                 "_guards", "_messages", "_segment", "_segment_parent", "_tools", "_waiting",
-                 "agent", "context", "model", "outer", "parent", "run_id", "started_at",
-                 "thread_id", "tracing")
+                 "_messages", "_run_events", "_segment", "_segment_parent", "_tools",
+                 "_waiting", "agent", "answering", "context", "model", "outer", "parent",
+                 "run_id", "started_at", "thread_id", "tracing")
 
     def __init__(self, tracing: RunTracing, *, run_id: str, thread_id: str, agent: str,
                  started_at: float, parent: TraceParent | None, model: str | None = None,
-                 history: Iterable[Any] = ()) -> None:
+                 history: Iterable[Any] = (), answering: str | None = None) -> None:
         self.tracing = tracing
         self.run_id = run_id
         self.thread_id = thread_id
+        #: The agent the run was started with (its span's), and the one that has the
+        #: conversation now (its calls' spans'): another after a handoff, as ``answering``
+        #: or the ``history`` says.
         self.agent = agent
+        history = tuple(history)
+        self.answering = answering or next((event.body["to_agent"] for event in reversed(history)
+                                            if event.type == "on_agent_handoff"), agent)
         self.started_at = started_at
         self.parent = parent
         trace_id = parent.trace_id if parent is not None else trace_id_of(run_id)
@@ -64,8 +70,9 @@ class RunSpans:
             self.started_at = continuation.started_at
         #: How the calls that waited for approval were decided: (decision, principal).
         self._decisions = continuation.decisions
-        #: Guard verdicts for the run span, and for each tool call's span.
-        self._guards: list[Event] = []
+        #: Guard verdicts and handoffs for the run span; guard verdicts for each tool
+        #: call's span.
+        self._run_events: list[Event] = []
         self._call_guards: dict[str, list[Event]] = {}
         #: The calls a pausing run waits on: (call id, event kind).
         self._waiting: list[tuple[str, str]] = []
@@ -127,7 +134,11 @@ class RunSpans:
                 if body.get("kind") == "tool_call" and body.get("tool_call_id"):
                     self._call_guards.setdefault(body["tool_call_id"], []).append(guard)
                 else:
-                    self._guards.append(guard)
+                    self._run_events.append(guard)
+            case "on_agent_handoff":
+                self.answering = body["to_agent"]
+                self._run_events.append(verdicts.handoff_event(
+                    body, at, capture_content=self.tracing.capture_content))
             case "approval_expired":
                 self._decisions[body["call_id"]] = (verdicts.EXPIRED, None)
             case "approval_required" | "tool_results_required":
@@ -169,9 +180,11 @@ class RunSpans:
             start_time=int(start * _NANOS), end_time=int(max(end, start) * _NANOS),
             events=events))
 
-    def _common(self, operation: str) -> dict[str, Any]:
+    def _common(self, operation: str, agent: str | None = None) -> dict[str, Any]:
+        """The attributes every span has: of a call of ``agent``, else of the agent that
+        has the conversation now."""
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": operation, "gen_ai.agent.name": self.agent,
+            "gen_ai.operation.name": operation, "gen_ai.agent.name": agent or self.answering,
             "gen_ai.conversation.id": self.thread_id, "bloge.run.id": self.run_id,
             "bloge.thread.id": self.thread_id,
         }
@@ -277,7 +290,7 @@ class RunSpans:
     def _run_span(self, kind: str, body: Mapping[str, Any], at: float) -> None:
         self._ended = True
         exited = self._exit
-        attributes = self._common("invoke_agent")
+        attributes = self._common("invoke_agent", self.agent)
         exit_reason = exited.get("exit_reason") or body.get("exit_reason") or "stop"
         attributes["bloge.exit_reason"] = exit_reason
         if "total_turns" in exited:
@@ -300,11 +313,11 @@ class RunSpans:
                 [{"role": "assistant", "parts": [{"type": "text", "content": body["content"]}]}])
         parent_id = self._segment_parent or (
             self.parent.span_id if self.parent is not None else 0)
-        guards = [*self._guards, *(g for held in self._call_guards.values() for g in held)]
-        self._guards, self._call_guards = [], {}
+        events = [*self._run_events, *(g for held in self._call_guards.values() for g in held)]
+        self._run_events, self._call_guards = [], {}
         self._span(f"invoke_agent {self.agent}", self.context.span_id, parent_id,
                    kind=SpanKind.INTERNAL, attributes=attributes, start=self.started_at,
-                   end=at, error=error, events=guards)
+                   end=at, error=error, events=events)
 
 
 def _json(value: Any) -> str:

@@ -107,6 +107,20 @@ def guard_event(body: Mapping[str, Any], at: float, *, capture_content: bool) ->
     return Event("bloge.guard", attributes, int(at * _NANOS))
 
 
+def handoff_event(body: Mapping[str, Any], at: float, *, capture_content: bool) -> Event:
+    """A handoff (an ``on_agent_handoff`` event) as a span event ``bloge.handoff``: which
+    agent gave the conversation to which, in which turn; the model's reason only when content
+    is captured."""
+    attributes: dict[str, Any] = {"bloge.handoff.name": body["handoff"],
+                                  "bloge.handoff.from_agent": body["from_agent"],
+                                  "bloge.handoff.to_agent": body["to_agent"],
+                                  "gen_ai.tool.call.id": body["tool_call_id"],
+                                  "bloge.turn": body["turn_number"]}
+    if capture_content and body.get("reason"):
+        attributes["bloge.handoff.reason"] = body["reason"]
+    return Event("bloge.handoff", attributes, int(at * _NANOS))
+
+
 def usage_attributes(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     """The run's cost and tool calls (of its ``usage`` document), those it has."""
     if not usage:

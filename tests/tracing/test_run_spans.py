@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bloge import (
+    Agent,
     AgentDslCompiler,
     AgentLoopOperator,
     AgentRunError,
@@ -21,6 +22,7 @@ from bloge.core import tracecontext
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 from bloge.store import RecordedRuns, open_store
 from bloge.tracing import RunTracing
+from tests.handoffs.agents import billing, triage
 from tests.server.live_server import LiveServer
 from tests.tracing.conftest import tracing_to
 from tests.tracing.receiver import Receiver
@@ -246,3 +248,55 @@ async def test_a_model_call_that_fails_is_an_error_span_and_so_is_the_run(
                    if point.metric == "gen_ai.client.operation.duration"
                    and "error.type" in point.attributes]
     assert duration.count == 1
+
+
+async def test_after_a_handoff_the_spans_name_the_agent_that_took_over(
+        tmp_path: Path, receiver: tuple[Receiver, LiveServer], tracing: RunTracing) -> None:
+    received, _ = receiver
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    store.tracing = tracing
+    billing_agent, _ = billing()
+    triage_agent, _ = triage(handoffs=[billing_agent], store=store)
+    await triage_agent.arun_output("I want a refund for A1")
+    assert tracing.flush()
+
+    spans = received.wait_for(lambda spans: len(spans) == 5)
+    (run,) = received.named("invoke_agent triage")
+    assert run.attributes["gen_ai.agent.name"] == "triage"
+    assert [(span.name, span.attributes["bloge.turn"], span.attributes["gen_ai.agent.name"])
+            for span in sorted(spans, key=lambda span: span.start) if span is not run] == [
+        ("chat default", 1, "triage"), ("chat default", 2, "billing"),
+        ("execute_tool refund", 2, "billing"), ("chat default", 3, "billing")]
+    assert run.events == (("bloge.handoff", {
+        "bloge.handoff.name": "billing", "bloge.handoff.from_agent": "triage",
+        "bloge.handoff.to_agent": "billing", "gen_ai.tool.call.id": "h1", "bloge.turn": 1}),)
+
+
+async def test_a_run_resumed_after_its_handoff_names_the_agent_it_goes_on_with(
+        tmp_path: Path, receiver: tuple[Receiver, LiveServer], tracing: RunTracing) -> None:
+    received, _ = receiver
+    store = open_store(f"sqlite:///{tmp_path / 'bloge.db'}")
+    store.tracing = tracing
+    answers: list[str | Exception] = [ProviderError("overloaded", provider="scripted"),
+                                      "Refunded A1."]
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        given = answers.pop(0)
+        if isinstance(given, Exception):
+            raise given
+        return LlmResponse(given, "stop")
+
+    billing_agent = Agent(FunctionProvider(answer), name="billing", system_prompt="Billing.")
+    triage_agent, _ = triage(handoffs=[billing_agent], store=store)
+    with pytest.raises(AgentRunError) as caught:
+        await triage_agent.arun_output("I want a refund for A1")
+    await triage_agent.aresume(caught.value.run_id or "")
+    assert tracing.flush()
+
+    spans = received.wait_for(lambda spans: len(spans) == 5)
+    failed, ok = 2, 0  # the spans' status codes
+    assert sorted((span.name, span.attributes["gen_ai.agent.name"], span.status)
+                  for span in spans) == [
+        ("chat default", "billing", ok), ("chat default", "billing", failed),
+        ("chat default", "triage", ok),
+        ("invoke_agent triage", "triage", ok), ("invoke_agent triage", "triage", failed)]
