@@ -81,6 +81,11 @@ class AgentGuards:
     def of(cls, guards: Sequence[GuardDef], registry: OperatorRegistry) -> AgentGuards | None:
         return cls(guards, registry) if guards else None
 
+    @property
+    def checks_input(self) -> bool:
+        """Whether there are input guards (sequential or parallel)."""
+        return bool(self.input or self.parallel)
+
 
 def _operator(guard: GuardDef, registry: OperatorRegistry) -> BoundOperator | None:
     if guard.check is not None:
@@ -115,16 +120,17 @@ class RunGuards:
         self._context = context
         self._observer = observer
         #: The run's new input is still to be checked (at its first model call).
-        self.input_pending = bool(guards.input or guards.parallel)
+        self.input_pending = guards.checks_input
 
     # -- input
 
-    async def check_input(self, turn: int, view: Sequence[LlmMessage]) -> str | None:
-        """Check the run's new input (the user messages ending ``view``) with the sequential
-        input guards, at the run's first model call; the text for the parallel ones, or
-        ``None`` when there is nothing for them to do."""
+    async def check_input(self, turn: int, new_input: Sequence[LlmMessage]) -> str | None:
+        """Check the run's new input (the user messages ending ``new_input``, what the run
+        was given: never the conversation before it, nor a note of bloge's own) with the
+        sequential input guards, at the run's first model call; the text for the parallel
+        ones, or ``None`` when there is nothing for them to do."""
         self.input_pending = False
-        text = _new_input(view)
+        text = _new_input(new_input)
         if text is None:
             return None
         for guard in self._guards.input:
@@ -286,11 +292,12 @@ async def _verdict(guard: _Armed, check: GuardCheck, ctx: OperatorContext) -> Gu
                     f"{type(result).__name__}")
 
 
-def _new_input(view: Sequence[LlmMessage]) -> str | None:
-    """The text of the user messages that end ``view`` (the run's new input), or ``None``
-    when it does not end with one (a resumed run continuing a tool round)."""
+def _new_input(messages: Sequence[LlmMessage]) -> str | None:
+    """The text of the user messages that end ``messages`` (a run's new input), or ``None``
+    when they do not end with one (a resumed run given nothing new, a ``/v1`` client's tool
+    results)."""
     texts: list[str] = []
-    for message in reversed(view):
+    for message in reversed(messages):
         if message.role != "user":
             break
         texts.append(message.content or "")
