@@ -231,13 +231,47 @@ def test_a_guard_that_raises_trips_unless_it_fails_open() -> None:
         raise RuntimeError("the classifier is down")
 
     closed = Agent(ScriptedProvider("hi"), guards=[output_guard(broken)])
-    with pytest.raises(GuardrailTrippedError, match="guards fail closed"):
+    with pytest.raises(GuardrailTrippedError, match=r"\(RuntimeError: the classifier is "
+                       r"down\) and guards fail closed"):
         closed.run("hi")
     verdicts = Verdicts()
     opened = Agent(ScriptedProvider("hi"), guards=[output_guard(broken, on_error="pass")],
                    listeners=[verdicts])
     assert opened.run("hi") == "hi"
     assert [(v.verdict, v.error_type) for v in verdicts.seen] == [("pass", "RuntimeError")]
+
+
+def test_a_failing_guard_says_what_it_raised_with_credentials_masked() -> None:
+    def broken(check: GuardCheck) -> bool:
+        raise RuntimeError(f"classifier at https://u:hunter2@example.com/ {'x' * 1000}")
+
+    verdicts = Verdicts()
+    agent = Agent(ScriptedProvider("hi"), listeners=[verdicts], guards=[
+        output_guard(broken, name="broken")])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run("hi")
+    reason = raised.value.verdict.reason
+    assert reason.startswith("the guard failed (RuntimeError: classifier at https://")
+    assert "hunter2" not in reason
+    assert len(reason) < 400
+    assert verdicts.seen[0].reason == reason
+
+
+def test_a_guard_that_returns_no_verdict_says_what_it_returned() -> None:
+    agent = Agent(ScriptedProvider("hi"), guards=[output_guard(lambda check: "yes")])
+    with pytest.raises(GuardrailTrippedError, match=r"it returned 'yes' \(str\)"):
+        agent.run("hi")
+
+
+def test_a_guard_that_fails_open_says_what_it_raised() -> None:
+    def broken(check: GuardCheck) -> bool:
+        raise RuntimeError("the classifier is down")
+
+    verdicts = Verdicts()
+    agent = Agent(ScriptedProvider("hi"), listeners=[verdicts], guards=[
+        output_guard(broken, on_error="pass")])
+    assert agent.run("hi") == "hi"
+    assert "RuntimeError: the classifier is down" in verdicts.seen[0].reason
 
 
 def test_every_verdict_is_a_callback() -> None:
