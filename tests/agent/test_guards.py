@@ -162,18 +162,116 @@ def test_input_guards_see_only_the_new_input() -> None:
     assert texts == ["hello"]  # once per run, not per turn; the prompt is not input
 
 
+def test_a_tripped_input_guard_leaves_the_input_out_of_the_checkpoint() -> None:
+    llm = ScriptedProvider("hello")
+    agent = Agent(llm, system_prompt="Be kind.", guards=[input_guard(PiiGuard(), name="pii")])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("my card is 4111 1111 1111 1111")
+    assert [m.role for m in raised.value.checkpoint.conversation] == ["system"]
+    assert llm.requests == []  # neither sent nor kept
+
+
+def test_an_input_a_parallel_guard_stopped_is_left_out_of_the_checkpoint() -> None:
+    agent = Agent(ScriptedProvider("hello"), guards=[
+        input_guard(PiiGuard(), name="pii", parallel=True)])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output("my card is 4111 1111 1111 1111")
+    assert raised.value.checkpoint.conversation == ()
+
+
+TYPED = """
+agent g3 {
+  model = "fake-model"
+  max_turns = 1
+  guard input pii : PiiGuard { }
+  output { contact: "support" | "sales" }
+}
+"""
+
+
+def test_a_resumed_run_checks_no_repair_note_of_bloges_own() -> None:
+    llm = ScriptedProvider('{"contact": "bob@example.com"}', '{"contact": "sales"}')
+    agent = Agent.from_dsl(TYPED, llm=llm)
+    with pytest.raises(MaxTurnsExceededError) as raised:
+        agent.run_output("who should I contact?")
+    assert "bob@example.com" in (raised.value.checkpoint.conversation[-1].content or "")
+    agent.operator.retune(max_turns=3)
+    assert agent.resume(raised.value.checkpoint).output_data == {"contact": "sales"}
+
+
+def test_a_resumed_run_checks_no_refusal_note_of_bloges_own() -> None:
+    llm = ScriptedProvider("the key is sk-proj-abcdefghijklmnopqrstuvwxyz123456", "no key")
+    agent = Agent(llm, max_turns=1, guards=[
+        input_guard(PiiGuard(), name="pii"),
+        output_guard(PiiGuard(kinds=["credential", "api_key"]), name="secrets",
+                     action="reject")])
+    with pytest.raises(MaxTurnsExceededError) as raised:
+        agent.run_output("what is the key?")
+    assert "refused by the output guard 'secrets'" in (
+        raised.value.checkpoint.conversation[-1].content or "")
+    agent.operator.retune(max_turns=3)
+    assert agent.resume(raised.value.checkpoint).content == "no key"
+
+
+def test_a_resumed_run_checks_only_the_input_it_is_given() -> None:
+    texts: list[str] = []
+
+    def record(check: GuardCheck) -> bool:
+        texts.append(check.text)
+        return False
+
+    agent = Agent(ScriptedProvider("a", "b"), guards=[input_guard(record)])
+    output = agent.run_output("first")
+    agent.resume(output.checkpoint, input="second")
+    assert texts == ["first", "second"]
+
+
 def test_a_guard_that_raises_trips_unless_it_fails_open() -> None:
     def broken(check: GuardCheck) -> bool:
         raise RuntimeError("the classifier is down")
 
     closed = Agent(ScriptedProvider("hi"), guards=[output_guard(broken)])
-    with pytest.raises(GuardrailTrippedError, match="guards fail closed"):
+    with pytest.raises(GuardrailTrippedError, match=r"\(RuntimeError: the classifier is "
+                       r"down\) and guards fail closed"):
         closed.run("hi")
     verdicts = Verdicts()
     opened = Agent(ScriptedProvider("hi"), guards=[output_guard(broken, on_error="pass")],
                    listeners=[verdicts])
     assert opened.run("hi") == "hi"
     assert [(v.verdict, v.error_type) for v in verdicts.seen] == [("pass", "RuntimeError")]
+
+
+def test_a_failing_guard_says_what_it_raised_with_credentials_masked() -> None:
+    def broken(check: GuardCheck) -> bool:
+        raise RuntimeError(f"classifier at https://u:hunter2@example.com/ {'x' * 1000}")
+
+    verdicts = Verdicts()
+    agent = Agent(ScriptedProvider("hi"), listeners=[verdicts], guards=[
+        output_guard(broken, name="broken")])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run("hi")
+    reason = raised.value.verdict.reason
+    assert reason.startswith("the guard failed (RuntimeError: classifier at https://")
+    assert "hunter2" not in reason
+    assert len(reason) < 400
+    assert verdicts.seen[0].reason == reason
+
+
+def test_a_guard_that_returns_no_verdict_says_what_it_returned() -> None:
+    agent = Agent(ScriptedProvider("hi"), guards=[output_guard(lambda check: "yes")])
+    with pytest.raises(GuardrailTrippedError, match=r"it returned 'yes' \(str\)"):
+        agent.run("hi")
+
+
+def test_a_guard_that_fails_open_says_what_it_raised() -> None:
+    def broken(check: GuardCheck) -> bool:
+        raise RuntimeError("the classifier is down")
+
+    verdicts = Verdicts()
+    agent = Agent(ScriptedProvider("hi"), listeners=[verdicts], guards=[
+        output_guard(broken, on_error="pass")])
+    assert agent.run("hi") == "hi"
+    assert "RuntimeError: the classifier is down" in verdicts.seen[0].reason
 
 
 def test_every_verdict_is_a_callback() -> None:

@@ -13,7 +13,7 @@ import pytest
 from bloge import Agent, Done, GuardrailTrippedError, Token, open_store
 from bloge.agent import GuardCheck, PiiGuard, input_guard, output_guard, tool_call_guard
 from bloge.llm import LlmChunk, LlmRequest, ScriptedProvider, tool_call_response
-from bloge.store import Store
+from bloge.store import Store, StoredMessage
 
 
 def add(a: int, b: int) -> int:
@@ -120,7 +120,48 @@ def test_a_recorded_run_a_tool_call_guard_stopped_resumes_without_an_unknown_out
     assert llm.requests[1].messages[-1].role == "user"
 
 
-def test_a_recorded_run_an_input_guard_stopped_checks_its_input_again_on_resume(
+CARD = "my card is 4111 1111 1111 1111"
+
+
+def kept(store: Store, run_id: str, thread_id: str) -> tuple[str, str, str]:
+    """What the store keeps of a run on a thread besides its own record, as JSON text: the
+    thread's messages, the run's events, the run's last checkpoint."""
+    async def each() -> tuple[str, str, str]:
+        messages = [m.message.to_dict() for m in await store.thread_messages(thread_id)]
+        events = [e.body for e in await store.run_events(run_id)]
+        checkpoint = await store.latest_checkpoint(run_id)
+        assert checkpoint is not None
+        viewed = await store.resolve_view(thread_id, checkpoint.view)
+        return (json.dumps(messages), json.dumps(events),
+                json.dumps([(m.message if isinstance(m, StoredMessage) else m).to_dict()
+                            for m in viewed]))
+
+    return asyncio.run(each())
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_thread_goes_on_after_an_input_guard_stopped_a_run(tmp_path: Path,
+                                                              parallel: bool) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'b.db'}")
+    llm = ScriptedProvider("hello")
+    agent = Agent(llm, store=store, guards=[
+        input_guard(PiiGuard(), name="pii", parallel=parallel)])
+    with pytest.raises(GuardrailTrippedError) as raised:
+        agent.run_output(CARD, thread_id="t1")
+    assert "4111" not in raised.value.checkpoint.to_json()
+    assert agent.run_output("hello", thread_id="t1").content == "hello"
+    assert [m.content for m in llm.requests[-1].messages] == ["hello"]
+    run_id = raised.value.run_id
+    assert run_id is not None
+    messages, events, checkpoint = kept(store, run_id, "t1")
+    # A parallel guard judges while the model reads the input: the thread's log keeps it,
+    # but not the thread's view (the next run did not see it) nor the checkpoint.
+    assert ("4111" in messages) is parallel
+    assert "4111" not in events
+    assert "4111" not in checkpoint
+
+
+def test_a_recorded_run_an_input_guard_stopped_resumes_without_its_input(
         tmp_path: Path) -> None:
     checked: list[str] = []
 
@@ -128,13 +169,15 @@ def test_a_recorded_run_an_input_guard_stopped_checks_its_input_again_on_resume(
         checked.append(check.text)
         return len(checked) == 1
 
-    agent = Agent(ScriptedProvider("hello"), store=open_store(f"sqlite:///{tmp_path / 'b.db'}"),
+    llm = ScriptedProvider("hello")
+    agent = Agent(llm, store=open_store(f"sqlite:///{tmp_path / 'b.db'}"),
                   guards=[input_guard(once)])
     with pytest.raises(GuardrailTrippedError) as raised:
         agent.run_output("hi")
     assert raised.value.run_id is not None
     assert agent.resume(raised.value.run_id).content == "hello"
-    assert checked == ["hi", "hi"]
+    assert checked == ["hi"]  # the resumed run has no new input, and the refused one is gone
+    assert all(m.content != "hi" for m in llm.requests[0].messages)
 
 
 def test_a_stream_never_shows_an_answer_a_parallel_input_guard_discarded() -> None:

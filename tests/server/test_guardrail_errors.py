@@ -76,3 +76,16 @@ def test_the_runs_api_answers_422_with_the_guard_and_its_verdict(guarded: Path) 
     shown = bloge("runs", "show", run["id"], cwd=guarded)
     assert shown.returncode == 0, shown.stderr
     assert "input guard no_ssn: TRIP" in shown.stdout
+
+
+def test_a_thread_goes_on_after_an_input_guard_stopped_a_run(guarded: Path) -> None:
+    with serving(guarded) as url:
+        tripped = httpx.post(f"{url}/agents/screened/runs",
+                             json={"input": SSN[0]["content"]}, timeout=30)
+        assert tripped.status_code == 422, tripped.text
+        thread_id = tripped.json()["thread_id"]
+        answered = httpx.post(f"{url}/agents/screened/runs",
+                              json={"input": "hello", "thread_id": thread_id}, timeout=30)
+        assert answered.status_code == 200, answered.text
+        thread = httpx.get(f"{url}/threads/{thread_id}", timeout=30).json()
+    assert "078-05-1120" not in str(thread["messages"])

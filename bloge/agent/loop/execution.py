@@ -77,8 +77,9 @@ class Execution:
     __slots__ = ("_budget", "_cache_key", "_call_model", "_chat", "_context", "_counters",
                  "_ctx", "_dispatcher", "_effects", "_engine", "_external", "_external_tools",
                  "_guards",
-                 "_listeners", "_may_wait", "_memory", "_observer", "_plan", "_pool_wait",
-                 "_prepare", "_sink", "_stream", "_tool_definitions", "_typed", "_value",
+                 "_listeners", "_may_wait", "_memory", "_new_input", "_observer", "_plan",
+                 "_pool_wait", "_prepare", "_refused_input", "_sink", "_stream",
+                 "_tool_definitions", "_typed", "_value",
                  "base_usage", "cache_read",
                  "cache_written", "calls", "completion_tokens",
                  "prompt_tokens", "tool_results", "transcript", "turn", "turns_done",
@@ -111,12 +112,20 @@ class Execution:
                     else functools.partial(self._summary, summarizer))
             summarizer = RunSummaries(summarizer, self._budget, definition.max_tokens,
                                       lambda: self.turn, made)
-        self._memory = create_memory(definition.memory_strategy, start.messages,
+        # A run with input guards holds its new input back until they passed it (see
+        # _model_turn): an input they stop is neither sent nor kept.
+        self._new_input = (start.input if engine.guards is not None
+                           and engine.guards.checks_input else ())
+        #: What the checkpoint leaves out: an input a parallel input guard stopped.
+        self._refused_input: tuple[LlmMessage, ...] = ()
+        initial = (start.messages[:len(start.messages) - len(self._new_input)]
+                   if self._new_input else start.messages)
+        self._memory = create_memory(definition.memory_strategy, initial,
                                      token_estimator=engine.token_estimator,
                                      summarizer=summarizer)
         self._prepare = type(self._memory).prepare is not ConversationMemory.prepare
         # A run handed over goes on with the same transcript: its observer's, appended to.
-        self.transcript = list(start.messages) if transcript is None else transcript
+        self.transcript = list(initial) if transcript is None else transcript
         #: The turn in progress (or the last one); ``turns_done``: the turns whose model
         #: answered. A turn whose model call failed, or that a budget, a guard or a cancel
         #: stopped before its answer, is not done: a resumed run makes it again.
@@ -316,6 +325,10 @@ class Execution:
         step: a run in progress keeps each frame of its chain."""
         self.turn = turn
         engine, definition = self._engine, self._engine.definition
+        # Input guards first: a run they stop has spent nothing.
+        guards = self._guards
+        racing = (await self._check_input(guards, turn)
+                  if guards is not None and guards.input_pending else None)
         if self._prepare:
             await self._memory.prepare()
         view = tuple(self._memory.messages())  # one copy, the one the request carries
@@ -326,10 +339,6 @@ class Execution:
         if "on_agent_turn_started" in listeners.wanted:
             listeners.notify("on_agent_turn_started", self._context,
                              TurnStartedPayload(turn, len(view)))
-        # Input guards first: a run they stop has spent nothing.
-        guards = self._guards
-        racing = (await guards.check_input(turn, view)
-                  if guards is not None and guards.input_pending else None)
         budget = self._budget
         max_tokens = budget.max_tokens(definition.max_tokens)
         reserved = await budget.reserve_model_call(view, max_tokens)
@@ -378,6 +387,16 @@ class Execution:
         if self._typed is not None and isinstance(step, steps.Finish):
             return await self._typed_step(turn, max_turns, response, started)
         return step
+
+    async def _check_input(self, guards: RunGuards, turn: int) -> str | None:
+        """Check the run's new input with the input guards, then let it join the
+        conversation: an input they stop is neither sent nor kept (a parallel guard's trip,
+        which comes later, leaves it out of the checkpoint). The text for the parallel
+        guards, which check it alongside the model call."""
+        racing = await guards.check_input(turn, self._new_input)
+        for message in self._new_input:
+            self._append(message)
+        return racing
 
     def _count(self, turn: int, response: LlmResponse, started: float, waited: float) -> None:
         """Count the model call of ``turn`` that began at ``started`` (after ``waited``
@@ -532,13 +551,20 @@ class Execution:
         view = self._memory.messages()
         if view and view[-1].tool_calls:
             view = view[:-1]
+        if self._refused_input:
+            view = [m for m in view if all(m is not refused for refused in self._refused_input)]
         return AgentCheckpoint(tuple(view), self.turns_done, dict(self.tool_results),
                                self._engine.definition.id, usage)
 
     def _tripped(self, tripped: GuardTripped) -> GuardrailTrippedError:
-        """The run failure of a tripped guard; its checkpoint leaves out what tripped it."""
+        """The run failure of a tripped guard; its checkpoint leaves out what tripped it (an
+        input, an answer, a tool round)."""
         self.turn = self.turns_done = tripped.turns_done
         guard = tripped.guard
+        if guard.kind == "input":
+            # A sequential guard stopped it before it joined the conversation; a parallel
+            # one, after: the checkpoint leaves it out.
+            self._refused_input = self._new_input
         return GuardrailTrippedError(agent_id=self._engine.definition.id, guard=guard.name,
                                      kind=guard.kind, verdict=tripped.verdict,
                                      checkpoint=self.checkpoint(), tool_name=tripped.tool_name)

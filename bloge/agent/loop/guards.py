@@ -12,6 +12,7 @@ the server's metric).
 from __future__ import annotations
 
 import asyncio
+import reprlib
 import time
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from bloge.agent.loop.tools import ChunkSink
 from bloge.core.codec import JsonCodec
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
+from bloge.core.masking import mask_credentials
 from bloge.core.operator import BoundOperator, bind
 from bloge.core.registry import OperatorRegistry
 from bloge.llm.messages import LlmMessage, ToolCall
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
     from bloge.agent.loop.observer import RunObserver
 
 _T = TypeVar("_T")
+
+#: The most a verdict repeats of what a failing guard raised, in characters.
+MAX_FAILURE = 300
 
 #: The assistant message that stands in the conversation for an answer a guard refused: the
 #: refused text itself is never kept (it may be what the guard keeps out of the store).
@@ -81,6 +86,11 @@ class AgentGuards:
     def of(cls, guards: Sequence[GuardDef], registry: OperatorRegistry) -> AgentGuards | None:
         return cls(guards, registry) if guards else None
 
+    @property
+    def checks_input(self) -> bool:
+        """Whether there are input guards (sequential or parallel)."""
+        return bool(self.input or self.parallel)
+
 
 def _operator(guard: GuardDef, registry: OperatorRegistry) -> BoundOperator | None:
     if guard.check is not None:
@@ -115,16 +125,17 @@ class RunGuards:
         self._context = context
         self._observer = observer
         #: The run's new input is still to be checked (at its first model call).
-        self.input_pending = bool(guards.input or guards.parallel)
+        self.input_pending = guards.checks_input
 
     # -- input
 
-    async def check_input(self, turn: int, view: Sequence[LlmMessage]) -> str | None:
-        """Check the run's new input (the user messages ending ``view``) with the sequential
-        input guards, at the run's first model call; the text for the parallel ones, or
-        ``None`` when there is nothing for them to do."""
+    async def check_input(self, turn: int, new_input: Sequence[LlmMessage]) -> str | None:
+        """Check the run's new input (the user messages ending ``new_input``, what the run
+        was given: never the conversation before it, nor a note of bloge's own) with the
+        sequential input guards, at the run's first model call; the text for the parallel
+        ones, or ``None`` when there is nothing for them to do."""
         self.input_pending = False
-        text = _new_input(view)
+        text = _new_input(new_input)
         if text is None:
             return None
         for guard in self._guards.input:
@@ -239,9 +250,10 @@ class RunGuards:
                        else await _verdict(guard, check, self._ctx))
         except Exception as exc:  # noqa: BLE001 -- a failing guard counts by its on_error
             error = exc
-            verdict = (GuardVerdict.passed() if definition.on_error == "pass" else
-                       GuardVerdict.trip(f"the guard failed ({type(exc).__name__}) and "
-                                         "guards fail closed"))
+            failed = f"the guard failed ({_failure(exc)})"
+            verdict = (GuardVerdict(tripped=False, reason=f"{failed}; it fails open")
+                       if definition.on_error == "pass"
+                       else GuardVerdict.trip(f"{failed} and guards fail closed"))
         if verdict is None:
             return None  # its when does not hold here: nothing to judge
         label = "pass" if not verdict.tripped else definition.action
@@ -282,15 +294,25 @@ async def _verdict(guard: _Armed, check: GuardCheck, ctx: OperatorContext) -> Gu
         return GuardVerdict.passed()
     if result is True:
         return GuardVerdict.trip("")
-    raise TypeError(f"a guard returns a GuardVerdict, a bool or None, got "
-                    f"{type(result).__name__}")
+    raise TypeError(f"a guard returns a GuardVerdict, a bool or None; it returned "
+                    f"{reprlib.repr(result)} ({type(result).__name__})")
 
 
-def _new_input(view: Sequence[LlmMessage]) -> str | None:
-    """The text of the user messages that end ``view`` (the run's new input), or ``None``
-    when it does not end with one (a resumed run continuing a tool round)."""
+def _failure(exc: Exception) -> str:
+    """What a guard that raised ``exc`` says of its failure: the exception's type and
+    message on one line, credentials masked, at most :data:`MAX_FAILURE` characters (a
+    verdict's reason is recorded, and may be told to the model)."""
+    message = " ".join(mask_credentials(str(exc)).split())
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return text if len(text) <= MAX_FAILURE else text[:MAX_FAILURE - 1] + "…"
+
+
+def _new_input(messages: Sequence[LlmMessage]) -> str | None:
+    """The text of the user messages that end ``messages`` (a run's new input), or ``None``
+    when they do not end with one (a resumed run given nothing new, a ``/v1`` client's tool
+    results)."""
     texts: list[str] = []
-    for message in reversed(view):
+    for message in reversed(messages):
         if message.role != "user":
             break
         texts.append(message.content or "")

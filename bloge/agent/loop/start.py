@@ -65,16 +65,19 @@ class RunStart:
 
 class Opening:
     """What a run opens with: its first messages (the memory's and the transcript's start),
-    the turns already done, the usage so far and the last tool results."""
+    the last of which are its new ``input`` (the messages it was given, which its input
+    guards check), the turns already done, the usage so far and the last tool results."""
 
-    __slots__ = ("base_usage", "messages", "tool_results", "turns_done")
+    __slots__ = ("base_usage", "input", "messages", "tool_results", "turns_done")
 
     def __init__(self, messages: tuple[LlmMessage, ...], turns_done: int,
-                 base_usage: AgentUsage, tool_results: dict[str, Any]) -> None:
+                 base_usage: AgentUsage, tool_results: dict[str, Any], *,
+                 input: tuple[LlmMessage, ...] = ()) -> None:
         self.messages = messages
         self.turns_done = turns_done
         self.base_usage = base_usage
         self.tool_results = tool_results
+        self.input = input
 
 
 def opening(start: RunStart, definition: AgentDef) -> Opening:
@@ -88,13 +91,13 @@ def opening(start: RunStart, definition: AgentDef) -> Opening:
         prompt = definition.system_prompt
         if not prompt or not earlier or earlier[0].role != "system":
             system = (LlmMessage.system(prompt),) if prompt else ()
-            return Opening((*system, *earlier, *new), 0, _NO_USAGE, {})
-        return Opening((*_led_by(prompt, earlier), *new), 0, _NO_USAGE, {})
+            return Opening((*system, *earlier, *new), 0, _NO_USAGE, {}, input=new)
+        return Opening((*_led_by(prompt, earlier), *new), 0, _NO_USAGE, {}, input=new)
     if checkpoint.agent_id not in (None, definition.id):
         raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
                               f"agent {definition.id!r}")
     return Opening((*checkpoint.conversation, *new), checkpoint.turn_count, checkpoint.usage,
-                   dict(checkpoint.tool_results))
+                   dict(checkpoint.tool_results), input=new)
 
 
 def handed_over(view: Sequence[LlmMessage], handing: AgentDef, definition: AgentDef,
