@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -103,3 +104,34 @@ def test_recorded_runs_replay_and_two_results_compare(app: Path) -> None:
     assert "gpt-4o-mini (" in compared.stdout
     assert compared.stdout.count(" same ") == 2
     assert "pass rate 100.0% → 100.0%" in compared.stdout
+
+
+JUDGED = """\
+agent: customerSupport
+cases:
+  - name: contains
+    input: What is the weather?
+    expect:
+      - contains: Sunny
+  - name: judged
+    input: What is the weather?
+    expect:
+      - judge: The answer says the weather is sunny.
+"""
+
+
+def test_a_judge_that_fails_fails_its_check_and_every_result_is_written(app: Path) -> None:
+    (app / "judged.yaml").write_text(JUDGED, encoding="utf-8")
+    with socket.socket() as unused:  # a port nobody listens on: every model call fails
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    done = bloge("eval", "run", "judged.yaml", "--json", "--junit", "junit.xml", cwd=app,
+                 env={"BLOGE_LLM__RETRY__MAX_ATTEMPTS": "1", "BLOGE_LLM__PROVIDER": "openai",
+                      "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "x"})
+    assert done.returncode == 1, done.stderr
+    results = json.loads(done.stdout)
+    assert [case["name"] for case in results["cases"]] == ["contains", "judged"]
+    (verdict,) = results["cases"][1]["runs"][0]["verdicts"]
+    assert verdict["check"] == "judge"
+    assert verdict["reason"].startswith("the judge (gpt-4o) failed: openai")
+    assert (app / "junit.xml").exists()
