@@ -21,10 +21,11 @@ from bloge.agent.runtime import AgentEngine, RunEffects, RunObserver
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
+from bloge.core.suggest import did_you_mean_hint
 from bloge.core.sync import run_sync
 from bloge.eval.checks import CustomCheck, JudgeRubric
 from bloge.eval.dataset import Case, Dataset, Thresholds, ToolMode
-from bloge.eval.environment import CheckEnv, Evaluator
+from bloge.eval.environment import REGISTER_EVALUATOR, CheckEnv, Evaluator
 from bloge.eval.judge import Judge
 from bloge.eval.observed import Observation
 from bloge.eval.replay import ReplayEffects
@@ -117,9 +118,10 @@ def _check_ready(dataset: Dataset, judge: Judge | None, evaluators: Mapping[str,
                 raise BlogeUsageError(f"{where} has a judge check and no judge was given")
             if isinstance(check, CustomCheck) and check.evaluator not in evaluators \
                     and check.evaluator not in operators:
+                known = [*evaluators, *operators]
                 raise BlogeUsageError(
-                    f"{where}: no evaluator {check.evaluator!r} (give it to the run, or "
-                    "register an operator of that name)")
+                    f"{where}: no evaluator {check.evaluator!r}"
+                    f"{did_you_mean_hint(check.evaluator, known)}: {REGISTER_EVALUATOR}")
 
 
 @contextlib.asynccontextmanager

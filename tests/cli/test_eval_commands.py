@@ -135,3 +135,44 @@ def test_a_judge_that_fails_fails_its_check_and_every_result_is_written(app: Pat
     assert verdict["check"] == "judge"
     assert verdict["reason"].startswith("the judge (gpt-4o) failed: openai")
     assert (app / "junit.xml").exists()
+
+
+EVALUATED = """\
+agent: customerSupport
+cases:
+  - name: polite
+    input: How do I reset my password?
+    expect:
+      - evaluator: polite
+        args: {word: password}
+  - name: exploding
+    input: How do I reset my password?
+    expect:
+      - evaluator: exploding
+"""
+
+EVALUATORS = """\
+def polite(check):
+    word = check["args"]["word"]
+    return word in (check["answer"] or "").lower(), f"no {word!r}"
+
+
+def exploding(check):
+    raise RuntimeError("evaluator exploded token=sk-secret-123")
+"""
+
+
+def test_evaluators_are_operators_of_the_settings_and_one_that_raises_fails_its_check(
+        app: Path) -> None:
+    (app / "myops.py").write_text(EVALUATORS, encoding="utf-8")
+    settings = app / "settings.yaml"
+    settings.write_text(settings.read_text(encoding="utf-8").replace(
+        "  operators:\n", '  operators:\n    polite: "myops:polite"\n'
+                          '    exploding: "myops:exploding"\n', 1), encoding="utf-8")
+    (app / "evaluated.yaml").write_text(EVALUATED, encoding="utf-8")
+    done = bloge("eval", "run", "evaluated.yaml", cwd=app)
+    assert done.returncode == 1, done.stderr
+    assert "FAIL polite" not in done.stdout
+    assert ("exploding: evaluator 'exploding' failed on case 'exploding': RuntimeError: "
+            "evaluator exploded token=****") in done.stdout
+    assert "sk-secret-123" not in done.stdout + done.stderr
