@@ -176,3 +176,17 @@ def test_evaluators_are_operators_of_the_settings_and_one_that_raises_fails_its_
     assert ("exploding: evaluator 'exploding' failed on case 'exploding': RuntimeError: "
             "evaluator exploded token=****") in done.stdout
     assert "sk-secret-123" not in done.stdout + done.stderr
+
+
+def test_an_output_file_in_a_missing_folder_is_refused_before_any_case_runs(app: Path) -> None:
+    missing = app / "nonexistent" / "j.xml"
+    done = bloge("eval", "run", "examples/support/evals/support.yaml", "--json", "--junit",
+                 str(missing), cwd=app)
+    assert done.returncode == 2
+    assert done.stderr == (f"error: --junit {missing}: the folder {missing.parent} does not "
+                           "exist\n")
+    assert bloge("runs", "list", "--json", "--evals", cwd=app).stdout.strip() == "[]"
+    recorded = bloge("eval", "record", "--since", "1d", "-o", "nonexistent/r.yaml", cwd=app)
+    assert recorded.returncode == 2
+    assert recorded.stderr == ("error: --output nonexistent/r.yaml: the folder nonexistent "
+                               "does not exist\n")
