@@ -92,6 +92,8 @@ async def arun_dataset(
     engine.link(operator.engine.linked)  # the agents its handoffs go to, as the operator's
     known = dict(evaluators or {})
     _check_ready(dataset, judge, known, operator.registry.names())
+    dataset.check_tools(definition.id, {tool.name for reached in engine.reached()
+                                        for tool in reached.tool_definitions})
     own = store if store is not None else \
         operator.store if isinstance(operator.store, Store) else None
     eval_id = new_id()
