@@ -68,6 +68,10 @@ def test_a_yaml_dataset_gives_its_cases_fixtures_checks_and_thresholds(tmp_path:
      "cases.yaml:3: cases[1].name: case name 'a' is taken by cases[0]"),
     ("thresholds: {pass-rate: 2}\ncases:\n  - input: x\n",
      "cases.yaml:1: thresholds.pass-rate: pass-rate is a number between 0 and 1"),
+    ("cases:\n  - input: hi\n    input: yo\n",
+     "cases.yaml:3: cases[0].input: the key appears twice in the same mapping (first at line 2)"),
+    ("cases:\n  - input: hi\n    expect:\n      - {contains: a, contains: b}\n",
+     "cases.yaml:4: cases[0].expect[0].contains: the key appears twice in the same mapping"),
 ])
 def test_a_mistake_is_named_with_its_line_and_key(tmp_path: Path, text: str, where: str) -> None:
     with pytest.raises(DatasetError) as raised:
