@@ -30,7 +30,14 @@ from bloge.eval.judge import Judge
 from bloge.eval.observed import Observation
 from bloge.eval.replay import ReplayEffects
 from bloge.eval.results import CaseResult, CaseRun, EvalResults
-from bloge.store import EVAL_TAG, RecordedRuns, Store, guest_runs, open_store
+from bloge.store import (
+    EVAL_TAG,
+    RecordedRuns,
+    Store,
+    StoreNotFoundError,
+    guest_runs,
+    open_store,
+)
 
 AgentLike = Agent | AgentLoopOperator | StreamingAgentLoopOperator
 Progress = Callable[[Case, CaseRun], None]
@@ -99,6 +106,7 @@ async def arun_dataset(
     eval_id = new_id()
     started = time.perf_counter()
     async with _opened(own) as runs_store:
+        await _check_threads(dataset, runs_store)
         runner = _Runner(dataset, RecordedRuns(runs_store), engine, eval_id, tools,
                          asyncio.Semaphore(concurrency), progress)
         envs = {case.name: CheckEnv(case, judge, known, operator.registry)
@@ -124,6 +132,18 @@ def _check_ready(dataset: Dataset, judge: Judge | None, evaluators: Mapping[str,
                 raise BlogeUsageError(
                     f"{where}: no evaluator {check.evaluator!r}"
                     f"{did_you_mean_hint(check.evaluator, known)}: {REGISTER_EVALUATOR}")
+
+
+async def _check_threads(dataset: Dataset, store: Store) -> None:
+    """Refuse, before any run, a case that starts after a thread the store does not have."""
+    for index, case in enumerate(dataset.cases):
+        if case.thread is None:
+            continue
+        try:
+            await store.get_thread(case.thread)
+        except StoreNotFoundError as error:
+            raise dataset.error(f"case {case.name!r}: {error}", ("cases", index, "thread"),
+                                ) from None
 
 
 @contextlib.asynccontextmanager

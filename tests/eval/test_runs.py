@@ -265,3 +265,16 @@ async def test_a_tool_never_called_is_one_of_the_agents(tmp_path: Path) -> None:
     assert str(raised.value).endswith(
         "d.yaml:10: cases[0].expect[2].not-called[1]: unknown tool 'escalate' (the tools of "
         "agent 'helper': lookup)")
+
+
+async def test_a_case_after_a_thread_the_store_lacks_is_refused_at_its_line(
+        tmp_path: Path) -> None:
+    text = REPLAYED.replace("input: where is order 42",
+                            "thread: nosuch-thread-id\n    input: where is order 42")
+    async with open_store("memory://") as store:
+        agent, provider = helper(Lookup(), store)
+        with pytest.raises(DatasetError) as raised:
+            await arun_dataset(dataset(tmp_path, text), agent)
+    assert str(raised.value) == (f"{tmp_path}/d.yaml:4: cases[0].thread: case 'replayed': run "
+                                 "store memory://: no thread 'nosuch-thread-id'")
+    assert provider.requests == []
