@@ -190,3 +190,15 @@ def test_an_output_file_in_a_missing_folder_is_refused_before_any_case_runs(app:
     assert recorded.returncode == 2
     assert recorded.stderr == ("error: --output nonexistent/r.yaml: the folder nonexistent "
                                "does not exist\n")
+
+
+def test_results_of_two_datasets_are_not_compared(app: Path) -> None:
+    (app / "failing.yaml").write_text(FAILING, encoding="utf-8")
+    (app / "failing.json").write_text(bloge("eval", "run", "failing.yaml", "--json",
+                                            cwd=app).stdout, encoding="utf-8")
+    (app / "support.json").write_text(bloge("eval", "run", "examples/support/evals/support.yaml",
+                                            "--json", cwd=app).stdout, encoding="utf-8")
+    done = bloge("eval", "compare", "failing.json", "support.json", cwd=app)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("error: the results are of two datasets, 'failing' and 'support': "
+                           "compare two results of one dataset\n")

@@ -221,7 +221,8 @@ def compare(
     from bloge_container.cli.eval_table import print_changes
 
     old, new = _results(before), _results(after)
-    changes = compared(old, new)
+    with reported_errors():
+        changes = compared(old, new)
     if as_json:
         out.print(json.dumps([{"case": c.name, "change": c.change,
                                "score_before": None if c.before is None else c.before.score,
