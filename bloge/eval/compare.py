@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bloge.core.errors import BlogeUsageError
 from bloge.eval.results import CaseResult, EvalResults
 
 Change = Literal["fixed", "broken", "same", "added", "removed"]
@@ -26,7 +27,12 @@ class CaseChange:
 
 
 def compare(before: EvalResults, after: EvalResults) -> list[CaseChange]:
-    """Each case of either, in ``after``'s order then the removed ones."""
+    """Each case of either, in ``after``'s order then the removed ones. Results of two
+    datasets are refused (:class:`~bloge.core.errors.BlogeUsageError`): their cases would
+    all be added and removed."""
+    if before.dataset != after.dataset:
+        raise BlogeUsageError(f"the results are of two datasets, {before.dataset!r} and "
+                              f"{after.dataset!r}: compare two results of one dataset")
     old = {case.name: case for case in before.cases}
     found = []
     for case in after.cases:

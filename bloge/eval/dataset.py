@@ -24,7 +24,7 @@ cases:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -34,7 +34,7 @@ from bloge.core.suggest import did_you_mean_hint
 from bloge.eval import checks
 from bloge.eval.expect import OPTIONS, READERS
 from bloge.eval.matchers import MatcherError
-from bloge.eval.source import Key, Located, read_file
+from bloge.eval.source import DatasetError, Key, Located, read_file
 from bloge.llm import LlmMessage
 
 ToolMode = Literal["real", "replay"]
@@ -99,6 +99,36 @@ class Dataset:
     judge_model: str | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
     source: str = "<dataset>"
+    lines: Mapping[Key, int] = field(default_factory=dict, repr=False, compare=False)
+    """The line of each key path in the file, for :meth:`error`."""
+
+    def error(self, problem: str, key: Key) -> DatasetError:
+        """A problem at ``key`` (``("cases", 2, "thread")``), found after the file was read."""
+        return Located(None, self.source, self.lines).error(problem, key)
+
+    def check_tools(self, agent: str, tools: Collection[str]) -> None:
+        """Refuse a tool name of a fixture or a check that is none of ``tools`` (those
+        ``agent``'s runs may call): the case would pass or fail for the wrong reason."""
+        for index, case in enumerate(self.cases):
+            for key, name in _tools_named(case):
+                if name not in tools:
+                    hint = did_you_mean_hint(name, tools)
+                    raise self.error(f"unknown tool {name!r}{hint} (the tools of agent "
+                                     f"{agent!r}: {', '.join(sorted(tools)) or 'none'})",
+                                     ("cases", index, *key))
+
+
+def _tools_named(case: Case) -> Iterator[tuple[Key, str]]:
+    """The tool names of a case's fixtures and checks, with their keys in the case."""
+    for index, fixture in enumerate(case.fixtures):
+        yield ("fixtures", index, "tool"), fixture.tool
+    for index, check in enumerate(case.checks):
+        if isinstance(check, checks.ToolsCalled):
+            yield from ((("expect", index, "tools", n), call.tool)
+                        for n, call in enumerate(check.calls))
+        elif isinstance(check, checks.NeverCalled):
+            yield from ((("expect", index, "not-called", n), tool)
+                        for n, tool in enumerate(check.tools))
 
 
 def load_dataset(path: str | Path) -> Dataset:
@@ -130,7 +160,8 @@ def dataset_of(located: Located, *, name: str) -> Dataset:
         agent=_text_or_none(located, data.get("agent"), ("agent",)),
         tools=_mode(located, data.get("tools"), ("tools",)),
         judge_model=_text_or_none(located, judge.get("model"), ("judge", "model")),
-        thresholds=_thresholds(located, data.get("thresholds", {})), source=located.source)
+        thresholds=_thresholds(located, data.get("thresholds", {})), source=located.source,
+        lines=located.lines)
 
 
 def _case(located: Located, item: Any, key: Key) -> Case:

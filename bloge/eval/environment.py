@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
+from bloge.core.masking import mask_credentials
 from bloge.core.suggest import did_you_mean_hint
 from bloge.eval.observed import Observation, Verdict
 
@@ -40,26 +41,48 @@ class CheckEnv:
         return await self.judge.judge(check, seen, self.case)
 
     async def evaluated(self, check: CustomCheck, seen: Observation) -> Verdict:
+        """The verdict of the evaluator ``check`` names. One that raises or answers what is
+        no verdict fails the check, naming the evaluator, the case and the error: the
+        evaluator is the project's code, and the other checks and cases go on."""
         name = check.evaluator
-        function = self.evaluators.get(name)
+        if name not in self.evaluators and (self.registry is None or name not in self.registry):
+            known = [*self.evaluators, *(self.registry.names() if self.registry else ())]
+            raise BlogeUsageError(f"no evaluator {name!r}{did_you_mean_hint(name, known)}: "
+                                  f"{REGISTER_EVALUATOR}")
+        try:
+            return verdict_of(name, await self._evaluate(check, seen))
+        except EvaluatorAnswerError as error:
+            problem = str(error)
+        except Exception as error:  # noqa: BLE001 -- the project's code: any error fails the check
+            problem = f"{type(error).__name__}: {error}"
+        return Verdict.of(name, passed=False, reason=(
+            f"evaluator {name!r} failed on case {self.case.name!r}: "
+            f"{mask_credentials(problem)}"))
+
+    async def _evaluate(self, check: CustomCheck, seen: Observation) -> Any:
+        function = self.evaluators.get(check.evaluator)
         if function is not None:
             result = function(seen, self.case, **check.arguments)
-            if inspect.isawaitable(result):
-                result = await result
-            return verdict_of(name, result)
-        if self.registry is not None and name in self.registry:
-            operator = self.registry.bound(name, purpose="evaluator")
-            result = await operator.invoke(_operator_input(seen, self.case, check.arguments),
-                                           OperatorContext.root())
-            return verdict_of(name, result)
-        known = [*self.evaluators, *(self.registry.names() if self.registry else ())]
-        raise BlogeUsageError(f"no evaluator {name!r}{did_you_mean_hint(name, known)}: give "
-                              "it to the run (evaluators={...}, bloge.eval.evaluators) or "
-                              "register an operator of that name")
+            return await result if inspect.isawaitable(result) else result
+        assert self.registry is not None  # evaluated() made sure it has the evaluator
+        operator = self.registry.bound(check.evaluator, purpose="evaluator")
+        return await operator.invoke(operator_input(seen, self.case, check.arguments),
+                                     OperatorContext.root())
 
 
-def _operator_input(seen: Observation, case: Case, arguments: Mapping[str, Any],
-                    ) -> dict[str, Any]:
+#: How an evaluator is made known, as the errors about a missing one say.
+REGISTER_EVALUATOR = ("give the run a Python function (run_dataset(evaluators={...})), or "
+                      "register an operator of that name (settings: bloge.operators)")
+
+
+class EvaluatorAnswerError(ValueError):
+    """An evaluator answered something that is not a verdict."""
+
+
+def operator_input(seen: Observation, case: Case, arguments: Mapping[str, Any],
+                   ) -> dict[str, Any]:
+    """The input of an evaluator registered as an operator: what the run came to, the case,
+    and the check's ``args``."""
     return {"answer": seen.answer, "output": seen.output, "input": case.input_text,
             "reference": case.reference, "calls": [c.to_dict() for c in seen.calls],
             "turns": seen.turns, "args": dict(arguments)}
@@ -83,5 +106,5 @@ def verdict_of(name: str, result: Any) -> Verdict:
             score = result.get("score", 1.0 if passed else 0.0)
             return Verdict(name, passed=passed, score=float(score),
                            reason=str(result.get("reason", "")))
-    raise BlogeUsageError(f"evaluator {name!r} answered {result!r}; an evaluator answers a "
-                          "bool, a score, (passed, reason) or {'passed': bool, …}")
+    raise EvaluatorAnswerError(f"it answered {result!r}; an evaluator answers a bool, a "
+                               "score, (passed, reason), a Verdict or {'passed': bool, …}")

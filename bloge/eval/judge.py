@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.context import OperatorContext
+from bloge.core.errors import RunError
+from bloge.core.masking import mask_credentials
 from bloge.eval.observed import Observation, Verdict
 from bloge.llm import LlmMessage, LlmRequest, LlmResponse
 
@@ -62,11 +64,16 @@ class Judge:
         return cls(call, model=model)
 
     async def judge(self, check: JudgeRubric, seen: Observation, case: Case) -> Verdict:
-        """The check's verdict: passed when the judge's score reaches ``check.min_score``."""
+        """The check's verdict: passed when the judge's score reaches ``check.min_score``; a
+        judge whose model call fails (after its retries) fails the check, saying why."""
         request = LlmRequest(check.model or self.model, (
             LlmMessage.system(INSTRUCTIONS), LlmMessage.user(_prompt(check, seen, case))),
             temperature=0.0, response_format=VERDICT_FORMAT)
-        response = await self._chat(request)
+        try:
+            response = await self._chat(request)
+        except RunError as error:
+            return Verdict(check.name, passed=False, score=0.0, reason=(
+                f"the judge ({request.model}) failed: {mask_credentials(str(error))}"))
         score, reason = _verdict(response.content)
         if score is None:
             return Verdict(check.name, passed=False, score=0.0,

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bloge.core.suggest import did_you_mean_hint
+
 OPERATORS = ("contains", "regex", "one-of", "any", "equals")
 
 
@@ -110,8 +112,18 @@ def matcher_of(value: Any) -> Matcher:
             ((name, operand),) = value.items()
             if name in OPERATORS:
                 return _operator(str(name), operand)
+            _refuse_misspelt(str(name))
         return fields_of(value)
     return Equals(value)
+
+
+def _refuse_misspelt(name: str) -> None:
+    """A one-key mapping whose key is nearly a matcher's is a typo far more often than a field
+    of that name: matched as a field, ``{contians: Paris}`` would fail every run, unexplained."""
+    hint = did_you_mean_hint(name, OPERATORS, cutoff=0.7)
+    if hint:
+        raise MatcherError(f"{{{name}: …}} is no matcher{hint} (to match a field named "
+                           f"{name!r}, write {{equals: {{{name}: …}}}})")
 
 
 def fields_of(value: Mapping[Any, Any]) -> Fields:

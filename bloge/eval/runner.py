@@ -21,15 +21,23 @@ from bloge.agent.runtime import AgentEngine, RunEffects, RunObserver
 from bloge.core.context import OperatorContext
 from bloge.core.errors import BlogeUsageError
 from bloge.core.ids import new_id
+from bloge.core.suggest import did_you_mean_hint
 from bloge.core.sync import run_sync
 from bloge.eval.checks import CustomCheck, JudgeRubric
 from bloge.eval.dataset import Case, Dataset, Thresholds, ToolMode
-from bloge.eval.environment import CheckEnv, Evaluator
+from bloge.eval.environment import REGISTER_EVALUATOR, CheckEnv, Evaluator
 from bloge.eval.judge import Judge
 from bloge.eval.observed import Observation
 from bloge.eval.replay import ReplayEffects
 from bloge.eval.results import CaseResult, CaseRun, EvalResults
-from bloge.store import EVAL_TAG, RecordedRuns, Store, guest_runs, open_store
+from bloge.store import (
+    EVAL_TAG,
+    RecordedRuns,
+    Store,
+    StoreNotFoundError,
+    guest_runs,
+    open_store,
+)
 
 AgentLike = Agent | AgentLoopOperator | StreamingAgentLoopOperator
 Progress = Callable[[Case, CaseRun], None]
@@ -91,11 +99,14 @@ async def arun_dataset(
     engine.link(operator.engine.linked)  # the agents its handoffs go to, as the operator's
     known = dict(evaluators or {})
     _check_ready(dataset, judge, known, operator.registry.names())
+    dataset.check_tools(definition.id, {tool.name for reached in engine.reached()
+                                        for tool in reached.tool_definitions})
     own = store if store is not None else \
         operator.store if isinstance(operator.store, Store) else None
     eval_id = new_id()
     started = time.perf_counter()
     async with _opened(own) as runs_store:
+        await _check_threads(dataset, runs_store)
         runner = _Runner(dataset, RecordedRuns(runs_store), engine, eval_id, tools,
                          asyncio.Semaphore(concurrency), progress)
         envs = {case.name: CheckEnv(case, judge, known, operator.registry)
@@ -117,9 +128,22 @@ def _check_ready(dataset: Dataset, judge: Judge | None, evaluators: Mapping[str,
                 raise BlogeUsageError(f"{where} has a judge check and no judge was given")
             if isinstance(check, CustomCheck) and check.evaluator not in evaluators \
                     and check.evaluator not in operators:
+                known = [*evaluators, *operators]
                 raise BlogeUsageError(
-                    f"{where}: no evaluator {check.evaluator!r} (give it to the run, or "
-                    "register an operator of that name)")
+                    f"{where}: no evaluator {check.evaluator!r}"
+                    f"{did_you_mean_hint(check.evaluator, known)}: {REGISTER_EVALUATOR}")
+
+
+async def _check_threads(dataset: Dataset, store: Store) -> None:
+    """Refuse, before any run, a case that starts after a thread the store does not have."""
+    for index, case in enumerate(dataset.cases):
+        if case.thread is None:
+            continue
+        try:
+            await store.get_thread(case.thread)
+        except StoreNotFoundError as error:
+            raise dataset.error(f"case {case.name!r}: {error}", ("cases", index, "thread"),
+                                ) from None
 
 
 @contextlib.asynccontextmanager

@@ -92,20 +92,29 @@ def parse_yaml(text: str, *, source: str) -> Located:
         loader.dispose()
     lines: dict[Key, int] = {}
     if node is not None:
-        lines.update(_node_lines(node, ()))
+        lines.update(_node_lines(node, (), source))
     return Located(data, source, lines)
 
 
-def _node_lines(node: yaml.Node, key: Key) -> Iterator[tuple[Key, int]]:
+def _node_lines(node: yaml.Node, key: Key, source: str) -> Iterator[tuple[Key, int]]:
+    """The line of each key path; two equal keys in one mapping are refused, as YAML would
+    silently keep the last one."""
     yield key, node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        first: dict[str, int] = {}
         for name, value in node.value:
             if isinstance(name, yaml.ScalarNode):
-                yield (*key, str(name.value)), name.start_mark.line + 1
-                yield from _node_lines(value, (*key, str(name.value)))
+                at, line = (*key, str(name.value)), name.start_mark.line + 1
+                if name.value in first:
+                    raise DatasetError(f"the key appears twice in the same mapping (first at "
+                                       f"line {first[name.value]}); YAML would silently keep "
+                                       "only the last one", source=source, line=line, key=at)
+                first[name.value] = line
+                yield at, line
+                yield from _node_lines(value, at, source)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            yield from _node_lines(item, (*key, index))
+            yield from _node_lines(item, (*key, index), source)
 
 
 def parse_jsonl(text: str, *, source: str) -> Located:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -103,3 +104,101 @@ def test_recorded_runs_replay_and_two_results_compare(app: Path) -> None:
     assert "gpt-4o-mini (" in compared.stdout
     assert compared.stdout.count(" same ") == 2
     assert "pass rate 100.0% → 100.0%" in compared.stdout
+
+
+JUDGED = """\
+agent: customerSupport
+cases:
+  - name: contains
+    input: What is the weather?
+    expect:
+      - contains: Sunny
+  - name: judged
+    input: What is the weather?
+    expect:
+      - judge: The answer says the weather is sunny.
+"""
+
+
+def test_a_judge_that_fails_fails_its_check_and_every_result_is_written(app: Path) -> None:
+    (app / "judged.yaml").write_text(JUDGED, encoding="utf-8")
+    with socket.socket() as unused:  # a port nobody listens on: every model call fails
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    done = bloge("eval", "run", "judged.yaml", "--json", "--junit", "junit.xml", cwd=app,
+                 env={"BLOGE_LLM__RETRY__MAX_ATTEMPTS": "1", "BLOGE_LLM__PROVIDER": "openai",
+                      "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "x"})
+    assert done.returncode == 1, done.stderr
+    results = json.loads(done.stdout)
+    assert [case["name"] for case in results["cases"]] == ["contains", "judged"]
+    (verdict,) = results["cases"][1]["runs"][0]["verdicts"]
+    assert verdict["check"] == "judge"
+    assert verdict["reason"].startswith("the judge (gpt-4o) failed: openai")
+    assert (app / "junit.xml").exists()
+
+
+EVALUATED = """\
+agent: customerSupport
+cases:
+  - name: polite
+    input: How do I reset my password?
+    expect:
+      - evaluator: polite
+        args: {word: password}
+  - name: exploding
+    input: How do I reset my password?
+    expect:
+      - evaluator: exploding
+"""
+
+EVALUATORS = """\
+def polite(check):
+    word = check["args"]["word"]
+    return word in (check["answer"] or "").lower(), f"no {word!r}"
+
+
+def exploding(check):
+    raise RuntimeError("evaluator exploded token=sk-secret-123")
+"""
+
+
+def test_evaluators_are_operators_of_the_settings_and_one_that_raises_fails_its_check(
+        app: Path) -> None:
+    (app / "myops.py").write_text(EVALUATORS, encoding="utf-8")
+    settings = app / "settings.yaml"
+    settings.write_text(settings.read_text(encoding="utf-8").replace(
+        "  operators:\n", '  operators:\n    polite: "myops:polite"\n'
+                          '    exploding: "myops:exploding"\n', 1), encoding="utf-8")
+    (app / "evaluated.yaml").write_text(EVALUATED, encoding="utf-8")
+    done = bloge("eval", "run", "evaluated.yaml", cwd=app)
+    assert done.returncode == 1, done.stderr
+    assert "FAIL polite" not in done.stdout
+    assert ("exploding: evaluator 'exploding' failed on case 'exploding': RuntimeError: "
+            "evaluator exploded token=****") in done.stdout
+    assert "sk-secret-123" not in done.stdout + done.stderr
+
+
+def test_an_output_file_in_a_missing_folder_is_refused_before_any_case_runs(app: Path) -> None:
+    missing = app / "nonexistent" / "j.xml"
+    done = bloge("eval", "run", "examples/support/evals/support.yaml", "--json", "--junit",
+                 str(missing), cwd=app)
+    assert done.returncode == 2
+    assert done.stderr == (f"error: --junit {missing}: the folder {missing.parent} does not "
+                           "exist\n")
+    assert bloge("runs", "list", "--json", "--evals", cwd=app).stdout.strip() == "[]"
+    recorded = bloge("eval", "record", "--since", "1d", "-o", "nonexistent/r.yaml", cwd=app)
+    assert recorded.returncode == 2
+    assert recorded.stderr == ("error: --output nonexistent/r.yaml: the folder nonexistent "
+                               "does not exist\n")
+
+
+def test_results_of_two_datasets_are_not_compared(app: Path) -> None:
+    (app / "failing.yaml").write_text(FAILING, encoding="utf-8")
+    (app / "failing.json").write_text(bloge("eval", "run", "failing.yaml", "--json",
+                                            cwd=app).stdout, encoding="utf-8")
+    (app / "support.json").write_text(bloge("eval", "run", "examples/support/evals/support.yaml",
+                                            "--json", cwd=app).stdout, encoding="utf-8")
+    done = bloge("eval", "compare", "failing.json", "support.json", cwd=app)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("error: the results are of two datasets, 'failing' and 'support': "
+                           "compare two results of one dataset\n")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bloge import OperatorRegistry
+from bloge import BlogeUsageError, OperatorRegistry
 from bloge.agent import AgentUsage
 from bloge.eval import Case, Observation, ObservedCall, Verdict, load_dataset
 from bloge.eval.environment import CheckEnv
@@ -121,3 +121,46 @@ async def test_an_evaluator_is_an_operator_of_the_registry(tmp_path: Path) -> No
     (found,) = await verdicts(tmp_path, "      - evaluator: ShortAnswer\n        args: {limit: 10}\n",
                         env={"registry": registry})
     assert (found.passed, found.score, found.reason) == (False, 0.25, "36 characters")
+
+
+async def test_an_evaluator_that_raises_fails_its_check_naming_it_the_case_and_the_error(
+        tmp_path: Path) -> None:
+    def exploding(seen: Observation, case: Case) -> bool:
+        raise RuntimeError("evaluator exploded token=sk-secret-123")
+
+    found = await verdicts(tmp_path, "      - evaluator: exploding\n      - contains: TCK-7\n",
+                           env={"evaluators": {"exploding": exploding}})
+    assert [(v.check, v.passed) for v in found] == [("exploding", False), ("contains", True)]
+    assert found[0].reason == ("evaluator 'exploding' failed on case 'case-0': RuntimeError: "
+                               "evaluator exploded token=****")
+
+
+async def test_an_evaluator_answering_no_verdict_fails_its_check(tmp_path: Path) -> None:
+    (found,) = await verdicts(tmp_path, "      - evaluator: unsure\n",
+                              env={"evaluators": {"unsure": lambda seen, case: "maybe"}})
+    assert (found.passed, found.reason) == (False, (
+        "evaluator 'unsure' failed on case 'case-0': it answered 'maybe'; an evaluator answers "
+        "a bool, a score, (passed, reason), a Verdict or {'passed': bool, …}"))
+
+
+async def test_an_operator_evaluator_of_the_wrong_signature_fails_its_check(
+        tmp_path: Path) -> None:
+    def polite(seen: Observation, case: Case, *, word: str) -> bool:
+        return word in (seen.answer or "")
+
+    registry = OperatorRegistry({"polite": polite})
+    (found,) = await verdicts(tmp_path, "      - evaluator: polite\n        args: {word: please}\n",
+                              env={"registry": registry})
+    assert not found.passed
+    assert found.reason == ("evaluator 'polite' failed on case 'case-0': OperatorInputError: "
+                            "polite: missing a required argument: 'seen'")
+
+
+async def test_a_missing_evaluator_says_how_to_register_one(tmp_path: Path) -> None:
+    with pytest.raises(BlogeUsageError) as raised:
+        await verdicts(tmp_path, "      - evaluator: polit\n",
+                       env={"evaluators": {"polite": lambda seen, case: True}})
+    assert str(raised.value) == (
+        "no evaluator 'polit'; did you mean 'polite'?: give the run a Python function "
+        "(run_dataset(evaluators={...})), or register an operator of that name (settings: "
+        "bloge.operators)")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bloge.eval import DatasetError, load_dataset
-from bloge.eval.checks import AtMost, ExpectedCall, NeverCalled, ToolsCalled
+from bloge.eval.checks import AtMost, ExpectedCall, NeverCalled, OutputFields, ToolsCalled
 
 DATASET = """\
 agent: customerSupport
@@ -68,6 +68,10 @@ def test_a_yaml_dataset_gives_its_cases_fixtures_checks_and_thresholds(tmp_path:
      "cases.yaml:3: cases[1].name: case name 'a' is taken by cases[0]"),
     ("thresholds: {pass-rate: 2}\ncases:\n  - input: x\n",
      "cases.yaml:1: thresholds.pass-rate: pass-rate is a number between 0 and 1"),
+    ("cases:\n  - input: hi\n    input: yo\n",
+     "cases.yaml:3: cases[0].input: the key appears twice in the same mapping (first at line 2)"),
+    ("cases:\n  - input: hi\n    expect:\n      - {contains: a, contains: b}\n",
+     "cases.yaml:4: cases[0].expect[0].contains: the key appears twice in the same mapping"),
 ])
 def test_a_mistake_is_named_with_its_line_and_key(tmp_path: Path, text: str, where: str) -> None:
     with pytest.raises(DatasetError) as raised:
@@ -102,3 +106,25 @@ def test_a_json_schema_check_without_jsonschema_names_the_extra(
                                            r" json-schema checks need the jsonschema package: "
                                            r"pip install 'bloge\[eval\]'"):
         load_dataset(path)
+
+
+@pytest.mark.parametrize(("matcher", "meant"), [
+    ("{contians: Paris}", "contains"), ("{regexp: '^P'}", "regex"), ("{oneOf: [a, b]}", "one-of")])
+def test_a_misspelt_matcher_is_refused_with_the_one_meant(tmp_path: Path, matcher: str,
+                                                           meant: str) -> None:
+    text = f"cases:\n  - input: hi\n    expect:\n      - tools: [{{name: t, args: {{city: {matcher}}}}}]\n"
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(write(tmp_path, text))
+    name = matcher[1:matcher.index(":")]
+    assert str(raised.value).endswith(
+        f"cases.yaml:4: cases[0].expect[0].tools: {{{name}: …}} is no matcher; did you mean "
+        f"{meant!r}? (to match a field named {name!r}, write {{equals: {{{name}: …}}}})")
+
+
+def test_a_field_named_like_no_matcher_is_matched_as_a_field(tmp_path: Path) -> None:
+    text = ("cases:\n  - input: hi\n    expect:\n"
+            "      - output: {message: {content: hi}, place: {equals: {regexp: x}}}\n")
+    (case,) = load_dataset(write(tmp_path, text)).cases
+    (check,) = case.checks
+    assert isinstance(check, OutputFields)
+    assert check.fields.matches({"message": {"content": "hi"}, "place": {"regexp": "x"}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bloge import OperatorRegistry
+from bloge.core.errors import ProviderError
 from bloge.eval import Case, Judge, Observation, load_dataset
 from bloge.eval.environment import CheckEnv
 from bloge.llm import LlmChatOperator, LlmRequest
@@ -67,3 +68,15 @@ async def test_a_judge_over_a_registry_calls_its_chat_operator(tmp_path: Path) -
     (request,) = provider.requests
     assert request.response_format is not None
     assert request.response_format["json_schema"]["name"] == "verdict"
+
+
+async def test_a_judge_whose_model_call_fails_fails_the_check_saying_why(tmp_path: Path) -> None:
+    def refuse(request: LlmRequest) -> str:
+        raise ProviderError("response_format is not supported", provider="openai",
+                            status_code=400)
+
+    case = case_of(tmp_path)
+    env = CheckEnv(case, Judge.of_provider(FunctionProvider(refuse), model="judge-small"))
+    found = await case.checks[0].evaluate(Observation("Open Settings."), env)
+    assert (found.passed, found.score, found.reason) == (False, 0.0, (
+        "the judge (judge-small) failed: openai (HTTP 400): response_format is not supported"))

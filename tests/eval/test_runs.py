@@ -7,8 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bloge import Agent, AgentDslCompiler, AgentLoopOperator, OperatorRegistry
-from bloge.eval import arun_dataset, dump_dataset, load_dataset, record_runs, select_runs
+from bloge.eval import (
+    DatasetError,
+    arun_dataset,
+    dump_dataset,
+    load_dataset,
+    record_runs,
+    select_runs,
+)
 from bloge.eval.dataset import Dataset
 from bloge.llm import LlmChatOperator, LlmRequest, LlmResponse, ScriptedProvider, ToolCall
 from bloge.llm.testing import FunctionProvider
@@ -102,10 +111,11 @@ async def test_real_tools_run_when_asked(tmp_path: Path) -> None:
 
 async def test_a_call_without_a_fixture_is_an_error_the_model_sees(tmp_path: Path) -> None:
     text = REPLAYED.replace("order 42", "order 7").replace("contains: lost", 'contains: "no recorded result"')
-    text = text.replace("{tool: lookup", "{tool: other")
+    text = text.replace('    fixtures:\n      - {tool: lookup, arguments: {order: "42"}, '
+                        'result: {order: "42", status: lost}}\n', "")
     async with open_store("memory://") as store:
         agent, _ = helper(Lookup(), store)
-        results = await arun_dataset(dataset(tmp_path, text), agent)
+        results = await arun_dataset(dataset(tmp_path, text), agent, tools="replay")
     (run,) = results.cases[0].runs
     assert "tool 'lookup' has no recorded result" in (run.answer or "")
 
@@ -228,3 +238,43 @@ cases:
         run = await store.get_run(run_of_case.run_id)
         assert run.status.value == "cancelled"
         assert lookup.calls == []
+
+
+@pytest.mark.parametrize(("changed", "where"), [
+    ("{tool: lookup,", "d.yaml:6: cases[0].fixtures[0].tool: unknown tool 'lokup'"),
+    ("tools: [{name: lookup,", "d.yaml:9: cases[0].expect[1].tools[0]: unknown tool 'lokup'"),
+])
+async def test_a_tool_name_the_agent_lacks_is_refused_before_any_run(
+        tmp_path: Path, changed: str, where: str) -> None:
+    text = REPLAYED.replace(changed, changed.replace("lookup", "lokup"))
+    async with open_store("memory://") as store:
+        agent, provider = helper(Lookup(), store)
+        with pytest.raises(DatasetError) as raised:
+            await arun_dataset(dataset(tmp_path, text), agent)
+    assert str(raised.value) == (f"{tmp_path / where}; did you mean 'lookup'? (the tools of "
+                                 "agent 'helper': lookup)")
+    assert provider.requests == []
+
+
+async def test_a_tool_never_called_is_one_of_the_agents(tmp_path: Path) -> None:
+    text = REPLAYED + "      - not-called: [lookup, escalate]\n"
+    async with open_store("memory://") as store:
+        agent, _ = helper(Lookup(), store)
+        with pytest.raises(DatasetError) as raised:
+            await arun_dataset(dataset(tmp_path, text), agent)
+    assert str(raised.value).endswith(
+        "d.yaml:10: cases[0].expect[2].not-called[1]: unknown tool 'escalate' (the tools of "
+        "agent 'helper': lookup)")
+
+
+async def test_a_case_after_a_thread_the_store_lacks_is_refused_at_its_line(
+        tmp_path: Path) -> None:
+    text = REPLAYED.replace("input: where is order 42",
+                            "thread: nosuch-thread-id\n    input: where is order 42")
+    async with open_store("memory://") as store:
+        agent, provider = helper(Lookup(), store)
+        with pytest.raises(DatasetError) as raised:
+            await arun_dataset(dataset(tmp_path, text), agent)
+    assert str(raised.value) == (f"{tmp_path}/d.yaml:4: cases[0].thread: case 'replayed': run "
+                                 "store memory://: no thread 'nosuch-thread-id'")
+    assert provider.requests == []

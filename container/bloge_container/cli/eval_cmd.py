@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -61,6 +62,8 @@ def record(
     if chosen != 1:
         raise failure("choose the runs with one of --runs ID, --thread ID or --since WINDOW")
     start = None if since is None else time.time() - _seconds(since)
+    if output is not None:
+        _check_writable(output, "--output")
     with reported_errors():
         store = opened_store(open_container(config, profile))
 
@@ -78,7 +81,7 @@ def record(
     if output is None:
         out.print(text, markup=False, end="")
         return
-    output.write_text(text, encoding="utf-8")
+    _write(output, text, "--output")
     err.print(f"wrote {len(data['cases'])} case(s) to {output}", markup=False)
 
 
@@ -124,14 +127,14 @@ def run(
 
     if tools not in (None, "replay", "real"):
         raise failure(f"--tools is replay or real, not {tools!r}")
+    if junit is not None:
+        _check_writable(junit, "--junit")
     with reported_errors():
         dataset = load_dataset(dataset_path)
         container = open_container(config, profile)
         results = _run(container, dataset, agent=agent, model=model, judge_model=judge_model,
                        repeat=repeat, concurrency=concurrency, tools=tools,
                        show=not as_json)
-    if junit is not None:
-        junit.write_text(junit_xml(results), encoding="utf-8")
     wanted = Thresholds(
         min_pass_rate if min_pass_rate is not None else dataset.thresholds.pass_rate,
         min_score if min_score is not None else dataset.thresholds.score)
@@ -145,8 +148,28 @@ def run(
         from bloge_container.cli.eval_table import print_results
 
         print_results(out, results, missed)
+    if junit is not None:
+        _write(junit, junit_xml(results), "--junit")
     if missed:
         raise typer.Exit(EXIT_RUN_FAILED)
+
+
+def _check_writable(path: Path, option: str) -> None:
+    """Refuse, before any work, an output file that cannot be written."""
+    folder = path.parent
+    if path.is_dir():
+        raise failure(f"{option} {path}: is a folder, not a file")
+    if not folder.is_dir():
+        raise failure(f"{option} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise failure(f"{option} {path}: not writable")
+
+
+def _write(path: Path, text: str, option: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise failure(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 def _run(container: ApplicationContainer, dataset: Dataset, *, agent: str | None, model: str | None,
@@ -198,7 +221,8 @@ def compare(
     from bloge_container.cli.eval_table import print_changes
 
     old, new = _results(before), _results(after)
-    changes = compared(old, new)
+    with reported_errors():
+        changes = compared(old, new)
     if as_json:
         out.print(json.dumps([{"case": c.name, "change": c.change,
                                "score_before": None if c.before is None else c.before.score,
