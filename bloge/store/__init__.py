@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from bloge.store.records import ToolCallRecord as ToolCallRecord
     from bloge.store.records import TurnCheckpoint as TurnCheckpoint
     from bloge.store.runs import check_not_a_guest as check_not_a_guest
-    from bloge.store.runs import check_not_succeeded as check_not_succeeded
+    from bloge.store.runs import check_resumable as check_resumable
     from bloge.store.runs import run_tools as run_tools
     from bloge.store.settle import run_moved_on as run_moved_on
     from bloge.store.sql.check import DanglingView as DanglingView

@@ -292,7 +292,7 @@ def _resumable(run: Run, engine: AgentEngine, ctx: OperatorContext) -> AgentEngi
     if run.agent_id != engine.definition.id:
         raise BlogeUsageError(f"run {run.id!r} is a run of agent {run.agent_id!r}, not of "
                               f"{engine.definition.id!r}")
-    check_not_succeeded(run)
+    check_resumable(run)
     engine = _current(run, engine)
     principal = ctx.principal
     check_priced(engine.definition, engine.budgets, recorded=True,
@@ -305,11 +305,18 @@ async def run_tools(store: Store, run_id: str) -> list[ToolDefinition]:
     return [tool_of(data) for data in await store.run_script(pending_sql.run_tools(run_id))]
 
 
-def check_not_succeeded(run: Run) -> None:
-    """Refuse to resume ``run`` once it succeeded: its thread goes on in a new run."""
+def check_resumable(run: Run) -> None:
+    """Refuse to resume ``run`` once it succeeded, or once its input guard refused its input
+    (kept nowhere: nothing is left to answer): its thread goes on in a new run."""
     if run.status is RunStatus.SUCCEEDED:
         raise BlogeUsageError(f"run {run.id!r} already succeeded; continue its thread "
                               f"{run.thread_id!r} with a new run instead")
+    guard = run.error.guardrail if run.error is not None else None
+    if guard is not None and guard.get("kind") == "input":
+        raise BlogeUsageError(f"run {run.id!r} was stopped by its input guard "
+                              f"{guard.get('guard')!r}: its input was refused and kept nowhere, "
+                              f"so nothing is left to resume; send another input to thread "
+                              f"{run.thread_id!r} in a new run")
 
 
 async def check_not_a_guest(store: Store, run: Run) -> None:

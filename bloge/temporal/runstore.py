@@ -71,7 +71,7 @@ from bloge.store import (
     RunStatus,
     Store,
     check_not_a_guest,
-    check_not_succeeded,
+    check_resumable,
     decide_call,
     event_chunk,
     post_tool_results,
@@ -259,7 +259,7 @@ class TemporalRunStore:
         on its caller's thread and one that kept no checkpoint (cancelled while it waited for
         answers, or before its first turn) are refused
         (:class:`~bloge.core.errors.BlogeUsageError`)."""
-        check_not_succeeded(run)
+        check_resumable(run)
         await check_not_a_guest(self.store, run)
         if await self.store.latest_checkpoint(run.id) is None:
             raise BlogeUsageError(

@@ -87,10 +87,15 @@ def _interruption_type(stop: BaseException) -> str:
 def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, *,
             lead: str | None = None) -> None:
     """Print the stopped run: ``lead`` (else ``error`` or ``interrupted``), the message, the
-    commands that resume it."""
-    from bloge import BudgetExceededError, MaxTurnsExceededError
+    commands that resume it (none for a run whose input its guard refused: kept nowhere,
+    nothing is left to answer)."""
+    from bloge import BudgetExceededError, GuardrailTrippedError, MaxTurnsExceededError
     from bloge.llm.providers.server_errors import redact
 
+    message = redact(str(error), reporting.secrets)
+    if isinstance(error, GuardrailTrippedError) and error.kind == "input":
+        _report_refused_input(error, message, reporting, lead=lead)
+        return
     saved = _shown(save_checkpoint(error.checkpoint, reporting.project))
     max_turns = invocation.max_turns
     if isinstance(error, MaxTurnsExceededError):
@@ -105,18 +110,9 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
     # that completed are not run again).
     run_command = (None if error.run_id is None or not reporting.durable
                    else _resume_run_command(invocation, error.run_id, max_turns))
-    message = redact(str(error), reporting.secrets)
     if reporting.as_json:
-        cause = error.__cause__
-        _print_document({
-            "error": {"type": type(error).__name__, "message": message,
-                      "cause": type(cause).__name__ if cause is not None else None},
-            "exit_reason": error.exit_reason,
-            "run_id": error.run_id,
-            "checkpoint_file": saved,
-            "resume_command": command,
-            "resume_run_command": run_command,
-        }, reporting)
+        _print_document(_document(error, message, saved=saved, command=command,
+                                  run_command=run_command), reporting)
         return
     if lead is None:
         lead = "interrupted" if error.exit_reason == "cancelled" else "error"
@@ -126,6 +122,32 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
         err.print(f"  {run_command}", markup=False)
     err.print(f"checkpoint saved to {saved}; resume with:", markup=False)
     err.print(f"  {command}", markup=False)
+
+
+def _report_refused_input(error: AgentRunError, message: str, reporting: Reporting, *,
+                          lead: str | None) -> None:
+    if reporting.as_json:
+        _print_document(_document(error, message, saved=None, command=None, run_command=None),
+                        reporting)
+        return
+    err.print(f"{lead or 'error'}: {message}", markup=False)
+    err.print("its input was refused and kept nowhere, so there is nothing to resume: "
+              "send another input", markup=False)
+
+
+def _document(error: AgentRunError, message: str, *, saved: str | None, command: str | None,
+              run_command: str | None) -> dict[str, Any]:
+    """``--json``'s document of a stopped run."""
+    cause = error.__cause__
+    return {
+        "error": {"type": type(error).__name__, "message": message,
+                  "cause": type(cause).__name__ if cause is not None else None},
+        "exit_reason": error.exit_reason,
+        "run_id": error.run_id,
+        "checkpoint_file": saved,
+        "resume_command": command,
+        "resume_run_command": run_command,
+    }
 
 
 def raised_limit(error: Any) -> str:
