@@ -182,6 +182,15 @@ def test_an_operator_class_that_needs_arguments_is_an_error_saying_to_name_an_in
         container.operator_registry()
 
 
+def test_a_setting_naming_something_that_is_no_operator_is_an_error_naming_it(
+        project: Path) -> None:
+    container = container_for(project, overrides={"operators": {"Dict": "collections:OrderedDict"}})
+    with pytest.raises(ConfigurationError, match=re.escape(
+            "bloge.operators.Dict: operator 'Dict' must have an execute(input, ctx) method or be "
+            "a function, got OrderedDict")):
+        container.operator_registry()
+
+
 def test_two_agents_with_one_id_are_refused(project: Path) -> None:
     source = project / "examples" / "support" / "agent-customer-support.bloge"
     (project / "examples" / "copy.bloge").write_text(source.read_text(), encoding="utf-8")
