@@ -30,6 +30,7 @@ from bloge.core.graph import Graph, Node
 from bloge.core.operator import operator_metadata
 from bloge.core.registry import OperatorRegistry
 from bloge.dsl.expression import Expression
+from bloge.llm.structured import OUTPUT_TOOL
 from bloge.llm.types import ToolDefinition
 
 
@@ -301,6 +302,9 @@ def definition_problems(agent: AgentDef) -> list[str]:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         problems.append(f"tool names must be unique, repeated: {', '.join(repeated)}")
+    problems.extend(problem for name in dict.fromkeys(t.name for t in agent.tools
+                                                      if not t.external)
+                    if (problem := reserved_tool_name_problem(name)))
     problems.extend(handoff_problems(agent.id, agent.handoffs, names))
     problem = tool_choice_problem(agent.tool_choice, tuple(names))
     if problem:
@@ -317,6 +321,19 @@ def definition_problems(agent: AgentDef) -> list[str]:
     if problem:
         problems.append(problem)
     return problems
+
+
+def reserved_tool_name_problem(name: str) -> str | None:
+    """Why no tool an agent runs may be called ``name``, or ``None``: a typed answer may be
+    asked for through a final-answer tool (:data:`~bloge.llm.structured.OUTPUT_TOOL`), in
+    any agent (a client's ``response_format`` types an untyped one), and a request holds
+    one tool of each name. A client's tool of that name (external: Pydantic AI's answer
+    tool) is the client's way of asking for a typed answer, and is not refused."""
+    if name != OUTPUT_TOOL:
+        return None
+    return (f"tool name {name!r} is reserved for the final-answer tool through which a model "
+            "gives a typed answer (Anthropic's way, and bloge.output.mode: tool); rename the "
+            "tool")
 
 
 def guards_problems(guards: object) -> list[str]:

@@ -23,6 +23,7 @@ from bloge.agent.definition import (
     build_tool,
     remote_operator_ref,
     remote_url_problem,
+    reserved_tool_name_problem,
 )
 from bloge.agent.functions import AGENT_FUNCTIONS, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.compile import GUARD_FORM, BlockTools, compile_guard
@@ -522,12 +523,16 @@ class _AgentBlock:
 
     def _tool_declared(self, block: s.Block) -> bool:
         """Whether the tool's header is whole: a name, an operator (or a remote agent's
-        protocol and URL), and a name no other tool of the agent has (errors if not)."""
+        protocol and URL), and a name no other tool of the agent has (errors if not). A
+        reserved name is an error too, but the tool is compiled on."""
         if block.name is None or block.ref is None:
             self._error("a tool needs a name and an operator: tool <name> : <Operator> { … }",
                         block.span)
             return False
         if block.ref_kind in (None, "agent", *REMOTE_PROTOCOLS):
+            reserved = reserved_tool_name_problem(block.name)
+            if reserved:
+                self._error(reserved, block.name_span or block.span, width=len(block.name))
             return self._first(f"tool {block.name}", block.name_span or block.span)
         self._error(f"tool {block.name!r}: {block.ref_kind!r} is no protocol a remote agent is "
                     f'asked with; write tool {block.name} : a2a "<url>" {{ … }}', block.span)

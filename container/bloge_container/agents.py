@@ -13,11 +13,18 @@ from bloge import (
     AgentExecutionListener,
     AgentLoopOperator,
     AgentMemoryStrategy,
+    BlogeUsageError,
     OperatorRegistry,
     StreamingAgentLoopOperator,
     agent_operator,
 )
-from bloge.agent import AGENT_TOOL_PREFIX, LlmSummarizer, SubAgentTool, check_agent_calls
+from bloge.agent import (
+    AGENT_TOOL_PREFIX,
+    LlmSummarizer,
+    OutputSchema,
+    SubAgentTool,
+    check_agent_calls,
+)
 from bloge.agent.runtime import check_targets
 from bloge_config import BlogeSettings
 from bloge_config.loading import DEFAULT_SETTINGS_FILE
@@ -80,10 +87,19 @@ def _nested(path: Path, project_dir: Path, report: ConditionsReport) -> bool:
     return False
 
 
-def output_types(settings: BlogeSettings, project: ProjectDir) -> dict[str, Any]:
-    """The types of ``bloge.output.types``, by name, for agents' ``output = <Name>``."""
-    return {name: resolve(path, key=f"bloge.output.types.{name}", project_dir=project.path)
-            for name, path in settings.output.types.items()}
+def output_types(settings: BlogeSettings, project: ProjectDir) -> dict[str, OutputSchema]:
+    """The types of ``bloge.output.types``, by name, for agents' ``output = <Name>``: each
+    made into its schema here, so that one that cannot be an output type (a typing.TypedDict
+    before Python 3.12, say) is an error of its setting, as one that does not import is."""
+    schemas: dict[str, OutputSchema] = {}
+    for name, path in settings.output.types.items():
+        key = f"bloge.output.types.{name}"
+        target = resolve(path, key=key, project_dir=project.path)
+        try:
+            schemas[name] = OutputSchema.of(target, name=name)
+        except BlogeUsageError as exc:
+            raise ConfigurationError(f"{key}: {exc}") from exc
+    return schemas
 
 
 def agent_compiler(settings: BlogeSettings, registry: OperatorRegistry,

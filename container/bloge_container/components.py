@@ -21,6 +21,7 @@ from bloge import (
     OperatorRegistry,
 )
 from bloge.core.entry_points import entry_points
+from bloge.core.operator import bind
 from bloge.llm import LLM_CHAT, LLM_STREAMING_CHAT, LlmProvider
 from bloge.llm.aliases import ModelAliases
 from bloge_config import BlogeSettings
@@ -261,7 +262,8 @@ def operator_registry(
             report.record(f"Operator[{name}]", registered=True, kind="always",
                           reason=f"{key} is {path!r}: it runs where that service is bound")
             continue
-        operators[name] = instantiate(resolve(path, key=key, project_dir=project.path), key=key)
+        target = instantiate(resolve(path, key=key, project_dir=project.path), key=key)
+        operators[name] = _operator(name, target, key=key)
         report.record(f"Operator[{name}]", registered=True, kind="always",
                       reason=f"{key} is {path!r}")
     if mcp_servers is not None:
@@ -286,6 +288,15 @@ def operator_registry(
         report.record(name, registered=True, kind="on-missing-bean",
                       reason=f"no operator named {name!r} is configured")
     return OperatorRegistry(operators)
+
+
+def _operator(name: str, target: Any, *, key: str) -> Any:
+    """``target``, when it can be an operator; else a ``ConfigurationError`` naming ``key``."""
+    try:
+        bind(name, target)
+    except TypeError as exc:
+        raise ConfigurationError(f"{key}: {exc}") from exc
+    return target
 
 
 def listeners(

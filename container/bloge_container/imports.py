@@ -6,9 +6,11 @@ import functools
 import importlib
 import sys
 import sysconfig
+import traceback
 from pathlib import Path
 from typing import Any
 
+from bloge.core.masking import mask_credentials
 from bloge_container.errors import ConfigurationError
 
 
@@ -19,7 +21,8 @@ def resolve(path: str, *, key: str, project_dir: Path) -> Any:
     own directory is, so ``examples.support.operators:KBSearchOperator`` works from a checkout.
     It goes at the *end* of ``sys.path``: the project never shadows an installed package. When
     an installed package takes the name of one of the project's own modules, the error says
-    so instead of importing the wrong one.
+    so instead of importing the wrong one. Importing runs the module's code: whatever it
+    raises becomes the ``ConfigurationError``, with where it was raised.
     """
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
@@ -31,7 +34,10 @@ def resolve(path: str, *, key: str, project_dir: Path) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigurationError(f"{key}: cannot import module {module_name!r} "
-                                 f"({type(exc).__name__}: {exc})") from exc
+                                 f"({type(exc).__name__}: {mask_credentials(str(exc))})") from exc
+    except Exception as exc:  # the module's own code failed: a SyntaxError, a ValueError…
+        raise ConfigurationError(f"{key}: cannot import module {module_name!r} of {path!r} "
+                                 f"({_raised(exc)})") from exc
     _check_not_shadowed(module_name, root, key=key)
     target: Any = module
     for part in attribute.split("."):
@@ -76,8 +82,33 @@ def instantiate(target: Any, *, key: str) -> Any:
         return target
     try:
         return target()
-    except TypeError as exc:
+    except Exception as exc:
+        # A TypeError of the call itself (no frame below this one) is a missing argument;
+        # anything else, a TypeError included, the constructor's own code raised.
+        if isinstance(exc, TypeError) and exc.__traceback__ and not exc.__traceback__.tb_next:
+            raise ConfigurationError(
+                f"{key}: {target.__qualname__} cannot be constructed without arguments ({exc}); "
+                "point the setting at a module-level instance instead"
+            ) from exc
         raise ConfigurationError(
-            f"{key}: {target.__qualname__} cannot be constructed without arguments ({exc}); "
-            "point the setting at a module-level instance instead"
+            f"{key}: constructing {target.__module__}.{target.__qualname__} failed "
+            f"({_raised(exc)})"
         ) from exc
+
+
+def _raised(exc: Exception) -> str:
+    """What user code raised, for an error that shows no traceback: its type, where it was
+    raised (``file:line``, relative to the working directory when below it; a
+    ``SyntaxError``'s own location) and its message, credentials masked."""
+    if isinstance(exc, SyntaxError):
+        filename, line, message = exc.filename, exc.lineno, exc.msg
+    else:
+        frames = traceback.extract_tb(exc.__traceback__)
+        filename, line, message = frames[-1].filename, frames[-1].lineno, str(exc)
+    where = f" at {_shown(filename)}:{line}" if filename else ""
+    return f"{type(exc).__name__}{where}: {mask_credentials(message)}"
+
+
+def _shown(filename: str) -> str:
+    path, here = Path(filename), Path.cwd()
+    return str(path.relative_to(here)) if path.is_relative_to(here) else filename

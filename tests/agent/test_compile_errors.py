@@ -34,6 +34,8 @@ def agent(body: str) -> str:
          "unknown keyword 'max_turn' in agent 'support'; did you mean 'max_turns'?"),
         (agent('  model = "again"'), "3:3", "duplicate keyword 'model' (first at line 2, column 3)"),
         (agent("  tool a : Op {}\n  tool a : Other {}"), "4:8", "duplicate tool name 'a'"),
+        (agent("  tool final_result : Op {}\n  output { status: string }"), "3:8",
+         "tool name 'final_result' is reserved for the final-answer tool"),
         (agent('  max_turns = "6"'), "3:15", "max_turns must be a whole number, got the string '6'"),
         (agent("  streaming = 1"), "3:15", "streaming must be true or false, got the number 1"),
         (agent("  max_turns = 0"), "3:15", "max_turns must be at least 1, got 0"),

@@ -5,7 +5,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.cli.conftest import bloge
 
@@ -55,3 +58,29 @@ def test_output_names_a_type_from_the_settings(tmp_path: Path) -> None:
     result = bloge("run", "triage", "Printer jam", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["output"] == {"title": "Printer jam", "urgent": False}
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic reads it from Python 3.12")
+def test_a_typing_typed_dict_output_type_is_a_settings_error_saying_which_to_use(
+        tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(
+        "from typing import TypedDict\n\n\nclass Draft(TypedDict):\n    title: str\n",
+        encoding="utf-8")
+    project(tmp_path, TRIAGE, "  output: {types: {Draft: 'models:Draft'}}\n")
+    result = bloge("run", "triage", "Printer jam", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "error: bloge.output.types.Draft: cannot use <class 'models.Draft'> as an output type: "
+        "Please use `typing_extensions.TypedDict` instead of `typing.TypedDict` on Python < "
+        "3.12.\n")
+
+
+def test_a_typed_dict_of_typing_extensions_names_an_output_type(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(
+        "from typing_extensions import TypedDict\n\n\n"
+        "class Draft(TypedDict):\n    title: str\n", encoding="utf-8")
+    project(tmp_path, 'agent triage {\n  model = "m"\n  output = Draft\n}\n',
+            "  output: {types: {Draft: 'models:Draft'}}\n")
+    result = bloge("run", "triage", "Printer jam", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["output"] == {"title": "Printer jam"}

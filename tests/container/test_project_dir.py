@@ -87,3 +87,15 @@ def test_without_a_settings_file_the_project_is_the_working_directory(
     container = create_container()
     assert container.project().path == tmp_path
     assert container.settings().operators == {}
+
+
+def test_an_operator_module_that_raises_on_import_stops_bloge_check_with_exit_2(
+        myapp: Path) -> None:
+    (myapp / "myapp_operators.py").write_text(
+        "raise RuntimeError('cannot reach the service, token=sk-live-SHOULDNOTLEAK')\n")
+    result = bloge("check", cwd=myapp)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "error: bloge.operators.Greet: cannot import module 'myapp_operators' of "
+        "'myapp_operators:greet' (RuntimeError at myapp_operators.py:1: cannot reach the "
+        "service, token=****)\n")

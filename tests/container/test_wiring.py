@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import re
+from collections.abc import Callable
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -110,6 +112,82 @@ def test_an_operator_that_does_not_import_is_named_in_the_error(project: Path) -
     container = container_for(project, overrides={"operators": {"Broken": "no_such_module:Op"}})
     with pytest.raises(ConfigurationError,
                        match=r"bloge\.operators\.Broken: cannot import module 'no_such_module'"):
+        container.operator_registry()
+
+
+#: Where the settings name user code, and the component that imports it.
+USER_CODE_SETTINGS = [
+    ("operators", "bloge.operators.Boom", lambda c: c.operator_registry()),
+    ("listeners", "bloge.listeners[0]", lambda c: c.listeners()),
+    ("output types", "bloge.output.types.Boom", lambda c: c.agents()),
+    ("offline hooks", "bloge.llm.offline.answer-formatters[0]", lambda c: c.llm_provider()),
+]
+
+
+def settings_naming(kind: str, path: str) -> dict[str, object]:
+    return {"operators": {"operators": {"Boom": path}},
+            "listeners": {"listeners": [path]},
+            "output types": {"output": {"types": {"Boom": path}}},
+            "offline hooks": {"llm": {"offline": {"answer-formatters": [path]}}}}[kind]
+
+
+@pytest.mark.parametrize(("kind", "key", "build"), USER_CODE_SETTINGS)
+def test_a_module_that_raises_on_import_is_an_error_naming_the_setting_and_the_line(
+        project: Path, monkeypatch: pytest.MonkeyPatch, kind: str, key: str,
+        build: Callable[[ApplicationContainer], object]) -> None:
+    module = f"raising_{kind.replace(' ', '_')}"
+    (project / f"{module}.py").write_text(
+        "import os\n"
+        "raise ValueError('no connection, api_key=sk-live-SHOULDNOTLEAK')\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    container = container_for(project, overrides=settings_naming(kind, f"{module}:Boom"))
+    with pytest.raises(ConfigurationError) as raised:
+        build(container)
+    assert str(raised.value) == (f"{key}: cannot import module '{module}' of '{module}:Boom' "
+                                 f"(ValueError at {module}.py:2: no connection, api_key=****)")
+
+
+def test_a_module_with_a_syntax_error_is_an_error_naming_its_line(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "unfinished.py").write_text("def op(input):\n    return (\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    container = container_for(project, overrides={"operators": {"Op": "unfinished:op"}})
+    with pytest.raises(ConfigurationError, match=re.escape(
+            "bloge.operators.Op: cannot import module 'unfinished' of 'unfinished:op' "
+            "(SyntaxError at unfinished.py:2: '(' was never closed)")):
+        container.operator_registry()
+
+
+def test_an_operator_whose_constructor_raises_is_an_error_naming_the_setting(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "failing_ctor.py").write_text(
+        "class Op:\n"
+        "    def __init__(self):\n"
+        "        raise TypeError('no token=abc123 here')\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    container = container_for(project, overrides={"operators": {"Op": "failing_ctor:Op"}})
+    with pytest.raises(ConfigurationError, match=re.escape(
+            "bloge.operators.Op: constructing failing_ctor.Op failed "
+            "(TypeError at failing_ctor.py:3: no token=**** here)")):
+        container.operator_registry()
+
+
+def test_an_operator_class_that_needs_arguments_is_an_error_saying_to_name_an_instance(
+        project: Path) -> None:
+    (project / "needs_args.py").write_text(
+        "class Op:\n    def __init__(self, url):\n        self.url = url\n", encoding="utf-8")
+    container = container_for(project, overrides={"operators": {"Op": "needs_args:Op"}})
+    with pytest.raises(ConfigurationError, match=r"bloge\.operators\.Op: Op cannot be constructed "
+                       r"without arguments \(.*'url'\); point the setting at a module-level"):
+        container.operator_registry()
+
+
+def test_a_setting_naming_something_that_is_no_operator_is_an_error_naming_it(
+        project: Path) -> None:
+    container = container_for(project, overrides={"operators": {"Dict": "collections:OrderedDict"}})
+    with pytest.raises(ConfigurationError, match=re.escape(
+            "bloge.operators.Dict: operator 'Dict' must have an execute(input, ctx) method or be "
+            "a function, got OrderedDict")):
         container.operator_registry()
 
 

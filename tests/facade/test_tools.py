@@ -283,6 +283,15 @@ def test_two_tools_with_one_name_are_a_usage_error() -> None:
         Agent(ScriptedProvider(), [AddTool(), add])
 
 
+def test_a_tool_named_as_the_final_answer_tool_is_a_usage_error() -> None:
+    def final_result(status: str) -> str:
+        return status
+
+    with pytest.raises(BlogeUsageError, match="tool name 'final_result' is reserved for the "
+                                              "final-answer tool"):
+        Agent(ScriptedProvider(), [final_result])
+
+
 def test_something_that_is_no_tool_is_a_usage_error() -> None:
     with pytest.raises(BlogeUsageError, match="an Agent's tool must be a Tool"):
         Agent(ScriptedProvider(), ["add"])  # type: ignore[list-item]  # the mistake under test

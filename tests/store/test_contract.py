@@ -288,6 +288,13 @@ async def test_threads_are_found_by_a_unique_prefix(store: Store, clock: Clock) 
         await store.find_thread(" ")
 
 
+async def test_a_prefix_is_matched_as_text_whatever_its_length(store: Store, clock: Clock) -> None:
+    await start(store, run_id="abc123", thread_id="t1")
+    for prefix in ("a" * 100_000, "ab%", "ab_", "ABC"):
+        with pytest.raises(StoreNotFoundError, match="no run '"):
+            await store.find_run(prefix)
+
+
 @pytest.mark.parametrize("blank", ["", "  "])
 async def test_a_blank_run_id_finds_no_run_even_in_a_store_of_one(
         store: Store, clock: Clock, blank: str) -> None:

@@ -52,14 +52,23 @@ class OutputSchema:
     def of(cls, python_type: Any, *, name: str | None = None) -> OutputSchema:
         """The schema of a pydantic model, a dataclass, a TypedDict (or any type pydantic's
         ``TypeAdapter`` takes); its answers become instances of it."""
-        from pydantic import PydanticSchemaGenerationError, TypeAdapter  # noqa: PLC0415 -- pydantic loads when a typed agent is built
+        from pydantic import (  # noqa: PLC0415 -- pydantic loads when a typed agent is built
+            PydanticUndefinedAnnotation,
+            PydanticUserError,
+            TypeAdapter,
+        )
 
         if isinstance(python_type, OutputSchema):
             return python_type
         try:
             adapter: Any = TypeAdapter(python_type)
             raw = adapter.json_schema()
-        except (PydanticSchemaGenerationError, TypeError) as exc:
+        except (PydanticUserError, PydanticUndefinedAnnotation) as exc:
+            # A typing.TypedDict before Python 3.12, a type not fully defined…: pydantic's
+            # message says what to change (its str() adds a link to its docs).
+            raise BlogeUsageError(
+                f"cannot use {python_type!r} as an output type: {exc.message}") from exc
+        except TypeError as exc:
             raise BlogeUsageError(f"cannot use {python_type!r} as an output type: {exc}") from exc
         title = name or getattr(python_type, "__name__", None) or str(raw.get("title", "output"))
         optional: set[str] = set()

@@ -161,10 +161,13 @@ _NAMED_BY_PREFIX = {"run": ("bloge_runs", "created_at"), "thread": ("bloge_threa
 
 def ids_starting(kind: Literal["run", "thread"], prefix: str, *,
                  limit: int) -> Script[list[str]]:
-    """The ids of runs or threads starting with ``prefix``, the newest first."""
+    """The ids of runs or threads starting with ``prefix``, the newest first. Their starts are
+    compared with it as text, not as a ``LIKE`` pattern: ``%`` and ``_`` are themselves, case
+    counts on every backend (as in a whole id), and a prefix may be of any length (SQLite
+    refuses a pattern of over 50,000 bytes)."""
     table, newest = _NAMED_BY_PREFIX[kind]
-    result = yield Query(f"SELECT id FROM {table} WHERE id LIKE ? ESCAPE '\\' "
-                         f"ORDER BY {newest} DESC LIMIT ?", (_like_escaped(prefix) + "%", limit))
+    result = yield Query(f"SELECT id FROM {table} WHERE substr(id, 1, ?) = ? "
+                         f"ORDER BY {newest} DESC LIMIT ?", (len(prefix), prefix, limit))
     return [row[0] for row in result.rows]
 
 

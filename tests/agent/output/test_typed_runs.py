@@ -4,10 +4,13 @@ problems within max_turns, streamed as Partial chunks, asked for per provider mo
 from __future__ import annotations
 
 import json
+import sys
+import typing
 from typing import Any
 
 import httpx
 import pytest
+import typing_extensions
 from pydantic import BaseModel
 
 from bloge import Agent, AgentDslCompiler, BlogeUsageError, DslError, ProviderError
@@ -454,3 +457,24 @@ def test_the_offline_model_types_an_answer_from_its_tool_results() -> None:
 def test_an_output_type_that_is_not_an_object_is_refused(output_type: object) -> None:
     with pytest.raises(BlogeUsageError, match="an output type is an object"):
         Agent(ScriptedProvider("1"), model="m", output_type=output_type)
+
+
+def test_a_typed_dict_of_typing_extensions_is_an_output_type() -> None:
+    class Draft(typing_extensions.TypedDict):
+        title: str
+        priority: typing_extensions.NotRequired[int]
+
+    output = Agent(ScriptedProvider('{"title": "Jam", "priority": null}'), model="m",
+                   output_type=Draft).run_output("file it")
+    assert output.output == {"title": "Jam"}
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic reads it from Python 3.12")
+def test_a_typing_typed_dict_before_python_3_12_is_refused_saying_which_to_use() -> None:
+    class Draft(typing.TypedDict):
+        title: str
+
+    with pytest.raises(BlogeUsageError, match=r"cannot use <class '.*Draft'> as an output "
+                       r"type: Please use `typing_extensions.TypedDict` instead of "
+                       r"`typing.TypedDict` on Python < 3.12.$"):
+        Agent(ScriptedProvider("{}"), model="m", output_type=Draft)
