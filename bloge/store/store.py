@@ -291,7 +291,7 @@ class Store:
         if prefix in ids or len(ids) == 1:
             return prefix if prefix in ids else ids[0]
         if not ids:
-            raise StoreNotFoundError(f"no {kind} {prefix!r}", store=self.url)
+            raise StoreNotFoundError(f"no {kind} {_given(prefix)}", store=self.url)
         shown = ", ".join(ids[:10])
         raise BlogeUsageError(f"{prefix!r} is the start of several {kind} ids; give more of it "
                               f"(most recent first: {shown})")
@@ -356,6 +356,13 @@ class Store:
         runs, threads = await self.run_script(writes.prune(before=self.clock() - older_than),
                                               write=True)
         return Pruned(runs, threads)
+
+
+def _given(text: str, most: int = 80) -> str:
+    """``text`` a user gave as an id, quoted, shortened past ``most`` characters."""
+    if len(text) <= most:
+        return repr(text)
+    return f"{text[:most]!r}… ({len(text)} characters)"
 
 
 def open_store(url: str = DEFAULT_URL, *, base_dir: str | os.PathLike[str] | None = None,
