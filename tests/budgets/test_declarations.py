@@ -144,6 +144,13 @@ def test_settings_give_defaults_key_limits_and_prices() -> None:
     assert policy.prices.get("gpt-4o") == DEFAULT_PRICES["gpt-4o"]
 
 
+def test_the_settings_price_an_aliased_model_as_the_model_it_is_sent_as() -> None:
+    settings = BlogeSettings.model_validate({
+        "llm": {"model-aliases": {"gpt-4o": "local-llama"}},
+        "budgets": {"prices": {"local-llama": {"input": 1.0, "output": 2.0}}}})
+    assert budget_policy(settings).prices.get("gpt-4o") == ModelPrice(1.0, 2.0)
+
+
 def test_key_budgets_without_the_store_are_a_configuration_error() -> None:
     settings = BlogeSettings.model_validate({"store": {"enabled": False},
                                              "budgets": {"per-key": {"usd": 1}}})

@@ -336,7 +336,7 @@ class Execution:
         request = LlmRequest(definition.model, view, definition.temperature,
                              max_tokens=max_tokens, stop=definition.stop,
                              tools=self._tool_definitions, tool_choice=definition.tool_choice,
-                             seed=definition.seed, fallback=definition.fallback,
+                             seed=definition.seed, fallback=reserved.fallback,
                              parallel_tool_calls=definition.parallel_tool_calls,
                              output=engine.output_request, cache_key=self._cache_key)
         held = None if guards is None else guards.held(self._sink, racing=racing is not None)
@@ -349,8 +349,8 @@ class Execution:
                                              held)
             else:
                 response = await self._answer(request, turn, sink)
-        except BaseException:
-            await budget.release_model_call(reserved)
+        except BaseException as error:
+            await budget.release_model_call(reserved, failed=error)
             raise
         self.turns_done = turn
         self._count(turn, response, asked, waited)
