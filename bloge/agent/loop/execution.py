@@ -158,9 +158,10 @@ class Execution:
         self._guards = None if engine.guards is None else RunGuards(
             engine.guards, agent_id=definition.id, ctx=ctx, codec=engine.codec,
             listeners=self._listeners, context=self._context, observer=observer)
+        self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
+        # The guards before the budget: a call they refuse does not run, nor count.
         if self._guards is not None and self._guards.checks_tools:
             self._dispatcher = GuardedRound(self._dispatcher, self._guards, observer)
-        self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
         if engine.handoffs:
             self._dispatcher = HandoffRound(self._dispatcher, engine.handoffs, observer)
 
