@@ -103,6 +103,11 @@ class Budget:
         return self.limits()
 
 
+#: Why a budget beyond one run (a thread's, an API key's) has no ``time`` limit.
+NO_SHARED_TIME = ("time limits the wall-clock time of one run: a thread's or an API key's "
+                  "budget has none (set it in the run's budget)")
+
+
 def limit_problem(name: str, value: Any) -> str | None:
     """Why ``value`` cannot be the budget limit ``name``, or ``None``."""
     if value is None:
@@ -162,6 +167,8 @@ def parse_limits(texts: Sequence[str], *, option: str | None = None,
         except ValueError:
             raise BlogeUsageError(f"budget limit {measure} must be a number, got {raw!r} "
                                   f"in {text!r}") from None
+        if scope and measure == "time":
+            raise BlogeUsageError(f"{option or 'budget limit'} {text!r}: {NO_SHARED_TIME}")
         limits.setdefault("thread_budget" if scope else "budget", {})[measure] = value
     for found in limits.values():
         Budget(**found)  # judged as any budget is
@@ -182,6 +189,8 @@ def with_budget_limits(definition: AgentDef,
         thread = limits.get("thread") or {}
         if not isinstance(thread, Mapping):
             raise BlogeUsageError(f"a budget's thread limits are a mapping, got {thread!r}")
+        if thread.get("time") is not None:
+            raise BlogeUsageError(f"the budget's thread.time: {NO_SHARED_TIME}")
         parsed = {"budget": run, "thread_budget": dict(thread)}
     else:
         parsed = parse_limits(limits, option=option)
@@ -216,6 +225,13 @@ class BudgetPolicy:
     period: Period = "day"
     prices: PriceTable = DEFAULT_PRICE_TABLE
     answer_cap: int = DEFAULT_ANSWER_CAP
+
+    def __post_init__(self) -> None:
+        shared = [("thread", self.thread), ("per_key", self.per_key),
+                  *((f"keys[{key!r}]", budget) for key, budget in self.keys.items())]
+        timed = [name for name, budget in shared if budget is not None and budget.time is not None]
+        if timed:
+            raise BlogeUsageError(f"budget policy {', '.join(timed)}: {NO_SHARED_TIME}")
 
     def key_budget(self, principal: str | None) -> Budget | None:
         """The limits of ``principal`` for one period, if any."""

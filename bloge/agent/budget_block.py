@@ -3,8 +3,8 @@
 >>> budget { tokens = 50000, usd = 0.50, tool_calls = 40, model_calls = 10, time = 30s }
 >>> budget thread { usd = 5.00 }
 
-Each binding is one limit of :class:`~bloge.agent.budget.Budget`, a constant; every problem
-is reported at its own position.
+Each binding is one limit of :class:`~bloge.agent.budget.Budget`, a constant (``time``, a
+run's only); every problem is reported at its own position.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bloge.agent.budget import MEASURES, Budget, limit_problem
+from bloge.agent.budget import MEASURES, NO_SHARED_TIME, Budget, limit_problem
 from bloge.core.suggest import did_you_mean_hint
 from bloge.dsl import syntax as s
 
@@ -60,6 +60,10 @@ def compile_budget(block: s.Block, report: Report, constant: Constant,
             problems = True
             continue
         seen[key] = statement.key_span
+        if key == "time" and block.name is not None:
+            report(NO_SHARED_TIME, statement.key_span)
+            problems = True
+            continue
         value = constant(key, statement.value)
         if value is invalid:
             problems = True

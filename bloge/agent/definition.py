@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bloge.agent.agent_calls import AgentCall
-from bloge.agent.budget import Budget
+from bloge.agent.budget import NO_SHARED_TIME, Budget
 from bloge.agent.functions import agent_functions, named_tool_calls, unknown_tool_problem
 from bloge.agent.guards.model import GuardDef
 from bloge.agent.handoffs import HandoffDef, handoff_problems
@@ -317,6 +317,8 @@ def definition_problems(agent: AgentDef) -> list[str]:
         value = getattr(agent, name)
         if value is not None and not isinstance(value, Budget):
             problems.append(f"{name} must be a Budget or None, got {value!r}")
+    if isinstance(agent.thread_budget, Budget) and agent.thread_budget.time is not None:
+        problems.append(f"thread_budget: {NO_SHARED_TIME}")
     problem = fallback_problem(agent.model, agent.fallback)
     if problem:
         problems.append(problem)

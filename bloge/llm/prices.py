@@ -99,13 +99,19 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = {
 class PriceTable:
     """Prices by model id. A model is found by its id, else by the longest id in the table
     it starts with followed by ``-`` (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``), after
-    dropping a ``provider/`` or ``provider:`` prefix."""
+    dropping a ``provider/`` or ``provider:`` prefix.
 
-    __slots__ = ("_found", "_prices")
+    A call is priced as the model sent on the wire: with ``aliases`` (those of a
+    :class:`~bloge.llm.aliases.ModelAliases` provider, ``{"gpt-4o": "local-llama"}``) a
+    model is priced as the one it is sent as."""
+
+    __slots__ = ("_aliases", "_found", "_prices")
 
     def __init__(self, prices: Mapping[str, ModelPrice] | None = None, *,
-                 overrides: Mapping[str, ModelPrice] | None = None) -> None:
+                 overrides: Mapping[str, ModelPrice] | None = None,
+                 aliases: Mapping[str, str] | None = None) -> None:
         self._prices = {**(DEFAULT_PRICES if prices is None else prices), **(overrides or {})}
+        self._aliases = dict(aliases or {})
         #: What :meth:`get` found for each model asked: every run looks its model up.
         self._found: dict[str, ModelPrice | None] = {}
 
@@ -123,7 +129,7 @@ class PriceTable:
         try:
             return self._found[model]
         except KeyError:
-            found = self._found[model] = self._lookup(model)
+            found = self._found[model] = self._lookup(self._aliases.get(model, model))
             return found
 
     def _lookup(self, model: str) -> ModelPrice | None:
@@ -143,8 +149,11 @@ class PriceTable:
         """The price of ``model``; :class:`BlogeUsageError` naming the setting when unknown."""
         found = self.get(model)
         if found is None:
+            sent = self._aliases.get(model, model)
+            named = (repr(model) if sent == model
+                     else f"{sent!r} (model {model!r} is sent as it, bloge.llm.model-aliases)")
             raise BlogeUsageError(
-                f"no price for model {model!r}, so a usd budget cannot be kept; add it to "
+                f"no price for model {named}, so a usd budget cannot be kept; add it to "
                 "bloge.budgets.prices (its input and output prices, in dollars per million "
                 "tokens)")
         return found

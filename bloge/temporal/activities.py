@@ -590,7 +590,8 @@ def _request(agent: ServedAgent, payload: Mapping[str, Any],
     """A turn's request, as the run's engine makes it (its engine's tools and handoffs, then
     the run's own, a /v1 client's; its typed answer's request), with the ``max_tokens`` its
     workflow reserved for: the agent's, else its budget's answer cap (the agent's in the
-    payload of a workflow begun before workflows sent theirs)."""
+    payload of a workflow begun before workflows sent theirs), and the fallback models its
+    budget lets it ask (the agent's, unless the payload names fewer)."""
     definition, engine = agent.definition, agent.engine()
     run_tools = payload.get("tools")
     return LlmRequest(
@@ -600,7 +601,8 @@ def _request(agent: ServedAgent, payload: Mapping[str, Any],
         else engine.tool_definitions,
         tool_choice=definition.tool_choice, seed=definition.seed,
         parallel_tool_calls=definition.parallel_tool_calls, output=engine.output_request,
-        fallback=definition.fallback, cache_key=str(payload.get("thread_id") or "") or None)
+        fallback=tuple(payload.get("fallback", definition.fallback)),
+        cache_key=str(payload.get("thread_id") or "") or None)
 
 
 def _callback_context(agent: ServedAgent, ctx: OperatorContext) -> AgentCallbackContext:

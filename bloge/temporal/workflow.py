@@ -673,6 +673,8 @@ class ActivityEffects:
                    "context": self._values, **self._watchers(), **self._waiting()}
         if self._tools:
             payload["tools"] = self._tools
+        if request.fallback != self._agent.definition.fallback:  # a budget left some out
+            payload["fallback"] = list(request.fallback)
         log, view = self._log, self._turns.view
         written = 0
         if log is not None and view is not None:

@@ -11,7 +11,8 @@ from bloge_container.errors import ConfigurationError
 
 
 def budget_policy(settings: BlogeSettings) -> Any:
-    """The :class:`~bloge.agent.BudgetPolicy` the settings describe."""
+    """The :class:`~bloge.agent.BudgetPolicy` the settings describe (its prices those of
+    the models as ``bloge.llm.model-aliases`` sends them)."""
     from bloge.agent import Budget, BudgetPolicy
     from bloge.llm.prices import ModelPrice, PriceTable
 
@@ -24,7 +25,7 @@ def budget_policy(settings: BlogeSettings) -> Any:
     prices = PriceTable(overrides={
         model: ModelPrice(price.input, price.output, cache_read=price.cache_read,
                           cache_write=price.cache_write)
-        for model, price in section.prices.items()})
+        for model, price in section.prices.items()}, aliases=settings.llm.model_aliases)
     return BudgetPolicy(run=_budget(Budget, section.run), thread=_budget(Budget, section.thread),
                         per_key=_budget(Budget, section.per_key), keys=keys,
                         period=section.period, prices=prices, answer_cap=section.answer_cap)
@@ -68,12 +69,12 @@ def refuse_unkept_on_temporal(settings: BlogeSettings, what: str) -> None:
 
 def temporal_policy(settings: BlogeSettings) -> Any:
     """The :class:`~bloge.agent.BudgetPolicy` a worker gives its runs (they keep its default
-    run limits but ``time``, its prices and answer cap), or ``None`` when the settings set
-    none of those (the runs are then budgeted as before there was a policy, with no marker
-    in their histories)."""
+    run limits but ``time``, its prices — of the models as its aliases send them — and answer
+    cap), or ``None`` when the settings set none of those (the runs are then budgeted as
+    before there was a policy, with no marker in their histories)."""
     section = settings.budgets
     defaults = type(section)()
-    if not (_limited(section.run) or section.prices
+    if not (_limited(section.run) or section.prices or settings.llm.model_aliases
             or section.answer_cap != defaults.answer_cap):
         return None
     return budget_policy(settings)

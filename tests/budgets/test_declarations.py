@@ -3,14 +3,16 @@ the price table they are priced with."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bloge import BlogeUsageError, CompileError, DslError
-from bloge.agent import AgentBuilder, AgentDslCompiler, Budget, with_budget_limits
+from bloge.agent import AgentBuilder, AgentDslCompiler, Budget, BudgetPolicy, with_budget_limits
 from bloge.agent.budget import parse_limits
 from bloge.core.masking import mask_credentials
 from bloge.llm.prices import DEFAULT_PRICES, ModelPrice, PriceTable
-from bloge_config import BlogeSettings
+from bloge_config import BlogeSettings, SettingsError, load_settings
 from bloge_container.budgets import budget_policy
 from bloge_container.errors import ConfigurationError
 
@@ -49,6 +51,24 @@ def test_every_bad_limit_is_reported_at_once() -> None:
 def test_an_unknown_budget_scope_is_an_error() -> None:
     (problem,) = problems("budget team { usd = 1 }")
     assert "unknown budget scope 'team'" in problem
+
+
+def test_a_thread_budget_has_no_time_limit_an_error_at_its_position() -> None:
+    (problem,) = problems("budget thread { usd = 5, time = 1ms }")
+    assert problem.endswith(":2:26: time limits the wall-clock time of one run: a thread's or "
+                            "an API key's budget has none (set it in the run's budget)")
+
+
+def test_a_thread_time_limit_is_refused_from_the_cli_python_and_a_resume_body() -> None:
+    definition = AgentBuilder.create("a").model("m").build()
+    with pytest.raises(BlogeUsageError, match=r"^--budget 'thread\.time=1ms': time limits"):
+        with_budget_limits(definition, ["thread.time=1ms"], option="--budget")
+    with pytest.raises(BlogeUsageError, match=r"thread\.time: time limits"):
+        with_budget_limits(definition, {"thread": {"time": 1}})
+    with pytest.raises(BlogeUsageError, match="thread_budget: time limits"):
+        AgentBuilder.create("a").model("m").thread_budget(time=1).build()
+    with pytest.raises(BlogeUsageError, match="per_key: time limits"):
+        BudgetPolicy(per_key=Budget(time=1))
 
 
 def test_a_budget_block_holds_only_bindings() -> None:
@@ -142,6 +162,22 @@ def test_settings_give_defaults_key_limits_and_prices() -> None:
     assert (policy.period, policy.answer_cap) == ("hour", 512)
     assert policy.prices.get("house-model") == ModelPrice(1.0, 2.0)
     assert policy.prices.get("gpt-4o") == DEFAULT_PRICES["gpt-4o"]
+
+
+def test_the_settings_price_an_aliased_model_as_the_model_it_is_sent_as() -> None:
+    settings = BlogeSettings.model_validate({
+        "llm": {"model-aliases": {"gpt-4o": "local-llama"}},
+        "budgets": {"prices": {"local-llama": {"input": 1.0, "output": 2.0}}}})
+    assert budget_policy(settings).prices.get("gpt-4o") == ModelPrice(1.0, 2.0)
+
+
+def test_a_thread_time_limit_in_the_settings_is_an_error_naming_the_key(
+        tmp_path: Path) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(base_dir=tmp_path, environ={"BLOGE_BUDGETS__THREAD__TIME": "1ms"})
+    assert str(refused.value).startswith(
+        "environment variable BLOGE_BUDGETS__THREAD__TIME: bloge.budgets.thread.time = '1ms' "
+        "is not valid: time limits the wall-clock time of one run")
 
 
 def test_key_budgets_without_the_store_are_a_configuration_error() -> None:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bloge import Agent, BlogeUsageError, BudgetExceededError
-from bloge.agent import Budget, BudgetPolicy
+from bloge import Agent, BlogeUsageError, BudgetExceededError, GuardrailTrippedError
+from bloge.agent import Budget, BudgetPolicy, tool_call_guard
 from bloge.llm import LlmResponse, ScriptedProvider, ToolCall
 from bloge.llm.prices import ModelPrice, PriceTable
 
@@ -182,3 +182,27 @@ class _Answered(LlmResponse):
 def test_a_call_is_priced_at_the_model_that_answered_it_and_its_cache_reads() -> None:
     output = Agent(FallbackAnswer(), [], model="gpt-4o").run_output("hi")
     assert output.usage.cost_usd == pytest.approx(0.30)  # 1M cached tokens of Claude Sonnet 4
+
+
+def order(order_id: str) -> LlmResponse:
+    """An answer asking to look order ``order_id`` up."""
+    return LlmResponse("", "tool_calls", 10, 5, tool_calls=(
+        ToolCall(f"call_{order_id}", "lookup", json.dumps({"key": order_id})),))
+
+
+def test_a_call_a_guard_refused_does_not_count_against_the_tool_call_budget() -> None:
+    guard = tool_call_guard(name="big", when='(tool_args.key ?? "") == "999"', action="reject")
+    provider = ScriptedProvider(order("999"), order("1"), text())
+    agent = Agent(provider, [lookup], model="gpt-4o", budget={"tool_calls": 1},
+                  guards=[guard])
+    output = agent.run_output("go")
+    assert output.usage.tool_calls == 1
+    assert [m.content for m in output.messages if m.role == "tool"][-1] == "value of 1"
+
+
+def test_a_round_a_guard_stopped_ran_no_tool_call() -> None:
+    guard = tool_call_guard(name="big", when='(tool_args.key ?? "") == "999"')
+    agent = Agent(ScriptedProvider(order("999")), [lookup], model="gpt-4o", guards=[guard])
+    with pytest.raises(GuardrailTrippedError) as caught:
+        agent.run_output("go")
+    assert caught.value.checkpoint.usage.tool_calls == 0

@@ -56,6 +56,7 @@ from bloge.agent import SubAgentTool
 from bloge.agent.caller_thread import SubAgentThread
 from bloge.agent.memory.summary import SUMMARIZE_PROMPT
 from bloge.core.context import OperatorContext
+from bloge.core.errors import ProviderError
 from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, ToolCall
 
 COUNT = "tool count : Count { input { key = tool_args.key } }"
@@ -147,7 +148,8 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
     """counter: tools in turn 1, the answer in turn 2; looper: a tool call every turn;
     ``marathon N`` (the last user message): a step a turn until the answer in turn N;
     ``read …``: how many bytes of content in how many messages the model was shown;
-    ``cap``: the ``max_tokens`` the request carried. A ``summary(n)`` memory's summary
+    ``cap``: the ``max_tokens`` the request carried; ``down``: ``test-model`` fails (an HTTP
+    500, which fails over), another model says it answered. A ``summary(n)`` memory's summary
     (``counter``'s, given one) costs 40,000 prompt tokens, and tells its ``max_tokens``."""
     if request.messages and request.messages[0].content == SUMMARIZE_PROMPT:
         return LlmResponse(f"summarized, max_tokens {request.max_tokens}",
@@ -163,6 +165,10 @@ def model(request: LlmRequest) -> LlmResponse | Awaitable[LlmResponse]:
                            prompt_tokens=1, completion_tokens=1)
     if last == "cap":
         return LlmResponse(f"max_tokens {request.max_tokens}")
+    if last == "down":
+        if request.model == "test-model":
+            raise ProviderError("overloaded", provider="test", status_code=500)
+        return LlmResponse(f"answered by {request.model}")
     if last.startswith("recall"):
         return LlmResponse("recalled: " + " / ".join(f"{m.role}:{m.content}"
                                                      for m in request.messages))

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client, WorkflowHistory
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -160,6 +161,23 @@ async def test_a_model_call_scheduled_before_workflows_sent_max_tokens_asks_the_
                "messages": [{"role": "user", "content": "cap"}]}
     answer = await ActivityEnvironment().run(AgentActivities(served).model, payload)
     assert wire.response_from_json(json.loads(answer.payload.data)).content == "max_tokens 64"
+
+
+async def test_a_model_call_asks_only_the_fallbacks_its_workflow_let_it_ask(
+        tmp_path: Path) -> None:
+    # The workflow's budget left the agent's pricier fallback out of the call.
+    registry = agents.registry(tmp_path / "count.log")
+    served = served_agents(_definitions(registry, {"fallback": ("pricey-model",)}), registry,
+                           TemporalOptions(task_queue="q"))
+    payload = {"agent": "counter", "run_id": "cut", "turn": 1, "thread_id": None,
+               "model": "test-model", "temperature": None, "context": {},
+               "messages": [{"role": "user", "content": "down"}]}
+    activities = AgentActivities(served)
+    answer = await ActivityEnvironment().run(activities.model, payload)
+    assert wire.response_from_json(json.loads(answer.payload.data)).content == (
+        "answered by pricey-model")
+    with pytest.raises(ApplicationError, match="overloaded"):
+        await ActivityEnvironment().run(activities.model, {**payload, "fallback": []})
 
 
 async def test_a_usd_limit_on_a_model_without_a_price_fails_the_run_at_its_start(

@@ -5,10 +5,15 @@ tokens as the engine's token estimator counts them, the request's ``max_tokens``
 policy's ``answer_cap``, which the request then carries) for the answer, their price — against
 the run's budget and, through :class:`BudgetCounters`, the thread's and the API key's; after
 it, the call settles at what the provider reported (a call without reported usage is charged
-its reservation). A ``summary(n)`` memory's summaries are model calls of the run too
-(:class:`RunSummaries`). Before a tool round it reserves the round's calls: the calls that fit run,
-in the model's order; the others are not run and the model is told that the budget refused
-them; a round none of whose calls fits stops the run before anything is dispatched.
+its reservation), priced as the model that answered. An agent's fallback models are each
+priced as themselves: a call may fail over only to the fallbacks whose own worst case fits
+(a model that fails spends nothing), the call's :class:`Reservation` holds the dearest of
+them, and a call that fails over past the last of them stops the run on the budget that
+refused the next (:meth:`RunLedger.release_model_call`). A ``summary(n)`` memory's
+summaries are model calls of the run too (:class:`RunSummaries`). Before a tool round it
+reserves the round's calls: the calls that fit run, in the model's order; the others are
+not run and the model is told that the budget refused them; a round none of whose calls
+fits stops the run before anything is dispatched.
 
 A sub-agent's run (one started by a call of this run's tool round, see
 :mod:`bloge.agent.subagent`) spends against its caller's budget too: each of its model calls
@@ -27,6 +32,7 @@ a checkpoint, that a raised limit resumes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -36,6 +42,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from bloge.agent.budget import Budget, BudgetPolicy
 from bloge.agent.loop.errors import BudgetExceededError
 from bloge.agent.loop.tools import ToolOutcome
+from bloge.llm.fallback import fails_over
 from bloge.llm.messages import LlmMessage, ToolCall
 from bloge.llm.prices import ModelPrice
 from bloge.llm.tokens import TokenEstimator
@@ -101,6 +108,17 @@ class Refusal:
     limit: float
     used: float
     needed: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """What a model call reserved: ``spend``, the worst case of the dearest model it may
+    ask, and the ``fallback`` models it may fail over to; ``refused``: the first fallback a
+    budget does not let it ask, and why."""
+
+    spend: Spend
+    fallback: tuple[str, ...] = ()
+    refused: tuple[str, Refusal] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,8 +252,8 @@ def spending_under(allowance: CallerAllowance) -> Iterator[None]:
 
 def check_priced(definition: AgentDef, policy: BudgetPolicy, *, recorded: bool = False,
                  principal: str | None = None) -> None:
-    """Refuse a ``usd`` limit on a model ``policy`` has no price for
-    (:class:`~bloge.core.errors.BlogeUsageError`, naming the setting), as a run's
+    """Refuse a ``usd`` limit when ``policy`` has no price for the agent's model or one of
+    its fallbacks (:class:`~bloge.core.errors.BlogeUsageError`, naming the setting), as a run's
     :class:`RunLedger` refuses it when the run starts: ``definition``'s run budget over the
     policy's default and, for a ``recorded`` run (one whose store keeps its shared budgets),
     its thread's and ``principal``'s key budget. Asked before a run is taken up (a paused
@@ -244,7 +262,8 @@ def check_priced(definition: AgentDef, policy: BudgetPolicy, *, recorded: bool =
     if recorded:
         budgets.extend(b for b in _shared_budgets(definition, policy, principal) if b is not None)
     if _usd_limited(budgets):
-        policy.prices.price(definition.model)
+        for model in (definition.model, *definition.fallback):
+            policy.prices.price(model)
 
 
 def _shared_budgets(definition: AgentDef, policy: BudgetPolicy,
@@ -265,8 +284,9 @@ class RunLedger:
     ``descendants`` what the runs it started spent."""
 
     __slots__ = ("_checkpoint", "_claims", "_counters", "_estimator", "_limited", "_prices",
-                 "_started", "_usage", "agent_id", "answer_cap", "budget", "caller", "cost_usd",
-                 "descendants", "model", "price", "run_id", "spent_below", "tool_calls")
+                 "_started", "_unreserved", "_usage", "agent_id", "answer_cap", "budget",
+                 "caller", "cost_usd", "descendants", "models", "prices", "run_id",
+                 "spent_below", "tool_calls")
 
     def __init__(self, definition: AgentDef, policy: BudgetPolicy, *,
                  counters: BudgetCounters | None, thread_id: str | None,
@@ -275,7 +295,8 @@ class RunLedger:
                  usage: Callable[[], AgentUsage], run_id: str | None = None) -> None:
         self.agent_id = definition.id
         self.run_id = run_id
-        self.model = definition.model
+        #: The agent's model, then its fallbacks, in the order a call asks them.
+        self.models = (definition.model, *definition.fallback)
         self.budget = (definition.budget or Budget()).over(policy.run)
         claims: list[Claim] = []
         if counters is not None:
@@ -287,9 +308,9 @@ class RunLedger:
         self._claims = tuple(claims)
         self._counters = counters
         priced = _usd_limited([self.budget, *(c.budget for c in claims)])
-        # A money limit needs the model's price now, not at its first call.
-        self.price: ModelPrice | None = (policy.prices.price(self.model) if priced
-                                         else policy.prices.get(self.model))
+        # A money limit needs every model's price now, not at the call that fails over.
+        lookup = policy.prices.price if priced else policy.prices.get
+        self.prices: tuple[ModelPrice | None, ...] = tuple(map(lookup, self.models))
         self._prices = policy.prices
         capped = any(getattr(b, name) is not None for b in (self.budget, *(c.budget for c in
                      claims)) for name in _TOKEN_LIMITS)
@@ -308,6 +329,7 @@ class RunLedger:
         self._limited: bool = (self.budget.limited or bool(claims)
                                or (self.caller is not None and self.caller.limited))
         self._started = time.monotonic()
+        self._unreserved = Reservation(_NOTHING, definition.fallback)
 
     def max_tokens(self, declared: int | None) -> int | None:
         """The ``max_tokens`` a request carries: the agent's, else the policy's cap when a
@@ -317,45 +339,78 @@ class RunLedger:
     # -- model calls
 
     async def reserve_model_call(self, messages: Sequence[LlmMessage],
-                                 max_tokens: int | None) -> Spend:
-        """Reserve the next call's worst case; raise when a budget refuses it."""
+                                 max_tokens: int | None) -> Reservation:
+        """Reserve the next call's worst case; raise when a budget refuses its model (its
+        fallbacks past the first a budget refuses are left out of the reservation)."""
         if not self._limited:
-            return _NOTHING
+            return self._unreserved
         self._check_time()
         prompt = sum(map(self._estimator.estimate, messages))
         answer = max_tokens or 0
-        usd = 0.0 if self.price is None else self.price.cost(prompt, answer)
-        need = Spend(prompt, answer, usd, 1, 0)
-        refused = refusal("run", self.budget, self._used(self._usage()), need)
-        if refused is None and self.caller is not None:
-            refused = self.caller.refusal_for_descendant(need)
-        if refused is None and self._counters is not None and self._claims:
-            refused = await self._counters.reserve(self._claims, need)
-        if refused is not None:
+        needs = [Spend(prompt, answer, 0.0 if price is None else price.cost(prompt, answer), 1, 0)
+                 for price in self.prices]
+        asked, refused = self._fitting(needs, self._used(self._usage()))
+        need = max(needs[:asked], key=_usd, default=needs[0])
+        while asked and self._counters is not None and self._claims:
+            shared = await self._counters.reserve(self._claims, need)
+            if shared is None:
+                break
+            # What others spent on the thread or key leaves no room for the dearer models.
+            left = shared.limit - shared.used
+            asked = (next((i for i, n in enumerate(needs[:asked]) if n.usd > left + 1e-12), 0)
+                     if shared.measure == "usd" else 0)
+            refused = dataclasses.replace(shared, needed=needs[asked].usd) if asked else shared
+            need = max(needs[:asked], key=_usd, default=need)
+        if not asked:
+            assert refused is not None
             raise self._exceeded(refused, "model call")
-        return need
+        return Reservation(need, self.models[1:asked],
+                           None if refused is None else (self.models[asked], refused))
 
-    async def settle_model_call(self, reserved: Spend, turn: int,
+    def _fitting(self, needs: Sequence[Spend], used: Spend) -> tuple[int, Refusal | None]:
+        """How many of the models, in order, each fit the run's and its callers' budgets
+        with its own ``needs``; the refusal of the first that does not."""
+        for index, need in enumerate(needs):
+            refused = refusal("run", self.budget, used, need)
+            if refused is None and self.caller is not None:
+                refused = self.caller.refusal_for_descendant(need)
+            if refused is not None:
+                return index, refused
+        return len(needs), None
+
+    async def settle_model_call(self, reserved: Reservation, turn: int,
                                 response: LlmResponse) -> None:
-        """Charge what the call spent (its reservation, when the provider reported nothing)."""
-        model = response.model or self.model
+        """Charge what the call spent (its reservation, when the provider reported nothing),
+        at the price of the model that answered."""
+        asked = self._answered(response)
+        model = response.model or self.models[asked]
         cache_read = response.cache_read_tokens
         cache_write = response.cache_write_tokens
         if response.usage_reported:
-            # Another model answered (a fallback): its own price.
-            price = self.price if model == self.model else self._prices.get(model)
+            # The name the provider reported when it is priced (a dated one), else the
+            # model asked, as it was sent.
+            price = self._prices.get(response.model) if response.model else None
+            if price is None:
+                price = self.prices[asked]
             usd = 0.0 if price is None else price.cost(
                 response.prompt_tokens, response.completion_tokens, cache_read=cache_read,
                 cache_write=cache_write)
             spent = Spend(response.prompt_tokens, response.completion_tokens, usd, 1, 0)
         else:
-            spent = reserved
+            spent = reserved.spend
         self.cost_usd += spent.usd
         if self.caller is not None:
             self._charge_callers(spent)
         if self._counters is not None:
-            await self._counters.settle(self._claims, reserved, CallUsage(
+            await self._counters.settle(self._claims, reserved.spend, CallUsage(
                 turn, model, spent, cache_read, cache_write, response.usage_reported))
+
+    def _answered(self, response: LlmResponse) -> int:
+        """Which of the models answered: the first the call did not skip or fail over from."""
+        tried = response.fallback_from
+        if not tried:
+            return 0
+        return next((i for i, model in enumerate(self.models) if model not in tried), 0)
 
     def _charge_callers(self, spent: Spend) -> None:
         """Count ``spent`` as the callers' too (a sub-agent's run spends theirs), by run."""
@@ -395,11 +450,17 @@ class RunLedger:
                 return refused
         return None if self.caller is None else self.caller.refusal_for_descendant(need)
 
-    async def release_model_call(self, reserved: Spend) -> None:
+    async def release_model_call(self, reserved: Reservation, *,
+                                 failed: BaseException | None = None) -> None:
         """Give back the reservation of a call that raised (a provider that refused it, a
-        cancelled run): it spent nothing a budget counts."""
-        if self._counters is not None and self._claims and reserved is not _NOTHING:
-            await self._counters.release(self._claims, reserved)
+        cancelled run): it spent nothing a budget counts. A call of the run's models that
+        ``failed`` where its next model would have answered, had a budget let the call ask
+        it, raises that budget's stop."""
+        if self._counters is not None and self._claims and reserved.spend is not _NOTHING:
+            await self._counters.release(self._claims, reserved.spend)
+        if failed is not None and reserved.refused is not None and fails_over(failed):
+            model, refused = reserved.refused
+            raise self._exceeded(refused, f"fallback to model {model!r}") from failed
 
     # -- tool rounds
 
@@ -539,6 +600,10 @@ class RunSummaries:
             raise
         await ledger.settle_model_call(reserved, turn, response)
         return response
+
+
+def _usd(spend: Spend) -> float:
+    return spend.usd
 
 
 def _allowance(ledger: RunLedger | CallerAllowance | None) -> CallerAllowance | None:

@@ -167,9 +167,10 @@ class Execution:
         self._guards = None if engine.guards is None else RunGuards(
             engine.guards, agent_id=definition.id, ctx=ctx, codec=engine.codec,
             listeners=self._listeners, context=self._context, observer=observer)
+        self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
+        # The guards before the budget: a call they refuse does not run, nor count.
         if self._guards is not None and self._guards.checks_tools:
             self._dispatcher = GuardedRound(self._dispatcher, self._guards, observer)
-        self._dispatcher = BudgetedRound(self._dispatcher, self._budget, observer)
         if engine.handoffs:
             self._dispatcher = HandoffRound(self._dispatcher, engine.handoffs, observer)
 
@@ -345,7 +346,7 @@ class Execution:
         request = LlmRequest(definition.model, view, definition.temperature,
                              max_tokens=max_tokens, stop=definition.stop,
                              tools=self._tool_definitions, tool_choice=definition.tool_choice,
-                             seed=definition.seed, fallback=definition.fallback,
+                             seed=definition.seed, fallback=reserved.fallback,
                              parallel_tool_calls=definition.parallel_tool_calls,
                              output=engine.output_request, cache_key=self._cache_key)
         held = None if guards is None else guards.held(self._sink, racing=racing is not None)
@@ -358,8 +359,8 @@ class Execution:
                                              held)
             else:
                 response = await self._answer(request, turn, sink)
-        except BaseException:
-            await budget.release_model_call(reserved)
+        except BaseException as error:
+            await budget.release_model_call(reserved, failed=error)
             raise
         self.turns_done = turn
         self._count(turn, response, asked, waited)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, NonNegativeFloat, NonNegativeInt
+from pydantic import BaseModel, Field, NonNegativeFloat, NonNegativeInt, field_validator
 
 from bloge_config.fields import Duration
 from bloge_config.models.section import SECTION
@@ -24,8 +24,23 @@ class BudgetLimits(BaseModel):
                                          "bloge.budgets.prices")
     model_calls: NonNegativeInt | None = Field(default=None, description="Model calls")
     tool_calls: NonNegativeInt | None = Field(default=None, description="Tool calls dispatched")
-    time: Duration | None = Field(default=None, description="Wall-clock time of one run (run "
-                                  "budgets only), e.g. 5m")
+    time: Duration | None = Field(default=None, description="Wall-clock time of one run, e.g. "
+                                  "5m")
+
+
+class SharedLimits(BudgetLimits):
+    """Limits of a budget beyond one run (a thread's, an API key's): any but ``time``."""
+
+    time: Duration | None = Field(default=None, description="None: time limits one run "
+                                  "(bloge.budgets.run.time); set here, an error")
+
+    @field_validator("time")
+    @classmethod
+    def _run_only(cls, time: float | None) -> float | None:
+        if time is not None:
+            raise ValueError("time limits the wall-clock time of one run: a thread's or an "
+                             "API key's budget has none (set it in bloge.budgets.run)")
+        return time
 
 
 class ModelPriceSettings(BaseModel):
@@ -52,12 +67,12 @@ class BudgetsSettings(BaseModel):
 
     run: BudgetLimits = Field(default_factory=BudgetLimits, description="Default limits of "
                               "every run, where its agent declares none")
-    thread: BudgetLimits = Field(default_factory=BudgetLimits, description="Default limits "
+    thread: SharedLimits = Field(default_factory=SharedLimits, description="Default limits "
                                  "of everything spent on one thread, where its agent declares "
                                  "none (budget thread { … })")
-    per_key: BudgetLimits = Field(default_factory=BudgetLimits, description="Limits of each "
+    per_key: SharedLimits = Field(default_factory=SharedLimits, description="Limits of each "
                                   "API key (each principal) per period, unless keys names it")
-    keys: dict[str, BudgetLimits] = Field(
+    keys: dict[str, SharedLimits] = Field(
         default_factory=dict, description="Limits per period of one principal: key:<first 12 "
         "hex digits of the key's SHA-256>, as runs and logs name it")
     period: Literal["hour", "day", "month"] = Field(default="day", description="The period "
