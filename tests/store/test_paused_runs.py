@@ -27,6 +27,7 @@ from bloge.store import (
     pending_approvals,
     post_tool_results,
     run_timeline,
+    stalled_runs,
 )
 from tests.runtime.helpers import calls
 
@@ -230,6 +231,27 @@ async def test_a_paused_run_holds_its_thread_and_says_so(store: Store) -> None:
     run = await store.get_run(pause.run_id or "")
     with pytest.raises(ThreadBusyError, match="awaiting approval; decide its calls"):
         await made.arun("again", thread_id=run.thread_id)
+
+
+async def test_a_decided_run_not_yet_continued_says_how_to_continue_it(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    run_id = pause.run_id or ""
+    await decide_call(store, run_id, "a", approve=True)
+    run = await store.get_run(run_id)
+    with pytest.raises(ThreadBusyError, match=f"its calls all answered; continue it with "
+                                              f"bloge runs resume {run_id}"):
+        await made.arun("again", thread_id=run.thread_id)
+
+
+async def test_a_decided_run_not_yet_continued_is_one_a_server_continues(store: Store) -> None:
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                         ("transfer", {"amount": 900}, "b")), "done")
+    run_id = pause.run_id or ""
+    await decide_call(store, run_id, "a", approve=True)
+    assert await stalled_runs(store, settled=0.0) == []  # "b" still waits
+    await decide_call(store, run_id, "b", approve=False)
+    assert await stalled_runs(store, settled=0.0) == [(run_id, None)]
+    assert await stalled_runs(store, settled=3600.0) == []  # left to its answer's continuation
 
 
 async def test_an_approved_call_whose_arguments_changed_since_is_not_run(store: Store) -> None:

@@ -156,18 +156,23 @@ def waiting_counts() -> Script[dict[str, tuple[int, float]]]:
     return {str(kind): (int(count), float(oldest)) for kind, count, oldest in result.rows}
 
 
-def expired_rounds(now: float, limit: int) -> Script[list[tuple[str, str | None]]]:
+def stalled_rounds(now: float, settled: float,
+                   limit: int) -> Script[list[tuple[str, str | None]]]:
     """(run id, owner) of paused runs none of whose calls waits any more (each one decided,
-    answered or expired), one of them expired; oldest first."""
+    answered or expired) that nothing else continues: one of their calls expired, or the
+    last was answered at or before ``settled``; oldest first."""
     live = ("SELECT 1 FROM bloge_pending_calls w WHERE w.run_id = r.id AND w.turn = r.turns "
             "AND w.state = 'waiting'")
+    answered = ("SELECT 1 FROM bloge_pending_calls a WHERE a.run_id = r.id "
+                "AND a.turn = r.turns AND a.state <> 'waiting'")
     result = yield Query(
         f"SELECT r.id, r.owner FROM bloge_runs r WHERE r.status IN (?, ?) "
-        f"AND EXISTS ({live} AND w.expires_at <= ?) "
+        f"AND (EXISTS ({live} AND w.expires_at <= ?) OR (EXISTS ({answered}) "
+        f"AND NOT EXISTS ({answered} AND a.decided_at > ?))) "
         f"AND NOT EXISTS ({live} AND (w.expires_at IS NULL OR w.expires_at > ?)) "
         "ORDER BY r.updated_at LIMIT ?",
-        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value, now, now,
-         limit))
+        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value, now,
+         settled, now, limit))
     return [(str(run_id), owner) for run_id, owner in result.rows]
 
 
