@@ -56,7 +56,7 @@ async def updates(run_id: str, thread_id: str,
                     task_id=run_id, context_id=thread_id,
                     status=pb.TaskStatus(state=pb.TASK_STATE_WORKING),
                     metadata=_struct({"bloge_event": event.type, **event.body}))
-            case "done" | "error" | "approval_required" | "tool_results_required":
+            case "done" | "error" | "approval_required" | "tool_results_required" | "paused":
                 for update in _last(run_id, thread_id, event, streamed=streamed):
                     yield update
                 return

@@ -28,12 +28,12 @@ from bloge.server import (
 )
 from bloge.server.agents import ServedAgents
 from bloge.server.config import ServerConfig
-from bloge.server.expiry import CHECK_SECONDS, continuing_expired
 from bloge.server.failures import HANDLERS
 from bloge.server.guard import Guard
 from bloge.server.launch import log_failure
 from bloge.server.metrics import Metrics
 from bloge.server.problems import problem
+from bloge.server.stalled import CHECK_SECONDS, continuing_stalled
 from bloge.server.state import RunCanceller, ServerState
 from bloge.server.tasks import RunTasks
 from bloge.server.tracing import TraceContext
@@ -77,8 +77,9 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
     (see :mod:`bloge.server.a2a_api`); without it, ``a2a_off`` says why to a client of those
     paths, in a 404.
     ``on_shutdown`` are awaited last, after the runs and the store (the application's own
-    resources: its MCP servers). Every ``expiry_check`` seconds, paused runs whose waiting
-    calls expired are continued (see :mod:`bloge.server.expiry`). ``cancels`` asks runs
+    resources: its MCP servers). Every ``expiry_check`` seconds, paused runs that can go on
+    but that nothing else continues (their calls expired, or were all answered with
+    ``--no-continue``) are continued (see :mod:`bloge.server.stalled`). ``cancels`` asks runs
     to stop (``POST /runs/{id}/cancel``, an A2A task's cancel): ``store`` by default; on
     Temporal, the agents' ``TemporalRunStore``, which ends a paused run's workflow too.
     """
@@ -101,7 +102,7 @@ def create_app(agents: ServedAgents | Sequence[Agent], *, store: Store,
                 await stack.enter_async_context(endpoint.running())
             async with autopilot_api.running(app, refresh_interval=autopilot_refresh,
                                              watches=autopilot_watches), \
-                    continuing_expired(app.state.bloge, every=expiry_check):
+                    continuing_stalled(app.state.bloge, every=expiry_check):
                 yield
             await tasks.shutdown(settings.shutdown_grace)
         if close_store:

@@ -26,6 +26,7 @@ from bloge.agent import RunPaused
 from bloge.autopilot.calls import audited
 from bloge.core.context import OperatorContext, Principal
 from bloge.server.inputs import STRICT_BODY, BadRequestError, json_body
+from bloge.server.launch import discard
 from bloge.server.principals import owner_filter, principal_of
 from bloge.server.state import ServerState, state_of
 from bloge.server.tasks import retrieved
@@ -110,15 +111,16 @@ async def continue_run(state: ServerState, paused_id: str, owner: str | None) ->
     """Resume the paused run ``paused_id`` in a task of this server, as its owner — or the
     outermost paused run that called it (a sub-agent's run goes on inside its caller's:
     :func:`~bloge.store.run_to_continue`); the id of the run started (``None``: not
-    started; one that runs here already goes on as it is)."""
+    started; one that runs here already goes on as it is). It runs streamed, as a resume
+    asked with ``"stream": true``: its stream, re-joined, carries its chunks."""
     run_id = await run_to_continue(state.store, paused_id)
     run = await state.store.get_run(run_id)
-    operator = state.agents.whole(run.agent_id)
+    operator = state.agents.streaming(run.agent_id)
     ctx = None if owner is None else OperatorContext.root(principal=Principal(owner))
 
     async def resume_paused() -> None:
         with contextlib.suppress(RunPaused):  # it waits again: its record says on what
-            await operator.aresume_run(run_id, ctx)
+            await operator.arun_resumed(run_id, ctx, on_chunk=discard)
 
     try:
         task = state.tasks.start(run_id, run.agent_id, resume_paused(),

@@ -37,8 +37,8 @@ MAX_THREADS = 200
 #: A thread's title is its first user message among its first this many (a system prompt
 #: may come first).
 TITLE_SEARCH = 3
-#: The events that end a run's timeline stream.
-_END = frozenset({"done", "error"})
+#: The events that end a run's timeline stream (``paused``: the run waits on calls).
+_END = frozenset({"done", "error", "paused"})
 
 
 async def list_threads(request: Request) -> Response:
@@ -105,7 +105,8 @@ async def run_events(request: Request) -> Response:
     prints (turns, model calls, tool calls, guards, approvals, the end), each with its
     number, label, turn, one-line detail and the event itself. JSON (``{"run", "events"}``,
     as they are now); with ``Accept: text/event-stream``, SSE that follows the run live
-    (``event: entry``, then ``event: end``), from after ``Last-Event-ID`` (or ``?after=``)."""
+    (``event: entry``, then ``event: end``: the run's ``done`` or ``error``, or ``paused``
+    while it waits on calls), from after ``Last-Event-ID`` (or ``?after=``)."""
     state = state_of(request)
     run = await state.store.get_run(request.path_params["run_id"], owner=owner_filter(request))
     after = last_event_id(request)
@@ -140,6 +141,9 @@ async def _timeline_frames(events: AsyncIterator[RunEvent]) -> AsyncIterator[byt
             if event.type == "error":
                 ended.update({key: event.body.get(key)
                               for key in ("error_type", "error_message", "exit_reason")})
+            elif event.type == "paused":
+                ended.update({key: event.body.get(key)
+                              for key in ("status", "call_ids", "message")})
             yield frame(json.dumps(ended, ensure_ascii=False), event="end",
                         event_id=event.seq or None)
             return

@@ -45,7 +45,7 @@ GUARDRAIL_RUN_STATUS = 422
 #: The events a run's stream shows; the listener callbacks are the journal's.
 STREAMED = frozenset({"token", "tool_start", "tool_end", "handoff", "done", "error",
                       "approval_required", "tool_results_required", "subagent",
-                      "subagent_paused"})
+                      "subagent_paused", "paused"})
 
 Work = Callable[[str], Awaitable[AgentOutput]]
 """Given the run id, the run (whole)."""
@@ -174,8 +174,8 @@ async def frames(events: AsyncIterator[RunEvent], *,
                  first: RunEvent | None = None) -> AsyncIterator[bytes]:
     """``event: token|tool_start|tool_end|handoff|done|error|subagent`` (and a paused run's
     ``approval_required``, ``tool_results_required``, ``subagent_paused`` — a call waiting on
-    a sub-agent's paused run, whose calls follow it with their ``subagent_run_id``), ``id:``
-    the run's event number
+    a sub-agent's paused run, whose calls follow it with their ``subagent_run_id`` — and last
+    ``paused``, saying on what it waits), ``id:`` the run's event number
     (``subagent``: a sub-agent's ``token``, ``tool_start`` or ``tool_end`` as ``event`` and
     ``body``, under the caller's ``call_id``, with the child's ``run_id``).
 
@@ -187,7 +187,8 @@ async def frames(events: AsyncIterator[RunEvent], *,
     numbers of the stream's own would have to be rebuilt by counting, and would change what
     a client holding an older id resumes from. An event numbered 0 is no stored event (the
     ``error`` that ends the stream of a run whose worker died): it has no ``id:``, and a
-    client's ``Last-Event-ID`` stays at the event before it.
+    client's ``Last-Event-ID`` stays at the event before it; so is a paused run's
+    ``paused``.
 
     ``first``, an event taken from ``events`` already, comes first."""
     if first is not None and first.type in STREAMED:

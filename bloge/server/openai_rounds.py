@@ -12,7 +12,10 @@ continues that same run (:func:`continue_run`): it is found by the ids of the ca
 the runs of the same principal only, and its results are posted (:func:`post_results`) just
 before it resumes.
 Ids no paused run of that principal waits on, results for only some of the calls, results
-sent twice: each is a clear error naming the message at fault.
+sent twice: each is a clear error naming the message at fault. A round whose other calls wait
+for a person's approval ends with the client's calls all the same; their results wait for the
+decisions (a 409 naming the calls to decide, the results not taken), and the same request
+sent again once they are taken continues the run.
 """
 
 from __future__ import annotations
@@ -99,7 +102,9 @@ async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
         raise ToolRoundError(f"model: the run waiting on these tool calls is of agent "
                              f"{run.agent_id!r}, not {agent_id!r}", status=400, param="model",
                              code="model_mismatch")
-    waiting = [call for call in run.pending_approvals if call.state == "waiting"]
+    now = store.clock()
+    waiting = [call for call in run.pending_approvals
+               if call.state == "waiting" and not call.expired(now)]
     missing = [call.call_id for call in waiting
                if call.kind == "external" and call.call_id not in replies.results]
     if missing:
@@ -108,8 +113,9 @@ async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
             f"call{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}: send a "
             "tool message for each call of the assistant message", status=400,
             param=f"messages[{len(messages)}]", code="tool_results_missing")
-    if run.status is RunStatus.AWAITING_APPROVAL:
-        raise awaiting_approval(run_id, [c.call_id for c in waiting if c.kind == "approval"])
+    undecided = [call.call_id for call in waiting if call.kind == "approval"]
+    if undecided:  # the results are not taken: the same request, sent again, continues it
+        raise awaiting_approval(run_id, undecided, then="send this request again")
     # +1: the event the posted results write.
     return Continued(run_id, dict(replies.results), run.usage, run.event_count + 1)
 
@@ -132,24 +138,29 @@ async def post_results(store: Store, run: CompletionRun, *, principal: str | Non
 
 def paused_answer(paused: RunPaused, *, since: AgentUsage) -> wire.Answer | RunFailure:
     """What the client is told of a run that paused: the model's text and the calls of the
-    client's tools it waits on, with the usage since ``since`` (the completion's own); a run
-    that waits for a person's approval instead is an error saying where to decide."""
-    if paused.status == RunStatus.AWAITING_APPROVAL.value:
-        error = awaiting_approval(paused.run_id or "", [
-            call.call_id for call in paused.pending if call.kind == "approval"])
-        return RunFailure(error.status, error.message, error.code)
+    client's tools it waits on, with the usage since ``since`` (the completion's own) — also
+    when calls wait for a person's approval beside them, for nothing keeps the client from
+    running its own (its results continue the run once those are decided); a run that waits
+    for a person's approval alone is an error saying where to decide."""
     external = {call.call_id for call in paused.pending if call.kind == "external"}
     response = paused.tool_round.response
     calls = [call for call in response.tool_calls if call.id in external]
+    if not calls and paused.status == RunStatus.AWAITING_APPROVAL.value:
+        error = awaiting_approval(paused.run_id or "", [
+            call.call_id for call in paused.pending if call.kind == "approval"],
+            then=f"follow the run with GET /runs/{paused.run_id}/stream")
+        return RunFailure(error.status, error.message, error.code)
     return wire.calling(response.content, calls, usage_since(paused.checkpoint.usage, since))
 
 
-def awaiting_approval(run_id: str, call_ids: Sequence[str]) -> ToolRoundError:
+def awaiting_approval(run_id: str, call_ids: Sequence[str], *, then: str) -> ToolRoundError:
+    """The 409 of run ``run_id``, which waits for a person's approval of ``call_ids`` (at
+    least one); ``then``: what the client does once they are decided."""
     calls = ", ".join(map(repr, call_ids))
     return ToolRoundError(
         f"run {run_id} waits for a person's approval of tool call(s) {calls}: decide each "
-        f"with POST /runs/{run_id}/approvals/{{call_id}}, then follow the run with GET "
-        f"/runs/{run_id}/stream", status=409, param=None, code="awaiting_approval")
+        f"with POST /runs/{run_id}/approvals/{{call_id}}, then {then}", status=409,
+        param=None, code="awaiting_approval")
 
 
 def usage_since(total: AgentUsage, before: AgentUsage) -> AgentUsage:

@@ -46,13 +46,13 @@ if TYPE_CHECKING:
     from bloge.store.approvals import Decided as Decided
     from bloge.store.approvals import answer_waits as answer_waits
     from bloge.store.approvals import decide_call as decide_call
-    from bloge.store.approvals import expired_runs as expired_runs
     from bloge.store.approvals import find_paused_run as find_paused_run
     from bloge.store.approvals import pending_approvals as pending_approvals
     from bloge.store.approvals import post_tool_results as post_tool_results
     from bloge.store.approvals import posted_results as posted_results
     from bloge.store.approvals import round_calls as round_calls
     from bloge.store.approvals import run_to_continue as run_to_continue
+    from bloge.store.approvals import stalled_runs as stalled_runs
     from bloge.store.approvals import waiting_counts as waiting_counts
     from bloge.store.breakers import StoreBreakerStates as StoreBreakerStates
     from bloge.store.budgets import USAGE_GROUPS as USAGE_GROUPS

@@ -172,11 +172,16 @@ async def find_paused_run(store: Store, call_ids: Sequence[str], *,
     return await store.run_script(pending.paused_with(list(call_ids), owner=owner))
 
 
-async def expired_runs(store: Store, *, limit: int = 100) -> list[tuple[str, str | None]]:
-    """Paused runs that can go on now only because a call of theirs expired unanswered (an
-    approval: denied; an external call: no result came), oldest first: (run id, the
-    principal who started it)."""
-    return await store.run_script(pending.expired_rounds(store.clock(), limit))
+async def stalled_runs(store: Store, *, settled: float,
+                       limit: int = 100) -> list[tuple[str, str | None]]:
+    """Paused runs that can go on now but that nothing else continues, oldest first: (run
+    id, the principal who started it). Those whose calls are all answered, the last at least
+    ``settled`` seconds ago (decided with ``--no-continue``, or whose continuation was
+    refused: an answer's own continuation takes its run back at once), and those that can go
+    on only because a call expired unanswered (an approval: denied; an external call: no
+    result came)."""
+    now = store.clock()
+    return await store.run_script(pending.stalled_rounds(now, now - settled, limit))
 
 
 @dataclass(frozen=True, slots=True)

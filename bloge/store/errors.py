@@ -33,13 +33,21 @@ class ThreadBusyError(StoreError):
     """
 
     def __init__(self, thread_id: str, run_id: str, *, store: str,
-                 lease_left: float | None = None, paused: str | None = None) -> None:
+                 lease_left: float | None = None, paused: str | None = None,
+                 answered: bool = False) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         if paused is not None:  # the run holds its thread while it waits
-            message = (f"thread {thread_id!r} is busy: run {run_id!r} on it is "
-                       f"{paused.replace('_', ' ')}; decide its calls (bloge approvals list "
-                       f"--run {run_id}) or cancel it (bloge runs cancel {run_id})")
+            cancel = f"or cancel it (bloge runs cancel {run_id})"
+            if answered:  # decided with --no-continue: nothing waits but its continuation
+                message = (f"thread {thread_id!r} is busy: run {run_id!r} on it is paused, "
+                           "its calls all answered; continue it with bloge runs resume "
+                           f"{run_id} (a running bloge serve continues it within a minute) "
+                           f"{cancel}")
+            else:
+                message = (f"thread {thread_id!r} is busy: run {run_id!r} on it is "
+                           f"{paused.replace('_', ' ')}; decide its calls (bloge approvals "
+                           f"list --run {run_id}) {cancel}")
             super().__init__(message, store=store)
             return
         # Known when the run asked for is itself the one running: its worker may have died.

@@ -121,7 +121,8 @@ class StoreWriter:
                     own_thread_only=own_thread_only), write=True)
             elif holder.status.paused:
                 raise ThreadBusyError(thread_id, holder.id, store=store.url,
-                                      paused=holder.status.value)
+                                      paused=holder.status.value,
+                                      answered=not holder.pending_approvals)
         if isinstance(claim, Foreign):
             raise StoreNotFoundError(f"no thread {thread_id!r}", store=store.url)
         return self._claimed(thread_id, claim)

@@ -77,6 +77,18 @@ def test_a_denied_call_tells_the_model_why(guarded: Path) -> None:
     assert "denied: not today" in tools[0]
 
 
+def test_a_decision_that_leaves_the_run_paused_says_how_it_goes_on(guarded: Path) -> None:
+    run_id, call_id = paused_run(guarded)
+    decided = bloge("approvals", "approve", run_id, call_id, "--no-continue", cwd=guarded)
+    assert decided.returncode == 0, decided.stderr
+    assert (f"a bloge serve continues run {run_id} within a minute, or bloge runs resume "
+            f"{run_id}") in decided.stdout
+    thread = json.loads(bloge("runs", "show", run_id, "--json", cwd=guarded).stdout)["thread_id"]
+    busy = bloge("run", "guardedSupport", "next", "--thread", thread, cwd=guarded)
+    assert busy.returncode != 0
+    assert f"continue it with bloge runs resume {run_id}" in " ".join(busy.stderr.split())
+
+
 def test_every_decision_is_audited_and_the_chain_verifies(guarded: Path) -> None:
     run_id, call_id = paused_run(guarded)
     bloge("approvals", "deny", run_id, call_id, "--reason", "no", "--no-continue", cwd=guarded)

@@ -119,7 +119,39 @@ def test_the_stream_of_a_run_announces_each_approval_it_waits_for(serve: Any) ->
     server = serve(calls(("transfer", {"amount": 500}, "a")), "done")
     paused = start_paused(server)
     kinds = [kind for kind, _ in streamed(server, paused["id"])]
-    assert kinds[-1] == "approval_required"
+    assert kinds[-2:] == ["approval_required", "paused"]
+
+
+def test_the_stream_of_a_paused_run_rejoined_after_its_announcements_says_it_waits(
+        serve: Any) -> None:
+    server = serve(calls(("transfer", {"amount": 500}, "a")), "done")
+    paused = start_paused(server)
+    [(kind, said)] = streamed(server, paused["id"], after=paused["events"])
+    assert kind == "paused"
+    assert (said["status"], said["call_ids"]) == ("awaiting_approval", ["a"])
+    assert f"POST /runs/{paused['id']}/approvals/{{call_id}}" in said["message"]
+
+
+def test_the_timeline_stream_of_a_paused_run_ends_saying_it_waits(serve: Any) -> None:
+    server = serve(calls(("transfer", {"amount": 500}, "a")), "done")
+    paused = start_paused(server)
+    with httpx.stream("GET", server.url(f"/runs/{paused['id']}/events"), timeout=30,
+                      headers={"Accept": "text/event-stream",
+                               "Last-Event-ID": str(paused["events"])}) as response:
+        lines = list(response.iter_lines())
+    assert lines[0] == "event: end"
+    ended = json.loads(lines[1].removeprefix("data: "))
+    assert (ended["type"], ended["status"], ended["call_ids"]) == (
+        "paused", "awaiting_approval", ["a"])
+
+
+def test_the_stream_of_a_run_a_decision_continued_carries_its_chunks(serve: Any) -> None:
+    server = serve(calls(("transfer", {"amount": 500}, "a")), "done")
+    paused = start_paused(server)
+    decided = httpx.post(server.url(f"/runs/{paused['id']}/approvals/a"), json={"approve": True})
+    assert decided.json()["continued"] is True
+    kinds = [kind for kind, _ in streamed(server, paused["id"], after=paused["events"])]
+    assert kinds == ["tool_start", "tool_end", "token", "done"]
 
 
 def test_deciding_twice_with_a_stale_hash_or_after_the_run_moved_on_is_409(serve: Any) -> None:
@@ -203,7 +235,7 @@ def test_a_streamed_run_ends_its_stream_announcing_the_approval(serve: Any) -> N
                       json={"input": "pay", "stream": True}, timeout=30) as response:
         run_id = response.headers["bloge-run-id"]
         kinds = [line[7:] for line in response.iter_lines() if line.startswith("event: ")]
-    assert kinds[-1] == "approval_required"
+    assert kinds[-2:] == ["approval_required", "paused"]
     shown = httpx.get(server.url(f"/runs/{run_id}")).json()
     assert shown["status"] == "awaiting_approval"
 

@@ -233,12 +233,20 @@ def test_a_run_paused_on_the_clients_tools_is_told_as_their_calls() -> None:
     assert said.usage == USAGE
 
 
-def test_a_run_paused_for_a_persons_approval_is_an_error_saying_where_to_decide() -> None:
-    said = paused_answer(paused("awaiting_approval", ("a1", "approval"), ("w1", "external")),
-                         since=AgentUsage())
+def test_a_run_paused_for_a_persons_approval_alone_is_an_error_saying_where_to_decide(
+        ) -> None:
+    said = paused_answer(paused("awaiting_approval", ("a1", "approval")), since=AgentUsage())
     assert isinstance(said, RunFailure)
     assert (said.status, said.code) == (409, "awaiting_approval")
-    assert "POST /runs/r1/approvals/{call_id}" in said.message
+    assert "tool call(s) 'a1': decide each with POST /runs/r1/approvals/{call_id}" in (
+        said.message)
+
+
+def test_a_run_paused_also_for_an_approval_tells_the_clients_calls_all_the_same() -> None:
+    said = paused_answer(paused("awaiting_approval", ("a1", "approval"), ("w1", "external")),
+                         since=AgentUsage())
+    assert isinstance(said, wire.Answer)
+    assert (said.finish_reason, [c.id for c in said.tool_calls]) == ("tool_calls", ["w1"])
 
 
 def test_a_continued_completion_tells_the_usage_of_its_own_model_calls() -> None:

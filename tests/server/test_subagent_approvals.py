@@ -17,7 +17,7 @@ import pytest
 from bloge import Agent, RunPaused, open_store
 from bloge.llm import ScriptedProvider
 from bloge.server import create_app
-from bloge.server.expiry import continue_expired
+from bloge.server.stalled import continue_stalled
 from bloge.store import RunStatus, Store
 from tests.runtime.helpers import calls
 from tests.server.live_server import LiveServer
@@ -128,7 +128,7 @@ async def test_a_sub_agents_expired_call_continues_its_caller(tmp_path: Path) ->
         with pytest.raises(RunPaused) as paused:
             await state.agents.whole("triage").aexecute("refund me")
         caller = paused.value.run_id
-        assert await continue_expired(state) == [caller]  # the caller, not the sub-agent
+        assert await continue_stalled(state) == [caller]  # the caller, not the sub-agent
         await state.tasks.shutdown(30.0)  # the continued run's task, to its end
         run = await store.get_run(caller or "")
         assert run.status is RunStatus.SUCCEEDED

@@ -27,6 +27,7 @@ from bloge.store import (
     pending_approvals,
     post_tool_results,
     run_timeline,
+    stalled_runs,
 )
 from tests.runtime.helpers import calls
 
@@ -129,6 +130,30 @@ async def test_an_external_call_continues_with_its_posted_result(store: Store) -
     assert [m.content for m in output.messages if m.role == "tool"] == ["the blue one"]
 
 
+async def test_a_run_whose_approvals_are_decided_awaits_only_its_external_results(
+        store: Store) -> None:
+    made, pause = await paused(store, calls(("ask_user", {"q": "which?"}, "e"),
+                                            ("transfer", {"amount": 500}, "a")), "ok")
+    run_id = pause.run_id or ""
+    assert (await store.get_run(run_id)).status is RunStatus.AWAITING_APPROVAL
+    decided = await decide_call(store, run_id, "a", approve=True)
+    assert decided.remaining == 1
+    assert (await store.get_run(run_id)).status is RunStatus.AWAITING_TOOL_RESULTS
+    assert await post_tool_results(store, run_id, {"e": "the blue one"}) == 0
+    output = await made.aresume(run_id)
+    assert output.content == "ok"
+    assert sent == [500]
+
+
+async def test_a_run_with_an_approval_still_waiting_stays_awaiting_approval(
+        store: Store) -> None:
+    _, pause = await paused(store, calls(("ask_user", {"q": "which?"}, "e"),
+                                         ("transfer", {"amount": 500}, "a"),
+                                         ("transfer", {"amount": 900}, "b")), "ok")
+    await decide_call(store, pause.run_id or "", "a", approve=True)
+    assert (await store.get_run(pause.run_id or "")).status is RunStatus.AWAITING_APPROVAL
+
+
 async def test_an_expired_request_counts_as_denied(store: Store) -> None:
     store.approval_expiry = 0.0
     made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
@@ -206,6 +231,27 @@ async def test_a_paused_run_holds_its_thread_and_says_so(store: Store) -> None:
     run = await store.get_run(pause.run_id or "")
     with pytest.raises(ThreadBusyError, match="awaiting approval; decide its calls"):
         await made.arun("again", thread_id=run.thread_id)
+
+
+async def test_a_decided_run_not_yet_continued_says_how_to_continue_it(store: Store) -> None:
+    made, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    run_id = pause.run_id or ""
+    await decide_call(store, run_id, "a", approve=True)
+    run = await store.get_run(run_id)
+    with pytest.raises(ThreadBusyError, match=f"its calls all answered; continue it with "
+                                              f"bloge runs resume {run_id}"):
+        await made.arun("again", thread_id=run.thread_id)
+
+
+async def test_a_decided_run_not_yet_continued_is_one_a_server_continues(store: Store) -> None:
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                         ("transfer", {"amount": 900}, "b")), "done")
+    run_id = pause.run_id or ""
+    await decide_call(store, run_id, "a", approve=True)
+    assert await stalled_runs(store, settled=0.0) == []  # "b" still waits
+    await decide_call(store, run_id, "b", approve=False)
+    assert await stalled_runs(store, settled=0.0) == [(run_id, None)]
+    assert await stalled_runs(store, settled=3600.0) == []  # left to its answer's continuation
 
 
 async def test_an_approved_call_whose_arguments_changed_since_is_not_run(store: Store) -> None:

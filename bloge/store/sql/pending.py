@@ -156,18 +156,23 @@ def waiting_counts() -> Script[dict[str, tuple[int, float]]]:
     return {str(kind): (int(count), float(oldest)) for kind, count, oldest in result.rows}
 
 
-def expired_rounds(now: float, limit: int) -> Script[list[tuple[str, str | None]]]:
+def stalled_rounds(now: float, settled: float,
+                   limit: int) -> Script[list[tuple[str, str | None]]]:
     """(run id, owner) of paused runs none of whose calls waits any more (each one decided,
-    answered or expired), one of them expired; oldest first."""
+    answered or expired) that nothing else continues: one of their calls expired, or the
+    last was answered at or before ``settled``; oldest first."""
     live = ("SELECT 1 FROM bloge_pending_calls w WHERE w.run_id = r.id AND w.turn = r.turns "
             "AND w.state = 'waiting'")
+    answered = ("SELECT 1 FROM bloge_pending_calls a WHERE a.run_id = r.id "
+                "AND a.turn = r.turns AND a.state <> 'waiting'")
     result = yield Query(
         f"SELECT r.id, r.owner FROM bloge_runs r WHERE r.status IN (?, ?) "
-        f"AND EXISTS ({live} AND w.expires_at <= ?) "
+        f"AND (EXISTS ({live} AND w.expires_at <= ?) OR (EXISTS ({answered}) "
+        f"AND NOT EXISTS ({answered} AND a.decided_at > ?))) "
         f"AND NOT EXISTS ({live} AND (w.expires_at IS NULL OR w.expires_at > ?)) "
         "ORDER BY r.updated_at LIMIT ?",
-        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value, now, now,
-         limit))
+        (RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value, now,
+         settled, now, limit))
     return [(str(run_id), owner) for run_id, owner in result.rows]
 
 
@@ -270,7 +275,10 @@ def decide(*, run_id: str, call_id: str, approve: bool, reason: str | None,
                 "decided_at = ? WHERE run_id = ? AND turn = ? AND call_id = ?",
                 ("approved" if approve else "denied", reason, principal, now, run_id, turn,
                  call_id))
-    return call, (yield from _still_waiting(run_id, turn, now))
+    remaining = yield from _still_waiting(run_id, turn, now)
+    if remaining:
+        yield from _results_only(run_id, now)
+    return call, remaining
 
 
 def post_results(*, run_id: str, results: Sequence[tuple[str, str, bool]],
@@ -302,6 +310,21 @@ def post_results(*, run_id: str, results: Sequence[tuple[str, str, bool]],
                     "WHERE run_id = ? AND turn = ? AND call_id = ?",
                     (content, int(text), now, run_id, turn, call_id))
     return calls, (yield from _still_waiting(run_id, turn, now))
+
+
+def _results_only(run_id: str, now: float) -> Script[None]:
+    """The run ``run_id`` that waited for decisions, once none waits in its round (nor in
+    its paused sub-agents' rounds) and only external calls' results do, is
+    ``awaiting_tool_results``: what its client's results alone now continue."""
+    yield Query(
+        "UPDATE bloge_runs SET status = ? WHERE id = ? AND status = ? AND NOT EXISTS ("
+        "SELECT 1 FROM bloge_pending_calls p JOIN bloge_runs c ON c.id = p.run_id "
+        f"WHERE p.run_id IN ({TREE}) AND p.turn = c.turns AND c.status IN (?, ?) "
+        "AND p.kind = 'approval' AND p.state = 'waiting' "
+        "AND (p.expires_at IS NULL OR p.expires_at > ?))",
+        (RunStatus.AWAITING_TOOL_RESULTS.value, run_id, RunStatus.AWAITING_APPROVAL.value,
+         run_id, RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value,
+         now))
 
 
 def _still_waiting(run_id: str, turn: int, now: float) -> Script[int]:

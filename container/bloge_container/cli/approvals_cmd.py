@@ -36,8 +36,8 @@ RunArgument = Annotated[str, typer.Argument(help="The run's id (or the start of 
 CallArgument = Annotated[str, typer.Argument(help="The waiting call's id.", show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 NoContinue = Annotated[bool, typer.Option(
-    "--no-continue", help="Leave the run paused after the last decision (a server or "
-    "`bloge runs resume` continues it).")]
+    "--no-continue", help="Leave the run paused after the last decision: a `bloge serve` "
+    "on the same store continues it within a minute, or `bloge runs resume RUN` does.")]
 
 
 @approvals.command("list")
@@ -131,6 +131,9 @@ def _decide(run_id: str, call_id: str, *, approve: bool, reason: str | None,
             verb = "approved" if approve else "denied"
             left = (f"; {decision.remaining} call(s) of the run still wait"
                     if decision.remaining else "")
+            if not decision.remaining and no_continue:
+                left = (f"; a bloge serve continues run {to_continue} within a minute, or "
+                        f"bloge runs resume {to_continue}")
             out.print(f"{verb} {call_id} of run {decision.call.run_id}{left}", markup=False)
         if decision.remaining == 0 and not no_continue:
             _continue(to_continue, as_json=as_json, config=config, profile=profile)
