@@ -119,6 +119,18 @@ def parse_json(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=_not_json)
 
 
+def finite_json(value: Any) -> Any:
+    """``value`` with NaN and the infinities as ``None`` at any depth, as orjson writes them
+    (for what orjson refuses and the standard library writes instead)."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(item) for item in value]
+    return value
+
+
 def _not_json(constant: str) -> NoReturn:
     raise ValueError(f"{constant} is not a JSON number")
 
