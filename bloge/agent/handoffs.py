@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bloge.agent.named_agents import Where, unknown_agent
+from bloge.core.codec import parse_json
 from bloge.core.errors import DslError
 from bloge.llm.types import HANDOFF_TOOL_PREFIX, ToolDefinition
 
@@ -122,7 +123,7 @@ def reason_of(arguments: str) -> str:
     """The ``reason`` argument of a handoff call, or ``""`` (arguments are the model's: any
     text may come)."""
     try:
-        parsed = json.loads(arguments or "{}")
+        parsed = parse_json(arguments or "{}")
     except ValueError:
         return ""
     reason = parsed.get("reason") if isinstance(parsed, dict) else None

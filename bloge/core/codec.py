@@ -1,9 +1,14 @@
 """``JsonCodec``: how tool arguments are decoded and tool results encoded for the model.
 
 A tool may return anything, so the loop and checkpoints encode with
-:meth:`JsonCodec.encode_lenient`, which never raises: a part with no JSON form becomes
+:meth:`JsonCodec.encode_lenient`, which never raises: a part with no JSON form (NaN and the
+infinities included) becomes
 ``{"$unserializable": "<type name>", "str": "<its str(), at most 200 characters>"}`` in
 place, so that the model, ``to_json()`` and ``--json`` output still get everything else.
+
+What a model or a client wrote is read with :func:`parse_json`, which holds to JSON
+(RFC 8259): Python's parser would also read ``NaN``, ``Infinity`` and ``-Infinity`` as
+floats, and such a value would then pass an approval rule's comparison or a ``float`` field.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import math
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
 
 #: The key that marks a value with no JSON form in :meth:`JsonCodec.encode_lenient`'s output.
 UNSERIALIZABLE = "$unserializable"
@@ -31,16 +37,16 @@ class JsonCodec:
     Subclass it (override :meth:`to_jsonable`, say) to change the wire form.
     """
 
-    __slots__ = ("_decoder", "_encoder")
+    __slots__ = ("_encoder",)
 
     def __init__(self) -> None:
         self._encoder = json.JSONEncoder(
-            ensure_ascii=False, separators=(",", ":"), default=self.to_jsonable
+            ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=self.to_jsonable
         )
-        self._decoder = json.JSONDecoder()
 
     def encode(self, value: Any) -> str:
-        """``value`` as JSON text; raises ``TypeError`` for values with no JSON form."""
+        """``value`` as JSON text; raises ``TypeError`` for values with no JSON form, and
+        ``ValueError`` for NaN and the infinities."""
         return self._encoder.encode(value)
 
     def encode_lenient(self, value: Any) -> str:
@@ -54,10 +60,8 @@ class JsonCodec:
             return self._encoder.encode(self._plain(value, set(), 0))
 
     def decode(self, text: str | bytes) -> Any:
-        """Parse JSON text; raises ``ValueError`` (``json.JSONDecodeError``) when invalid."""
-        if isinstance(text, str):  # every tool call's arguments: one call less than json.loads
-            return self._decoder.decode(text)
-        return json.loads(text)
+        """Parse JSON text with :func:`parse_json`; raises ``ValueError`` when invalid."""
+        return parse_json(text)
 
     def to_jsonable(self, value: Any) -> Any:
         """The JSON-compatible form of one value the standard encoder does not know."""
@@ -85,6 +89,8 @@ class JsonCodec:
 
     def _plain(self, value: Any, ancestors: set[int], depth: int) -> Any:
         """``value`` made of JSON types only, with markers where that is impossible."""
+        if isinstance(value, float) and not math.isfinite(value):
+            return unserializable(value)
         if value is None or isinstance(value, str | int | float):
             return value
         if depth >= MAX_DEPTH or id(value) in ancestors:
@@ -105,7 +111,37 @@ class JsonCodec:
             ancestors.discard(id(value))
 
 
+def parse_json(text: str | bytes) -> Any:
+    """Parse JSON text (RFC 8259); raises ``ValueError`` when invalid, ``NaN``,
+    ``Infinity`` and ``-Infinity`` included (they are not JSON)."""
+    if isinstance(text, str):  # every tool call's arguments: one call less than json.loads
+        return _STRICT_DECODER.decode(text)
+    return json.loads(text, parse_constant=_not_json)
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with NaN and the infinities as ``None`` at any depth, as orjson writes them
+    (for what orjson refuses and the standard library writes instead)."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(item) for item in value]
+    return value
+
+
+def _not_json(constant: str) -> NoReturn:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+# One prebuilt decoder: json.loads with options builds a new one per call.
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_not_json)
+
+
 def _key(key: Any) -> str | int | float | bool | None:
+    if isinstance(key, float) and not math.isfinite(key):
+        return str(key)
     return key if key is None or isinstance(key, str | int | float) else str(key)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import re
 import sys
@@ -21,6 +20,8 @@ from typing import Any, Protocol, TextIO
 import orjson
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
+
+from bloge.core.codec import finite_json
 
 
 class Sink(Protocol):
@@ -71,7 +72,7 @@ def _encode(value: Any) -> bytes:
     try:
         return orjson.dumps(value, default=repr, option=orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError:
-        return _encode_exactly(_finite(value)).encode("utf-8", "backslashreplace")
+        return _encode_exactly(finite_json(value)).encode("utf-8", "backslashreplace")
 
 
 # One prebuilt encoder: json.dumps with options builds a new one per call.
@@ -86,17 +87,6 @@ def _escape(match: re.Match[str]) -> str:
         return f"\\u{code:04x}"
     code -= 0x10000  # a UTF-16 surrogate pair, as JSON writes characters beyond the BMP
     return f"\\u{0xD800 | code >> 10:04x}\\u{0xDC00 | code & 0x3FF:04x}"
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with NaN and infinities as ``None`` at any depth, as orjson writes them."""
-    if type(value) is float:
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(item) for item in value]
-    return value
 
 
 def console_renderer(*, colors: bool) -> Processor:

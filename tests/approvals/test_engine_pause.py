@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from bloge import AgentBuilder, LlmChatOperator, OperatorRegistry
 from bloge.agent import AgentInput, Decision, RunPaused
-from bloge.agent.runtime import AgentEngine, RunStart, call_hash
+from bloge.agent.runtime import AgentEngine, RunStart, call_hash, posted_result
 from bloge.core.errors import BlogeUsageError
-from bloge.llm import ScriptedProvider, ToolDefinition
+from bloge.llm import LlmResponse, ScriptedProvider, ToolCall, ToolDefinition
 from tests.runtime.helpers import calls
 
 ran: list[dict[str, Any]] = []
@@ -151,6 +152,25 @@ async def test_a_run_s_own_tool_may_not_take_the_name_of_an_agent_s_operator_too
     engine = engine_with(ScriptedProvider("ok"))
     with pytest.raises(BlogeUsageError, match="'look' has the name of another tool"):
         await engine.run(RunStart(_input("go"), tools=[ToolDefinition("look")]), None)
+
+
+@pytest.mark.parametrize("amount", ["NaN", "Infinity", "-Infinity"])
+async def test_arguments_holding_a_number_json_lacks_are_refused_without_waiting_or_running(
+        amount: str) -> None:
+    provider = ScriptedProvider(
+        LlmResponse(finish_reason="tool_calls",
+                    tool_calls=(ToolCall("a", "pay", f'{{"amount": {amount}}}'),)),
+        "done")
+    output = await engine_with(provider).run(_start("pay"), None)
+    assert ran == []
+    [result] = [m for m in output.messages if m.role == "tool"]
+    assert result.is_error
+    assert f"the arguments are not valid JSON ({amount} is not a JSON number)" in result.content
+
+
+def test_a_posted_result_json_has_no_form_for_is_recorded_as_json_with_a_marker() -> None:
+    content = posted_result({"rate": float("nan")}).content
+    assert json.loads(content) == {"rate": {"$unserializable": "float", "str": "nan"}}
 
 
 def test_the_hash_binds_tool_arguments_and_call() -> None:

@@ -90,6 +90,19 @@ def test_the_codec_refuses_values_without_a_json_form() -> None:
         JsonCodec().encode(object())
 
 
+@pytest.mark.parametrize("text", ['{"a": NaN}', "[Infinity]", b'{"a": -Infinity}'])
+def test_the_codec_reads_only_json_nan_and_infinities_are_not(text: str | bytes) -> None:
+    with pytest.raises(ValueError, match="is not a JSON number"):
+        JsonCodec().decode(text)
+
+
+def test_the_codec_refuses_to_write_nan_and_lenient_encoding_marks_it() -> None:
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        JsonCodec().encode(float("nan"))
+    assert json.loads(JsonCodec().encode_lenient({"x": [1.5, float("-inf")]})) == {
+        "x": [1.5, {"$unserializable": "float", "str": "-inf"}]}
+
+
 class _Handle:
     def __str__(self) -> str:
         return "handle #7"

@@ -163,6 +163,12 @@ def test_type_errors_name_the_expression_and_position(text: str, message: str) -
     assert caught.value.source == f"  {text}"
 
 
+@pytest.mark.parametrize("text", ["amount > 100", "amount <= 100", "100 < amount"])
+def test_a_comparison_with_nan_cannot_decide_and_says_so(text: str) -> None:
+    with pytest.raises(ExpressionError, match=r"cannot compare NaN \(not a number\)"):
+        evaluate(text, amount=float("nan"))
+
+
 def test_errors_point_at_the_failing_part() -> None:
     with pytest.raises(ExpressionError) as caught:
         Expression.compile("ok == 1 && count > 'x'").evaluate({"ok": 1, "count": 3})

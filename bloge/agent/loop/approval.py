@@ -89,7 +89,7 @@ def posted_result(value: Any) -> RecordedResult:
 
     if isinstance(value, str):
         return RecordedResult(success=True, content=value, text_result=True)
-    return RecordedResult(success=True, content=DEFAULT_CODEC.encode(value),
+    return RecordedResult(success=True, content=DEFAULT_CODEC.encode_lenient(value),
                           text_result=False)
 
 

@@ -7,8 +7,9 @@ every field parsed so far.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from bloge.core.codec import parse_json
 
 
 def partial_value(text: str) -> Any:
@@ -19,7 +20,7 @@ def partial_value(text: str) -> Any:
         stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
     for candidate in _closings(stripped):
         try:
-            return json.loads(candidate)
+            return parse_json(candidate)
         except ValueError:
             continue
     return None

@@ -10,7 +10,6 @@ and returns the validated value, or the located problems.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 
 from bloge.agent.output import validation
 from bloge.agent.output.problems import OutputProblem, quoted
+from bloge.core.codec import parse_json
 from bloge.core.errors import BlogeUsageError
 from bloge.llm.structured import OutputMode, OutputRequest
 
@@ -94,7 +94,7 @@ class OutputSchema:
         JSON value), else ``(None, problems)``. A fenced JSON block (```json … ```) is read
         as the JSON inside it."""
         try:
-            value = json.loads(unfenced(text))
+            value = parse_json(unfenced(text))
         except ValueError as exc:
             return None, [OutputProblem("$", "a JSON value", f"text that is not JSON ({exc})")]
         return self.validate(value)

@@ -8,6 +8,7 @@ the expression and the failing node's ``file:line:column``.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -283,11 +284,17 @@ def _modulo(a: Any, b: Any) -> Any:
 
 
 def _ordered(a: Any, b: Any) -> bool:
+    # NaN is neither less, equal nor greater than anything: a comparison with it cannot
+    # decide, and says so rather than answer false (an approval rule then fails closed).
     return (
-        (is_number(a) and is_number(b))
+        (is_number(a) and is_number(b) and not (_is_nan(a) or _is_nan(b)))
         or (isinstance(a, str) and isinstance(b, str))
         or (isinstance(a, dt.timedelta) and isinstance(b, dt.timedelta))
     )
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _contains(a: Any, b: Any) -> Any:
@@ -321,6 +328,8 @@ def _type_error_text(op: str, a: Any, b: Any) -> str:
         return "division by zero"
     if op == "in":
         return f"cannot look for a {type_name(a)} in a {type_name(b)}"
+    if op in ("<", "<=", ">", ">=") and (_is_nan(a) or _is_nan(b)):
+        return f"cannot compare NaN (not a number) using {op!r}"
     if op in ("<", "<=", ">", ">="):
         return f"cannot compare a {type_name(a)} with a {type_name(b)} using {op!r}"
     return f"cannot apply {op!r} to a {type_name(a)} and a {type_name(b)}"

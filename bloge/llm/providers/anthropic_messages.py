@@ -20,11 +20,11 @@ any of these, so :func:`wire_messages` repairs rather than trusting:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bloge.core.codec import parse_json
 from bloge.llm.messages import ImagePart, LlmMessage, TextPart
 
 Block = dict[str, Any]
@@ -99,7 +99,7 @@ def _input(arguments: str) -> Any:
     # The API wants an object. Arguments the model botched cannot be repaired here; the loop
     # has already told the model so in the tool result, so an empty object is enough.
     try:
-        parsed = json.loads(arguments) if arguments else {}
+        parsed = parse_json(arguments) if arguments else {}
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}

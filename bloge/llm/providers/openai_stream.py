@@ -175,6 +175,8 @@ def _is_complete_json(fragments: list[str]) -> bool:
     if not fragments:
         return False
     try:
+        # Python's reading, NaN included: this only tells where one call's text ends, and
+        # the loop refuses arguments that are not JSON (RFC 8259) when it parses them.
         json.loads("".join(fragments))
     except ValueError:
         return False

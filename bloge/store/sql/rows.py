@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from bloge.agent import AgentUsage
+from bloge.core.codec import finite_json
 from bloge.llm import LlmMessage
 from bloge.store.records import (
     Run,
@@ -35,11 +38,26 @@ TOOL_CALL_COLUMNS = ("run_id, turn, call_id, message_seq, name, arguments, statu
 
 
 def dumps(value: Any) -> str:
-    return orjson.dumps(value).decode("utf-8")
+    """``value`` as compact JSON text, NaN and the infinities as ``null``; an integer beyond
+    64 bits, which orjson refuses, is written exactly by the standard library."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return _encode_exactly(finite_json(value))
 
 
 def loads(text: str | None) -> Any:
-    return None if text is None else orjson.loads(text)
+    """What :func:`dumps` wrote, integers beyond 64 bits exact."""
+    if text is None:
+        return None
+    # orjson reads an integer beyond 64 bits as a float: text holding 20 digits in a row (such
+    # an integer, or digits in a string) is read by the standard library, which keeps it exact.
+    return json.loads(text) if _LONG_DIGITS.search(text) else orjson.loads(text)
+
+
+# One prebuilt encoder: json.dumps with options builds a new one per call.
+_encode_exactly = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_LONG_DIGITS = re.compile(r"[0-9]{20}")
 
 
 def usage_of(data: Mapping[str, Any] | None) -> AgentUsage:

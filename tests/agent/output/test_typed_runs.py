@@ -111,6 +111,25 @@ def test_a_run_resumed_after_its_repairs_ran_out_is_sent_the_problems_again() ->
     assert sent[-1].content.startswith("Your answer does not match the required output schema")
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_an_answer_holding_a_number_json_lacks_is_not_json_and_goes_back(number: str) -> None:
+    schema = AgentDslCompiler().compile(
+        'agent a {\n  model = "m"\n  output { f: float }\n}').output
+    assert schema is not None
+    value, problems = schema.parse(f'{{"f": {number}}}')
+    assert value is None
+    assert [str(p) for p in problems] == [
+        f"$: expected a JSON value, got text that is not JSON ({number} is not a JSON number)"]
+
+
+def test_a_streamed_partial_leaves_out_a_number_json_lacks() -> None:
+    agent = Agent(ScriptedProvider('{"title": "Jam", "priority": NaN}',
+                                   '{"title": "Jam", "priority": 2}'),
+                  model="m", output_type=Ticket)
+    chunks = list(agent.stream("file it"))
+    assert all(c.value.get("priority") in (None, 2) for c in chunks if isinstance(c, Partial))
+
+
 def test_a_dsl_agent_checks_literal_unions() -> None:
     schema = AgentDslCompiler().compile(TYPED).output
     assert schema is not None

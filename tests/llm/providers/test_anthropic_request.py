@@ -169,9 +169,10 @@ def test_a_final_assistant_prefill_loses_its_trailing_whitespace() -> None:
     assert wire[-1] == {"role": "assistant", "content": "The colour is"}
 
 
-def test_arguments_that_are_not_a_json_object_become_an_empty_input() -> None:
+@pytest.mark.parametrize("arguments", ["{broken", '{"amount": NaN}', '{"n": -Infinity}'])
+def test_arguments_that_are_not_a_json_object_become_an_empty_input(arguments: str) -> None:
     wire = messages_of(LlmMessage.user("Hi"),
-                       LlmMessage.assistant("", [ToolCall("toolu_1", "a", "{broken")]),
+                       LlmMessage.assistant("", [ToolCall("toolu_1", "a", arguments)]),
                        LlmMessage.tool("toolu_1", "invalid arguments", is_error=True))
     assert wire[1]["content"][0]["input"] == {}
 
