@@ -160,3 +160,54 @@ def test_a_usd_limit_on_a_model_without_a_price_is_refused_and_the_run_waits_on(
     resumed = bloge("runs", "resume", run_id, "--budget", "tokens=100000", cwd=app)
     assert resumed.returncode == 0, resumed.stderr
     assert "KB-RESET-001" in resumed.stdout
+
+
+NO_STORE = {"BLOGE_STORE__ENABLED": "false"}
+
+
+def test_a_run_that_pauses_with_the_store_off_says_it_cannot_be_decided(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, cwd=guarded, env=NO_STORE)
+    assert run.returncode == 2
+    assert "searchKnowledgeBase (" in run.stderr
+    assert "a paused run waits in the run store, and bloge.store.enabled is false" in run.stderr
+    assert "bloge approvals" not in run.stderr
+
+
+def test_a_run_that_pauses_with_the_store_off_is_a_json_error(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--json", cwd=guarded, env=NO_STORE)
+    assert run.returncode == 2
+    document = json.loads(run.stdout)
+    assert document["error"]["type"] == "RunPaused"
+    assert "bloge.store.enabled is false" in document["error"]["message"]
+    assert document["run_id"] is None
+
+
+def test_wait_with_the_store_off_is_refused_before_the_run(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--wait", cwd=guarded, env=NO_STORE)
+    assert run.returncode == 2
+    assert ("error: --wait waits for the decisions in the run store, and bloge.store.enabled "
+            "is false") in run.stderr
+
+
+def test_stream_json_ends_a_paused_run_with_one_paused_line(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--stream", "--json", "--thread", "new",
+                cwd=guarded)
+    assert run.returncode == 3, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert all("type" in line for line in lines)
+    paused = lines[-1]
+    assert paused["type"] == "paused"
+    assert paused["status"] == "awaiting_approval"
+    assert paused["thread_id"]
+    assert [call["tool"] for call in paused["pending"]] == ["searchKnowledgeBase"]
+    assert paused["pending"][0]["run_id"] == paused["run_id"]
+
+
+def test_a_paused_run_on_a_new_thread_prints_the_thread(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--thread", "new", cwd=guarded)
+    assert run.returncode == 3, run.stderr
+    found = re.search(r"run (\w+) on thread (\w+)", run.stderr)
+    assert found is not None, run.stderr
+    shown = json.loads(bloge("runs", "show", found[1], "--json", cwd=guarded).stdout)
+    assert shown["thread_id"] == found[2]
+

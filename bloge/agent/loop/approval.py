@@ -251,7 +251,7 @@ async def run_round(dispatcher: ToolRound, turn: int, plan: RoundPlan,
 
 def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: RoundPlan | None,
                outcomes: Sequence[ToolOutcome], pending: PendingRound | None,
-               checkpoint: AgentCheckpoint) -> RunPaused:
+               checkpoint: AgentCheckpoint, *, thread_id: str | None = None) -> RunPaused:
     """The :class:`RunPaused` of a round whose calls wait (``plan``'s, or calls whose
     sub-agent run paused: their outcomes wait on it): the calls that ran (now, or before a
     resume) are in its round's results; a call waiting on a sub-agent has none, so that a
@@ -270,4 +270,4 @@ def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: Round
     status = AWAITING_APPROVAL if any(call.kind == "approval" for call in waiting) \
         else AWAITING_TOOL_RESULTS
     return RunPaused(run_id=run_id, status=status, pending=waiting, checkpoint=checkpoint,
-                     tool_round=tool_round, children=children)
+                     tool_round=tool_round, children=children, thread_id=thread_id)

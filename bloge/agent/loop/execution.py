@@ -466,10 +466,13 @@ class Execution:
         checkpoint = AgentCheckpoint(tuple(self._memory.messages()), turn - 1,
                                      dict(self.tool_results), self._engine.definition.id,
                                      self.usage)
-        run_id = None if self._observer is None else self._observer.run_id
+        observer = self._observer
         from bloge.agent.loop.approval import paused_run  # noqa: PLC0415 -- loaded when a call may wait
 
-        return paused_run(run_id, turn, response, plan, outcomes, pending, checkpoint)
+        if observer is None:
+            return paused_run(None, turn, response, plan, outcomes, pending, checkpoint)
+        return paused_run(observer.run_id, turn, response, plan, outcomes, pending, checkpoint,
+                          thread_id=observer.thread_id)
 
     async def _typed_step(self, turn: int, max_turns: int, response: LlmResponse,
                           started: float) -> steps.Step:
