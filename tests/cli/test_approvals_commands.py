@@ -211,3 +211,19 @@ def test_a_paused_run_on_a_new_thread_prints_the_thread(guarded: Path) -> None:
     shown = json.loads(bloge("runs", "show", found[1], "--json", cwd=guarded).stdout)
     assert shown["thread_id"] == found[2]
 
+
+def test_runs_resume_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
+    run_id, _ = paused_run(guarded)
+    waiting = subprocess.Popen([str(BLOGE), "runs", "resume", run_id, "--wait"],
+                               cwd=guarded, env=environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    said = said_until(waiting, lambda said: bool(said) and "bloge approvals approve" in said[-1],
+                      "the command that approves its call", stream="stderr")
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", said[-1])
+    assert found is not None
+    decided = bloge("approvals", "approve", found[1], found[2], "--no-continue", cwd=guarded)
+    assert decided.returncode == 0, decided.stderr
+    out, _ = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0
+    assert "KB-RESET-001" in out
+
