@@ -227,3 +227,11 @@ def test_runs_resume_wait_waits_for_the_decision_and_continues(guarded: Path) ->
     assert waiting.returncode == 0
     assert "KB-RESET-001" in out
 
+
+def test_a_denial_with_a_blank_reason_is_refused(guarded: Path) -> None:
+    run_id, call_id = paused_run(guarded)
+    denied = bloge("approvals", "deny", run_id, call_id, "--reason", " ", cwd=guarded)
+    assert denied.returncode == 2
+    assert "error: --reason needs a reason" in denied.stderr
+    shown = bloge("runs", "show", run_id, cwd=guarded).stdout
+    assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown
