@@ -109,6 +109,10 @@ def test_bloge_run_json_prints_the_waiting_calls_as_json(guarded: Path) -> None:
     paused = json.loads(run.stdout)
     assert paused["status"] == "awaiting_approval"
     assert [call["tool"] for call in paused["pending"]] == ["searchKnowledgeBase"]
+    (listed,) = json.loads(bloge("approvals", "list", "--json", cwd=guarded).stdout)
+    (call,) = paused["pending"]
+    assert (call["run_id"], call["expires_at"]) == (listed["run_id"], listed["expires_at"])
+    assert call["expires_at"] is not None
 
 
 TEAM = GUARDED + """
