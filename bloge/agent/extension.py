@@ -475,15 +475,19 @@ class _AgentBlock:
                               parameters=parameters, approval=approval)
         else:
             self._operator_tool(block, description=description, bindings=bindings,
-                                timeout=timeout, parameters=parameters, approval=approval)
+                                timeout=timeout, parameters=parameters, approval=approval,
+                                settings=seen)
 
     def _operator_tool(self, block: s.Block, *, description: str,
                        bindings: dict[str, Expression] | None, timeout: float | None,
-                       parameters: dict[str, Any] | None, approval: bool | Expression) -> None:
-        """A tool an operator runs (or, ``: external``, none does: its results are posted)."""
+                       parameters: dict[str, Any] | None, approval: bool | Expression,
+                       settings: Mapping[str, s.Span]) -> None:
+        """A tool an operator runs (or, ``: external``, none does: its results are posted);
+        ``settings``: where its body set each key."""
         assert block.name is not None
         assert block.ref is not None
         if block.ref == "external":
+            self._external_settings(block.name, settings)
             self.tools.append(AgentToolRef.external_tool(block.name, description=description,
                                                          parameters=parameters))
             return
@@ -496,6 +500,13 @@ class _AgentBlock:
         self.tools.append(build_tool(block.name, block.ref, description=description,
                                      bindings=bindings, registry=registry, timeout=timeout,
                                      parameters=parameters, requires_approval=approval))
+
+    def _external_settings(self, name: str, seen: Mapping[str, s.Span]) -> None:
+        """Errors for the settings of an external tool no operator would read."""
+        for key, why in _EXTERNAL_IGNORES.items():
+            if key in seen:
+                self._error(f"tool {name!r} is external, so {key} does not apply: {why}",
+                            seen[key])
 
     def _agent_tool(self, block: s.Block, *, description: str, timeout: float | None,
                     bindings: dict[str, Expression] | None, approval: bool | Expression,
@@ -713,3 +724,10 @@ _INVALID: Any = object()
 #: The words of a tool's body by what runs it, when not an operator.
 _TOOL_BODY_WORDS = {"agent": AGENT_TOOL_BODY_WORDS,
                     **dict.fromkeys(REMOTE_PROTOCOLS, REMOTE_TOOL_BODY_WORDS)}
+#: The settings of an operator's tool an external tool has no use for, and why.
+_EXTERNAL_IGNORES = {
+    "requires_approval": "its call always waits, for its result posted from outside",
+    "input": "no operator takes an input; whoever answers the call gets the model's "
+             "arguments (declare them with parameters { … })",
+    "timeout": "its call waits for its result until bloge.approvals.tool-results-expiry",
+}

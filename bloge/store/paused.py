@@ -58,6 +58,20 @@ def stamped(store: Store, call: PendingCall) -> PendingCall:
     return replace(call, expires_at=call.requested_at + expiry)
 
 
+async def as_stored(store: Store, run_id: str, paused: RunPaused) -> tuple[PendingCall, ...]:
+    """The calls run ``run_id`` paused on (``paused``'s) with the times their rows keep: when
+    each was first asked and when it expires. A sub-agent's call is as its own run's
+    pause left it."""
+    rows = await store.run_script(pending.pending_calls(run_id, paused.tool_round.turn))
+    kept = {row.call_id: row for row in rows}
+    calls: list[PendingCall] = []
+    for call in paused.pending:
+        row = kept.get(call.call_id) if call.run_id is None else None
+        calls.append(call if row is None else replace(
+            call, requested_at=row.requested_at, expires_at=row.expires_at))
+    return tuple(calls)
+
+
 def expired_kind(kind: str) -> str:
     """The event a waiting call of ``kind`` that expired writes."""
     return "approval_expired" if kind == "approval" else "tool_results_expired"

@@ -28,6 +28,7 @@ from bloge.agent.runtime import (
     RecordedResult,
     RunEffects,
     RunObserver,
+    RunPaused,
     RunStart,
     check_priced,
     run_store_of,
@@ -42,7 +43,7 @@ from bloge.store import ops, traced
 from bloge.store.budgets import StoreCounters
 from bloge.store.errors import StoreNotFoundError
 from bloge.store.owner import this_worker
-from bloge.store.paused import resumed_round, tool_json, tool_of
+from bloge.store.paused import as_stored, resumed_round, tool_json, tool_of
 from bloge.store.recorder import Recorder
 from bloge.store.records import Run, RunStatus, StoredMessage, ToolCallRecord
 from bloge.store.sql import pending as pending_sql
@@ -367,6 +368,11 @@ async def _run(engine: AgentEngine, recorder: Recorder, ctx: OperatorContext,
                                     effects=effects, counters=counters)
     except AgentRunError as error:
         _name_run(error, recorder)
+        raise
+    except RunPaused as paused:
+        # Its calls as the store keeps them: the engine knows no expiry, nor, in a round
+        # that pauses again, when each was first asked.
+        paused.pending = await as_stored(recorder.store, recorder.run_id, paused)
         raise
     except asyncio.CancelledError as cancelled:
         if isinstance(cancelled.__cause__, AgentRunError):

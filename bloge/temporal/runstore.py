@@ -418,7 +418,8 @@ class TemporalRunStore:
                              else "awaiting_approval"), pending=calls,
                          checkpoint=AgentCheckpoint((), stored.turns, {}, stored.agent_id,
                                                     stored.usage),
-                         tool_round=PendingRound(stored.turns, response, {}))
+                         tool_round=PendingRound(stored.turns, response, {}),
+                         thread_id=stored.thread_id)
 
     async def _relay(self, run_id: str, sink: ChunkSink | None, ended: asyncio.Event, *,
                      after: int = 0) -> bool:

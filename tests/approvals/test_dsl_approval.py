@@ -52,3 +52,16 @@ def test_an_unknown_variable_in_the_rule_is_a_located_error(tmp_path: Any) -> No
     path.write_text('agent a {\n  model = "m"\n  tool pay : pay { requires_approval = amount > 1 }\n}\n')
     with pytest.raises(DslError, match=r"bad.bloge:3:.*unknown variable 'amount'"):
         Agent.from_dsl(path, llm=ScriptedProvider("hi"), tools=[pay])
+
+
+@pytest.mark.parametrize(("setting", "line"), [("requires_approval = true", "requires_approval"),
+                                               ("input { q = tool_args.q }", "input"),
+                                               ("timeout = 5", "timeout")])
+def test_an_operator_s_setting_on_an_external_tool_is_a_located_error(
+        tmp_path: Any, setting: str, line: str) -> None:
+    path = tmp_path / "ext.bloge"
+    path.write_text(f'agent a {{\n  model = "m"\n  tool ext : external {{\n    {setting}\n'
+                    "  }\n}\n")
+    with pytest.raises(DslError, match=rf"ext.bloge:4:5: tool 'ext' is external, so {line} "
+                                       "does not apply: "):
+        Agent.from_dsl(path, llm=ScriptedProvider("hi"))

@@ -173,6 +173,40 @@ def test_a_posted_result_json_has_no_form_for_is_recorded_as_json_with_a_marker(
     assert json.loads(content) == {"rate": {"$unserializable": "float", "str": "nan"}}
 
 
+async def test_a_paused_run_resumed_from_its_checkpoint_alone_pauses_again() -> None:
+    # Resumed without its round (agent.resume(paused.checkpoint)), the waiting call waits
+    # again: the model is never sent a tool call that no tool message answers.
+    provider = ScriptedProvider(calls(("pay", {"amount": 500}, "a")), "done")
+    engine = engine_with(provider)
+    with pytest.raises(RunPaused) as first:
+        await engine.run(_start("pay"), None)
+    with pytest.raises(RunPaused) as again:
+        await engine.run(RunStart(checkpoint=first.value.checkpoint), None)
+    assert again.value.pending[0].call_id == "a"
+    assert again.value.pending[0].hash == first.value.pending[0].hash
+    assert len(provider.requests) == 1
+    assert ran == []
+
+
+async def test_a_call_that_ran_before_the_pause_is_not_sent_again_from_the_checkpoint() -> None:
+    provider = ScriptedProvider(calls(("pay", {"amount": 500}, "a"), ("look", {"q": "x"}, "b")))
+    engine = engine_with(provider)
+    with pytest.raises(RunPaused) as first:
+        await engine.run(_start("pay"), None)
+    with pytest.raises(RunPaused) as again:
+        await engine.run(RunStart(checkpoint=first.value.checkpoint), None)
+    assert ran == [{"q": "x"}]
+    assert "outcome of tool 'look' is unknown" in again.value.tool_round.results["b"].content
+
+
+async def test_a_checkpoint_that_stops_in_a_waiting_round_takes_no_new_input() -> None:
+    engine = engine_with(ScriptedProvider(calls(("pay", {"amount": 500}, "a"))))
+    with pytest.raises(RunPaused) as paused:
+        await engine.run(_start("pay"), None)
+    with pytest.raises(BlogeUsageError, match="stops in a tool round"):
+        await engine.run(RunStart(_input("and?"), checkpoint=paused.value.checkpoint), None)
+
+
 def test_the_hash_binds_tool_arguments_and_call() -> None:
     assert call_hash("pay", '{"b": 1, "a": 2}', "x") == call_hash("pay", '{"a":2,"b":1}', "x")
     assert call_hash("pay", '{"a": 2}', "x") != call_hash("pay", '{"a": 3}', "x")

@@ -121,6 +121,10 @@ def test_bloge_run_json_prints_the_waiting_calls_as_json(guarded: Path) -> None:
     paused = json.loads(run.stdout)
     assert paused["status"] == "awaiting_approval"
     assert [call["tool"] for call in paused["pending"]] == ["searchKnowledgeBase"]
+    (listed,) = json.loads(bloge("approvals", "list", "--json", cwd=guarded).stdout)
+    (call,) = paused["pending"]
+    assert (call["run_id"], call["expires_at"]) == (listed["run_id"], listed["expires_at"])
+    assert call["expires_at"] is not None
 
 
 TEAM = GUARDED + """
@@ -172,3 +176,78 @@ def test_a_usd_limit_on_a_model_without_a_price_is_refused_and_the_run_waits_on(
     resumed = bloge("runs", "resume", run_id, "--budget", "tokens=100000", cwd=app)
     assert resumed.returncode == 0, resumed.stderr
     assert "KB-RESET-001" in resumed.stdout
+
+
+NO_STORE = {"BLOGE_STORE__ENABLED": "false"}
+
+
+def test_a_run_that_pauses_with_the_store_off_says_it_cannot_be_decided(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, cwd=guarded, env=NO_STORE)
+    assert run.returncode == 2
+    assert "searchKnowledgeBase (" in run.stderr
+    assert "a paused run waits in the run store, and bloge.store.enabled is false" in run.stderr
+    assert "bloge approvals" not in run.stderr
+
+
+def test_a_run_that_pauses_with_the_store_off_is_a_json_error(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--json", cwd=guarded, env=NO_STORE)
+    assert run.returncode == 2
+    document = json.loads(run.stdout)
+    assert document["error"]["type"] == "RunPaused"
+    assert "bloge.store.enabled is false" in document["error"]["message"]
+    assert document["run_id"] is None
+
+
+def test_wait_with_the_store_off_is_refused_before_the_run(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--wait", cwd=guarded, env=NO_STORE)
+    assert run.returncode == 2
+    assert ("error: --wait waits for the decisions in the run store, and bloge.store.enabled "
+            "is false") in run.stderr
+
+
+def test_stream_json_ends_a_paused_run_with_one_paused_line(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--stream", "--json", "--thread", "new",
+                cwd=guarded)
+    assert run.returncode == 3, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert all("type" in line for line in lines)
+    paused = lines[-1]
+    assert paused["type"] == "paused"
+    assert paused["status"] == "awaiting_approval"
+    assert paused["thread_id"]
+    assert [call["tool"] for call in paused["pending"]] == ["searchKnowledgeBase"]
+    assert paused["pending"][0]["run_id"] == paused["run_id"]
+
+
+def test_a_paused_run_on_a_new_thread_prints_the_thread(guarded: Path) -> None:
+    run = bloge("run", "guardedSupport", QUESTION, "--thread", "new", cwd=guarded)
+    assert run.returncode == 3, run.stderr
+    found = re.search(r"run (\w+) on thread (\w+)", run.stderr)
+    assert found is not None, run.stderr
+    shown = json.loads(bloge("runs", "show", found[1], "--json", cwd=guarded).stdout)
+    assert shown["thread_id"] == found[2]
+
+
+def test_runs_resume_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
+    run_id, _ = paused_run(guarded)
+    waiting = subprocess.Popen([str(BLOGE), "runs", "resume", run_id, "--wait"],
+                               cwd=guarded, env=environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    said = said_until(waiting, lambda said: bool(said) and "bloge approvals approve" in said[-1],
+                      "the command that approves its call", stream="stderr")
+    found = re.search(r"bloge approvals approve (\w+) (\S+)", said[-1])
+    assert found is not None
+    decided = bloge("approvals", "approve", found[1], found[2], "--no-continue", cwd=guarded)
+    assert decided.returncode == 0, decided.stderr
+    out, _ = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0
+    assert "KB-RESET-001" in out
+
+
+def test_a_denial_with_a_blank_reason_is_refused(guarded: Path) -> None:
+    run_id, call_id = paused_run(guarded)
+    denied = bloge("approvals", "deny", run_id, call_id, "--reason", " ", cwd=guarded)
+    assert denied.returncode == 2
+    assert "error: --reason needs a reason" in denied.stderr
+    shown = bloge("runs", "show", run_id, cwd=guarded).stdout
+    assert f"waits for a decision: {call_id} searchKnowledgeBase(" in shown

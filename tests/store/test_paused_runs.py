@@ -310,3 +310,23 @@ async def test_a_call_id_repeated_in_a_later_round_waits_for_its_own_decision(
     assert (await made.aresume(run_id)).content == "done"
     assert sent == [500, 700]
     assert (await store.get_run(run_id)).status is RunStatus.SUCCEEDED
+
+
+async def test_a_paused_run_s_calls_carry_their_expiry_as_stored(store: Store) -> None:
+    store.approval_expiry = 3600.0
+    _, pause = await paused(store, calls(("transfer", {"amount": 500}, "a")), "done")
+    (row,) = (await store.get_run(pause.run_id or "")).pending_approvals
+    (call,) = pause.pending
+    assert call.expires_at is not None
+    assert (call.requested_at, call.expires_at) == (row.requested_at, row.expires_at)
+
+
+async def test_a_run_that_pauses_again_keeps_its_call_s_first_request(store: Store) -> None:
+    store.approval_expiry = 3600.0
+    made, first = await paused(store, calls(("transfer", {"amount": 500}, "a"),
+                                            ("transfer", {"amount": 900}, "b")), "done")
+    with pytest.raises(RunPaused) as again:
+        await made.aresume(first.run_id or "", decisions={"a": True})
+    (call,) = again.value.pending
+    assert (call.call_id, call.requested_at, call.expires_at) == (
+        "b", first.pending[1].requested_at, first.pending[1].expires_at)

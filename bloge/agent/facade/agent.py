@@ -284,7 +284,8 @@ class Agent:
         A run that paused (:class:`~bloge.RunPaused`: calls waiting for approval, or for the
         results of external tools) resumes by its id with ``decisions`` (call id → ``True``,
         ``False`` or a ``Decision`` with its reason) and ``tool_results`` (call id →
-        result); it pauses again while any call still waits.
+        result); it pauses again while any call still waits. Its ``checkpoint`` alone takes
+        no decisions: resumed from it, the run pauses again with the same waiting calls.
 
         >>> try:
         ...     output = agent.run_output("Plan the trip")

@@ -23,7 +23,8 @@ from bloge.agent.loop.pause import AWAITING_APPROVAL, AWAITING_TOOL_RESULTS, Run
 from bloge.core.codec import DEFAULT_CODEC
 from bloge.core.errors import ExpressionError
 from bloge.core.masking import mask_credentials
-from bloge.llm.messages import ToolCall
+from bloge.llm.messages import LlmMessage, ToolCall
+from bloge.llm.types import LlmResponse
 
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentToolRef
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from bloge.agent.loop.observer import PendingRound, RecordedResult
     from bloge.agent.loop.tools import ToolOutcome
     from bloge.core.context import OperatorContext
-    from bloge.llm.types import LlmResponse
 
 CallKind = Literal["approval", "external"]
 
@@ -209,6 +209,20 @@ def waits(call: ToolCall, tool: AgentToolRef | None, external: Collection[str],
     return "approval" if needed else None
 
 
+def stopped_round(turn: int, assistant: LlmMessage, tools: Mapping[str, AgentToolRef],
+                  external: Collection[str], ctx: OperatorContext) -> PendingRound:
+    """The round of turn ``turn`` a run stopped in, known only by its ``assistant`` message
+    (a paused run resumed from its checkpoint, without its round): a call that waits by its
+    tool's rule has not run, and waits again; the others ran, or may have, before the run
+    stopped (the ledger's rule: run again only when idempotent)."""
+    from bloge.agent.loop.observer import PendingRound  # noqa: PLC0415 -- a cycle at import
+
+    waiting = frozenset(call.id for call in assistant.tool_calls
+                        if waits(call, tools.get(call.name), external, ctx) is not None)
+    response = LlmResponse(assistant.content, "tool_calls", tool_calls=assistant.tool_calls)
+    return PendingRound(turn, response, {}, waiting=waiting)
+
+
 def _external(name: str, tools: Mapping[str, AgentToolRef], external: Collection[str]) -> bool:
     tool = tools.get(name)
     return name in external or (tool is not None and tool.external)
@@ -237,7 +251,7 @@ async def run_round(dispatcher: ToolRound, turn: int, plan: RoundPlan,
 
 def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: RoundPlan | None,
                outcomes: Sequence[ToolOutcome], pending: PendingRound | None,
-               checkpoint: AgentCheckpoint) -> RunPaused:
+               checkpoint: AgentCheckpoint, *, thread_id: str | None = None) -> RunPaused:
     """The :class:`RunPaused` of a round whose calls wait (``plan``'s, or calls whose
     sub-agent run paused: their outcomes wait on it): the calls that ran (now, or before a
     resume) are in its round's results; a call waiting on a sub-agent has none, so that a
@@ -256,4 +270,4 @@ def paused_run(run_id: str | None, turn: int, response: LlmResponse, plan: Round
     status = AWAITING_APPROVAL if any(call.kind == "approval" for call in waiting) \
         else AWAITING_TOOL_RESULTS
     return RunPaused(run_id=run_id, status=status, pending=waiting, checkpoint=checkpoint,
-                     tool_round=tool_round, children=children)
+                     tool_round=tool_round, children=children, thread_id=thread_id)

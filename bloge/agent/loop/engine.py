@@ -217,9 +217,13 @@ class AgentEngine:
         begun = opening(start, engine.definition)
         # The run's own coroutine, without one of ours around it: every concurrent run keeps
         # each frame of its chain while it waits.
-        return engine.execution(context, begun, sink=sink, observer=observer, effects=effects,
-                              tools=tuple(start.tools),
-                              counters=counters).execute(start.pending)
+        execution = engine.execution(context, begun, sink=sink, observer=observer,
+                                     effects=effects, tools=tuple(start.tools),
+                                     counters=counters)
+        pending = start.pending
+        if pending is None and checkpoint is not None:
+            pending = execution.stopped_round()
+        return execution.execute(pending)
 
     def execution(self, ctx: OperatorContext, begun: Opening, *, sink: ChunkSink | None,
                   observer: RunObserver | None, effects: RunEffects | None,

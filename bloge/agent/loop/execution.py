@@ -464,6 +464,20 @@ class Execution:
                               self._ctx, pending)
         return plan
 
+    def stopped_round(self) -> PendingRound | None:
+        """The tool round the run opens in: a paused run's checkpoint ends with its round's
+        assistant message, whose calls no tool message answers yet. Resumed from the
+        checkpoint alone (without its :class:`RunPaused`'s round), the calls that wait by
+        their tool's rule wait again, never sent to the model unanswered; ``None`` when the
+        run opens after a complete turn."""
+        view = self._memory.messages()
+        if not view or not view[-1].tool_calls:
+            return None
+        from bloge.agent.loop.approval import stopped_round  # noqa: PLC0415 -- loaded when a call may wait
+
+        return stopped_round(self.turns_done + 1, view[-1], self._engine.tools_by_name,
+                             self._external, self._ctx)
+
     def _paused(self, turn: int, response: LlmResponse, plan: RoundPlan | None,
                 outcomes: list[ToolOutcome], pending: PendingRound | None) -> RunPaused:
         """The signal of a run whose round waits (on approvals, results, or paused sub-agent
@@ -472,10 +486,13 @@ class Execution:
         checkpoint = AgentCheckpoint(tuple(self._memory.messages()), turn - 1,
                                      dict(self.tool_results), self._engine.definition.id,
                                      self.usage)
-        run_id = None if self._observer is None else self._observer.run_id
+        observer = self._observer
         from bloge.agent.loop.approval import paused_run  # noqa: PLC0415 -- loaded when a call may wait
 
-        return paused_run(run_id, turn, response, plan, outcomes, pending, checkpoint)
+        if observer is None:
+            return paused_run(None, turn, response, plan, outcomes, pending, checkpoint)
+        return paused_run(observer.run_id, turn, response, plan, outcomes, pending, checkpoint,
+                          thread_id=observer.thread_id)
 
     async def _typed_step(self, turn: int, max_turns: int, response: LlmResponse,
                           started: float) -> steps.Step:

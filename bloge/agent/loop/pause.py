@@ -62,9 +62,9 @@ class RunPaused(BlogeError):  # noqa: N818 -- a control-flow signal, not an erro
 
     Not a failure: a recorded run is stored as ``status`` (``"awaiting_approval"``, or
     ``"awaiting_tool_results"`` when only external calls wait) and resumes by its
-    ``run_id``; an unrecorded one (``run_id`` ``None``) resumes with
-    ``RunStart(checkpoint=paused.checkpoint, pending=paused.resumed(decisions=…,
-    results=…))``.
+    ``run_id`` (``thread_id``: the thread it runs on); an unrecorded one (``run_id``
+    ``None``) resumes with ``RunStart(checkpoint=paused.checkpoint,
+    pending=paused.resumed(decisions=…, results=…))``.
 
     ``children`` are the round's calls that wait on paused sub-agent runs; their waiting
     calls are in ``pending`` too, each with its run's id (``PendingCall.run_id``): deciding
@@ -73,8 +73,10 @@ class RunPaused(BlogeError):  # noqa: N818 -- a control-flow signal, not an erro
 
     def __init__(self, *, run_id: str | None, status: PauseStatus,
                  pending: tuple[PendingCall, ...], checkpoint: AgentCheckpoint,
-                 tool_round: PendingRound, children: tuple[ChildWait, ...] = ()) -> None:
+                 tool_round: PendingRound, children: tuple[ChildWait, ...] = (),
+                 thread_id: str | None = None) -> None:
         self.run_id = run_id
+        self.thread_id = thread_id
         self.status = status
         self.pending = pending
         self.checkpoint = checkpoint

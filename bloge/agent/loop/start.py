@@ -96,6 +96,9 @@ def opening(start: RunStart, definition: AgentDef) -> Opening:
     if checkpoint.agent_id not in (None, definition.id):
         raise BlogeUsageError(f"checkpoint of agent {checkpoint.agent_id!r} cannot resume "
                               f"agent {definition.id!r}")
+    if new and checkpoint.conversation and checkpoint.conversation[-1].tool_calls:
+        raise BlogeUsageError("the checkpoint stops in a tool round whose calls wait (a paused "
+                              "run's): resume it without input; new input follows its answer")
     return Opening((*checkpoint.conversation, *new), checkpoint.turn_count, checkpoint.usage,
                    dict(checkpoint.tool_results), input=new)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bloge_container.cli.audit_chain import print_json, utc_time, verify_audit_chain
-from bloge_container.cli.console import out, reported_errors
+from bloge_container.cli.console import failure, out, reported_errors
 from bloge_container.cli.options import (
     ConfigOption,
     ProfileOption,
@@ -96,6 +96,8 @@ def deny(run_id: RunArgument, call_id: CallArgument,
          no_continue: NoContinue = False, as_json: JsonOption = False,
          config: ConfigOption = None, profile: ProfileOption = None) -> None:
     """Deny a waiting call: the model is told it was denied, and why (audited)."""
+    if not reason.strip():  # the model and the audit are told why: an empty why tells nothing
+        raise failure("--reason needs a reason: the model is told why its call was denied")
     _decide(run_id, call_id, approve=False, reason=reason, no_continue=no_continue,
             as_json=as_json, config=config, profile=profile)
 

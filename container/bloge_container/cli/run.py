@@ -88,6 +88,9 @@ def run(
         if resume is not None and thread is not None:
             raise failure("--resume continues a checkpoint's own conversation; leave out "
                           "--thread")
+        if wait and container.run_store() is None:
+            raise failure("--wait waits for the decisions in the run store, and "
+                          "bloge.store.enabled is false")
         checkpoint = _checkpoint(resume) if resume is not None else None
         text = _input(input_text, required=checkpoint is None)
         start = Start(text=text, checkpoint=checkpoint, thread_id=_thread(container, thread))
@@ -331,7 +334,7 @@ def _execute(container: ApplicationContainer,
         from bloge_container.cli.paused import report_paused
 
         _journal_hint(container, paused.run_id or ctx.execution_id)
-        report_paused(paused, as_json=as_json, wait=wait)
+        report_paused(paused, as_json=as_json, streamed=live, wait=wait)
         raise AssertionError("report_paused exits") from None
     except (AgentRunError, asyncio.CancelledError) as exc:
         failed = exc if isinstance(exc, AgentRunError) else exc.__cause__

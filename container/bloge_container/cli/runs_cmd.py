@@ -119,14 +119,17 @@ def resume(
     stream: Annotated[bool, typer.Option("--stream", help="Show the answer's tokens live.")
                       ] = False,
     as_json: JsonOption = False,
+    wait: Annotated[bool, typer.Option(
+        "--wait", help="When a tool call still waits for approval, wait here for the "
+        "decisions and continue (instead of exiting 3).")] = False,
     config: ConfigOption = None,
     profile: ProfileOption = None,
 ) -> None:
     """Continue a run that stopped — interrupted, failed, cancelled, out of turns or out of
-    budget — from its last completed step. Tool calls whose results were recorded are not run
-    again."""
+    budget, or paused and decided — from its last completed step. Tool calls whose results
+    were recorded are not run again."""
     from bloge_container.cli.failures import Invocation
-    from bloge_container.cli.run import Start, run_agent
+    from bloge_container.cli.run import Start, run_until_answered
 
     with reported_errors():
         from bloge_container.store import opened
@@ -142,8 +145,8 @@ def resume(
                           "bloge.agents.dsl-locations no longer declares")
         invocation = Invocation(run.agent_id, None, max_turns, config, profile,
                                 budget=tuple(budget or ()))
-        run_agent(container, agents[run.agent_id].definition, Start(run_id=run.id), invocation,
-                  stream=stream, as_json=as_json)
+        run_until_answered(container, agents[run.agent_id].definition, Start(run_id=run.id),
+                           invocation, stream=stream, as_json=as_json, wait=wait)
 
 
 @runs.command("cancel")
