@@ -8,34 +8,38 @@ the client runs them), with its ``tool_choice`` and ``parallel_tool_calls``
 (``awaiting_tool_results``, holding no worker) and its completion ends with those calls
 (:func:`paused_answer`); the agent's own calls of the same round have run on the server, and
 are not shown. The client's next request, its messages ending with the calls' results,
-continues that same run (:func:`continue_run`): it is found by the ids of the calls, among
-the runs of the same principal only, and its results are posted (:func:`post_results`) just
-before it resumes.
-Ids no paused run of that principal waits on, results for only some of the calls, results
-sent twice: each is a clear error naming the message at fault. A round whose other calls wait
-for a person's approval ends with the client's calls all the same; their results wait for the
-decisions (a 409 naming the calls to decide, the results not taken), and the same request
-sent again once they are taken continues the run.
+continues that same run (:func:`continue_run`): it is found by the ids of the calls and the
+conversation the messages carry (ids repeat: some model servers name every call ``call_0``),
+among the runs of the same principal only, and its results are posted
+(:func:`post_results`) just before it resumes.
+Ids no paused run of that principal waits on with that conversation, results for only some
+of the calls, results sent twice: each is a clear error naming the message at fault. A round
+whose other calls wait for a person's approval ends with the client's calls all the same;
+their results wait for the decisions (a 409 naming the calls to decide, the results not
+taken), and the same request sent again once they are taken continues the run.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bloge.agent import AgentDef, AgentToolRef, AgentUsage, RunPaused
 from bloge.core.ids import new_id
-from bloge.llm import ToolDefinition
+from bloge.llm import LlmMessage, ToolCall, ToolDefinition
 from bloge.server import openai_wire as wire
 from bloge.server.launch import RunFailure
 from bloge.server.openai_tools import ClientTools, ToolReplies, check_own_names, tool_replies
 from bloge.store import (
     ApprovalConflictError,
+    PendingApproval,
+    Run,
     RunStatus,
     Store,
     StoreNotFoundError,
-    find_paused_run,
+    find_paused_runs,
     post_tool_results,
 )
 
@@ -82,7 +86,7 @@ class Continued:
 
 
 async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
-                       messages: Sequence[object], *, principal: str | None) -> Continued:
+                       messages: Sequence[LlmMessage], *, principal: str | None) -> Continued:
     """The paused run of ``principal`` that waits on the calls the client's results answer
     (with ``principal`` ``None``, a server without keys: any run); :class:`ToolRoundError`
     when no such run waits, when it is another agent's, or when results of some of its
@@ -90,14 +94,19 @@ async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
     task (a run refused one keeps its calls waiting, for the client's retry)."""
     where = f"messages[{replies.first}].tool_call_id"
     ids = replies.call_ids()
-    run_id = await find_paused_run(store, ids, owner=principal)
-    if run_id is None:
-        raise ToolRoundError(
-            f"{where}: no paused run waits on tool call{'s' if len(ids) > 1 else ''} "
-            f"{', '.join(map(repr, ids))}: its results were sent already (its run has moved "
-            "on), or no run of yours made the call; to ask about these results anew, end the "
-            "messages with a user message", status=404, param=where, code="tool_call_not_found")
-    run = await store.get_run(run_id)
+    run = await _run_of(store, ids, replies.calls, replies.started, principal=principal)
+    if run is None:
+        calls = f"tool call{'s' if len(ids) > 1 else ''} {', '.join(map(repr, ids))}"
+        why = (f"the history does not match any paused run of yours waiting on {calls} (the "
+               "assistant message's tool calls — ids, names, arguments — and the messages "
+               "before it must be those of the run)"
+               if await find_paused_runs(store, ids, owner=principal) else
+               f"no paused run waits on {calls}: its results were sent already (its run has "
+               "moved on), or no run of yours made the call")
+        raise ToolRoundError(f"{where}: {why}; to ask about these results anew, end the "
+                             "messages with a user message", status=404, param=where,
+                             code="tool_call_not_found")
+    run_id = run.id
     if run.agent_id != agent_id:
         raise ToolRoundError(f"model: the run waiting on these tool calls is of agent "
                              f"{run.agent_id!r}, not {agent_id!r}", status=400, param="model",
@@ -118,6 +127,37 @@ async def continue_run(store: Store, agent_id: str, replies: ToolReplies,
         raise awaiting_approval(run_id, undecided, then="send this request again")
     # +1: the event the posted results write.
     return Continued(run_id, dict(replies.results), run.usage, run.event_count + 1)
+
+
+async def _run_of(store: Store, call_ids: Sequence[str], called: Sequence[ToolCall],
+                  started: Sequence[LlmMessage], *, principal: str | None) -> Run | None:
+    """The paused run of ``principal`` waiting on ``call_ids`` whose conversation the
+    client's messages carry: started with exactly ``started``, its round's calls those the
+    assistant message shows (``called``); the newest of truly identical ones. The store
+    narrows the runs by their calls and input; those left are read until one matches (the
+    first, but for identical questions whose model answered differently)."""
+    for run_id in await find_paused_runs(store, call_ids, owner=principal, input=started):
+        run = await store.get_run(run_id)
+        if _same_calls(called, run.pending_approvals):
+            return run
+    return None
+
+
+def _same_calls(called: Sequence[ToolCall], round_calls: Sequence[PendingApproval]) -> bool:
+    """Each of ``called`` is a client's call of the run's round, with its name and arguments
+    (compared as JSON: a client may write them again with other spacing)."""
+    made = {call.call_id: call for call in round_calls if call.kind == "external"}
+    return bool(called) and all(
+        call.id in made and made[call.id].tool == call.name
+        and _arguments(made[call.id].arguments) == _arguments(call.arguments)
+        for call in called)
+
+
+def _arguments(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 async def post_results(store: Store, run: CompletionRun, *, principal: str | None) -> None:

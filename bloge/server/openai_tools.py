@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bloge.llm import LlmMessage, ToolDefinition
+from bloge.llm import LlmMessage, ToolCall, ToolDefinition
 from bloge.server.inputs import BadRequestError
 
 #: What OpenAI takes as a function's name.
@@ -210,6 +210,12 @@ class ToolReplies:
     results: Mapping[str, str]
     first: int
     """The index of the first of them among the request's messages."""
+    calls: tuple[ToolCall, ...]
+    """The calls they answer, as the assistant message before them shows them."""
+    started: tuple[LlmMessage, ...]
+    """The messages the run they continue started with: those before that assistant
+    message, without the rounds of calls and results they end with (a run's input never
+    ends with a tool message: such a request continues a run)."""
 
     def call_ids(self) -> tuple[str, ...]:
         return tuple(self.results)
@@ -217,10 +223,20 @@ class ToolReplies:
 
 def tool_replies(messages: Sequence[LlmMessage]) -> ToolReplies | None:
     """The tool results ``messages`` end with; ``None`` when they end otherwise (a new
-    question: a new run)."""
-    first = len(messages)
-    while first and messages[first - 1].role == "tool":
-        first -= 1
+    question: a new run). Each tool message answers a call of the assistant message before
+    it (:func:`~bloge.server.inputs.unanswered` checked that)."""
+    first = _results_start(messages, len(messages))
     if first == len(messages):
         return None
-    return ToolReplies({m.tool_call_id or "": m.content for m in messages[first:]}, first)
+    start = first - 1  # the assistant message whose calls they answer
+    while start and messages[start - 1].role == "tool":  # an earlier round of the run's
+        start = _results_start(messages, start) - 1
+    return ToolReplies({m.tool_call_id or "": m.content for m in messages[first:]}, first,
+                       messages[first - 1].tool_calls, tuple(messages[:start]))
+
+
+def _results_start(messages: Sequence[LlmMessage], end: int) -> int:
+    """Where the tool messages that end ``messages[:end]`` begin (``end``: none)."""
+    while end and messages[end - 1].role == "tool":
+        end -= 1
+    return end

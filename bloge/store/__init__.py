@@ -20,7 +20,7 @@ through a :class:`RunWriter`. A run whose tool round waits (for approval, or for
 posted from outside) is stored paused; :func:`decide_call` and :func:`post_tool_results`
 answer its calls, :func:`pending_approvals` lists them (:func:`round_calls`: every call of
 its round, decided or not; :func:`posted_results`: the results posted for them),
-:func:`find_paused_run` finds the run by its calls; :func:`run_to_continue` names the run to
+:func:`find_paused_runs` finds the runs by their calls; :func:`run_to_continue` names the run to
 resume once they are answered (a sub-agent's paused run goes on inside its caller's).
 :func:`guest_runs` names the sub-agents' runs that wrote on their caller's thread.
 :func:`run_moved_on` waits a little for a run changed elsewhere (cancelled, answered) to show
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from bloge.store.approvals import Decided as Decided
     from bloge.store.approvals import answer_waits as answer_waits
     from bloge.store.approvals import decide_call as decide_call
-    from bloge.store.approvals import find_paused_run as find_paused_run
+    from bloge.store.approvals import find_paused_runs as find_paused_runs
     from bloge.store.approvals import pending_approvals as pending_approvals
     from bloge.store.approvals import post_tool_results as post_tool_results
     from bloge.store.approvals import posted_results as posted_results

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bloge.core.codec import DEFAULT_CODEC
+from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.call_journal import told
 from bloge.store.errors import StoreError, StoreNotFoundError
@@ -166,10 +167,13 @@ async def round_calls(store: Store, run_id: str) -> list[PendingApproval]:
     return await store.run_script(pending.pending_calls(run_id, run.turns))
 
 
-async def find_paused_run(store: Store, call_ids: Sequence[str], *,
-                          owner: str | None) -> str | None:
-    """The paused run (``owner``'s) waiting on every one of ``call_ids``, or ``None``."""
-    return await store.run_script(pending.paused_with(list(call_ids), owner=owner))
+async def find_paused_runs(store: Store, call_ids: Sequence[str], *, owner: str | None,
+                           input: Sequence[LlmMessage] | None = None) -> list[str]:
+    """The paused runs (``owner``'s) waiting on every one of ``call_ids``, newest round
+    first; with ``input``, only those started with exactly these messages (one query: the
+    runs are narrowed in the store, not read)."""
+    return await store.run_script(pending.paused_with(list(call_ids), owner=owner,
+                                                      input=input))
 
 
 async def stalled_runs(store: Store, *, settled: float,

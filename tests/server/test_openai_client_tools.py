@@ -279,3 +279,70 @@ def test_a_run_continued_outside_v1_still_offers_the_clients_tools(
     assert run_record(served, run_id)["status"] == "awaiting_tool_results"
     requests = served.provider.requests  # type: ignore[attr-defined]  # a ScriptedProvider
     assert "get_weather" in [tool.name for tool in requests[1].tools]
+
+
+def same_call_id(request: LlmRequest) -> LlmResponse | str:
+    """A model server that names every call ``call_0``: the weather of the question's city,
+    then an answer from its result."""
+    said = [m for m in request.messages if m.role == "tool"]
+    if said:
+        return f"Result: {said[-1].content}"
+    city = str(request.messages[-1].content).rsplit(maxsplit=1)[-1]
+    return LlmResponse(finish_reason="tool_calls", tool_calls=(
+        ToolCall("call_0", "get_weather", json.dumps({"city": city})),))
+
+
+def test_results_continue_the_run_whose_conversation_they_carry_when_call_ids_repeat(
+        serve: Serve, v1_client: V1Client) -> None:
+    served = serve(FunctionProvider(same_call_id))
+    sdk = v1_client(served.url())
+    metz = [{"role": "user", "content": "What is the weather in Metz"}]
+    lille = [{"role": "user", "content": "What is the weather in Lille"}]
+    first = sdk.chat.completions.create(model="helper", messages=metz, tools=[WEATHER])
+    other = sdk.chat.completions.create(model="helper", messages=lille, tools=[WEATHER])
+    calls = first.choices[0].message.tool_calls or []
+    assert [c.id for c in calls] == [c.id for c in other.choices[0].message.tool_calls or []]
+    answer = sdk.chat.completions.create(
+        model="helper", tools=[WEATHER], messages=[*metz, *answered(calls, ["Metz: 12 C"])])
+    assert run_of(answer.id) == run_of(first.id)
+    assert answer.choices[0].message.content == "Result: Metz: 12 C"
+    assert run_record(served, run_of(other.id))["status"] == "awaiting_tool_results"
+
+
+def test_results_whose_calls_differ_from_every_paused_runs_are_not_found(
+        serve: Serve, v1_client: V1Client) -> None:
+    served = serve(FunctionProvider(same_call_id))
+    sdk = v1_client(served.url())
+    first = sdk.chat.completions.create(model="helper", messages=ASK, tools=[WEATHER])
+    [call] = first.choices[0].message.tool_calls or []
+    call.function.arguments = json.dumps({"city": "Nancy"})
+    with pytest.raises(openai.NotFoundError, match="does not match") as caught:
+        sdk.chat.completions.create(model="helper", tools=[WEATHER],
+                                    messages=[*ASK, *answered([call], ["Rain"])])
+    assert caught.value.body["code"] == "tool_call_not_found"  # type: ignore[index]  # the SDK's body is the error object
+    assert run_record(served, run_of(first.id))["status"] == "awaiting_tool_results"
+
+
+def twice_call_0(request: LlmRequest) -> LlmResponse | str:
+    """Two rounds of the client's tool, both calls named ``call_0``, then an answer."""
+    said = [m.content for m in request.messages if m.role == "tool"]
+    if len(said) < 2:
+        return LlmResponse(finish_reason="tool_calls", tool_calls=(
+            ToolCall("call_0", "get_weather", json.dumps({"round": len(said)})),))
+    return " / ".join(said)
+
+
+def test_a_later_round_of_repeated_call_ids_continues_its_own_run(
+        serve: Serve, v1_client: V1Client) -> None:
+    served = serve(FunctionProvider(twice_call_0))
+    sdk = v1_client(served.url())
+    metz = [{"role": "user", "content": "Metz"}]
+    first = sdk.chat.completions.create(model="helper", messages=metz, tools=[WEATHER])
+    sdk.chat.completions.create(model="helper", messages=[{"role": "user", "content": "Lille"}],
+                                tools=[WEATHER])
+    metz += answered(first.choices[0].message.tool_calls or [], ["12 C"])
+    second = sdk.chat.completions.create(model="helper", messages=metz, tools=[WEATHER])
+    metz += answered(second.choices[0].message.tool_calls or [], ["dry"])
+    third = sdk.chat.completions.create(model="helper", messages=metz, tools=[WEATHER])
+    assert run_of(second.id) == run_of(third.id) == run_of(first.id)
+    assert third.choices[0].message.content == "12 C / dry"

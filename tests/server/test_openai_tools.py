@@ -165,6 +165,21 @@ def test_the_tool_messages_that_end_a_request_are_its_clients_results() -> None:
     assert tool_replies((*messages, LlmMessage.user("And Rome?"))) is None
 
 
+def test_tool_results_carry_the_calls_they_answer_and_the_messages_their_run_started_with(
+        ) -> None:
+    def called(call_id: str) -> list[dict[str, Any]]:
+        return [{"role": "assistant", "content": "Let me see.", "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+            {"role": "tool", "tool_call_id": call_id, "content": "sunny"}]
+    history = [{"role": "system", "content": "Be brief."}, *called("c0"), USER]
+    messages = wire.agent_input([*history, *called("c1"), *called("c2")]).messages
+    replies = tool_replies(messages)
+    assert replies is not None
+    assert replies.calls == (ToolCall("c2", "get_weather", '{"city": "Paris"}'),)
+    assert replies.started == messages[:len(history)]
+
+
 CALLS = (ToolCall("call_1", "get_weather", '{"city": "Paris, the city of light"}'),
          ToolCall("call_2", "get_weather", '{"city": "Rome"}'))
 

@@ -11,7 +11,7 @@ import pytest
 from bloge import Agent
 from bloge.agent import Decision, RunPaused
 from bloge.journal import render_timeline
-from bloge.llm import ScriptedProvider, ToolDefinition
+from bloge.llm import LlmMessage, ScriptedProvider, ToolDefinition
 from bloge.server import Metrics
 from bloge.store import (
     ApprovalConflictError,
@@ -22,7 +22,7 @@ from bloge.store import (
     ThreadBusyError,
     answer_waits,
     decide_call,
-    find_paused_run,
+    find_paused_runs,
     open_store,
     pending_approvals,
     post_tool_results,
@@ -124,10 +124,27 @@ async def test_another_principal_s_run_is_not_found(store: Store) -> None:
 async def test_an_external_call_continues_with_its_posted_result(store: Store) -> None:
     made, pause = await paused(store, calls(("ask_user", {"q": "which?"}, "e")), "ok")
     assert (await store.get_run(pause.run_id or "")).status is RunStatus.AWAITING_TOOL_RESULTS
-    assert await find_paused_run(store, ["e"], owner=None) == pause.run_id
+    assert await find_paused_runs(store, ["e"], owner=None) == [pause.run_id]
     assert await post_tool_results(store, pause.run_id or "", {"e": "the blue one"}) == 0
     output = await made.aresume(pause.run_id or "")
     assert [m.content for m in output.messages if m.role == "tool"] == ["the blue one"]
+
+
+async def test_paused_runs_waiting_on_one_call_id_are_told_apart_by_their_input(
+        store: Store) -> None:
+    made = agent(store, calls(("ask_user", {"q": "which?"}, "e")),
+                 calls(("ask_user", {"q": "which?"}, "e")))
+    started = []
+    for question in ("in Metz", "in Lille"):
+        with pytest.raises(RunPaused) as caught:
+            await made.arun(question)
+        started.append(caught.value.run_id or "")
+    metz, lille = started
+    assert await find_paused_runs(store, ["e"], owner=None) == [lille, metz]
+    asked = (await store.get_run(metz)).input
+    assert await find_paused_runs(store, ["e"], owner=None, input=asked) == [metz]
+    assert await find_paused_runs(store, ["e"], owner=None,
+                                  input=[LlmMessage.user("in Nancy")]) == []
 
 
 async def test_a_run_whose_approvals_are_decided_awaits_only_its_external_results(
@@ -202,7 +219,7 @@ async def test_a_run_s_own_tools_are_kept_for_its_resume(store: Store) -> None:
     with pytest.raises(RunPaused) as caught:
         await made.operator.aexecute("go", tools=[ToolDefinition("client_fn", "the client's")])
     run_id = caught.value.run_id or ""
-    assert await find_paused_run(store, ["k"], owner=None) == run_id
+    assert await find_paused_runs(store, ["k"], owner=None) == [run_id]
     output = await made.aresume(run_id, tool_results={"k": {"y": 2}})
     assert output.content == "ok"
     assert "client_fn" in [tool.name for tool in provider.requests[-1].tools]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bloge.llm import LlmMessage
 from bloge.store import ops
 from bloge.store.records import PendingApproval, RunStatus
 from bloge.store.sql.rows import dumps
@@ -195,20 +196,26 @@ def answer_waits(bounds: Sequence[float], since: float | None,
             for kind, count, total, latest, *counts in result.rows}
 
 
-def paused_with(call_ids: Sequence[str], *, owner: str | None) -> Script[str | None]:
-    """The paused run whose waiting calls include all of ``call_ids`` (``owner``'s when
-    given), or ``None``."""
+def paused_with(call_ids: Sequence[str], *, owner: str | None,
+                input: Sequence[LlmMessage] | None) -> Script[list[str]]:
+    """The paused runs whose waiting calls include all of ``call_ids`` (``owner``'s when
+    given; whose input is exactly ``input`` when given), newest round first."""
     if not call_ids:
-        return None
+        return []
     marks = ", ".join("?" for _ in call_ids)
     owned = "" if owner is None else " AND r.owner = ?"
-    row = one((yield Query(
+    # The input as the run's row holds it (the encoding start_run writes).
+    started = "" if input is None else " AND r.input = ?"
+    rows = yield Query(
         "SELECT p.run_id FROM bloge_pending_calls p JOIN bloge_runs r ON r.id = p.run_id "
-        f"WHERE p.call_id IN ({marks}) AND p.state = 'waiting' AND r.status IN (?, ?){owned} "
-        "GROUP BY p.run_id HAVING COUNT(*) = ? ORDER BY MAX(p.requested_at) DESC LIMIT 1",
+        f"WHERE p.call_id IN ({marks}) AND p.state = 'waiting' AND r.status IN (?, ?)"
+        f"{owned}{started} GROUP BY p.run_id HAVING COUNT(*) = ? "
+        "ORDER BY MAX(p.requested_at) DESC, p.run_id",
         (*call_ids, RunStatus.AWAITING_APPROVAL.value, RunStatus.AWAITING_TOOL_RESULTS.value,
-         *(() if owner is None else (owner,)), len(set(call_ids))))))
-    return None if row is None else str(row[0])
+         *(() if owner is None else (owner,)),
+         *(() if input is None else (dumps([m.to_dict() for m in input]),)),
+         len(set(call_ids))))
+    return [str(row[0]) for row in rows.rows]
 
 
 class RefusedError(Exception):
