@@ -46,6 +46,7 @@ def register_remote_tools(definition: AgentDef, registry: OperatorRegistry,
         raise ConfigurationError(f"agent {definition.id!r} ({source}) has tools that ask remote "
                                  f"agents over A2A ({names}), and {_MISSING}")
     from bloge.a2a import A2aAgentTool
+    from bloge.a2a.remote import DEFAULT_MAX_ANSWER_BYTES
 
     for tool in remote_tools:
         remote = tool.remote
@@ -58,7 +59,8 @@ def register_remote_tools(definition: AgentDef, registry: OperatorRegistry,
             headers={} if entry is None else {key: value.get_secret_value()
                                               for key, value in entry.headers.items()},
             max_attempts=3 if entry is None else entry.max_attempts,
-            **({} if entry is None else {"max_answer_bytes": int(entry.max_answer_bytes)}))
+            max_answer_bytes=(DEFAULT_MAX_ANSWER_BYTES if entry is None
+                              else int(entry.max_answer_bytes)))
         registry.register(tool.operator_ref, operator, replace=True)
         if entry is None:
             how = "no bloge.a2a.remotes entry matches it: asked without a key"
