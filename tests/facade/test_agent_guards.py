@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bloge import Agent, Done, GuardrailTrippedError, Token, open_store
+from bloge import Agent, BlogeUsageError, Done, GuardrailTrippedError, Token, open_store
 from bloge.agent import GuardCheck, PiiGuard, input_guard, output_guard, tool_call_guard
 from bloge.llm import LlmChunk, LlmRequest, ScriptedProvider, tool_call_response
 from bloge.store import Store, StoredMessage
@@ -161,8 +161,7 @@ def test_a_thread_goes_on_after_an_input_guard_stopped_a_run(tmp_path: Path,
     assert "4111" not in checkpoint
 
 
-def test_a_recorded_run_an_input_guard_stopped_resumes_without_its_input(
-        tmp_path: Path) -> None:
+def test_a_recorded_run_an_input_guard_stopped_has_nothing_to_resume(tmp_path: Path) -> None:
     checked: list[str] = []
 
     def once(check: GuardCheck) -> bool:
@@ -175,9 +174,9 @@ def test_a_recorded_run_an_input_guard_stopped_resumes_without_its_input(
     with pytest.raises(GuardrailTrippedError) as raised:
         agent.run_output("hi")
     assert raised.value.run_id is not None
-    assert agent.resume(raised.value.run_id).content == "hello"
-    assert checked == ["hi"]  # the resumed run has no new input, and the refused one is gone
-    assert all(m.content != "hi" for m in llm.requests[0].messages)
+    with pytest.raises(BlogeUsageError, match="its input was refused and kept nowhere"):
+        agent.resume(raised.value.run_id)
+    assert (checked, llm.requests) == (["hi"], [])  # the refused input reached no model
 
 
 def test_a_stream_never_shows_an_answer_a_parallel_input_guard_discarded() -> None:
