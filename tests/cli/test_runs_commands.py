@@ -227,3 +227,19 @@ def test_a_usd_limit_on_a_model_without_a_price_is_refused_before_the_run_starts
     assert ("error: --budget thread.usd=5: no price for model 'house-model', so a usd budget "
             "cannot be kept") in refused.stderr
     assert json.loads(bloge("runs", "list", "--json", cwd=app).stdout) == []
+
+
+def test_a_run_out_of_turns_after_its_handoff_resumes_with_the_suggested_cap(app: Path) -> None:
+    triage = app / "examples" / "triage" / "triage.bloge"
+    # billingAgent's own cap: its turn after the handoff, then it needs more.
+    triage.write_text(triage.read_text().replace("max_turns = 6\n\n  tool lookupInvoice",
+                                                 "max_turns = 2\n\n  tool lookupInvoice"))
+    for resume in ("resume_run_command", "resume_command"):  # by the run's id, by its file
+        failed = bloge("run", "triage", "I was charged twice for order 1234, please refund me",
+                       "--json", cwd=app)
+        assert failed.returncode == 1, failed.stderr
+        document = json.loads(failed.stdout)
+        assert "agent 'billingAgent' needed another model call" in document["error"]["message"]
+        resumed = bloge(*document[resume].split()[1:], cwd=app)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "refunded the duplicate charge" in resumed.stdout

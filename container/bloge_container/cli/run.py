@@ -54,7 +54,8 @@ def run(
         "--resume", help="Continue from a checkpoint file saved by an earlier run.",
         dir_okay=False, show_default=False)] = None,
     max_turns: Annotated[int | None, typer.Option(
-        "--max-turns", min=1, help="Override the agent's max_turns.", show_default=False)] = None,
+        "--max-turns", min=1, help="Override the agent's max_turns (and that of the agents it "
+        "hands over to).", show_default=False)] = None,
     budget: Annotated[list[str] | None, typer.Option(
         "--budget", help="Set or raise a budget limit, e.g. usd=1.00, tokens=80000, "
         "tool_calls=40, time=5m; thread.<limit>=… for the thread's (repeatable).",
@@ -151,7 +152,8 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
 
     live = stream or definition.streaming  # a streaming agent always shows its chunks
     tracker = ProgressListener()
-    operator = _operator(container, definition, streaming=live, tracker=tracker)
+    operator = _operator(container, definition, streaming=live, tracker=tracker,
+                         max_turns=invocation.max_turns)
     output = _execute(container, operator, start, tracker, invocation, as_json=as_json,
                       live=live, wait=wait)
     if as_json and not live:
@@ -274,19 +276,23 @@ def _input(argument: str | None, *, required: bool) -> str | None:
 
 
 def _operator(container: ApplicationContainer, definition: AgentDef, *, streaming: bool,
-              tracker: AgentExecutionListener) -> AgentLoopOperator | StreamingAgentLoopOperator:
+              tracker: AgentExecutionListener,
+              max_turns: int | None) -> AgentLoopOperator | StreamingAgentLoopOperator:
     from dataclasses import replace
 
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
-    return recorded_operator(container, definition, (*container.listeners(), tracker))
+    return recorded_operator(container, definition, (*container.listeners(), tracker),
+                             max_turns=max_turns)
 
 
 def recorded_operator(container: ApplicationContainer, definition: AgentDef,
-                      listeners: Sequence[AgentExecutionListener],
+                      listeners: Sequence[AgentExecutionListener], *,
+                      max_turns: int | None = None,
                       ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """The operator of ``definition`` recording its runs in the application's run store, with
-    the agents it hands over to linked (they run inside its run, recorded in its store)."""
+    the agents it hands over to linked (they run inside its run, recorded in its store, with
+    ``--max-turns`` when the command gave it)."""
     from bloge_container.agents import linked, materialize
     from bloge_container.budgets import budget_policy
 
@@ -295,7 +301,8 @@ def recorded_operator(container: ApplicationContainer, definition: AgentDef,
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     return linked(materialize(definition, registry, listeners, report, container.run_store(),
                               budgets=budgets), definitions,
-                  lambda other: materialize(other, registry, listeners, report, budgets=budgets))
+                  lambda other: materialize(other, registry, listeners, report, budgets=budgets),
+                  max_turns=max_turns)
 
 
 def _execute(container: ApplicationContainer,
