@@ -35,8 +35,8 @@ def check(
     compiled: list[Any] = []
     oks: dict[str, str] = {}
     found = [_check_file(compiler, path, declared, compiled, oks) for path in paths]
-    # A handoff may go to an agent of any file: checked once all are compiled.
-    handed = _check_handoffs(compiled, declared)
+    # A handoff or a tool may go to an agent of any file: checked once all are compiled.
+    handed = _check_links(compiled, declared)
     for path, line in oks.items():
         if path not in handed:
             out.print(line, markup=False)
@@ -66,24 +66,30 @@ def _compiler(container: ApplicationContainer) -> DslCompiler:
                                               types=types))
 
 
-def _check_handoffs(compiled: list[Any],
-                    declared: dict[tuple[str, str | None], str]) -> dict[str, int]:
+def _check_links(compiled: list[Any],
+                 declared: dict[tuple[str, str | None], str]) -> dict[str, int]:
     """Print each handoff of the agents checked that goes to an agent none of the files
-    declares; how many each file has."""
+    declares, each tool that runs such an agent, and each cycle of agents calling each other;
+    how many each file has."""
     from bloge import AgentDef, DslError
+    from bloge.agent import check_agent_calls
     from bloge.agent.runtime import check_targets
 
     agents = [block.definition for block in compiled if isinstance(block.definition, AgentDef)]
     known = {name for kind, name in declared if kind == "agent" and name is not None}
-    try:
-        check_targets(agents, known)
-    except DslError as exc:
-        counts: dict[str, int] = {}
-        for error in exc.errors:
-            err.print(error.rendered, markup=False)
-            counts[error.filename] = counts.get(error.filename, 0) + 1
-        return counts
-    return {}
+    found: list[DslError] = []
+    for check_links in (lambda: check_targets(agents, known),
+                        lambda: check_agent_calls({agent.id: agent for agent in agents},
+                                                  others=known)):
+        try:
+            check_links()
+        except DslError as exc:
+            found.extend(exc.errors)
+    counts: dict[str, int] = {}
+    for error in sorted(found, key=lambda e: (e.filename, e.line, e.column)):
+        err.print(error.rendered, markup=False)
+        counts[error.filename] = counts.get(error.filename, 0) + 1
+    return counts
 
 
 def _check_file(compiler: DslCompiler, path: Path,
