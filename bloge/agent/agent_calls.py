@@ -65,11 +65,13 @@ QUESTION_PARAMETERS: Mapping[str, Any] = {
 
 
 def check_agent_calls(definitions: Mapping[str, AgentDef], *,
-                      others: Collection[str] = ()) -> None:
+                      others: Collection[str] = (),
+                      unknown: str = "which is not declared") -> None:
     """Check the agent calls of ``definitions`` (by agent id): each names one of them, or one
     of ``others`` (agents known without a definition here), and no agent reaches itself
     through them (``a → b → a``). The problems are a located :class:`CompileError`, the first
-    one's, carrying them all (``errors``, see :meth:`DslError.collect`)."""
+    one's, carrying them all (``errors``, see :meth:`DslError.collect`); ``unknown`` says,
+    after the id of an agent none of them is, where it was looked for."""
     known = {*definitions, *others}
     listed = ", ".join(sorted(known)) or "none"
     errors: list[DslError] = []
@@ -78,8 +80,8 @@ def check_agent_calls(definitions: Mapping[str, AgentDef], *,
             hint = unknown_agent(call.agent, known)
             if hint is not None:
                 errors.append(call.where.error(
-                    f"tool {call.tool!r} runs agent {call.agent!r}, which is not declared"
-                    f"{hint} (agents: {listed})"))
+                    f"tool {call.tool!r} runs agent {call.agent!r}, {unknown}{hint} "
+                    f"(agents: {listed})"))
     done: set[str] = set()
     for agent_id in definitions:
         _visit(agent_id, definitions, (), done, errors)

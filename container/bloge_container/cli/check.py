@@ -36,7 +36,8 @@ def check(
     oks: dict[str, str] = {}
     found = [_check_file(compiler, path, declared, compiled, oks) for path in paths]
     # A handoff or a tool may go to an agent of any file: checked once all are compiled.
-    handed = _check_links(compiled, declared)
+    failed = [str(path) for path, count in zip(paths, found, strict=True) if count]
+    handed = _check_links(compiled, declared, failed)
     for path, line in oks.items():
         if path not in handed:
             out.print(line, markup=False)
@@ -66,21 +67,24 @@ def _compiler(container: ApplicationContainer) -> DslCompiler:
                                               types=types))
 
 
-def _check_links(compiled: list[Any],
-                 declared: dict[tuple[str, str | None], str]) -> dict[str, int]:
+def _check_links(compiled: list[Any], declared: dict[tuple[str, str | None], str],
+                 failed: list[str]) -> dict[str, int]:
     """Print each handoff of the agents checked that goes to an agent none of the files
     declares, each tool that runs such an agent, and each cycle of agents calling each other;
-    how many each file has."""
+    how many each file has. The agent may be declared in one of the ``failed`` files, which
+    did not compile: the errors say so rather than that no file declares it."""
     from bloge import AgentDef, DslError
     from bloge.agent import check_agent_calls
     from bloge.agent.runtime import check_targets
 
     agents = [block.definition for block in compiled if isinstance(block.definition, AgentDef)]
     known = {name for kind, name in declared if kind == "agent" and name is not None}
+    unknown = (f"which no DSL file that compiled declares (not compiled: {', '.join(failed)})"
+               if failed else "which no DSL file declares")
     found: list[DslError] = []
-    for check_links in (lambda: check_targets(agents, known),
+    for check_links in (lambda: check_targets(agents, known, unknown=unknown),
                         lambda: check_agent_calls({agent.id: agent for agent in agents},
-                                                  others=known)):
+                                                  others=known, unknown=unknown)):
         try:
             check_links()
         except DslError as exc:
