@@ -206,10 +206,10 @@ def test_check_reports_a_tool_running_an_undeclared_agent_and_a_cycle_where_they
     result = bloge("check", str(team), cwd=tmp_path)
     assert result.returncode == 2, result.stdout
     lines = [line for line in result.stderr.splitlines() if line.startswith(str(team))]
-    assert lines == [f"{team}:7:21: agents call each other in a cycle: alpha → bravo → alpha; "
-                     "a sub-agent cannot ask an agent that is waiting for it",
-                     f"{team}:11:20: tool 'sub' runs agent 'nobody', which no DSL file declares "
-                     "(agents: alpha, bravo, charlie)"]
+    assert lines == [(f"{team}:7:21: agents call each other in a cycle: alpha → bravo → alpha; "
+                      "a sub-agent cannot ask an agent that is waiting for it"),
+                     (f"{team}:11:20: tool 'sub' runs agent 'nobody', which no DSL file declares "
+                      "(agents: alpha, bravo, charlie)")]
     assert result.stderr.endswith("2 errors in 1 file\n")
 
 
