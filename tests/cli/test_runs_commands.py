@@ -72,6 +72,22 @@ def test_a_run_out_of_turns_resumes_by_its_id_with_more_turns(app: Path) -> None
     assert status == "succeeded"
 
 
+def test_a_checkpoint_file_of_a_recorded_run_continues_that_run_once(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--max-turns", "1", "--json", cwd=app)
+    document = json.loads(failed.stdout)
+    assert json.loads((app / document["checkpoint_file"]).read_text())["run_id"] == (
+        document["run_id"])
+    resumed = bloge(*document["resume_command"].split()[1:], cwd=app)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+    assert recorded(resumed.stderr)[0] == document["run_id"]
+    (run,) = json.loads(bloge("runs", "list", "--json", cwd=app).stdout)
+    assert (run["id"], run["status"]) == (document["run_id"], "succeeded")
+    again = bloge(*document["resume_command"].split()[1:], cwd=app)
+    assert again.returncode == 2
+    assert f"run {document['run_id']!r} already succeeded" in again.stderr
+
+
 def test_cancelling_a_finished_run_says_how_it_ended(app: Path) -> None:
     run_id, _ = recorded(bloge("run", "customerSupport", QUESTION, cwd=app).stderr)
     cancelled = bloge("runs", "cancel", run_id, cwd=app)

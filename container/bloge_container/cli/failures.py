@@ -91,7 +91,8 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
     from bloge import BudgetExceededError, MaxTurnsExceededError
     from bloge.llm.providers.server_errors import redact
 
-    saved = _shown(_save(error.checkpoint, reporting.project))
+    recorded = error.run_id if reporting.durable else None
+    saved = _shown(_save(error.checkpoint, reporting.project, run_id=recorded))
     max_turns = invocation.max_turns
     if isinstance(error, MaxTurnsExceededError):
         max_turns = max(error.max_turns * 2, error.checkpoint.turn_count + 1)
@@ -147,14 +148,19 @@ def raised_limit(error: Any) -> str:
     return f"{prefix}{name}={shown}"
 
 
-def _save(checkpoint: AgentCheckpoint, project: Path) -> Path:
+def _save(checkpoint: AgentCheckpoint, project: Path, *, run_id: str | None) -> Path:
+    """Write ``checkpoint`` under the project's checkpoints; the file of a recorded run names
+    it (``"run_id"``), so that ``bloge run --resume FILE`` continues that run."""
     import datetime as dt
 
     folder = project / CHECKPOINTS
     folder.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     path = folder / f"{checkpoint.agent_id or 'agent'}-turn{checkpoint.turn_count}-{stamp}.json"
-    path.write_text(checkpoint.to_json(), encoding="utf-8")
+    text = checkpoint.to_json()
+    if run_id is not None:
+        text = json.dumps({**json.loads(text), "run_id": run_id}, ensure_ascii=False)
+    path.write_text(text, encoding="utf-8")
     return path
 
 

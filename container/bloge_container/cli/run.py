@@ -89,9 +89,16 @@ def run(
         if resume is not None and thread is not None:
             raise failure("--resume continues a checkpoint's own conversation; leave out "
                           "--thread")
-        checkpoint = _checkpoint(resume) if resume is not None else None
+        checkpoint, run_id = _checkpoint(resume) if resume is not None else (None, None)
         text = _input(input_text, required=checkpoint is None)
-        start = Start(text=text, checkpoint=checkpoint, thread_id=_thread(container, thread))
+        if run_id is not None and _recorded(container, run_id, definition):
+            if text is not None:
+                raise failure(f"{resume} is a checkpoint of run {run_id}, which resumes where "
+                              "it stopped, without new input; leave the input out")
+            start = Start(run_id=run_id)
+        else:
+            start = Start(text=text, checkpoint=checkpoint,
+                          thread_id=_thread(container, thread))
         invocation = Invocation(target, agent_id, max_turns, config, profile,
                                 budget=tuple(budget or ()))
         run_until_answered(container, definition, start, invocation, stream=stream,
@@ -237,7 +244,8 @@ def _pick(definitions: list[AgentDef], agent_id: str | None, *, where: str) -> A
     raise failure(f"{where} declares {len(ids)} agents ({', '.join(ids)}); choose one with --agent")
 
 
-def _checkpoint(path: Path) -> AgentCheckpoint:
+def _checkpoint(path: Path) -> tuple[AgentCheckpoint, str | None]:
+    """The checkpoint the file at ``path`` holds, and the recorded run it names, if any."""
     from bloge import AgentCheckpoint, BlogeUsageError
 
     try:
@@ -248,9 +256,36 @@ def _checkpoint(path: Path) -> AgentCheckpoint:
         raise failure(f"checkpoint {path} is not UTF-8 text ({exc.reason} at byte "
                       f"{exc.start})") from None
     try:
-        return AgentCheckpoint.from_json(text)
+        checkpoint = AgentCheckpoint.from_json(text)
     except BlogeUsageError as exc:
         raise failure(f"{path}: {exc}") from None
+    run_id = json.loads(text).get("run_id")  # an object: the checkpoint was read from it
+    if run_id is not None and not isinstance(run_id, str):
+        raise failure(f"{path}: checkpoint is malformed: 'run_id' must be a string, got "
+                      f"{type(run_id).__name__}")
+    return checkpoint, run_id
+
+
+def _recorded(container: ApplicationContainer, run_id: str, definition: AgentDef) -> bool:
+    """Whether the application's run store holds run ``run_id``, a run of ``definition``'s
+    agent (a checkpoint file names the recorded run it was saved from: ``--resume`` then
+    continues that run, as ``bloge runs resume`` does)."""
+    from bloge.store import StoreNotFoundError
+    from bloge_container.cli.options import with_store
+    from bloge_container.store import opened
+
+    if not _durable(container):
+        return False
+
+    async def agent_of(store: Any) -> str | None:
+        try:
+            return str((await store.get_run(run_id)).agent_id)
+        except StoreNotFoundError:
+            return None
+
+    # Looked up in a store of its own, closed at once: the run then uses the container's.
+    lookup = opened(container.settings(), container.project())
+    return with_store(lookup, agent_of) == definition.id
 
 
 def _input(argument: str | None, *, required: bool) -> str | None:
