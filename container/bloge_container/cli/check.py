@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,6 +12,8 @@ from bloge_container.cli.console import EXIT_USAGE, err, out
 from bloge_container.cli.options import ConfigOption, ProfileOption
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from bloge import DslCompiler
     from bloge_container.application import ApplicationContainer
 
@@ -81,10 +84,12 @@ def _check_links(compiled: list[Any], declared: dict[tuple[str, str | None], str
     known = {name for kind, name in declared if kind == "agent" and name is not None}
     unknown = (f"which no DSL file that compiled declares (not compiled: {', '.join(failed)})"
                if failed else "which no DSL file declares")
+    checks: tuple[Callable[[], None], ...] = (
+        partial(check_targets, agents, known, unknown=unknown),
+        partial(check_agent_calls, {agent.id: agent for agent in agents}, others=known,
+                unknown=unknown))
     found: list[DslError] = []
-    for check_links in (lambda: check_targets(agents, known, unknown=unknown),
-                        lambda: check_agent_calls({agent.id: agent for agent in agents},
-                                                  others=known, unknown=unknown)):
+    for check_links in checks:
         try:
             check_links()
         except DslError as exc:
