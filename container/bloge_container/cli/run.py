@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         OperatorContext,
         StreamingAgentLoopOperator,
     )
+    from bloge.store import Store
     from bloge_container.application import ApplicationContainer
     from bloge_container.cli.failures import Invocation
     from bloge_container.cli.progress import ProgressListener
@@ -277,9 +278,9 @@ def _recorded(container: ApplicationContainer, run_id: str, definition: AgentDef
     if not _durable(container):
         return False
 
-    async def agent_of(store: Any) -> str | None:
+    async def agent_of(store: Store) -> str | None:
         try:
-            return str((await store.get_run(run_id)).agent_id)
+            return (await store.get_run(run_id)).agent_id
         except StoreNotFoundError:
             return None
 
