@@ -195,6 +195,38 @@ def test_check_reports_an_agent_declared_in_two_files_as_the_application_would(
     assert result.stderr.endswith("1 error in 1 of 2 files\n")
 
 
+def test_check_reports_a_tool_running_an_undeclared_agent_and_a_cycle_where_they_are_named(
+    tmp_path: Path,
+) -> None:
+    team = tmp_path / "team.bloge"
+    team.write_text('agent alpha {\n  model = "m"\n  tool ask : agent bravo { }\n}\n'
+                    'agent bravo {\n  model = "m"\n  tool back : agent alpha { }\n}\n'
+                    'agent charlie {\n  model = "m"\n  tool sub : agent nobody { }\n}\n',
+                    encoding="utf-8")
+    result = bloge("check", str(team), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.startswith(str(team))]
+    assert lines == [(f"{team}:7:21: agents call each other in a cycle: alpha → bravo → alpha; "
+                      "a sub-agent cannot ask an agent that is waiting for it"),
+                     (f"{team}:11:20: tool 'sub' runs agent 'nobody', which no DSL file declares "
+                      "(agents: alpha, bravo, charlie)")]
+    assert result.stderr.endswith("2 errors in 1 file\n")
+
+
+def test_check_does_not_say_no_file_declares_an_agent_whose_file_did_not_compile(
+    tmp_path: Path,
+) -> None:
+    first, broken = tmp_path / "a.bloge", tmp_path / "z.bloge"
+    first.write_text('agent a {\n  model = "m"\n  handoff z : agent z { description = "z" }\n}\n',
+                     encoding="utf-8")
+    broken.write_text('agent z {\n  model = "m\n}\n', encoding="utf-8")
+    result = bloge("check", str(first), str(broken), cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{broken}:2:11: unterminated string" in result.stderr
+    assert (f"{first}:3:21: handoff 'z' of agent 'a' goes to agent 'z', which no DSL file that "
+            f"compiled declares (not compiled: {broken})") in result.stderr
+
+
 @pytest.mark.parametrize(("bad", "good", "summary"), [
     (1, 2, "1 error in 1 of 3 files"), (2, 1, "2 errors in 2 of 3 files"),
     (2, 0, "2 errors in 2 files"), (1, 0, "1 error in 1 file")])

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from bloge.agent.caller_context import SubAgentContext
 from bloge.agent.caller_thread import SubAgentThread
 from bloge.agent.named_agents import Where, unknown_agent
+from bloge.core.errors import DslError
 
 if TYPE_CHECKING:
     from bloge.agent.definition import AgentDef
@@ -64,27 +65,34 @@ QUESTION_PARAMETERS: Mapping[str, Any] = {
 
 
 def check_agent_calls(definitions: Mapping[str, AgentDef], *,
-                      others: Collection[str] = ()) -> None:
+                      others: Collection[str] = (),
+                      unknown: str = "which is not declared") -> None:
     """Check the agent calls of ``definitions`` (by agent id): each names one of them, or one
     of ``others`` (agents known without a definition here), and no agent reaches itself
-    through them (``a → b → a``). The first problem is a located :class:`CompileError`."""
+    through them (``a → b → a``). The problems are a located :class:`CompileError`, the first
+    one's, carrying them all (``errors``, see :meth:`DslError.collect`); ``unknown`` says,
+    after the id of an agent none of them is, where it was looked for."""
     known = {*definitions, *others}
     listed = ", ".join(sorted(known)) or "none"
+    errors: list[DslError] = []
     for definition in definitions.values():
         for call in definition.agent_calls:
             hint = unknown_agent(call.agent, known)
             if hint is not None:
-                raise call.where.error(f"tool {call.tool!r} runs agent {call.agent!r}, which is "
-                                       f"not declared{hint} (agents: {listed})")
+                errors.append(call.where.error(
+                    f"tool {call.tool!r} runs agent {call.agent!r}, {unknown}{hint} "
+                    f"(agents: {listed})"))
     done: set[str] = set()
     for agent_id in definitions:
-        _visit(agent_id, definitions, (), done)
+        _visit(agent_id, definitions, (), done, errors)
+    if errors:
+        raise DslError.collect(errors)
 
 
 def _visit(agent_id: str, definitions: Mapping[str, AgentDef], path: tuple[str, ...],
-           done: set[str]) -> None:
+           done: set[str], errors: list[DslError]) -> None:
     """Depth first from ``agent_id``, reached by ``path``: a call back into ``path`` is a
-    cycle, reported at the call that closes it."""
+    cycle, added to ``errors`` at the call that closes it."""
     if agent_id in done:
         return
     definition = definitions.get(agent_id)
@@ -93,7 +101,9 @@ def _visit(agent_id: str, definitions: Mapping[str, AgentDef], path: tuple[str, 
             if call.agent in path or call.agent == agent_id:
                 loop = path[path.index(call.agent):] if call.agent in path else ()
                 cycle = [*loop, agent_id, call.agent]
-                raise call.where.error(f"agents call each other in a cycle: {' → '.join(cycle)}; "
-                                 "a sub-agent cannot ask an agent that is waiting for it")
-            _visit(call.agent, definitions, (*path, agent_id), done)
+                errors.append(call.where.error(
+                    f"agents call each other in a cycle: {' → '.join(cycle)}; a sub-agent "
+                    "cannot ask an agent that is waiting for it"))
+                continue
+            _visit(call.agent, definitions, (*path, agent_id), done, errors)
     done.add(agent_id)

@@ -27,6 +27,7 @@ from bloge.agent.output.schema import OutputSchema
 from bloge.agent.schema import infer_parameters
 from bloge.core.errors import BlogeUsageError
 from bloge.core.graph import Graph, Node
+from bloge.core.masking import mask_url_credentials
 from bloge.core.operator import operator_metadata
 from bloge.core.registry import OperatorRegistry
 from bloge.dsl.expression import Expression
@@ -144,17 +145,18 @@ def remote_url_problem(url: str) -> str | None:
     ``http``/``https`` URL with a host, and no credentials in it (they belong in the
     settings, which keep them out of logs)."""
     parts = urlsplit(url)
+    shown = mask_url_credentials(url)
     if "@" in parts.netloc:
         return ("the remote agent's address holds credentials; put its API key in "
                 "bloge.a2a.remotes.<name>.api-key instead")
     try:
         parts.port  # noqa: B018 -- read for its check: a port that is no number raises
     except ValueError:
-        return f"the remote agent's address has a bad port: {url!r}"
+        return f"the remote agent's address has a bad port: {shown!r}"
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"the remote agent's address must be an http:// or https:// URL, got {url!r}"
+        return f"the remote agent's address must be an http:// or https:// URL, got {shown!r}"
     if parts.query or parts.fragment:
-        return f"the remote agent's address takes no query or fragment, got {url!r}"
+        return f"the remote agent's address takes no query or fragment, got {shown!r}"
     return None
 
 

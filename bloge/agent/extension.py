@@ -126,6 +126,7 @@ class _AgentBlock:
             self._error("'stream agent' declares a streaming agent; remove streaming = false",
                         self.seen["streaming"])
         self._check_tool_calls()
+        self._check_handoff_tools()
         choice = tool_choice_problem(self.values.get("tool_choice"),
                                      tuple(t.name for t in self.tools))
         if choice:
@@ -380,6 +381,17 @@ class _AgentBlock:
             problem = unknown_tool_problem(literal.value, self.tool_names)
             if problem:
                 self._error(problem, literal.span)
+
+    def _check_handoff_tools(self) -> None:
+        """A handoff whose tool, ``transfer_to_<name>``, has the name of one of the agent's
+        tools: an error at the handoff's name, saying where that tool is."""
+        for handoff in self.handoffs:
+            tool = self.seen.get(f"tool {handoff.tool_name}")
+            if tool is not None:
+                self._error(f"handoff {handoff.name!r} is offered as the tool "
+                            f"{handoff.tool_name!r}, which is also the name of the tool at "
+                            f"line {tool.line}, column {tool.column}; rename one of them",
+                            self.seen[f"handoff {handoff.name}"])
 
     def _scoped_expression(
         self, node: s.Expr, variable_problem: Callable[[str], str | None]

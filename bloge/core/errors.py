@@ -118,7 +118,8 @@ class DslError(BlogeError):
         self.filename = filename
         self.line = line
         self.column = column
-        self.source_line = source_line
+        # A line may hold a URL's credentials (a remote agent's address): never shown.
+        self.source_line = None if source_line is None else _credentials_masked(source_line)
         self.rendered = _render(message, filename, line, column, source_line, width)
         self.errors: tuple[DslError, ...] = (self,)
         super().__init__(self.rendered)
@@ -154,8 +155,7 @@ def _render(
     if source_line is None:
         return head
     gutter = f"{line:>5} | "
-    text = source_line.expandtabs(1)
-    at = column - 1
+    text, at, width = _masked(source_line.expandtabs(1), column - 1, width)
     span = max(1, min(width, len(text) - at))
     if len(text) > _SHOWN_COLUMNS:
         # A long line (a generated file, a prompt on one line) is shown around the column.
@@ -166,3 +166,23 @@ def _render(
         at = at - start + (1 if start else 0)
     underline = "^" + "~" * (span - 1)
     return f"{head}\n{gutter}{text}\n{' ' * (len(gutter) - 2)}| {' ' * at}{underline}"
+
+
+def _masked(text: str, at: int, width: int) -> tuple[str, int, int]:
+    """``text`` with the credentials of its URLs masked, and the caret's offset ``at`` and
+    ``width`` moved to underline the same characters in it."""
+    masked = _credentials_masked(text)
+    if masked is text:
+        return text, at, width
+    before = len(_credentials_masked(text[:at]))
+    through = len(_credentials_masked(text[:at + width]))
+    return masked, before, max(1, through - before)
+
+
+def _credentials_masked(text: str) -> str:
+    """``text`` with the credentials of its URLs masked (``text`` itself when it has none)."""
+    if "@" not in text and "=" not in text:  # no user-info, no query parameter
+        return text
+    from bloge.core.masking import mask_url_credentials  # noqa: PLC0415 -- core.errors loads alone
+
+    return mask_url_credentials(text)

@@ -145,11 +145,15 @@ class ServedAgents:
         if sampling:
             # Checked as the DSL checks them (replace() validates the definition).
             definition = replace(definition, **sampling)
-        if sampling or (max_turns is not None and max_turns != definition.max_turns):
+        # A request's max_turns is also that of the agents the run may hand over to, so even
+        # one equal to the agent's own may differ from theirs.
+        retuned = max_turns is not None and (max_turns != definition.max_turns
+                                             or bool(definition.handoffs))
+        if sampling or retuned:
             if max_turns is not None:
                 definition = AgentBuilder.from_def(definition).max_turns(max_turns).build()
             return self._linked(self._build(replace(definition, streaming=streaming)),
-                                streaming=streaming)
+                                streaming=streaming, max_turns=max_turns)
         key = (agent_id, streaming)
         made = self._made.get(key)
         if made is None:
@@ -157,10 +161,12 @@ class ServedAgents:
                 self._build(replace(definition, streaming=streaming)), streaming=streaming)
         return made
 
-    def _linked(self, operator: AgentOperator, *, streaming: bool) -> AgentOperator:
+    def _linked(self, operator: AgentOperator, *, streaming: bool,
+                max_turns: int | None = None) -> AgentOperator:
         """``operator``, its handoffs linked to the served agents they go to (the run goes
-        on with them, recorded as the served agent's run)."""
+        on with them, recorded as the served agent's run), with the request's ``max_turns``
+        when it has one."""
         if operator.agent_def.handoffs:
             operator.engine.link_all(self.definitions, lambda definition: self._build(
-                replace(definition, streaming=streaming)).engine)
+                replace(definition, streaming=streaming)).engine, max_turns=max_turns)
         return operator

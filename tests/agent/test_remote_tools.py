@@ -48,3 +48,15 @@ def test_a_bad_remote_tool_is_an_error_where_it_is(tool: str, where: str, proble
     told = error(tool)
     assert where in told
     assert problem in told
+
+
+@pytest.mark.parametrize(("tool", "shown"), [
+    ('tool quote : a2a "http://u:pw-SECRET@x/y" { }', '"http://u:****@x/y"'),
+    ('tool quote : a2a "http://x/y?token=pw-SECRET" { }', '"http://x/y?token=****"'),
+])
+def test_an_address_s_credentials_are_masked_in_its_error(tool: str, shown: str) -> None:
+    told = error(tool)
+    assert "pw-SECRET" not in told
+    _, source, caret = told.splitlines()[-3:]
+    assert source.endswith(f"tool quote : a2a {shown} {{ }}")
+    assert caret.endswith(f"{' ' * 19}^{'~' * (len(shown) - 1)}")

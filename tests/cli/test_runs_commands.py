@@ -72,6 +72,22 @@ def test_a_run_out_of_turns_resumes_by_its_id_with_more_turns(app: Path) -> None
     assert status == "succeeded"
 
 
+def test_a_checkpoint_file_of_a_recorded_run_continues_that_run_once(app: Path) -> None:
+    failed = bloge("run", "customerSupport", QUESTION, "--max-turns", "1", "--json", cwd=app)
+    document = json.loads(failed.stdout)
+    assert json.loads((app / document["checkpoint_file"]).read_text())["run_id"] == (
+        document["run_id"])
+    resumed = bloge(*document["resume_command"].split()[1:], cwd=app)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "KB-RESET-001" in resumed.stdout
+    assert recorded(resumed.stderr)[0] == document["run_id"]
+    (run,) = json.loads(bloge("runs", "list", "--json", cwd=app).stdout)
+    assert (run["id"], run["status"]) == (document["run_id"], "succeeded")
+    again = bloge(*document["resume_command"].split()[1:], cwd=app)
+    assert again.returncode == 2
+    assert f"run {document['run_id']!r} already succeeded" in again.stderr
+
+
 def test_cancelling_a_finished_run_says_how_it_ended(app: Path) -> None:
     run_id, _ = recorded(bloge("run", "customerSupport", QUESTION, cwd=app).stderr)
     cancelled = bloge("runs", "cancel", run_id, cwd=app)
@@ -227,3 +243,19 @@ def test_a_usd_limit_on_a_model_without_a_price_is_refused_before_the_run_starts
     assert ("error: --budget thread.usd=5: no price for model 'house-model', so a usd budget "
             "cannot be kept") in refused.stderr
     assert json.loads(bloge("runs", "list", "--json", cwd=app).stdout) == []
+
+
+def test_a_run_out_of_turns_after_its_handoff_resumes_with_the_suggested_cap(app: Path) -> None:
+    triage = app / "examples" / "triage" / "triage.bloge"
+    # billingAgent's own cap: its turn after the handoff, then it needs more.
+    triage.write_text(triage.read_text().replace("max_turns = 6\n\n  tool lookupInvoice",
+                                                 "max_turns = 2\n\n  tool lookupInvoice"))
+    for resume in ("resume_run_command", "resume_command"):  # by the run's id, by its file
+        failed = bloge("run", "triage", "I was charged twice for order 1234, please refund me",
+                       "--json", cwd=app)
+        assert failed.returncode == 1, failed.stderr
+        document = json.loads(failed.stdout)
+        assert "agent 'billingAgent' needed another model call" in document["error"]["message"]
+        resumed = bloge(*document[resume].split()[1:], cwd=app)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "refunded the duplicate charge" in resumed.stdout

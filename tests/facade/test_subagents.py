@@ -200,6 +200,18 @@ def test_agents_asking_each_other_in_a_cycle_are_a_compile_error() -> None:
     assert str(error.value).startswith("team.bloge:2:")
 
 
+def test_every_unknown_agent_and_every_cycle_of_agent_calls_is_reported() -> None:
+    definitions = AgentDslCompiler().compile_all(
+        'agent a { model = "m"  tool ask_b : agent b { } }\n'
+        'agent b { model = "m"  tool ask_a : agent a { }  tool ask_x : agent x { } }\n'
+        'agent c { model = "m"  tool ask_c : agent c { } }', filename="team.bloge")
+    with pytest.raises(CompileError) as error:
+        check_agent_calls({d.id: d for d in definitions})
+    assert [(e.line, e.reason.split(":")[0]) for e in error.value.errors] == [
+        (2, "tool 'ask_x' runs agent 'x', which is not declared (agents"),
+        (2, "agents call each other in a cycle"), (3, "agents call each other in a cycle")]
+
+
 def test_a_dsl_agent_tool_asks_the_named_agent() -> None:
     researcher = Agent(ScriptedProvider("Paris."), name="researcher")
     triage = Agent.from_dsl(

@@ -65,6 +65,17 @@ def test_two_handoffs_of_one_name_are_an_error_at_the_second() -> None:
     assert raised.value.line == 4
 
 
+def test_a_handoff_whose_tool_has_a_tool_s_name_is_an_error_at_the_handoff() -> None:
+    source = ('agent triage {\n  model = "m"\n  tool transfer_to_b : agent b { }\n'
+              '  handoff b : agent b { }\n}\n')
+    with pytest.raises(CompileError) as raised:
+        AgentDslCompiler().compile(source, filename="triage.bloge")
+    assert (raised.value.filename, raised.value.line, raised.value.column) == (
+        "triage.bloge", 4, 11)
+    assert ("handoff 'b' is offered as the tool 'transfer_to_b', which is also the name of the "
+            "tool at line 3, column 8") in str(raised.value)
+
+
 def test_agent_stays_a_word_of_headers_and_field_types() -> None:
     source = ('stream agent agent_x {\n  model = "m"\n  output { agent: string }\n}\n')
     (definition,) = AgentDslCompiler().compile_all(source)

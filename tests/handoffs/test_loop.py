@@ -8,6 +8,7 @@ import pytest
 from bloge import (
     Agent,
     AgentBuilder,
+    AgentDef,
     AgentExecutionListener,
     AgentLoopOperator,
     BlogeUsageError,
@@ -141,6 +142,29 @@ def test_turns_count_across_handoffs_so_ping_pong_stops_at_max_turns() -> None:
         triage_op.execute("ping")
     assert raised.value.checkpoint.turn_count == 5
     assert (len(to_billing.requests), len(to_triage.requests)) == (3, 2)
+
+
+def test_a_turn_cap_given_when_linking_holds_for_every_agent_the_run_goes_on_with() -> None:
+    def bouncing(to: str) -> FunctionProvider:
+        return FunctionProvider(lambda request: tool_call_response(
+            f"transfer_to_{to}", "{}", call_id=f"c{len(request.messages)}"))
+
+    models = {"triage": bouncing("billing"), "billing": bouncing("triage")}
+    definitions = {name: AgentBuilder.create(name).model("m").max_turns(2)
+                   .handoff(other, other).build()
+                   for name, other in (("triage", "billing"), ("billing", "triage"))}
+
+    def operator(definition: AgentDef) -> AgentLoopOperator:
+        model = models[definition.id]
+        registry = OperatorRegistry().register("llmChat", LlmChatOperator(model))
+        return AgentLoopOperator(definition.id, definition, registry)
+
+    triage_op = operator(AgentBuilder.from_def(definitions["triage"]).max_turns(7).build())
+    triage_op.engine.link_all(definitions, lambda definition: operator(definition).engine,
+                              max_turns=7)
+    with pytest.raises(MaxTurnsExceededError) as raised:
+        triage_op.execute("ping")
+    assert (raised.value.checkpoint.turn_count, raised.value.max_turns) == (7, 7)
 
 
 def test_an_agent_cannot_hand_over_to_itself_or_to_two_agents_of_one_name() -> None:

@@ -7,7 +7,10 @@ import json
 
 import httpx
 
-from bloge.server import create_app
+from bloge import AgentDef, AgentDslCompiler, LlmChatOperator, OperatorRegistry, agent_operator
+from bloge.llm import FunctionProvider, LlmRequest, LlmResponse, tool_call_response
+from bloge.server import ServedAgents, create_app
+from bloge.server.agents import AgentOperator
 from bloge.store import Store
 from tests.handoffs.agents import billing, triage
 from tests.server.conftest import V1Client
@@ -50,3 +53,50 @@ def test_a_streamed_run_sends_the_handoff_event(store: Store) -> None:
                 if line.startswith("data: "))
     assert json.loads(data) == {"from_agent": "triage", "to_agent": "billing",
                                 "reason": "a refund", "turn": 1}
+
+
+HANDING_OVER = """
+agent triage {
+  model = "gpt-4o"
+  system_prompt = "You triage."
+  handoff billing : agent billing { description = "Refunds" }
+}
+agent billing {
+  model = "gpt-4o"
+  system_prompt = "You are billing."
+  max_turns = 2
+  tool refund : Refund { description = "Refund an order" input { order_id = tool_args.order_id } }
+}
+"""
+
+
+def refunding(request: LlmRequest) -> LlmResponse:
+    """Triage hands over; billing refunds twice, then answers."""
+    if request.messages[0].content == "You triage.":
+        return tool_call_response("transfer_to_billing", "{}", call_id="h1")
+    refunds = sum(message.role == "tool" for message in request.messages) - 1
+    if refunds < 2:
+        return tool_call_response("refund", '{"order_id": "A1"}', call_id=f"r{refunds}")
+    return LlmResponse("Refunded A1.")
+
+
+def served_dsl(store: Store) -> LiveServer:
+    registry = (OperatorRegistry.builder().register("Refund", lambda _: "refunded")
+                .register("llmChat", LlmChatOperator(FunctionProvider(refunding))).build())
+    definitions = {d.id: d for d in AgentDslCompiler(registry).compile_all(HANDING_OVER)}
+
+    def build(definition: AgentDef) -> AgentOperator:
+        return agent_operator(definition.id, definition, registry, store=store)
+
+    return LiveServer(create_app(ServedAgents(definitions, build, default="triage"),
+                                 store=store))
+
+
+def test_a_run_out_of_turns_after_its_handoff_resumes_with_the_cap_of_the_request(
+        store: Store) -> None:
+    with served_dsl(store) as server:
+        stopped = httpx.post(server.url("/agents/triage/runs"), json={"input": "Refund A1"})
+        assert stopped.json()["exit_reason"] == "max_turns"
+        run_id = stopped.json()["id"]
+        resumed = httpx.post(server.url(f"/runs/{run_id}/resume"), json={"max_turns": 4})
+    assert resumed.json().get("content") == "Refunded A1.", resumed.text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,6 +12,8 @@ from bloge_container.cli.console import EXIT_USAGE, err, out
 from bloge_container.cli.options import ConfigOption, ProfileOption
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from bloge import DslCompiler
     from bloge_container.application import ApplicationContainer
 
@@ -35,8 +38,9 @@ def check(
     compiled: list[Any] = []
     oks: dict[str, str] = {}
     found = [_check_file(compiler, path, declared, compiled, oks) for path in paths]
-    # A handoff may go to an agent of any file: checked once all are compiled.
-    handed = _check_handoffs(compiled, declared)
+    # A handoff or a tool may go to an agent of any file: checked once all are compiled.
+    failed = [str(path) for path, count in zip(paths, found, strict=True) if count]
+    handed = _check_links(compiled, declared, failed)
     for path, line in oks.items():
         if path not in handed:
             out.print(line, markup=False)
@@ -66,24 +70,35 @@ def _compiler(container: ApplicationContainer) -> DslCompiler:
                                               types=types))
 
 
-def _check_handoffs(compiled: list[Any],
-                    declared: dict[tuple[str, str | None], str]) -> dict[str, int]:
+def _check_links(compiled: list[Any], declared: dict[tuple[str, str | None], str],
+                 failed: list[str]) -> dict[str, int]:
     """Print each handoff of the agents checked that goes to an agent none of the files
-    declares; how many each file has."""
+    declares, each tool that runs such an agent, and each cycle of agents calling each other;
+    how many each file has. The agent may be declared in one of the ``failed`` files, which
+    did not compile: the errors say so rather than that no file declares it."""
     from bloge import AgentDef, DslError
+    from bloge.agent import check_agent_calls
     from bloge.agent.runtime import check_targets
 
     agents = [block.definition for block in compiled if isinstance(block.definition, AgentDef)]
     known = {name for kind, name in declared if kind == "agent" and name is not None}
-    try:
-        check_targets(agents, known)
-    except DslError as exc:
-        counts: dict[str, int] = {}
-        for error in exc.errors:
-            err.print(error.rendered, markup=False)
-            counts[error.filename] = counts.get(error.filename, 0) + 1
-        return counts
-    return {}
+    unknown = (f"which no DSL file that compiled declares (not compiled: {', '.join(failed)})"
+               if failed else "which no DSL file declares")
+    checks: tuple[Callable[[], None], ...] = (
+        partial(check_targets, agents, known, unknown=unknown),
+        partial(check_agent_calls, {agent.id: agent for agent in agents}, others=known,
+                unknown=unknown))
+    found: list[DslError] = []
+    for check_links in checks:
+        try:
+            check_links()
+        except DslError as exc:
+            found.extend(exc.errors)
+    counts: dict[str, int] = {}
+    for error in sorted(found, key=lambda e: (e.filename, e.line, e.column)):
+        err.print(error.rendered, markup=False)
+        counts[error.filename] = counts.get(error.filename, 0) + 1
+    return counts
 
 
 def _check_file(compiler: DslCompiler, path: Path,

@@ -96,7 +96,8 @@ def _report(error: AgentRunError, invocation: Invocation, reporting: Reporting, 
     if isinstance(error, GuardrailTrippedError) and error.kind == "input":
         _report_refused_input(error, message, reporting, lead=lead)
         return
-    saved = _shown(save_checkpoint(error.checkpoint, reporting.project))
+    recorded = error.run_id if reporting.durable else None
+    saved = _shown(save_checkpoint(error.checkpoint, reporting.project, run_id=recorded))
     max_turns = invocation.max_turns
     if isinstance(error, MaxTurnsExceededError):
         max_turns = max(error.max_turns * 2, error.checkpoint.turn_count + 1)
@@ -169,10 +170,12 @@ def raised_limit(error: Any) -> str:
     return f"{prefix}{name}={shown}"
 
 
-def save_checkpoint(checkpoint: AgentCheckpoint, project: Path) -> Path:
+def save_checkpoint(checkpoint: AgentCheckpoint, project: Path, *,
+                    run_id: str | None = None) -> Path:
     """A new file of ``var/checkpoints/`` holding ``checkpoint``, readable by its owner only:
     named by the agent, the turn and the time, made unique (runs of one agent stopping in the
-    same second each keep their own)."""
+    same second each keep their own). The file of a recorded run names it (``"run_id"``),
+    so that ``bloge run --resume FILE`` continues that run."""
     import datetime as dt
     import os
     import tempfile
@@ -183,8 +186,11 @@ def save_checkpoint(checkpoint: AgentCheckpoint, project: Path) -> Path:
     handle, name = tempfile.mkstemp(
         prefix=f"{checkpoint.agent_id or 'agent'}-turn{checkpoint.turn_count}-{stamp}-",
         suffix=".json", dir=folder)
+    text = checkpoint.to_json()
+    if run_id is not None:
+        text = json.dumps({**json.loads(text), "run_id": run_id}, ensure_ascii=False)
     with os.fdopen(handle, "w", encoding="utf-8") as file:
-        file.write(checkpoint.to_json())
+        file.write(text)
     return Path(name)
 
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         OperatorContext,
         StreamingAgentLoopOperator,
     )
+    from bloge.store import Store
     from bloge_container.application import ApplicationContainer
     from bloge_container.cli.failures import Invocation
     from bloge_container.cli.progress import ProgressListener
@@ -54,7 +55,8 @@ def run(
         "--resume", help="Continue from a checkpoint file saved by an earlier run.",
         dir_okay=False, show_default=False)] = None,
     max_turns: Annotated[int | None, typer.Option(
-        "--max-turns", min=1, help="Override the agent's max_turns.", show_default=False)] = None,
+        "--max-turns", min=1, help="Override the agent's max_turns (and that of the agents it "
+        "hands over to).", show_default=False)] = None,
     budget: Annotated[list[str] | None, typer.Option(
         "--budget", help="Set or raise a budget limit, e.g. usd=1.00, tokens=80000, "
         "tool_calls=40, time=5m; thread.<limit>=… for the thread's (repeatable).",
@@ -91,9 +93,16 @@ def run(
         if wait and container.run_store() is None:
             raise failure("--wait waits for the decisions in the run store, and "
                           "bloge.store.enabled is false")
-        checkpoint = _checkpoint(resume) if resume is not None else None
+        checkpoint, run_id = _checkpoint(resume) if resume is not None else (None, None)
         text = _input(input_text, required=checkpoint is None)
-        start = Start(text=text, checkpoint=checkpoint, thread_id=_thread(container, thread))
+        if run_id is not None and _recorded(container, run_id, definition):
+            if text is not None:
+                raise failure(f"{resume} is a checkpoint of run {run_id}, which resumes where "
+                              "it stopped, without new input; leave the input out")
+            start = Start(run_id=run_id)
+        else:
+            start = Start(text=text, checkpoint=checkpoint,
+                          thread_id=_thread(container, thread))
         invocation = Invocation(target, agent_id, max_turns, config, profile,
                                 budget=tuple(budget or ()))
         run_until_answered(container, definition, start, invocation, stream=stream,
@@ -154,7 +163,8 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
 
     live = stream or definition.streaming  # a streaming agent always shows its chunks
     tracker = ProgressListener()
-    operator = _operator(container, definition, streaming=live, tracker=tracker)
+    operator = _operator(container, definition, streaming=live, tracker=tracker,
+                         max_turns=invocation.max_turns)
     output = _execute(container, operator, start, tracker, invocation, as_json=as_json,
                       live=live, wait=wait)
     if as_json and not live:
@@ -238,7 +248,8 @@ def _pick(definitions: list[AgentDef], agent_id: str | None, *, where: str) -> A
     raise failure(f"{where} declares {len(ids)} agents ({', '.join(ids)}); choose one with --agent")
 
 
-def _checkpoint(path: Path) -> AgentCheckpoint:
+def _checkpoint(path: Path) -> tuple[AgentCheckpoint, str | None]:
+    """The checkpoint the file at ``path`` holds, and the recorded run it names, if any."""
     from bloge import AgentCheckpoint, BlogeUsageError
 
     try:
@@ -249,9 +260,36 @@ def _checkpoint(path: Path) -> AgentCheckpoint:
         raise failure(f"checkpoint {path} is not UTF-8 text ({exc.reason} at byte "
                       f"{exc.start})") from None
     try:
-        return AgentCheckpoint.from_json(text)
+        checkpoint = AgentCheckpoint.from_json(text)
     except BlogeUsageError as exc:
         raise failure(f"{path}: {exc}") from None
+    run_id = json.loads(text).get("run_id")  # an object: the checkpoint was read from it
+    if run_id is not None and not isinstance(run_id, str):
+        raise failure(f"{path}: checkpoint is malformed: 'run_id' must be a string, got "
+                      f"{type(run_id).__name__}")
+    return checkpoint, run_id
+
+
+def _recorded(container: ApplicationContainer, run_id: str, definition: AgentDef) -> bool:
+    """Whether the application's run store holds run ``run_id``, a run of ``definition``'s
+    agent (a checkpoint file names the recorded run it was saved from: ``--resume`` then
+    continues that run, as ``bloge runs resume`` does)."""
+    from bloge.store import StoreNotFoundError
+    from bloge_container.cli.options import with_store
+    from bloge_container.store import opened
+
+    if not _durable(container):
+        return False
+
+    async def agent_of(store: Store) -> str | None:
+        try:
+            return (await store.get_run(run_id)).agent_id
+        except StoreNotFoundError:
+            return None
+
+    # Looked up in a store of its own, closed at once: the run then uses the container's.
+    lookup = opened(container.settings(), container.project())
+    return with_store(lookup, agent_of) == definition.id
 
 
 def _input(argument: str | None, *, required: bool) -> str | None:
@@ -277,19 +315,23 @@ def _input(argument: str | None, *, required: bool) -> str | None:
 
 
 def _operator(container: ApplicationContainer, definition: AgentDef, *, streaming: bool,
-              tracker: AgentExecutionListener) -> AgentLoopOperator | StreamingAgentLoopOperator:
+              tracker: AgentExecutionListener,
+              max_turns: int | None) -> AgentLoopOperator | StreamingAgentLoopOperator:
     from dataclasses import replace
 
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
-    return recorded_operator(container, definition, (*container.listeners(), tracker))
+    return recorded_operator(container, definition, (*container.listeners(), tracker),
+                             max_turns=max_turns)
 
 
 def recorded_operator(container: ApplicationContainer, definition: AgentDef,
-                      listeners: Sequence[AgentExecutionListener],
+                      listeners: Sequence[AgentExecutionListener], *,
+                      max_turns: int | None = None,
                       ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """The operator of ``definition`` recording its runs in the application's run store, with
-    the agents it hands over to linked (they run inside its run, recorded in its store)."""
+    the agents it hands over to linked (they run inside its run, recorded in its store, with
+    ``--max-turns`` when the command gave it)."""
     from bloge_container.agents import linked, materialize
     from bloge_container.budgets import budget_policy
 
@@ -298,7 +340,8 @@ def recorded_operator(container: ApplicationContainer, definition: AgentDef,
     definitions = {agent_id: loaded.definition for agent_id, loaded in container.agents().items()}
     return linked(materialize(definition, registry, listeners, report, container.run_store(),
                               budgets=budgets), definitions,
-                  lambda other: materialize(other, registry, listeners, report, budgets=budgets))
+                  lambda other: materialize(other, registry, listeners, report, budgets=budgets),
+                  max_turns=max_turns)
 
 
 def _execute(container: ApplicationContainer,
