@@ -28,9 +28,12 @@ def test_a_run_whose_input_was_refused_prints_no_resume_command(tmp_path: Path) 
     assert "resume" not in result.stderr.replace("nothing to resume", "")
     assert not (project / "var" / "checkpoints").exists()
 
-    document = json.loads(bloge("run", "guarded", CARD, "--json", cwd=project).stdout)
+    document = json.loads(bloge("run", "guarded", CARD, "--thread", "new", "--json",
+                                cwd=project).stdout)
     assert (document["exit_reason"], document["checkpoint_file"], document["resume_command"],
             document["resume_run_command"]) == ("guardrail", None, None, None)
+    went_on = bloge("run", "guarded", "hello", "--thread", document["thread_id"], cwd=project)
+    assert went_on.returncode == 0, went_on.stderr
 
 
 def test_resuming_a_run_whose_input_was_refused_is_refused(tmp_path: Path) -> None:

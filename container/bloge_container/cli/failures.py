@@ -145,6 +145,7 @@ def _document(error: AgentRunError, message: str, *, saved: str | None, command:
                   "cause": type(cause).__name__ if cause is not None else None},
         "exit_reason": error.exit_reason,
         "run_id": error.run_id,
+        "thread_id": error.thread_id,
         "checkpoint_file": saved,
         "resume_command": command,
         "resume_run_command": run_command,
