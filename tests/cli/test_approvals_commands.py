@@ -100,9 +100,11 @@ def test_every_decision_is_audited_and_the_chain_verifies(guarded: Path) -> None
     assert "verifies: 1 records" in verified.stdout
 
 
-def test_run_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
-    waiting = subprocess.Popen([str(BLOGE), "run", "guardedSupport", QUESTION, "--wait"],
-                               cwd=guarded, env=environment(), stdout=subprocess.PIPE,
+def answered_once_approved(guarded: Path, *command: str) -> str:
+    """The output of ``bloge <command> --wait``, which waits for its call's approval, once
+    another ``bloge approvals approve`` gave it."""
+    waiting = subprocess.Popen([str(BLOGE), *command, "--wait"], cwd=guarded,
+                               env=environment(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     said = said_until(waiting, lambda said: bool(said) and "bloge approvals approve" in said[-1],
                       "the command that approves its call", stream="stderr")
@@ -112,7 +114,11 @@ def test_run_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
     assert decided.returncode == 0, decided.stderr
     out, _ = waiting.communicate(timeout=60)
     assert waiting.returncode == 0
-    assert "KB-RESET-001" in out
+    return out
+
+
+def test_run_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
+    assert "KB-RESET-001" in answered_once_approved(guarded, "run", "guardedSupport", QUESTION)
 
 
 def test_bloge_run_json_prints_the_waiting_calls_as_json(guarded: Path) -> None:
@@ -230,18 +236,7 @@ def test_a_paused_run_on_a_new_thread_prints_the_thread(guarded: Path) -> None:
 
 def test_runs_resume_wait_waits_for_the_decision_and_continues(guarded: Path) -> None:
     run_id, _ = paused_run(guarded)
-    waiting = subprocess.Popen([str(BLOGE), "runs", "resume", run_id, "--wait"],
-                               cwd=guarded, env=environment(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    said = said_until(waiting, lambda said: bool(said) and "bloge approvals approve" in said[-1],
-                      "the command that approves its call", stream="stderr")
-    found = re.search(r"bloge approvals approve (\w+) (\S+)", said[-1])
-    assert found is not None
-    decided = bloge("approvals", "approve", found[1], found[2], "--no-continue", cwd=guarded)
-    assert decided.returncode == 0, decided.stderr
-    out, _ = waiting.communicate(timeout=60)
-    assert waiting.returncode == 0
-    assert "KB-RESET-001" in out
+    assert "KB-RESET-001" in answered_once_approved(guarded, "runs", "resume", run_id)
 
 
 def test_a_denial_with_a_blank_reason_is_refused(guarded: Path) -> None:
