@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -22,6 +23,21 @@ from bloge.store import Store
 
 AgentOperator = AgentLoopOperator | StreamingAgentLoopOperator
 Build = Callable[[AgentDef], AgentOperator]
+
+
+def _given(definition: AgentDef, *, max_turns: int | None,
+           sampling: Mapping[str, Any] | None, budget: Mapping[str, Any] | None) -> AgentDef:
+    """``definition`` with what a request gave its run in place of the agent's own: its
+    ``budget`` limits raised (see :func:`~bloge.agent.with_budget_limits`), its ``sampling``
+    (``temperature``, ``max_tokens``, ``stop``, ``seed``; checked as the DSL checks them:
+    ``replace()`` validates the definition), its ``max_turns``."""
+    if budget:
+        definition = with_budget_limits(definition, budget)
+    if sampling:
+        definition = replace(definition, **sampling)
+    if max_turns is not None:
+        definition = AgentBuilder.from_def(definition).max_turns(max_turns).build()
+    return definition
 
 
 class UnknownAgentError(LookupError):
@@ -138,22 +154,15 @@ class ServedAgents:
                   sampling: Mapping[str, Any] | None = None,
                   budget: Mapping[str, Any] | None = None) -> AgentOperator:
         definition = self.definition(agent_id)
-        if budget:
-            definition = with_budget_limits(definition, budget)
-            sampling = {**(sampling or {}), "budget": definition.budget,
-                        "thread_budget": definition.thread_budget}
-        if sampling:
-            # Checked as the DSL checks them (replace() validates the definition).
-            definition = replace(definition, **sampling)
         # A request's max_turns is also that of the agents the run may hand over to, so even
         # one equal to the agent's own may differ from theirs.
         retuned = max_turns is not None and (max_turns != definition.max_turns
                                              or bool(definition.handoffs))
-        if sampling or retuned:
-            if max_turns is not None:
-                definition = AgentBuilder.from_def(definition).max_turns(max_turns).build()
-            return self._linked(self._build(replace(definition, streaming=streaming)),
-                                streaming=streaming, max_turns=max_turns)
+        if sampling or budget or retuned:
+            given = functools.partial(_given, max_turns=max_turns, sampling=sampling,
+                                      budget=budget)
+            return self._linked(self._build(replace(given(definition), streaming=streaming)),
+                                streaming=streaming, given=given)
         key = (agent_id, streaming)
         made = self._made.get(key)
         if made is None:
@@ -162,11 +171,11 @@ class ServedAgents:
         return made
 
     def _linked(self, operator: AgentOperator, *, streaming: bool,
-                max_turns: int | None = None) -> AgentOperator:
+                given: Callable[[AgentDef], AgentDef] | None = None) -> AgentOperator:
         """``operator``, its handoffs linked to the served agents they go to (the run goes
-        on with them, recorded as the served agent's run), with the request's ``max_turns``
-        when it has one."""
+        on with them, recorded as the served agent's run), with what the request ``given``
+        the run in place of their own (:func:`_given`)."""
         if operator.agent_def.handoffs:
             operator.engine.link_all(self.definitions, lambda definition: self._build(
-                replace(definition, streaming=streaming)).engine, max_turns=max_turns)
+                replace(definition, streaming=streaming)).engine, given=given)
         return operator

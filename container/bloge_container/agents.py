@@ -197,14 +197,14 @@ def link_handoffs(agents: Mapping[str, LoadedAgent]) -> None:
 def linked(operator: AgentLoopOperator | StreamingAgentLoopOperator,
            definitions: Mapping[str, AgentDef],
            build: Callable[[AgentDef], AgentLoopOperator | StreamingAgentLoopOperator],
-           *, max_turns: int | None = None,
+           *, given: Callable[[AgentDef], AgentDef] | None = None,
            ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """``operator`` (an agent's, made of its definition for one purpose: a run, a server),
     its handoffs linked to operators ``build`` makes of the ``definitions`` they reach, with
-    the run's ``max_turns`` when it has its own (see ``AgentEngine.link_all``)."""
+    what the run was ``given`` in place of their own (see ``AgentEngine.link_all``)."""
     if operator.agent_def.handoffs:
         operator.engine.link_all(definitions, lambda definition: build(definition).engine,
-                                 max_turns=max_turns)
+                                 given=given)
     return operator
 
 

@@ -259,3 +259,22 @@ def test_a_run_out_of_turns_after_its_handoff_resumes_with_the_suggested_cap(app
         resumed = bloge(*document[resume].split()[1:], cwd=app)
         assert resumed.returncode == 0, resumed.stderr
         assert "refunded the duplicate charge" in resumed.stdout
+
+
+def test_a_run_stopped_by_a_budget_after_its_handoff_resumes_with_the_suggested_limit(
+        app: Path) -> None:
+    triage = app / "examples" / "triage" / "triage.bloge"
+    # billingAgent's own budget: room for its first model call, not for the next.
+    triage.write_text(triage.read_text().replace(
+        "max_turns = 6\n\n  tool lookupInvoice", "max_turns = 6\n  budget { model_calls = 2 }"
+        "\n\n  tool lookupInvoice"))
+    for resume in ("resume_run_command", "resume_command"):  # by the run's id, by its file
+        failed = bloge("run", "triage", "I was charged twice for order 1234, please refund me",
+                       "--json", cwd=app)
+        assert failed.returncode == 1, failed.stderr
+        document = json.loads(failed.stdout)
+        assert document["exit_reason"] == "budget", document
+        assert "--budget model_calls=" in document[resume]
+        resumed = bloge(*document[resume].split()[1:], cwd=app)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "refunded the duplicate charge" in resumed.stdout

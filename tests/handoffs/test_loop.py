@@ -159,9 +159,12 @@ def test_a_turn_cap_given_when_linking_holds_for_every_agent_the_run_goes_on_wit
         registry = OperatorRegistry().register("llmChat", LlmChatOperator(model))
         return AgentLoopOperator(definition.id, definition, registry)
 
-    triage_op = operator(AgentBuilder.from_def(definitions["triage"]).max_turns(7).build())
+    def given(definition: AgentDef) -> AgentDef:
+        return AgentBuilder.from_def(definition).max_turns(7).build()
+
+    triage_op = operator(given(definitions["triage"]))
     triage_op.engine.link_all(definitions, lambda definition: operator(definition).engine,
-                              max_turns=7)
+                              given=given)
     with pytest.raises(MaxTurnsExceededError) as raised:
         triage_op.execute("ping")
     assert (raised.value.checkpoint.turn_count, raised.value.max_turns) == (7, 7)

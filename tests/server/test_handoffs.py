@@ -80,10 +80,10 @@ def refunding(request: LlmRequest) -> LlmResponse:
     return LlmResponse("Refunded A1.")
 
 
-def served_dsl(store: Store) -> LiveServer:
+def served_dsl(store: Store, source: str = HANDING_OVER) -> LiveServer:
     registry = (OperatorRegistry.builder().register("Refund", lambda _: "refunded")
                 .register("llmChat", LlmChatOperator(FunctionProvider(refunding))).build())
-    definitions = {d.id: d for d in AgentDslCompiler(registry).compile_all(HANDING_OVER)}
+    definitions = {d.id: d for d in AgentDslCompiler(registry).compile_all(source)}
 
     def build(definition: AgentDef) -> AgentOperator:
         return agent_operator(definition.id, definition, registry, store=store)
@@ -99,4 +99,16 @@ def test_a_run_out_of_turns_after_its_handoff_resumes_with_the_cap_of_the_reques
         assert stopped.json()["exit_reason"] == "max_turns"
         run_id = stopped.json()["id"]
         resumed = httpx.post(server.url(f"/runs/{run_id}/resume"), json={"max_turns": 4})
+    assert resumed.json().get("content") == "Refunded A1.", resumed.text
+
+
+def test_a_run_a_budget_stopped_after_its_handoff_resumes_with_the_limit_of_the_request(
+        store: Store) -> None:
+    with served_dsl(store, HANDING_OVER.replace("max_turns = 2", "budget { tool_calls = 1 }")
+                    ) as server:
+        stopped = httpx.post(server.url("/agents/triage/runs"), json={"input": "Refund A1"})
+        assert stopped.json()["exit_reason"] == "budget", stopped.text
+        run_id = stopped.json()["id"]
+        resumed = httpx.post(server.url(f"/runs/{run_id}/resume"),
+                             json={"budget": {"tool_calls": 5}})
     assert resumed.json().get("content") == "Refunded A1.", resumed.text

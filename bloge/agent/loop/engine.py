@@ -15,7 +15,6 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import replace
 from typing import Any, Protocol
 
 from bloge.agent.budget import DEFAULT_POLICY, BudgetPolicy
@@ -137,17 +136,17 @@ class AgentEngine:
 
     def link_all(self, definitions: Mapping[str, AgentDef],
                  build: Callable[[AgentDef], AgentEngine], *,
-                 max_turns: int | None = None) -> None:
+                 given: Callable[[AgentDef], AgentDef] | None = None) -> None:
         """Link this engine's handoffs, and those of the agents they reach at any distance,
         to engines ``build`` makes of ``definitions`` (by agent id; each agent once, this one
         being itself). A handoff already linked keeps its engine; one to an agent
         ``definitions`` lacks stays unlinked (a run raises, naming it).
 
-        ``max_turns``, the turn cap a run was given in place of its agent's own (a command's
-        ``--max-turns``, a request's ``max_turns``), is that of every agent built here too:
-        turns count across the whole run, so the cap holds whichever agent holds the
-        conversation (a run resumed with it after the agent it handed over to ran out of
-        turns goes on)."""
+        ``given`` makes an agent's definition into the run's, with what the run was given in
+        place of its agent's own (a command's ``--max-turns`` and ``--budget``, a request's
+        ``max_turns``, budget and sampling): every agent built here gets it too, since they
+        go on with the same run (one resumed with a higher cap or limit after the agent it
+        handed over to ran out of them goes on)."""
         engines: dict[str, AgentEngine] = {self.definition.id: self}
         queue = [self]
         while queue:
@@ -156,9 +155,7 @@ class AgentEngine:
                 target = engines.get(handoff.agent_id) or engine.linked.get(handoff.agent_id)
                 definition = definitions.get(handoff.agent_id)
                 if target is None and definition is not None:
-                    if max_turns is not None:
-                        definition = replace(definition, max_turns=max_turns)
-                    target = build(definition)
+                    target = build(definition if given is None else given(definition))
                 if target is not None and handoff.agent_id not in engines:
                     engines[handoff.agent_id] = target
                     queue.append(target)

@@ -22,7 +22,7 @@ from bloge_container.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from bloge import (
         AgentCheckpoint,
@@ -151,20 +151,13 @@ def run_agent(container: ApplicationContainer, definition: AgentDef, start: Star
               invocation: Invocation, *, stream: bool, as_json: bool,
               wait: bool = False) -> None:
     """Run ``definition`` from ``start`` and print the answer (or the output as JSON)."""
-    if invocation.max_turns is not None:
-        from bloge import AgentBuilder
-
-        definition = AgentBuilder.from_def(definition).max_turns(invocation.max_turns).build()
-    if invocation.budget:
-        from bloge.agent import with_budget_limits
-
-        definition = with_budget_limits(definition, invocation.budget, option="--budget")
+    given = functools.partial(_given, invocation)
+    definition = given(definition)
     from bloge_container.cli.progress import ProgressListener
 
     live = stream or definition.streaming  # a streaming agent always shows its chunks
     tracker = ProgressListener()
-    operator = _operator(container, definition, streaming=live, tracker=tracker,
-                         max_turns=invocation.max_turns)
+    operator = _operator(container, definition, streaming=live, tracker=tracker, given=given)
     output = _execute(container, operator, start, tracker, invocation, as_json=as_json,
                       live=live, wait=wait)
     if as_json and not live:
@@ -314,24 +307,37 @@ def _input(argument: str | None, *, required: bool) -> str | None:
     return None
 
 
+def _given(invocation: Invocation, definition: AgentDef) -> AgentDef:
+    """``definition`` with the command's ``--max-turns`` and ``--budget``, when it gave them."""
+    if invocation.max_turns is not None:
+        from bloge import AgentBuilder
+
+        definition = AgentBuilder.from_def(definition).max_turns(invocation.max_turns).build()
+    if invocation.budget:
+        from bloge.agent import with_budget_limits
+
+        definition = with_budget_limits(definition, invocation.budget, option="--budget")
+    return definition
+
+
 def _operator(container: ApplicationContainer, definition: AgentDef, *, streaming: bool,
-              tracker: AgentExecutionListener,
-              max_turns: int | None) -> AgentLoopOperator | StreamingAgentLoopOperator:
+              tracker: AgentExecutionListener, given: Callable[[AgentDef], AgentDef],
+              ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     from dataclasses import replace
 
     if streaming and not definition.streaming:
         definition = replace(definition, streaming=True)
     return recorded_operator(container, definition, (*container.listeners(), tracker),
-                             max_turns=max_turns)
+                             given=given)
 
 
 def recorded_operator(container: ApplicationContainer, definition: AgentDef,
                       listeners: Sequence[AgentExecutionListener], *,
-                      max_turns: int | None = None,
+                      given: Callable[[AgentDef], AgentDef] | None = None,
                       ) -> AgentLoopOperator | StreamingAgentLoopOperator:
     """The operator of ``definition`` recording its runs in the application's run store, with
     the agents it hands over to linked (they run inside its run, recorded in its store, with
-    ``--max-turns`` when the command gave it)."""
+    what the command ``given`` them: ``--max-turns``, ``--budget``)."""
     from bloge_container.agents import linked, materialize
     from bloge_container.budgets import budget_policy
 
@@ -341,7 +347,7 @@ def recorded_operator(container: ApplicationContainer, definition: AgentDef,
     return linked(materialize(definition, registry, listeners, report, container.run_store(),
                               budgets=budgets), definitions,
                   lambda other: materialize(other, registry, listeners, report, budgets=budgets),
-                  max_turns=max_turns)
+                  given=given)
 
 
 def _execute(container: ApplicationContainer,
