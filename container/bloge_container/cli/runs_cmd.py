@@ -97,10 +97,7 @@ def show(run_id: RunId, as_json: JsonOption = False, config: ConfigOption = None
         for line in _summary(run, agents_of(run, events)):
             out.print(line, markup=False)
         for child in children:  # the runs its sub-agents' calls started
-            out.print(f"  child run {child.id} · agent {child.agent_id} · "
-                      f"{child.status.value}"
-                      + (f", exit {child.exit_reason}" if child.exit_reason else ""),
-                      markup=False)
+            out.print(child_line(child), markup=False)
         timeline = run_timeline(run.id, events) if events else []
         for line in render_timeline(timeline):
             out.print(line, markup=False)
@@ -239,6 +236,15 @@ def _summary(run: Run, chain: list[str]) -> list[str]:
         where = "" if call.run_id == run.id else f" in sub-agent run {call.run_id}"
         lines.append(f"  waits for {what}: {call.call_id} {call.tool}({call.arguments}){where}")
     return lines
+
+
+def child_line(child: Run) -> str:
+    """The line of a run a sub-agent's call started: what it is, how it ended, what it spent
+    (not in its caller's usage line, though its caller's budget counts it)."""
+    return (f"  child run {child.id} · agent {child.agent_id} · {child.status.value}"
+            + (f", exit {child.exit_reason}" if child.exit_reason else "")
+            + f" · {_count(child.usage.llm_calls, 'model call')}, {_tokens(child.usage)}, "
+            f"{_count(child.usage.tool_calls, 'tool call')}, ${child.usage.cost_usd:.4f}")
 
 
 def when(at: float) -> str:
