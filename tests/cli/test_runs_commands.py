@@ -8,6 +8,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from bloge.store import RunStatus, StoreWriter, open_store, ops
 from bloge.store.sql.schema import VERSION
@@ -245,36 +246,37 @@ def test_a_usd_limit_on_a_model_without_a_price_is_refused_before_the_run_starts
     assert json.loads(bloge("runs", "list", "--json", cwd=app).stdout) == []
 
 
-def test_a_run_out_of_turns_after_its_handoff_resumes_with_the_suggested_cap(app: Path) -> None:
+def stopped_in_billing_then_resumed(app: Path, billing_limit: str) -> list[dict[str, Any]]:
+    """The triage example's run, billingAgent's ``max_turns = 6`` line replaced by
+    ``billing_limit``, which stops it after its handoff: its ``--json`` document, once for
+    each way to resume it (by the run's id, by its file), each resumed with the command it
+    suggests, which must answer."""
     triage = app / "examples" / "triage" / "triage.bloge"
-    # billingAgent's own cap: its turn after the handoff, then it needs more.
     triage.write_text(triage.read_text().replace("max_turns = 6\n\n  tool lookupInvoice",
-                                                 "max_turns = 2\n\n  tool lookupInvoice"))
-    for resume in ("resume_run_command", "resume_command"):  # by the run's id, by its file
+                                                 f"{billing_limit}\n\n  tool lookupInvoice"))
+    documents = []
+    for resume in ("resume_run_command", "resume_command"):
         failed = bloge("run", "triage", "I was charged twice for order 1234, please refund me",
                        "--json", cwd=app)
         assert failed.returncode == 1, failed.stderr
         document = json.loads(failed.stdout)
-        assert "agent 'billingAgent' needed another model call" in document["error"]["message"]
         resumed = bloge(*document[resume].split()[1:], cwd=app)
         assert resumed.returncode == 0, resumed.stderr
         assert "refunded the duplicate charge" in resumed.stdout
+        documents.append({**document, "resume": document[resume]})
+    return documents
+
+
+def test_a_run_out_of_turns_after_its_handoff_resumes_with_the_suggested_cap(app: Path) -> None:
+    # billingAgent's own cap: its turn after the handoff, then it needs more.
+    for document in stopped_in_billing_then_resumed(app, "max_turns = 2"):
+        assert "agent 'billingAgent' needed another model call" in document["error"]["message"]
 
 
 def test_a_run_stopped_by_a_budget_after_its_handoff_resumes_with_the_suggested_limit(
         app: Path) -> None:
-    triage = app / "examples" / "triage" / "triage.bloge"
     # billingAgent's own budget: room for its first model call, not for the next.
-    triage.write_text(triage.read_text().replace(
-        "max_turns = 6\n\n  tool lookupInvoice", "max_turns = 6\n  budget { model_calls = 2 }"
-        "\n\n  tool lookupInvoice"))
-    for resume in ("resume_run_command", "resume_command"):  # by the run's id, by its file
-        failed = bloge("run", "triage", "I was charged twice for order 1234, please refund me",
-                       "--json", cwd=app)
-        assert failed.returncode == 1, failed.stderr
-        document = json.loads(failed.stdout)
+    for document in stopped_in_billing_then_resumed(
+            app, "max_turns = 6\n  budget { model_calls = 2 }"):
         assert document["exit_reason"] == "budget", document
-        assert "--budget model_calls=" in document[resume]
-        resumed = bloge(*document[resume].split()[1:], cwd=app)
-        assert resumed.returncode == 0, resumed.stderr
-        assert "refunded the duplicate charge" in resumed.stdout
+        assert "--budget model_calls=" in document["resume"]
